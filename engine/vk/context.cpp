@@ -1,0 +1,67 @@
+#include "engine/vk/context.hpp"
+
+#include "engine/vk/command_stream.hpp"
+#include "engine/vk/device_select.hpp"
+#include "engine/vk/error.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+
+namespace helios::vk {
+
+std::unique_ptr<Context> Context::create(const ContextOptions& options) {
+  auto ctx = std::unique_ptr<Context>(new Context(Instance::create({"helios", options.validation})));
+  auto physical = ctx->instance_.physicalDevices();
+  std::string selector = options.device.empty() ? deviceSelectorFromEnv() : options.device;
+  size_t index = selectDevice(describeDevices(physical), selector);
+  ctx->deviceIndex_ = static_cast<uint32_t>(index);
+  ctx->device_ = std::make_unique<Device>(ctx->instance_, physical[index]);
+  ctx->allocator_ = std::make_unique<Allocator>(*ctx->device_, options.blockSize);
+  ctx->pipelines_ = std::make_unique<PipelineCache>(
+      *ctx->device_, options.persistentPipelineCache ? PipelineCache::defaultCacheFile(*ctx->device_)
+                                                     : std::filesystem::path());
+  return ctx;
+}
+
+Context::~Context() {
+  // Order matters: pipelines and memory before the device.
+  pipelines_.reset();
+  allocator_.reset();
+  device_.reset();
+}
+
+void Context::upload(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset) {
+  if (dstOffset + src.size() > dst.size())
+    throw std::out_of_range(fmt::format("upload of {} bytes at offset {} overruns a {}-byte buffer", src.size(),
+                                        dstOffset, dst.size()));
+  if (dst.mapped()) {
+    std::memcpy(dst.mapped() + dstOffset, src.data(), src.size());
+    return;
+  }
+  Buffer staging(*allocator_, src.size(), MemoryKind::Upload, "upload staging");
+  std::memcpy(staging.mapped(), src.data(), src.size());
+  CommandStream stream(*device_);
+  auto range = dst.range();
+  range.offset += dstOffset;
+  stream.copy(staging.range(), range, src.size());
+  stream.submitAndWait();
+}
+
+void Context::download(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset) {
+  if (srcOffset + dst.size() > src.size())
+    throw std::out_of_range(fmt::format("download of {} bytes at offset {} overruns a {}-byte buffer", dst.size(),
+                                        srcOffset, src.size()));
+  if (src.mapped()) {
+    std::memcpy(dst.data(), src.mapped() + srcOffset, dst.size());
+    return;
+  }
+  Buffer staging(*allocator_, dst.size(), MemoryKind::Readback, "download staging");
+  CommandStream stream(*device_);
+  auto range = src.range();
+  range.offset += srcOffset;
+  stream.copy(range, staging.range(), dst.size());
+  stream.submitAndWait();
+  std::memcpy(dst.data(), staging.mapped(), dst.size());
+}
+
+} // namespace helios::vk

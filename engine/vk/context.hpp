@@ -1,0 +1,59 @@
+#pragma once
+// Everything a program needs to run kernels on one device: instance, device, allocator, pipeline cache.
+#include "engine/vk/buffer.hpp"
+#include "engine/vk/device.hpp"
+#include "engine/vk/instance.hpp"
+#include "engine/vk/memory.hpp"
+#include "engine/vk/pipeline.hpp"
+
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+
+namespace helios::vk {
+
+struct ContextOptions {
+  std::string device;        // "" -> $HELIOS_DEVICE -> best device; else an index or a name substring
+  bool validation = false;   // Khronos validation layer, when installed
+  bool persistentPipelineCache = true;
+  VkDeviceSize blockSize = 256ull << 20;
+};
+
+class Context {
+public:
+  // Throws LoaderMissing / NoDevice (one clear sentence each) or VulkanError.
+  static std::unique_ptr<Context> create(const ContextOptions& options = {});
+  ~Context();
+
+  const Instance& instance() const { return instance_; }
+  const Device& device() const { return *device_; }
+  Allocator& allocator() { return *allocator_; }
+  PipelineCache& pipelines() { return *pipelines_; }
+  uint32_t deviceIndex() const { return deviceIndex_; }
+
+  Buffer buffer(VkDeviceSize bytes, std::string_view what, MemoryKind kind = MemoryKind::DeviceLocal) {
+    return Buffer(*allocator_, bytes, kind, what);
+  }
+  // Synchronous copies between host memory and a buffer (direct when host-visible, else via staging).
+  void upload(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset = 0);
+  void download(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset = 0);
+  template <class T> void uploadVector(const Buffer& dst, const std::vector<T>& v) {
+    upload(dst, std::as_bytes(std::span<const T>(v)));
+  }
+  template <class T> std::vector<T> downloadVector(const Buffer& src, size_t count) {
+    std::vector<T> v(count);
+    download(src, std::as_writable_bytes(std::span<T>(v)));
+    return v;
+  }
+
+private:
+  Context(Instance instance) : instance_(std::move(instance)) {}
+  Instance instance_;
+  std::unique_ptr<Device> device_;
+  std::unique_ptr<Allocator> allocator_;
+  std::unique_ptr<PipelineCache> pipelines_;
+  uint32_t deviceIndex_ = 0;
+};
+
+} // namespace helios::vk

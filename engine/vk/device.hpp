@@ -1,0 +1,58 @@
+#pragma once
+// The logical device: one compute queue, and every optional feature the kernels can use, enabled when present.
+#include "engine/vk/instance.hpp"
+
+#include <string>
+
+namespace helios::vk {
+
+// What was enabled on the logical device (each only when the physical device supports it).
+struct DeviceFeatures {
+  bool shaderFloat16 = false;
+  bool storageBuffer16BitAccess = false;
+  bool shaderInt64 = false;
+  bool subgroupSizeControl = false;
+  bool computeFullSubgroups = false;
+  bool timelineSemaphore = false;
+  bool vulkanMemoryModel = false;
+  bool coopMatrixKhr = false;       // VK_KHR_cooperative_matrix
+  bool coopMatrixNv2 = false;       // VK_NV_cooperative_matrix2
+  bool pipelineExecutableInfo = false; // VK_KHR_pipeline_executable_properties
+  bool memoryBudget = false;        // VK_EXT_memory_budget
+  bool pushDescriptor = false;      // VK_KHR_push_descriptor (required)
+  bool shaderAtomicFloatAdd = false; // VK_EXT_shader_atomic_float (buffer float32 atomic add)
+};
+
+class Device {
+public:
+  Device(const Instance& instance, VkPhysicalDevice physical);
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+  ~Device();
+
+  VkDevice handle() const { return device_; }
+  VkPhysicalDevice physical() const { return physical_; }
+  VkQueue queue() const { return queue_; }
+  uint32_t queueFamily() const { return queueFamily_; }
+  const DeviceFeatures& features() const { return features_; }
+  const VkPhysicalDeviceProperties& properties() const { return properties_; }
+  const VkPhysicalDeviceLimits& limits() const { return properties_.limits; }
+  std::string name() const { return properties_.deviceName; }
+  uint32_t subgroupSize() const { return subgroupSize_; }
+  uint32_t minSubgroupSize() const { return minSubgroupSize_; }
+  uint32_t maxSubgroupSize() const { return maxSubgroupSize_; }
+  // Nanoseconds per timestamp tick; 0 when the queue cannot write timestamps.
+  double timestampPeriodNs() const { return timestampPeriodNs_; }
+
+private:
+  VkPhysicalDevice physical_ = VK_NULL_HANDLE;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queueFamily_ = 0;
+  DeviceFeatures features_;
+  VkPhysicalDeviceProperties properties_{};
+  uint32_t subgroupSize_ = 0, minSubgroupSize_ = 0, maxSubgroupSize_ = 0;
+  double timestampPeriodNs_ = 0;
+};
+
+} // namespace helios::vk

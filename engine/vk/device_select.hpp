@@ -1,0 +1,30 @@
+#pragma once
+// Choosing a physical device: by index, by case-insensitive name substring, or the best one
+// (discrete > integrated > virtual > CPU). Pure functions over plain data, so they are unit-testable.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+#include <volk.h>
+
+namespace helios::vk {
+
+struct DeviceCandidate {
+  uint32_t index = 0;
+  std::string name;
+  VkPhysicalDeviceType type = VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  uint32_t apiVersion = 0;
+};
+
+const char* deviceTypeName(VkPhysicalDeviceType type);
+
+// Returns the index into `candidates` of the chosen device. `selector` is "" (best), a decimal index, or a
+// name substring. Throws NoDevice with a sentence listing the devices when nothing matches.
+size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector);
+
+// The selector from HELIOS_DEVICE, or "" when unset.
+std::string deviceSelectorFromEnv();
+
+std::vector<DeviceCandidate> describeDevices(const std::vector<VkPhysicalDevice>& devices);
+
+} // namespace helios::vk

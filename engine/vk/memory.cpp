@@ -1,0 +1,146 @@
+#include "engine/vk/memory.hpp"
+
+#include "engine/vk/error.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+
+namespace helios::vk {
+
+namespace {
+
+VkDeviceSize alignUp(VkDeviceSize value, VkDeviceSize alignment) {
+  return (value + alignment - 1) / alignment * alignment;
+}
+
+std::string humanBytes(VkDeviceSize bytes) {
+  if (bytes >= (1ull << 30) && bytes % (1ull << 30) == 0) return fmt::format("{} GiB", bytes >> 30);
+  if (bytes >= (1ull << 20)) return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1 << 20));
+  if (bytes >= (1ull << 10)) return fmt::format("{:.0f} KiB", static_cast<double>(bytes) / (1 << 10));
+  return fmt::format("{} B", bytes);
+}
+
+} // namespace
+
+const char* memoryKindName(MemoryKind kind) {
+  switch (kind) {
+  case MemoryKind::DeviceLocal: return "device-local";
+  case MemoryKind::Upload: return "upload";
+  case MemoryKind::Readback: return "readback";
+  }
+  return "?";
+}
+
+Allocator::Allocator(const Device& device, VkDeviceSize blockSize) : device_(device), blockSize_(blockSize) {
+  vkGetPhysicalDeviceMemoryProperties(device.physical(), &memoryProperties_);
+  // 16 bytes at least so that vector loads of any offset are aligned.
+  alignment_ = std::max<VkDeviceSize>(device.limits().minStorageBufferOffsetAlignment, 16);
+}
+
+Allocator::~Allocator() {
+  for (auto& block : blocks_) {
+    if (block->mapped) vkUnmapMemory(device_.handle(), block->memory);
+    vkDestroyBuffer(device_.handle(), block->buffer, nullptr);
+    vkFreeMemory(device_.handle(), block->memory, nullptr);
+  }
+}
+
+uint32_t Allocator::memoryTypeFor(uint32_t typeBits, MemoryKind kind) const {
+  const VkMemoryPropertyFlags hostVisible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  std::vector<VkMemoryPropertyFlags> wanted;
+  switch (kind) {
+  case MemoryKind::DeviceLocal: wanted = {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0}; break;
+  case MemoryKind::Upload: wanted = {hostVisible}; break;
+  case MemoryKind::Readback: wanted = {hostVisible | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, hostVisible}; break;
+  }
+  for (VkMemoryPropertyFlags flags : wanted)
+    for (uint32_t i = 0; i < memoryProperties_.memoryTypeCount; ++i)
+      if ((typeBits & (1u << i)) && (memoryProperties_.memoryTypes[i].propertyFlags & flags) == flags) return i;
+  return UINT32_MAX;
+}
+
+uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_view what) {
+  auto block = std::make_unique<Block>();
+  block->size = size;
+  block->kind = kind;
+  const std::string context =
+      fmt::format("allocating {} {} buffer for {}", humanBytes(size), memoryKindName(kind), what);
+
+  VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
+  info.size = size;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
+  check(vkCreateBuffer(device_.handle(), &info, nullptr, &block->buffer), context);
+
+  VkMemoryRequirements req;
+  vkGetBufferMemoryRequirements(device_.handle(), block->buffer, &req);
+  uint32_t type = memoryTypeFor(req.memoryTypeBits, kind);
+  if (type == UINT32_MAX) {
+    vkDestroyBuffer(device_.handle(), block->buffer, nullptr);
+    throw VulkanError(VK_ERROR_FEATURE_NOT_PRESENT, context + " (no suitable memory type)");
+  }
+  VkMemoryAllocateInfo alloc{VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO};
+  alloc.allocationSize = req.size;
+  alloc.memoryTypeIndex = type;
+  VkResult result = vkAllocateMemory(device_.handle(), &alloc, nullptr, &block->memory);
+  if (result != VK_SUCCESS) {
+    vkDestroyBuffer(device_.handle(), block->buffer, nullptr);
+    throwVulkanError(result, context);
+  }
+  check(vkBindBufferMemory(device_.handle(), block->buffer, block->memory, 0), context);
+  if (memoryProperties_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
+    void* ptr = nullptr;
+    check(vkMapMemory(device_.handle(), block->memory, 0, VK_WHOLE_SIZE, 0, &ptr), context + " (mapping)");
+    block->mapped = static_cast<std::byte*>(ptr);
+  }
+  block->freeRanges[0] = size;
+  stats_.bytesReserved += size;
+  stats_.blocks++;
+  blocks_.push_back(std::move(block));
+  return static_cast<uint32_t>(blocks_.size() - 1);
+}
+
+Allocation Allocator::allocate(VkDeviceSize size, MemoryKind kind, std::string_view what) {
+  size = alignUp(std::max<VkDeviceSize>(size, 1), alignment_);
+  auto tryBlock = [&](uint32_t index) -> Allocation {
+    Block& block = *blocks_[index];
+    if (block.kind != kind) return {};
+    for (auto it = block.freeRanges.begin(); it != block.freeRanges.end(); ++it) {
+      if (it->second < size) continue;
+      VkDeviceSize offset = it->first, rest = it->second - size;
+      block.freeRanges.erase(it);
+      if (rest) block.freeRanges[offset + size] = rest;
+      return {block.buffer, offset, size, block.mapped ? block.mapped + offset : nullptr, index, kind};
+    }
+    return {};
+  };
+  Allocation result;
+  for (uint32_t i = 0; i < blocks_.size() && !result; ++i) result = tryBlock(i);
+  if (!result) result = tryBlock(createBlock(std::max(size, blockSize_), kind, what));
+  stats_.bytesInUse += size;
+  stats_.peakBytesInUse = std::max(stats_.peakBytesInUse, stats_.bytesInUse);
+  stats_.allocations++;
+  return result;
+}
+
+void Allocator::free(const Allocation& a) {
+  if (!a) return;
+  auto& ranges = blocks_.at(a.block)->freeRanges;
+  auto [it, inserted] = ranges.emplace(a.offset, a.size);
+  // Coalesce with the following and preceding free ranges.
+  auto next = std::next(it);
+  if (next != ranges.end() && it->first + it->second == next->first) {
+    it->second += next->second;
+    ranges.erase(next);
+  }
+  if (it != ranges.begin()) {
+    auto prev = std::prev(it);
+    if (prev->first + prev->second == it->first) {
+      prev->second += it->second;
+      ranges.erase(it);
+    }
+  }
+  stats_.bytesInUse -= a.size;
+}
+
+} // namespace helios::vk

@@ -1,0 +1,65 @@
+#pragma once
+// Compute pipelines built from generated SPIR-V, keyed by the kernel's cache key, with a VkPipelineCache
+// persisted on disk per device so that a second run skips driver compilation.
+#include "codegen/kernel.hpp"
+#include "engine/vk/device.hpp"
+
+#include <array>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace helios::vk {
+
+struct Pipeline {
+  std::string name;
+  VkPipeline pipeline = VK_NULL_HANDLE;
+  VkPipelineLayout layout = VK_NULL_HANDLE;
+  VkDescriptorSetLayout setLayout = VK_NULL_HANDLE;
+  uint32_t numBuffers = 0;
+  uint32_t pushConstantBytes = 0;
+  std::array<uint32_t, 3> localSize{1, 1, 1};
+};
+
+// Per-executable statistics from VK_KHR_pipeline_executable_properties (what the driver chooses to report).
+struct ExecutableStat {
+  std::string executable; // e.g. "SASS" or "Compute Shader"
+  std::string name;       // e.g. "Register Count", "Spill Count"
+  std::string value;
+};
+
+struct PipelineCacheStats {
+  uint64_t created = 0;
+  uint64_t hits = 0;
+  double createMs = 0; // wall time spent in vkCreateComputePipelines
+};
+
+class PipelineCache {
+public:
+  // `file` empty: no persistence. Use defaultCacheFile(device) for the standard location.
+  PipelineCache(const Device& device, std::filesystem::path file);
+  PipelineCache(const PipelineCache&) = delete;
+  PipelineCache& operator=(const PipelineCache&) = delete;
+  ~PipelineCache(); // saves the VkPipelineCache to disk
+
+  const Pipeline& get(const codegen::Kernel& kernel);
+  bool contains(const std::string& cacheKey) const { return pipelines_.count(cacheKey) != 0; }
+  std::vector<ExecutableStat> executableStats(const Pipeline& pipeline) const;
+  const PipelineCacheStats& stats() const { return stats_; }
+  void save() const;
+
+  // $HELIOS_CACHE_DIR, else $XDG_CACHE_HOME/helios, else ~/.cache/helios; one file per device + driver.
+  static std::filesystem::path defaultCacheFile(const Device& device);
+
+private:
+  const Device& device_;
+  std::filesystem::path file_;
+  VkPipelineCache cache_ = VK_NULL_HANDLE;
+  std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
+  PipelineCacheStats stats_;
+};
+
+} // namespace helios::vk

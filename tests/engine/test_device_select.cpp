@@ -1,0 +1,40 @@
+// Device selection is a pure function of the device list: tested on made-up lists.
+#include "engine/vk/device_select.hpp"
+#include "engine/vk/error.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+using namespace helios::vk;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+const std::vector<DeviceCandidate> kMachine = {
+    {0, "llvmpipe (LLVM 19.1.7, 256 bits)", VK_PHYSICAL_DEVICE_TYPE_CPU, VK_API_VERSION_1_4},
+    {1, "Intel(R) UHD Graphics 770", VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU, VK_API_VERSION_1_3},
+    {2, "NVIDIA H100 80GB HBM3", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_API_VERSION_1_4},
+    {3, "Old GPU", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_API_VERSION_1_1},
+};
+}
+
+TEST_CASE("default selection prefers discrete over integrated over CPU, skipping devices below Vulkan 1.3") {
+  CHECK(selectDevice(kMachine, "") == 2);
+  CHECK(selectDevice({kMachine[0], kMachine[1]}, "") == 1);
+  CHECK(selectDevice({kMachine[0]}, "") == 0);
+  CHECK(selectDevice({kMachine[3], kMachine[0]}, "") == 1);
+}
+
+TEST_CASE("selection by index and by case-insensitive name substring") {
+  CHECK(selectDevice(kMachine, "0") == 0);
+  CHECK(selectDevice(kMachine, "1") == 1);
+  CHECK(selectDevice(kMachine, "h100") == 2);
+  CHECK(selectDevice(kMachine, "LLVMPIPE") == 0);
+}
+
+TEST_CASE("bad selectors raise NoDevice with a sentence naming the choices") {
+  CHECK_THROWS_WITH(selectDevice(kMachine, "7"), ContainsSubstring("Device index 7 is out of range") &&
+                                                    ContainsSubstring("NVIDIA H100"));
+  CHECK_THROWS_WITH(selectDevice(kMachine, "radeon"), ContainsSubstring("No Vulkan device name contains \"radeon\""));
+  CHECK_THROWS_WITH(selectDevice(kMachine, "3"), ContainsSubstring("Helios needs 1.3"));
+  CHECK_THROWS_AS(selectDevice({}, ""), NoDevice);
+}

@@ -1,0 +1,155 @@
+// The Vulkan runtime on whatever device the machine has (lavapipe in CI): device creation, memory,
+// transfers, a GLSL-compiled kernel, pipeline caching, timestamps and error paths.
+#include "engine/vk/command_stream.hpp"
+#include "engine/vk/context.hpp"
+#include "engine/vk/error.hpp"
+#include "support/random.hpp"
+#include "support/spirv_file.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
+#include <numeric>
+
+using namespace helios;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+vk::Context& ctx() {
+  static auto context = vk::Context::create({.persistentPipelineCache = false});
+  return *context;
+}
+} // namespace
+
+TEST_CASE("a Vulkan 1.3 device is created with a compute queue and push descriptors") {
+  const auto& dev = ctx().device();
+  INFO("device: " << dev.name());
+  CHECK(dev.handle() != VK_NULL_HANDLE);
+  CHECK(dev.queue() != VK_NULL_HANDLE);
+  CHECK(dev.properties().apiVersion >= VK_API_VERSION_1_3);
+  CHECK(dev.features().pushDescriptor);
+  CHECK(dev.subgroupSize() >= 1);
+  CHECK(dev.minSubgroupSize() <= dev.subgroupSize());
+  CHECK(dev.subgroupSize() <= dev.maxSubgroupSize());
+}
+
+TEST_CASE("buffers of odd sizes round-trip through device-local memory") {
+  auto bytes = GENERATE(1u, 7u, 33u, 127u, 513u, 4096u, (1u << 20) + 3u);
+  auto& c = ctx();
+  auto buf = c.buffer(bytes, "round-trip test");
+  std::vector<std::byte> in(bytes), out(bytes, std::byte{0xAB});
+  for (auto& b : in) b = static_cast<std::byte>(test::rng()() & 0xff);
+  c.upload(buf, in);
+  c.download(buf, out);
+  CHECK(in == out);
+}
+
+TEST_CASE("staged transfers work when the buffer is not host-visible") {
+  auto& c = ctx();
+  // Force the staging path: copy into a device buffer from an Upload buffer via a command stream.
+  auto src = c.buffer(333 * 4, "staging src", vk::MemoryKind::Upload);
+  auto dst = c.buffer(333 * 4, "staging dst");
+  auto back = c.buffer(333 * 4, "staging back", vk::MemoryKind::Readback);
+  auto data = test::randomFloats(333);
+  std::memcpy(src.mapped(), data.data(), 333 * 4);
+  vk::CommandStream s(c.device());
+  s.copy(src.range(), dst.range(), 333 * 4);
+  s.barrier();
+  s.copy(dst.range(), back.range(), 333 * 4);
+  s.submitAndWait();
+  CHECK(std::memcmp(back.mapped(), data.data(), 333 * 4) == 0);
+}
+
+TEST_CASE("the allocator sub-allocates from blocks and coalesces freed ranges") {
+  auto& c = ctx();
+  vk::Allocator alloc(c.device(), 1 << 20);
+  auto a = alloc.allocate(1000, vk::MemoryKind::DeviceLocal, "a");
+  auto b = alloc.allocate(1000, vk::MemoryKind::DeviceLocal, "b");
+  auto d = alloc.allocate(1000, vk::MemoryKind::DeviceLocal, "d");
+  CHECK(alloc.stats().blocks == 1);
+  CHECK(a.buffer == b.buffer);
+  CHECK(b.offset >= a.offset + a.size);
+  CHECK(a.offset % alloc.alignment() == 0);
+  CHECK(b.offset % alloc.alignment() == 0);
+  alloc.free(a);
+  alloc.free(b);
+  // a and b coalesced: a 2000-byte request fits where they were.
+  auto e = alloc.allocate(2000, vk::MemoryKind::DeviceLocal, "e");
+  CHECK(e.offset == a.offset);
+  auto big = alloc.allocate(3 << 20, vk::MemoryKind::DeviceLocal, "big");
+  CHECK(alloc.stats().blocks == 2);
+  CHECK(alloc.stats().peakBytesInUse >= (3u << 20));
+  alloc.free(d);
+  alloc.free(e);
+  alloc.free(big);
+  CHECK(alloc.stats().bytesInUse == 0);
+}
+
+TEST_CASE("a GLSL-compiled kernel dispatches and computes c = a + b") {
+  auto n = GENERATE(1u, 7u, 33u, 127u, 513u, 65536u);
+  auto& c = ctx();
+  const auto& pipe = c.pipelines().get(test::glslOracle("add", 3, 4, {64, 1, 1}));
+  auto a = test::randomFloats(n), b = test::randomFloats(n);
+  auto ba = c.buffer(n * 4, "a"), bb = c.buffer(n * 4, "b"), bc = c.buffer(n * 4 + 4, "c");
+  c.uploadVector(ba, a);
+  c.uploadVector(bb, b);
+  std::vector<float> poison(n + 1, test::poisonF32());
+  c.uploadVector(bc, poison);
+  vk::CommandStream s(c.device());
+  uint32_t count = n;
+  s.dispatch(pipe, {ba.range(), bb.range(), bc.range()}, count, {(n + 63) / 64});
+  s.submitAndWait();
+  auto out = c.downloadVector<float>(bc, n + 1);
+  for (uint32_t i = 0; i < n; ++i) REQUIRE(out[i] == a[i] + b[i]);
+  CHECK(std::isnan(out[n])); // the element past the end was not written
+}
+
+TEST_CASE("pipelines are cached by key and timestamps measure GPU time") {
+  auto& c = ctx();
+  auto k = test::glslOracle("add", 3, 4, {64, 1, 1});
+  const auto& p1 = c.pipelines().get(k);
+  auto hits = c.pipelines().stats().hits;
+  const auto& p2 = c.pipelines().get(k);
+  CHECK(&p1 == &p2);
+  CHECK(c.pipelines().stats().hits == hits + 1);
+
+  if (c.device().timestampPeriodNs() > 0) {
+    const uint32_t n = 1 << 18;
+    auto ba = c.buffer(n * 4, "a"), bc = c.buffer(n * 4, "c");
+    vk::CommandStream s(c.device(), 4);
+    s.timestamp();
+    s.dispatch(p1, {ba.range(), ba.range(), bc.range()}, n, {n / 64});
+    s.timestamp();
+    s.submitAndWait();
+    auto ts = s.timestampsNs();
+    REQUIRE(ts.size() == 2);
+    CHECK(ts[1] > 0.0);
+  }
+}
+
+TEST_CASE("dispatch errors name the kernel and what is wrong") {
+  auto& c = ctx();
+  const auto& pipe = c.pipelines().get(test::glslOracle("add", 3, 4, {64, 1, 1}));
+  auto buf = c.buffer(64, "x");
+  vk::CommandStream s(c.device());
+  uint32_t n = 1;
+  CHECK_THROWS_WITH(s.dispatch(pipe, {buf.range()}, n, {1}),
+                    ContainsSubstring("glsl_add") && ContainsSubstring("takes 3 buffers, 1 given"));
+  CHECK_THROWS_WITH(s.dispatch(pipe, {buf.range(), buf.range(), buf.range()}, nullptr, 0, {1}),
+                    ContainsSubstring("takes 4 bytes of push constants, 0 given"));
+}
+
+TEST_CASE("bad device selectors fail with one clear sentence") {
+  CHECK_THROWS_AS(vk::Context::create({.device = "99"}), vk::NoDevice);
+  CHECK_THROWS_WITH(vk::Context::create({.device = "no-such-gpu-name"}),
+                    ContainsSubstring("No Vulkan device name contains"));
+}
+
+TEST_CASE("Vulkan errors carry the call's context and the VkResult name") {
+  vk::VulkanError e(VK_ERROR_OUT_OF_DEVICE_MEMORY, "allocating 512 MiB device-local buffer");
+  CHECK(std::string(e.what()) ==
+        "allocating 512 MiB device-local buffer: VK_ERROR_OUT_OF_DEVICE_MEMORY (-2)");
+  CHECK(e.result() == VK_ERROR_OUT_OF_DEVICE_MEMORY);
+  CHECK(std::string(vk::resultName(VK_ERROR_DEVICE_LOST)) == "VK_ERROR_DEVICE_LOST");
+}

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# Obtains every Helios dependency on a fresh Debian 12 (bookworm) machine.
+#
+# Idempotent: each step checks first and does nothing when its result is already there, so a second
+# run takes seconds. Debian 12's own Vulkan headers, SPIRV-Tools, glslang and Catch2 are too old for
+# cooperative matrices, so:
+#   - system packages (compiler, CMake, fmt, nlohmann-json, CLI11, the Vulkan loader) come from bookworm;
+#   - lavapipe (mesa-vulkan-drivers 25) and Catch2 v3 come from bookworm-backports;
+#   - Vulkan headers 1.4, SPIRV-Headers and volk are header/source packages from trixie, *unpacked* into the
+#     prefix (never installed: trixie binaries need a newer glibc);
+#   - SPIRV-Tools and glslang are built from trixie's source tarballs into the prefix.
+# Everything non-system lands in $HELIOS_DEPS (default: <repo>/.deps, git-ignored).
+# On other distros with new-enough packages, CMake finds the system copies and none of this is needed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+PREFIX=${HELIOS_DEPS:-$ROOT/.deps}
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$PREFIX"
+PREFIX=$(cd "$PREFIX" && pwd)
+SRC=$PREFIX/src
+mkdir -p "$SRC"
+
+log() { printf '[bootstrap] %s\n' "$*"; }
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
+
+# --- 1. system packages ----------------------------------------------------------------------------------
+BOOKWORM_PKGS=(build-essential cmake ninja-build pkg-config python3 git xz-utils dpkg-dev
+  libfmt-dev nlohmann-json3-dev libcli11-dev libvulkan1 libvulkan-dev)
+BACKPORTS_PKGS=(mesa-vulkan-drivers catch2)
+BACKPORTS_LIST=/etc/apt/sources.list.d/helios-bookworm-backports.list
+
+need_apt=0
+for p in "${BOOKWORM_PKGS[@]}" "${BACKPORTS_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "ok installed" || need_apt=1
+done
+# lavapipe must be Mesa >= 25 and Catch2 >= 3; bookworm's own versions are older.
+mesa_ver=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true)
+catch_ver=$(dpkg-query -W -f='${Version}' catch2 2>/dev/null || true)
+case "$mesa_ver" in 2[5-9].*|[3-9]*) ;; *) need_apt=1 ;; esac
+case "$catch_ver" in 3.*) ;; *) need_apt=1 ;; esac
+
+if [ "$need_apt" = 1 ]; then
+  if grep -q bookworm /etc/os-release 2>/dev/null && [ ! -f "$BACKPORTS_LIST" ] &&
+     ! grep -rqs bookworm-backports /etc/apt/sources.list /etc/apt/sources.list.d/; then
+    log "adding bookworm-backports"
+    echo "deb http://deb.debian.org/debian bookworm-backports main" | $SUDO tee "$BACKPORTS_LIST" >/dev/null
+  fi
+  log "installing system packages"
+  $SUDO apt-get update -q
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${BOOKWORM_PKGS[@]}"
+  if grep -q bookworm /etc/os-release 2>/dev/null; then
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends \
+      -t bookworm-backports "${BACKPORTS_PKGS[@]}"
+  else
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -q --no-install-recommends "${BACKPORTS_PKGS[@]}"
+  fi
+else
+  log "system packages present (mesa $mesa_ver, catch2 $catch_ver)"
+fi
+
+# --- 2. trixie header/source packages, unpacked (not installed) into the prefix ---------------------------
+# A private apt configuration so trixie never enters the system's sources.
+APT_DIR=$PREFIX/apt
+TRIXIE_OPTS=(-o "Dir::Etc::SourceList=$APT_DIR/trixie.list" -o "Dir::Etc::SourceParts=/dev/null"
+  -o "Dir::State::Lists=$APT_DIR/lists" -o "Dir::Cache=$APT_DIR/cache" -o "APT::Architecture=amd64"
+  -o "APT::Get::AllowUnauthenticated=false")
+trixie_update() {
+  [ -f "$APT_DIR/updated" ] && return 0
+  mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
+  cat >"$APT_DIR/trixie.list" <<EOF
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+EOF
+  log "reading trixie package lists (private apt dir)"
+  apt-get "${TRIXIE_OPTS[@]}" update -q
+  touch "$APT_DIR/updated"
+}
+
+HDR=$PREFIX/headers   # unpacked trixie -dev packages
+if [ ! -f "$HDR/.done" ]; then
+  trixie_update
+  mkdir -p "$HDR" "$APT_DIR/debs"
+  (cd "$APT_DIR/debs" && apt-get "${TRIXIE_OPTS[@]}" download libvulkan-dev spirv-headers libvulkan-volk-dev)
+  for deb in "$APT_DIR"/debs/*.deb; do dpkg-deb -x "$deb" "$HDR"; done
+  touch "$HDR/.done"
+  log "unpacked trixie headers into $HDR"
+else
+  log "trixie headers present"
+fi
+
+# --- 3. SPIRV-Tools and glslang from trixie sources --------------------------------------------------------
+fetch_source() { # $1 = source package; leaves the unpacked tree path in $SRC/$1
+  local pkg=$1
+  if [ ! -d "$SRC/$pkg" ]; then
+    trixie_update
+    mkdir -p "$SRC/dl-$pkg"
+    # The mirror may refuse the .dsc of a '~' version while serving its tarball; only the tarball is needed.
+    (cd "$SRC/dl-$pkg" && apt-get "${TRIXIE_OPTS[@]}" source --download-only "$pkg") || true
+    local tarball
+    tarball=$(ls "$SRC/dl-$pkg"/*.orig.tar.* 2>/dev/null | head -n1)
+    [ -n "$tarball" ] || { log "could not download the $pkg source tarball from trixie"; exit 1; }
+    mkdir -p "$SRC/$pkg.tmp"
+    tar -xf "$tarball" -C "$SRC/$pkg.tmp" --strip-components=1
+    mv "$SRC/$pkg.tmp" "$SRC/$pkg"
+  fi
+}
+
+if [ ! -x "$PREFIX/bin/spirv-val" ] || [ ! -f "$PREFIX/lib/libSPIRV-Tools.a" ]; then
+  fetch_source spirv-tools
+  log "building SPIRV-Tools (several minutes on 2 cores)"
+  cmake -S "$SRC/spirv-tools" -B "$SRC/spirv-tools/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DSPIRV-Headers_SOURCE_DIR="$HDR/usr" -DSPIRV_SKIP_TESTS=ON -DSPIRV_WERROR=OFF \
+    -DSPIRV_TOOLS_BUILD_STATIC=ON -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+    -DCMAKE_INSTALL_PREFIX="$PREFIX" >"$SRC/spirv-tools.configure.log"
+  # Only what Helios uses: the core library (validator, disassembler) and its CLIs; the optimizer is skipped.
+  cmake --build "$SRC/spirv-tools/build" -j "$JOBS" --target SPIRV-Tools-static spirv-val spirv-dis spirv-as
+  mkdir -p "$PREFIX/bin" "$PREFIX/lib" "$PREFIX/include/spirv-tools"
+  cp "$SRC/spirv-tools/build/tools/spirv-val" "$SRC/spirv-tools/build/tools/spirv-dis" \
+     "$SRC/spirv-tools/build/tools/spirv-as" "$PREFIX/bin/"
+  cp "$SRC/spirv-tools/build/source/libSPIRV-Tools.a" "$PREFIX/lib/"
+  cp "$SRC/spirv-tools/include/spirv-tools/"*.h "$SRC/spirv-tools/include/spirv-tools/"*.hpp \
+     "$PREFIX/include/spirv-tools/"
+else
+  log "SPIRV-Tools present ($("$PREFIX/bin/spirv-val" --version | head -n1))"
+fi
+
+if [ ! -x "$PREFIX/bin/glslangValidator" ]; then
+  fetch_source glslang
+  log "building glslang (a couple of minutes)"
+  cmake -S "$SRC/glslang" -B "$SRC/glslang/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DENABLE_OPT=OFF -DGLSLANG_TESTS=OFF -DENABLE_HLSL=OFF -DBUILD_SHARED_LIBS=OFF \
+    -DGLSLANG_ENABLE_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$PREFIX" >"$SRC/glslang.configure.log"
+  cmake --build "$SRC/glslang/build" -j "$JOBS" --target glslang-standalone
+  mkdir -p "$PREFIX/bin"
+  cp "$SRC/glslang/build/StandAlone/glslang" "$PREFIX/bin/glslangValidator"
+else
+  log "glslang present"
+fi
+
+log "done: dependencies in $PREFIX"

@@ -1,0 +1,99 @@
+# Finds Helios' dependencies: system packages where new enough, else the prefix that
+# third_party/bootstrap.sh fills (HELIOS_DEPS, default <repo>/.deps). Defines:
+#   helios::vulkan_headers  Vulkan headers >= 1.3.255 (VK_KHR_cooperative_matrix, VK_NV_cooperative_matrix2)
+#   helios::spirv_headers   SPIRV-Headers (spirv.hpp11, GLSL.std.450.h)
+#   helios::volk            volk meta-loader, compiled from volk.c
+#   helios::spirv_tools     SPIRV-Tools library (validator, disassembler)
+#   SPIRV_VAL, SPIRV_DIS, GLSLANG_VALIDATOR   tool paths
+#   fmt::fmt, nlohmann_json::nlohmann_json, CLI11::CLI11, Catch2::Catch2WithMain
+
+set(HELIOS_DEPS "${CMAKE_SOURCE_DIR}/.deps" CACHE PATH "Prefix filled by third_party/bootstrap.sh")
+set(_hdr "${HELIOS_DEPS}/headers/usr")
+
+# --- Vulkan headers: the newest of the system's and the prefix's. ---
+function(_helios_vk_header_version dir out)
+  set(${out} 0 PARENT_SCOPE)
+  if(EXISTS "${dir}/vulkan/vulkan_core.h")
+    file(STRINGS "${dir}/vulkan/vulkan_core.h" _line REGEX "^#define VK_HEADER_VERSION [0-9]+")
+    string(REGEX MATCH "[0-9]+$" _v "${_line}")
+    set(${out} ${_v} PARENT_SCOPE)
+  endif()
+endfunction()
+_helios_vk_header_version("/usr/include" _sys_vk)
+_helios_vk_header_version("${_hdr}/include" _pfx_vk)
+if(_sys_vk GREATER_EQUAL 255 AND _sys_vk GREATER_EQUAL _pfx_vk)
+  set(HELIOS_VULKAN_INCLUDE "/usr/include")
+elseif(_pfx_vk GREATER_EQUAL 255)
+  set(HELIOS_VULKAN_INCLUDE "${_hdr}/include")
+else()
+  message(FATAL_ERROR "Vulkan headers >= 1.3.255 not found (system has ${_sys_vk}). "
+                      "Run third_party/bootstrap.sh first.")
+endif()
+message(STATUS "Helios: Vulkan headers from ${HELIOS_VULKAN_INCLUDE}")
+add_library(helios_vulkan_headers INTERFACE)
+target_include_directories(helios_vulkan_headers SYSTEM INTERFACE "${HELIOS_VULKAN_INCLUDE}")
+target_compile_definitions(helios_vulkan_headers INTERFACE VK_NO_PROTOTYPES)
+add_library(helios::vulkan_headers ALIAS helios_vulkan_headers)
+
+# --- SPIRV-Headers ---
+find_path(HELIOS_SPIRV_HEADERS_INCLUDE spirv/unified1/spirv.hpp11
+  HINTS "${_hdr}/include" NO_DEFAULT_PATH)
+find_path(HELIOS_SPIRV_HEADERS_INCLUDE spirv/unified1/spirv.hpp11)
+if(NOT HELIOS_SPIRV_HEADERS_INCLUDE)
+  message(FATAL_ERROR "SPIRV-Headers not found. Run third_party/bootstrap.sh first.")
+endif()
+add_library(helios_spirv_headers INTERFACE)
+target_include_directories(helios_spirv_headers SYSTEM INTERFACE "${HELIOS_SPIRV_HEADERS_INCLUDE}")
+add_library(helios::spirv_headers ALIAS helios_spirv_headers)
+
+# --- volk (compiled from its single source file) ---
+find_path(HELIOS_VOLK_DIR volk.c HINTS "${_hdr}/include" NO_DEFAULT_PATH)
+find_path(HELIOS_VOLK_DIR volk.c PATHS /usr/include /usr/src/volk)
+if(NOT HELIOS_VOLK_DIR)
+  message(FATAL_ERROR "volk.c not found. Run third_party/bootstrap.sh first.")
+endif()
+add_library(helios_volk STATIC "${HELIOS_VOLK_DIR}/volk.c")
+target_include_directories(helios_volk SYSTEM PUBLIC "${HELIOS_VOLK_DIR}")
+target_link_libraries(helios_volk PUBLIC helios::vulkan_headers ${CMAKE_DL_LIBS})
+set_target_properties(helios_volk PROPERTIES POSITION_INDEPENDENT_CODE ON)
+add_library(helios::volk ALIAS helios_volk)
+
+# --- SPIRV-Tools (>= 2023.4 for cooperative-matrix validation): prefix first, then system. ---
+find_library(HELIOS_SPIRV_TOOLS_LIB NAMES SPIRV-Tools HINTS "${HELIOS_DEPS}/lib" NO_DEFAULT_PATH)
+find_path(HELIOS_SPIRV_TOOLS_INCLUDE spirv-tools/libspirv.hpp HINTS "${HELIOS_DEPS}/include" NO_DEFAULT_PATH)
+find_program(SPIRV_VAL spirv-val HINTS "${HELIOS_DEPS}/bin" NO_DEFAULT_PATH)
+find_program(SPIRV_DIS spirv-dis HINTS "${HELIOS_DEPS}/bin" NO_DEFAULT_PATH)
+if(NOT HELIOS_SPIRV_TOOLS_LIB)
+  find_package(SPIRV-Tools 2023.4 QUIET)
+  if(TARGET SPIRV-Tools-static)
+    set(HELIOS_SPIRV_TOOLS_LIB SPIRV-Tools-static)
+  elseif(TARGET SPIRV-Tools)
+    set(HELIOS_SPIRV_TOOLS_LIB SPIRV-Tools)
+  else()
+    message(FATAL_ERROR "SPIRV-Tools >= 2023.4 not found. Run third_party/bootstrap.sh first.")
+  endif()
+  find_program(SPIRV_VAL spirv-val)
+  find_program(SPIRV_DIS spirv-dis)
+endif()
+add_library(helios_spirv_tools INTERFACE)
+target_link_libraries(helios_spirv_tools INTERFACE ${HELIOS_SPIRV_TOOLS_LIB})
+if(HELIOS_SPIRV_TOOLS_INCLUDE)
+  target_include_directories(helios_spirv_tools SYSTEM INTERFACE "${HELIOS_SPIRV_TOOLS_INCLUDE}")
+endif()
+add_library(helios::spirv_tools ALIAS helios_spirv_tools)
+
+# --- glslang (only its validator binary: GLSL oracles are compiled at build time) ---
+find_program(GLSLANG_VALIDATOR glslangValidator HINTS "${HELIOS_DEPS}/bin" NO_DEFAULT_PATH)
+find_program(GLSLANG_VALIDATOR glslangValidator)
+if(NOT GLSLANG_VALIDATOR)
+  message(FATAL_ERROR "glslangValidator not found. Run third_party/bootstrap.sh first.")
+endif()
+
+# --- Ordinary packages (Debian 12 versions are fine) ---
+find_package(fmt REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+if(HELIOS_BUILD_TESTS)
+  find_package(Catch2 3 REQUIRED)
+  include(Catch)
+endif()
