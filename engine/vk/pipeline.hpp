@@ -46,6 +46,15 @@ public:
   ~PipelineCache(); // saves the VkPipelineCache to disk
 
   const Pipeline& get(const codegen::Kernel& kernel);
+  // Looks the key up first and calls `generate` (returning a codegen::Kernel) only on a miss, so that hot
+  // paths pay for neither SPIR-V generation nor hashing of words.
+  template <class Generate> const Pipeline& get(const std::string& cacheKey, Generate&& generate) {
+    if (auto it = pipelines_.find(cacheKey); it != pipelines_.end()) {
+      stats_.hits++;
+      return *it->second;
+    }
+    return get(generate());
+  }
   bool contains(const std::string& cacheKey) const { return pipelines_.count(cacheKey) != 0; }
   std::vector<ExecutableStat> executableStats(const Pipeline& pipeline) const;
   const PipelineCacheStats& stats() const { return stats_; }

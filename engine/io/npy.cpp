@@ -1,0 +1,200 @@
+#include "engine/io/npy.hpp"
+
+#include "engine/core/half.hpp"
+
+#include <cstring>
+#include <fmt/format.h>
+#include <fstream>
+#include <regex>
+
+namespace helios::io {
+
+namespace {
+
+constexpr char kMagic[] = "\x93NUMPY";
+
+size_t elementSize(NpyDType t) { return t == NpyDType::F16 ? 2 : 4; }
+
+const char* descrOf(NpyDType t) {
+  switch (t) {
+  case NpyDType::F32: return "<f4";
+  case NpyDType::F16: return "<f2";
+  case NpyDType::I32: return "<i4";
+  }
+  return "?";
+}
+
+// Reads the value of `key` from the header dict: 'key': value
+std::string dictValue(const std::string& header, const std::string& key, const std::string& file) {
+  auto pos = header.find("'" + key + "'");
+  if (pos == std::string::npos) throw NpyError(fmt::format("{}: header has no '{}' entry", file, key));
+  pos = header.find(':', pos);
+  if (pos == std::string::npos) throw NpyError(fmt::format("{}: malformed header near '{}'", file, key));
+  ++pos;
+  while (pos < header.size() && header[pos] == ' ') ++pos;
+  if (pos >= header.size()) throw NpyError(fmt::format("{}: malformed header near '{}'", file, key));
+  if (header[pos] == '(') {
+    auto end = header.find(')', pos);
+    if (end == std::string::npos) throw NpyError(fmt::format("{}: unterminated shape tuple", file));
+    return header.substr(pos, end - pos + 1);
+  }
+  if (header[pos] == '\'' || header[pos] == '"') {
+    auto end = header.find(header[pos], pos + 1);
+    if (end == std::string::npos) throw NpyError(fmt::format("{}: unterminated string for '{}'", file, key));
+    return header.substr(pos + 1, end - pos - 1);
+  }
+  auto end = header.find_first_of(",}", pos);
+  return header.substr(pos, end - pos);
+}
+
+} // namespace
+
+const char* npyDTypeName(NpyDType t) {
+  switch (t) {
+  case NpyDType::F32: return "float32";
+  case NpyDType::F16: return "float16";
+  case NpyDType::I32: return "int32";
+  }
+  return "?";
+}
+
+uint64_t NpyArray::elements() const {
+  uint64_t n = 1;
+  for (auto d : shape) n *= d;
+  return n;
+}
+
+std::string NpyArray::shapeString() const {
+  std::string s = "(";
+  for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  if (shape.size() == 1) s += ",";
+  return s + ")";
+}
+
+std::vector<float> NpyArray::toFloat() const {
+  std::vector<float> out(elements());
+  if (dtype == NpyDType::F32) {
+    std::memcpy(out.data(), data.data(), out.size() * 4);
+  } else if (dtype == NpyDType::F16) {
+    for (size_t i = 0; i < out.size(); ++i) {
+      uint16_t h;
+      std::memcpy(&h, data.data() + 2 * i, 2);
+      out[i] = halfToFloat(h);
+    }
+  } else {
+    throw NpyError("expected a float32 or float16 array, got int32");
+  }
+  return out;
+}
+
+std::vector<int32_t> NpyArray::toInt32() const {
+  if (dtype != NpyDType::I32) throw NpyError(fmt::format("expected an int32 array, got {}", npyDTypeName(dtype)));
+  std::vector<int32_t> out(elements());
+  std::memcpy(out.data(), data.data(), out.size() * 4);
+  return out;
+}
+
+NpyArray NpyArray::fromFloat(const std::vector<float>& values, std::vector<uint64_t> shape, NpyDType dtype) {
+  NpyArray a;
+  a.dtype = dtype;
+  a.shape = std::move(shape);
+  if (a.elements() != values.size())
+    throw NpyError(fmt::format("{} values do not fill shape {}", values.size(), a.shapeString()));
+  a.data.resize(values.size() * elementSize(dtype));
+  if (dtype == NpyDType::F32) {
+    std::memcpy(a.data.data(), values.data(), values.size() * 4);
+  } else if (dtype == NpyDType::F16) {
+    for (size_t i = 0; i < values.size(); ++i) {
+      uint16_t h = floatToHalf(values[i]);
+      std::memcpy(a.data.data() + 2 * i, &h, 2);
+    }
+  } else {
+    throw NpyError("fromFloat cannot make an int32 array");
+  }
+  return a;
+}
+
+NpyArray readNpy(const std::filesystem::path& path) {
+  const std::string file = path.string();
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw NpyError(fmt::format("{}: cannot open for reading", file));
+  char magic[6];
+  if (!in.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0)
+    throw NpyError(fmt::format("{}: not a NumPy .npy file (bad magic)", file));
+  unsigned char version[2];
+  if (!in.read(reinterpret_cast<char*>(version), 2)) throw NpyError(fmt::format("{}: truncated header", file));
+  uint32_t headerLen = 0;
+  if (version[0] == 1) {
+    unsigned char len[2];
+    if (!in.read(reinterpret_cast<char*>(len), 2)) throw NpyError(fmt::format("{}: truncated header", file));
+    headerLen = len[0] | (len[1] << 8);
+  } else if (version[0] == 2 || version[0] == 3) {
+    unsigned char len[4];
+    if (!in.read(reinterpret_cast<char*>(len), 4)) throw NpyError(fmt::format("{}: truncated header", file));
+    headerLen = len[0] | (len[1] << 8) | (len[2] << 16) | (uint32_t(len[3]) << 24);
+  } else {
+    throw NpyError(fmt::format("{}: unsupported .npy format version {}.{}", file, version[0], version[1]));
+  }
+  if (headerLen > (1u << 20)) throw NpyError(fmt::format("{}: implausible header length {}", file, headerLen));
+  std::string header(headerLen, '\0');
+  if (!in.read(header.data(), headerLen)) throw NpyError(fmt::format("{}: truncated header", file));
+
+  NpyArray a;
+  std::string descr = dictValue(header, "descr", file);
+  if (descr == "<f4") a.dtype = NpyDType::F32;
+  else if (descr == "<f2") a.dtype = NpyDType::F16;
+  else if (descr == "<i4") a.dtype = NpyDType::I32;
+  else
+    throw NpyError(fmt::format("{}: dtype '{}' is not supported (use float32 '<f4', float16 '<f2' or int32 '<i4')",
+                               file, descr));
+  if (dictValue(header, "fortran_order", file) != "False")
+    throw NpyError(fmt::format("{}: Fortran-order arrays are not supported; save a C-order copy "
+                               "(numpy.ascontiguousarray)", file));
+  std::string shape = dictValue(header, "shape", file);
+  static const std::regex dim(R"(\d+)");
+  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), dim); it != std::sregex_iterator(); ++it)
+    a.shape.push_back(std::stoull(it->str()));
+
+  const uint64_t bytes = a.elements() * elementSize(a.dtype);
+  a.data.resize(bytes);
+  if (!in.read(reinterpret_cast<char*>(a.data.data()), static_cast<std::streamsize>(bytes)))
+    throw NpyError(fmt::format("{}: truncated data: shape {} of {} needs {} bytes, the file has {}", file,
+                               a.shapeString(), npyDTypeName(a.dtype), bytes, in.gcount()));
+  if (in.peek() != std::char_traits<char>::eof())
+    throw NpyError(fmt::format("{}: trailing bytes after the {} array of shape {}", file, npyDTypeName(a.dtype),
+                               a.shapeString()));
+  return a;
+}
+
+void writeNpy(const std::filesystem::path& path, const NpyArray& a) {
+  std::string shape = a.shapeString();
+  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descrOf(a.dtype), shape);
+  // Pad with spaces so that magic + version + length + header + '\n' is a multiple of 64 bytes.
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  if (header.size() > 65535) throw NpyError("shape too long for a version 1.0 header");
+
+  auto tmp = path;
+  tmp += ".partial";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw NpyError(fmt::format("{}: cannot open for writing", path.string()));
+    out.write(kMagic, 6);
+    const unsigned char version[2] = {1, 0};
+    out.write(reinterpret_cast<const char*>(version), 2);
+    const unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xff),
+                                  static_cast<unsigned char>(header.size() >> 8)};
+    out.write(reinterpret_cast<const char*>(len), 2);
+    out.write(header.data(), static_cast<std::streamsize>(header.size()));
+    out.write(reinterpret_cast<const char*>(a.data.data()), static_cast<std::streamsize>(a.data.size()));
+    if (!out) {
+      out.close();
+      std::filesystem::remove(tmp);
+      throw NpyError(fmt::format("{}: write failed", path.string()));
+    }
+  }
+  std::filesystem::rename(tmp, path);
+}
+
+} // namespace helios::io

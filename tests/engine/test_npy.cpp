@@ -1,0 +1,78 @@
+// .npy reading and writing: round trips, NumPy's own header layout, and every refusal path.
+#include "engine/io/npy.hpp"
+#include "support/random.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+using namespace helios::io;
+using Catch::Matchers::ContainsSubstring;
+namespace fs = std::filesystem;
+
+namespace {
+fs::path tempPath(const std::string& name) {
+  auto dir = fs::temp_directory_path() / ("helios-npy-" + std::to_string(helios::test::testSeed()));
+  fs::create_directories(dir);
+  return dir / name;
+}
+// Writes a file exactly as numpy.save does for a C-order array (version 1.0, header padded to 64 bytes).
+void writeRaw(const fs::path& p, const std::string& dict, const std::string& payload) {
+  std::string header = dict;
+  size_t total = 10 + header.size() + 1;
+  header.append((64 - total % 64) % 64, ' ');
+  header += '\n';
+  std::ofstream out(p, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  char len[2] = {static_cast<char>(header.size() & 0xff), static_cast<char>(header.size() >> 8)};
+  out.write(len, 2);
+  out << header << payload;
+}
+} // namespace
+
+TEST_CASE("float32, float16 and int32 arrays round-trip") {
+  auto values = helios::test::randomFloats(7 * 33, -100.0f, 100.0f);
+  auto p = tempPath("a.npy");
+  writeNpy(p, NpyArray::fromFloat(values, {7, 33}));
+  auto back = readNpy(p);
+  CHECK(back.dtype == NpyDType::F32);
+  CHECK(back.shape == std::vector<uint64_t>{7, 33});
+  CHECK(back.toFloat() == values);
+
+  writeNpy(p, NpyArray::fromFloat(values, {231}, NpyDType::F16));
+  auto half = readNpy(p).toFloat();
+  REQUIRE(half.size() == values.size());
+  for (size_t i = 0; i < values.size(); ++i) CHECK(std::abs(half[i] - values[i]) <= std::abs(values[i]) * 1e-3f);
+  CHECK(!fs::exists(fs::path(p.string() + ".partial")));
+}
+
+TEST_CASE("a file laid out as numpy.save writes it is read") {
+  auto p = tempPath("numpy.npy");
+  int32_t ids[3] = {5, -1, 70000};
+  writeRaw(p, "{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }",
+           std::string(reinterpret_cast<char*>(ids), 12));
+  auto a = readNpy(p);
+  CHECK(a.shapeString() == "(3,)");
+  CHECK(a.toInt32() == std::vector<int32_t>{5, -1, 70000});
+  CHECK_THROWS_WITH(a.toFloat(), ContainsSubstring("expected a float32 or float16 array"));
+}
+
+TEST_CASE("unsupported or damaged files are refused with a message naming the file") {
+  auto p = tempPath("bad.npy");
+  writeRaw(p, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", std::string(16, '\0'));
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("bad.npy") && ContainsSubstring("dtype '<f8' is not supported"));
+  writeRaw(p, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", std::string(16, '\0'));
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("Fortran-order"));
+  writeRaw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), }", std::string(60, '\0'));
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("truncated data") && ContainsSubstring("needs 64 bytes"));
+  writeRaw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", std::string(8, '\0'));
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("trailing bytes"));
+  {
+    std::ofstream out(p, std::ios::binary);
+    out << "hello";
+  }
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("not a NumPy .npy file"));
+  CHECK_THROWS_WITH(readNpy(tempPath("missing.npy")), ContainsSubstring("cannot open"));
+}

@@ -1,0 +1,68 @@
+// Device selection, the text report and runProbe's exit codes.
+#include "fixture.hpp"
+#include "probe/cli.hpp"
+#include "probe/format.hpp"
+#include "probe/select.hpp"
+#include "probe/table.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <sstream>
+
+using namespace helios::probe;
+using helios::probe::test::fixturePath;
+using helios::probe::test::loadFixture;
+using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::StartsWith;
+
+TEST_CASE("selectDevices takes an index or a case-insensitive name substring", "[probe][select]") {
+  const std::vector<DeviceCaps> devices{loadFixture("nvidia-h100-580.json"), loadFixture("amd-rdna3-radv.json")};
+  CHECK(selectDevices(devices, "") == std::vector<std::size_t>{0, 1});
+  CHECK(selectDevices(devices, "1") == std::vector<std::size_t>{1});
+  CHECK(selectDevices(devices, "radeon") == std::vector<std::size_t>{1});
+  CHECK(selectDevices(devices, "h100") == std::vector<std::size_t>{0});
+  CHECK_THROWS_WITH(selectDevices(devices, "2"), ContainsSubstring("No device has index 2"));
+  CHECK_THROWS_WITH(selectDevices(devices, "intel"),
+                    ContainsSubstring("No device name contains \"intel\" (the devices are 0: NVIDIA"));
+}
+
+TEST_CASE("TextTable aligns columns", "[probe][format]") {
+  TextTable t({"M", "type"}, {true});
+  t.addRow({"8", "float16"});
+  t.addRow({"16", "f"});
+  CHECK(t.render("  ") == "   M  type\n   8  float16\n  16  f\n");
+}
+
+TEST_CASE("formatDevice shows the tables and the choice", "[probe][format]") {
+  const auto text = formatDevice(loadFixture("nvidia-h100-580.json"), 3);
+  CHECK_THAT(text, StartsWith("Device 3: NVIDIA H100 80GB HBM3\n"));
+  CHECK_THAT(text, ContainsSubstring("Cooperative matrix configurations (VK_KHR_cooperative_matrix): 11"));
+  CHECK_THAT(text, ContainsSubstring("    16  16  16  float16   float16   float32  float32  no          subgroup"));
+  CHECK_THAT(text, ContainsSubstring("Flexible dimensions (VK_NV_cooperative_matrix2): 5"));
+  CHECK_THAT(text, ContainsSubstring("Best f16 x f16 -> f32 shape: 16x16x16 (score 4096)"));
+  const auto none = formatDevice(loadFixture("intel-hd5500-hasvk.json"), 0);
+  CHECK_THAT(none, ContainsSubstring("Best f16 x f16 -> f32 shape: none (tiled fallback)"));
+  CHECK_THAT(none, ContainsSubstring("VK_KHR_cooperative_matrix              no"));
+}
+
+TEST_CASE("runProbe: --from-json, --device and a bad file", "[probe][cli]") {
+  std::ostringstream out, err;
+  ProbeOptions opts;
+  opts.fromJson = fixturePath("amd-rdna3-radv.json");
+  opts.json = true;
+  CHECK(runProbe(opts, out, err) == 0);
+  CHECK_THAT(out.str(), ContainsSubstring("\"best_f16_f32\""));
+  CHECK(err.str().empty());
+
+  std::ostringstream out2, err2;
+  opts.device = "7";
+  CHECK(runProbe(opts, out2, err2) == 1);
+  CHECK(out2.str().empty());
+  CHECK_THAT(err2.str(), StartsWith("helios-probe: No device has index 7"));
+
+  std::ostringstream out3, err3;
+  opts = {};
+  opts.fromJson = fixturePath("no-such-file.json");
+  CHECK(runProbe(opts, out3, err3) == 1);
+  CHECK_THAT(err3.str(), ContainsSubstring("cannot open the file"));
+}
