@@ -32,7 +32,7 @@ std::string lower(std::string_view s) {
 std::string listing(const std::vector<DeviceCandidate>& candidates) {
   std::string out;
   for (const auto& c : candidates)
-    out += fmt::format("{}  [{}] {} ({}, Vulkan {}.{})", out.empty() ? "" : ";", c.index, c.name,
+    out += fmt::format("{}[{}] {} ({}, Vulkan {}.{})", out.empty() ? "" : "; ", c.index, c.name,
                        deviceTypeName(c.type), VK_API_VERSION_MAJOR(c.apiVersion),
                        VK_API_VERSION_MINOR(c.apiVersion));
   return out;
@@ -75,6 +75,10 @@ size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_
     return *best;
   }
 
+  return requireUsable(matchDevice(candidates, selector));
+}
+
+size_t matchDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector) {
   unsigned index = 0;
   auto [end, ec] = std::from_chars(selector.data(), selector.data() + selector.size(), index);
   if (ec == std::errc() && end == selector.data() + selector.size()) {
@@ -82,12 +86,11 @@ size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_
       throw NoDevice(fmt::format("Device index {} is out of range: there {} {} device{} ({}).", index,
                                  candidates.size() == 1 ? "is" : "are", candidates.size(),
                                  candidates.size() == 1 ? "" : "s", listing(candidates)));
-    return requireUsable(index);
+    return index;
   }
-
   std::string needle = lower(selector);
   for (size_t i = 0; i < candidates.size(); ++i)
-    if (lower(candidates[i].name).find(needle) != std::string::npos) return requireUsable(i);
+    if (lower(candidates[i].name).find(needle) != std::string::npos) return i;
   throw NoDevice(fmt::format("No Vulkan device name contains \"{}\"; available: {}", selector, listing(candidates)));
 }
 

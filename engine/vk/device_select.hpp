@@ -18,6 +18,10 @@ struct DeviceCandidate {
 
 const char* deviceTypeName(VkPhysicalDeviceType type);
 
+// Index or case-insensitive name-substring match, without judging whether the device is usable. Throws
+// NoDevice with a sentence listing the devices when nothing matches. `selector` must not be empty.
+size_t matchDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector);
+
 // Returns the index into `candidates` of the chosen device. `selector` is "" (best), a decimal index, or a
 // name substring. Throws NoDevice with a sentence listing the devices when nothing matches.
 size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector);

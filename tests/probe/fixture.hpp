@@ -6,7 +6,9 @@
 
 namespace helios::probe::test {
 
-inline std::string fixturePath(const std::string& name) { return std::string(HELIOS_COOPMAT_FIXTURE_DIR) + "/" + name; }
+inline std::string fixturePath(const std::string& name) {
+  return std::string(HELIOS_COOPMAT_FIXTURE_DIR) + "/" + name;
+}
 
 inline DeviceCaps loadFixture(const std::string& name) {
   auto devices = loadCapsFile(fixturePath(name));

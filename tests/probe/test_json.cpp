@@ -7,10 +7,10 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 using namespace helios::probe;
-using helios::probe::test::fixturePath;
-using helios::probe::test::loadFixture;
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::Equals;
+using helios::probe::test::fixturePath;
+using helios::probe::test::loadFixture;
 using nlohmann::json;
 
 namespace {
@@ -25,11 +25,13 @@ std::string errorFor(const std::string& text) {
   return "";
 }
 
-json h100() { return json::parse(R"({"device":"X","vendor_id":"0x10de","subgroup_size":32,"properties":[
+json h100() {
+  return json::parse(R"({"device":"X","vendor_id":"0x10de","subgroup_size":32,"properties":[
   {"M":16,"N":16,"K":16,"A":"float16","B":"float16","C":"float32","Result":"float32","saturating":false,"scope":"subgroup"},
   {"M":16,"N":8,"K":16,"A":"float16","B":"float16","C":"float32","Result":"float32","saturating":false,"scope":"subgroup"},
   {"M":16,"N":8,"K":8,"A":"float16","B":"float16","C":"float32","Result":"float32","saturating":false,"scope":"subgroup"},
-  {"M":16,"N":8,"K":8,"A":"float16","B":"float16","C":"float32","Result":"float32","saturating":false,"scope":"subgroup"}]})"); }
+  {"M":16,"N":8,"K":8,"A":"float16","B":"float16","C":"float32","Result":"float32","saturating":false,"scope":"subgroup"}]})");
+}
 
 } // namespace
 
@@ -54,11 +56,18 @@ TEST_CASE("toJson has the documented shape", "[probe][json]") {
   const auto doc = toJson(std::vector<DeviceCaps>{loadFixture("nvidia-h100-580.json")});
   REQUIRE(doc["devices"].size() == 1);
   const auto& d = doc["devices"][0];
-  for (const char* key : {"name", "vendor_id", "driver", "api_version", "subgroup_size", "coop_khr", "coop_nv2"})
+  for (const char* key :
+       {"name", "vendor_id", "driver", "api_version", "subgroup_size", "coop_khr", "coop_nv2"})
     CHECK(d.contains(key));
   CHECK(d["best_f16_f32"] == json({{"M", 16}, {"N", 16}, {"K", 16}, {"score", 4096}}));
-  CHECK(d["coop_khr"][3] == json({{"M", 16}, {"N", 16}, {"K", 16}, {"A", "float16"}, {"B", "float16"},
-                                  {"C", "float32"}, {"Result", "float32"}, {"saturating", false},
+  CHECK(d["coop_khr"][3] == json({{"M", 16},
+                                  {"N", 16},
+                                  {"K", 16},
+                                  {"A", "float16"},
+                                  {"B", "float16"},
+                                  {"C", "float32"},
+                                  {"Result", "float32"},
+                                  {"saturating", false},
                                   {"scope", "subgroup"}}));
   CHECK(d["vendor_id"] == "0x10de");
   const auto none = toJson(std::vector<DeviceCaps>{loadFixture("synthetic-empty.json")});
@@ -66,8 +75,9 @@ TEST_CASE("toJson has the documented shape", "[probe][json]") {
 }
 
 TEST_CASE("every fixture survives toJson -> capsFromJson", "[probe][json]") {
-  for (const char* name : {"nvidia-h100-580.json", "intel-arc-a770-anv.json", "amd-rdna3-radv.json",
-                           "intel-hd5500-hasvk.json", "synthetic-tie-mn.json", "synthetic-workgroup-scope.json"}) {
+  for (const char* name :
+       {"nvidia-h100-580.json", "intel-arc-a770-anv.json", "amd-rdna3-radv.json", "intel-hd5500-hasvk.json",
+        "synthetic-tie-mn.json", "synthetic-workgroup-scope.json"}) {
     INFO(name);
     const auto original = loadFixture(name);
     const auto text = toJson(std::vector<DeviceCaps>{original, original}).dump(2);
@@ -94,7 +104,8 @@ TEST_CASE("missing and mistyped fields are named with their index", "[probe][jso
 
   doc = h100();
   doc["properties"][1]["M"] = "16";
-  CHECK_THAT(errorFor(doc.dump()), ContainsSubstring("properties[1].M: expected a non-negative integer, got string"));
+  CHECK_THAT(errorFor(doc.dump()),
+             ContainsSubstring("properties[1].M: expected a non-negative integer, got string"));
 
   doc = h100();
   doc["properties"][1]["N"] = -8;
@@ -132,13 +143,15 @@ TEST_CASE("missing and mistyped fields are named with their index", "[probe][jso
 }
 
 TEST_CASE("the devices form names the device index too", "[probe][json]") {
-  auto doc = toJson(std::vector<DeviceCaps>{loadFixture("synthetic-tie-mn.json"), loadFixture("nvidia-h100-580.json")});
+  auto doc = toJson(
+      std::vector<DeviceCaps>{loadFixture("synthetic-tie-mn.json"), loadFixture("nvidia-h100-580.json")});
   doc["devices"][1]["coop_khr"][4].erase("Result");
   CHECK_THAT(errorFor(doc.dump()), Equals("devices[1].coop_khr[4].Result: missing"));
 }
 
 TEST_CASE("text that is not JSON reports the line", "[probe][json]") {
-  const std::string text = "{\n  \"device\": \"X\",\n  \"vendor_id\": \"0x10de\",\n  \"subgroup_size\" 32\n}\n";
+  const std::string text =
+      "{\n  \"device\": \"X\",\n  \"vendor_id\": \"0x10de\",\n  \"subgroup_size\" 32\n}\n";
   CHECK_THAT(errorFor(text), ContainsSubstring("not valid JSON at line 4"));
   CHECK_THAT(errorFor(""), ContainsSubstring("not valid JSON at line 1"));
 }

@@ -11,7 +11,9 @@ using namespace helios::probe;
 using Catch::Matchers::ContainsSubstring;
 
 namespace {
-bool powerOfTwo(uint32_t v) { return v != 0 && (v & (v - 1)) == 0; }
+bool powerOfTwo(uint32_t v) {
+  return v != 0 && (v & (v - 1)) == 0;
+}
 } // namespace
 
 TEST_CASE("queryCaps returns sane values for every device", "[probe][live]") {
@@ -37,4 +39,25 @@ TEST_CASE("queryCaps returns sane values for every device", "[probe][live]") {
       CHECK(p.scope.rfind("unknown", 0) != 0);
     }
   }
+}
+
+TEST_CASE("lavapipe has no cooperative matrix, so the tiled fallback is chosen", "[probe][live]") {
+  std::vector<DeviceCaps> devices;
+  try {
+    devices = queryAllDevices();
+  } catch (const helios::vk::LoaderMissing& e) {
+    SKIP(e.what());
+  }
+  bool sawLavapipe = false;
+  for (const auto& d : devices) {
+    if (d.name.find("llvmpipe") == std::string::npos) continue;
+    sawLavapipe = true;
+    // Mesa 25.0's lavapipe (Debian 12 backports, LLVM 15) does not offer VK_KHR_cooperative_matrix.
+    CHECK_FALSE(d.hasExtension("VK_KHR_cooperative_matrix"));
+    CHECK(d.coop_khr.empty());
+    CHECK(d.coop_nv2.empty());
+    CHECK_FALSE(bestF16F32(d.coop_khr));
+    CHECK_THAT(explainChoice(d.coop_khr), ContainsSubstring("tiled fallback kernel will be used"));
+  }
+  if (!sawLavapipe) SKIP("no lavapipe device on this machine");
 }

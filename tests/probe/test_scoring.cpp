@@ -7,11 +7,13 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 using namespace helios::probe;
-using helios::probe::test::loadFixture;
 using Catch::Matchers::ContainsSubstring;
+using helios::probe::test::loadFixture;
 
 namespace {
-CoopShape shape(uint32_t m, uint32_t n, uint32_t k) { return {m, n, k, uint64_t{m} * n * k}; }
+CoopShape shape(uint32_t m, uint32_t n, uint32_t k) {
+  return {m, n, k, uint64_t{m} * n * k};
+}
 } // namespace
 
 TEST_CASE("H100 capture picks 16x16x16 f16->f32 with score 4096", "[probe][scoring]") {
@@ -89,7 +91,8 @@ TEST_CASE("a bigger workgroup-scope entry is not chosen", "[probe][scoring]") {
 }
 
 TEST_CASE("explainChoice names the only eligible shape", "[probe][scoring]") {
-  std::vector<CoopMatrixProperty> props{{8, 8, 16, "float16", "float16", "float32", "float32", false, "subgroup"}};
+  std::vector<CoopMatrixProperty> props{
+      {8, 8, 16, "float16", "float16", "float32", "float32", false, "subgroup"}};
   CHECK_THAT(explainChoice(props), ContainsSubstring("only eligible shape"));
   CHECK_THAT(explainChoice(props), ContainsSubstring("Considered 1 configuration:"));
 }

@@ -10,20 +10,21 @@
 #include <sstream>
 
 using namespace helios::probe;
-using helios::probe::test::fixturePath;
-using helios::probe::test::loadFixture;
 using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
+using helios::probe::test::fixturePath;
+using helios::probe::test::loadFixture;
 
 TEST_CASE("selectDevices takes an index or a case-insensitive name substring", "[probe][select]") {
-  const std::vector<DeviceCaps> devices{loadFixture("nvidia-h100-580.json"), loadFixture("amd-rdna3-radv.json")};
+  const std::vector<DeviceCaps> devices{loadFixture("nvidia-h100-580.json"),
+                                        loadFixture("amd-rdna3-radv.json")};
   CHECK(selectDevices(devices, "") == std::vector<std::size_t>{0, 1});
   CHECK(selectDevices(devices, "1") == std::vector<std::size_t>{1});
   CHECK(selectDevices(devices, "radeon") == std::vector<std::size_t>{1});
   CHECK(selectDevices(devices, "h100") == std::vector<std::size_t>{0});
-  CHECK_THROWS_WITH(selectDevices(devices, "2"), ContainsSubstring("No device has index 2"));
+  CHECK_THROWS_WITH(selectDevices(devices, "2"), ContainsSubstring("Device index 2 is out of range: there are 2 devices"));
   CHECK_THROWS_WITH(selectDevices(devices, "intel"),
-                    ContainsSubstring("No device name contains \"intel\" (the devices are 0: NVIDIA"));
+                    ContainsSubstring("No Vulkan device name contains \"intel\"; available: [0] NVIDIA H100"));
 }
 
 TEST_CASE("TextTable aligns columns", "[probe][format]") {
@@ -37,7 +38,8 @@ TEST_CASE("formatDevice shows the tables and the choice", "[probe][format]") {
   const auto text = formatDevice(loadFixture("nvidia-h100-580.json"), 3);
   CHECK_THAT(text, StartsWith("Device 3: NVIDIA H100 80GB HBM3\n"));
   CHECK_THAT(text, ContainsSubstring("Cooperative matrix configurations (VK_KHR_cooperative_matrix): 11"));
-  CHECK_THAT(text, ContainsSubstring("    16  16  16  float16   float16   float32  float32  no          subgroup"));
+  CHECK_THAT(text,
+             ContainsSubstring("    16  16  16  float16   float16   float32  float32  no          subgroup"));
   CHECK_THAT(text, ContainsSubstring("Flexible dimensions (VK_NV_cooperative_matrix2): 5"));
   CHECK_THAT(text, ContainsSubstring("Best f16 x f16 -> f32 shape: 16x16x16 (score 4096)"));
   const auto none = formatDevice(loadFixture("intel-hd5500-hasvk.json"), 0);
@@ -58,7 +60,7 @@ TEST_CASE("runProbe: --from-json, --device and a bad file", "[probe][cli]") {
   opts.device = "7";
   CHECK(runProbe(opts, out2, err2) == 1);
   CHECK(out2.str().empty());
-  CHECK_THAT(err2.str(), StartsWith("helios-probe: No device has index 7"));
+  CHECK_THAT(err2.str(), StartsWith("helios-probe: Device index 7 is out of range"));
 
   std::ostringstream out3, err3;
   opts = {};

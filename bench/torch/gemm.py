@@ -1,0 +1,81 @@
+#!/usr/bin/env python3
+"""cuBLAS (through torch) GEMM timings for the same shapes and layouts helios-bench gemm runs.
+
+Prints one JSON object: {"torch": version, "device": name, "results": [{shape, layout, dtype, out, ms, tflops}]}.
+f32 runs with TF32 off; f16 inputs run with f16 output (torch.matmul) and f32 output (mm with out_dtype,
+where this torch has it). Timing: CUDA events around each call, warm-up first, median of the repeats.
+"""
+import argparse
+import json
+import statistics
+
+import torch
+
+
+def parse_shapes(text):
+    shapes = []
+    for item in text.split(","):
+        m, n, k = (int(x) for x in item.lower().split("x"))
+        shapes.append((m, n, k))
+    return shapes
+
+
+def operands(m, n, k, layout, dtype):
+    # NN: A MxK, B KxN. NT: B stored NxK. TN: A stored KxM. Views keep the stored layout.
+    a = torch.randn(k, m, device="cuda", dtype=dtype).t() if layout[0] == "t" else torch.randn(m, k, device="cuda", dtype=dtype)
+    b = torch.randn(n, k, device="cuda", dtype=dtype).t() if layout[1] == "t" else torch.randn(k, n, device="cuda", dtype=dtype)
+    return a, b
+
+
+def time_ms(fn, warmup, repeat):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(repeat):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return statistics.median(times)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--shapes", default="4096x4096x4096")
+    p.add_argument("--layouts", default="nn")
+    p.add_argument("--dtypes", default="f32", help="comma list of f32, f16 (f16 = f16 inputs)")
+    p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--repeat", type=int, default=20)
+    args = p.parse_args()
+
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    results = []
+    for dtype_name in args.dtypes.split(","):
+        dtype = torch.float32 if dtype_name == "f32" else torch.float16
+        for (m, n, k) in parse_shapes(args.shapes):
+            for layout in args.layouts.split(","):
+                a, b = operands(m, n, k, layout, dtype)
+                flops = 2.0 * m * n * k
+                outs = [("f32", lambda: torch.matmul(a, b))] if dtype_name == "f32" else [("f16", lambda: torch.matmul(a, b))]
+                if dtype_name == "f16":
+                    try:
+                        torch.mm(a, b, out_dtype=torch.float32)
+                        outs.append(("f32", lambda: torch.mm(a, b, out_dtype=torch.float32)))
+                    except (TypeError, RuntimeError):
+                        pass
+                for out_name, fn in outs:
+                    ms = time_ms(fn, args.warmup, args.repeat)
+                    results.append({"M": m, "N": n, "K": k, "layout": layout, "dtype": dtype_name, "out": out_name,
+                                    "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12})
+                del a, b
+                torch.cuda.empty_cache()
+    print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name(),
+                      "cuda": torch.version.cuda, "results": results}, indent=1))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,32 @@
+#include "probe/cli.hpp"
+
+#include "probe/format.hpp"
+#include "probe/json.hpp"
+#include "probe/live.hpp"
+#include "probe/select.hpp"
+
+#include <exception>
+
+namespace helios::probe {
+
+int runProbe(const ProbeOptions& options, std::ostream& out, std::ostream& err) {
+  try {
+    const auto devices = options.fromJson.empty() ? queryAllDevices() : loadCapsFile(options.fromJson);
+    const auto picked = selectDevices(devices, deviceSelector(options.device));
+    if (options.json) {
+      std::vector<DeviceCaps> chosen;
+      for (auto i : picked)
+        chosen.push_back(devices[i]);
+      out << toJson(chosen).dump(2) << "\n";
+    } else {
+      for (std::size_t n = 0; n < picked.size(); ++n)
+        out << (n ? "\n" : "") << formatDevice(devices[picked[n]], picked[n]);
+    }
+    return 0;
+  } catch (const std::exception& e) {
+    err << "helios-probe: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+} // namespace helios::probe

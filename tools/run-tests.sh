@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The README's test command: bootstrap, build, then every Catch2 suite under ctest on the default device
+# (lavapipe on a machine without a GPU).
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${HELIOS_BUILD_DIR:-$ROOT/build}
+"$ROOT/tools/build.sh"
+cd "$BUILD"
+ctest --output-on-failure -j "${JOBS:-$(nproc)}" "$@"
