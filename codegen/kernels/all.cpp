@@ -1,4 +1,14 @@
 #include "codegen/kernels/all.hpp"
+#include "codegen/kernels/adamw.hpp"
+#include "codegen/kernels/cross_entropy.hpp"
+#include "codegen/kernels/elementwise.hpp"
+#include "codegen/kernels/embedding.hpp"
+#include "codegen/kernels/gemm_coop.hpp"
+#include "codegen/kernels/gemm_tiled.hpp"
+#include "codegen/kernels/norm.hpp"
+#include "codegen/kernels/reduce.hpp"
+#include "codegen/kernels/slice3d.hpp"
+#include "codegen/kernels/softmax.hpp"
 
 // Each family adds one include and one call, in alphabetical order.
 
@@ -6,6 +16,16 @@ namespace helios::codegen {
 
 void registerAllKernels(KernelRegistry& registry) {
   (void)registry;
+  registerAdamW(registry);
+  registerCrossEntropy(registry);
+  registerElementwise(registry);
+  registerEmbedding(registry);
+  registerGemmCoop(registry);
+  registerGemmTiled(registry);
+  registerNorm(registry);
+  registerReduce(registry);
+  registerSlice3d(registry);
+  registerSoftmax(registry);
 }
 
 } // namespace helios::codegen

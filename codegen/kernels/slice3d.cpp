@@ -8,19 +8,21 @@
 namespace helios::codegen {
 
 std::string Slice3dParams::cacheKey() const {
-  return std::string("slice3d:") + (type == SliceType::F16 ? "f16" : "f32") + (scatter ? ":scatter" : ":gather") +
-         ":wg" + std::to_string(localSize);
+  return std::string("slice3d:") + (type == SliceType::F16 ? "f16" : "f32") +
+         (scatter ? ":scatter" : ":gather") + ":wg" + std::to_string(localSize);
 }
 
 Kernel generateSlice3d(const Slice3dParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
-    throw std::invalid_argument("slice3d: localSize must be in [1, 1024], got " + std::to_string(p.localSize));
+    throw std::invalid_argument("slice3d: localSize must be in [1, 1024], got " +
+                                std::to_string(p.localSize));
   using spv::Value;
   spv::Module m;
   const spv::TypeId u32 = m.u32(), i32 = m.i32();
   const spv::TypeId elem = p.type == SliceType::F16 ? m.f16() : m.f32();
   const spv::Buffer src = m.storageBuffer(0, elem, spv::Access::ReadOnly);
-  const spv::Buffer dst = m.storageBuffer(1, elem, p.scatter ? spv::Access::ReadWrite : spv::Access::WriteOnly);
+  const spv::Buffer dst =
+      m.storageBuffer(1, elem, p.scatter ? spv::Access::ReadWrite : spv::Access::WriteOnly);
   const spv::PushConstants pc = m.pushConstants({u32, u32, u32, u32, u32, u32, u32, u32, u32, i32, i32});
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value batch = f.loadPush(pc, 0), srcRows = f.loadPush(pc, 1), srcCols = f.loadPush(pc, 2);
@@ -44,10 +46,10 @@ Kernel generateSlice3d(const Slice3dParams& p) {
       const Value rowInside = f.logicalAnd(f.ge(oi, zeroI), f.lt(oi, otherRows));
       const Value oiU = f.convert(oi, u32);
       // Row starts of the iterated matrix and the other one (the latter only used when inside).
-      const Value iterRow = p.scatter ? f.iadd(srcBase, f.imul(i, srcRowStride))
-                                      : f.iadd(dstBase, f.imul(i, dstRowStride));
-      const Value otherRow = p.scatter ? f.iadd(dstBase, f.imul(oiU, dstRowStride))
-                                       : f.iadd(srcBase, f.imul(oiU, srcRowStride));
+      const Value iterRow =
+          p.scatter ? f.iadd(srcBase, f.imul(i, srcRowStride)) : f.iadd(dstBase, f.imul(i, dstRowStride));
+      const Value otherRow =
+          p.scatter ? f.iadd(dstBase, f.imul(oiU, dstRowStride)) : f.iadd(srcBase, f.imul(oiU, srcRowStride));
       f.forRange(f.globalId(0), cols, strideX, [&](Value j) {
         const Value oj = f.iadd(f.convert(j, i32), colOffset);
         const Value inside = f.logicalAnd(rowInside, f.logicalAnd(f.ge(oj, zeroI), f.lt(oj, otherCols)));
@@ -76,13 +78,15 @@ Kernel generateSlice3d(const Slice3dParams& p) {
 }
 
 void registerSlice3d(KernelRegistry& registry) {
-  registry.add({"slice3d", "batched pad/crop (gather, zeros outside src) and scatter-back into a window, f32/f16",
+  registry.add({"slice3d",
+                "batched pad/crop (gather, zeros outside src) and scatter-back into a window, f32/f16",
                 [] { return generateSlice3d({}); },
                 [] {
                   std::vector<Kernel> ks;
                   for (SliceType t : {SliceType::F32, SliceType::F16})
                     for (bool scatter : {false, true})
-                      for (uint32_t ls : {64u, 256u}) ks.push_back(generateSlice3d({t, scatter, ls}));
+                      for (uint32_t ls : {64u, 256u})
+                        ks.push_back(generateSlice3d({t, scatter, ls}));
                   return ks;
                 }});
 }

@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# One device session on the H100: probe, every test suite on the GPU, benchmarks beside PyTorch/cuBLAS from
+# the same run. Run from the repository root on the device machine with .gl, .dev and build/shaders carried
+# (bench/device/stage.sh prepares them). Writes logs and JSON under $OUT.
+#   HELIOS_COMMIT=<sha> bash bench/device/h100.sh [probe] [tests] [gemm] [coop] [dispatch]   (default: all)
+set -uo pipefail
+OUT=${OUT:-/tmp/helios-out}
+mkdir -p "$OUT"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+# Tests were built with absolute paths to /work/main (fixtures, GLSL oracles): make them resolve here.
+mkdir -p /work && [ -e /work/main ] || ln -s "$PWD" /work/main
+export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
+export PATH=$PWD/.dev/bin:$PATH
+export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
+if ! helios-probe >/dev/null 2>&1; then
+  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+fi
+steps=${*:-probe tests gemm coop dispatch}
+has() { [[ " $steps " == *" $1 "* ]]; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
+
+if has probe; then
+  echo "== probe"
+  helios-probe --device nvidia | tee "$OUT/probe.txt"
+  helios-probe --device nvidia --json >"$OUT/probe.json"
+fi
+
+if has tests; then
+  echo "== test suites on the GPU"
+  : >"$OUT/tests.txt"
+  for t in .dev/bin/test_*; do
+    name=$(basename "$t")
+    if timeout 300 "$t" >"$OUT/$name.log" 2>&1; then res=ok; else res=FAIL; fi
+    printf '%-28s %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.log" | tr '\n' ' ' | cut -c1-120)" | tee -a "$OUT/tests.txt"
+  done
+fi
+
+if has gemm; then
+  echo "== tiled f32 GEMM vs cuBLAS f32 (TF32 off)"
+  TILES=${TILES:-auto,128x128x8_8x8_p4_s2,128x128x16_8x8_p4_s2,128x64x8_8x4_p4_s2,64x64x16_4x4_p4_s2}
+  helios-bench gemm --kernel tiled --shapes 4096x4096x4096,1024x1024x1024 --tiles "$TILES" --warmup 3 --repeat 10 \
+    --json "$OUT/helios_gemm_f32.json" | tee "$OUT/helios_gemm_f32.txt"
+  python3 bench/torch/gemm.py --shapes 4096x4096x4096,1024x1024x1024 --dtypes f32 >"$OUT/torch_gemm_f32.json"
+fi
+
+if has coop && [ -x bench/h100/run.sh ]; then
+  echo "== cooperative-matrix GEMM"
+  bash bench/h100/run.sh 2>&1 | tee "$OUT/coop.txt"
+fi
+
+if has dispatch; then
+  echo "== 1000 small dispatches: graph vs one submit per dispatch"
+  helios-bench dispatch --count 1000 --repeat 5 --json "$OUT/helios_dispatch.json"
+fi
+ls -la "$OUT"

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Stages what a device run needs into .dev/ (git-ignored): stripped binaries from build/, the fmt shared
+# library they link, and the compiled GLSL oracles. The device machine runs glibc >= 2.36 x86-64 binaries
+# built here as they are. Carry: .gl (Vulkan loader .deb), .dev, build/shaders.
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${HELIOS_BUILD_DIR:-$ROOT/build}
+DEV=$ROOT/.dev
+rm -rf "$DEV" && mkdir -p "$DEV/bin" "$DEV/lib"
+for exe in $(find "$BUILD/tools" "$BUILD/tests" -maxdepth 3 -type f -executable \( -name 'helios-*' -o -name 'test_*' \)); do
+  strip -o "$DEV/bin/$(basename "$exe")" "$exe"
+done
+cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$DEV/lib/"
+du -sh "$DEV"

@@ -1,0 +1,29 @@
+#pragma once
+// Fused softmax cross-entropy with logits, along the last axis (f32 logits, int32 targets, row-major):
+//   loss[r]       = logsumexp(logits[r, :]) - logits[r, t],  t = targets[r]
+//   dlogits[r, j] = (softmax(logits[r, :])[j] - (j == t)) * gradScale
+// Ignore-index convention: a target outside [0, vocab) (e.g. -1 or -100 for padding) gives loss[r] = 0 and
+// dlogits[r, :] = 0, so such rows contribute nothing to the loss or the gradient.
+// Bindings: 0 logits (read), 1 targets (int32, read), 2 loss (write), 3 dlogits (write).
+// Push: {uint rows, uint vocab, float gradScale}. One workgroup per row (2-D grid, see rowIndex()); the
+// columns are looped over (online max/sum in one read pass, then one write pass), so any vocab works
+// (GPT-2's 50304 included).
+#include <cstdint>
+#include <string>
+
+#include "codegen/kernel.hpp"
+#include "codegen/kernels/row_reduce.hpp"
+#include "codegen/registry.hpp"
+
+namespace helios::codegen {
+
+struct CrossEntropyParams {
+  uint32_t localSize = 256;
+  ReduceStrategy strategy = ReduceStrategy::Subgroup;
+  std::string cacheKey() const; // "cross_entropy:f32:i32:wg256:subgroup"
+};
+
+Kernel generateCrossEntropy(const CrossEntropyParams& p);
+void registerCrossEntropy(KernelRegistry& registry);
+
+} // namespace helios::codegen

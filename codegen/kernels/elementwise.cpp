@@ -1,0 +1,248 @@
+#include "codegen/kernels/elementwise.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+#include "codegen/spirv/builder.hpp"
+
+namespace helios::codegen {
+
+namespace {
+
+using spv::FunctionBuilder;
+using spv::Value;
+
+bool isBinary(EwOp op) {
+  return op == EwOp::Add || op == EwOp::Sub || op == EwOp::Mul;
+}
+bool isBackward(EwOp op) {
+  return op == EwOp::GeluBackward || op == EwOp::SiluBackward || op == EwOp::ReluBackward;
+}
+bool isCast(EwOp op) {
+  return op == EwOp::CastF32ToF16 || op == EwOp::CastF16ToF32;
+}
+
+constexpr float kGeluK = 0.7978845608028654f; // sqrt(2 / pi)
+constexpr float kGeluC = 0.044715f;
+
+// 1 / (1 + exp(-z)): exp overflows to +inf for very negative z, giving exactly 0 (no NaN).
+Value sigmoid(FunctionBuilder& f, Value z) {
+  const Value one = f.f32(1.0f);
+  return f.fdiv(one, f.fadd(one, f.exp(f.fneg(z))));
+}
+
+Value gelu(FunctionBuilder& f, Value x, bool grad) {
+  const Value x2 = f.fmul(x, x);
+  const Value u = f.fmul(f.fmul(f.f32(kGeluK), x), f.fadd(f.f32(1.0f), f.fmul(f.f32(kGeluC), x2)));
+  const Value s = sigmoid(f, f.fmul(f.f32(2.0f), u)); // = 0.5 (1 + tanh u)
+  if (!grad) return f.fmul(x, s);
+  // d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) u'(x), with 0.5 (1 + t) = s and 1 - t^2 = 4 s (1 - s).
+  const Value du = f.fmul(f.f32(kGeluK), f.fadd(f.f32(1.0f), f.fmul(f.f32(3.0f * kGeluC), x2)));
+  const Value tail = f.fmul(f.fmul(f.f32(2.0f), x), f.fmul(f.fmul(s, f.fsub(f.f32(1.0f), s)), du));
+  return f.fadd(s, tail);
+}
+
+Value silu(FunctionBuilder& f, Value x, bool grad) {
+  const Value s = sigmoid(f, x);
+  if (!grad) return f.fmul(x, s);
+  return f.fmul(s, f.fadd(f.f32(1.0f), f.fmul(x, f.fsub(f.f32(1.0f), s)))); // s (1 + x (1 - s))
+}
+
+} // namespace
+
+const char* toString(EwOp op) {
+  switch (op) {
+  case EwOp::Add:
+    return "add";
+  case EwOp::Sub:
+    return "sub";
+  case EwOp::Mul:
+    return "mul";
+  case EwOp::Scale:
+    return "scale";
+  case EwOp::Axpy:
+    return "axpy";
+  case EwOp::Gelu:
+    return "gelu";
+  case EwOp::Silu:
+    return "silu";
+  case EwOp::Relu:
+    return "relu";
+  case EwOp::GeluBackward:
+    return "gelu_bwd";
+  case EwOp::SiluBackward:
+    return "silu_bwd";
+  case EwOp::ReluBackward:
+    return "relu_bwd";
+  case EwOp::CastF32ToF16:
+    return "cast_f32_f16";
+  case EwOp::CastF16ToF32:
+    return "cast_f16_f32";
+  case EwOp::Fill:
+    return "fill";
+  case EwOp::Copy:
+    return "copy";
+  }
+  return "?";
+}
+
+const char* toString(EwType t) {
+  return t == EwType::F16 ? "f16" : "f32";
+}
+
+uint32_t ewNumBuffers(EwOp op) {
+  if (op == EwOp::Fill) return 1;
+  if (isBinary(op) || isBackward(op)) return 3;
+  return 2;
+}
+
+std::string ElementwiseParams::cacheKey() const {
+  return std::string("ew:") + toString(op) + ":" + toString(type) + (broadcast ? ":bcast" : ":flat") + ":wg" +
+         std::to_string(localSize);
+}
+
+Kernel generateElementwise(const ElementwiseParams& p) {
+  if (p.broadcast && !isBinary(p.op))
+    throw std::invalid_argument(std::string("elementwise: broadcast is only for add/sub/mul, not ") +
+                                toString(p.op));
+  if (isCast(p.op) && p.type != EwType::F32)
+    throw std::invalid_argument("elementwise: casts have fixed types; use type = f32 in their parameters");
+  if (p.localSize == 0 || p.localSize > 1024)
+    throw std::invalid_argument("elementwise: localSize must be in [1, 1024], got " +
+                                std::to_string(p.localSize));
+
+  spv::Module m;
+  const spv::TypeId f32 = m.f32(), u32 = m.u32();
+  const spv::TypeId storage = p.type == EwType::F16 ? m.f16() : f32;
+  const spv::TypeId inT = p.op == EwOp::CastF16ToF32 ? m.f16() : p.op == EwOp::CastF32ToF16 ? f32 : storage;
+  const spv::TypeId outT = p.op == EwOp::CastF32ToF16 ? m.f16() : p.op == EwOp::CastF16ToF32 ? f32 : storage;
+
+  std::vector<spv::Buffer> bufs;
+  const auto addBuffer = [&](spv::TypeId t, spv::Access access) {
+    const spv::Buffer b = m.storageBuffer(static_cast<uint32_t>(bufs.size()), t, access);
+    m.decorate(b.var.id, spv::Decoration::Aliased);
+    bufs.push_back(b);
+    return b;
+  };
+  const uint32_t numBuffers = ewNumBuffers(p.op);
+  if (p.op == EwOp::Fill) {
+    addBuffer(outT, spv::Access::WriteOnly);
+  } else if (p.op == EwOp::Axpy) {
+    addBuffer(inT, spv::Access::ReadOnly);
+    addBuffer(outT, spv::Access::ReadWrite);
+  } else {
+    for (uint32_t b = 0; b + 1 < numBuffers; ++b)
+      addBuffer(inT, spv::Access::ReadOnly);
+    addBuffer(outT, spv::Access::WriteOnly);
+  }
+  const spv::PushConstants pc = m.pushConstants({u32, u32, f32, u32});
+
+  FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+  const Value n = f.loadPush(pc, 0);
+  const Value alpha = f.loadPush(pc, 2);
+  const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
+  // Loads as f32 (converting f16 storage), stores from f32.
+  const auto load = [&](const spv::Buffer& b, Value i) {
+    const Value v = f.loadAt(b, i);
+    return b.element.id == f32.id ? v : f.convert(v, f32);
+  };
+  const auto store = [&](const spv::Buffer& b, Value i, Value v) {
+    f.storeAt(b, i, b.element.id == f32.id ? v : f.convert(v, b.element));
+  };
+  const spv::Buffer& out = bufs.back();
+
+  Value cols{};
+  if (p.broadcast) cols = f.loadPush(pc, 1);
+  f.forRange(f.globalId(0), n, stride, [&](Value i) {
+    switch (p.op) {
+    case EwOp::Add:
+    case EwOp::Sub:
+    case EwOp::Mul: {
+      const Value a = load(bufs[0], i);
+      const Value b = load(bufs[1], p.broadcast ? f.rem(i, cols) : i);
+      const Value r = p.op == EwOp::Add ? f.fadd(a, b) : p.op == EwOp::Sub ? f.fsub(a, b) : f.fmul(a, b);
+      store(out, i, r);
+      break;
+    }
+    case EwOp::Scale:
+      store(out, i, f.fmul(alpha, load(bufs[0], i)));
+      break;
+    case EwOp::Axpy: {
+      const Value x = load(bufs[0], i);
+      const Value y = load(bufs[1], i);
+      store(out, i, f.fadd(y, f.fmul(alpha, x)));
+      break;
+    }
+    case EwOp::Gelu:
+      store(out, i, gelu(f, load(bufs[0], i), false));
+      break;
+    case EwOp::Silu:
+      store(out, i, silu(f, load(bufs[0], i), false));
+      break;
+    case EwOp::Relu: {
+      const Value x = load(bufs[0], i);
+      store(out, i, f.select(f.gt(x, f.f32(0.0f)), x, f.f32(0.0f)));
+      break;
+    }
+    case EwOp::GeluBackward:
+    case EwOp::SiluBackward:
+    case EwOp::ReluBackward: {
+      const Value x = load(bufs[0], i);
+      const Value dy = load(bufs[1], i);
+      Value dx;
+      if (p.op == EwOp::ReluBackward)
+        dx = f.select(f.gt(x, f.f32(0.0f)), dy, f.f32(0.0f));
+      else
+        dx = f.fmul(dy, p.op == EwOp::GeluBackward ? gelu(f, x, true) : silu(f, x, true));
+      store(out, i, dx);
+      break;
+    }
+    case EwOp::CastF32ToF16:
+    case EwOp::CastF16ToF32:
+      f.storeAt(out, i, f.convert(f.loadAt(bufs[0], i), outT));
+      break;
+    case EwOp::Fill:
+      store(out, i, alpha);
+      break;
+    case EwOp::Copy:
+      f.storeAt(out, i, f.loadAt(bufs[0], i));
+      break;
+    }
+  });
+  f.ret();
+
+  Kernel k;
+  k.name = std::string("ew_") + toString(p.op) + "_" + toString(p.type) + (p.broadcast ? "_bcast" : "") +
+           "_wg" + std::to_string(p.localSize);
+  k.cacheKey = p.cacheKey();
+  k.spirv = m.build();
+  k.numBuffers = numBuffers;
+  k.pushConstantBytes = pc.size;
+  k.localSize = {p.localSize, 1, 1};
+  return k;
+}
+
+void registerElementwise(KernelRegistry& registry) {
+  registry.add(
+      {"elementwise",
+       "grid-stride elementwise: add/sub/mul (+broadcast), scale, axpy, gelu/silu/relu (+backward), casts, "
+       "fill, copy",
+       [] { return generateElementwise({}); },
+       [] {
+         std::vector<Kernel> ks;
+         for (uint32_t o = 0; o <= static_cast<uint32_t>(EwOp::Copy); ++o) {
+           const auto op = static_cast<EwOp>(o);
+           for (EwType t : {EwType::F32, EwType::F16}) {
+             if (isCast(op) && t != EwType::F32) continue;
+             for (bool bc : {false, true}) {
+               if (bc && !isBinary(op)) continue;
+               for (uint32_t ls : {64u, 256u})
+                 ks.push_back(generateElementwise({op, t, bc, ls}));
+             }
+           }
+         }
+         return ks;
+       }});
+}
+
+} // namespace helios::codegen

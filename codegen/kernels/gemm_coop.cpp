@@ -1,0 +1,481 @@
+// Cooperative-matrix GEMM generator. The kernel, in the order the generator emits it:
+//
+//   setup:     tile origin (swizzled workgroup id), batch offsets, this invocation's copy slots, this
+//              subgroup's place in the tile, accumulators = 0
+//   main loop: for kt in K / BK: loadTileToShared (global -> registers -> shared, 16-byte vectors, all
+//              invocations), barrier, computeStage (coop loads from shared, MulAdd into the accumulators);
+//              with 2 stages the next slice's global loads are issued before computing the current one and
+//              land in the other buffer afterwards (one barrier per step)
+//   epilogue:  alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 coop load of C's type), GELU over the
+//              accumulator's components, convert, coop store to C
+#include "codegen/kernels/gemm_coop.hpp"
+
+#include <array>
+#include <set>
+#include <stdexcept>
+
+#include "codegen/spirv/builder.hpp"
+
+namespace helios::codegen {
+
+using namespace helios::spv;
+
+namespace {
+
+std::string str(uint32_t v) {
+  return std::to_string(v);
+}
+
+// One operand's slice copy: `rows` x `vecsPerRow` 16-byte vectors, global rows `globalRowVecs` apart, shared rows
+// `sharedRowVecs` apart; the slice of step kt starts at global vector `origin + kt * ktStep`.
+struct TileCopy {
+  uint32_t rows = 0, vecsPerRow = 0, sharedRowVecs = 0;
+  uint32_t stageVecs() const { return rows * sharedRowVecs; }
+};
+
+// A's slice: BM x BK (stored M x K), or BK x BM straight from a K x M matrix (transA).
+TileCopy tileA(const GemmCoopParams& p) {
+  return p.transA ? TileCopy{p.BK, p.BM / 8, (p.BM + p.padA) / 8} : TileCopy{p.BM, p.BK / 8, (p.BK + p.padA) / 8};
+}
+// B's slice: BK x BN (stored K x N), or BN x BK straight from an N x K matrix (transB).
+TileCopy tileB(const GemmCoopParams& p) {
+  return p.transB ? TileCopy{p.BN, p.BK / 8, (p.BK + p.padB) / 8} : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
+}
+
+void require(bool ok, const std::string& what) {
+  if (!ok) throw std::invalid_argument("gemm_coop: " + what);
+}
+
+// Everything the pieces of the kernel share.
+class GemmCoopBuilder {
+public:
+  explicit GemmCoopBuilder(const GemmCoopParams& p)
+      : p_(p), f_(declare()), copyA_(tileA(p)), copyB_(tileB(p)) {}
+
+  std::vector<uint32_t> build() {
+    setup();
+    mainLoop();
+    epilogue();
+    f_.ret();
+    return m_.build();
+  }
+  uint32_t pushBytes() const { return pc_.size; }
+
+private:
+  // Types, bindings, push constants, shared memory, entry point.
+  FunctionBuilder& declare() {
+    u32_ = m_.u32();
+    f16_ = m_.f16();
+    f32_ = m_.f32();
+    uvec4_ = m_.vectorType(u32_, 4);
+    ta_ = m_.coopMatrixType(f16_, p_.coopM, p_.coopK, CoopUse::MatrixAKHR);
+    tb_ = m_.coopMatrixType(f16_, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
+    tc_ = m_.coopMatrixType(f32_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR);
+    tcOut_ = p_.outF16 ? m_.coopMatrixType(f16_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR) : tc_;
+    a_ = m_.storageBuffer(0, uvec4_, Access::ReadOnly);
+    b_ = m_.storageBuffer(1, uvec4_, Access::ReadOnly);
+    c_ = m_.storageBuffer(2, p_.outF16 ? f16_ : f32_, p_.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
+    if (p_.bias) bias_ = m_.storageBuffer(3, p_.outF16 ? f16_ : f32_, Access::ReadOnly);
+    pc_ = m_.pushConstants({u32_, u32_, u32_, f32_, f32_, u32_, u32_, u32_});
+    const TileCopy ca = tileA(p_), cb = tileB(p_);
+    shA_ = m_.workgroupArray(uvec4_, p_.stages * ca.stageVecs());
+    shB_ = m_.workgroupArray(uvec4_, p_.stages * cb.stageVecs());
+    m_.setName(shA_.id, "shA");
+    m_.setName(shB_.id, "shB");
+    return m_.entryPoint("main", {p_.invocations(), 1, 1});
+  }
+
+  Value c(uint32_t v) { return f_.u32(v); }
+
+  // Which C tile this workgroup owns (optionally swizzled in bands of groupM tile rows), batch offsets, the
+  // invocation's copy slots and the subgroup's position; zeroed accumulators.
+  void setup() {
+    M_ = f_.loadPush(pc_, 0);
+    N_ = f_.loadPush(pc_, 1);
+    K_ = f_.loadPush(pc_, 2);
+    Value tileN = f_.workgroupId(0), tileM = f_.workgroupId(1);
+    if (p_.groupM > 1) {
+      const Value tilesN = f_.builtin(BuiltIn::NumWorkgroups, 0), tilesM = f_.builtin(BuiltIn::NumWorkgroups, 1);
+      const Value linear = f_.iadd(f_.imul(tileM, tilesN), tileN);
+      const Value band = f_.imul(c(p_.groupM), tilesN);
+      const Value first = f_.imul(f_.udiv(linear, band), c(p_.groupM));
+      const Value rows = f_.umin(f_.isub(tilesM, first), c(p_.groupM));
+      const Value inBand = f_.rem(linear, band);
+      tileM = f_.iadd(first, f_.rem(inBand, rows));
+      tileN = f_.udiv(inBand, rows);
+    }
+    m0_ = f_.imul(tileM, c(p_.BM));
+    n0_ = f_.imul(tileN, c(p_.BN));
+    Value batchA = c(0), batchB = c(0);
+    cBase_ = c(0);
+    if (p_.batched) {
+      const Value z = f_.workgroupId(2);
+      batchA = f_.shr(f_.imul(z, f_.loadPush(pc_, 5)), c(3)); // in vectors
+      batchB = f_.shr(f_.imul(z, f_.loadPush(pc_, 6)), c(3));
+      cBase_ = f_.imul(z, f_.loadPush(pc_, 7));
+    }
+    const Value mVecs = f_.shr(M_, c(3)), nVecs = f_.shr(N_, c(3)), kVecs = f_.shr(K_, c(3));
+    // Slice origins (vectors) and per-step advance.
+    if (p_.transA) {
+      originA_ = f_.iadd(batchA, f_.shr(m0_, c(3)));
+      stepA_ = f_.imul(c(p_.BK), mVecs);
+      rowVecsA_ = mVecs;
+    } else {
+      originA_ = f_.iadd(batchA, f_.imul(m0_, kVecs));
+      stepA_ = c(p_.BK / 8);
+      rowVecsA_ = kVecs;
+    }
+    if (p_.transB) {
+      originB_ = f_.iadd(batchB, f_.imul(n0_, kVecs));
+      stepB_ = c(p_.BK / 8);
+      rowVecsB_ = kVecs;
+    } else {
+      originB_ = f_.iadd(batchB, f_.shr(n0_, c(3)));
+      stepB_ = f_.imul(c(p_.BK), nVecs);
+      rowVecsB_ = nVecs;
+    }
+    const Value tid = f_.localId(0);
+    slotsA_ = copySlots(copyA_, rowVecsA_, tid);
+    slotsB_ = copySlots(copyB_, rowVecsB_, tid);
+
+    const Value sg = f_.builtin(BuiltIn::SubgroupId);
+    sgRow_ = f_.udiv(sg, c(p_.sgCols));
+    sgCol_ = f_.rem(sg, c(p_.sgCols));
+    // Shared-memory vector offset of this subgroup's first A / B fragment within a stage.
+    const Value rowA = f_.imul(sgRow_, c(p_.warpM())), colB = f_.imul(sgCol_, c(p_.warpN()));
+    warpA_ = p_.transA ? f_.shr(rowA, c(3)) : f_.imul(rowA, c(copyA_.sharedRowVecs));
+    warpB_ = p_.transB ? f_.imul(colB, c(copyB_.sharedRowVecs)) : f_.shr(colB, c(3));
+
+    const Value zero = f_.coopFill(tc_, f_.f32(0.0f));
+    for (uint32_t i = 0; i < p_.accM() * p_.accN(); ++i) {
+      acc_.push_back(f_.variable(tc_));
+      f_.store(acc_.back(), zero);
+    }
+  }
+
+  // Per-invocation (global offset, shared offset) of each vector it copies, relative to the slice origin.
+  struct Slot {
+    Value global, shared;
+  };
+  std::vector<Slot> copySlots(const TileCopy& t, Value globalRowVecs, Value tid) {
+    std::vector<Slot> slots;
+    const uint32_t total = t.rows * t.vecsPerRow, n = p_.invocations();
+    if (n % t.vecsPerRow == 0) {
+      // Slot i is slot 0 moved down i * n / vecsPerRow rows: one per-invocation offset plus uniform steps.
+      const Value row = f_.udiv(tid, c(t.vecsPerRow)), col = f_.rem(tid, c(t.vecsPerRow));
+      const Value g0 = f_.iadd(f_.imul(row, globalRowVecs), col), s0 = f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col);
+      const uint32_t rowsPerSlot = n / t.vecsPerRow;
+      const Value gStep = f_.imul(globalRowVecs, c(rowsPerSlot));
+      for (uint32_t i = 0; i < total / n; ++i)
+        slots.push_back({i ? f_.iadd(g0, f_.imul(gStep, c(i))) : g0, f_.iadd(s0, c(i * rowsPerSlot * t.sharedRowVecs))});
+      return slots;
+    }
+    for (uint32_t i = 0; i < total / n; ++i) {
+      const Value idx = f_.iadd(tid, c(i * n));
+      const Value row = f_.udiv(idx, c(t.vecsPerRow)), col = f_.rem(idx, c(t.vecsPerRow));
+      slots.push_back({f_.iadd(f_.imul(row, globalRowVecs), col), f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col)});
+    }
+    return slots;
+  }
+
+  // Global -> registers: the slice of step kt.
+  std::vector<Value> loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step, Value kt) {
+    const Value base = f_.iadd(origin, f_.imul(kt, step));
+    std::vector<Value> regs;
+    for (const Slot& s : slots)
+      regs.push_back(f_.loadAt(buf, f_.iadd(base, s.global)));
+    return regs;
+  }
+
+  // Registers -> shared memory at vector offset `stageOffset`.
+  void storeTile(Value shared, const std::vector<Slot>& slots, const std::vector<Value>& regs, Value stageOffset) {
+    for (size_t i = 0; i < slots.size(); ++i)
+      f_.store(f_.accessChain(shared, {f_.iadd(stageOffset, slots[i].shared)}), regs[i]);
+  }
+
+  void loadTileToShared(Value kt, Value offA, Value offB) {
+    const auto ra = loadTile(a_, slotsA_, originA_, stepA_, kt);
+    const auto rb = loadTile(b_, slotsB_, originB_, stepB_, kt);
+    storeTile(shA_, slotsA_, ra, offA);
+    storeTile(shB_, slotsB_, rb, offB);
+  }
+
+  // The subgroup's share of one staged slice: for each coopK step, its A and B fragments, then every
+  // accumulator's MulAdd.
+  void computeStage(Value offA, Value offB) {
+    const uint32_t am = p_.accM(), an = p_.accN();
+    std::vector<Value> acc;
+    for (const Value& v : acc_)
+      acc.push_back(f_.load(v));
+    const Value baseA = f_.iadd(offA, warpA_), baseB = f_.iadd(offB, warpB_);
+    const Value strideA = c(copyA_.sharedRowVecs), strideB = c(copyB_.sharedRowVecs);
+    for (uint32_t kk = 0; kk < p_.BK / p_.coopK; ++kk) {
+      const uint32_t k = kk * p_.coopK;
+      // All A fragments of this step, then one B fragment at a time with its column of MulAdds (fewer live
+      // fragment registers than loading every B fragment first).
+      std::vector<Value> fa;
+      for (uint32_t i = 0; i < am; ++i) {
+        const uint32_t r = i * p_.coopM;
+        const uint32_t off = p_.transA ? k * copyA_.sharedRowVecs + r / 8 : r * copyA_.sharedRowVecs + k / 8;
+        fa.push_back(f_.coopLoad(ta_, f_.accessChain(shA_, {f_.iadd(baseA, c(off))}), strideA,
+                                 p_.transA ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR));
+      }
+      for (uint32_t j = 0; j < an; ++j) {
+        const uint32_t n = j * p_.coopN;
+        const uint32_t off = p_.transB ? n * copyB_.sharedRowVecs + k / 8 : k * copyB_.sharedRowVecs + n / 8;
+        const Value fb = f_.coopLoad(tb_, f_.accessChain(shB_, {f_.iadd(baseB, c(off))}), strideB,
+                                     p_.transB ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR);
+        for (uint32_t i = 0; i < am; ++i)
+          acc[i * an + j] = f_.coopMulAdd(fa[i], fb, acc[i * an + j]);
+      }
+    }
+    for (size_t i = 0; i < acc_.size(); ++i)
+      f_.store(acc_[i], acc[i]);
+  }
+
+  void mainLoop() {
+    const Value steps = f_.udiv(K_, c(p_.BK));
+    const uint32_t stageA = copyA_.stageVecs(), stageB = copyB_.stageVecs();
+    if (p_.stages == 1) {
+      f_.forRange(c(0), steps, [&](Value kt) {
+        loadTileToShared(kt, c(0), c(0));
+        f_.workgroupBarrier();
+        computeStage(c(0), c(0));
+        f_.workgroupBarrier();
+      });
+      return;
+    }
+    // Double-buffered: slice kt lives in buffer kt & 1. The next slice's global loads are issued before the
+    // MulAdds of this one (clamped to the last slice, so the loop body is straight-line) and are written to
+    // the other buffer, which nobody reads until after the barrier that ends this step.
+    loadTileToShared(c(0), c(0), c(0));
+    f_.workgroupBarrier();
+    const Value last = f_.isub(steps, c(1));
+    f_.forRange(c(0), steps, [&](Value kt) {
+      const Value stage = f_.bitAnd(kt, c(1)), other = f_.bitXor(stage, c(1));
+      const Value next = f_.umin(f_.iadd(kt, c(1)), last);
+      const auto ra = loadTile(a_, slotsA_, originA_, stepA_, next);
+      const auto rb = loadTile(b_, slotsB_, originB_, stepB_, next);
+      computeStage(f_.imul(stage, c(stageA)), f_.imul(stage, c(stageB)));
+      storeTile(shA_, slotsA_, ra, f_.imul(other, c(stageA)));
+      storeTile(shB_, slotsB_, rb, f_.imul(other, c(stageB)));
+      f_.workgroupBarrier();
+    });
+  }
+
+  // GELU (tanh form) on every component this invocation holds: elementwise, so independent of how the
+  // implementation maps matrix elements to invocations. Components are addressed through a Function variable
+  // (OpAccessChain with a dynamic index below OpCooperativeMatrixLengthKHR).
+  void geluInPlace(Value var) {
+    const TypeId ptrF32 = m_.pointerType(StorageClass::Function, f32_);
+    f_.forRange(c(0), f_.coopLength(tc_), [&](Value e) {
+      const Value ptr = f_.op(Op::OpAccessChain, ptrF32, {f_.ref(var), f_.ref(e)});
+      const Value x = f_.load(ptr);
+      const Value x3 = f_.fmul(f_.fmul(x, x), x);
+      Value u = f_.fmul(f_.f32(0.7978845608028654f), f_.fma(f_.f32(0.044715f), x3, x));
+      u = f_.fmin(f_.fmax(u, f_.f32(-15.0f)), f_.f32(15.0f)); // tanh is +-1 in f32 well before 15
+      f_.store(ptr, f_.fmul(f_.fmul(f_.f32(0.5f), x), f_.fadd(f_.f32(1.0f), f_.tanh(u))));
+    });
+  }
+
+  void epilogue() {
+    const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
+    const Value tmp = f_.variable(tc_);
+    const Value warpRow = f_.iadd(m0_, f_.imul(sgRow_, c(p_.warpM())));
+    const Value warpCol = f_.iadd(n0_, f_.imul(sgCol_, c(p_.warpN())));
+    const Value warpC = f_.iadd(cBase_, f_.iadd(f_.imul(warpRow, N_), warpCol));
+    const Value rowStep = f_.imul(N_, c(p_.coopM));
+    for (uint32_t i = 0; i < p_.accM(); ++i)
+      for (uint32_t j = 0; j < p_.accN(); ++j) {
+        const Value col = c(j * p_.coopN);
+        const Value idx = f_.iadd(f_.iadd(warpC, f_.imul(c(i), rowStep)), col);
+        Value v = f_.load(acc_[i * p_.accN() + j]);
+        if (p_.alphaBeta) {
+          f_.store(tmp, f_.coopScale(v, alpha));
+          f_.ifThen(f_.ne(beta, f_.f32(0.0f)), [&] {
+            const Value old = f_.convert(f_.coopLoad(tcOut_, f_.at(c_, idx), N_, CoopLayout::RowMajorKHR), tc_);
+            f_.store(tmp, f_.fadd(f_.load(tmp), f_.coopScale(old, beta)));
+          });
+          v = f_.load(tmp);
+        }
+        if (p_.bias) {
+          // Stride 0: every row of the tile is bias[n .. n + coopN).
+          const Value b = f_.coopLoad(tcOut_, f_.at(bias_, f_.iadd(warpCol, col)), c(0), CoopLayout::RowMajorKHR);
+          v = f_.fadd(v, f_.convert(b, tc_));
+        }
+        if (p_.gelu) {
+          f_.store(tmp, v);
+          geluInPlace(tmp);
+          v = f_.load(tmp);
+        }
+        f_.coopStore(f_.at(c_, idx), f_.convert(v, tcOut_), N_, CoopLayout::RowMajorKHR);
+      }
+  }
+
+  const GemmCoopParams& p_;
+  Module m_;
+  TypeId u32_, f16_, f32_, uvec4_, ta_, tb_, tc_, tcOut_;
+  Buffer a_, b_, c_, bias_;
+  PushConstants pc_;
+  Value shA_, shB_;
+  FunctionBuilder& f_;
+  TileCopy copyA_, copyB_;
+  Value M_, N_, K_, m0_, n0_, cBase_;
+  Value originA_, originB_, stepA_, stepB_, rowVecsA_, rowVecsB_;
+  std::vector<Slot> slotsA_, slotsB_;
+  Value sgRow_, sgCol_, warpA_, warpB_;
+  std::vector<Value> acc_;
+};
+
+} // namespace
+
+uint32_t GemmCoopParams::sharedBytes() const {
+  return 16u * stages * (tileA(*this).stageVecs() + tileB(*this).stageVecs());
+}
+
+std::string GemmCoopParams::cacheKey() const {
+  return "gemm_coop:c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + ":t" + str(BM) + "x" + str(BN) + "x" +
+         str(BK) + ":sg" + str(sgRows) + "x" + str(sgCols) + ":s" + str(stages) + ":p" + str(padA) + "," +
+         str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" + str(outF16) +
+         ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" + str(groupM) + ":sgs" +
+         str(subgroupSize) + ":smem" + str(maxSharedBytes);
+}
+
+std::string GemmCoopParams::name() const {
+  std::string n = std::string("gemm_coop_") + (transA ? "t" : "n") + (transB ? "t" : "n") +
+                  (outF16 ? "_f16" : "_f32") + (batched ? "_b" : "") + (alphaBeta ? "_ab" : "") +
+                  (bias ? "_bias" : "") + (gelu ? "_gelu" : "");
+  n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_sg" + str(sgRows) + "x" + str(sgCols) + "_s" +
+       str(stages) + "_c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + "_p" + str(padA) + "_" + str(padB);
+  if (groupM > 1) n += "_g" + str(groupM);
+  return n;
+}
+
+void GemmCoopParams::validate() const {
+  const std::string me = name() + ": ";
+  require(coopM && coopN && coopK && coopM % 8 == 0 && coopN % 8 == 0 && coopK % 8 == 0,
+          me + "coop shape " + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + " must be multiples of 8");
+  require(sgRows && sgCols && BM % (sgRows * coopM) == 0,
+          me + "BM=" + str(BM) + " is not a multiple of sgRows*coopM=" + str(sgRows * coopM));
+  require(BN % (sgCols * coopN) == 0, me + "BN=" + str(BN) + " is not a multiple of sgCols*coopN=" + str(sgCols * coopN));
+  require(BK && BK % coopK == 0, me + "BK=" + str(BK) + " is not a multiple of coopK=" + str(coopK));
+  require(stages == 1 || stages == 2, me + "stages must be 1 or 2");
+  require(padA % 8 == 0 && padB % 8 == 0, me + "padding must be a multiple of 8 halves (16-byte rows)");
+  require(subgroupSize && invocations() <= 1024,
+          me + str(invocations()) + " invocations (max 1024)");
+  require(accM() * accN() <= 32,
+          me + str(accM() * accN()) + " accumulators per subgroup (at most 32; more would spill)");
+  const TileCopy ta = tileA(*this), tb = tileB(*this);
+  require((ta.rows * ta.vecsPerRow) % invocations() == 0,
+          me + "A slice (" + str(ta.rows * ta.vecsPerRow) + " vectors) does not split over " + str(invocations()) +
+              " invocations");
+  require((tb.rows * tb.vecsPerRow) % invocations() == 0,
+          me + "B slice (" + str(tb.rows * tb.vecsPerRow) + " vectors) does not split over " + str(invocations()) +
+              " invocations");
+  require(sharedBytes() <= maxSharedBytes, me + "needs " + str(sharedBytes()) +
+                                               " bytes of shared memory, device allows " + str(maxSharedBytes) +
+                                               " (use fewer stages, a smaller BK or a smaller tile)");
+}
+
+GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t batch) {
+  return {N / p.BN, M / p.BM, p.batched ? batch : 1u};
+}
+
+codegen::Kernel generateGemmCoop(const GemmCoopParams& params) {
+  params.validate();
+  GemmCoopBuilder b(params);
+  Kernel k;
+  k.name = params.name();
+  k.cacheKey = params.cacheKey();
+  k.spirv = b.build();
+  k.numBuffers = params.bias ? 4 : 3;
+  k.pushConstantBytes = b.pushBytes();
+  k.localSize = {params.invocations(), 1, 1};
+  k.requiredSubgroupSize = params.subgroupSize;
+  return k;
+}
+
+std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint32_t coopK, uint32_t maxSharedBytes) {
+  struct T {
+    uint32_t BM, BN, BK, sgRows, sgCols, stages;
+  };
+  // Largest register tiles per subgroup (64x64 = 16 accumulators) first: the most MulAdds per shared load.
+  const T menu[] = {
+      {128, 128, 32, 2, 2, 2}, {128, 256, 16, 2, 4, 2}, {256, 128, 16, 4, 2, 2}, {128, 256, 32, 2, 4, 1},
+      {128, 128, 64, 2, 2, 1}, {128, 128, 16, 2, 2, 2}, {128, 128, 32, 2, 4, 2}, {128, 128, 32, 4, 2, 2},
+      {128, 128, 32, 2, 2, 1}, {128, 64, 32, 2, 2, 2},  {64, 128, 32, 2, 2, 2},  {64, 64, 32, 2, 2, 2},
+      {64, 64, 64, 2, 2, 2},   {64, 64, 32, 1, 2, 2},   {256, 128, 32, 4, 2, 1},
+  };
+  std::vector<GemmCoopParams> out;
+  for (const T& t : menu) {
+    GemmCoopParams p;
+    p.coopM = coopM;
+    p.coopN = coopN;
+    p.coopK = coopK;
+    p.BM = t.BM;
+    p.BN = t.BN;
+    p.BK = t.BK;
+    p.sgRows = t.sgRows;
+    p.sgCols = t.sgCols;
+    p.stages = t.stages;
+    p.maxSharedBytes = maxSharedBytes;
+    try {
+      p.validate();
+      out.push_back(p);
+    } catch (const std::invalid_argument&) {
+    }
+  }
+  return out;
+}
+
+GemmCoopParams gemmCoopDefault(uint32_t coopM, uint32_t coopN, uint32_t coopK, uint32_t maxSharedBytes) {
+  const auto t = gemmCoopTilings(coopM, coopN, coopK, maxSharedBytes);
+  if (t.empty()) throw std::invalid_argument("gemm_coop: no tiling fits this device");
+  return t.front();
+}
+
+void registerGemmCoop(KernelRegistry& registry) {
+  registry.add({"gemm.coop", "cooperative-matrix GEMM f16 x f16 -> f32 (KHR, subgroup scope), shared-memory staged",
+                [] { return generateGemmCoop(gemmCoopDefault()); }, [] {
+                  std::vector<Kernel> ks;
+                  std::set<std::string> seen;
+                  const auto add = [&](const GemmCoopParams& p) {
+                    if (seen.insert(p.cacheKey()).second) ks.push_back(generateGemmCoop(p));
+                  };
+                  // Every tiling, plain NN and the heaviest epilogue on TN.
+                  for (GemmCoopParams p : gemmCoopTilings()) {
+                    add(p);
+                    p.transA = true;
+                    p.batched = p.alphaBeta = p.bias = p.gelu = true;
+                    add(p);
+                  }
+                  // Every variant on two tilings (one single-stage).
+                  for (GemmCoopParams base : {gemmCoopDefault(), gemmCoopTilings()[3]})
+                    for (uint32_t bits = 0; bits < 128; ++bits) {
+                      GemmCoopParams p = base;
+                      p.transA = bits & 1;
+                      p.transB = bits & 2;
+                      p.outF16 = bits & 4;
+                      p.batched = bits & 8;
+                      p.alphaBeta = bits & 16;
+                      p.bias = bits & 32;
+                      p.gelu = bits & 64;
+                      add(p);
+                    }
+                  // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
+                  for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
+                    GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
+                    add(p);
+                    p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
+                    add(p);
+                  }
+                  GemmCoopParams g = gemmCoopDefault();
+                  g.groupM = 8;
+                  add(g);
+                  g.padA = g.padB = 0;
+                  add(g);
+                  return ks;
+                }});
+}
+
+} // namespace helios::codegen

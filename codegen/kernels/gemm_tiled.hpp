@@ -1,0 +1,96 @@
+#pragma once
+// Tiled GEMM: the register-tiled fallback matrix multiply (also the GEMM on devices without cooperative
+// matrices). One workgroup computes a BM x BN tile of C, stepping through K in BK slices staged in shared
+// memory; each invocation accumulates a TM x TN sub-tile in registers.
+//
+//   C[b] = epilogue(alpha * op(A[b]) * op(B[b]) + beta * C[b])        (row-major, b = gl_WorkGroupID.z)
+//   op(A) is M x K: A stored M x K, or K x M when transA ("TN");
+//   op(B) is K x N: B stored K x N, or N x K when transB ("NT");
+//   epilogue: + bias[n] (optional), then GELU (tanh form, optional). beta == 0 never reads C.
+//
+// Interface: bindings 0 = A, 1 = B, 2 = C (read when beta != 0), 3 = bias (only when `bias`);
+// push constants {uint M, N, K; float alpha, beta; [uint strideA, strideB, strideC when batched]} (the first
+// 20 bytes are the GLSL oracle's block); dispatch {ceil(N/BN), ceil(M/BM), batch}; local size {threads,1,1}.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.hpp"
+#include "codegen/registry.hpp"
+
+namespace helios::codegen {
+
+// Storage type of a GEMM operand. Arithmetic is always f32.
+enum class GemmType : uint8_t { F32, F16 };
+const char* gemmTypeName(GemmType t); // "f32" / "f16"
+inline uint32_t gemmTypeBytes(GemmType t) {
+  return t == GemmType::F16 ? 2u : 4u;
+}
+
+// The tiling: what a performance sweep varies.
+struct GemmTile {
+  uint32_t BM = 128, BN = 128; // workgroup tile of C
+  uint32_t BK = 8;             // K slice staged in shared memory per step (the unrolled inner loop)
+  uint32_t TM = 8, TN = 8;     // per-invocation register tile; invocations = (BM/TM) * (BN/TN)
+  uint32_t pad = 4;            // floats appended to every shared row (against bank conflicts)
+  uint32_t stages = 2;         // shared buffers: 1 = load, barrier, compute, barrier; 2 = double-buffered
+
+  uint32_t threads() const { return (BM / TM) * (BN / TN); }
+  // Bytes of shared memory the kernel declares.
+  uint32_t sharedBytes() const;
+  // "128x128x8_8x8_p4_s2"; parse() accepts the same form ("_pN" and "_sN" optional) and throws
+  // std::invalid_argument otherwise.
+  std::string str() const;
+  static GemmTile parse(const std::string& text);
+  bool operator==(const GemmTile&) const = default;
+};
+
+// What the device allows (filled by the op from VkPhysicalDeviceLimits; defaults are a typical desktop GPU).
+struct GemmDeviceLimits {
+  uint32_t maxSharedBytes = 49152; // maxComputeSharedMemorySize
+  uint32_t maxInvocations = 1024;  // maxComputeWorkGroupInvocations
+  uint32_t subgroupSize = 32;
+  uint32_t targetWorkgroups = 132; // workgroups needed to fill the GPU (~ SM/CU count; H100 SXM has 132)
+};
+
+struct GemmTiledParams {
+  GemmType inType = GemmType::F32;  // storage of A and B (f16: converted to f32 on load)
+  GemmType outType = GemmType::F32; // storage of C and of bias
+  bool transA = false;              // A stored K x M (read directly)
+  bool transB = false;              // B stored N x K
+  bool batched = false;             // strided batches: strideA/B/C push constants, batch = gl_WorkGroupID.z
+  bool bias = false;                // + bias[n]
+  bool gelu = false;                // GELU (tanh form), applied last
+  // Global memory accessed as 4-vectors: set by the op only when the contiguous dimension of every operand
+  // (K or M for A, N or K for B, N for C) and the batch strides are multiples of 4 and the bindings are
+  // 16-byte aligned. The generator may still use scalars for an operand whose tile does not split evenly.
+  bool vec4Aligned = false;
+  GemmTile tile;
+
+  std::string cacheKey() const; // covers every field
+  std::string name() const;     // e.g. "gemm_tiled_f32f32_nn_b_bias_gelu_v4_128x128x8_8x8_p4_s2"
+  // Throws std::invalid_argument naming the broken constraint (tile divisibility, limits, ...).
+  void validate(const GemmDeviceLimits& limits = {}) const;
+};
+
+codegen::Kernel generateGemmTiled(const GemmTiledParams& params, const GemmDeviceLimits& limits = {});
+
+// The candidate tilings, largest first (the heuristic's menu).
+std::vector<GemmTile> gemmTiledCandidates();
+// The candidates plus the tilings worth timing (the registered sweep): BK 16, single buffering, no padding,
+// rectangular tiles, 512 invocations, an odd non-power-of-two geometry and the minimal fallback.
+std::vector<GemmTile> gemmTiledSweepTiles();
+
+// Tile choice, a pure function of the problem and the limits. Heuristic: walk the candidates from the largest
+// tile down and take the first one that (a) fits the limits and (b) launches at least targetWorkgroups
+// workgroups (ceil(M/BM) * ceil(N/BN) * batch), so that big problems get the high-intensity 128x128 tile and
+// small ones trade intensity for occupancy. When none launches enough, take the fitting tile that launches
+// the most workgroups with the least padding waste (the smallest). Returns `base` with `tile` replaced.
+GemmTiledParams chooseGemmTiling(uint32_t M, uint32_t N, uint32_t K, uint32_t batch,
+                                 const GemmDeviceLimits& limits, GemmTiledParams base = {});
+
+// Registers "gemm.tiled": default = f32 NN 128x128x8; sweep = every variant combination (types, transposes,
+// batching, epilogues, vec4) on the default and the odd tiling, plus every sweep tiling on four variants.
+void registerGemmTiled(KernelRegistry& registry);
+
+} // namespace helios::codegen

@@ -1,0 +1,225 @@
+#include "codegen/kernels/norm.hpp"
+
+namespace helios::codegen {
+
+using namespace helios::spv;
+
+const char* toString(NormKind k) {
+  return k == NormKind::LayerNorm ? "layernorm" : "rmsnorm";
+}
+
+const char* toString(NormPass p) {
+  switch (p) {
+  case NormPass::Forward:
+    return "fwd";
+  case NormPass::BackwardRows:
+    return "bwd_rows";
+  case NormPass::ColumnReduce:
+    return "bwd_colsum";
+  }
+  return "?";
+}
+
+std::string NormParams::cacheKey() const {
+  return std::string("norm:") + toString(kind) + ":" + toString(pass) +
+         ":f32:" + rowKernelKeySuffix(localSize, strategy);
+}
+
+namespace {
+
+Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
+  Kernel k;
+  k.name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32_wg" +
+           std::to_string(p.localSize) + "_" + toString(p.strategy);
+  k.cacheKey = p.cacheKey();
+  k.spirv = m.build();
+  k.numBuffers = numBuffers;
+  k.pushConstantBytes = pc.size;
+  k.localSize = {p.localSize, 1, 1};
+  return k;
+}
+
+Kernel forward(const NormParams& p) {
+  const bool ln = p.kind == NormKind::LayerNorm;
+  Module m;
+  const TypeId f32 = m.f32(), u32 = m.u32();
+  uint32_t b = 0;
+  const Buffer x = m.storageBuffer(b++, f32, Access::ReadOnly);
+  const Buffer gamma = m.storageBuffer(b++, f32, Access::ReadOnly);
+  const Buffer beta = ln ? m.storageBuffer(b++, f32, Access::ReadOnly) : Buffer{};
+  const Buffer y = m.storageBuffer(b++, f32, Access::WriteOnly);
+  const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::WriteOnly) : Buffer{};
+  const Buffer rstd = m.storageBuffer(b++, f32, Access::WriteOnly);
+  const PushConstants pc = m.pushConstants({u32, u32, f32});
+  const WorkgroupReducer reducer(m, p.localSize, p.strategy);
+  FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+
+  const Value row = rowIndex(f);
+  const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1), eps = f.loadPush(pc, 2);
+  f.ifThen(f.ge(row, rows), [&] { f.ret(); });
+  const Value base = f.imul(row, cols);
+  const Value colsF = f.convert(cols, f32);
+  const Value acc = f.variable(f32, f.f32(0.0f));
+
+  Value mu = f.f32(0.0f);
+  if (ln) {
+    forColumns(f, cols, p.localSize,
+               [&](Value j) { f.store(acc, f.fadd(f.load(acc), f.loadAt(x, f.iadd(base, j)))); });
+    mu = f.fdiv(reducer.reduce(f, f.load(acc), Combine::Sum), colsF);
+    f.store(acc, f.f32(0.0f));
+  }
+  // Sum of squares about the mean (LayerNorm) or about 0 (RMSNorm).
+  forColumns(f, cols, p.localSize, [&](Value j) {
+    const Value d = ln ? f.fsub(f.loadAt(x, f.iadd(base, j)), mu) : f.loadAt(x, f.iadd(base, j));
+    f.store(acc, f.fma(d, d, f.load(acc)));
+  });
+  const Value var = f.fdiv(reducer.reduce(f, f.load(acc), Combine::Sum), colsF);
+  const Value rs = f.inverseSqrt(f.fadd(var, eps));
+  forColumns(f, cols, p.localSize, [&](Value j) {
+    const Value i = f.iadd(base, j);
+    const Value xv = f.loadAt(x, i);
+    const Value g = f.loadAt(gamma, j);
+    const Value xhat = ln ? f.fmul(f.fsub(xv, mu), rs) : f.fmul(xv, rs);
+    f.storeAt(y, i, ln ? f.fma(xhat, g, f.loadAt(beta, j)) : f.fmul(xhat, g));
+  });
+  f.ifThen(f.eq(f.localId(0), f.u32(0)), [&] {
+    if (ln) f.storeAt(mean, row, mu);
+    f.storeAt(rstd, row, rs);
+  });
+  f.ret();
+  return finish(m, p, pc, b);
+}
+
+Kernel backwardRows(const NormParams& p) {
+  const bool ln = p.kind == NormKind::LayerNorm;
+  Module m;
+  const TypeId f32 = m.f32(), u32 = m.u32();
+  uint32_t b = 0;
+  const Buffer x = m.storageBuffer(b++, f32, Access::ReadOnly);
+  const Buffer gamma = m.storageBuffer(b++, f32, Access::ReadOnly);
+  const Buffer dy = m.storageBuffer(b++, f32, Access::ReadOnly);
+  const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::ReadOnly) : Buffer{};
+  const Buffer rstd = m.storageBuffer(b++, f32, Access::ReadOnly);
+  const Buffer dx = m.storageBuffer(b++, f32, Access::WriteOnly);
+  const Buffer partials = m.storageBuffer(b++, f32, Access::ReadWrite);
+  const PushConstants pc = m.pushConstants({u32, u32, u32});
+  const WorkgroupReducer reducer(m, p.localSize, p.strategy);
+  FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+
+  const Value block = f.workgroupId(0);
+  const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1), blockRows = f.loadPush(pc, 2);
+  const Value first = f.imul(block, blockRows);
+  f.ifThen(f.ge(first, rows), [&] { f.ret(); });
+  const Value last = f.umin(rows, f.iadd(first, blockRows));
+  // partials layout: [part][numBlocks][cols]; part 0 dgamma, part 1 dbeta.
+  const Value numBlocks = f.builtin(BuiltIn::NumWorkgroups, 0);
+  const Value gammaBase = f.imul(block, cols);
+  const Value betaBase = f.iadd(f.imul(numBlocks, cols), gammaBase);
+  const Value invCols = f.fdiv(f.f32(1.0f), f.convert(cols, f32));
+  const Value acc1 = f.variable(f32), acc2 = f.variable(f32);
+
+  f.forRange(first, last, [&](Value row) {
+    const Value base = f.imul(row, cols);
+    const Value mu = ln ? f.loadAt(mean, row) : f.f32(0.0f);
+    const Value rs = f.loadAt(rstd, row);
+    const Value isFirst = f.eq(row, first);
+    // xhat (LayerNorm) or x (RMSNorm), and g = dy * gamma.
+    const auto xhatOf = [&](Value xv) { return ln ? f.fmul(f.fsub(xv, mu), rs) : xv; };
+    f.store(acc1, f.f32(0.0f));
+    f.store(acc2, f.f32(0.0f));
+    forColumns(f, cols, p.localSize, [&](Value j) {
+      const Value i = f.iadd(base, j);
+      const Value xh = xhatOf(f.loadAt(x, i));
+      const Value dyv = f.loadAt(dy, i);
+      const Value g = f.fmul(dyv, f.loadAt(gamma, j));
+      if (ln) f.store(acc1, f.fadd(f.load(acc1), g));
+      f.store(acc2, f.fma(g, xh, f.load(acc2)));
+    });
+    const Value meanG = ln ? f.fmul(reducer.reduce(f, f.load(acc1), Combine::Sum), invCols) : f.f32(0.0f);
+    const Value meanGX = f.fmul(reducer.reduce(f, f.load(acc2), Combine::Sum), invCols);
+    // RMSNorm: dx = rstd * (g - x * rstd^2 * mean(g*x)) = rstd * (g - x * k), k = rstd^2 * mean(g*x).
+    const Value k = ln ? meanGX : f.fmul(f.fmul(rs, rs), meanGX);
+    forColumns(f, cols, p.localSize, [&](Value j) {
+      const Value i = f.iadd(base, j);
+      const Value xv = f.loadAt(x, i);
+      const Value xh = xhatOf(xv);
+      const Value dyv = f.loadAt(dy, i);
+      const Value g = f.fmul(dyv, f.loadAt(gamma, j));
+      const Value inner = ln ? f.fsub(f.fsub(g, meanG), f.fmul(xh, k)) : f.fsub(g, f.fmul(xv, k));
+      f.storeAt(dx, i, f.fmul(rs, inner));
+      // Partial sums of this block: the first row stores, later rows add (the load of the first row's
+      // stale value is discarded by the select, so the scratch needs no clearing).
+      const Value gp = f.iadd(gammaBase, j);
+      const Value dgamma = ln ? f.fmul(dyv, xh) : f.fmul(f.fmul(dyv, xv), rs);
+      const Value oldG = f.loadAt(partials, gp);
+      f.storeAt(partials, gp, f.select(isFirst, dgamma, f.fadd(oldG, dgamma)));
+      if (ln) {
+        const Value bp = f.iadd(betaBase, j);
+        const Value oldB = f.loadAt(partials, bp);
+        f.storeAt(partials, bp, f.select(isFirst, dyv, f.fadd(oldB, dyv)));
+      }
+    });
+  });
+  f.ret();
+  return finish(m, p, pc, b);
+}
+
+Kernel columnReduce(const NormParams& p) {
+  const bool ln = p.kind == NormKind::LayerNorm;
+  Module m;
+  const TypeId f32 = m.f32(), u32 = m.u32();
+  const Buffer partials = m.storageBuffer(0, f32, Access::ReadOnly);
+  const Buffer dgamma = m.storageBuffer(1, f32, Access::WriteOnly);
+  const Buffer dbeta = ln ? m.storageBuffer(2, f32, Access::WriteOnly) : Buffer{};
+  const PushConstants pc = m.pushConstants({u32, u32});
+  FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+
+  const Value j = f.globalId(0);
+  const Value numBlocks = f.loadPush(pc, 0), cols = f.loadPush(pc, 1);
+  f.ifThen(f.ge(j, cols), [&] { f.ret(); });
+  const Value partStride = f.imul(numBlocks, cols);
+  const Value accG = f.variable(f32), accB = f.variable(f32);
+  f.store(accG, f.f32(0.0f));
+  f.store(accB, f.f32(0.0f));
+  f.forRange(f.u32(0), numBlocks, [&](Value blk) {
+    const Value i = f.iadd(f.imul(blk, cols), j);
+    f.store(accG, f.fadd(f.load(accG), f.loadAt(partials, i)));
+    if (ln) f.store(accB, f.fadd(f.load(accB), f.loadAt(partials, f.iadd(partStride, i))));
+  });
+  f.storeAt(dgamma, j, f.load(accG));
+  if (ln) f.storeAt(dbeta, j, f.load(accB));
+  f.ret();
+  return finish(m, p, pc, ln ? 3 : 2);
+}
+
+} // namespace
+
+Kernel generateNorm(const NormParams& p) {
+  checkRowLocalSize(p.localSize, "norm");
+  switch (p.pass) {
+  case NormPass::Forward:
+    return forward(p);
+  case NormPass::BackwardRows:
+    return backwardRows(p);
+  case NormPass::ColumnReduce:
+    return columnReduce(p);
+  }
+  throw BuildError("norm: unknown pass");
+}
+
+void registerNorm(KernelRegistry& registry) {
+  registry.add({"rows.norm_f32",
+                "LayerNorm / RMSNorm forward, backward rows (dx + block partials), column reduce",
+                [] { return generateNorm({}); },
+                [] {
+                  std::vector<Kernel> ks;
+                  for (auto kind : {NormKind::LayerNorm, NormKind::RmsNorm})
+                    for (auto pass : {NormPass::Forward, NormPass::BackwardRows, NormPass::ColumnReduce})
+                      for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
+                        for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
+                          ks.push_back(generateNorm({kind, pass, wg, s}));
+                  return ks;
+                }});
+}
+
+} // namespace helios::codegen

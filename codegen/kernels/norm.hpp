@@ -1,0 +1,50 @@
+#pragma once
+// LayerNorm and RMSNorm along the last axis (f32, row-major), forward and backward.
+//
+// LayerNorm forward: mean = mean(x), rstd = 1/sqrt(mean((x - mean)^2) + eps) (two-pass variance),
+//   y = (x - mean) * rstd * gamma + beta; also writes mean[r] and rstd[r] for the backward.
+//   Bindings: 0 x, 1 gamma, 2 beta, 3 y, 4 mean, 5 rstd. Push {uint rows, uint cols, float eps}.
+// RMSNorm forward: rstd = 1/sqrt(mean(x^2) + eps), y = x * rstd * gamma; writes rstd[r].
+//   Bindings: 0 x, 1 gamma, 2 y, 3 rstd. Push {uint rows, uint cols, float eps}.
+//   Grid: one workgroup per row (2-D grid, see rowIndex()).
+//
+// Backward, deterministic (no float atomics), two kernels:
+//  BackwardRows: one workgroup per block of `blockRows` consecutive rows, rows in order. Per row: the row
+//   sums by a workgroup reduction, dx written, and the row's contributions to dgamma (and dbeta) added, in
+//   row order, to the block's partial row in `partials` (invocation t owns columns t, t+localSize, ...
+//   of its block for every row, so the read-modify-write needs no synchronisation).
+//   LayerNorm: dx = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dy * gamma, xhat = (x - mean) * rstd;
+//     partials: dgamma += dy * xhat, dbeta += dy. Bindings: 0 x, 1 gamma, 2 dy, 3 mean, 4 rstd, 5 dx,
+//     6 partials [2][numBlocks][cols].
+//   RMSNorm: dx = rstd * (g - x * rstd^2 * mean(g * x)); partials: dgamma += dy * x * rstd.
+//     Bindings: 0 x, 1 gamma, 2 dy, 3 rstd, 4 dx, 5 partials [1][numBlocks][cols].
+//   Push {uint rows, uint cols, uint blockRows}; grid numBlocks = ceil(rows / blockRows) workgroups.
+//  ColumnReduce: out_p[j] = sum over blocks b, in order, of partials[p][b][j]; one invocation per column.
+//   Bindings: 0 partials, 1 dgamma (, 2 dbeta for LayerNorm). Push {uint numBlocks, uint cols}.
+//   Grid: ceil(cols / localSize) workgroups. The outputs are overwritten (not accumulated into).
+#include <cstdint>
+#include <string>
+
+#include "codegen/kernel.hpp"
+#include "codegen/kernels/row_reduce.hpp"
+#include "codegen/registry.hpp"
+
+namespace helios::codegen {
+
+enum class NormKind : uint8_t { LayerNorm, RmsNorm };
+enum class NormPass : uint8_t { Forward, BackwardRows, ColumnReduce };
+const char* toString(NormKind k);
+const char* toString(NormPass p);
+
+struct NormParams {
+  NormKind kind = NormKind::LayerNorm;
+  NormPass pass = NormPass::Forward;
+  uint32_t localSize = 128;
+  ReduceStrategy strategy = ReduceStrategy::Subgroup; // unused by ColumnReduce (kept in the key regardless)
+  std::string cacheKey() const;                       // "norm:layernorm:fwd:f32:wg128:subgroup"
+};
+
+Kernel generateNorm(const NormParams& p);
+void registerNorm(KernelRegistry& registry);
+
+} // namespace helios::codegen

@@ -1,0 +1,34 @@
+#pragma once
+// Softmax along the last axis (f32, row-major), numerically stable (the row max is subtracted).
+// Forward:  y[r, j] = exp(s*x[r, j] - m) / sum_k exp(s*x[r, k] - m), s = scale, m = max_k s*x[r, k].
+//   Optional causal mask (params.causal): rows are blocks of `queries` rows; row r is query q = r % queries
+//   and sees columns j <= q + (cols - queries) (the usual attention mask when keys = cols >= queries); the
+//   masked columns get y = 0.
+//   Bindings: 0 x (read), 1 y (write). Push: {uint rows, uint cols, float scale, uint queries}.
+//   One pass with an online max/sum per invocation, combined across the workgroup, then one write pass.
+// Backward: dx = scale * y * (dy - sum_k dy[r, k] * y[r, k]) (masked columns have y = 0, hence dx = 0).
+//   Bindings: 0 y (read), 1 dy (read), 2 dx (write). Push: {uint rows, uint cols, float scale}.
+// Grid: one workgroup per row (2-D grid, see rowIndex()).
+#include <cstdint>
+#include <string>
+
+#include "codegen/kernel.hpp"
+#include "codegen/kernels/row_reduce.hpp"
+#include "codegen/registry.hpp"
+
+namespace helios::codegen {
+
+enum class SoftmaxPass : uint8_t { Forward, Backward };
+
+struct SoftmaxParams {
+  SoftmaxPass pass = SoftmaxPass::Forward;
+  bool causal = false; // forward only (the backward needs no mask); must be false for Backward
+  uint32_t localSize = 128;
+  ReduceStrategy strategy = ReduceStrategy::Subgroup;
+  std::string cacheKey() const; // "softmax:fwd:causal:f32:wg128:subgroup"
+};
+
+Kernel generateSoftmax(const SoftmaxParams& p);
+void registerSoftmax(KernelRegistry& registry);
+
+} // namespace helios::codegen

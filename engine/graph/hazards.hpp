@@ -1,0 +1,32 @@
+#pragma once
+// Decides where barriers go. Dispatches are appended in order with the buffer ranges they read and write;
+// a barrier is needed before a dispatch only when it touches a range that an earlier dispatch since the last
+// barrier wrote (read-after-write, write-after-write) or read (write-after-read). One barrier then covers
+// every buffer, so independent dispatches share a barrier-free stretch. Pure logic: no Vulkan calls.
+#include "engine/ops/executor.hpp"
+
+#include <span>
+#include <vector>
+
+namespace helios::graph {
+
+class HazardTracker {
+public:
+  // True when `bindings` conflict with work recorded since the last barrier.
+  bool needsBarrier(std::span<const ops::Binding> bindings) const;
+  // Adds a dispatch's accesses to the current barrier-free stretch.
+  void record(std::span<const ops::Binding> bindings);
+  // A barrier was recorded: everything before it is visible to everything after it.
+  void barrier();
+  bool empty() const { return reads_.empty() && writes_.empty(); }
+
+private:
+  struct Range {
+    VkBuffer buffer;
+    VkDeviceSize begin, end;
+  };
+  static bool overlaps(const std::vector<Range>& set, const Range& r);
+  std::vector<Range> reads_, writes_;
+};
+
+} // namespace helios::graph

@@ -1,0 +1,30 @@
+#include "engine/ops/cross_entropy.hpp"
+
+namespace helios::ops {
+
+using namespace rows_detail;
+
+void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange targets, vk::BufferRange loss,
+                  vk::BufferRange dlogits, uint32_t rows, uint32_t vocab, float gradScale,
+                  RowKernelChoice kernel) {
+  checkShape("crossEntropy", rows, vocab);
+  const uint64_t n = uint64_t(rows) * vocab;
+  checkElems("crossEntropy", "logits", logits, n);
+  checkElems("crossEntropy", "targets", targets, rows);
+  checkElems("crossEntropy", "loss", loss, rows);
+  checkElems("crossEntropy", "dlogits", dlogits, n);
+  if (rows == 0) return;
+  const RowKernelChoice c = resolve(exec, kernel, vocab);
+  const codegen::CrossEntropyParams params{c.localSize, c.strategy};
+  const auto& pipe = exec.pipeline(params, codegen::generateCrossEntropy);
+  struct Push {
+    uint32_t rows, vocab;
+    float gradScale;
+  } push{rows, vocab, gradScale};
+  exec.dispatch(
+      pipe,
+      {{logits, Access::Read}, {targets, Access::Read}, {loss, Access::Write}, {dlogits, Access::Write}},
+      push, rowGrid(rows));
+}
+
+} // namespace helios::ops

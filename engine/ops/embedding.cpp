@@ -1,0 +1,94 @@
+#include "engine/ops/embedding.hpp"
+
+#include "codegen/kernels/embedding.hpp"
+#include "engine/ops/elementwise.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace helios::ops {
+
+namespace {
+
+using codegen::EmbeddingKernel;
+using codegen::EmbeddingParams;
+using codegen::EmbeddingPush;
+
+void requireBytes(const char* op, const char* what, const vk::BufferRange& r, uint64_t need,
+                  const std::string& shape) {
+  if (r.size != 0 && r.size < need)
+    throw std::invalid_argument(std::string("ops::") + op + ": " + what + " holds " + std::to_string(r.size) +
+                                " bytes, needs " + std::to_string(need) + " (" + shape + ")");
+}
+
+void requireFits(const char* op, const char* what, uint64_t elements) {
+  if (elements > 0xffffffffull)
+    throw std::invalid_argument(std::string("ops::") + op + ": " + what + " has " + std::to_string(elements) +
+                                " elements, more than 32-bit indexing allows");
+}
+
+const vk::Pipeline& pipeline(Executor& exec, EmbeddingKernel kernel, uint32_t localSize) {
+  return exec.pipeline(EmbeddingParams{kernel, localSize},
+                       [](const EmbeddingParams& p) { return codegen::generateEmbedding(p); });
+}
+
+// x: columns (a few workgroups wide), y: tokens; both grid-stride in the kernel.
+vk::Groups rowGroups(const vk::Context& ctx, uint32_t tokens, uint32_t dim, uint32_t localSize) {
+  const auto& lim = ctx.device().limits().maxComputeWorkGroupCount;
+  return {gridStrideGroups(ctx, dim, localSize), std::min<uint32_t>({tokens, lim[1], 65535u}), 1};
+}
+
+uint32_t columnLocalSize(uint32_t dim) {
+  return dim <= 64 ? 64 : 256;
+}
+
+} // namespace
+
+void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::BufferRange out,
+               uint32_t tokens, uint32_t vocab, uint32_t dim) {
+  requireFits("embedding", "table", uint64_t(vocab) * dim);
+  requireFits("embedding", "out", uint64_t(tokens) * dim);
+  const std::string tableShape = std::to_string(vocab) + " x " + std::to_string(dim) + " f32";
+  const std::string outShape = std::to_string(tokens) + " x " + std::to_string(dim) + " f32";
+  requireBytes("embedding", "table", table, 4ull * vocab * dim, tableShape);
+  requireBytes("embedding", "ids", ids, 4ull * tokens, std::to_string(tokens) + " int32");
+  requireBytes("embedding", "out", out, 4ull * tokens * dim, outShape);
+  if (tokens == 0 || dim == 0) return;
+  const uint32_t ls = columnLocalSize(dim);
+  exec.dispatch(pipeline(exec, EmbeddingKernel::Gather, ls),
+                {{table, Access::Read}, {ids, Access::Read}, {out, Access::Write}},
+                EmbeddingPush{tokens, dim, vocab, 0}, rowGroups(exec.context(), tokens, dim, ls));
+}
+
+void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut, vk::BufferRange dTable,
+                       vk::BufferRange workspace, uint32_t tokens, uint32_t vocab, uint32_t dim,
+                       bool accumulate) {
+  requireFits("embeddingBackward", "dTable", uint64_t(vocab) * dim);
+  requireFits("embeddingBackward", "dOut", uint64_t(tokens) * dim);
+  if (tokens >= 0x7fffffffu)
+    throw std::invalid_argument("ops::embeddingBackward: " + std::to_string(tokens) + " tokens are too many");
+  requireBytes("embeddingBackward", "ids", ids, 4ull * tokens, std::to_string(tokens) + " int32");
+  requireBytes("embeddingBackward", "dOut", dOut, 4ull * tokens * dim,
+               std::to_string(tokens) + " x " + std::to_string(dim) + " f32");
+  requireBytes("embeddingBackward", "dTable", dTable, 4ull * vocab * dim,
+               std::to_string(vocab) + " x " + std::to_string(dim) + " f32");
+  requireBytes("embeddingBackward", "workspace", workspace, embeddingBackwardWorkspaceBytes(tokens),
+               "2 x " + std::to_string(tokens) + " uint32");
+  if (!accumulate && vocab != 0 && dim != 0) fill(exec, dTable, vocab * dim, 0.0f);
+  if (tokens == 0 || dim == 0) return;
+  const EmbeddingPush push{tokens, dim, vocab, 0};
+  // Clear the head flags (all-zero bits are 0.0f); the chain links are overwritten by the link kernel.
+  fill(exec, workspace, 2 * tokens, 0.0f);
+  constexpr uint32_t linkLs = 64;
+  exec.dispatch(pipeline(exec, EmbeddingKernel::Link, linkLs),
+                {{ids, Access::Read}, {workspace, Access::ReadWrite}}, push,
+                vk::Groups{gridStrideGroups(exec.context(), tokens, linkLs), 1, 1});
+  const uint32_t ls = columnLocalSize(dim);
+  exec.dispatch(
+      pipeline(exec, EmbeddingKernel::Accumulate, ls),
+      {{dOut, Access::Read}, {ids, Access::Read}, {workspace, Access::Read}, {dTable, Access::ReadWrite}},
+      push, rowGroups(exec.context(), tokens, dim, ls));
+}
+
+} // namespace helios::ops

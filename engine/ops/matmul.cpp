@@ -1,0 +1,150 @@
+#include "engine/ops/matmul.hpp"
+
+#include <algorithm>
+#include <array>
+#include <stdexcept>
+#include <string>
+
+namespace helios::ops {
+
+namespace {
+
+using codegen::GemmType;
+
+std::string str(uint64_t v) {
+  return std::to_string(v);
+}
+
+uint32_t strideOf(const std::optional<uint32_t>& s, uint64_t dense) {
+  return s ? *s : static_cast<uint32_t>(dense);
+}
+
+bool overlaps(const vk::BufferRange& x, const vk::BufferRange& y) {
+  return x.buffer == y.buffer && x.offset < y.offset + y.size && y.offset < x.offset + x.size;
+}
+
+// A buffer range holding `needed` elements of `type` (what = "A has", expr = "M*K").
+void checkSize(const vk::BufferRange& r, GemmType type, uint64_t needed, const char* what,
+               const std::string& expr) {
+  if (r.buffer == VK_NULL_HANDLE) throw std::invalid_argument(std::string("matmul: ") + what + " no buffer");
+  const uint64_t have = r.size / codegen::gemmTypeBytes(type);
+  if (have < needed)
+    throw std::invalid_argument(std::string("matmul: ") + what + " " + str(have) + " elements, " + expr +
+                                " = " + str(needed) + " needed");
+  if (needed - 1 > UINT32_MAX)
+    throw std::invalid_argument(std::string("matmul: ") + what + " more than 2^32 elements to index (" +
+                                expr + " = " + str(needed) + ")");
+}
+
+} // namespace
+
+void checkMatmulArgs(const MatmulArgs& a) {
+  if (a.M == 0 || a.N == 0 || a.K == 0 || a.batch == 0)
+    throw std::invalid_argument("matmul: M, N, K and batch must be positive (M=" + str(a.M) +
+                                ", N=" + str(a.N) + ", K=" + str(a.K) + ", batch=" + str(a.batch) + ")");
+  const uint64_t M = a.M, N = a.N, K = a.K, batch = a.batch;
+  const uint64_t sizeA = M * K, sizeB = K * N, sizeC = M * N;
+  if (sizeA > UINT32_MAX || sizeB > UINT32_MAX || sizeC > UINT32_MAX)
+    throw std::invalid_argument("matmul: a matrix exceeds 2^32 elements (M*K=" + str(sizeA) +
+                                ", K*N=" + str(sizeB) + ", M*N=" + str(sizeC) + ")");
+  if (batch == 1) {
+    checkSize(a.a, a.aType, sizeA, "A has", "M*K");
+    checkSize(a.b, a.aType, sizeB, "B has", "K*N");
+    checkSize(a.c, a.outType, sizeC, "C has", "M*N");
+  } else {
+    const uint64_t sA = strideOf(a.strideA, sizeA), sB = strideOf(a.strideB, sizeB),
+                   sC = strideOf(a.strideC, sizeC);
+    if (sC < sizeC)
+      throw std::invalid_argument("matmul: strideC = " + str(sC) + " < M*N = " + str(sizeC) +
+                                  " (batches of C would overlap)");
+    checkSize(a.a, a.aType, (batch - 1) * sA + sizeA, "A has", "(batch-1)*strideA + M*K");
+    checkSize(a.b, a.aType, (batch - 1) * sB + sizeB, "B has", "(batch-1)*strideB + K*N");
+    checkSize(a.c, a.outType, (batch - 1) * sC + sizeC, "C has", "(batch-1)*strideC + M*N");
+  }
+  if (a.bias.buffer != VK_NULL_HANDLE) {
+    checkSize(a.bias, a.outType, N, "bias has", "N");
+    if (overlaps(a.bias, a.c)) throw std::invalid_argument("matmul: bias overlaps C");
+  }
+  if (overlaps(a.a, a.c)) throw std::invalid_argument("matmul: A overlaps C");
+  if (overlaps(a.b, a.c)) throw std::invalid_argument("matmul: B overlaps C");
+  if (a.kernel == MatmulKernel::Coop)
+    throw std::invalid_argument("matmul: coop GEMM not available (MatmulKernel::Coop); use Auto or Tiled");
+}
+
+codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device) {
+  const VkPhysicalDeviceLimits& l = device.limits();
+  codegen::GemmDeviceLimits g;
+  g.maxSharedBytes = l.maxComputeSharedMemorySize;
+  g.maxInvocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
+  g.subgroupSize = device.subgroupSize();
+  return g;
+}
+
+codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& a, const codegen::GemmDeviceLimits& limits) {
+  codegen::GemmTiledParams p;
+  p.inType = a.aType;
+  p.outType = a.outType;
+  p.transA = a.transA;
+  p.transB = a.transB;
+  p.batched = a.batch > 1;
+  p.bias = a.bias.buffer != VK_NULL_HANDLE;
+  p.gelu = a.gelu;
+  // vec4: every contiguous dimension (A: K or M, B: N or K, C: N) a multiple of 4, strides too, and the
+  // bindings aligned to a whole 4-vector.
+  const uint64_t M = a.M, N = a.N, K = a.K;
+  const uint32_t ldA = a.transA ? a.M : a.K, ldB = a.transB ? a.K : a.N;
+  const uint32_t inVec = 4 * codegen::gemmTypeBytes(a.aType), outVec = 4 * codegen::gemmTypeBytes(a.outType);
+  bool v4 = ldA % 4 == 0 && ldB % 4 == 0 && a.N % 4 == 0 && a.a.offset % inVec == 0 &&
+            a.b.offset % inVec == 0 && a.c.offset % outVec == 0;
+  if (p.batched)
+    v4 = v4 && strideOf(a.strideA, M * K) % 4 == 0 && strideOf(a.strideB, K * N) % 4 == 0 &&
+         strideOf(a.strideC, M * N) % 4 == 0;
+  p.vec4Aligned = v4;
+  if (a.tile) {
+    p.tile = *a.tile;
+    return p;
+  }
+  return codegen::chooseGemmTiling(a.M, a.N, a.K, a.batch, limits, p);
+}
+
+void matmul(Executor& exec, const MatmulArgs& args) {
+  checkMatmulArgs(args);
+  const vk::Device& device = exec.context().device();
+  if (args.aType == GemmType::F16 || args.outType == GemmType::F16) {
+    const auto& f = device.features();
+    if (!f.storageBuffer16BitAccess || !f.shaderFloat16)
+      throw std::invalid_argument(
+          "matmul: f16 storage needs storageBuffer16BitAccess and shaderFloat16, which " + device.name() +
+          " lacks");
+  }
+  const codegen::GemmDeviceLimits limits = gemmDeviceLimits(device);
+  const codegen::GemmTiledParams params = matmulTiledParams(args, limits);
+  params.validate(limits); // a forced tile that does not fit throws here, before any pipeline exists
+  const vk::Pipeline& pipeline = exec.pipeline(
+      params, [&](const codegen::GemmTiledParams& p) { return codegen::generateGemmTiled(p, limits); });
+
+  struct Push {
+    uint32_t M, N, K;
+    float alpha, beta;
+    uint32_t strideA, strideB, strideC;
+  };
+  const uint64_t M = args.M, N = args.N, K = args.K;
+  const Push push{args.M,
+                  args.N,
+                  args.K,
+                  args.alpha,
+                  args.beta,
+                  strideOf(args.strideA, M * K),
+                  strideOf(args.strideB, K * N),
+                  strideOf(args.strideC, M * N)};
+  const Access cAccess = args.beta != 0.0f ? Access::ReadWrite : Access::Write;
+  std::array<Binding, 4> bindings{Binding{args.a, Access::Read}, Binding{args.b, Access::Read},
+                                  Binding{args.c, cAccess}, Binding{args.bias, Access::Read}};
+  const size_t numBindings = params.bias ? 4 : 3;
+  const vk::Groups groups{(args.N + params.tile.BN - 1) / params.tile.BN,
+                          (args.M + params.tile.BM - 1) / params.tile.BM, args.batch};
+  exec.dispatch(pipeline, std::span<const Binding>(bindings.data(), numBindings), &push,
+                pipeline.pushConstantBytes, groups);
+}
+
+} // namespace helios::ops

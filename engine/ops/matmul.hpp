@@ -1,0 +1,54 @@
+#pragma once
+// matmul: C[b] = epilogue(alpha * op(A[b]) * op(B[b]) + beta * C[b]) for b < batch, row-major.
+//   op(A) is M x K (A stored M x K, or K x M when transA); op(B) is K x N (B stored K x N, or N x K when
+//   transB); epilogue: + bias[n] when a bias range is given, then GELU (tanh form) when gelu.
+//   beta == 0 never reads C (C may hold garbage, even NaN).
+// Storage: A and B in aType (f32, or f16 with f32 arithmetic), C and bias in outType. Batches are strided
+// (strides in elements; unset = dense). Dispatches the tiled GEMM (codegen/kernels/gemm_tiled.hpp); the
+// cooperative-matrix path plugs in through MatmulKernel.
+#include "codegen/kernels/gemm_tiled.hpp"
+#include "engine/ops/executor.hpp"
+
+#include <cstdint>
+#include <optional>
+
+namespace helios::ops {
+
+using MatmulDType = codegen::GemmType; // F32 | F16
+
+// Which kernel family runs the product. Auto = the best available (today: tiled). Coop is the extension
+// point for the cooperative-matrix GEMM and throws until that path is wired in.
+enum class MatmulKernel { Auto, Tiled, Coop };
+
+struct MatmulArgs {
+  vk::BufferRange a, b, c;
+  vk::BufferRange bias; // optional (buffer == VK_NULL_HANDLE: no bias); N elements of outType
+  uint32_t M = 0, N = 0, K = 0, batch = 1;
+  bool transA = false, transB = false;
+  float alpha = 1.0f, beta = 0.0f;
+  bool gelu = false;
+  MatmulDType aType = MatmulDType::F32;   // storage of A and B
+  MatmulDType outType = MatmulDType::F32; // storage of C and bias
+  // Batch strides in elements (used when batch > 1); unset = dense (M*K, K*N, M*N). 0 broadcasts A or B;
+  // strideC must be at least M*N (batches of C may not overlap).
+  std::optional<uint32_t> strideA, strideB, strideC;
+  MatmulKernel kernel = MatmulKernel::Auto;
+  std::optional<codegen::GemmTile> tile; // force a tiling (tests, tuning); default chooseGemmTiling()
+};
+
+// Validates (std::invalid_argument naming the mismatch, before anything is dispatched) and dispatches.
+void matmul(Executor& exec, const MatmulArgs& args);
+
+// The checks matmul() makes on shapes, sizes, strides and overlaps (device-independent); throws
+// std::invalid_argument, e.g. "matmul: A has 100 elements, M*K = 120 needed".
+void checkMatmulArgs(const MatmulArgs& args);
+
+// The device's limits as the tile heuristic sees them.
+codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device);
+
+// Exactly the tiled-kernel parameters matmul() dispatches for `args` (args assumed valid): epilogue and types
+// from args, vec4Aligned when every contiguous dimension, stride and binding offset allows it, tile from
+// args.tile or chooseGemmTiling().
+codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& args, const codegen::GemmDeviceLimits& limits);
+
+} // namespace helios::ops

@@ -1,0 +1,246 @@
+#include "engine/ops/matmul_coop.hpp"
+
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <volk.h>
+
+#include "engine/ops/coop_stats.hpp"
+#include "engine/ops/slice3d.hpp"
+
+namespace helios::ops {
+
+namespace {
+
+using codegen::GemmType;
+
+std::string componentName(VkComponentTypeKHR t) {
+  switch (t) {
+  case VK_COMPONENT_TYPE_FLOAT16_KHR: return "float16";
+  case VK_COMPONENT_TYPE_FLOAT32_KHR: return "float32";
+  default: return "other";
+  }
+}
+
+CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
+  std::vector<probe::CoopMatrixProperty> props;
+  if (device.features().coopMatrixKhr && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) {
+    uint32_t n = 0;
+    vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(device.physical(), &n, nullptr);
+    std::vector<VkCooperativeMatrixPropertiesKHR> raw(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+    if (n) vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(device.physical(), &n, raw.data());
+    for (const auto& r : raw)
+      props.push_back({r.MSize, r.NSize, r.KSize, componentName(r.AType), componentName(r.BType),
+                       componentName(r.CType), componentName(r.ResultType), r.saturatingAccumulation == VK_TRUE,
+                       r.scope == VK_SCOPE_SUBGROUP_KHR ? "subgroup" : "other"});
+  }
+  CoopDeviceInfo info =
+      coopDeviceFromProperties(props, device.subgroupSize(), device.limits().maxComputeSharedMemorySize);
+  // The kernels need f16 storage, and a fixed subgroup size unless the device has only one.
+  const auto& f = device.features();
+  if (!f.shaderFloat16 || !f.storageBuffer16BitAccess) info.coopMatrix = false;
+  if (!f.subgroupSizeControl && device.minSubgroupSize() != device.maxSubgroupSize()) info.coopMatrix = false;
+  return info;
+}
+
+uint32_t strideOr(const std::optional<uint32_t>& s, uint64_t dense) {
+  return s ? *s : static_cast<uint32_t>(dense);
+}
+
+vk::BufferRange rangeOf(const vk::Buffer& b) {
+  return b.range();
+}
+
+// The coop kernel (or the tiled stand-in) on buffers that already have the plan's sizes.
+struct Gemm {
+  vk::BufferRange a, b, c, bias;
+  uint32_t M, N, K, batch;
+  uint32_t strideA, strideB, strideC;
+};
+
+void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+  if (opt.tiledInner) {
+    MatmulArgs t = args;
+    t.a = g.a;
+    t.b = g.b;
+    t.c = g.c;
+    t.bias = g.bias;
+    t.M = g.M;
+    t.N = g.N;
+    t.K = g.K;
+    t.batch = g.batch;
+    t.strideA = g.strideA;
+    t.strideB = g.strideB;
+    t.strideC = g.strideC;
+    t.kernel = MatmulKernel::Tiled;
+    t.tile.reset();
+    matmul(exec, t);
+    return;
+  }
+  const codegen::GemmCoopParams params = coopKernelParams(plan, args);
+  params.validate();
+  const vk::Pipeline& pipeline =
+      exec.pipeline(params, [](const codegen::GemmCoopParams& p) { return codegen::generateGemmCoop(p); });
+  const codegen::GemmCoopPush push{g.M, g.N, g.K, args.alpha, args.beta, g.strideA, g.strideB, g.strideC};
+  const Access cAccess = params.alphaBeta && args.beta != 0.0f ? Access::ReadWrite : Access::Write;
+  std::array<Binding, 4> bindings{Binding{g.a, Access::Read}, Binding{g.b, Access::Read}, Binding{g.c, cAccess},
+                                  Binding{g.bias, Access::Read}};
+  const auto groups = codegen::gemmCoopGroups(params, g.M, g.N, g.batch);
+  exec.dispatch(pipeline, std::span<const Binding>(bindings.data(), params.bias ? 4 : 3), &push, sizeof(push),
+                vk::Groups{groups.x, groups.y, groups.z});
+}
+
+// Why the buffers/strides rule a coop plan out ("" = fine).
+std::string layoutMiss(const CoopPlan& plan, const MatmulArgs& a) {
+  const uint64_t M = a.M, N = a.N, K = a.K;
+  const uint32_t sA = strideOr(a.strideA, M * K), sB = strideOr(a.strideB, K * N), sC = strideOr(a.strideC, M * N);
+  const bool batched = a.batch > 1;
+  if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
+    if (a.a.offset % 16 || a.b.offset % 16) return "A or B binding not 16-byte aligned";
+    if (batched && (sA % 8 || sB % 8)) return "batch strides of A or B not multiples of 8";
+    return {};
+  }
+  // Padded (and rewritten): slice3d handles dense batches (or one broadcast A/B).
+  if (batched && ((sA != M * K && sA != 0) || (sB != K * N && sB != 0) || sC != M * N))
+    return "padded path needs dense batch strides";
+  return {};
+}
+
+void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+  const uint64_t M = args.M, N = args.N, K = args.K;
+  const uint32_t sA = strideOr(args.strideA, M * K), sB = strideOr(args.strideB, K * N),
+                 sC = strideOr(args.strideC, M * N);
+  const bool hasBias = args.bias.buffer != VK_NULL_HANDLE;
+  if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
+    runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, plan, args,
+            opt);
+    return;
+  }
+
+  // Padded: temporaries for whatever changes size.
+  vk::Context& ctx = exec.context();
+  const uint32_t Mp = plan.Mp, Np = plan.Np, Kp = plan.Kp, batch = args.batch;
+  const SliceType outSlice = args.outType == GemmType::F16 ? SliceType::F16 : SliceType::F32;
+  const uint64_t outBytes = codegen::gemmTypeBytes(args.outType);
+  struct Operand {
+    vk::BufferRange range;
+    uint32_t stride;
+  };
+  std::vector<vk::Buffer> temps;
+  // Pads a row-major batch of rows x cols (dense batches, or one matrix broadcast with stride 0) to prows x pcols.
+  const auto pad = [&](vk::BufferRange src, uint32_t rows, uint32_t cols, uint32_t prows, uint32_t pcols,
+                       uint32_t stride, SliceType type, uint64_t elemBytes, const char* what) -> Operand {
+    const uint32_t n = batch > 1 && stride == 0 ? 1u : batch;
+    const uint32_t pstride = n == 1 && batch > 1 ? 0u : prows * pcols;
+    if (rows == prows && cols == pcols) return {src, stride};
+    temps.push_back(ctx.buffer(uint64_t{n} * prows * pcols * elemBytes, what));
+    Slice3dShape s;
+    s.batch = n;
+    s.srcRows = rows;
+    s.srcCols = cols;
+    s.dstRows = prows;
+    s.dstCols = pcols;
+    slice3d(exec, src, rangeOf(temps.back()), s, type);
+    return {rangeOf(temps.back()), pstride};
+  };
+  const Operand a = args.transA ? pad(args.a, args.K, args.M, Kp, Mp, sA, SliceType::F16, 2, "coop padded A")
+                                : pad(args.a, args.M, args.K, Mp, Kp, sA, SliceType::F16, 2, "coop padded A");
+  const Operand b = args.transB ? pad(args.b, args.N, args.K, Np, Kp, sB, SliceType::F16, 2, "coop padded B")
+                                : pad(args.b, args.K, args.N, Kp, Np, sB, SliceType::F16, 2, "coop padded B");
+  Operand bias{args.bias, 0};
+  if (hasBias) bias = pad(args.bias, 1, args.N, 1, Np, 0, outSlice, outBytes, "coop padded bias");
+  const bool cPadded = Mp != args.M || Np != args.N;
+  Operand c{args.c, sC};
+  if (cPadded) {
+    if (args.beta != 0.0f) c = pad(args.c, args.M, args.N, Mp, Np, sC, outSlice, outBytes, "coop padded C");
+    else {
+      temps.push_back(ctx.buffer(uint64_t{batch} * Mp * Np * outBytes, "coop padded C"));
+      c = {rangeOf(temps.back()), Mp * Np};
+    }
+  }
+  runGemm(exec, {a.range, b.range, c.range, bias.range, Mp, Np, Kp, batch, a.stride, b.stride, c.stride}, plan, args,
+          opt);
+  if (cPadded) {
+    Slice3dShape s;
+    s.batch = batch;
+    s.srcRows = Mp;
+    s.srcCols = Np;
+    s.dstRows = args.M;
+    s.dstCols = args.N;
+    slice3d(exec, c.range, args.c, s, outSlice);
+  }
+  if (!temps.empty()) exec.flush(); // the temporaries die here
+}
+
+} // namespace
+
+CoopDeviceInfo coopDeviceInfo(const vk::Device& device) {
+  static std::mutex mutex;
+  static std::map<VkPhysicalDevice, CoopDeviceInfo> cache;
+  std::lock_guard lock(mutex);
+  auto it = cache.find(device.physical());
+  if (it == cache.end()) it = cache.emplace(device.physical(), queryCoopDevice(device)).first;
+  return it->second;
+}
+
+MatmulProblem matmulProblem(const MatmulArgs& a) {
+  MatmulProblem p;
+  p.M = a.M;
+  p.N = a.N;
+  p.K = a.K;
+  p.batch = a.batch;
+  p.transA = a.transA;
+  p.transB = a.transB;
+  p.a = p.b = a.aType == GemmType::F16 ? CoopDType::F16 : CoopDType::F32;
+  p.c = a.outType == GemmType::F16 ? CoopDType::F16 : CoopDType::F32;
+  const uint64_t M = a.M, N = a.N, K = a.K;
+  p.sharedB = a.batch > 1 && a.strideB && *a.strideB == 0 && strideOr(a.strideA, M * K) == M * K &&
+              strideOr(a.strideC, M * N) == M * N;
+  (void)K;
+  return p;
+}
+
+codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs& args) {
+  codegen::GemmCoopParams p = plan.params;
+  p.alphaBeta = args.alpha != 1.0f || args.beta != 0.0f;
+  p.bias = args.bias.buffer != VK_NULL_HANDLE;
+  p.gelu = args.gelu;
+  return p;
+}
+
+CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& opt, bool force) {
+  const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(exec.context().device());
+  CoopPolicyConfig cfg = opt.config;
+  if (opt.tiling) cfg.tilings = {*opt.tiling};
+  CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
+  if (isCoop(plan.decision)) {
+    if (const std::string why = layoutMiss(plan, args); !why.empty()) {
+      plan.decision = plan.inner = CoopDecision::Fallback;
+      plan.missKey = plan.reason = why;
+    }
+  }
+  if (force && !isCoop(plan.decision))
+    throw std::invalid_argument("matmul: MatmulKernel::Coop cannot run this problem: " + plan.reason);
+  if (opt.record) coopStats().record(plan);
+  if (!isCoop(plan.decision)) {
+    MatmulArgs t = args;
+    t.kernel = MatmulKernel::Tiled;
+    matmul(exec, t);
+    return plan;
+  }
+  if (plan.decision == CoopDecision::Rewrite) {
+    MatmulArgs folded = args;
+    folded.M = args.M * args.batch;
+    folded.batch = 1;
+    folded.strideA.reset();
+    folded.strideB.reset();
+    folded.strideC.reset();
+    execute(exec, plan, folded, opt);
+    return plan;
+  }
+  execute(exec, plan, args, opt);
+  return plan;
+}
+
+} // namespace helios::ops

@@ -1,0 +1,200 @@
+#include "engine/ops/matmul_policy.hpp"
+
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace helios::ops {
+
+const char* coopDecisionName(CoopDecision d) {
+  switch (d) {
+  case CoopDecision::DirectCoop: return "direct";
+  case CoopDecision::PaddedCoop: return "padded";
+  case CoopDecision::PaddedBatchedCoop: return "padded_batched";
+  case CoopDecision::TransposedADirect: return "transposed_a_direct";
+  case CoopDecision::Rewrite: return "rewrite";
+  case CoopDecision::Fallback: return "fallback";
+  }
+  return "?";
+}
+
+const char* coopDTypeName(CoopDType t) {
+  switch (t) {
+  case CoopDType::F16: return "f16";
+  case CoopDType::F32: return "f32";
+  case CoopDType::BF16: return "bf16";
+  }
+  return "?";
+}
+
+CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props, uint32_t subgroupSize,
+                                        uint32_t maxSharedBytes) {
+  CoopDeviceInfo d;
+  d.subgroupSize = subgroupSize ? subgroupSize : 32;
+  d.maxSharedBytes = maxSharedBytes;
+  auto better = [](const probe::CoopMatrixProperty& a, const CoopDeviceInfo& b) {
+    const uint64_t va = uint64_t{a.M} * a.N * a.K, vb = uint64_t{b.coopM} * b.coopN * b.coopK;
+    if (va != vb) return va > vb;
+    if (a.M * a.N != b.coopM * b.coopN) return a.M * a.N > b.coopM * b.coopN;
+    return a.M > b.coopM;
+  };
+  for (const auto& p : props) {
+    if (p.A != "float16" || p.B != "float16" || p.C != "float32" || p.Result != "float32" || p.scope != "subgroup")
+      continue;
+    if (!d.coopMatrix || better(p, d)) {
+      d.coopMatrix = true;
+      d.coopM = p.M;
+      d.coopN = p.N;
+      d.coopK = p.K;
+    }
+  }
+  return d;
+}
+
+CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
+  return coopDeviceFromProperties(caps.coop_khr, caps.subgroup_size, caps.max_compute_shared_memory);
+}
+
+std::string formatFlops(double flops) {
+  if (flops < 1e9) return fmt::format("{:.3g} MFLOP", flops / 1e6);
+  if (flops < 1e12) return fmt::format("{:.3g} GFLOP", flops / 1e9);
+  return fmt::format("{:.3g} TFLOP", flops / 1e12);
+}
+
+namespace {
+
+uint32_t roundUp(uint32_t x, uint32_t m) {
+  return (x + m - 1) / m * m;
+}
+
+CoopPlan miss(std::string key, std::string reason) {
+  CoopPlan p;
+  p.decision = CoopDecision::Fallback;
+  p.missKey = std::move(key);
+  p.reason = std::move(reason);
+  return p;
+}
+
+// Tilings for the device: the config's, else the device's menu restricted to the default tile and a 64x64
+// tile (small problems, awkward sizes).
+std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
+  std::vector<codegen::GemmCoopParams> out;
+  if (!cfg.tilings.empty()) out = cfg.tilings;
+  else {
+    const auto menu = codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes);
+    if (!menu.empty()) out.push_back(menu.front());
+    for (const auto& t : menu)
+      if (t.BM == 64 && t.BN == 64 && t.BK == 32) {
+        out.push_back(t);
+        break;
+      }
+  }
+  for (auto& t : out) {
+    t.coopM = dev.coopM;
+    t.coopN = dev.coopN;
+    t.coopK = dev.coopK;
+    t.subgroupSize = dev.subgroupSize;
+    t.maxSharedBytes = dev.maxSharedBytes;
+  }
+  return out;
+}
+
+// Enough workgroups to fill a large GPU; below it a smaller aligned tile is preferred.
+constexpr uint64_t kFillWorkgroups = 120;
+
+uint64_t workgroups(const codegen::GemmCoopParams& t, uint32_t M, uint32_t N, uint32_t batch) {
+  return uint64_t{roundUp(M, t.BM) / t.BM} * (roundUp(N, t.BN) / t.BN) * batch;
+}
+
+} // namespace
+
+CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
+  if (pr.M == 0 || pr.N == 0 || pr.K == 0 || pr.batch == 0) return miss("empty problem", "empty problem");
+  if (!dev.coopMatrix) return miss("no cooperative matrices on this device", "no cooperative matrices on this device");
+  if (pr.a != CoopDType::F16 || pr.b != CoopDType::F16) {
+    const std::string what = pr.a == pr.b ? std::string(coopDTypeName(pr.a)) + " inputs"
+                                          : std::string(coopDTypeName(pr.a)) + " x " + coopDTypeName(pr.b) + " inputs";
+    return miss("type not supported: " + what, "type not supported: " + what);
+  }
+  if (pr.c != CoopDType::F16 && pr.c != CoopDType::F32) {
+    const std::string what = std::string(coopDTypeName(pr.c)) + " output";
+    return miss("type not supported: " + what, "type not supported: " + what);
+  }
+  const auto tilings = candidateTilings(dev, cfg);
+  if (tilings.empty()) return miss("no tiling fits", "no coop tiling fits the device's shared memory");
+
+  // One B for the whole batch and A stored M x K: the batch is just more rows of one GEMM.
+  if (pr.batch > 1 && pr.sharedB && !pr.transA && cfg.allowRewrite &&
+      uint64_t{pr.M} * pr.batch <= 0xffffffffu) {
+    MatmulProblem folded = pr;
+    folded.M = pr.M * pr.batch;
+    folded.batch = 1;
+    folded.sharedB = false;
+    CoopPlan inner = planMatmul(folded, dev, cfg);
+    if (!isCoop(inner.decision)) return inner;
+    inner.reason = "batch of " + std::to_string(pr.batch) + " sharing B folded into M=" + std::to_string(folded.M) +
+                   ", then " + coopDecisionName(inner.decision) + " (" + inner.reason + ")";
+    inner.decision = CoopDecision::Rewrite;
+    return inner;
+  }
+
+  CoopPlan plan;
+  plan.problem = pr;
+  auto finish = [&](codegen::GemmCoopParams t, CoopDecision d, std::string reason) {
+    t.transA = pr.transA;
+    t.transB = pr.transB;
+    t.batched = pr.batch > 1;
+    t.outF16 = pr.c == CoopDType::F16;
+    plan.params = t;
+    plan.decision = d;
+    plan.inner = d;
+    plan.reason = std::move(reason);
+    plan.Mp = roundUp(pr.M, t.BM);
+    plan.Np = roundUp(pr.N, t.BN);
+    plan.Kp = roundUp(pr.K, t.BK);
+    plan.paddingOverhead =
+        static_cast<double>(plan.Mp) * plan.Np * plan.Kp / (static_cast<double>(pr.M) * pr.N * pr.K) - 1.0;
+    return plan;
+  };
+
+  // Aligned to some tiling: the first that fills the GPU, else the one launching the most workgroups.
+  const codegen::GemmCoopParams* aligned = nullptr;
+  for (const auto& t : tilings) {
+    if (pr.M % t.BM || pr.N % t.BN || pr.K % t.BK) continue;
+    if (!aligned || (workgroups(*aligned, pr.M, pr.N, pr.batch) < kFillWorkgroups &&
+                     workgroups(t, pr.M, pr.N, pr.batch) > workgroups(*aligned, pr.M, pr.N, pr.batch)))
+      aligned = &t;
+  }
+  if (aligned) {
+    const std::string tile = std::to_string(aligned->BM) + "x" + std::to_string(aligned->BN) + "x" +
+                             std::to_string(aligned->BK);
+    if (pr.transA)
+      return finish(*aligned, CoopDecision::TransposedADirect, "aligned to " + tile + ", A read column-major");
+    return finish(*aligned, CoopDecision::DirectCoop, "aligned to " + tile);
+  }
+
+  // Unaligned: pad to the tiling with the least extra work (ties: the earlier, larger tile).
+  const codegen::GemmCoopParams* best = nullptr;
+  double bestOverhead = 0;
+  for (const auto& t : tilings) {
+    const double o = static_cast<double>(roundUp(pr.M, t.BM)) * roundUp(pr.N, t.BN) * roundUp(pr.K, t.BK) /
+                         (static_cast<double>(pr.M) * pr.N * pr.K) -
+                     1.0;
+    if (!best || o < bestOverhead - 1e-12) {
+      best = &t;
+      bestOverhead = o;
+    }
+  }
+  const auto pct = [](double x) { return fmt::format("{:.0f}%", x * 100.0); };
+  if (!cfg.allowPadding) return miss("unaligned, padding disabled", "unaligned and padding is disabled");
+  if (bestOverhead > cfg.paddingCap * (1.0 + 1e-9) + 1e-12)
+    return miss("unaligned and over the " + pct(cfg.paddingCap) + " padding cap",
+                "unaligned and over the " + pct(cfg.paddingCap) + " padding cap (" + pct(bestOverhead) + ")");
+  if (pr.flops() < cfg.minFlops)
+    return miss("too small", "too small (" + formatFlops(pr.flops()) + " < " + formatFlops(cfg.minFlops) + ")");
+  return finish(*best, pr.batch > 1 ? CoopDecision::PaddedBatchedCoop : CoopDecision::PaddedCoop,
+                "padded to " + std::to_string(roundUp(pr.M, best->BM)) + "x" + std::to_string(roundUp(pr.N, best->BN)) +
+                    "x" + std::to_string(roundUp(pr.K, best->BK)) + " (+" + pct(bestOverhead) + " work)");
+}
+
+} // namespace helios::ops

@@ -1,0 +1,77 @@
+#pragma once
+// Which GEMM path a matmul takes on a device with (or without) cooperative matrices: a pure function of the
+// problem, a description of the device and a small config, so it is unit-tested on captured device fixtures.
+//
+// Order: a problem whose M, N, K are multiples of a coop tile runs the coop kernel directly (TN directly too:
+// the kernel reads the K x M A with column-major coop loads); a batched problem that shares one B across the
+// batch is first rewritten into one GEMM with batch*M rows; an unaligned problem is padded to the tile on the
+// GPU (slice_3d), run through the coop kernel and cropped back, when the padding adds at most `paddingCap`
+// of the work and the problem has at least `minFlops`; everything else takes the tiled fallback, with the
+// reason recorded.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/kernels/gemm_coop.hpp"
+#include "probe/caps.hpp"
+
+namespace helios::ops {
+
+enum class CoopDecision : uint8_t { DirectCoop, PaddedCoop, PaddedBatchedCoop, TransposedADirect, Rewrite, Fallback };
+inline constexpr uint32_t kCoopDecisionCount = 6;
+// "direct", "padded", "padded_batched", "transposed_a_direct", "rewrite", "fallback".
+const char* coopDecisionName(CoopDecision d);
+inline bool isCoop(CoopDecision d) { return d != CoopDecision::Fallback; }
+
+enum class CoopDType : uint8_t { F16, F32, BF16 };
+const char* coopDTypeName(CoopDType t); // "f16", "f32", "bf16"
+
+// What the device offers the coop kernels.
+struct CoopDeviceInfo {
+  bool coopMatrix = false;            // VK_KHR_cooperative_matrix enabled with an f16 x f16 -> f32 shape
+  uint32_t coopM = 0, coopN = 0, coopK = 0; // that shape (probe::bestF16F32)
+  uint32_t subgroupSize = 32;
+  uint32_t maxSharedBytes = 49152;
+};
+// Best subgroup-scope f16 x f16 -> f32 shape in `props` (largest M*N*K, then M*N, then M, as the probe
+// scores it); coopMatrix = false when there is none.
+CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props, uint32_t subgroupSize,
+                                        uint32_t maxSharedBytes);
+CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps);
+
+struct MatmulProblem {
+  uint32_t M = 0, N = 0, K = 0, batch = 1;
+  bool transA = false, transB = false; // A stored K x M; B stored N x K
+  CoopDType a = CoopDType::F16, b = CoopDType::F16, c = CoopDType::F32;
+  bool sharedB = false; // batched with one B for every batch (B batch stride 0)
+  double flops() const { return 2.0 * M * N * K * batch; }
+};
+
+struct CoopPolicyConfig {
+  double paddingCap = 0.20; // padded work / real work - 1, inclusive
+  double minFlops = 2e6;    // padded paths need at least this much work (inclusive)
+  bool allowPadding = true;
+  bool allowRewrite = true;
+  // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
+  // tile, then a 64x64 one for small or awkward shapes).
+  std::vector<codegen::GemmCoopParams> tilings;
+};
+
+struct CoopPlan {
+  CoopDecision decision = CoopDecision::Fallback;
+  CoopDecision inner = CoopDecision::Fallback; // what runs: == decision, except Rewrite (direct/padded of `problem`)
+  std::string reason;  // why, one clause; for misses e.g. "too small (0.5 MFLOP < 2 MFLOP)"
+  std::string missKey; // the reason without its numbers ("too small"), for the stats; empty for hits
+  codegen::GemmCoopParams params; // the coop kernel's tiling and layout (valid unless Fallback)
+  MatmulProblem problem;          // the problem the coop kernel sees (rewritten: batch folded into M)
+  uint32_t Mp = 0, Np = 0, Kp = 0; // padded sizes (== M, N, K when not padded)
+  double paddingOverhead = 0;      // padded work / real work - 1
+};
+
+// The decision (pure; records nothing: matmul() records it in coopStats()).
+CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device, const CoopPolicyConfig& config = {});
+
+// "0.5 MFLOP", "68.7 GFLOP" (MFLOP below 1 GFLOP).
+std::string formatFlops(double flops);
+
+} // namespace helios::ops

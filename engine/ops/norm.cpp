@@ -1,0 +1,155 @@
+#include "engine/ops/norm.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace helios::ops {
+
+using namespace rows_detail;
+using codegen::NormKind;
+using codegen::NormParams;
+using codegen::NormPass;
+
+namespace {
+
+constexpr uint32_t kMaxBlocks = 256;     // enough workgroups to fill a GPU; bounds the scratch and pass 2
+constexpr uint32_t kColumnReduceWg = 64; // pass 2: one invocation per column
+
+struct PushRows {
+  uint32_t rows, cols;
+  float eps;
+};
+struct PushBackward {
+  uint32_t rows, cols, blockRows;
+};
+struct PushColumns {
+  uint32_t numBlocks, cols;
+};
+
+void checkForward(const char* op, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
+                  const vk::BufferRange& gamma, const vk::BufferRange& y) {
+  checkShape(op, rows, cols);
+  checkElems(op, "x", x, uint64_t(rows) * cols);
+  checkElems(op, "gamma", gamma, cols);
+  checkElems(op, "y", y, uint64_t(rows) * cols);
+}
+
+void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
+                   const vk::BufferRange& gamma, const vk::BufferRange& dy, const vk::BufferRange& dx,
+                   const vk::BufferRange& dgamma, const vk::BufferRange& scratch) {
+  if (rows == 0) throw std::invalid_argument(std::string(op) + ": rows is 0");
+  checkShape(op, rows, cols);
+  const uint64_t n = uint64_t(rows) * cols;
+  checkElems(op, "x", x, n);
+  checkElems(op, "gamma", gamma, cols);
+  checkElems(op, "dy", dy, n);
+  checkElems(op, "dx", dx, n);
+  checkElems(op, "dgamma", dgamma, cols);
+  checkElems(op, "scratch", scratch, normBackwardScratchBytes(kind, rows, cols) / 4);
+}
+
+NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c) {
+  if (pass == NormPass::ColumnReduce) return {kind, pass, kColumnReduceWg, codegen::ReduceStrategy::Subgroup};
+  return {kind, pass, c.localSize, c.strategy};
+}
+
+vk::Groups columnGroups(uint32_t cols) {
+  return {(cols + kColumnReduceWg - 1) / kColumnReduceWg, 1, 1};
+}
+
+} // namespace
+
+NormBackwardPlan normBackwardPlan(uint32_t rows) {
+  if (rows == 0) return {};
+  const uint32_t blockRows = (rows + kMaxBlocks - 1) / kMaxBlocks;
+  return {blockRows, (rows + blockRows - 1) / blockRows};
+}
+
+uint64_t normBackwardScratchBytes(NormKind kind, uint32_t rows, uint32_t cols) {
+  const uint64_t parts = kind == NormKind::LayerNorm ? 2 : 1;
+  return parts * normBackwardPlan(rows).numBlocks * cols * 4;
+}
+
+void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange beta,
+               vk::BufferRange y, vk::BufferRange mean, vk::BufferRange rstd, uint32_t rows, uint32_t cols,
+               float eps, RowKernelChoice kernel) {
+  checkForward("layerNorm", rows, cols, x, gamma, y);
+  checkElems("layerNorm", "beta", beta, cols);
+  checkElems("layerNorm", "mean", mean, rows);
+  checkElems("layerNorm", "rstd", rstd, rows);
+  if (rows == 0) return;
+  const auto& pipe = exec.pipeline(
+      params(NormKind::LayerNorm, NormPass::Forward, resolve(exec, kernel, cols)), codegen::generateNorm);
+  exec.dispatch(pipe,
+                {{x, Access::Read},
+                 {gamma, Access::Read},
+                 {beta, Access::Read},
+                 {y, Access::Write},
+                 {mean, Access::Write},
+                 {rstd, Access::Write}},
+                PushRows{rows, cols, eps}, rowGrid(rows));
+}
+
+void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
+                       vk::BufferRange mean, vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
+                       vk::BufferRange dbeta, vk::BufferRange scratch, uint32_t rows, uint32_t cols,
+                       RowKernelChoice kernel) {
+  checkBackward("layerNormBackward", NormKind::LayerNorm, rows, cols, x, gamma, dy, dx, dgamma, scratch);
+  checkElems("layerNormBackward", "dbeta", dbeta, cols);
+  checkElems("layerNormBackward", "mean", mean, rows);
+  checkElems("layerNormBackward", "rstd", rstd, rows);
+  const NormBackwardPlan plan = normBackwardPlan(rows);
+  const RowKernelChoice c = resolve(exec, kernel, cols);
+  const auto& rowsPipe =
+      exec.pipeline(params(NormKind::LayerNorm, NormPass::BackwardRows, c), codegen::generateNorm);
+  exec.dispatch(rowsPipe,
+                {{x, Access::Read},
+                 {gamma, Access::Read},
+                 {dy, Access::Read},
+                 {mean, Access::Read},
+                 {rstd, Access::Read},
+                 {dx, Access::Write},
+                 {scratch, Access::ReadWrite}},
+                PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
+  const auto& colPipe =
+      exec.pipeline(params(NormKind::LayerNorm, NormPass::ColumnReduce, c), codegen::generateNorm);
+  exec.dispatch(colPipe, {{scratch, Access::Read}, {dgamma, Access::Write}, {dbeta, Access::Write}},
+                PushColumns{plan.numBlocks, cols}, columnGroups(cols));
+}
+
+void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange y,
+             vk::BufferRange rstd, uint32_t rows, uint32_t cols, float eps, RowKernelChoice kernel) {
+  checkForward("rmsNorm", rows, cols, x, gamma, y);
+  checkElems("rmsNorm", "rstd", rstd, rows);
+  if (rows == 0) return;
+  const auto& pipe = exec.pipeline(params(NormKind::RmsNorm, NormPass::Forward, resolve(exec, kernel, cols)),
+                                   codegen::generateNorm);
+  exec.dispatch(pipe, {{x, Access::Read}, {gamma, Access::Read}, {y, Access::Write}, {rstd, Access::Write}},
+                PushRows{rows, cols, eps}, rowGrid(rows));
+}
+
+void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
+                     vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
+                     vk::BufferRange scratch, uint32_t rows, uint32_t cols, RowKernelChoice kernel) {
+  checkBackward("rmsNormBackward", NormKind::RmsNorm, rows, cols, x, gamma, dy, dx, dgamma, scratch);
+  checkElems("rmsNormBackward", "rstd", rstd, rows);
+  const NormBackwardPlan plan = normBackwardPlan(rows);
+  const RowKernelChoice c = resolve(exec, kernel, cols);
+  const auto& rowsPipe =
+      exec.pipeline(params(NormKind::RmsNorm, NormPass::BackwardRows, c), codegen::generateNorm);
+  exec.dispatch(rowsPipe,
+                {{x, Access::Read},
+                 {gamma, Access::Read},
+                 {dy, Access::Read},
+                 {rstd, Access::Read},
+                 {dx, Access::Write},
+                 {scratch, Access::ReadWrite}},
+                PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
+  const auto& colPipe =
+      exec.pipeline(params(NormKind::RmsNorm, NormPass::ColumnReduce, c), codegen::generateNorm);
+  exec.dispatch(colPipe, {{scratch, Access::Read}, {dgamma, Access::Write}},
+                PushColumns{plan.numBlocks, cols}, columnGroups(cols));
+}
+
+} // namespace helios::ops

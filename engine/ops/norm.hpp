@@ -1,0 +1,44 @@
+#pragma once
+// LayerNorm and RMSNorm along the last axis (f32, row-major), forward and backward. Kernels and formulas:
+// codegen/kernels/norm.hpp. Forward: one workgroup per row. Backward: a rows kernel (dx, plus per-block
+// partial sums of dgamma/dbeta written to a caller-provided scratch buffer) and a column-reduce kernel that
+// sums the partials in block order: deterministic, no float atomics, so the same inputs give bit-identical
+// dx, dgamma and dbeta on a given device.
+#include <cstdint>
+
+#include "codegen/kernels/norm.hpp"
+#include "engine/ops/executor.hpp"
+#include "engine/ops/reduce.hpp"
+
+namespace helios::ops {
+
+// How the backward splits rows into blocks: numBlocks = ceil(rows / blockRows) <= 256 workgroups.
+struct NormBackwardPlan {
+  uint32_t blockRows = 0, numBlocks = 0;
+};
+NormBackwardPlan normBackwardPlan(uint32_t rows);
+// Bytes of scratch the backward needs: (LayerNorm 2, RMSNorm 1) * numBlocks * cols floats.
+uint64_t normBackwardScratchBytes(codegen::NormKind kind, uint32_t rows, uint32_t cols);
+
+// y = (x - mean) * rstd * gamma + beta; writes mean[rows], rstd[rows]. x, y: rows*cols; gamma, beta: cols.
+void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange beta,
+               vk::BufferRange y, vk::BufferRange mean, vk::BufferRange rstd, uint32_t rows, uint32_t cols,
+               float eps, RowKernelChoice kernel = {});
+
+// From x, gamma, dy and the forward's saved mean/rstd: dx (rows*cols), dgamma and dbeta (cols, overwritten,
+// not accumulated). scratch: normBackwardScratchBytes(LayerNorm, rows, cols) bytes. rows must be > 0.
+void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
+                       vk::BufferRange mean, vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
+                       vk::BufferRange dbeta, vk::BufferRange scratch, uint32_t rows, uint32_t cols,
+                       RowKernelChoice kernel = {});
+
+// y = x * rstd * gamma, rstd = 1/sqrt(mean(x^2) + eps); writes rstd[rows].
+void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange y,
+             vk::BufferRange rstd, uint32_t rows, uint32_t cols, float eps, RowKernelChoice kernel = {});
+
+// dx and dgamma (overwritten) from x, gamma, dy and the saved rstd; scratch as for layerNormBackward.
+void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
+                     vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
+                     vk::BufferRange scratch, uint32_t rows, uint32_t cols, RowKernelChoice kernel = {});
+
+} // namespace helios::ops

@@ -1,0 +1,79 @@
+#include "engine/ops/reduce.hpp"
+
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+
+namespace helios::ops {
+
+namespace rows_detail {
+
+namespace {
+bool hasSubgroupArithmetic(const vk::Device& device) {
+  static std::mutex mutex;
+  static std::map<VkPhysicalDevice, bool> known;
+  std::lock_guard lock(mutex);
+  auto it = known.find(device.physical());
+  if (it != known.end()) return it->second;
+  VkPhysicalDeviceSubgroupProperties sg{};
+  sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
+  VkPhysicalDeviceProperties2 p2{};
+  p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
+  p2.pNext = &sg;
+  vkGetPhysicalDeviceProperties2(device.physical(), &p2);
+  const bool ok = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
+                  (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
+                  (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
+  known[device.physical()] = ok;
+  return ok;
+}
+} // namespace
+
+RowKernelChoice resolve(Executor& exec, RowKernelChoice choice, uint32_t cols) {
+  if (choice.localSize == 0) choice.localSize = cols <= 128 ? 64 : cols <= 1024 ? 128 : 256;
+  if (choice.strategy == codegen::ReduceStrategy::Subgroup && !hasSubgroupArithmetic(exec.context().device()))
+    choice.strategy = codegen::ReduceStrategy::SharedTree;
+  return choice;
+}
+
+vk::Groups rowGrid(uint32_t rows) {
+  constexpr uint32_t maxX = 65535;
+  return {std::min(rows, maxX), (rows + maxX - 1) / maxX, 1};
+}
+
+void checkShape(const char* op, uint32_t rows, uint32_t cols) {
+  if (cols == 0) throw std::invalid_argument(std::string(op) + ": cols is 0");
+  const uint64_t n = uint64_t(rows) * cols;
+  if (n > 0xffffffffull)
+    throw std::invalid_argument(std::string(op) + ": rows*cols = " + std::to_string(n) +
+                                " exceeds 2^32-1 elements");
+}
+
+void checkElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count) {
+  if (range.size / 4 < count)
+    throw std::invalid_argument(std::string(op) + ": " + name + " holds " + std::to_string(range.size / 4) +
+                                " elements (" + std::to_string(range.size) + " bytes) but needs " +
+                                std::to_string(count));
+}
+
+} // namespace rows_detail
+
+void reduceRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t rows, uint32_t cols,
+                codegen::RowReduceOp op, RowKernelChoice choice) {
+  using namespace rows_detail;
+  checkShape("reduceRows", rows, cols);
+  checkElems("reduceRows", "x", x, uint64_t(rows) * cols);
+  checkElems("reduceRows", "out", out, rows);
+  if (rows == 0) return;
+  const RowKernelChoice c = resolve(exec, choice, cols);
+  const codegen::ReduceRowsParams params{op, c.localSize, c.strategy};
+  const auto& pipe = exec.pipeline(params, codegen::generateReduceRows);
+  struct Push {
+    uint32_t rows, cols;
+  } push{rows, cols};
+  exec.dispatch(pipe, {{x, Access::Read}, {out, Access::Write}}, push, rowGrid(rows));
+}
+
+} // namespace helios::ops

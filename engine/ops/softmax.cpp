@@ -1,0 +1,50 @@
+#include "engine/ops/softmax.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace helios::ops {
+
+using namespace rows_detail;
+
+void softmax(Executor& exec, vk::BufferRange x, vk::BufferRange y, uint32_t rows, uint32_t cols,
+             const SoftmaxOptions& options) {
+  checkShape("softmax", rows, cols);
+  const uint64_t n = uint64_t(rows) * cols;
+  checkElems("softmax", "x", x, n);
+  checkElems("softmax", "y", y, n);
+  if (options.causalQueries > cols)
+    throw std::invalid_argument("softmax: causalQueries (" + std::to_string(options.causalQueries) +
+                                ") exceeds cols (" + std::to_string(cols) + ")");
+  if (rows == 0) return;
+  const RowKernelChoice c = resolve(exec, options.kernel, cols);
+  const codegen::SoftmaxParams params{codegen::SoftmaxPass::Forward, options.causalQueries != 0, c.localSize,
+                                      c.strategy};
+  const auto& pipe = exec.pipeline(params, codegen::generateSoftmax);
+  struct Push {
+    uint32_t rows, cols;
+    float scale;
+    uint32_t queries;
+  } push{rows, cols, options.scale, options.causalQueries};
+  exec.dispatch(pipe, {{x, Access::Read}, {y, Access::Write}}, push, rowGrid(rows));
+}
+
+void softmaxBackward(Executor& exec, vk::BufferRange y, vk::BufferRange dy, vk::BufferRange dx, uint32_t rows,
+                     uint32_t cols, float scale, RowKernelChoice kernel) {
+  checkShape("softmaxBackward", rows, cols);
+  const uint64_t n = uint64_t(rows) * cols;
+  checkElems("softmaxBackward", "y", y, n);
+  checkElems("softmaxBackward", "dy", dy, n);
+  checkElems("softmaxBackward", "dx", dx, n);
+  if (rows == 0) return;
+  const RowKernelChoice c = resolve(exec, kernel, cols);
+  const codegen::SoftmaxParams params{codegen::SoftmaxPass::Backward, false, c.localSize, c.strategy};
+  const auto& pipe = exec.pipeline(params, codegen::generateSoftmax);
+  struct Push {
+    uint32_t rows, cols;
+    float scale;
+  } push{rows, cols, scale};
+  exec.dispatch(pipe, {{y, Access::Read}, {dy, Access::Read}, {dx, Access::Write}}, push, rowGrid(rows));
+}
+
+} // namespace helios::ops

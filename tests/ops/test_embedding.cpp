@@ -1,0 +1,254 @@
+// Embedding gather and its deterministic scatter-add backward (engine/ops/embedding.hpp) against the float64
+// references: out-of-range ids, repeated ids, accumulation into an existing gradient, bit-identical reruns,
+// size validation.
+#include "codegen/kernels/embedding.hpp"
+#include "codegen/spirv/tools.hpp"
+#include "engine/ops/embedding.hpp"
+#include "support/random.hpp"
+#include "support/reference.hpp"
+
+#include <algorithm>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstring>
+#include <limits>
+
+using namespace helios;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+vk::Context& ctx() {
+  static auto context = vk::Context::create({.persistentPipelineCache = false});
+  return *context;
+}
+
+constexpr size_t kGuard = 16;
+
+uint32_t bitsOf(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+template <class T> vk::Buffer deviceBuffer(std::vector<T> data, T guard, const char* what) {
+  data.insert(data.end(), kGuard, guard);
+  vk::Buffer b = ctx().buffer(data.size() * sizeof(T), what);
+  ctx().uploadVector(b, data);
+  return b;
+}
+
+vk::BufferRange head(const vk::Buffer& b, size_t elems) {
+  vk::BufferRange r = b.range();
+  r.size = elems * 4;
+  return r;
+}
+
+// Downloads n floats plus the guard; checks the guard still holds `guard` bits.
+std::vector<float> readF32(const vk::Buffer& b, size_t n, float guard) {
+  auto all = ctx().downloadVector<float>(b, n + kGuard);
+  size_t touched = 0;
+  for (size_t i = n; i < n + kGuard; ++i)
+    touched += bitsOf(all[i]) != bitsOf(guard);
+  CHECK(touched == 0);
+  all.resize(n);
+  return all;
+}
+
+size_t poisoned(const std::vector<float>& v) {
+  size_t c = 0;
+  for (float x : v)
+    c += bitsOf(x) == bitsOf(test::poisonF32());
+  return c;
+}
+
+// ids in [0, vocab) drawn from a small "hot" set half of the time, so ids repeat often.
+std::vector<int32_t> randomIds(uint32_t tokens, uint32_t vocab) {
+  std::uniform_int_distribution<int32_t> any(0, int32_t(vocab) - 1), hot(0, int32_t(std::min(vocab, 4u)) - 1);
+  std::vector<int32_t> ids(tokens);
+  for (auto& id : ids)
+    id = (test::rng()() & 1) ? hot(test::rng()) : any(test::rng());
+  return ids;
+}
+
+} // namespace
+
+TEST_CASE("every embedding kernel variant passes spirv-val") {
+  codegen::KernelRegistry reg;
+  codegen::registerEmbedding(reg);
+  for (const auto& k : reg.find("embedding")->all()) {
+    INFO(k.name);
+    const auto r = spv::validate(k.spirv);
+    CHECK(r.ok);
+    if (!r.ok) UNSCOPED_INFO(r.message);
+  }
+}
+
+// A gather copies: bit-exact. Out-of-range ids (negative or >= vocab) give rows of zeros.
+TEST_CASE("embedding gather, with out-of-range ids giving zero rows") {
+  INFO("seed " << test::testSeed());
+  const uint32_t tokens = GENERATE(1u, 7u, 33u, 127u, 513u, 64u);
+  const uint32_t dim = GENERATE(1u, 33u, 64u, 1024u);
+  const uint32_t vocab = 127;
+  INFO("tokens " << tokens << " dim " << dim);
+  const auto table = test::randomFloats(size_t(vocab) * dim);
+  auto ids = randomIds(tokens, vocab);
+  if (tokens >= 7) ids[1] = -1, ids[3] = int32_t(vocab), ids[5] = std::numeric_limits<int32_t>::min();
+  auto dtable = deviceBuffer(table, 0.f, "table"), dids = deviceBuffer(ids, 0, "ids");
+  auto dout =
+      deviceBuffer(std::vector<float>(size_t(tokens) * dim, test::poisonF32()), test::poisonF32(), "out");
+  {
+    ops::ImmediateExecutor e(ctx());
+    ops::embedding(e, head(dtable, size_t(vocab) * dim), head(dids, tokens), head(dout, size_t(tokens) * dim),
+                   tokens, vocab, dim);
+    e.flush();
+  }
+  const auto out = readF32(dout, size_t(tokens) * dim, test::poisonF32());
+  CHECK(poisoned(out) == 0);
+  size_t wrong = 0;
+  for (size_t t = 0; t < tokens; ++t)
+    for (size_t j = 0; j < dim; ++j) {
+      const bool in = ids[t] >= 0 && ids[t] < int32_t(vocab);
+      const float expect = in ? table[size_t(ids[t]) * dim + j] : 0.0f;
+      wrong += bitsOf(out[t * dim + j]) != bitsOf(expect);
+    }
+  CHECK(wrong == 0);
+  // Also the float64 reference on the in-range tokens only.
+  std::vector<int32_t> inIds;
+  std::vector<float> inOut;
+  for (size_t t = 0; t < tokens; ++t)
+    if (ids[t] >= 0 && ids[t] < int32_t(vocab)) {
+      inIds.push_back(ids[t]);
+      inOut.insert(inOut.end(), out.begin() + long(t * dim), out.begin() + long((t + 1) * dim));
+    }
+  CHECK(ref::maxAbsError(inOut, ref::embedding(table, inIds, dim)) == 0.0);
+}
+
+// The backward sums each row's tokens in token order in f32; with k random-sign terms per row the relative
+// error grows like 2^-24 sqrt(k) (k up to ~300 here): threshold relError < 1e-5 vs the float64 sum.
+TEST_CASE("embedding backward: repeated ids, accumulation, determinism") {
+  INFO("seed " << test::testSeed());
+  const uint32_t tokens = GENERATE(1u, 7u, 33u, 127u, 513u, 1024u);
+  const uint32_t dim = GENERATE(7u, 64u, 129u);
+  const uint32_t vocab = GENERATE(5u, 1000u);
+  INFO("tokens " << tokens << " dim " << dim << " vocab " << vocab);
+  auto ids = randomIds(tokens, vocab);
+  if (tokens >= 33) ids[2] = -5, ids[30] = int32_t(vocab) + 3; // contribute nothing
+  const auto dOut = test::randomFloats(size_t(tokens) * dim);
+  const size_t tableElems = size_t(vocab) * dim;
+  auto dids = deviceBuffer(ids, 0, "ids"), ddout = deviceBuffer(dOut, 0.f, "dOut");
+  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens) + 4, "ws");
+  const float guard = 4321.f;
+  auto dgrad = deviceBuffer(std::vector<float>(tableElems, test::poisonF32()), guard, "dTable");
+  const auto run = [&](bool accumulate) {
+    ops::ImmediateExecutor e(ctx());
+    ops::embeddingBackward(e, head(dids, tokens), head(ddout, size_t(tokens) * dim), head(dgrad, tableElems),
+                           ws.range(), tokens, vocab, dim, accumulate);
+    e.flush();
+    return readF32(dgrad, tableElems, guard);
+  };
+
+  std::vector<int32_t> inIds;
+  std::vector<float> inOut;
+  for (size_t t = 0; t < tokens; ++t)
+    if (ids[t] >= 0 && ids[t] < int32_t(vocab)) {
+      inIds.push_back(ids[t]);
+      inOut.insert(inOut.end(), dOut.begin() + long(t * dim), dOut.begin() + long((t + 1) * dim));
+    }
+  const ref::Vec expect = ref::embeddingBackward(inOut, inIds, vocab, dim);
+
+  const auto first = run(false); // clears the poison, then scatter-adds
+  CHECK(poisoned(first) == 0);
+  CHECK(ref::relError(first, expect) < 1e-5);
+  const auto second = run(false);
+  CHECK(std::memcmp(first.data(), second.data(), first.size() * 4) == 0); // bit-identical rerun
+
+  // Accumulate into an existing gradient: unused rows keep their values exactly.
+  const auto base = test::randomFloats(tableElems);
+  ctx().uploadVector(dgrad, base);
+  const auto acc = run(true);
+  std::vector<bool> used(vocab, false);
+  for (int32_t id : inIds)
+    used[size_t(id)] = true;
+  ref::Vec expectAcc(tableElems);
+  size_t changedUnused = 0;
+  for (size_t v = 0; v < vocab; ++v)
+    for (size_t j = 0; j < dim; ++j) {
+      const size_t i = v * dim + j;
+      expectAcc[i] = base[i] + expect[i];
+      if (!used[v]) changedUnused += bitsOf(acc[i]) != bitsOf(base[i]);
+    }
+  CHECK(changedUnused == 0);
+  CHECK(ref::maxAbsError(acc, expectAcc) < 1e-5 * std::max<double>(1.0, double(tokens) / 16));
+}
+
+TEST_CASE("embedding ops reject buffers smaller than the sizes they are given") {
+  const uint32_t tokens = 10, vocab = 20, dim = 8;
+  auto table = ctx().buffer(4 * vocab * dim, "table"), ids = ctx().buffer(4 * tokens, "ids");
+  auto out = ctx().buffer(4 * tokens * dim, "out"), shortBuf = ctx().buffer(4 * tokens * dim - 4, "short");
+  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens), "ws");
+  ops::ImmediateExecutor e(ctx());
+  CHECK_THROWS_WITH(ops::embedding(e, table.range(), ids.range(), shortBuf.range(), tokens, vocab, dim),
+                    ContainsSubstring("out holds"));
+  CHECK_THROWS_WITH(ops::embedding(e, shortBuf.range(), ids.range(), out.range(), tokens, vocab, dim),
+                    ContainsSubstring("table holds"));
+  CHECK_THROWS_WITH(ops::embedding(e, table.range(), ids.range(), out.range(), tokens + 1, vocab, dim),
+                    ContainsSubstring("ids holds"));
+  CHECK_THROWS_WITH(
+      ops::embeddingBackward(e, ids.range(), out.range(), table.range(), ids.range(), tokens, vocab, dim),
+      ContainsSubstring("workspace holds"));
+  CHECK_THROWS_WITH(
+      ops::embeddingBackward(e, ids.range(), shortBuf.range(), table.range(), ws.range(), tokens, vocab, dim),
+      ContainsSubstring("dOut holds"));
+  CHECK(e.dispatches() == 0);
+}
+
+// GPT-2-sized timing (hidden: run with `test_embedding "[bench]"`): V=50304, T=16384, D=768, Zipf-like ids,
+// and the worst case for the chain walk (every token the same id). Host wall time around submit + wait.
+TEST_CASE("embedding backward at GPT-2 size", "[.][bench]") {
+  const uint32_t vocab = 50304, tokens = 16384, dim = 768;
+  std::vector<double> cdf(vocab);
+  double acc = 0;
+  for (uint32_t r = 0; r < vocab; ++r)
+    cdf[r] = acc += 1.0 / (r + 1);
+  std::uniform_real_distribution<double> u(0, acc);
+  std::vector<int32_t> zipf(tokens), same(tokens, 42);
+  for (auto& id : zipf)
+    id = int32_t(std::lower_bound(cdf.begin(), cdf.end(), u(test::rng())) - cdf.begin());
+  const auto dOut = test::randomFloats(size_t(tokens) * dim);
+  auto ddout = deviceBuffer(dOut, 0.f, "dOut"), dtable = ctx().buffer(4ull * vocab * dim, "table");
+  auto dout = ctx().buffer(4ull * tokens * dim, "out");
+  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens), "ws");
+  const auto timeMs = [&](const std::function<void(ops::Executor&)>& fn) {
+    double best = 1e30;
+    for (int rep = 0; rep < 5; ++rep) {
+      ops::ImmediateExecutor e(ctx());
+      const auto t0 = std::chrono::steady_clock::now();
+      fn(e);
+      e.flush();
+      best = std::min(
+          best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    }
+    return best;
+  };
+  for (const auto* ids : {&zipf, &same}) {
+    auto dids = deviceBuffer(*ids, 0, "ids");
+    const double fwd = timeMs([&](ops::Executor& e) {
+      ops::embedding(e, dtable.range(), head(dids, tokens), dout.range(), tokens, vocab, dim);
+    });
+    const double bwdAcc = timeMs([&](ops::Executor& e) {
+      ops::embeddingBackward(e, head(dids, tokens), head(ddout, size_t(tokens) * dim), dtable.range(),
+                             ws.range(), tokens, vocab, dim, true);
+    });
+    const double bwd = timeMs([&](ops::Executor& e) {
+      ops::embeddingBackward(e, head(dids, tokens), head(ddout, size_t(tokens) * dim), dtable.range(),
+                             ws.range(), tokens, vocab, dim, false);
+    });
+    const auto got = ctx().downloadVector<float>(dtable, size_t(vocab) * dim);
+    CHECK(ref::relError(got, ref::embeddingBackward(dOut, *ids, vocab, dim)) < 1e-4);
+    WARN((ids == &zipf ? "zipf ids" : "one id")
+         << ": gather " << fwd << " ms, backward (accumulate) " << bwdAcc
+         << " ms, backward (clear + accumulate) " << bwd << " ms");
+  }
+}

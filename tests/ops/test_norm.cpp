@@ -1,0 +1,332 @@
+// LayerNorm and RMSNorm (forward and backward) on the engine's device against the float64 references,
+// finite differences of the reference forward, and the glslang-compiled LayerNorm oracle.
+// Thresholds (relative Frobenius error): forward y, rstd <= 1e-5, mean: absolute
+// error <= 1e-5 (inputs in [-2, 2]); backward dx <= 1e-4 relative to
+// the larger of ||dx|| and ||dy*gamma*rstd|| (see dxError), dgamma/dbeta <= 1e-5 relative to the larger of
+// their norm and the norm of the summed terms (see termNorms); finite differences <= 1e-3;
+// GLSL oracle <= 2e-6. The backward's dgamma/dbeta come from a two-stage block reduction and must be
+// bit-identical run to run.
+#include "engine/ops/norm.hpp"
+#include "support/random.hpp"
+#include "support/reference.hpp"
+#include "support/spirv_file.hpp"
+
+#include <algorithm>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/generators/catch_generators_range.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
+
+using namespace helios;
+using Catch::Matchers::ContainsSubstring;
+using codegen::NormKind;
+using codegen::ReduceStrategy;
+
+namespace {
+
+vk::Context& ctx() {
+  static auto context = vk::Context::create({.persistentPipelineCache = false});
+  return *context;
+}
+
+template <class T> vk::Buffer input(const std::vector<T>& v, const char* what) {
+  auto b = ctx().buffer(v.size() * sizeof(T), what);
+  ctx().uploadVector(b, v);
+  return b;
+}
+
+// n floats plus one guard element, all poisoned.
+vk::Buffer output(size_t n, const char* what) {
+  auto b = ctx().buffer((n + 1) * 4, what);
+  ctx().uploadVector(b, std::vector<float>(n + 1, test::poisonF32()));
+  return b;
+}
+
+bool isPoison(float f) {
+  uint32_t a, b;
+  const float p = test::poisonF32();
+  std::memcpy(&a, &f, 4);
+  std::memcpy(&b, &p, 4);
+  return a == b;
+}
+
+// Downloads n elements; checks every one was written and the guard past the end was not.
+std::vector<float> result(const vk::Buffer& b, size_t n) {
+  auto v = ctx().downloadVector<float>(b, n + 1);
+  size_t unwritten = 0;
+  for (size_t i = 0; i < n; ++i)
+    unwritten += isPoison(v[i]);
+  CHECK(unwritten == 0);
+  CHECK(isPoison(v[n]));
+  v.resize(n);
+  return v;
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> shapes() {
+  std::vector<std::pair<uint32_t, uint32_t>> s;
+  for (uint32_t r : {1u, 7u, 33u, 127u, 513u})
+    for (uint32_t c : {1u, 7u, 33u, 127u, 513u})
+      s.emplace_back(r, c);
+  for (auto rc : {std::pair{64u, 64u}, {256u, 256u}, {64u, 1024u}, {1024u, 256u}})
+    s.push_back(rc);
+  return s;
+}
+
+constexpr float kEps = 1e-5f;
+
+struct Inputs {
+  uint32_t rows, cols;
+  std::vector<float> x, gamma, beta, dy;
+  Inputs(uint32_t r, uint32_t c)
+      : rows(r), cols(c), x(test::randomFloats(size_t(r) * c, -2.0f, 2.0f)),
+        gamma(test::randomFloats(c, 0.5f, 1.5f)), beta(test::randomFloats(c)),
+        dy(test::randomFloats(size_t(r) * c)) {}
+  size_t n() const { return size_t(rows) * cols; }
+};
+
+struct Outputs {
+  std::vector<float> y, mean, rstd, dx, dgamma, dbeta;
+};
+
+// Forward then backward (from the forward's saved statistics) in one submission.
+Outputs run(NormKind kind, const Inputs& in, ops::RowKernelChoice choice = {}) {
+  const size_t n = in.n();
+  const bool ln = kind == NormKind::LayerNorm;
+  auto bx = input(in.x, "x"), bg = input(in.gamma, "gamma"), bb = input(in.beta, "beta"),
+       bdy = input(in.dy, "dy");
+  auto by = output(n, "y"), bm = output(in.rows, "mean"), br = output(in.rows, "rstd");
+  auto bdx = output(n, "dx"), bdg = output(in.cols, "dgamma"), bdb = output(in.cols, "dbeta");
+  auto scratch = ctx().buffer(ops::normBackwardScratchBytes(kind, in.rows, in.cols), "scratch");
+  ops::ImmediateExecutor exec(ctx());
+  if (ln) {
+    ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), br.range(), in.rows,
+                   in.cols, kEps, choice);
+    ops::layerNormBackward(exec, bx.range(), bg.range(), bdy.range(), bm.range(), br.range(), bdx.range(),
+                           bdg.range(), bdb.range(), scratch.range(), in.rows, in.cols, choice);
+  } else {
+    ops::rmsNorm(exec, bx.range(), bg.range(), by.range(), br.range(), in.rows, in.cols, kEps, choice);
+    ops::rmsNormBackward(exec, bx.range(), bg.range(), bdy.range(), br.range(), bdx.range(), bdg.range(),
+                         scratch.range(), in.rows, in.cols, choice);
+  }
+  exec.flush();
+  Outputs o;
+  o.y = result(by, n);
+  if (ln) o.mean = result(bm, in.rows);
+  o.rstd = result(br, in.rows);
+  o.dx = result(bdx, n);
+  o.dgamma = result(bdg, in.cols);
+  if (ln) o.dbeta = result(bdb, in.cols);
+  return o;
+}
+
+// Relative Frobenius error with the denominator floored at `floor`.
+double flooredRelError(const std::vector<float>& out, const ref::Vec& expect, double floor) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < expect.size(); ++i) {
+    if (!std::isfinite(out[i])) return 1e30;
+    num += (out[i] - expect[i]) * (out[i] - expect[i]);
+    den += expect[i] * expect[i];
+  }
+  return std::sqrt(num) / std::max({std::sqrt(den), floor, 1e-30});
+}
+
+// dx is a difference of terms of size |dy * gamma * rstd|; when they nearly cancel (RMSNorm with 1 column:
+// dx = dy*gamma*rstd*eps/(x^2+eps)) f32 rounding is relative to those terms, not to dx, so the error is
+// measured against the larger of ||dx|| and ||dy * gamma * rstd||.
+double dxError(const std::vector<float>& dx, const ref::Vec& expect, const Inputs& in,
+               const std::vector<float>& rstd) {
+  double terms = 0;
+  for (size_t i = 0; i < expect.size(); ++i) {
+    const double t = double(in.dy[i]) * in.gamma[i % in.cols] * rstd[i / in.cols];
+    terms += t * t;
+  }
+  return flooredRelError(dx, expect, std::sqrt(terms));
+}
+
+// dgamma and dbeta are column sums over rows of the terms dy * xhat and dy (xhat = (x - mean) * rstd, mean
+// 0 for RMSNorm); a sum near 0 has no relative accuracy, so the floor is the Frobenius norm of the terms.
+std::pair<double, double> termNorms(const Inputs& in, const ref::Vec& mean, const ref::Vec& rstd) {
+  double g = 0, b = 0;
+  for (size_t i = 0; i < in.n(); ++i) {
+    const size_t r = i / in.cols;
+    const double t = in.dy[i] * (in.x[i] - (mean.empty() ? 0.0 : mean[r])) * rstd[r];
+    g += t * t;
+    b += double(in.dy[i]) * in.dy[i];
+  }
+  return {std::sqrt(g), std::sqrt(b)};
+}
+
+void checkAgainstReference(NormKind kind, const Inputs& in, const Outputs& o) {
+  if (kind == NormKind::LayerNorm) {
+    const auto f = ref::layerNorm(in.x, in.gamma, in.beta, in.rows, in.cols, kEps);
+    CHECK(ref::relError(o.y, f.y) <= 1e-5);
+    CHECK(ref::maxAbsError(o.mean, f.mean) <= 1e-5); // a mean near 0 has no relative accuracy
+    CHECK(ref::relError(o.rstd, f.rstd) <= 1e-5);
+    const auto g = ref::layerNormBackward(in.x, in.gamma, in.dy, in.rows, in.cols, kEps);
+    CHECK(dxError(o.dx, g.dx, in, o.rstd) <= 1e-4);
+    const auto [gammaTerms, betaTerms] = termNorms(in, f.mean, f.rstd);
+    CHECK(flooredRelError(o.dgamma, g.dgamma, gammaTerms) <= 1e-5);
+    CHECK(flooredRelError(o.dbeta, g.dbeta, betaTerms) <= 1e-5);
+  } else {
+    const auto f = ref::rmsNorm(in.x, in.gamma, in.rows, in.cols, kEps);
+    CHECK(ref::relError(o.y, f.y) <= 1e-5);
+    CHECK(ref::relError(o.rstd, f.rstd) <= 1e-5);
+    const auto g = ref::rmsNormBackward(in.x, in.gamma, in.dy, in.rows, in.cols, kEps);
+    CHECK(dxError(o.dx, g.dx, in, o.rstd) <= 1e-4);
+    CHECK(flooredRelError(o.dgamma, g.dgamma, termNorms(in, {}, f.rstd).first) <= 1e-5);
+  }
+}
+
+bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+// Central differences of L = sum dy * forward(...) with respect to every element of `v`, using the step
+// actually representable in float.
+ref::Vec finiteDifferences(std::vector<float>& v, const std::function<double()>& loss) {
+  ref::Vec fd(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const float v0 = v[i];
+    v[i] = v0 + 1e-3f;
+    const double up = loss(), hUp = double(v[i]) - v0;
+    v[i] = v0 - 1e-3f;
+    const double down = loss(), hDown = double(v0) - v[i];
+    v[i] = v0;
+    fd[i] = (up - down) / (hUp + hDown);
+  }
+  return fd;
+}
+
+double dot(const std::vector<float>& a, const ref::Vec& b) {
+  double s = 0;
+  for (size_t i = 0; i < b.size(); ++i)
+    s += a[i] * b[i];
+  return s;
+}
+
+} // namespace
+
+TEST_CASE("LayerNorm and RMSNorm forward and backward match the float64 references", "[norm]") {
+  const auto [rows, cols] = GENERATE(from_range(shapes()));
+  const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
+  const auto strategy = GENERATE(ReduceStrategy::Subgroup, ReduceStrategy::SharedTree);
+  INFO(codegen::toString(kind) << " rows " << rows << " cols " << cols << " strategy "
+                               << codegen::toString(strategy) << " seed " << test::testSeed());
+  const Inputs in(rows, cols);
+  checkAgainstReference(kind, in, run(kind, in, {0, strategy}));
+}
+
+TEST_CASE("norms work for every workgroup size and strategy", "[norm]") {
+  const uint32_t wg = GENERATE(32u, 64u, 128u, 256u, 512u, 1024u);
+  const auto strategy = GENERATE(ReduceStrategy::Subgroup, ReduceStrategy::SharedTree);
+  const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
+  INFO(codegen::toString(kind) << " wg " << wg << " strategy " << codegen::toString(strategy) << " seed "
+                               << test::testSeed());
+  const Inputs in(300, 1500);
+  checkAgainstReference(kind, in, run(kind, in, {wg, strategy}));
+}
+
+TEST_CASE("norm backward matches finite differences of the reference forward", "[norm]") {
+  const auto [rows, cols] = GENERATE(std::pair{3u, 7u}, std::pair{4u, 33u});
+  const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
+  INFO(codegen::toString(kind) << " rows " << rows << " cols " << cols << " seed " << test::testSeed());
+  Inputs in(rows, cols);
+  const auto o = run(kind, in);
+  const auto loss = [&] {
+    return kind == NormKind::LayerNorm
+               ? dot(in.dy, ref::layerNorm(in.x, in.gamma, in.beta, rows, cols, kEps).y)
+               : dot(in.dy, ref::rmsNorm(in.x, in.gamma, rows, cols, kEps).y);
+  };
+  CHECK(ref::relError(o.dx, finiteDifferences(in.x, loss)) <= 1e-3);
+  CHECK(ref::relError(o.dgamma, finiteDifferences(in.gamma, loss)) <= 1e-3);
+  if (kind == NormKind::LayerNorm) CHECK(ref::relError(o.dbeta, finiteDifferences(in.beta, loss)) <= 1e-3);
+}
+
+TEST_CASE("generated LayerNorm agrees with the GLSL oracle", "[norm][oracle]") {
+  const auto [rows, cols] =
+      GENERATE(std::pair{1u, 1u}, std::pair{7u, 33u}, std::pair{33u, 513u}, std::pair{64u, 1024u});
+  INFO("rows " << rows << " cols " << cols << " seed " << test::testSeed());
+  const Inputs in(rows, cols);
+  auto bx = input(in.x, "x"), bg = input(in.gamma, "gamma"), bb = input(in.beta, "beta");
+  auto by = output(in.n(), "y"), bo = output(in.n(), "oracle y"), bm = output(rows, "mean"),
+       br = output(rows, "rstd");
+  ops::ImmediateExecutor exec(ctx());
+  ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), br.range(), rows, cols,
+                 kEps, {128, ReduceStrategy::Subgroup});
+  const auto& oracle = ctx().pipelines().get(test::glslOracle("layernorm", 4, 12, {128, 1, 1}));
+  struct {
+    uint32_t rows, cols;
+    float eps;
+  } push{rows, cols, kEps};
+  static_cast<ops::Executor&>(exec).dispatch(oracle,
+                                             {{bx.range(), ops::Access::Read},
+                                              {bg.range(), ops::Access::Read},
+                                              {bb.range(), ops::Access::Read},
+                                              {bo.range(), ops::Access::Write}},
+                                             push, {rows, 1, 1});
+  exec.flush();
+  const auto y = result(by, in.n()), o = result(bo, in.n());
+  result(bm, rows);
+  result(br, rows);
+  CHECK(ref::relError(y, ref::Vec(o.begin(), o.end())) <= 2e-6);
+}
+
+TEST_CASE("norm backward is deterministic: dx, dgamma, dbeta bit-identical across runs",
+          "[norm][determinism]") {
+  const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
+  INFO(codegen::toString(kind) << " seed " << test::testSeed());
+  const Inputs in(1000, 256); // 250 blocks of 4 rows
+  const auto a = run(kind, in), b = run(kind, in);
+  CHECK(sameBits(a.y, b.y));
+  CHECK(sameBits(a.rstd, b.rstd));
+  CHECK(sameBits(a.dx, b.dx));
+  CHECK(sameBits(a.dgamma, b.dgamma));
+  CHECK(sameBits(a.dbeta, b.dbeta));
+}
+
+TEST_CASE("the backward plan bounds the block count and covers every row", "[norm]") {
+  for (uint32_t rows : {1u, 7u, 255u, 256u, 257u, 1000u, 65536u, 1000003u}) {
+    const auto p = ops::normBackwardPlan(rows);
+    INFO("rows " << rows);
+    CHECK(p.numBlocks >= 1);
+    CHECK(p.numBlocks <= 256);
+    CHECK(uint64_t(p.numBlocks) * p.blockRows >= rows);
+    CHECK(uint64_t(p.numBlocks - 1) * p.blockRows < rows); // every block has at least one row
+  }
+  CHECK(ops::normBackwardScratchBytes(NormKind::LayerNorm, 1000, 256) == 2ull * 250 * 256 * 4);
+  CHECK(ops::normBackwardScratchBytes(NormKind::RmsNorm, 3, 5) == 1ull * 3 * 5 * 4);
+}
+
+TEST_CASE("norms reject mismatched sizes", "[norm][errors]") {
+  auto s = ctx().buffer(4 * 10, "small"), b = ctx().buffer(4 * 12, "big"), c = ctx().buffer(4 * 4, "cols");
+  auto r = ctx().buffer(4 * 3, "rows");
+  ops::ImmediateExecutor exec(ctx());
+  CHECK_THROWS_WITH(
+      ops::layerNorm(exec, b.range(), c.range(), r.range(), b.range(), r.range(), r.range(), 3, 4, kEps),
+      ContainsSubstring("layerNorm: beta holds 3"));
+  CHECK_THROWS_WITH(
+      ops::layerNorm(exec, b.range(), c.range(), c.range(), s.range(), r.range(), r.range(), 3, 4, kEps),
+      ContainsSubstring("layerNorm: y holds 10"));
+  CHECK_THROWS_WITH(
+      ops::layerNorm(exec, b.range(), c.range(), c.range(), b.range(), r.range(), r.range(), 3, 5, kEps),
+      ContainsSubstring("layerNorm: x holds 12 elements (48 bytes) but needs 15"));
+  CHECK_THROWS_WITH(ops::rmsNorm(exec, b.range(), r.range(), b.range(), c.range(), 3, 4, kEps),
+                    ContainsSubstring("rmsNorm: gamma holds 3"));
+  CHECK_THROWS_WITH(ops::rmsNorm(exec, b.range(), c.range(), b.range(), r.range(), 4, 3, kEps),
+                    ContainsSubstring("rmsNorm: rstd holds 3"));
+  CHECK_THROWS_WITH(ops::layerNormBackward(exec, b.range(), c.range(), b.range(), r.range(), r.range(),
+                                           b.range(), c.range(), c.range(), s.range(), 3, 4),
+                    ContainsSubstring("layerNormBackward: scratch holds 10"));
+  CHECK_THROWS_WITH(ops::rmsNormBackward(exec, b.range(), c.range(), b.range(), r.range(), b.range(),
+                                         c.range(), b.range(), 0, 4),
+                    ContainsSubstring("rmsNormBackward: rows is 0"));
+  CHECK_THROWS_WITH(ops::rmsNormBackward(exec, b.range(), s.range(), b.range(), r.range(), b.range(),
+                                         r.range(), b.range(), 3, 4),
+                    ContainsSubstring("rmsNormBackward: dgamma holds 3"));
+  CHECK(exec.dispatches() == 0);
+}

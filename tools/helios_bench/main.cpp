@@ -1,0 +1,63 @@
+// helios-bench: throughput of Helios' kernels on one device, as JSON (compare with bench/torch/*.py run in
+// the same device session).
+#include "bench_dispatch.hpp"
+#include "bench_gemm.hpp"
+#include "engine/vk/error.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  using namespace helios;
+  CLI::App app{"helios-bench: time Helios kernels on a Vulkan device and write JSON"};
+  app.require_subcommand(1);
+  bench::CommonOptions common;
+  auto addCommon = [&](CLI::App* sub) {
+    sub->add_option("--device", common.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
+    sub->add_option("--json", common.jsonOut, "Write the results to this JSON file");
+    sub->add_option("--commit", common.commit, "Commit recorded in the JSON (default: $HELIOS_COMMIT)");
+    sub->add_option("--warmup", common.warmup, "Untimed runs first")->capture_default_str();
+    sub->add_option("--repeat", common.repeat, "Timed runs (the median is reported)")->capture_default_str();
+  };
+
+  bench::GemmBenchOptions gemm;
+  auto* gemmCmd = app.add_subcommand("gemm", "C = A*B throughput (TFLOP/s) per shape, layout and tiling");
+  addCommon(gemmCmd);
+  gemmCmd->add_option("--shapes", gemm.shapes, "MxNxK list")->delimiter(',')->capture_default_str();
+  gemmCmd->add_option("--layouts", gemm.layouts, "nn, nt (B stored NxK), tn (A stored KxM)")
+      ->delimiter(',')
+      ->capture_default_str();
+  gemmCmd->add_option("--tiles", gemm.tiles, "'auto' or tiled-kernel tilings such as 128x128x8_8x8_p4_s2")
+      ->delimiter(',')
+      ->capture_default_str();
+  gemmCmd->add_option("--dtype", gemm.dtype, "Storage of A and B")->check(CLI::IsMember({"f32", "f16"}));
+  gemmCmd->add_option("--out", gemm.out, "Storage of C")->check(CLI::IsMember({"f32", "f16"}));
+  gemmCmd->add_option("--kernel", gemm.kernel, "Kernel family")->check(CLI::IsMember({"auto", "tiled", "coop"}));
+  gemmCmd->add_flag("--coop", [&](int64_t) { gemm.kernel = "coop"; }, "Same as --kernel coop");
+
+  uint32_t count = 1000, elements = 1024;
+  auto* dispatchCmd = app.add_subcommand("dispatch", "Small dependent dispatches: graph vs one submit per dispatch");
+  addCommon(dispatchCmd);
+  dispatchCmd->add_option("--count", count, "Dispatches in the chain")->capture_default_str();
+  dispatchCmd->add_option("--elements", elements, "Floats per dispatch")->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    auto ctx = vk::Context::create({.device = common.device});
+    nlohmann::json result = gemmCmd->parsed() ? bench::benchGemm(*ctx, common, gemm)
+                                              : bench::benchDispatch(*ctx, common, count, elements);
+    bench::emit(result, common);
+    if (common.jsonOut.empty()) std::cout << result.dump(1) << "\n";
+  } catch (const vk::LoaderMissing& e) {
+    std::cerr << "helios-bench: " << e.what() << "\n";
+    return 1;
+  } catch (const vk::NoDevice& e) {
+    std::cerr << "helios-bench: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "helios-bench: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,298 @@
+// Numerics and determinism: every tiling and every variant/epilogue against a float64 reference (relative
+// Frobenius error <= 2e-3), outputs poisoned first, fresh random data per case, 3 bit-identical runs per case,
+// odd shapes through the policy (padded / rewrite / fallback), and a stress run of repeated dispatches.
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <fmt/format.h>
+
+#include "common.hpp"
+#include "engine/core/half.hpp"
+#include "engine/ops/coop_stats.hpp"
+
+namespace helios::coopcheck {
+
+namespace {
+constexpr double kTolerance = 2e-3;
+} // namespace
+
+std::mt19937_64& rng() {
+  static std::mt19937_64 g(0);
+  return g;
+}
+
+std::vector<float> randomHalfs(size_t n, float lo, float hi) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v)
+    x = halfToFloat(floatToHalf(d(rng())));
+  return v;
+}
+
+std::vector<uint16_t> toHalf(const std::vector<float>& v) {
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    h[i] = floatToHalf(v[i]);
+  return h;
+}
+
+std::vector<float> fromHalf(const std::vector<uint16_t>& v) {
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    f[i] = halfToFloat(v[i]);
+  return f;
+}
+
+std::vector<double> referenceGemm(const Case& c, const std::vector<float>& a, const std::vector<float>& b,
+                                  const std::vector<float>& bias, const std::vector<float>& c0) {
+  const size_t M = c.M, N = c.N, K = c.K;
+  std::vector<double> out(c.batch * M * N);
+  std::vector<double> opA(M * K), opB(K * N), row(N);
+  for (size_t p = 0; p < c.batch; ++p) {
+    const float* A = a.data() + p * M * K;
+    const float* B = b.data() + (c.sharedB ? 0 : p * K * N);
+    for (size_t i = 0; i < M; ++i)
+      for (size_t k = 0; k < K; ++k)
+        opA[i * K + k] = c.transA ? A[k * M + i] : A[i * K + k];
+    for (size_t k = 0; k < K; ++k)
+      for (size_t j = 0; j < N; ++j)
+        opB[k * N + j] = c.transB ? B[j * K + k] : B[k * N + j];
+    for (size_t i = 0; i < M; ++i) {
+      std::fill(row.begin(), row.end(), 0.0);
+      for (size_t k = 0; k < K; ++k) {
+        const double x = opA[i * K + k];
+        const double* bk = &opB[k * N];
+        for (size_t j = 0; j < N; ++j)
+          row[j] += x * bk[j];
+      }
+      for (size_t j = 0; j < N; ++j) {
+        double v = c.alpha * row[j];
+        if (c.beta != 0.0f) v += c.beta * static_cast<double>(c0[p * M * N + i * N + j]);
+        if (c.bias) v += bias[j];
+        if (c.gelu) v = 0.5 * v * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (v + 0.044715 * v * v * v)));
+        out[p * M * N + i * N + j] = v;
+      }
+    }
+  }
+  return out;
+}
+
+double relFrobenius(const std::vector<float>& out, const std::vector<double>& ref) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (std::isnan(out[i])) return INFINITY;
+    const double d = out[i] - ref[i];
+    num += d * d;
+    den += ref[i] * ref[i];
+  }
+  return std::sqrt(num) / std::max(std::sqrt(den), 1e-30);
+}
+
+namespace {
+
+template <class T> std::span<const std::byte> bytes(const std::vector<T>& v) {
+  return std::as_bytes(std::span<const T>(v));
+}
+
+// Runs one case `runs` times on fresh random data; returns the JSON record.
+nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, const Case& c,
+                       uint32_t runs, Report& report) {
+  const size_t M = c.M, N = c.N, K = c.K, batch = c.batch;
+  const auto a = randomHalfs(batch * M * K);
+  const auto b = randomHalfs((c.sharedB ? 1 : batch) * K * N);
+  const auto bias = c.bias ? randomHalfs(N) : std::vector<float>{};
+  const auto c0 = c.beta != 0.0f ? randomHalfs(batch * M * N) : std::vector<float>{};
+  const size_t outBytes = c.outF16 ? 2 : 4;
+  vk::Buffer ba = ctx.buffer(a.size() * 2, "check A"), bb = ctx.buffer(b.size() * 2, "check B");
+  vk::Buffer bc = ctx.buffer(batch * M * N * outBytes, "check C");
+  vk::Buffer bbias = ctx.buffer(std::max<size_t>(N, 1) * outBytes, "check bias");
+  ctx.upload(ba, bytes(toHalf(a)));
+  ctx.upload(bb, bytes(toHalf(b)));
+  if (c.bias) {
+    if (c.outF16) ctx.upload(bbias, bytes(toHalf(bias)));
+    else ctx.upload(bbias, bytes(bias));
+  }
+  // C before each run: C0 when beta reads it, else poison (0x7fc0dead / f16 NaN 0x7e5a).
+  std::vector<std::byte> cInit(batch * M * N * outBytes);
+  if (c.beta != 0.0f) {
+    if (c.outF16) std::memcpy(cInit.data(), toHalf(c0).data(), cInit.size());
+    else std::memcpy(cInit.data(), c0.data(), cInit.size());
+  } else if (c.outF16) {
+    const uint16_t p = 0x7e5a;
+    for (size_t i = 0; i < batch * M * N; ++i)
+      std::memcpy(cInit.data() + 2 * i, &p, 2);
+  } else {
+    const uint32_t p = 0x7fc0dead;
+    for (size_t i = 0; i < batch * M * N; ++i)
+      std::memcpy(cInit.data() + 4 * i, &p, 4);
+  }
+
+  ops::MatmulArgs args;
+  args.a = ba.range();
+  args.b = bb.range();
+  args.c = bc.range();
+  if (c.bias) args.bias = bbias.range();
+  args.M = c.M;
+  args.N = c.N;
+  args.K = c.K;
+  args.batch = c.batch;
+  args.transA = c.transA;
+  args.transB = c.transB;
+  args.alpha = c.alpha;
+  args.beta = c.beta;
+  args.gelu = c.gelu;
+  args.aType = codegen::GemmType::F16;
+  args.outType = c.outF16 ? codegen::GemmType::F16 : codegen::GemmType::F32;
+  if (c.sharedB) args.strideB = 0;
+  ops::CoopRunOptions ro;
+  ro.device = dev;
+  ro.tiledInner = opt.tiledInner;
+  ro.tiling = c.tiling;
+
+  nlohmann::json rec = {{"name", c.name}, {"M", c.M},       {"N", c.N},       {"K", c.K},
+                        {"batch", c.batch}, {"layout", std::string(c.transA ? "t" : "n") + (c.transB ? "t" : "n")},
+                        {"out", c.outF16 ? "f16" : "f32"}, {"alpha", c.alpha}, {"beta", c.beta},
+                        {"bias", c.bias}, {"gelu", c.gelu}, {"runs", runs}};
+  std::vector<std::byte> first;
+  bool identical = true;
+  std::string error;
+  ops::CoopPlan plan;
+  try {
+    ops::ImmediateExecutor exec(ctx);
+    for (uint32_t r = 0; r < runs; ++r) {
+      ctx.upload(bc, cInit);
+      plan = ops::matmulCoop(exec, args, ro);
+      exec.flush();
+      std::vector<std::byte> out(cInit.size());
+      ctx.download(bc, out);
+      if (r == 0) first = std::move(out);
+      else if (std::memcmp(first.data(), out.data(), out.size()) != 0) identical = false;
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  double err = INFINITY;
+  if (error.empty()) {
+    std::vector<float> got(batch * M * N);
+    if (c.outF16) {
+      std::vector<uint16_t> h(got.size());
+      std::memcpy(h.data(), first.data(), first.size());
+      got = fromHalf(h);
+    } else {
+      std::memcpy(got.data(), first.data(), first.size());
+    }
+    err = relFrobenius(got, referenceGemm(c, a, b, bias, c0));
+  }
+  const std::string decision = error.empty() ? ops::coopDecisionName(plan.decision) : "error";
+  const bool decisionOk = c.expect.empty() || c.expect == decision;
+  const bool pass = error.empty() && err <= kTolerance && identical && decisionOk;
+  rec["decision"] = decision;
+  rec["reason"] = error.empty() ? plan.reason : error;
+  if (error.empty() && ops::isCoop(plan.decision)) rec["kernel"] = ops::coopKernelParams(plan, args).name();
+  rec["rel_error"] = std::isfinite(err) ? nlohmann::json(err) : nlohmann::json("inf");
+  rec["bit_identical"] = identical;
+  rec["pass"] = pass;
+  (pass ? report.passes : report.failures)++;
+  fmt::print("{} {:<44} {:>5}x{:<5}x{:<5} b{:<2} {:<20} err={:.2e} {}{}\n", pass ? "PASS" : "FAIL", c.name, c.M, c.N,
+             c.K, c.batch, decision, err, identical ? "bit-identical" : "NOT bit-identical",
+             decisionOk ? "" : " (expected " + c.expect + ")");
+  if (!error.empty()) fmt::print("     error: {}\n", error);
+  return rec;
+}
+
+} // namespace
+
+void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report) {
+  rng().seed(opt.seed);
+  std::vector<Case> cases;
+  const bool direct = dev.coopMatrix && !opt.tiledInner;
+  const auto tilings = codegen::gemmCoopTilings(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
+                                                dev.coopK ? dev.coopK : 16, dev.maxSharedBytes);
+  if (direct) {
+    // Every tiling, NN and a TN/NT with the full epilogue, K with an odd number of steps (double buffering).
+    for (size_t t = 0; t < tilings.size(); ++t) {
+      if (opt.quick && t > 2) break;
+      const auto& p = tilings[t];
+      const std::string tn = fmt::format("{}x{}x{}_sg{}x{}_s{}", p.BM, p.BN, p.BK, p.sgRows, p.sgCols, p.stages);
+      cases.push_back({"tiling " + tn, 2 * p.BM, 3 * p.BN, 5 * p.BK});
+      cases.back().tiling = p;
+      Case full{"tiling " + tn + " tn+ab+bias+gelu", 2 * p.BM, 2 * p.BN, 3 * p.BK, 2, true, false, false, true, true};
+      full.alpha = 0.75f;
+      full.beta = -0.5f;
+      full.tiling = p;
+      cases.push_back(full);
+      if (t == 0) {
+        codegen::GemmCoopParams g = p;
+        g.groupM = 8;
+        cases.push_back({"tiling " + tn + " groupM=8", 9 * p.BM, 3 * p.BN, 2 * p.BK});
+        cases.back().tiling = g;
+      }
+    }
+    // Every layout x epilogue on the default tiling (the policy's choice at these aligned shapes).
+    const char* layouts[] = {"nn", "nt", "tn", "tt"};
+    for (int l = 0; l < 4; ++l)
+      for (int e = 0; e < (opt.quick ? 3 : 7); ++e) {
+        Case c{fmt::format("{} ", layouts[l]), 256, 384, 320};
+        c.transA = l & 2;
+        c.transB = l & 1;
+        c.expect = c.transA ? "transposed_a_direct" : "direct";
+        switch (e) {
+        case 0: c.name += "plain"; break;
+        case 1: c.name += "alpha/beta", c.alpha = 1.5f, c.beta = 0.25f; break;
+        case 2: c.name += "bias+gelu f16", c.bias = c.gelu = c.outF16 = true; break;
+        case 3: c.name += "bias", c.bias = true; break;
+        case 4: c.name += "gelu", c.gelu = true; break;
+        case 5: c.name += "f16 out alpha/beta", c.outF16 = true, c.alpha = -1.0f, c.beta = 2.0f; break;
+        case 6: c.name += "batched 3 ab+bias+gelu", c.batch = 3, c.alpha = 0.5f, c.beta = 1.0f, c.bias = c.gelu = true;
+        }
+        cases.push_back(c);
+      }
+  }
+  // Odd shapes through the policy: padded, padded batched, rewrite, fallback (numbers checked either way).
+  const std::string padded = opt.tiledInner || dev.coopMatrix ? "padded" : "fallback";
+  const std::string paddedB = opt.tiledInner || dev.coopMatrix ? "padded_batched" : "fallback";
+  auto odd = [&](std::string name, uint32_t M, uint32_t N, uint32_t K, uint32_t batch, std::string expect) {
+    Case c{std::move(name), M, N, K, batch};
+    c.expect = std::move(expect);
+    return c;
+  };
+  cases.push_back(odd("odd 511x513x257 (over the cap)", 511, 513, 257, 1, "fallback"));
+  cases.push_back(odd("odd 1000x1000x1000", 1000, 1000, 1000, 1, padded));
+  {
+    Case c = odd("odd 1000x1000x1000 ab+bias+gelu", 1000, 1000, 1000, 1, padded);
+    c.alpha = 0.5f, c.beta = -1.0f, c.bias = c.gelu = true;
+    cases.push_back(c);
+    c = odd("odd 1000x1000x1000 tn f16 bias+gelu", 1000, 1000, 1000, 1, padded);
+    c.transA = true, c.outF16 = c.bias = c.gelu = true;
+    cases.push_back(c);
+    c = odd("odd 1000x1000x1000 nt ab f16", 1000, 1000, 1000, 1, padded);
+    c.transB = true, c.outF16 = true, c.alpha = 2.0f, c.beta = 0.5f;
+    cases.push_back(c);
+    c = odd("odd batched 4x500x600x1000 ab+bias", 500, 600, 1000, 4, paddedB);
+    c.alpha = 1.0f, c.beta = 1.0f, c.bias = true;
+    cases.push_back(c);
+    c = odd("K-only pad 512x512x1000", 512, 512, 1000, 1, padded);
+    cases.push_back(c);
+    c = odd("shared B 6x250x512x512 (rewrite)", 250, 512, 512, 6,
+            opt.tiledInner || dev.coopMatrix ? "rewrite" : "fallback");
+    c.sharedB = true;
+    cases.push_back(c);
+    c = odd("small 40x50x60 (floor)", 40, 50, 60, 1, "fallback");
+    cases.push_back(c);
+  }
+
+  nlohmann::json out = nlohmann::json::array();
+  ops::coopStats().reset();
+  for (const Case& c : cases)
+    out.push_back(runCase(ctx, dev, opt, c, 3, report));
+  if (direct && opt.stressRuns) {
+    Case s{"stress: default tiling, 1024x1024x768 ab+bias", 1024, 1024, 768};
+    s.alpha = 0.5f, s.beta = 1.0f, s.bias = true, s.expect = "direct";
+    out.push_back(runCase(ctx, dev, opt, s, opt.stressRuns, report));
+  }
+  report.json["checks"] = out;
+  report.json["check_coop_stats"] = ops::coopStatsLine();
+  fmt::print("{}\n", ops::coopStatsLine());
+}
+
+} // namespace helios::coopcheck

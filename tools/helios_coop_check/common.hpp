@@ -1,0 +1,53 @@
+#pragma once
+// helios-coop-check internals: host data, the float64 reference, and the report both halves write into.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "engine/ops/executor.hpp"
+#include "engine/ops/matmul_coop.hpp"
+
+namespace helios::coopcheck {
+
+struct Options {
+  bool quick = false;       // fewer cases and tilings (a first smoke run)
+  bool tiledInner = false;  // padded cases with the tiled kernel standing in (devices without coop)
+  uint32_t repeats = 10;    // timed dispatches per kernel (median reported)
+  uint32_t warmup = 3;
+  uint32_t size = 4096;     // the square size every tiling is timed at
+  uint32_t stressRuns = 20; // repeated runs of one kernel that must all be bit-identical
+  bool checks = true, timing = true;
+  uint64_t seed = 0;
+};
+
+struct Report {
+  nlohmann::json json = nlohmann::json::object();
+  int failures = 0;
+  int passes = 0;
+};
+
+// A GEMM as the reference sees it (row-major, batches dense).
+struct Case {
+  std::string name;
+  uint32_t M = 0, N = 0, K = 0, batch = 1;
+  bool transA = false, transB = false, outF16 = false, bias = false, gelu = false, sharedB = false;
+  float alpha = 1.0f, beta = 0.0f;
+  std::optional<codegen::GemmCoopParams> tiling; // force a tiling (else the policy's)
+  std::string expect;                           // expected decision name ("" = any)
+};
+
+std::mt19937_64& rng();
+std::vector<float> randomHalfs(size_t n, float lo = -1.0f, float hi = 1.0f); // values exactly representable in f16
+std::vector<uint16_t> toHalf(const std::vector<float>& v);
+std::vector<float> fromHalf(const std::vector<uint16_t>& v);
+// C (batch*M*N) = epilogue(alpha * op(A) op(B) + beta * C0), in double.
+std::vector<double> referenceGemm(const Case& c, const std::vector<float>& a, const std::vector<float>& b,
+                                  const std::vector<float>& bias, const std::vector<float>& c0);
+double relFrobenius(const std::vector<float>& out, const std::vector<double>& ref); // NaN -> inf
+
+void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report);
+void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report);
+
+} // namespace helios::coopcheck
