@@ -27,7 +27,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 
 # --- 1. system packages ----------------------------------------------------------------------------------
 BOOKWORM_PKGS=(build-essential cmake ninja-build pkg-config python3 git xz-utils dpkg-dev
-  libfmt-dev nlohmann-json3-dev libcli11-dev libvulkan1 libvulkan-dev)
+  libfmt-dev nlohmann-json3-dev libcli11-dev libvulkan1 libvulkan-dev bible-kjv bible-kjv-text)
 BACKPORTS_PKGS=(mesa-vulkan-drivers catch2)
 BACKPORTS_LIST=/etc/apt/sources.list.d/helios-bookworm-backports.list
 
@@ -137,6 +137,20 @@ if [ ! -x "$PREFIX/bin/glslangValidator" ]; then
   cp "$SRC/glslang/build/StandAlone/glslang" "$PREFIX/bin/glslangValidator"
 else
   log "glslang present"
+fi
+
+# --- 4. the default training corpus: the King James Bible (bible-kjv + bible-kjv-text, step 1) ------------
+# `bible` prints every verse as "Ge1:1 In the beginning ..."; the reference is stripped, one verse a line
+# (31,102 lines, about 4.1 MB of English). helios-train reads $PREFIX/corpus/kjv.txt when --data is not given.
+CORPUS=$PREFIX/corpus/kjv.txt
+if [ ! -s "$CORPUS" ]; then
+  mkdir -p "$PREFIX/corpus"
+  bible -f gen1:1-rev22:21 | sed -E 's/^[1-3]?[A-Za-z]+[0-9]+:[0-9]+ //' >"$CORPUS.tmp"
+  [ "$(wc -l <"$CORPUS.tmp")" -ge 31000 ] || { log "bible printed too little text into $CORPUS.tmp"; exit 1; }
+  mv "$CORPUS.tmp" "$CORPUS"
+  log "wrote the default corpus $CORPUS ($(wc -c <"$CORPUS") bytes)"
+else
+  log "default corpus present ($CORPUS)"
 fi
 
 log "done: dependencies in $PREFIX"

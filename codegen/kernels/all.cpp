@@ -6,7 +6,10 @@
 #include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/kernels/gemm_tiled.hpp"
 #include "codegen/kernels/norm.hpp"
+#include "codegen/kernels/optim_step.hpp"
+#include "codegen/kernels/permute.hpp"
 #include "codegen/kernels/reduce.hpp"
+#include "codegen/kernels/rope.hpp"
 #include "codegen/kernels/slice3d.hpp"
 #include "codegen/kernels/softmax.hpp"
 
@@ -23,7 +26,10 @@ void registerAllKernels(KernelRegistry& registry) {
   registerGemmCoop(registry);
   registerGemmTiled(registry);
   registerNorm(registry);
+  registerOptimStep(registry);
+  registerPermute(registry);
   registerReduce(registry);
+  registerRope(registry);
   registerSlice3d(registry);
   registerSoftmax(registry);
 }

@@ -6,7 +6,8 @@
 //              invocations), barrier, computeStage (coop loads from shared, MulAdd into the accumulators);
 //              with 2 stages the next slice's global loads are issued before computing the current one and
 //              land in the other buffer afterwards (one barrier per step)
-//   epilogue:  alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 coop load of C's type), GELU over the
+//   epilogue:  alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 coop load of C's type), GELU over
+//   the
 //              accumulator's components, convert, coop store to C
 #include "codegen/kernels/gemm_coop.hpp"
 
@@ -26,8 +27,8 @@ std::string str(uint32_t v) {
   return std::to_string(v);
 }
 
-// One operand's slice copy: `rows` x `vecsPerRow` 16-byte vectors, global rows `globalRowVecs` apart, shared rows
-// `sharedRowVecs` apart; the slice of step kt starts at global vector `origin + kt * ktStep`.
+// One operand's slice copy: `rows` x `vecsPerRow` 16-byte vectors, global rows `globalRowVecs` apart, shared
+// rows `sharedRowVecs` apart; the slice of step kt starts at global vector `origin + kt * ktStep`.
 struct TileCopy {
   uint32_t rows = 0, vecsPerRow = 0, sharedRowVecs = 0;
   uint32_t stageVecs() const { return rows * sharedRowVecs; }
@@ -35,11 +36,13 @@ struct TileCopy {
 
 // A's slice: BM x BK (stored M x K), or BK x BM straight from a K x M matrix (transA).
 TileCopy tileA(const GemmCoopParams& p) {
-  return p.transA ? TileCopy{p.BK, p.BM / 8, (p.BM + p.padA) / 8} : TileCopy{p.BM, p.BK / 8, (p.BK + p.padA) / 8};
+  return p.transA ? TileCopy{p.BK, p.BM / 8, (p.BM + p.padA) / 8}
+                  : TileCopy{p.BM, p.BK / 8, (p.BK + p.padA) / 8};
 }
 // B's slice: BK x BN (stored K x N), or BN x BK straight from an N x K matrix (transB).
 TileCopy tileB(const GemmCoopParams& p) {
-  return p.transB ? TileCopy{p.BN, p.BK / 8, (p.BK + p.padB) / 8} : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
+  return p.transB ? TileCopy{p.BN, p.BK / 8, (p.BK + p.padB) / 8}
+                  : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
 }
 
 void require(bool ok, const std::string& what) {
@@ -95,7 +98,8 @@ private:
     K_ = f_.loadPush(pc_, 2);
     Value tileN = f_.workgroupId(0), tileM = f_.workgroupId(1);
     if (p_.groupM > 1) {
-      const Value tilesN = f_.builtin(BuiltIn::NumWorkgroups, 0), tilesM = f_.builtin(BuiltIn::NumWorkgroups, 1);
+      const Value tilesN = f_.builtin(BuiltIn::NumWorkgroups, 0),
+                  tilesM = f_.builtin(BuiltIn::NumWorkgroups, 1);
       const Value linear = f_.iadd(f_.imul(tileM, tilesN), tileN);
       const Value band = f_.imul(c(p_.groupM), tilesN);
       const Value first = f_.imul(f_.udiv(linear, band), c(p_.groupM));
@@ -163,23 +167,27 @@ private:
     if (n % t.vecsPerRow == 0) {
       // Slot i is slot 0 moved down i * n / vecsPerRow rows: one per-invocation offset plus uniform steps.
       const Value row = f_.udiv(tid, c(t.vecsPerRow)), col = f_.rem(tid, c(t.vecsPerRow));
-      const Value g0 = f_.iadd(f_.imul(row, globalRowVecs), col), s0 = f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col);
+      const Value g0 = f_.iadd(f_.imul(row, globalRowVecs), col),
+                  s0 = f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col);
       const uint32_t rowsPerSlot = n / t.vecsPerRow;
       const Value gStep = f_.imul(globalRowVecs, c(rowsPerSlot));
       for (uint32_t i = 0; i < total / n; ++i)
-        slots.push_back({i ? f_.iadd(g0, f_.imul(gStep, c(i))) : g0, f_.iadd(s0, c(i * rowsPerSlot * t.sharedRowVecs))});
+        slots.push_back(
+            {i ? f_.iadd(g0, f_.imul(gStep, c(i))) : g0, f_.iadd(s0, c(i * rowsPerSlot * t.sharedRowVecs))});
       return slots;
     }
     for (uint32_t i = 0; i < total / n; ++i) {
       const Value idx = f_.iadd(tid, c(i * n));
       const Value row = f_.udiv(idx, c(t.vecsPerRow)), col = f_.rem(idx, c(t.vecsPerRow));
-      slots.push_back({f_.iadd(f_.imul(row, globalRowVecs), col), f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col)});
+      slots.push_back(
+          {f_.iadd(f_.imul(row, globalRowVecs), col), f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col)});
     }
     return slots;
   }
 
   // Global -> registers: the slice of step kt.
-  std::vector<Value> loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step, Value kt) {
+  std::vector<Value> loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step,
+                              Value kt) {
     const Value base = f_.iadd(origin, f_.imul(kt, step));
     std::vector<Value> regs;
     for (const Slot& s : slots)
@@ -188,7 +196,8 @@ private:
   }
 
   // Registers -> shared memory at vector offset `stageOffset`.
-  void storeTile(Value shared, const std::vector<Slot>& slots, const std::vector<Value>& regs, Value stageOffset) {
+  void storeTile(Value shared, const std::vector<Slot>& slots, const std::vector<Value>& regs,
+                 Value stageOffset) {
     for (size_t i = 0; i < slots.size(); ++i)
       f_.store(f_.accessChain(shared, {f_.iadd(stageOffset, slots[i].shared)}), regs[i]);
   }
@@ -293,14 +302,16 @@ private:
         if (p_.alphaBeta) {
           f_.store(tmp, f_.coopScale(v, alpha));
           f_.ifThen(f_.ne(beta, f_.f32(0.0f)), [&] {
-            const Value old = f_.convert(f_.coopLoad(tcOut_, f_.at(c_, idx), N_, CoopLayout::RowMajorKHR), tc_);
+            const Value old =
+                f_.convert(f_.coopLoad(tcOut_, f_.at(c_, idx), N_, CoopLayout::RowMajorKHR), tc_);
             f_.store(tmp, f_.fadd(f_.load(tmp), f_.coopScale(old, beta)));
           });
           v = f_.load(tmp);
         }
         if (p_.bias) {
           // Stride 0: every row of the tile is bias[n .. n + coopN).
-          const Value b = f_.coopLoad(tcOut_, f_.at(bias_, f_.iadd(warpCol, col)), c(0), CoopLayout::RowMajorKHR);
+          const Value b =
+              f_.coopLoad(tcOut_, f_.at(bias_, f_.iadd(warpCol, col)), c(0), CoopLayout::RowMajorKHR);
           v = f_.fadd(v, f_.convert(b, tc_));
         }
         if (p_.gelu) {
@@ -334,11 +345,11 @@ uint32_t GemmCoopParams::sharedBytes() const {
 }
 
 std::string GemmCoopParams::cacheKey() const {
-  return "gemm_coop:c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + ":t" + str(BM) + "x" + str(BN) + "x" +
-         str(BK) + ":sg" + str(sgRows) + "x" + str(sgCols) + ":s" + str(stages) + ":p" + str(padA) + "," +
-         str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" + str(outF16) +
-         ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" + str(groupM) + ":sgs" +
-         str(subgroupSize) + ":smem" + str(maxSharedBytes);
+  return "gemm_coop:c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + ":t" + str(BM) + "x" + str(BN) +
+         "x" + str(BK) + ":sg" + str(sgRows) + "x" + str(sgCols) + ":s" + str(stages) + ":p" + str(padA) +
+         "," + str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" +
+         str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
+         str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes);
 }
 
 std::string GemmCoopParams::name() const {
@@ -346,7 +357,8 @@ std::string GemmCoopParams::name() const {
                   (outF16 ? "_f16" : "_f32") + (batched ? "_b" : "") + (alphaBeta ? "_ab" : "") +
                   (bias ? "_bias" : "") + (gelu ? "_gelu" : "");
   n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_sg" + str(sgRows) + "x" + str(sgCols) + "_s" +
-       str(stages) + "_c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + "_p" + str(padA) + "_" + str(padB);
+       str(stages) + "_c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + "_p" + str(padA) + "_" +
+       str(padB);
   if (groupM > 1) n += "_g" + str(groupM);
   return n;
 }
@@ -357,24 +369,24 @@ void GemmCoopParams::validate() const {
           me + "coop shape " + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + " must be multiples of 8");
   require(sgRows && sgCols && BM % (sgRows * coopM) == 0,
           me + "BM=" + str(BM) + " is not a multiple of sgRows*coopM=" + str(sgRows * coopM));
-  require(BN % (sgCols * coopN) == 0, me + "BN=" + str(BN) + " is not a multiple of sgCols*coopN=" + str(sgCols * coopN));
+  require(BN % (sgCols * coopN) == 0,
+          me + "BN=" + str(BN) + " is not a multiple of sgCols*coopN=" + str(sgCols * coopN));
   require(BK && BK % coopK == 0, me + "BK=" + str(BK) + " is not a multiple of coopK=" + str(coopK));
   require(stages == 1 || stages == 2, me + "stages must be 1 or 2");
   require(padA % 8 == 0 && padB % 8 == 0, me + "padding must be a multiple of 8 halves (16-byte rows)");
-  require(subgroupSize && invocations() <= 1024,
-          me + str(invocations()) + " invocations (max 1024)");
+  require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
   require(accM() * accN() <= 32,
           me + str(accM() * accN()) + " accumulators per subgroup (at most 32; more would spill)");
   const TileCopy ta = tileA(*this), tb = tileB(*this);
-  require((ta.rows * ta.vecsPerRow) % invocations() == 0,
-          me + "A slice (" + str(ta.rows * ta.vecsPerRow) + " vectors) does not split over " + str(invocations()) +
-              " invocations");
-  require((tb.rows * tb.vecsPerRow) % invocations() == 0,
-          me + "B slice (" + str(tb.rows * tb.vecsPerRow) + " vectors) does not split over " + str(invocations()) +
-              " invocations");
-  require(sharedBytes() <= maxSharedBytes, me + "needs " + str(sharedBytes()) +
-                                               " bytes of shared memory, device allows " + str(maxSharedBytes) +
-                                               " (use fewer stages, a smaller BK or a smaller tile)");
+  require((ta.rows * ta.vecsPerRow) % invocations() == 0, me + "A slice (" + str(ta.rows * ta.vecsPerRow) +
+                                                              " vectors) does not split over " +
+                                                              str(invocations()) + " invocations");
+  require((tb.rows * tb.vecsPerRow) % invocations() == 0, me + "B slice (" + str(tb.rows * tb.vecsPerRow) +
+                                                              " vectors) does not split over " +
+                                                              str(invocations()) + " invocations");
+  require(sharedBytes() <= maxSharedBytes,
+          me + "needs " + str(sharedBytes()) + " bytes of shared memory, device allows " +
+              str(maxSharedBytes) + " (use fewer stages, a smaller BK or a smaller tile)");
 }
 
 GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t batch) {
@@ -395,16 +407,18 @@ codegen::Kernel generateGemmCoop(const GemmCoopParams& params) {
   return k;
 }
 
-std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint32_t coopK, uint32_t maxSharedBytes) {
+std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint32_t coopK,
+                                            uint32_t maxSharedBytes) {
   struct T {
     uint32_t BM, BN, BK, sgRows, sgCols, stages;
   };
-  // Largest register tiles per subgroup (64x64 = 16 accumulators) first: the most MulAdds per shared load.
   const T menu[] = {
-      {128, 128, 32, 2, 2, 2}, {128, 256, 16, 2, 4, 2}, {256, 128, 16, 4, 2, 2}, {128, 256, 32, 2, 4, 1},
-      {128, 128, 64, 2, 2, 1}, {128, 128, 16, 2, 2, 2}, {128, 128, 32, 2, 4, 2}, {128, 128, 32, 4, 2, 2},
-      {128, 128, 32, 2, 2, 1}, {128, 64, 32, 2, 2, 2},  {64, 128, 32, 2, 2, 2},  {64, 64, 32, 2, 2, 2},
-      {64, 64, 64, 2, 2, 2},   {64, 64, 32, 1, 2, 2},   {256, 128, 32, 4, 2, 1},
+      // Measured on the H100 (580 driver, 4096^3): 128x128x64 single-stage first (72-86 TFLOP/s), then the
+      // 8-subgroup 64x64-per-subgroup tiles, then the double-buffered ones (their prefetch registers spill).
+      {128, 128, 64, 2, 2, 1}, {128, 256, 32, 2, 4, 1}, {256, 128, 32, 4, 2, 1}, {128, 128, 32, 2, 2, 2},
+      {128, 256, 16, 2, 4, 2}, {256, 128, 16, 4, 2, 2}, {128, 128, 32, 2, 2, 1}, {128, 128, 16, 2, 2, 2},
+      {128, 128, 32, 2, 4, 2}, {128, 128, 32, 4, 2, 2}, {128, 64, 32, 2, 2, 2},  {64, 128, 32, 2, 2, 2},
+      {64, 64, 64, 2, 2, 2},   {64, 64, 32, 2, 2, 2},   {64, 64, 32, 1, 2, 2},
   };
   std::vector<GemmCoopParams> out;
   for (const T& t : menu) {
@@ -435,8 +449,10 @@ GemmCoopParams gemmCoopDefault(uint32_t coopM, uint32_t coopN, uint32_t coopK, u
 }
 
 void registerGemmCoop(KernelRegistry& registry) {
-  registry.add({"gemm.coop", "cooperative-matrix GEMM f16 x f16 -> f32 (KHR, subgroup scope), shared-memory staged",
-                [] { return generateGemmCoop(gemmCoopDefault()); }, [] {
+  registry.add({"gemm.coop",
+                "cooperative-matrix GEMM f16 x f16 -> f32 (KHR, subgroup scope), shared-memory staged",
+                [] { return generateGemmCoop(gemmCoopDefault()); },
+                [] {
                   std::vector<Kernel> ks;
                   std::set<std::string> seen;
                   const auto add = [&](const GemmCoopParams& p) {
@@ -449,7 +465,7 @@ void registerGemmCoop(KernelRegistry& registry) {
                     p.batched = p.alphaBeta = p.bias = p.gelu = true;
                     add(p);
                   }
-                  // Every variant on two tilings (one single-stage).
+                  // Every variant on two tilings (the single-stage default and a double-buffered one).
                   for (GemmCoopParams base : {gemmCoopDefault(), gemmCoopTilings()[3]})
                     for (uint32_t bits = 0; bits < 128; ++bits) {
                       GemmCoopParams p = base;

@@ -1,10 +1,10 @@
 #pragma once
 // Cooperative-matrix GEMM (VK_KHR_cooperative_matrix, subgroup scope): f16 x f16 -> f32 accumulate.
-// One workgroup computes a BM x BN tile of C; its subgroups are laid out sgRows x sgCols over the tile and each
-// holds (BM/sgRows/coopM) x (BN/sgCols/coopN) accumulator matrices. K is walked in BK slices staged in shared
-// memory (copied as 16-byte vectors by every invocation, optionally double-buffered), and the coop loads read
-// the staged slices: row-major A (NN/NT), column-major A straight from a K x M tile (TN), row-major B, or
-// column-major B straight from an N x K tile (NT).
+// One workgroup computes a BM x BN tile of C; its subgroups are laid out sgRows x sgCols over the tile and
+// each holds (BM/sgRows/coopM) x (BN/sgCols/coopN) accumulator matrices. K is walked in BK slices staged in
+// shared memory (copied as 16-byte vectors by every invocation, optionally double-buffered), and the coop
+// loads read the staged slices: row-major A (NN/NT), column-major A straight from a K x M tile (TN),
+// row-major B, or column-major B straight from an N x K tile (NT).
 //
 //   C[b] = epilogue(alpha * op(A[b]) * op(B[b]) + beta * C[b])     (row-major, b = gl_WorkGroupID.z)
 //   epilogue: + bias[n] (C's type, optional), then GELU (tanh form, optional). beta == 0 never reads C.
@@ -30,17 +30,18 @@ struct GemmCoopParams {
   uint32_t BM = 128, BN = 128, BK = 32;
   // Subgroups laid out sgRows x sgCols over the tile: each covers (BM/sgRows) x (BN/sgCols).
   uint32_t sgRows = 2, sgCols = 2;
-  uint32_t stages = 2;         // 1: load, barrier, compute, barrier; 2: double-buffered shared memory
-  uint32_t padA = 8, padB = 8; // halves appended to each shared row (multiples of 8: rows stay 16-byte aligned)
-  bool transA = false;         // A stored K x M (column-major coop loads; no explicit transpose)
-  bool transB = false;         // B stored N x K
-  bool batched = false;        // batch = gl_WorkGroupID.z, element strides in push constants
-  bool outF16 = false;         // C (and beta's read of C) in f16; accumulation stays f32
-  bool alphaBeta = false;      // apply alpha and beta (false: C = A*B [+bias][gelu], alpha/beta ignored)
-  bool bias = false;           // + bias[n]
-  bool gelu = false;           // GELU (tanh form), applied last
-  uint32_t groupM = 0;         // workgroup raster swizzle: 0 = row-major; g = bands of g tile rows (L2 reuse)
-  uint32_t subgroupSize = 32;  // pipeline's required subgroup size
+  uint32_t stages = 2; // 1: load, barrier, compute, barrier; 2: double-buffered shared memory
+  uint32_t padA = 8,
+           padB = 8;      // halves appended to each shared row (multiples of 8: rows stay 16-byte aligned)
+  bool transA = false;    // A stored K x M (column-major coop loads; no explicit transpose)
+  bool transB = false;    // B stored N x K
+  bool batched = false;   // batch = gl_WorkGroupID.z, element strides in push constants
+  bool outF16 = false;    // C (and beta's read of C) in f16; accumulation stays f32
+  bool alphaBeta = false; // apply alpha and beta (false: C = A*B [+bias][gelu], alpha/beta ignored)
+  bool bias = false;      // + bias[n]
+  bool gelu = false;      // GELU (tanh form), applied last
+  uint32_t groupM = 0;    // workgroup raster swizzle: 0 = row-major; g = bands of g tile rows (L2 reuse)
+  uint32_t subgroupSize = 32;      // pipeline's required subgroup size
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
   uint32_t subgroups() const { return sgRows * sgCols; }
@@ -49,8 +50,8 @@ struct GemmCoopParams {
   uint32_t warpN() const { return BN / sgCols; }
   uint32_t accM() const { return warpM() / coopM; } // accumulator matrices per subgroup, down
   uint32_t accN() const { return warpN() / coopN; } // and across
-  uint32_t sharedBytes() const;                      // bytes of shared memory the kernel declares
-  std::string cacheKey() const;                      // covers every field
+  uint32_t sharedBytes() const;                     // bytes of shared memory the kernel declares
+  std::string cacheKey() const;                     // covers every field
   std::string name() const; // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8"
   // Throws std::invalid_argument naming the broken constraint (divisibility, shared memory, ...).
   void validate() const;
@@ -73,16 +74,17 @@ GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, u
 
 codegen::Kernel generateGemmCoop(const GemmCoopParams& params);
 
-// Tilings worth timing on a 16x16x16 device, fastest-expected first (the sweep and the device check's menu).
-// Each is a GemmCoopParams with only the tiling fields set (NN, f32 out, no epilogue).
+// Tilings worth timing on a 16x16x16 device, fastest measured on the H100 first (the sweep and the device
+// check's menu). Each is a GemmCoopParams with only the tiling fields set (NN, f32 out, no epilogue).
 std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
                                             uint32_t maxSharedBytes = 49152);
 // Default tiling for a device's shape: the first of gemmCoopTilings() that validates.
 GemmCoopParams gemmCoopDefault(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
                                uint32_t maxSharedBytes = 49152);
 
-// Registers "gemm.coop": default = NN f32 128x128x32 2x2 subgroups, double-buffered; sweep = every tiling x
-// representative variants + every variant (layouts, f16 out, batched, alpha/beta, bias, GELU) on two tilings.
+// Registers "gemm.coop": default = NN f32 128x128x64 2x2 subgroups, single-stage (fastest measured); sweep =
+// every tiling x representative variants + every variant (layouts, f16 out, batched, alpha/beta, bias, GELU)
+// on two tilings.
 void registerGemmCoop(KernelRegistry& registry);
 
 } // namespace helios::codegen

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -198,18 +199,40 @@ private:
   Value u(uint32_t v) { return f().u32(v); }
   Value udivConst(Value v, uint32_t c) {
     if (c == 1) return v;
+    if (const auto k = constOf(v)) return u(*k / c);
     return isPow2(c) ? f().shr(v, u(log2u(c))) : f().udiv(v, u(c));
   }
   Value umodConst(Value v, uint32_t c) {
     if (c == 1) return u(0);
+    if (const auto k = constOf(v)) return u(*k % c);
     return isPow2(c) ? f().bitAnd(v, u(c - 1)) : f().rem(v, u(c));
+  }
+  // Folding versions of the integer helpers, so that constant parts (batch offset 0 when not batched, stage
+  // 0, K step 0) leave no instructions behind.
+  std::optional<uint32_t> constOf(Value v) const {
+    const auto bits = m_.constantBits(v);
+    return bits ? std::optional<uint32_t>(static_cast<uint32_t>(*bits)) : std::nullopt;
   }
   Value mulConst(Value v, uint32_t c) {
     if (c == 0) return u(0);
     if (c == 1) return v;
+    if (const auto k = constOf(v)) return u(*k * c);
     return isPow2(c) ? f().shl(v, u(log2u(c))) : f().imul(v, u(c));
   }
-  Value addConst(Value v, uint32_t c) { return c == 0 ? v : f().iadd(v, u(c)); }
+  Value add(Value a, Value b) {
+    const auto ka = constOf(a), kb = constOf(b);
+    if (ka && kb) return u(*ka + *kb);
+    if (ka == 0u) return b;
+    if (kb == 0u) return a;
+    return f().iadd(a, b);
+  }
+  Value addConst(Value v, uint32_t c) { return add(v, u(c)); }
+  Value mul(Value a, Value b) {
+    const auto ka = constOf(a), kb = constOf(b);
+    if (ka) return mulConst(b, *ka);
+    if (kb) return mulConst(a, *kb);
+    return f().imul(a, b);
+  }
   TypeId f32Vec(uint32_t n) { return n == 1 ? m_.f32() : m_.vectorType(m_.f32(), n); }
   TypeId storageType(GemmType t) { return t == GemmType::F16 ? m_.f16() : m_.f32(); }
   TypeId storageVec(GemmType t, uint32_t n) {
@@ -261,9 +284,9 @@ private:
     m0_ = mulConst(f().workgroupId(1), t_.BM);
     if (p_.batched) {
       const Value z = f().workgroupId(2);
-      offA_ = f().imul(z, f().loadPush(pc_, 5));
-      offB_ = f().imul(z, f().loadPush(pc_, 6));
-      offC_ = f().imul(z, f().loadPush(pc_, 7));
+      offA_ = mul(z, f().loadPush(pc_, 5));
+      offB_ = mul(z, f().loadPush(pc_, 6));
+      offC_ = mul(z, f().loadPush(pc_, 7));
     } else {
       offA_ = offB_ = offC_ = u(0);
     }
@@ -289,16 +312,16 @@ private:
       const Value o = udivConst(e, contiguousUnits);
       const Value mnLocal = op.kMajor ? o : mulConst(c, w);
       const Value kLocal = op.kMajor ? mulConst(c, w) : o;
-      const Value mn = f().iadd(mn0, mnLocal);
+      const Value mn = add(mn0, mnLocal);
       op.mnOk.push_back(f().lt(mn, op.dim));
       op.kLocal.push_back(kLocal);
       Value base;
       if (op.kMajor)
-        base = f().iadd(f().imul(mn, ldW), c); // (mn*ld + k) / w
+        base = add(mul(mn, ldW), c); // (mn*ld + k) / w
       else
-        base = f().iadd(f().imul(kLocal, ldW), udivConst(mn, w)); // (k*ld + mn) / w
-      op.globalBase.push_back(f().iadd(batchOff, base));
-      op.sharedBase.push_back(f().iadd(mulConst(kLocal, rowElems), udivConst(mnLocal, op.readW)));
+        base = add(mul(kLocal, ldW), udivConst(mn, w)); // (k*ld + mn) / w
+      op.globalBase.push_back(add(batchOff, base));
+      op.sharedBase.push_back(add(mulConst(kLocal, rowElems), udivConst(mnLocal, op.readW)));
       op.sharedComp.push_back(umodConst(mnLocal, op.readW));
     }
   }
@@ -314,13 +337,13 @@ private:
   // Out-of-range slots read element 0 (always valid) and are replaced by zero, so the loop has no branches.
   std::vector<Value> loadTile(const Operand& op, Value kt) {
     const Value k0 = mulConst(kt, t_.BK);
-    const Value step = f().imul(kt, op.kStep);
+    const Value step = mul(kt, op.kStep);
     const TypeId valueT = f32Vec(op.width);
     const Value zero = m_.constant(valueT, 0.0);
     std::vector<Value> regs;
     for (uint32_t i = 0; i < op.loads; ++i) {
-      const Value ok = f().logicalAnd(op.mnOk[i], f().lt(f().iadd(op.kLocal[i], k0), K_));
-      const Value index = f().select(ok, f().iadd(op.globalBase[i], step), u(0));
+      const Value ok = f().logicalAnd(op.mnOk[i], f().lt(add(op.kLocal[i], k0), K_));
+      const Value index = f().select(ok, add(op.globalBase[i], step), u(0));
       const Value raw = f().convert(f().loadAt(op.buf, index), valueT);
       regs.push_back(f().select(ok, raw, zero));
     }
@@ -336,7 +359,7 @@ private:
   void storeTile(const Operand& op, const std::vector<Value>& regs, Value stageOff) {
     const uint32_t rowElems = op.rowLen / op.readW;
     for (uint32_t i = 0; i < op.loads; ++i) {
-      const Value base = f().iadd(op.sharedBase[i], stageOff);
+      const Value base = add(op.sharedBase[i], stageOff);
       if (!op.kMajor && op.width >= op.readW) {
         // Contiguous along M/N in both places: whole vectors.
         for (uint32_t s = 0; s < op.width / op.readW; ++s) {
@@ -364,8 +387,8 @@ private:
     std::vector<Value> acc(acc_.size());
     for (size_t i = 0; i < acc_.size(); ++i)
       acc[i] = f().load(acc_[i]);
-    const Value baseA = f().iadd(offA, ty_);
-    const Value baseB = f().iadd(offB, tx_);
+    const Value baseA = add(offA, ty_);
+    const Value baseB = add(offB, tx_);
     for (uint32_t k = 0; k < t_.BK; ++k) {
       const std::vector<Value> av = readShared(a_, baseA, k, t_.TM, t_.BM / t_.TM);
       const std::vector<Value> bv = readShared(b_, baseB, k, t_.TN, t_.BN / t_.TN);
@@ -418,7 +441,7 @@ private:
     f().forRange(u(0), numSteps, [&](Value kt) {
       const Value cur = f().bitAnd(kt, u(1));
       const Value next = f().bitXor(cur, u(1));
-      const Value ktNext = f().iadd(kt, u(1));
+      const Value ktNext = add(kt, u(1));
       const std::vector<Value> ra = loadTile(a_, ktNext);
       const std::vector<Value> rb = loadTile(b_, ktNext);
       computeTile(mulConst(cur, a_.stageElems), mulConst(cur, b_.stageElems));
@@ -441,7 +464,7 @@ private:
   // Row m of the C tile for register row i (and the same mapping for columns).
   Value tileCoord(Value origin, Value lane, uint32_t i, uint32_t block, uint32_t perThread, uint32_t readW) {
     const uint32_t g = i / readW, c = i % readW;
-    return addConst(f().iadd(origin, mulConst(lane, readW)), g * (block * readW / perThread) + c);
+    return addConst(add(origin, mulConst(lane, readW)), g * (block * readW / perThread) + c);
   }
 
   // C = alpha*acc (+ beta*C) (+ bias) (GELU), stores bounds-checked per row and column group. The old C
@@ -468,10 +491,10 @@ private:
     for (uint32_t i = 0; i < t_.TM; ++i) {
       const Value row = tileCoord(m0_, ty_, i, t_.BM, t_.TM, a_.readW);
       const Value rowOk = f().lt(row, M_);
-      const Value rowBase = f().iadd(offCW, f().imul(row, nW));
+      const Value rowBase = add(offCW, mul(row, nW));
       for (uint32_t j = 0; j < t_.TN; j += cWidth_)
         groups.push_back({i, j, f().logicalAnd(rowOk, f().lt(cols[j], N_)),
-                          f().iadd(rowBase, udivConst(cols[j], cWidth_)), Value{}});
+                          add(rowBase, udivConst(cols[j], cWidth_)), Value{}});
     }
     const spv::BlockId before = f().currentBlock();
     spv::BlockId loadedIn{};

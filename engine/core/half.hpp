@@ -37,10 +37,12 @@ inline uint16_t floatToHalf(float f) {
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t absx = x & 0x7fffffffu;
   if (absx >= 0x7f800000u) // inf or NaN (keep NaN quiet)
-    return static_cast<uint16_t>(sign | 0x7c00u | (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
-  if (absx >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u); // rounds to >= 65520: overflow to inf
-  if (absx < 0x38800000u) {                                                // below the smallest normal half
-    if (absx < 0x33000000u) return static_cast<uint16_t>(sign);            // rounds to zero
+    return static_cast<uint16_t>(sign | 0x7c00u |
+                                 (absx > 0x7f800000u ? 0x200u | ((absx >> 13) & 0x3ffu) : 0u));
+  if (absx >= 0x477ff000u)
+    return static_cast<uint16_t>(sign | 0x7c00u);               // rounds to >= 65520: overflow to inf
+  if (absx < 0x38800000u) {                                     // below the smallest normal half
+    if (absx < 0x33000000u) return static_cast<uint16_t>(sign); // rounds to zero
     uint32_t e = absx >> 23;
     uint32_t mant = (absx & 0x7fffffu) | 0x800000u;
     uint32_t shift = 126 - e; // 14..24

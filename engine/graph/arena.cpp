@@ -33,7 +33,8 @@ vk::BufferRange StepArena::allocate(VkDeviceSize bytes, std::string_view what) {
 
 VkDeviceSize StepArena::reservedBytes() const {
   VkDeviceSize total = 0;
-  for (const auto& c : chunks_) total += c.size();
+  for (const auto& c : chunks_)
+    total += c.size();
   return total;
 }
 

@@ -11,7 +11,8 @@ namespace helios::graph {
 
 class StepArena {
 public:
-  explicit StepArena(vk::Context& ctx, VkDeviceSize chunkBytes = 64ull << 20) : ctx_(ctx), chunkBytes_(chunkBytes) {}
+  explicit StepArena(vk::Context& ctx, VkDeviceSize chunkBytes = 64ull << 20)
+      : ctx_(ctx), chunkBytes_(chunkBytes) {}
   // Start handing out ranges from the beginning again (the previous step's temporaries are dead).
   void reset();
   vk::BufferRange allocate(VkDeviceSize bytes, std::string_view what);

@@ -9,26 +9,30 @@
 namespace helios::graph {
 
 namespace {
-bool isWrite(ops::Access a) { return a != ops::Access::Read; }
+bool isWrite(ops::Access a) {
+  return a != ops::Access::Read;
+}
 } // namespace
 
 GraphExecutor::GraphExecutor(vk::Context& ctx, GraphOptions options) : ctx_(ctx), options_(options) {
   const auto& dev = ctx.device();
   if (!dev.features().timelineSemaphore)
-    throw std::runtime_error("the graph submitter needs timeline semaphores (Vulkan 1.2 core), which " + dev.name() +
-                             " does not enable");
+    throw std::runtime_error("the graph submitter needs timeline semaphores (Vulkan 1.2 core), which " +
+                             dev.name() + " does not enable");
   if (options_.profile && dev.timestampPeriodNs() <= 0)
     throw std::runtime_error("profiling needs GPU timestamps, which the compute queue of " + dev.name() +
                              " cannot write");
   VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   poolInfo.queueFamilyIndex = dev.queueFamily();
-  vk::check(vkCreateCommandPool(dev.handle(), &poolInfo, nullptr, &pool_), "creating the graph's command pool");
+  vk::check(vkCreateCommandPool(dev.handle(), &poolInfo, nullptr, &pool_),
+            "creating the graph's command pool");
   VkSemaphoreTypeCreateInfo type{VK_STRUCTURE_TYPE_SEMAPHORE_TYPE_CREATE_INFO};
   type.semaphoreType = VK_SEMAPHORE_TYPE_TIMELINE;
   VkSemaphoreCreateInfo semInfo{VK_STRUCTURE_TYPE_SEMAPHORE_CREATE_INFO};
   semInfo.pNext = &type;
-  vk::check(vkCreateSemaphore(dev.handle(), &semInfo, nullptr, &timeline_), "creating the graph's timeline semaphore");
+  vk::check(vkCreateSemaphore(dev.handle(), &semInfo, nullptr, &timeline_),
+            "creating the graph's timeline semaphore");
 }
 
 GraphExecutor::~GraphExecutor() {
@@ -39,15 +43,18 @@ GraphExecutor::~GraphExecutor() {
     // Destruction must not throw; the device may be lost. Wait for idle as a last resort below.
   }
   vkDeviceWaitIdle(dev);
-  for (auto& s : freshRing_) destroySegment(*s);
-  for (auto& [key, s] : replays_) destroySegment(*s);
+  for (auto& s : freshRing_)
+    destroySegment(*s);
+  for (auto& [key, s] : replays_)
+    destroySegment(*s);
   vkDestroySemaphore(dev, timeline_, nullptr);
   vkDestroyCommandPool(dev, pool_, nullptr);
 }
 
 uint64_t GraphExecutor::completedValue() const {
   uint64_t value = 0;
-  vk::check(vkGetSemaphoreCounterValue(ctx_.device().handle(), timeline_, &value), "reading the graph's timeline");
+  vk::check(vkGetSemaphoreCounterValue(ctx_.device().handle(), timeline_, &value),
+            "reading the graph's timeline");
   return value;
 }
 
@@ -73,12 +80,14 @@ std::unique_ptr<GraphExecutor::Segment> GraphExecutor::newSegment(bool replayabl
   alloc.commandPool = pool_;
   alloc.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
   alloc.commandBufferCount = 1;
-  vk::check(vkAllocateCommandBuffers(ctx_.device().handle(), &alloc, &seg->cmd), "allocating a graph command buffer");
+  vk::check(vkAllocateCommandBuffers(ctx_.device().handle(), &alloc, &seg->cmd),
+            "allocating a graph command buffer");
   if (options_.profile) {
     VkQueryPoolCreateInfo q{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     q.queryType = VK_QUERY_TYPE_TIMESTAMP;
     q.queryCount = options_.maxPendingDispatches + 1;
-    vk::check(vkCreateQueryPool(ctx_.device().handle(), &q, nullptr, &seg->queries), "creating a timestamp pool");
+    vk::check(vkCreateQueryPool(ctx_.device().handle(), &q, nullptr, &seg->queries),
+              "creating a timestamp pool");
   }
   seg->replayable = replayable;
   return seg;
@@ -91,7 +100,8 @@ GraphExecutor::Segment& GraphExecutor::openSegment() {
     freshRing_.push_back(newSegment(false));
     seg = freshRing_.back().get();
   } else {
-    // Reuse the oldest fresh segment once the GPU is done with it (the only place the CPU may block on the ring).
+    // Reuse the oldest fresh segment once the GPU is done with it (the only place the CPU may block on the
+    // ring).
     seg = freshRing_[ringNext_].get();
     ringNext_ = (ringNext_ + 1) % freshRing_.size();
     if (std::find(pending_.begin(), pending_.end(), seg) != pending_.end()) submitPending();
@@ -118,8 +128,8 @@ void GraphExecutor::recordBarrier(Segment& seg) {
   mb.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
   mb.srcAccessMask = VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
   mb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-  mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
-                     VK_ACCESS_2_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT |
+                     VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
   VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.memoryBarrierCount = 1;
   dep.pMemoryBarriers = &mb;
@@ -128,18 +138,19 @@ void GraphExecutor::recordBarrier(Segment& seg) {
   hazards_.barrier();
 }
 
-void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
-                             size_t pushBytes, vk::Groups groups) {
+void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings,
+                             const void* push, size_t pushBytes, vk::Groups groups) {
   // Validate before touching the command buffer so that a bad op leaves the graph usable.
   if (bindings.size() != pipeline.numBuffers)
     throw std::invalid_argument(fmt::format("kernel {} takes {} buffers, {} given", pipeline.name,
                                             pipeline.numBuffers, bindings.size()));
   if (pushBytes != pipeline.pushConstantBytes)
-    throw std::invalid_argument(fmt::format("kernel {} takes {} bytes of push constants, {} given", pipeline.name,
-                                            pipeline.pushConstantBytes, pushBytes));
+    throw std::invalid_argument(fmt::format("kernel {} takes {} bytes of push constants, {} given",
+                                            pipeline.name, pipeline.pushConstantBytes, pushBytes));
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return;
 
-  if (recording_ && !recording_->replayable && recording_->dispatches >= options_.maxPendingDispatches) closeSegment();
+  if (recording_ && !recording_->replayable && recording_->dispatches >= options_.maxPendingDispatches)
+    closeSegment();
   Segment& seg = openSegment();
   if (hazards_.needsBarrier(bindings)) recordBarrier(seg);
 
@@ -160,8 +171,8 @@ void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::
     vkCmdPushDescriptorSetKHR(seg.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0,
                               static_cast<uint32_t>(bindings.size()), writes);
   if (pushBytes)
-    vkCmdPushConstants(seg.cmd, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(pushBytes),
-                       push);
+    vkCmdPushConstants(seg.cmd, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       static_cast<uint32_t>(pushBytes), push);
   vkCmdDispatch(seg.cmd, groups.x, groups.y, groups.z);
   hazards_.record(bindings);
   seg.dispatches++;
@@ -215,8 +226,10 @@ void GraphExecutor::submitPending() {
 void GraphExecutor::flush() {
   submitPending();
   waitValue(submittedValue_);
-  for (auto& s : freshRing_) collectProfile(*s);
-  for (auto& [key, s] : replays_) collectProfile(*s);
+  for (auto& s : freshRing_)
+    collectProfile(*s);
+  for (auto& [key, s] : replays_)
+    collectProfile(*s);
 }
 
 void GraphExecutor::beginStep() {
@@ -282,7 +295,8 @@ void GraphExecutor::replayable(const std::string& key, const std::function<void(
 
 void GraphExecutor::forgetReplays() {
   flush();
-  for (auto& [key, s] : replays_) destroySegment(*s);
+  for (auto& [key, s] : replays_)
+    destroySegment(*s);
   replays_.clear();
 }
 
@@ -348,7 +362,8 @@ void GraphExecutor::collectProfile(Segment& seg) {
 
 std::vector<KernelProfile> GraphExecutor::profile() const {
   std::vector<KernelProfile> out;
-  for (const auto& [name, p] : profile_) out.push_back(p);
+  for (const auto& [name, p] : profile_)
+    out.push_back(p);
   std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.totalUs > b.totalUs; });
   return out;
 }

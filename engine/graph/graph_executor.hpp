@@ -4,8 +4,9 @@
 // (lazily, for the submission that last wrote it) or when every command buffer in the ring is in flight.
 //
 // Replay: a segment recorded under a key is kept and re-submitted on later steps without calling the code
-// that recorded it (in the spirit of CUDA graphs). The buffers it names must stay allocated (use a StepArena);
-// values that change per step belong in device buffers, or in a segment that is recorded fresh each step.
+// that recorded it (in the spirit of CUDA graphs). The buffers it names must stay allocated (use a
+// StepArena); values that change per step belong in device buffers, or in a segment that is recorded fresh
+// each step.
 #include "engine/graph/hazards.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -26,9 +27,9 @@ struct GraphOptions {
 };
 
 struct StepStats {
-  uint32_t submits = 0;     // vkQueueSubmit2 calls
-  uint32_t dispatches = 0;  // recorded + replayed
-  uint32_t barriers = 0;    // recorded + replayed
+  uint32_t submits = 0;    // vkQueueSubmit2 calls
+  uint32_t dispatches = 0; // recorded + replayed
+  uint32_t barriers = 0;   // recorded + replayed
   uint32_t replayedSegments = 0;
   uint64_t bytesAllocated = 0; // growth of the allocator's reserved bytes during the step
 };
@@ -73,9 +74,9 @@ private:
     VkQueryPool queries = VK_NULL_HANDLE;
     std::vector<std::string> names; // dispatch names, for profiling
     uint32_t dispatches = 0, barriers = 0;
-    uint64_t value = 0;      // timeline value of its last submission
+    uint64_t value = 0; // timeline value of its last submission
     bool replayable = false;
-    bool profiled = true;    // its timestamps since the last submission were collected
+    bool profiled = true;              // its timestamps since the last submission were collected
     std::vector<ops::Binding> touched; // every binding, for lazy host waits after replays
   };
   struct Use {
@@ -106,8 +107,8 @@ private:
   std::vector<std::unique_ptr<Segment>> freshRing_; // fresh (one-time) segments, reused round-robin
   size_t ringNext_ = 0;
   std::map<std::string, std::unique_ptr<Segment>> replays_;
-  Segment* recording_ = nullptr;         // the open segment
-  std::vector<Segment*> pending_;        // closed, not yet submitted, in order
+  Segment* recording_ = nullptr;  // the open segment
+  std::vector<Segment*> pending_; // closed, not yet submitted, in order
   std::unordered_map<VkBuffer, std::vector<Use>> uses_;
 
   StepStats step_;

@@ -3,8 +3,12 @@
 namespace helios::graph {
 
 namespace {
-bool writes(ops::Access a) { return a != ops::Access::Read; }
-bool reads(ops::Access a) { return a != ops::Access::Write; }
+bool writes(ops::Access a) {
+  return a != ops::Access::Read;
+}
+bool reads(ops::Access a) {
+  return a != ops::Access::Write;
+}
 } // namespace
 
 bool HazardTracker::overlaps(const std::vector<Range>& set, const Range& r) {
@@ -16,7 +20,7 @@ bool HazardTracker::overlaps(const std::vector<Range>& set, const Range& r) {
 bool HazardTracker::needsBarrier(std::span<const ops::Binding> bindings) const {
   for (const auto& b : bindings) {
     Range r{b.range.buffer, b.range.offset, b.range.offset + b.range.size};
-    if (overlaps(writes_, r)) return true;                   // RAW or WAW
+    if (overlaps(writes_, r)) return true;                    // RAW or WAW
     if (writes(b.access) && overlaps(reads_, r)) return true; // WAR
   }
   return false;

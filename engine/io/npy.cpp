@@ -13,13 +13,18 @@ namespace {
 
 constexpr char kMagic[] = "\x93NUMPY";
 
-size_t elementSize(NpyDType t) { return t == NpyDType::F16 ? 2 : 4; }
+size_t elementSize(NpyDType t) {
+  return t == NpyDType::F16 ? 2 : 4;
+}
 
 const char* descrOf(NpyDType t) {
   switch (t) {
-  case NpyDType::F32: return "<f4";
-  case NpyDType::F16: return "<f2";
-  case NpyDType::I32: return "<i4";
+  case NpyDType::F32:
+    return "<f4";
+  case NpyDType::F16:
+    return "<f2";
+  case NpyDType::I32:
+    return "<i4";
   }
   return "?";
 }
@@ -31,7 +36,8 @@ std::string dictValue(const std::string& header, const std::string& key, const s
   pos = header.find(':', pos);
   if (pos == std::string::npos) throw NpyError(fmt::format("{}: malformed header near '{}'", file, key));
   ++pos;
-  while (pos < header.size() && header[pos] == ' ') ++pos;
+  while (pos < header.size() && header[pos] == ' ')
+    ++pos;
   if (pos >= header.size()) throw NpyError(fmt::format("{}: malformed header near '{}'", file, key));
   if (header[pos] == '(') {
     auto end = header.find(')', pos);
@@ -51,22 +57,27 @@ std::string dictValue(const std::string& header, const std::string& key, const s
 
 const char* npyDTypeName(NpyDType t) {
   switch (t) {
-  case NpyDType::F32: return "float32";
-  case NpyDType::F16: return "float16";
-  case NpyDType::I32: return "int32";
+  case NpyDType::F32:
+    return "float32";
+  case NpyDType::F16:
+    return "float16";
+  case NpyDType::I32:
+    return "int32";
   }
   return "?";
 }
 
 uint64_t NpyArray::elements() const {
   uint64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    n *= d;
   return n;
 }
 
 std::string NpyArray::shapeString() const {
   std::string s = "(";
-  for (size_t i = 0; i < shape.size(); ++i) s += fmt::format("{}{}", i ? ", " : "", shape[i]);
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += fmt::format("{}{}", i ? ", " : "", shape[i]);
   if (shape.size() == 1) s += ",";
   return s + ")";
 }
@@ -88,7 +99,8 @@ std::vector<float> NpyArray::toFloat() const {
 }
 
 std::vector<int32_t> NpyArray::toInt32() const {
-  if (dtype != NpyDType::I32) throw NpyError(fmt::format("expected an int32 array, got {}", npyDTypeName(dtype)));
+  if (dtype != NpyDType::I32)
+    throw NpyError(fmt::format("expected an int32 array, got {}", npyDTypeName(dtype)));
   std::vector<int32_t> out(elements());
   std::memcpy(out.data(), data.data(), out.size() * 4);
   return out;
@@ -122,7 +134,8 @@ NpyArray readNpy(const std::filesystem::path& path) {
   if (!in.read(magic, 6) || std::memcmp(magic, kMagic, 6) != 0)
     throw NpyError(fmt::format("{}: not a NumPy .npy file (bad magic)", file));
   unsigned char version[2];
-  if (!in.read(reinterpret_cast<char*>(version), 2)) throw NpyError(fmt::format("{}: truncated header", file));
+  if (!in.read(reinterpret_cast<char*>(version), 2))
+    throw NpyError(fmt::format("{}: truncated header", file));
   uint32_t headerLen = 0;
   if (version[0] == 1) {
     unsigned char len[2];
@@ -135,21 +148,26 @@ NpyArray readNpy(const std::filesystem::path& path) {
   } else {
     throw NpyError(fmt::format("{}: unsupported .npy format version {}.{}", file, version[0], version[1]));
   }
-  if (headerLen > (1u << 20)) throw NpyError(fmt::format("{}: implausible header length {}", file, headerLen));
+  if (headerLen > (1u << 20))
+    throw NpyError(fmt::format("{}: implausible header length {}", file, headerLen));
   std::string header(headerLen, '\0');
   if (!in.read(header.data(), headerLen)) throw NpyError(fmt::format("{}: truncated header", file));
 
   NpyArray a;
   std::string descr = dictValue(header, "descr", file);
-  if (descr == "<f4") a.dtype = NpyDType::F32;
-  else if (descr == "<f2") a.dtype = NpyDType::F16;
-  else if (descr == "<i4") a.dtype = NpyDType::I32;
+  if (descr == "<f4")
+    a.dtype = NpyDType::F32;
+  else if (descr == "<f2")
+    a.dtype = NpyDType::F16;
+  else if (descr == "<i4")
+    a.dtype = NpyDType::I32;
   else
-    throw NpyError(fmt::format("{}: dtype '{}' is not supported (use float32 '<f4', float16 '<f2' or int32 '<i4')",
-                               file, descr));
+    throw NpyError(fmt::format(
+        "{}: dtype '{}' is not supported (use float32 '<f4', float16 '<f2' or int32 '<i4')", file, descr));
   if (dictValue(header, "fortran_order", file) != "False")
     throw NpyError(fmt::format("{}: Fortran-order arrays are not supported; save a C-order copy "
-                               "(numpy.ascontiguousarray)", file));
+                               "(numpy.ascontiguousarray)",
+                               file));
   std::string shape = dictValue(header, "shape", file);
   static const std::regex dim(R"(\d+)");
   for (auto it = std::sregex_iterator(shape.begin(), shape.end(), dim); it != std::sregex_iterator(); ++it)
@@ -161,14 +179,15 @@ NpyArray readNpy(const std::filesystem::path& path) {
     throw NpyError(fmt::format("{}: truncated data: shape {} of {} needs {} bytes, the file has {}", file,
                                a.shapeString(), npyDTypeName(a.dtype), bytes, in.gcount()));
   if (in.peek() != std::char_traits<char>::eof())
-    throw NpyError(fmt::format("{}: trailing bytes after the {} array of shape {}", file, npyDTypeName(a.dtype),
-                               a.shapeString()));
+    throw NpyError(fmt::format("{}: trailing bytes after the {} array of shape {}", file,
+                               npyDTypeName(a.dtype), a.shapeString()));
   return a;
 }
 
 void writeNpy(const std::filesystem::path& path, const NpyArray& a) {
   std::string shape = a.shapeString();
-  std::string header = fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descrOf(a.dtype), shape);
+  std::string header =
+      fmt::format("{{'descr': '{}', 'fortran_order': False, 'shape': {}, }}", descrOf(a.dtype), shape);
   // Pad with spaces so that magic + version + length + header + '\n' is a multiple of 64 bytes.
   size_t total = 10 + header.size() + 1;
   header.append((64 - total % 64) % 64, ' ');

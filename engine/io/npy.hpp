@@ -18,8 +18,8 @@ struct NpyArray {
   std::vector<std::byte> data; // raw little-endian elements, C order
 
   uint64_t elements() const;
-  std::vector<float> toFloat() const;    // f32 as is, f16 widened; int32 refused
-  std::vector<int32_t> toInt32() const;  // int32 only
+  std::vector<float> toFloat() const;   // f32 as is, f16 widened; int32 refused
+  std::vector<int32_t> toInt32() const; // int32 only
   static NpyArray fromFloat(const std::vector<float>& values, std::vector<uint64_t> shape,
                             NpyDType dtype = NpyDType::F32);
   std::string shapeString() const; // "(3, 4)"

@@ -60,12 +60,14 @@ CoopStats& coopStats() {
 }
 
 std::string coopStatsLine(const CoopStatsSnapshot& s) {
-  std::string line = fmt::format("coop_matmul: {}/{} coop ({:.1f}%)", s.coop(), s.total(), 100.0 * s.hitRate());
+  std::string line =
+      fmt::format("coop_matmul: {}/{} coop ({:.1f}%)", s.coop(), s.total(), 100.0 * s.hitRate());
   for (uint32_t d = 0; d < kCoopDecisionCount; ++d)
     line += fmt::format(" {}={}", coopDecisionName(static_cast<CoopDecision>(d)), s.byDecision[d]);
   if (!s.missReasons.empty()) {
     std::vector<std::pair<std::string, uint64_t>> reasons(s.missReasons.begin(), s.missReasons.end());
-    std::stable_sort(reasons.begin(), reasons.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::stable_sort(reasons.begin(), reasons.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
     line += " [";
     for (size_t i = 0; i < reasons.size(); ++i)
       line += fmt::format("{}{}: {}", i ? ", " : "", reasons[i].first, reasons[i].second);

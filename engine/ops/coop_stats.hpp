@@ -12,9 +12,9 @@ namespace helios::ops {
 
 struct CoopStatsSnapshot {
   std::array<uint64_t, kCoopDecisionCount> byDecision{}; // indexed by CoopDecision
-  std::map<std::string, uint64_t> missReasons;            // CoopPlan::missKey -> count
+  std::map<std::string, uint64_t> missReasons;           // CoopPlan::missKey -> count
   uint64_t total() const;
-  uint64_t coop() const; // everything but Fallback
+  uint64_t coop() const;  // everything but Fallback
   double hitRate() const; // coop / total, 0 when nothing was recorded
   uint64_t count(CoopDecision d) const { return byDecision[static_cast<size_t>(d)]; }
 };

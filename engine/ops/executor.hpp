@@ -1,8 +1,8 @@
 #pragma once
-// Where ops send their dispatches. An op knows math (which kernel, which buffers it reads and writes, how many
-// workgroups); an executor knows Vulkan synchronisation. The immediate executor below puts a full barrier
-// after every dispatch; the graph submitter (engine/graph) implements the same interface with inferred,
-// minimal barriers and batched submission.
+// Where ops send their dispatches. An op knows math (which kernel, which buffers it reads and writes, how
+// many workgroups); an executor knows Vulkan synchronisation. The immediate executor below puts a full
+// barrier after every dispatch; the graph submitter (engine/graph) implements the same interface with
+// inferred, minimal barriers and batched submission.
 #include "engine/vk/command_stream.hpp"
 #include "engine/vk/context.hpp"
 
@@ -31,10 +31,12 @@ public:
   template <class Push>
   void dispatch(const vk::Pipeline& pipeline, std::initializer_list<Binding> bindings, const Push& push,
                 vk::Groups groups) {
-    dispatch(pipeline, std::span<const Binding>(bindings.begin(), bindings.size()), &push, sizeof(Push), groups);
+    dispatch(pipeline, std::span<const Binding>(bindings.begin(), bindings.size()), &push, sizeof(Push),
+             groups);
   }
   // Pipeline for `params` (any generator parameter struct with cacheKey()), generated on first use only.
-  template <class Params, class Generator> const vk::Pipeline& pipeline(const Params& params, Generator&& gen) {
+  template <class Params, class Generator>
+  const vk::Pipeline& pipeline(const Params& params, Generator&& gen) {
     return context().pipelines().get(params.cacheKey(), [&] { return gen(params); });
   }
 };
@@ -44,8 +46,8 @@ class ImmediateExecutor final : public Executor {
 public:
   explicit ImmediateExecutor(vk::Context& ctx) : ctx_(ctx), stream_(ctx.device()) {}
   vk::Context& context() override { return ctx_; }
-  void dispatch(const vk::Pipeline& pipeline, std::span<const Binding> bindings, const void* push, size_t pushBytes,
-                vk::Groups groups) override;
+  void dispatch(const vk::Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
+                size_t pushBytes, vk::Groups groups) override;
   void flush() override;
   uint32_t dispatches() const { return total_; }
 

@@ -1,4 +1,5 @@
 #include "engine/ops/matmul.hpp"
+#include "engine/ops/matmul_coop.hpp"
 
 #include <algorithm>
 #include <array>
@@ -67,8 +68,6 @@ void checkMatmulArgs(const MatmulArgs& a) {
   }
   if (overlaps(a.a, a.c)) throw std::invalid_argument("matmul: A overlaps C");
   if (overlaps(a.b, a.c)) throw std::invalid_argument("matmul: B overlaps C");
-  if (a.kernel == MatmulKernel::Coop)
-    throw std::invalid_argument("matmul: coop GEMM not available (MatmulKernel::Coop); use Auto or Tiled");
 }
 
 codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device) {
@@ -116,6 +115,12 @@ void matmul(Executor& exec, const MatmulArgs& args) {
       throw std::invalid_argument(
           "matmul: f16 storage needs storageBuffer16BitAccess and shaderFloat16, which " + device.name() +
           " lacks");
+  }
+  // Cooperative matrices (matmul_coop.hpp): Coop forces them, Auto asks the policy when the device has them.
+  if (args.kernel == MatmulKernel::Coop ||
+      (args.kernel == MatmulKernel::Auto && !args.tile && coopDeviceInfo(device).coopMatrix)) {
+    matmulCoop(exec, args, {}, args.kernel == MatmulKernel::Coop);
+    return;
   }
   const codegen::GemmDeviceLimits limits = gemmDeviceLimits(device);
   const codegen::GemmTiledParams params = matmulTiledParams(args, limits);

@@ -17,9 +17,12 @@ using codegen::GemmType;
 
 std::string componentName(VkComponentTypeKHR t) {
   switch (t) {
-  case VK_COMPONENT_TYPE_FLOAT16_KHR: return "float16";
-  case VK_COMPONENT_TYPE_FLOAT32_KHR: return "float32";
-  default: return "other";
+  case VK_COMPONENT_TYPE_FLOAT16_KHR:
+    return "float16";
+  case VK_COMPONENT_TYPE_FLOAT32_KHR:
+    return "float32";
+  default:
+    return "other";
   }
 }
 
@@ -28,11 +31,13 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   if (device.features().coopMatrixKhr && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) {
     uint32_t n = 0;
     vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(device.physical(), &n, nullptr);
-    std::vector<VkCooperativeMatrixPropertiesKHR> raw(n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
+    std::vector<VkCooperativeMatrixPropertiesKHR> raw(n,
+                                                      {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
     if (n) vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(device.physical(), &n, raw.data());
     for (const auto& r : raw)
       props.push_back({r.MSize, r.NSize, r.KSize, componentName(r.AType), componentName(r.BType),
-                       componentName(r.CType), componentName(r.ResultType), r.saturatingAccumulation == VK_TRUE,
+                       componentName(r.CType), componentName(r.ResultType),
+                       r.saturatingAccumulation == VK_TRUE,
                        r.scope == VK_SCOPE_SUBGROUP_KHR ? "subgroup" : "other"});
   }
   CoopDeviceInfo info =
@@ -59,7 +64,8 @@ struct Gemm {
   uint32_t strideA, strideB, strideC;
 };
 
-void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulArgs& args,
+             const CoopRunOptions& opt) {
   if (opt.tiledInner) {
     MatmulArgs t = args;
     t.a = g.a;
@@ -84,8 +90,8 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
       exec.pipeline(params, [](const codegen::GemmCoopParams& p) { return codegen::generateGemmCoop(p); });
   const codegen::GemmCoopPush push{g.M, g.N, g.K, args.alpha, args.beta, g.strideA, g.strideB, g.strideC};
   const Access cAccess = params.alphaBeta && args.beta != 0.0f ? Access::ReadWrite : Access::Write;
-  std::array<Binding, 4> bindings{Binding{g.a, Access::Read}, Binding{g.b, Access::Read}, Binding{g.c, cAccess},
-                                  Binding{g.bias, Access::Read}};
+  std::array<Binding, 4> bindings{Binding{g.a, Access::Read}, Binding{g.b, Access::Read},
+                                  Binding{g.c, cAccess}, Binding{g.bias, Access::Read}};
   const auto groups = codegen::gemmCoopGroups(params, g.M, g.N, g.batch);
   exec.dispatch(pipeline, std::span<const Binding>(bindings.data(), params.bias ? 4 : 3), &push, sizeof(push),
                 vk::Groups{groups.x, groups.y, groups.z});
@@ -94,7 +100,8 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
 // Why the buffers/strides rule a coop plan out ("" = fine).
 std::string layoutMiss(const CoopPlan& plan, const MatmulArgs& a) {
   const uint64_t M = a.M, N = a.N, K = a.K;
-  const uint32_t sA = strideOr(a.strideA, M * K), sB = strideOr(a.strideB, K * N), sC = strideOr(a.strideC, M * N);
+  const uint32_t sA = strideOr(a.strideA, M * K), sB = strideOr(a.strideB, K * N),
+                 sC = strideOr(a.strideC, M * N);
   const bool batched = a.batch > 1;
   if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
     if (a.a.offset % 16 || a.b.offset % 16) return "A or B binding not 16-byte aligned";
@@ -113,8 +120,8 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
                  sC = strideOr(args.strideC, M * N);
   const bool hasBias = args.bias.buffer != VK_NULL_HANDLE;
   if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
-    runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, plan, args,
-            opt);
+    runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, plan,
+            args, opt);
     return;
   }
 
@@ -128,7 +135,8 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     uint32_t stride;
   };
   std::vector<vk::Buffer> temps;
-  // Pads a row-major batch of rows x cols (dense batches, or one matrix broadcast with stride 0) to prows x pcols.
+  // Pads a row-major batch of rows x cols (dense batches, or one matrix broadcast with stride 0) to prows x
+  // pcols.
   const auto pad = [&](vk::BufferRange src, uint32_t rows, uint32_t cols, uint32_t prows, uint32_t pcols,
                        uint32_t stride, SliceType type, uint64_t elemBytes, const char* what) -> Operand {
     const uint32_t n = batch > 1 && stride == 0 ? 1u : batch;
@@ -153,14 +161,15 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
   const bool cPadded = Mp != args.M || Np != args.N;
   Operand c{args.c, sC};
   if (cPadded) {
-    if (args.beta != 0.0f) c = pad(args.c, args.M, args.N, Mp, Np, sC, outSlice, outBytes, "coop padded C");
+    if (args.beta != 0.0f)
+      c = pad(args.c, args.M, args.N, Mp, Np, sC, outSlice, outBytes, "coop padded C");
     else {
       temps.push_back(ctx.buffer(uint64_t{batch} * Mp * Np * outBytes, "coop padded C"));
       c = {rangeOf(temps.back()), Mp * Np};
     }
   }
-  runGemm(exec, {a.range, b.range, c.range, bias.range, Mp, Np, Kp, batch, a.stride, b.stride, c.stride}, plan, args,
-          opt);
+  runGemm(exec, {a.range, b.range, c.range, bias.range, Mp, Np, Kp, batch, a.stride, b.stride, c.stride},
+          plan, args, opt);
   if (cPadded) {
     Slice3dShape s;
     s.batch = batch;
@@ -221,7 +230,8 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
     }
   }
   if (force && !isCoop(plan.decision))
-    throw std::invalid_argument("matmul: MatmulKernel::Coop cannot run this problem: " + plan.reason);
+    throw std::invalid_argument("matmul: coop GEMM not available for this problem (MatmulKernel::Coop): " +
+                                plan.reason);
   if (opt.record) coopStats().record(plan);
   if (!isCoop(plan.decision)) {
     MatmulArgs t = args;

@@ -36,7 +36,8 @@ struct CoopRunOptions {
 
 // Plans and runs `args` (already checked by checkMatmulArgs). `force` (MatmulKernel::Coop): a plan that
 // would fall back throws std::invalid_argument with the policy's reason instead. Returns the plan it ran.
-CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& options = {}, bool force = false);
+CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& options = {},
+                    bool force = false);
 
 // The coop kernel matmulCoop dispatches for a direct plan (layout, output type and epilogue from args).
 codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs& args);

@@ -8,27 +8,36 @@ namespace helios::ops {
 
 const char* coopDecisionName(CoopDecision d) {
   switch (d) {
-  case CoopDecision::DirectCoop: return "direct";
-  case CoopDecision::PaddedCoop: return "padded";
-  case CoopDecision::PaddedBatchedCoop: return "padded_batched";
-  case CoopDecision::TransposedADirect: return "transposed_a_direct";
-  case CoopDecision::Rewrite: return "rewrite";
-  case CoopDecision::Fallback: return "fallback";
+  case CoopDecision::DirectCoop:
+    return "direct";
+  case CoopDecision::PaddedCoop:
+    return "padded";
+  case CoopDecision::PaddedBatchedCoop:
+    return "padded_batched";
+  case CoopDecision::TransposedADirect:
+    return "transposed_a_direct";
+  case CoopDecision::Rewrite:
+    return "rewrite";
+  case CoopDecision::Fallback:
+    return "fallback";
   }
   return "?";
 }
 
 const char* coopDTypeName(CoopDType t) {
   switch (t) {
-  case CoopDType::F16: return "f16";
-  case CoopDType::F32: return "f32";
-  case CoopDType::BF16: return "bf16";
+  case CoopDType::F16:
+    return "f16";
+  case CoopDType::F32:
+    return "f32";
+  case CoopDType::BF16:
+    return "bf16";
   }
   return "?";
 }
 
-CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props, uint32_t subgroupSize,
-                                        uint32_t maxSharedBytes) {
+CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
+                                        uint32_t subgroupSize, uint32_t maxSharedBytes) {
   CoopDeviceInfo d;
   d.subgroupSize = subgroupSize ? subgroupSize : 32;
   d.maxSharedBytes = maxSharedBytes;
@@ -39,7 +48,8 @@ CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixPrope
     return a.M > b.coopM;
   };
   for (const auto& p : props) {
-    if (p.A != "float16" || p.B != "float16" || p.C != "float32" || p.Result != "float32" || p.scope != "subgroup")
+    if (p.A != "float16" || p.B != "float16" || p.C != "float32" || p.Result != "float32" ||
+        p.scope != "subgroup")
       continue;
     if (!d.coopMatrix || better(p, d)) {
       d.coopMatrix = true;
@@ -77,9 +87,11 @@ CoopPlan miss(std::string key, std::string reason) {
 
 // Tilings for the device: the config's, else the device's menu restricted to the default tile and a 64x64
 // tile (small problems, awkward sizes).
-std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
+std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
+                                                      const CoopPolicyConfig& cfg) {
   std::vector<codegen::GemmCoopParams> out;
-  if (!cfg.tilings.empty()) out = cfg.tilings;
+  if (!cfg.tilings.empty())
+    out = cfg.tilings;
   else {
     const auto menu = codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes);
     if (!menu.empty()) out.push_back(menu.front());
@@ -110,10 +122,12 @@ uint64_t workgroups(const codegen::GemmCoopParams& t, uint32_t M, uint32_t N, ui
 
 CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
   if (pr.M == 0 || pr.N == 0 || pr.K == 0 || pr.batch == 0) return miss("empty problem", "empty problem");
-  if (!dev.coopMatrix) return miss("no cooperative matrices on this device", "no cooperative matrices on this device");
+  if (!dev.coopMatrix)
+    return miss("no cooperative matrices on this device", "no cooperative matrices on this device");
   if (pr.a != CoopDType::F16 || pr.b != CoopDType::F16) {
-    const std::string what = pr.a == pr.b ? std::string(coopDTypeName(pr.a)) + " inputs"
-                                          : std::string(coopDTypeName(pr.a)) + " x " + coopDTypeName(pr.b) + " inputs";
+    const std::string what = pr.a == pr.b
+                                 ? std::string(coopDTypeName(pr.a)) + " inputs"
+                                 : std::string(coopDTypeName(pr.a)) + " x " + coopDTypeName(pr.b) + " inputs";
     return miss("type not supported: " + what, "type not supported: " + what);
   }
   if (pr.c != CoopDType::F16 && pr.c != CoopDType::F32) {
@@ -132,8 +146,9 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     folded.sharedB = false;
     CoopPlan inner = planMatmul(folded, dev, cfg);
     if (!isCoop(inner.decision)) return inner;
-    inner.reason = "batch of " + std::to_string(pr.batch) + " sharing B folded into M=" + std::to_string(folded.M) +
-                   ", then " + coopDecisionName(inner.decision) + " (" + inner.reason + ")";
+    inner.reason = "batch of " + std::to_string(pr.batch) +
+                   " sharing B folded into M=" + std::to_string(folded.M) + ", then " +
+                   coopDecisionName(inner.decision) + " (" + inner.reason + ")";
     inner.decision = CoopDecision::Rewrite;
     return inner;
   }
@@ -166,10 +181,11 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       aligned = &t;
   }
   if (aligned) {
-    const std::string tile = std::to_string(aligned->BM) + "x" + std::to_string(aligned->BN) + "x" +
-                             std::to_string(aligned->BK);
+    const std::string tile =
+        std::to_string(aligned->BM) + "x" + std::to_string(aligned->BN) + "x" + std::to_string(aligned->BK);
     if (pr.transA)
-      return finish(*aligned, CoopDecision::TransposedADirect, "aligned to " + tile + ", A read column-major");
+      return finish(*aligned, CoopDecision::TransposedADirect,
+                    "aligned to " + tile + ", A read column-major");
     return finish(*aligned, CoopDecision::DirectCoop, "aligned to " + tile);
   }
 
@@ -191,10 +207,12 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     return miss("unaligned and over the " + pct(cfg.paddingCap) + " padding cap",
                 "unaligned and over the " + pct(cfg.paddingCap) + " padding cap (" + pct(bestOverhead) + ")");
   if (pr.flops() < cfg.minFlops)
-    return miss("too small", "too small (" + formatFlops(pr.flops()) + " < " + formatFlops(cfg.minFlops) + ")");
+    return miss("too small",
+                "too small (" + formatFlops(pr.flops()) + " < " + formatFlops(cfg.minFlops) + ")");
   return finish(*best, pr.batch > 1 ? CoopDecision::PaddedBatchedCoop : CoopDecision::PaddedCoop,
-                "padded to " + std::to_string(roundUp(pr.M, best->BM)) + "x" + std::to_string(roundUp(pr.N, best->BN)) +
-                    "x" + std::to_string(roundUp(pr.K, best->BK)) + " (+" + pct(bestOverhead) + " work)");
+                "padded to " + std::to_string(roundUp(pr.M, best->BM)) + "x" +
+                    std::to_string(roundUp(pr.N, best->BN)) + "x" + std::to_string(roundUp(pr.K, best->BK)) +
+                    " (+" + pct(bestOverhead) + " work)");
 }
 
 } // namespace helios::ops

@@ -17,26 +17,35 @@
 
 namespace helios::ops {
 
-enum class CoopDecision : uint8_t { DirectCoop, PaddedCoop, PaddedBatchedCoop, TransposedADirect, Rewrite, Fallback };
+enum class CoopDecision : uint8_t {
+  DirectCoop,
+  PaddedCoop,
+  PaddedBatchedCoop,
+  TransposedADirect,
+  Rewrite,
+  Fallback
+};
 inline constexpr uint32_t kCoopDecisionCount = 6;
 // "direct", "padded", "padded_batched", "transposed_a_direct", "rewrite", "fallback".
 const char* coopDecisionName(CoopDecision d);
-inline bool isCoop(CoopDecision d) { return d != CoopDecision::Fallback; }
+inline bool isCoop(CoopDecision d) {
+  return d != CoopDecision::Fallback;
+}
 
 enum class CoopDType : uint8_t { F16, F32, BF16 };
 const char* coopDTypeName(CoopDType t); // "f16", "f32", "bf16"
 
 // What the device offers the coop kernels.
 struct CoopDeviceInfo {
-  bool coopMatrix = false;            // VK_KHR_cooperative_matrix enabled with an f16 x f16 -> f32 shape
+  bool coopMatrix = false; // VK_KHR_cooperative_matrix enabled with an f16 x f16 -> f32 shape
   uint32_t coopM = 0, coopN = 0, coopK = 0; // that shape (probe::bestF16F32)
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
 };
 // Best subgroup-scope f16 x f16 -> f32 shape in `props` (largest M*N*K, then M*N, then M, as the probe
 // scores it); coopMatrix = false when there is none.
-CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props, uint32_t subgroupSize,
-                                        uint32_t maxSharedBytes);
+CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
+                                        uint32_t subgroupSize, uint32_t maxSharedBytes);
 CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps);
 
 struct MatmulProblem {
@@ -59,17 +68,19 @@ struct CoopPolicyConfig {
 
 struct CoopPlan {
   CoopDecision decision = CoopDecision::Fallback;
-  CoopDecision inner = CoopDecision::Fallback; // what runs: == decision, except Rewrite (direct/padded of `problem`)
-  std::string reason;  // why, one clause; for misses e.g. "too small (0.5 MFLOP < 2 MFLOP)"
-  std::string missKey; // the reason without its numbers ("too small"), for the stats; empty for hits
-  codegen::GemmCoopParams params; // the coop kernel's tiling and layout (valid unless Fallback)
-  MatmulProblem problem;          // the problem the coop kernel sees (rewritten: batch folded into M)
+  CoopDecision inner =
+      CoopDecision::Fallback; // what runs: == decision, except Rewrite (direct/padded of `problem`)
+  std::string reason;         // why, one clause; for misses e.g. "too small (0.5 MFLOP < 2 MFLOP)"
+  std::string missKey;        // the reason without its numbers ("too small"), for the stats; empty for hits
+  codegen::GemmCoopParams params;  // the coop kernel's tiling and layout (valid unless Fallback)
+  MatmulProblem problem;           // the problem the coop kernel sees (rewritten: batch folded into M)
   uint32_t Mp = 0, Np = 0, Kp = 0; // padded sizes (== M, N, K when not padded)
   double paddingOverhead = 0;      // padded work / real work - 1
 };
 
 // The decision (pure; records nothing: matmul() records it in coopStats()).
-CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device, const CoopPolicyConfig& config = {});
+CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device,
+                    const CoopPolicyConfig& config = {});
 
 // "0.5 MFLOP", "68.7 GFLOP" (MFLOP below 1 GFLOP).
 std::string formatFlops(double flops);

@@ -21,7 +21,9 @@ Buffer& Buffer::operator=(Buffer&& other) noexcept {
   return *this;
 }
 
-Buffer::~Buffer() { release(); }
+Buffer::~Buffer() {
+  release();
+}
 
 void Buffer::release() {
   if (allocator_ && allocation_) allocator_->free(allocation_);

@@ -21,7 +21,8 @@ CommandStream::CommandStream(const Device& device, uint32_t maxTimestamps)
   VkFenceCreateInfo fenceInfo{VK_STRUCTURE_TYPE_FENCE_CREATE_INFO};
   check(vkCreateFence(device.handle(), &fenceInfo, nullptr, &fence_), "creating a fence");
   if (maxTimestamps_ > 0) {
-    if (device.timestampPeriodNs() <= 0) throw std::runtime_error("this device's queue cannot write timestamps");
+    if (device.timestampPeriodNs() <= 0)
+      throw std::runtime_error("this device's queue cannot write timestamps");
     VkQueryPoolCreateInfo q{VK_STRUCTURE_TYPE_QUERY_POOL_CREATE_INFO};
     q.queryType = VK_QUERY_TYPE_TIMESTAMP;
     q.queryCount = maxTimestamps_;
@@ -52,15 +53,15 @@ void CommandStream::dispatch(const Pipeline& pipeline, std::span<const BufferRan
     throw std::invalid_argument(fmt::format("kernel {} takes {} buffers, {} given", pipeline.name,
                                             pipeline.numBuffers, buffers.size()));
   if (pushBytes != pipeline.pushConstantBytes)
-    throw std::invalid_argument(fmt::format("kernel {} takes {} bytes of push constants, {} given", pipeline.name,
-                                            pipeline.pushConstantBytes, pushBytes));
+    throw std::invalid_argument(fmt::format("kernel {} takes {} bytes of push constants, {} given",
+                                            pipeline.name, pipeline.pushConstantBytes, pushBytes));
   const auto& limits = device_.limits();
   if (groups.x > limits.maxComputeWorkGroupCount[0] || groups.y > limits.maxComputeWorkGroupCount[1] ||
       groups.z > limits.maxComputeWorkGroupCount[2])
-    throw std::invalid_argument(fmt::format("kernel {}: {}x{}x{} workgroups exceed the device limit {}x{}x{}",
-                                            pipeline.name, groups.x, groups.y, groups.z,
-                                            limits.maxComputeWorkGroupCount[0], limits.maxComputeWorkGroupCount[1],
-                                            limits.maxComputeWorkGroupCount[2]));
+    throw std::invalid_argument(
+        fmt::format("kernel {}: {}x{}x{} workgroups exceed the device limit {}x{}x{}", pipeline.name,
+                    groups.x, groups.y, groups.z, limits.maxComputeWorkGroupCount[0],
+                    limits.maxComputeWorkGroupCount[1], limits.maxComputeWorkGroupCount[2]));
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return; // empty problem: nothing to do
   ensureRecording();
   vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
@@ -78,7 +79,8 @@ void CommandStream::dispatch(const Pipeline& pipeline, std::span<const BufferRan
     vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0,
                               static_cast<uint32_t>(writes.size()), writes.data());
   if (pushBytes)
-    vkCmdPushConstants(cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0, static_cast<uint32_t>(pushBytes), push);
+    vkCmdPushConstants(cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
+                       static_cast<uint32_t>(pushBytes), push);
   vkCmdDispatch(cmd_, groups.x, groups.y, groups.z);
   dispatches_++;
 }
@@ -89,8 +91,8 @@ void CommandStream::barrier() {
   mb.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
   mb.srcAccessMask = VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
   mb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-  mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_READ_BIT |
-                     VK_ACCESS_2_TRANSFER_WRITE_BIT;
+  mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT |
+                     VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
   VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
   dep.memoryBarrierCount = 1;
   dep.pMemoryBarriers = &mb;
@@ -142,8 +144,9 @@ void CommandStream::wait() {
 std::vector<double> CommandStream::timestampsNs() const {
   std::vector<uint64_t> raw(timestamps_);
   if (timestamps_ == 0) return {};
-  check(vkGetQueryPoolResults(device_.handle(), queries_, 0, timestamps_, raw.size() * sizeof(uint64_t), raw.data(),
-                              sizeof(uint64_t), VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
+  check(vkGetQueryPoolResults(device_.handle(), queries_, 0, timestamps_, raw.size() * sizeof(uint64_t),
+                              raw.data(), sizeof(uint64_t),
+                              VK_QUERY_RESULT_64_BIT | VK_QUERY_RESULT_WAIT_BIT),
         "reading GPU timestamps");
   std::vector<double> ns(timestamps_);
   for (uint32_t i = 0; i < timestamps_; ++i)

@@ -24,14 +24,16 @@ public:
   CommandStream& operator=(const CommandStream&) = delete;
   ~CommandStream();
 
-  void dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push, size_t pushBytes,
-                Groups groups);
+  void dispatch(const Pipeline& pipeline, std::span<const BufferRange> buffers, const void* push,
+                size_t pushBytes, Groups groups);
   void dispatch(const Pipeline& pipeline, std::initializer_list<BufferRange> buffers, const void* push,
                 size_t pushBytes, Groups groups) {
-    dispatch(pipeline, std::span<const BufferRange>(buffers.begin(), buffers.size()), push, pushBytes, groups);
+    dispatch(pipeline, std::span<const BufferRange>(buffers.begin(), buffers.size()), push, pushBytes,
+             groups);
   }
   template <class Push>
-  void dispatch(const Pipeline& pipeline, std::initializer_list<BufferRange> buffers, const Push& push, Groups groups) {
+  void dispatch(const Pipeline& pipeline, std::initializer_list<BufferRange> buffers, const Push& push,
+                Groups groups) {
     dispatch(pipeline, buffers, &push, sizeof(Push), groups);
   }
 

@@ -32,8 +32,8 @@ Context::~Context() {
 
 void Context::upload(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset) {
   if (dstOffset + src.size() > dst.size())
-    throw std::out_of_range(fmt::format("upload of {} bytes at offset {} overruns a {}-byte buffer", src.size(),
-                                        dstOffset, dst.size()));
+    throw std::out_of_range(fmt::format("upload of {} bytes at offset {} overruns a {}-byte buffer",
+                                        src.size(), dstOffset, dst.size()));
   if (dst.mapped()) {
     std::memcpy(dst.mapped() + dstOffset, src.data(), src.size());
     return;
@@ -49,8 +49,8 @@ void Context::upload(const Buffer& dst, std::span<const std::byte> src, VkDevice
 
 void Context::download(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset) {
   if (srcOffset + dst.size() > src.size())
-    throw std::out_of_range(fmt::format("download of {} bytes at offset {} overruns a {}-byte buffer", dst.size(),
-                                        srcOffset, src.size()));
+    throw std::out_of_range(fmt::format("download of {} bytes at offset {} overruns a {}-byte buffer",
+                                        dst.size(), srcOffset, src.size()));
   if (src.mapped()) {
     std::memcpy(dst.data(), src.mapped() + srcOffset, dst.size());
     return;

@@ -14,8 +14,8 @@
 namespace helios::vk {
 
 struct ContextOptions {
-  std::string device;        // "" -> $HELIOS_DEVICE -> best device; else an index or a name substring
-  bool validation = false;   // Khronos validation layer, when installed
+  std::string device;      // "" -> $HELIOS_DEVICE -> best device; else an index or a name substring
+  bool validation = false; // Khronos validation layer, when installed
   bool persistentPipelineCache = true;
   VkDeviceSize blockSize = 256ull << 20;
 };

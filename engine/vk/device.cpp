@@ -14,11 +14,14 @@ namespace {
 
 std::set<std::string> deviceExtensions(VkPhysicalDevice physical) {
   uint32_t count = 0;
-  check(vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr), "counting device extensions");
+  check(vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, nullptr),
+        "counting device extensions");
   std::vector<VkExtensionProperties> props(count);
-  check(vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, props.data()), "listing device extensions");
+  check(vkEnumerateDeviceExtensionProperties(physical, nullptr, &count, props.data()),
+        "listing device extensions");
   std::set<std::string> names;
-  for (const auto& p : props) names.insert(p.extensionName);
+  for (const auto& p : props)
+    names.insert(p.extensionName);
   return names;
 }
 
@@ -46,8 +49,10 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   auto has = [&](const char* name) { return extensions.count(name) != 0; };
 
   // Query what the device supports, then enable the intersection with what Helios can use.
-  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
-  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
+  VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
+  VkPhysicalDeviceCooperativeMatrixFeaturesKHR coop{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_FEATURES_KHR};
   VkPhysicalDevicePipelineExecutablePropertiesFeaturesKHR execProps{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
@@ -122,7 +127,8 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   }
   if (atomicFloat.shaderBufferFloat32AtomicAdd) {
     enable.push_back(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME);
-    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT only{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+    VkPhysicalDeviceShaderAtomicFloatFeaturesEXT only{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
     atomicFloat = only;
     atomicFloat.shaderBufferFloat32AtomicAdd = VK_TRUE;
     chain(atomicFloat);
@@ -141,7 +147,8 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   features_.timelineSemaphore = e12.timelineSemaphore;
   features_.vulkanMemoryModel = e12.vulkanMemoryModel;
 
-  VkPhysicalDeviceSubgroupSizeControlProperties sgc{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
+  VkPhysicalDeviceSubgroupSizeControlProperties sgc{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   sg.pNext = &sgc;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
@@ -153,7 +160,8 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   maxSubgroupSize_ = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : sg.subgroupSize;
 
   if (!features_.pushDescriptor)
-    throw NoDevice(fmt::format("Device {} lacks VK_KHR_push_descriptor, which Helios needs.", properties_.deviceName));
+    throw NoDevice(
+        fmt::format("Device {} lacks VK_KHR_push_descriptor, which Helios needs.", properties_.deviceName));
 
   uint32_t timestampBits = 0;
   queueFamily_ = pickComputeFamily(physical, timestampBits);

@@ -1,5 +1,6 @@
 #pragma once
-// The logical device: one compute queue, and every optional feature the kernels can use, enabled when present.
+// The logical device: one compute queue, and every optional feature the kernels can use, enabled when
+// present.
 #include "engine/vk/instance.hpp"
 
 #include <string>
@@ -15,12 +16,12 @@ struct DeviceFeatures {
   bool computeFullSubgroups = false;
   bool timelineSemaphore = false;
   bool vulkanMemoryModel = false;
-  bool coopMatrixKhr = false;       // VK_KHR_cooperative_matrix
-  bool coopMatrixNv2 = false;       // VK_NV_cooperative_matrix2
+  bool coopMatrixKhr = false;          // VK_KHR_cooperative_matrix
+  bool coopMatrixNv2 = false;          // VK_NV_cooperative_matrix2
   bool pipelineExecutableInfo = false; // VK_KHR_pipeline_executable_properties
-  bool memoryBudget = false;        // VK_EXT_memory_budget
-  bool pushDescriptor = false;      // VK_KHR_push_descriptor (required)
-  bool shaderAtomicFloatAdd = false; // VK_EXT_shader_atomic_float (buffer float32 atomic add)
+  bool memoryBudget = false;           // VK_EXT_memory_budget
+  bool pushDescriptor = false;         // VK_KHR_push_descriptor (required)
+  bool shaderAtomicFloatAdd = false;   // VK_EXT_shader_atomic_float (buffer float32 atomic add)
 };
 
 class Device {

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <optional>
 #include <cstdlib>
 #include <fmt/format.h>
+#include <optional>
 
 namespace helios::vk {
 
@@ -15,11 +15,16 @@ namespace {
 
 int typeRank(VkPhysicalDeviceType type) {
   switch (type) {
-  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 4;
-  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return 3;
-  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return 2;
-  case VK_PHYSICAL_DEVICE_TYPE_CPU: return 1;
-  default: return 0;
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    return 4;
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    return 3;
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+    return 2;
+  case VK_PHYSICAL_DEVICE_TYPE_CPU:
+    return 1;
+  default:
+    return 0;
   }
 }
 
@@ -38,17 +43,24 @@ std::string listing(const std::vector<DeviceCandidate>& candidates) {
   return out;
 }
 
-bool usable(const DeviceCandidate& c) { return c.apiVersion >= VK_API_VERSION_1_3; }
+bool usable(const DeviceCandidate& c) {
+  return c.apiVersion >= VK_API_VERSION_1_3;
+}
 
 } // namespace
 
 const char* deviceTypeName(VkPhysicalDeviceType type) {
   switch (type) {
-  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete GPU";
-  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU: return "integrated GPU";
-  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU: return "virtual GPU";
-  case VK_PHYSICAL_DEVICE_TYPE_CPU: return "CPU";
-  default: return "other";
+  case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+    return "discrete GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+    return "integrated GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+    return "virtual GPU";
+  case VK_PHYSICAL_DEVICE_TYPE_CPU:
+    return "CPU";
+  default:
+    return "other";
   }
 }
 
@@ -59,8 +71,9 @@ size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_
 
   auto requireUsable = [&](size_t i) {
     if (!usable(candidates[i]))
-      throw NoDevice(fmt::format("Device [{}] {} supports only Vulkan {}.{}; Helios needs 1.3.", candidates[i].index,
-                                 candidates[i].name, VK_API_VERSION_MAJOR(candidates[i].apiVersion),
+      throw NoDevice(fmt::format("Device [{}] {} supports only Vulkan {}.{}; Helios needs 1.3.",
+                                 candidates[i].index, candidates[i].name,
+                                 VK_API_VERSION_MAJOR(candidates[i].apiVersion),
                                  VK_API_VERSION_MINOR(candidates[i].apiVersion)));
     return i;
   };
@@ -70,8 +83,7 @@ size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_
     for (size_t i = 0; i < candidates.size(); ++i)
       if (usable(candidates[i]) && (!best || typeRank(candidates[i].type) > typeRank(candidates[*best].type)))
         best = i;
-    if (!best)
-      throw NoDevice("No Vulkan 1.3 device found; available: " + listing(candidates));
+    if (!best) throw NoDevice("No Vulkan 1.3 device found; available: " + listing(candidates));
     return *best;
   }
 
@@ -91,7 +103,8 @@ size_t matchDevice(const std::vector<DeviceCandidate>& candidates, std::string_v
   std::string needle = lower(selector);
   for (size_t i = 0; i < candidates.size(); ++i)
     if (lower(candidates[i].name).find(needle) != std::string::npos) return i;
-  throw NoDevice(fmt::format("No Vulkan device name contains \"{}\"; available: {}", selector, listing(candidates)));
+  throw NoDevice(
+      fmt::format("No Vulkan device name contains \"{}\"; available: {}", selector, listing(candidates)));
 }
 
 std::string deviceSelectorFromEnv() {

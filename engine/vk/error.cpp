@@ -7,7 +7,8 @@ namespace helios::vk {
 const char* resultName(VkResult result) {
   switch (result) {
 #define HELIOS_CASE(x)                                                                                       \
-  case x: return #x;
+  case x:                                                                                                    \
+    return #x;
     HELIOS_CASE(VK_SUCCESS)
     HELIOS_CASE(VK_NOT_READY)
     HELIOS_CASE(VK_TIMEOUT)
@@ -34,7 +35,8 @@ const char* resultName(VkResult result) {
     HELIOS_CASE(VK_PIPELINE_COMPILE_REQUIRED)
     HELIOS_CASE(VK_ERROR_INVALID_SHADER_NV)
 #undef HELIOS_CASE
-  default: return "VK_RESULT_UNKNOWN";
+  default:
+    return "VK_RESULT_UNKNOWN";
   }
 }
 
@@ -42,6 +44,8 @@ VulkanError::VulkanError(VkResult result, std::string_view what)
     : std::runtime_error(fmt::format("{}: {} ({})", what, resultName(result), static_cast<int>(result))),
       result_(result) {}
 
-void throwVulkanError(VkResult result, std::string_view what) { throw VulkanError(result, what); }
+void throwVulkanError(VkResult result, std::string_view what) {
+  throw VulkanError(result, what);
+}
 
 } // namespace helios::vk

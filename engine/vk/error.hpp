@@ -1,5 +1,6 @@
 #pragma once
-// Vulkan errors that say what was being done: "allocating 512 MiB device-local buffer: VK_ERROR_OUT_OF_DEVICE_MEMORY".
+// Vulkan errors that say what was being done: "allocating 512 MiB device-local buffer:
+// VK_ERROR_OUT_OF_DEVICE_MEMORY".
 #include <stdexcept>
 #include <string>
 #include <string_view>

@@ -30,8 +30,9 @@ Instance Instance::create(const InstanceOptions& options) {
   uint32_t loaderVersion = VK_API_VERSION_1_0;
   if (vkEnumerateInstanceVersion) vkEnumerateInstanceVersion(&loaderVersion);
   if (loaderVersion < VK_API_VERSION_1_3)
-    throw NoDevice("The Vulkan loader supports only Vulkan " + std::to_string(VK_API_VERSION_MAJOR(loaderVersion)) +
-                   "." + std::to_string(VK_API_VERSION_MINOR(loaderVersion)) + "; Helios needs 1.3.");
+    throw NoDevice("The Vulkan loader supports only Vulkan " +
+                   std::to_string(VK_API_VERSION_MAJOR(loaderVersion)) + "." +
+                   std::to_string(VK_API_VERSION_MINOR(loaderVersion)) + "; Helios needs 1.3.");
 
   VkApplicationInfo app{VK_STRUCTURE_TYPE_APPLICATION_INFO};
   app.pApplicationName = options.appName.c_str();
@@ -50,7 +51,8 @@ Instance Instance::create(const InstanceOptions& options) {
   info.ppEnabledLayerNames = layers.data();
 
   Instance instance;
-  check(vkCreateInstance(&info, nullptr, &instance.instance_), "creating the Vulkan instance (vkCreateInstance)");
+  check(vkCreateInstance(&info, nullptr, &instance.instance_),
+        "creating the Vulkan instance (vkCreateInstance)");
   volkLoadInstance(instance.instance_);
   instance.apiVersion_ = loaderVersion;
   return instance;

@@ -24,9 +24,12 @@ std::string humanBytes(VkDeviceSize bytes) {
 
 const char* memoryKindName(MemoryKind kind) {
   switch (kind) {
-  case MemoryKind::DeviceLocal: return "device-local";
-  case MemoryKind::Upload: return "upload";
-  case MemoryKind::Readback: return "readback";
+  case MemoryKind::DeviceLocal:
+    return "device-local";
+  case MemoryKind::Upload:
+    return "upload";
+  case MemoryKind::Readback:
+    return "readback";
   }
   return "?";
 }
@@ -46,16 +49,24 @@ Allocator::~Allocator() {
 }
 
 uint32_t Allocator::memoryTypeFor(uint32_t typeBits, MemoryKind kind) const {
-  const VkMemoryPropertyFlags hostVisible = VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  const VkMemoryPropertyFlags hostVisible =
+      VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
   std::vector<VkMemoryPropertyFlags> wanted;
   switch (kind) {
-  case MemoryKind::DeviceLocal: wanted = {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0}; break;
-  case MemoryKind::Upload: wanted = {hostVisible}; break;
-  case MemoryKind::Readback: wanted = {hostVisible | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, hostVisible}; break;
+  case MemoryKind::DeviceLocal:
+    wanted = {VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT, 0};
+    break;
+  case MemoryKind::Upload:
+    wanted = {hostVisible};
+    break;
+  case MemoryKind::Readback:
+    wanted = {hostVisible | VK_MEMORY_PROPERTY_HOST_CACHED_BIT, hostVisible};
+    break;
   }
   for (VkMemoryPropertyFlags flags : wanted)
     for (uint32_t i = 0; i < memoryProperties_.memoryTypeCount; ++i)
-      if ((typeBits & (1u << i)) && (memoryProperties_.memoryTypes[i].propertyFlags & flags) == flags) return i;
+      if ((typeBits & (1u << i)) && (memoryProperties_.memoryTypes[i].propertyFlags & flags) == flags)
+        return i;
   return UINT32_MAX;
 }
 
@@ -68,7 +79,8 @@ uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_
 
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
-  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT | VK_BUFFER_USAGE_TRANSFER_DST_BIT;
+  info.usage = VK_BUFFER_USAGE_STORAGE_BUFFER_BIT | VK_BUFFER_USAGE_TRANSFER_SRC_BIT |
+               VK_BUFFER_USAGE_TRANSFER_DST_BIT;
   info.sharingMode = VK_SHARING_MODE_EXCLUSIVE;
   check(vkCreateBuffer(device_.handle(), &info, nullptr, &block->buffer), context);
 
@@ -115,7 +127,8 @@ Allocation Allocator::allocate(VkDeviceSize size, MemoryKind kind, std::string_v
     return {};
   };
   Allocation result;
-  for (uint32_t i = 0; i < blocks_.size() && !result; ++i) result = tryBlock(i);
+  for (uint32_t i = 0; i < blocks_.size() && !result; ++i)
+    result = tryBlock(i);
   if (!result) result = tryBlock(createBlock(std::max(size, blockSize_), kind, what));
   stats_.bytesInUse += size;
   stats_.peakBytesInUse = std::max(stats_.peakBytesInUse, stats_.bytesInUse);

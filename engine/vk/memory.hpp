@@ -24,7 +24,7 @@ struct Allocation {
   VkBuffer buffer = VK_NULL_HANDLE; // the block's buffer
   VkDeviceSize offset = 0;          // where this allocation starts inside it
   VkDeviceSize size = 0;
-  std::byte* mapped = nullptr;      // host pointer when the memory is host-visible, else null
+  std::byte* mapped = nullptr; // host pointer when the memory is host-visible, else null
   uint32_t block = UINT32_MAX;
   MemoryKind kind = MemoryKind::DeviceLocal;
   explicit operator bool() const { return buffer != VK_NULL_HANDLE; }
@@ -35,7 +35,7 @@ struct MemoryStats {
   uint64_t peakBytesInUse = 0;
   uint64_t bytesReserved = 0; // sum of block sizes (what the driver sees)
   uint32_t blocks = 0;
-  uint64_t allocations = 0;   // total allocate() calls so far
+  uint64_t allocations = 0; // total allocate() calls so far
 };
 
 class Allocator {

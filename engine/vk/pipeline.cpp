@@ -22,14 +22,20 @@ std::vector<char> readFile(const std::filesystem::path& path) {
 
 std::filesystem::path PipelineCache::defaultCacheFile(const Device& device) {
   std::filesystem::path dir;
-  if (const char* env = std::getenv("HELIOS_CACHE_DIR"); env && *env) dir = env;
-  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) dir = std::filesystem::path(xdg) / "helios";
-  else if (const char* home = std::getenv("HOME"); home && *home) dir = std::filesystem::path(home) / ".cache/helios";
-  else return {};
+  if (const char* env = std::getenv("HELIOS_CACHE_DIR"); env && *env)
+    dir = env;
+  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    dir = std::filesystem::path(xdg) / "helios";
+  else if (const char* home = std::getenv("HOME"); home && *home)
+    dir = std::filesystem::path(home) / ".cache/helios";
+  else
+    return {};
   const auto& p = device.properties();
   std::string uuid;
-  for (int i = 0; i < 8; ++i) uuid += fmt::format("{:02x}", p.pipelineCacheUUID[i]);
-  return dir / fmt::format("pipelines-{:04x}-{:04x}-{:x}-{}.bin", p.vendorID, p.deviceID, p.driverVersion, uuid);
+  for (int i = 0; i < 8; ++i)
+    uuid += fmt::format("{:02x}", p.pipelineCacheUUID[i]);
+  return dir /
+         fmt::format("pipelines-{:04x}-{:04x}-{:x}-{}.bin", p.vendorID, p.deviceID, p.driverVersion, uuid);
 }
 
 PipelineCache::PipelineCache(const Device& device, std::filesystem::path file)
@@ -66,7 +72,8 @@ void PipelineCache::save() const {
   std::error_code ec;
   std::filesystem::create_directories(file_.parent_path(), ec);
   auto tmp = file_;
-  tmp += fmt::format(".tmp{}", static_cast<unsigned long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  tmp += fmt::format(".tmp{}",
+                     static_cast<unsigned long>(std::chrono::steady_clock::now().time_since_epoch().count()));
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) return; // a read-only cache dir only costs compile time
@@ -78,7 +85,8 @@ void PipelineCache::save() const {
 }
 
 const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {
-  if (kernel.cacheKey.empty()) throw std::invalid_argument("kernel " + kernel.name + " has an empty cache key");
+  if (kernel.cacheKey.empty())
+    throw std::invalid_argument("kernel " + kernel.name + " has an empty cache key");
   if (auto it = pipelines_.find(kernel.cacheKey); it != pipelines_.end()) {
     stats_.hits++;
     return *it->second;
@@ -113,7 +121,8 @@ const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {
   moduleInfo.codeSize = kernel.spirv.size() * sizeof(uint32_t);
   moduleInfo.pCode = kernel.spirv.data();
   VkShaderModule module = VK_NULL_HANDLE;
-  check(vkCreateShaderModule(dev, &moduleInfo, nullptr, &module), "creating the shader module of kernel " + kernel.name);
+  check(vkCreateShaderModule(dev, &moduleInfo, nullptr, &module),
+        "creating the shader module of kernel " + kernel.name);
 
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
@@ -133,7 +142,8 @@ const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {
 
   auto start = std::chrono::steady_clock::now();
   VkResult result = vkCreateComputePipelines(dev, cache_, 1, &info, nullptr, &p->pipeline);
-  stats_.createMs += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  stats_.createMs +=
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   vkDestroyShaderModule(dev, module, nullptr);
   if (result != VK_SUCCESS) {
     vkDestroyPipelineLayout(dev, p->layout, nullptr);
@@ -150,25 +160,38 @@ std::vector<ExecutableStat> PipelineCache::executableStats(const Pipeline& pipel
   VkPipelineInfoKHR info{VK_STRUCTURE_TYPE_PIPELINE_INFO_KHR};
   info.pipeline = pipeline.pipeline;
   uint32_t count = 0;
-  if (vkGetPipelineExecutablePropertiesKHR(device_.handle(), &info, &count, nullptr) != VK_SUCCESS) return out;
-  std::vector<VkPipelineExecutablePropertiesKHR> execs(count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
+  if (vkGetPipelineExecutablePropertiesKHR(device_.handle(), &info, &count, nullptr) != VK_SUCCESS)
+    return out;
+  std::vector<VkPipelineExecutablePropertiesKHR> execs(
+      count, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_PROPERTIES_KHR});
   vkGetPipelineExecutablePropertiesKHR(device_.handle(), &info, &count, execs.data());
   for (uint32_t e = 0; e < count; ++e) {
     VkPipelineExecutableInfoKHR execInfo{VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_INFO_KHR};
     execInfo.pipeline = pipeline.pipeline;
     execInfo.executableIndex = e;
     uint32_t n = 0;
-    if (vkGetPipelineExecutableStatisticsKHR(device_.handle(), &execInfo, &n, nullptr) != VK_SUCCESS) continue;
-    std::vector<VkPipelineExecutableStatisticKHR> stats(n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
+    if (vkGetPipelineExecutableStatisticsKHR(device_.handle(), &execInfo, &n, nullptr) != VK_SUCCESS)
+      continue;
+    std::vector<VkPipelineExecutableStatisticKHR> stats(
+        n, {VK_STRUCTURE_TYPE_PIPELINE_EXECUTABLE_STATISTIC_KHR});
     vkGetPipelineExecutableStatisticsKHR(device_.handle(), &execInfo, &n, stats.data());
     for (const auto& s : stats) {
       std::string value;
       switch (s.format) {
-      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR: value = s.value.b32 ? "true" : "false"; break;
-      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR: value = std::to_string(s.value.i64); break;
-      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR: value = std::to_string(s.value.u64); break;
-      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR: value = fmt::format("{}", s.value.f64); break;
-      default: value = "?";
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_BOOL32_KHR:
+        value = s.value.b32 ? "true" : "false";
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_INT64_KHR:
+        value = std::to_string(s.value.i64);
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_UINT64_KHR:
+        value = std::to_string(s.value.u64);
+        break;
+      case VK_PIPELINE_EXECUTABLE_STATISTIC_FORMAT_FLOAT64_KHR:
+        value = fmt::format("{}", s.value.f64);
+        break;
+      default:
+        value = "?";
       }
       out.push_back({execs[e].name, s.name, value});
     }

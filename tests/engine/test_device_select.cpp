@@ -32,9 +32,10 @@ TEST_CASE("selection by index and by case-insensitive name substring") {
 }
 
 TEST_CASE("bad selectors raise NoDevice with a sentence naming the choices") {
-  CHECK_THROWS_WITH(selectDevice(kMachine, "7"), ContainsSubstring("Device index 7 is out of range") &&
-                                                    ContainsSubstring("NVIDIA H100"));
-  CHECK_THROWS_WITH(selectDevice(kMachine, "radeon"), ContainsSubstring("No Vulkan device name contains \"radeon\""));
+  CHECK_THROWS_WITH(selectDevice(kMachine, "7"),
+                    ContainsSubstring("Device index 7 is out of range") && ContainsSubstring("NVIDIA H100"));
+  CHECK_THROWS_WITH(selectDevice(kMachine, "radeon"),
+                    ContainsSubstring("No Vulkan device name contains \"radeon\""));
   CHECK_THROWS_WITH(selectDevice(kMachine, "3"), ContainsSubstring("Helios needs 1.3"));
   CHECK_THROWS_AS(selectDevice({}, ""), NoDevice);
 }

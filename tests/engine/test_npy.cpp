@@ -44,7 +44,8 @@ TEST_CASE("float32, float16 and int32 arrays round-trip") {
   writeNpy(p, NpyArray::fromFloat(values, {231}, NpyDType::F16));
   auto half = readNpy(p).toFloat();
   REQUIRE(half.size() == values.size());
-  for (size_t i = 0; i < values.size(); ++i) CHECK(std::abs(half[i] - values[i]) <= std::abs(values[i]) * 1e-3f);
+  for (size_t i = 0; i < values.size(); ++i)
+    CHECK(std::abs(half[i] - values[i]) <= std::abs(values[i]) * 1e-3f);
   CHECK(!fs::exists(fs::path(p.string() + ".partial")));
 }
 
@@ -62,7 +63,8 @@ TEST_CASE("a file laid out as numpy.save writes it is read") {
 TEST_CASE("unsupported or damaged files are refused with a message naming the file") {
   auto p = tempPath("bad.npy");
   writeRaw(p, "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", std::string(16, '\0'));
-  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("bad.npy") && ContainsSubstring("dtype '<f8' is not supported"));
+  CHECK_THROWS_WITH(readNpy(p),
+                    ContainsSubstring("bad.npy") && ContainsSubstring("dtype '<f8' is not supported"));
   writeRaw(p, "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", std::string(16, '\0'));
   CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("Fortran-order"));
   writeRaw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 4), }", std::string(60, '\0'));

@@ -39,7 +39,8 @@ TEST_CASE("buffers of odd sizes round-trip through device-local memory") {
   auto& c = ctx();
   auto buf = c.buffer(bytes, "round-trip test");
   std::vector<std::byte> in(bytes), out(bytes, std::byte{0xAB});
-  for (auto& b : in) b = static_cast<std::byte>(test::rng()() & 0xff);
+  for (auto& b : in)
+    b = static_cast<std::byte>(test::rng()() & 0xff);
   c.upload(buf, in);
   c.download(buf, out);
   CHECK(in == out);
@@ -101,7 +102,8 @@ TEST_CASE("a GLSL-compiled kernel dispatches and computes c = a + b") {
   s.dispatch(pipe, {ba.range(), bb.range(), bc.range()}, count, {(n + 63) / 64});
   s.submitAndWait();
   auto out = c.downloadVector<float>(bc, n + 1);
-  for (uint32_t i = 0; i < n; ++i) REQUIRE(out[i] == a[i] + b[i]);
+  for (uint32_t i = 0; i < n; ++i)
+    REQUIRE(out[i] == a[i] + b[i]);
   CHECK(std::isnan(out[n])); // the element past the end was not written
 }
 

@@ -22,7 +22,7 @@ vk::Context& ctx() {
   return *context;
 }
 
-constexpr uint32_t kSide = 33;               // buffers hold kSide x kSide floats (odd on purpose)
+constexpr uint32_t kSide = 33; // buffers hold kSide x kSide floats (odd on purpose)
 constexpr uint32_t kElems = kSide * kSide;
 constexpr uint32_t kBuffers = 8;
 
@@ -36,11 +36,13 @@ struct Pool {
     }
   }
   void reset() {
-    for (uint32_t i = 0; i < kBuffers; ++i) ctx().uploadVector(buffers[i], initial[i]);
+    for (uint32_t i = 0; i < kBuffers; ++i)
+      ctx().uploadVector(buffers[i], initial[i]);
   }
   std::vector<std::vector<float>> read() {
     std::vector<std::vector<float>> out;
-    for (auto& b : buffers) out.push_back(ctx().downloadVector<float>(b, kElems));
+    for (auto& b : buffers)
+      out.push_back(ctx().downloadVector<float>(b, kElems));
     return out;
   }
 };
@@ -53,7 +55,8 @@ Program randomProgram(size_t length) {
   std::uniform_int_distribution<uint32_t> pick(0, kBuffers - 1), kind(0, 5);
   for (size_t i = 0; i < length; ++i) {
     uint32_t a = pick(test::rng()), b = pick(test::rng()), out = pick(test::rng());
-    while (out == a || out == b) out = (out + 1) % kBuffers;
+    while (out == a || out == b)
+      out = (out + 1) % kBuffers;
     switch (kind(test::rng())) {
     case 0:
       prog.push_back([=](ops::Executor& e, Pool& p) {
@@ -100,7 +103,8 @@ Program randomProgram(size_t length) {
 std::vector<std::vector<float>> runImmediate(Pool& pool, const Program& prog) {
   pool.reset();
   ops::ImmediateExecutor exec(ctx());
-  for (const auto& op : prog) op(exec, pool);
+  for (const auto& op : prog)
+    op(exec, pool);
   exec.flush();
   return pool.read();
 }
@@ -122,7 +126,8 @@ TEST_CASE("random DAGs through the graph agree bit for bit with one-at-a-time ex
     pool.reset();
     graph::GraphExecutor g(ctx());
     g.beginStep();
-    for (const auto& op : prog) op(g, pool);
+    for (const auto& op : prog)
+      op(g, pool);
     auto stats = g.endStep();
     g.flush();
     CHECK(bitEqual(pool.read(), expected));
@@ -148,7 +153,8 @@ TEST_CASE("a replayed step equals a freshly recorded one and allocates nothing")
       // A temporary from the arena, used inside the replayed segment.
       auto tmp = arena.allocate(kElems * 4, "dag temporary");
       ops::copy(g, pool.buffers[0].range(), tmp, kElems);
-      for (const auto& op : prog) op(g, pool);
+      for (const auto& op : prog)
+        op(g, pool);
       ops::copy(g, tmp, pool.buffers[0].range(), kElems); // restore buffer 0 from the temporary
     });
     auto stats = g.endStep();
@@ -156,7 +162,8 @@ TEST_CASE("a replayed step equals a freshly recorded one and allocates nothing")
     auto got = pool.read();
     // Buffer 0 was restored, so compare it to its initial contents and the rest to the immediate run.
     CHECK(std::memcmp(got[0].data(), pool.initial[0].data(), kElems * 4) == 0);
-    for (uint32_t i = 1; i < kBuffers; ++i) CHECK(std::memcmp(got[i].data(), expected[i].data(), kElems * 4) == 0);
+    for (uint32_t i = 1; i < kBuffers; ++i)
+      CHECK(std::memcmp(got[i].data(), expected[i].data(), kElems * 4) == 0);
     CHECK(stats.submits <= 2);
     CHECK(stats.dispatches == prog.size() + 2);
     if (step > 0) {
@@ -174,14 +181,16 @@ TEST_CASE("host reads wait lazily and uploads wait for readers") {
   ops::scale(g, x.range(), y.range(), kElems, 2.0f); // recorded, not yet submitted
   std::vector<float> out(kElems);
   g.download(y, std::as_writable_bytes(std::span<float>(out))); // submits and waits for the writer of y
-  for (uint32_t i = 0; i < kElems; ++i) REQUIRE(out[i] == 2.0f * data[i]);
+  for (uint32_t i = 0; i < kElems; ++i)
+    REQUIRE(out[i] == 2.0f * data[i]);
   CHECK(g.totalSubmits() == 1);
   // Overwrite x while nothing reads it any more, then run again.
   auto data2 = test::randomFloats(kElems);
   g.upload(x, std::as_bytes(std::span<const float>(data2)));
   ops::scale(g, x.range(), y.range(), kElems, 3.0f);
   g.download(y, std::as_writable_bytes(std::span<float>(out)));
-  for (uint32_t i = 0; i < kElems; ++i) REQUIRE(out[i] == 3.0f * data2[i]);
+  for (uint32_t i = 0; i < kElems; ++i)
+    REQUIRE(out[i] == 3.0f * data2[i]);
 }
 
 TEST_CASE("long recordings are split into several command buffers under the pending cap") {
@@ -194,14 +203,18 @@ TEST_CASE("long recordings are split into several command buffers under the pend
     ops::fill(g, x.range(), kElems, 0.0f);
     ops::fill(g, one.range(), kElems, 1.0f);
     g.beginStep();
-    for (int i = 0; i < 100; ++i) ops::axpy(g, 1.0f, one.range(), x.range(), kElems);
+    for (int i = 0; i < 100; ++i)
+      ops::axpy(g, 1.0f, one.range(), x.range(), kElems);
     auto stats = g.endStep();
-    if (ring == 8) CHECK(stats.submits == 1);
-    else CHECK(stats.submits > 1);
+    if (ring == 8)
+      CHECK(stats.submits == 1);
+    else
+      CHECK(stats.submits > 1);
     CHECK(stats.dispatches == 100);
     auto out = std::vector<float>(kElems);
     g.download(x, std::as_writable_bytes(std::span<float>(out)));
-    for (float v : out) REQUIRE(v == 100.0f);
+    for (float v : out)
+      REQUIRE(v == 100.0f);
   }
 }
 
@@ -223,7 +236,8 @@ TEST_CASE("an op that fails mid-recording leaves the graph usable and names the 
   g.endStep();
   std::vector<float> out(kElems);
   g.download(y, std::as_writable_bytes(std::span<float>(out)));
-  for (uint32_t i = 0; i < kElems; ++i) REQUIRE(out[i] == data[i]);
+  for (uint32_t i = 0; i < kElems; ++i)
+    REQUIRE(out[i] == data[i]);
 }
 
 TEST_CASE("profiling aggregates GPU time per kernel") {
@@ -231,12 +245,14 @@ TEST_CASE("profiling aggregates GPU time per kernel") {
   graph::GraphExecutor g(ctx(), {.profile = true});
   auto x = ctx().buffer(kElems * 4, "x"), y = ctx().buffer(kElems * 4, "y");
   ops::fill(g, x.range(), kElems, 1.0f);
-  for (int i = 0; i < 5; ++i) ops::activation(g, ops::Activation::Gelu, x.range(), y.range(), kElems);
+  for (int i = 0; i < 5; ++i)
+    ops::activation(g, ops::Activation::Gelu, x.range(), y.range(), kElems);
   g.flush();
   auto table = g.profile();
   REQUIRE(table.size() >= 2);
   uint64_t calls = 0;
-  for (const auto& k : table) calls += k.calls;
+  for (const auto& k : table)
+    calls += k.calls;
   CHECK(calls == 6);
   CHECK(table[0].totalUs >= 0.0);
 }

@@ -7,7 +7,9 @@ using namespace helios;
 using ops::Access;
 
 namespace {
-VkBuffer buf(uintptr_t id) { return reinterpret_cast<VkBuffer>(id); }
+VkBuffer buf(uintptr_t id) {
+  return reinterpret_cast<VkBuffer>(id);
+}
 ops::Binding bind(uintptr_t b, VkDeviceSize offset, VkDeviceSize size, Access a) {
   return {{buf(b), offset, size}, a};
 }
@@ -16,7 +18,8 @@ ops::Binding bind(uintptr_t b, VkDeviceSize offset, VkDeviceSize size, Access a)
 TEST_CASE("independent dispatches need no barrier; RAW, WAR and WAW do") {
   graph::HazardTracker h;
   std::vector<ops::Binding> d1{bind(1, 0, 100, Access::Read), bind(2, 0, 100, Access::Write)};
-  std::vector<ops::Binding> d2{bind(1, 0, 100, Access::Read), bind(3, 0, 100, Access::Write)}; // shares a read
+  std::vector<ops::Binding> d2{bind(1, 0, 100, Access::Read),
+                               bind(3, 0, 100, Access::Write)}; // shares a read
   CHECK_FALSE(h.needsBarrier(d1));
   h.record(d1);
   CHECK_FALSE(h.needsBarrier(d2));

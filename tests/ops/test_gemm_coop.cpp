@@ -11,9 +11,9 @@
 #include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/spirv/tools.hpp"
 
+using Catch::Matchers::ContainsSubstring;
 using helios::codegen::GemmCoopParams;
 using helios::codegen::Kernel;
-using Catch::Matchers::ContainsSubstring;
 
 TEST_CASE("gemm_coop: the whole registered sweep passes spirv-val", "[gemm_coop]") {
   helios::codegen::KernelRegistry r;
@@ -34,7 +34,8 @@ TEST_CASE("gemm_coop: the whole registered sweep passes spirv-val", "[gemm_coop]
     CHECK(k.requiredSubgroupSize == 32);
     CHECK(k.pushConstantBytes == sizeof(helios::codegen::GemmCoopPush));
   }
-  std::cout << "gemm.coop sweep: " << ks.size() << " kernels, " << ks.size() - failures << " spirv-val clean\n";
+  std::cout << "gemm.coop sweep: " << ks.size() << " kernels, " << ks.size() - failures
+            << " spirv-val clean\n";
   CHECK(failures == 0);
   CHECK(ks.size() >= 100);
   CHECK(keys.size() == ks.size());  // no two variants share a cache key
@@ -102,7 +103,7 @@ TEST_CASE("gemm_coop: invalid parameters fail with a clear message", "[gemm_coop
   p.sgCols = 4; // 128x256x32, two stages: 54 KiB
   REQUIRE_THROWS_AS(p.validate(), std::invalid_argument);
   REQUIRE_THROWS_WITH(helios::codegen::generateGemmCoop(p), ContainsSubstring("bytes of shared memory") &&
-                                                                 ContainsSubstring("device allows 49152"));
+                                                                ContainsSubstring("device allows 49152"));
   p.stages = 1;
   CHECK_NOTHROW(p.validate());
 

@@ -12,7 +12,8 @@ namespace helios::test {
 inline uint64_t testSeed() {
   static const uint64_t seed = []() -> uint64_t {
     if (const char* env = std::getenv("HELIOS_TEST_SEED")) return std::strtoull(env, nullptr, 10);
-    return static_cast<uint64_t>(std::random_device{}()) ^ (static_cast<uint64_t>(std::random_device{}()) << 32);
+    return static_cast<uint64_t>(std::random_device{}()) ^
+           (static_cast<uint64_t>(std::random_device{}()) << 32);
   }();
   return seed;
 }
@@ -25,7 +26,8 @@ inline std::mt19937_64& rng() {
 inline std::vector<float> randomFloats(size_t n, float lo = -1.0f, float hi = 1.0f) {
   std::uniform_real_distribution<float> dist(lo, hi);
   std::vector<float> v(n);
-  for (auto& x : v) x = dist(rng());
+  for (auto& x : v)
+    x = dist(rng());
   return v;
 }
 

@@ -6,8 +6,8 @@
 
 namespace helios::ref {
 
-void gemm(const GemmShape& s, const std::vector<float>& a, const std::vector<float>& b, const std::vector<float>& bias,
-          Vec& c) {
+void gemm(const GemmShape& s, const std::vector<float>& a, const std::vector<float>& b,
+          const std::vector<float>& bias, Vec& c) {
   const size_t M = s.M, N = s.N, K = s.K;
   for (size_t p = 0; p < s.batch; ++p) {
     const float* A = a.data() + p * M * K;
@@ -41,7 +41,9 @@ double geluGrad(double x) {
   return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * 0.044715 * x * x);
 }
 
-double silu(double x) { return x / (1.0 + std::exp(-x)); }
+double silu(double x) {
+  return x / (1.0 + std::exp(-x));
+}
 
 double siluGrad(double x) {
   double s = 1.0 / (1.0 + std::exp(-x));
@@ -53,10 +55,13 @@ Vec softmax(const std::vector<float>& x, uint32_t rows, uint32_t cols) {
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x.data() + r * cols;
     double m = -std::numeric_limits<double>::infinity();
-    for (size_t j = 0; j < cols; ++j) m = std::max(m, double(xr[j]));
+    for (size_t j = 0; j < cols; ++j)
+      m = std::max(m, double(xr[j]));
     double sum = 0;
-    for (size_t j = 0; j < cols; ++j) sum += std::exp(xr[j] - m);
-    for (size_t j = 0; j < cols; ++j) y[r * cols + j] = std::exp(xr[j] - m) / sum;
+    for (size_t j = 0; j < cols; ++j)
+      sum += std::exp(xr[j] - m);
+    for (size_t j = 0; j < cols; ++j)
+      y[r * cols + j] = std::exp(xr[j] - m) / sum;
   }
   return y;
 }
@@ -65,32 +70,37 @@ Vec softmaxBackward(const std::vector<float>& y, const std::vector<float>& dy, u
   Vec dx(size_t(rows) * cols);
   for (size_t r = 0; r < rows; ++r) {
     double dot = 0;
-    for (size_t j = 0; j < cols; ++j) dot += double(y[r * cols + j]) * dy[r * cols + j];
-    for (size_t j = 0; j < cols; ++j) dx[r * cols + j] = y[r * cols + j] * (dy[r * cols + j] - dot);
+    for (size_t j = 0; j < cols; ++j)
+      dot += double(y[r * cols + j]) * dy[r * cols + j];
+    for (size_t j = 0; j < cols; ++j)
+      dx[r * cols + j] = y[r * cols + j] * (dy[r * cols + j] - dot);
   }
   return dx;
 }
 
-NormOut layerNorm(const std::vector<float>& x, const std::vector<float>& gamma, const std::vector<float>& beta,
-                  uint32_t rows, uint32_t cols, double eps) {
+NormOut layerNorm(const std::vector<float>& x, const std::vector<float>& gamma,
+                  const std::vector<float>& beta, uint32_t rows, uint32_t cols, double eps) {
   NormOut o{Vec(size_t(rows) * cols), Vec(rows), Vec(rows)};
   for (size_t r = 0; r < rows; ++r) {
     const float* xr = x.data() + r * cols;
     double mean = 0, var = 0;
-    for (size_t j = 0; j < cols; ++j) mean += xr[j];
+    for (size_t j = 0; j < cols; ++j)
+      mean += xr[j];
     mean /= cols;
-    for (size_t j = 0; j < cols; ++j) var += (xr[j] - mean) * (xr[j] - mean);
+    for (size_t j = 0; j < cols; ++j)
+      var += (xr[j] - mean) * (xr[j] - mean);
     var /= cols;
     double rstd = 1.0 / std::sqrt(var + eps);
     o.mean[r] = mean;
     o.rstd[r] = rstd;
-    for (size_t j = 0; j < cols; ++j) o.y[r * cols + j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
+    for (size_t j = 0; j < cols; ++j)
+      o.y[r * cols + j] = (xr[j] - mean) * rstd * gamma[j] + beta[j];
   }
   return o;
 }
 
-NormGrads layerNormBackward(const std::vector<float>& x, const std::vector<float>& gamma, const std::vector<float>& dy,
-                            uint32_t rows, uint32_t cols, double eps) {
+NormGrads layerNormBackward(const std::vector<float>& x, const std::vector<float>& gamma,
+                            const std::vector<float>& dy, uint32_t rows, uint32_t cols, double eps) {
   NormGrads g{Vec(size_t(rows) * cols), Vec(cols, 0.0), Vec(cols, 0.0)};
   auto fwd = layerNorm(x, gamma, std::vector<float>(cols, 0.0f), rows, cols, eps);
   for (size_t r = 0; r < rows; ++r) {
@@ -113,20 +123,23 @@ NormGrads layerNormBackward(const std::vector<float>& x, const std::vector<float
   return g;
 }
 
-NormOut rmsNorm(const std::vector<float>& x, const std::vector<float>& gamma, uint32_t rows, uint32_t cols, double eps) {
+NormOut rmsNorm(const std::vector<float>& x, const std::vector<float>& gamma, uint32_t rows, uint32_t cols,
+                double eps) {
   NormOut o{Vec(size_t(rows) * cols), Vec(rows, 0.0), Vec(rows)};
   for (size_t r = 0; r < rows; ++r) {
     double ms = 0;
-    for (size_t j = 0; j < cols; ++j) ms += double(x[r * cols + j]) * x[r * cols + j];
+    for (size_t j = 0; j < cols; ++j)
+      ms += double(x[r * cols + j]) * x[r * cols + j];
     double rstd = 1.0 / std::sqrt(ms / cols + eps);
     o.rstd[r] = rstd;
-    for (size_t j = 0; j < cols; ++j) o.y[r * cols + j] = x[r * cols + j] * rstd * gamma[j];
+    for (size_t j = 0; j < cols; ++j)
+      o.y[r * cols + j] = x[r * cols + j] * rstd * gamma[j];
   }
   return o;
 }
 
-NormGrads rmsNormBackward(const std::vector<float>& x, const std::vector<float>& gamma, const std::vector<float>& dy,
-                          uint32_t rows, uint32_t cols, double eps) {
+NormGrads rmsNormBackward(const std::vector<float>& x, const std::vector<float>& gamma,
+                          const std::vector<float>& dy, uint32_t rows, uint32_t cols, double eps) {
   NormGrads g{Vec(size_t(rows) * cols), Vec(cols, 0.0), Vec()};
   auto fwd = rmsNorm(x, gamma, rows, cols, eps);
   for (size_t r = 0; r < rows; ++r) {
@@ -136,7 +149,8 @@ NormGrads rmsNormBackward(const std::vector<float>& x, const std::vector<float>&
       g.dgamma[j] += dy[r * cols + j] * x[r * cols + j] * rstd;
     }
     for (size_t j = 0; j < cols; ++j)
-      g.dx[r * cols + j] = rstd * (double(dy[r * cols + j]) * gamma[j] - x[r * cols + j] * rstd * rstd * dot / cols);
+      g.dx[r * cols + j] =
+          rstd * (double(dy[r * cols + j]) * gamma[j] - x[r * cols + j] * rstd * rstd * dot / cols);
   }
   return g;
 }
@@ -145,23 +159,27 @@ Vec reduceRows(const std::vector<float>& x, uint32_t rows, uint32_t cols, Reduce
   Vec out(rows);
   for (size_t r = 0; r < rows; ++r) {
     double acc = op == Reduce::Max ? -std::numeric_limits<double>::infinity() : 0.0;
-    for (size_t j = 0; j < cols; ++j) acc = op == Reduce::Max ? std::max(acc, double(x[r * cols + j])) : acc + x[r * cols + j];
+    for (size_t j = 0; j < cols; ++j)
+      acc = op == Reduce::Max ? std::max(acc, double(x[r * cols + j])) : acc + x[r * cols + j];
     out[r] = op == Reduce::Mean ? acc / cols : acc;
   }
   return out;
 }
 
-CrossEntropyOut crossEntropy(const std::vector<float>& logits, const std::vector<int32_t>& targets, uint32_t rows,
-                             uint32_t vocab, double gradScale) {
+CrossEntropyOut crossEntropy(const std::vector<float>& logits, const std::vector<int32_t>& targets,
+                             uint32_t rows, uint32_t vocab, double gradScale) {
   CrossEntropyOut o{Vec(rows), softmax(logits, rows, vocab)};
   for (size_t r = 0; r < rows; ++r) {
     double m = -std::numeric_limits<double>::infinity();
-    for (size_t j = 0; j < vocab; ++j) m = std::max(m, double(logits[r * vocab + j]));
+    for (size_t j = 0; j < vocab; ++j)
+      m = std::max(m, double(logits[r * vocab + j]));
     double sum = 0;
-    for (size_t j = 0; j < vocab; ++j) sum += std::exp(logits[r * vocab + j] - m);
+    for (size_t j = 0; j < vocab; ++j)
+      sum += std::exp(logits[r * vocab + j] - m);
     o.loss[r] = m + std::log(sum) - logits[r * vocab + size_t(targets[r])];
     for (size_t j = 0; j < vocab; ++j)
-      o.dlogits[r * vocab + j] = (o.dlogits[r * vocab + j] - (int32_t(j) == targets[r] ? 1.0 : 0.0)) * gradScale;
+      o.dlogits[r * vocab + j] =
+          (o.dlogits[r * vocab + j] - (int32_t(j) == targets[r] ? 1.0 : 0.0)) * gradScale;
   }
   return o;
 }
@@ -179,26 +197,30 @@ void adamw(const AdamW& h, Vec& p, Vec& m, Vec& v, const std::vector<float>& g) 
 Vec embedding(const std::vector<float>& table, const std::vector<int32_t>& ids, uint32_t dim) {
   Vec out(ids.size() * dim);
   for (size_t t = 0; t < ids.size(); ++t)
-    for (size_t j = 0; j < dim; ++j) out[t * dim + j] = table[size_t(ids[t]) * dim + j];
+    for (size_t j = 0; j < dim; ++j)
+      out[t * dim + j] = table[size_t(ids[t]) * dim + j];
   return out;
 }
 
-Vec embeddingBackward(const std::vector<float>& dout, const std::vector<int32_t>& ids, uint32_t vocab, uint32_t dim) {
+Vec embeddingBackward(const std::vector<float>& dout, const std::vector<int32_t>& ids, uint32_t vocab,
+                      uint32_t dim) {
   Vec d(size_t(vocab) * dim, 0.0);
   for (size_t t = 0; t < ids.size(); ++t)
-    for (size_t j = 0; j < dim; ++j) d[size_t(ids[t]) * dim + j] += dout[t * dim + j];
+    for (size_t j = 0; j < dim; ++j)
+      d[size_t(ids[t]) * dim + j] += dout[t * dim + j];
   return d;
 }
 
-Vec slice3d(const std::vector<float>& src, uint32_t batch, uint32_t srcRows, uint32_t srcCols, uint32_t dstRows,
-            uint32_t dstCols, int64_t rowOffset, int64_t colOffset) {
+Vec slice3d(const std::vector<float>& src, uint32_t batch, uint32_t srcRows, uint32_t srcCols,
+            uint32_t dstRows, uint32_t dstCols, int64_t rowOffset, int64_t colOffset) {
   Vec dst(size_t(batch) * dstRows * dstCols, 0.0);
   for (size_t b = 0; b < batch; ++b)
     for (int64_t i = 0; i < dstRows; ++i)
       for (int64_t j = 0; j < dstCols; ++j) {
         int64_t si = i + rowOffset, sj = j + colOffset;
         if (si >= 0 && si < srcRows && sj >= 0 && sj < srcCols)
-          dst[(b * dstRows + size_t(i)) * dstCols + size_t(j)] = src[(b * srcRows + size_t(si)) * srcCols + size_t(sj)];
+          dst[(b * dstRows + size_t(i)) * dstCols + size_t(j)] =
+              src[(b * srcRows + size_t(si)) * srcCols + size_t(sj)];
       }
   return dst;
 }

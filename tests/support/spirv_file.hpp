@@ -11,7 +11,7 @@
 namespace helios::test {
 
 inline codegen::Kernel glslOracle(const std::string& name, uint32_t numBuffers, uint32_t pushBytes,
-                                   std::array<uint32_t, 3> localSize) {
+                                  std::array<uint32_t, 3> localSize) {
   std::string path = std::string(HELIOS_SHADER_DIR) + "/" + name + ".spv";
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error("cannot open GLSL oracle " + path);

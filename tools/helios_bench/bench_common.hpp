@@ -9,8 +9,8 @@ namespace helios::bench {
 
 struct CommonOptions {
   std::string device;
-  std::string jsonOut;   // "" = print JSON to stdout only
-  std::string commit;    // recorded in the JSON (default: $HELIOS_COMMIT)
+  std::string jsonOut; // "" = print JSON to stdout only
+  std::string commit;  // recorded in the JSON (default: $HELIOS_COMMIT)
   uint32_t warmup = 3;
   uint32_t repeat = 10;
 };

@@ -10,7 +10,8 @@
 
 namespace helios::bench {
 
-nlohmann::json benchDispatch(vk::Context& ctx, const CommonOptions& options, uint32_t count, uint32_t elements) {
+nlohmann::json benchDispatch(vk::Context& ctx, const CommonOptions& options, uint32_t count,
+                             uint32_t elements) {
   auto x = ctx.buffer(elements * 4, "bench x"), one = ctx.buffer(elements * 4, "bench one");
   using Clock = std::chrono::steady_clock;
   auto usPer = [&](Clock::time_point t0) {
@@ -29,13 +30,15 @@ nlohmann::json benchDispatch(vk::Context& ctx, const CommonOptions& options, uin
       graph::GraphExecutor g(ctx);
       auto t0 = Clock::now();
       g.beginStep();
-      for (uint32_t i = 0; i < count; ++i) ops::axpy(g, 1.0f, one.range(), x.range(), elements);
+      for (uint32_t i = 0; i < count; ++i)
+        ops::axpy(g, 1.0f, one.range(), x.range(), elements);
       g.endStep();
       g.flush();
       if (keep) graphUs.push_back(usPer(t0));
       // The same chain replayed: no recording at all on the CPU.
       g.replayable("chain", [&] {
-        for (uint32_t i = 0; i < count; ++i) ops::axpy(g, 1.0f, one.range(), x.range(), elements);
+        for (uint32_t i = 0; i < count; ++i)
+          ops::axpy(g, 1.0f, one.range(), x.range(), elements);
       });
       g.flush();
       auto t1 = Clock::now();

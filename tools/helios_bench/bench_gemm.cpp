@@ -1,5 +1,6 @@
 // GEMM throughput: every (shape, layout, tiling) timed with GPU timestamps around each matmul() call, median
-// of the repeats, and spot-checked against float64 dot products so a fast wrong kernel never reports a number.
+// of the repeats, and spot-checked against float64 dot products so a fast wrong kernel never reports a
+// number.
 #include "bench_gemm.hpp"
 
 #include "engine/core/half.hpp"
@@ -19,7 +20,8 @@ struct Shape {
 
 Shape parseShape(const std::string& s) {
   Shape shape{};
-  if (std::sscanf(s.c_str(), "%ux%ux%u", &shape.M, &shape.N, &shape.K) != 3 || !shape.M || !shape.N || !shape.K)
+  if (std::sscanf(s.c_str(), "%ux%ux%u", &shape.M, &shape.N, &shape.K) != 3 || !shape.M || !shape.N ||
+      !shape.K)
     throw std::invalid_argument("shape '" + s + "' is not MxNxK");
   return shape;
 }
@@ -85,7 +87,8 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
         nlohmann::json row = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"layout", layout}, {"tile", tileText}};
         try {
           TimingExecutor exec(ctx, common.warmup + common.repeat + 1);
-          for (uint32_t i = 0; i < common.warmup; ++i) ops::matmul(exec, args);
+          for (uint32_t i = 0; i < common.warmup; ++i)
+            ops::matmul(exec, args);
           exec.mark();
           for (uint32_t i = 0; i < common.repeat; ++i) {
             ops::matmul(exec, args);
@@ -124,8 +127,9 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
           row["tflops"] = tflops;
           row["max_rel_error_sampled"] = relErr;
           row["ok"] = relErr < (f16In || f16Out ? 5e-3 : 1e-4);
-          fmt::print("gemm {:>5}x{:<5}x{:<5} {} {} {:<24} {:9.1f} us {:7.2f} TFLOP/s  err {:.1e}{}\n", s.M, s.N, s.K,
-                     layout, options.dtype, tileText, us, tflops, relErr, row["ok"].get<bool>() ? "" : "  WRONG");
+          fmt::print("gemm {:>5}x{:<5}x{:<5} {} {} {:<24} {:9.1f} us {:7.2f} TFLOP/s  err {:.1e}{}\n", s.M,
+                     s.N, s.K, layout, options.dtype, tileText, us, tflops, relErr,
+                     row["ok"].get<bool>() ? "" : "  WRONG");
         } catch (const std::exception& e) {
           row["error"] = e.what();
           fmt::print("gemm {}x{}x{} {} {}: {}\n", s.M, s.N, s.K, layout, tileText, e.what());

@@ -14,7 +14,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   bench::CommonOptions common;
   auto addCommon = [&](CLI::App* sub) {
-    sub->add_option("--device", common.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
+    sub->add_option("--device", common.device,
+                    "Device index or name substring (default: $HELIOS_DEVICE, else best)");
     sub->add_option("--json", common.jsonOut, "Write the results to this JSON file");
     sub->add_option("--commit", common.commit, "Commit recorded in the JSON (default: $HELIOS_COMMIT)");
     sub->add_option("--warmup", common.warmup, "Untimed runs first")->capture_default_str();
@@ -33,11 +34,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gemmCmd->add_option("--dtype", gemm.dtype, "Storage of A and B")->check(CLI::IsMember({"f32", "f16"}));
   gemmCmd->add_option("--out", gemm.out, "Storage of C")->check(CLI::IsMember({"f32", "f16"}));
-  gemmCmd->add_option("--kernel", gemm.kernel, "Kernel family")->check(CLI::IsMember({"auto", "tiled", "coop"}));
-  gemmCmd->add_flag("--coop", [&](int64_t) { gemm.kernel = "coop"; }, "Same as --kernel coop");
+  gemmCmd->add_option("--kernel", gemm.kernel, "Kernel family")
+      ->check(CLI::IsMember({"auto", "tiled", "coop"}));
+  gemmCmd->add_flag(
+      "--coop", [&](int64_t) { gemm.kernel = "coop"; }, "Same as --kernel coop");
 
   uint32_t count = 1000, elements = 1024;
-  auto* dispatchCmd = app.add_subcommand("dispatch", "Small dependent dispatches: graph vs one submit per dispatch");
+  auto* dispatchCmd =
+      app.add_subcommand("dispatch", "Small dependent dispatches: graph vs one submit per dispatch");
   addCommon(dispatchCmd);
   dispatchCmd->add_option("--count", count, "Dispatches in the chain")->capture_default_str();
   dispatchCmd->add_option("--elements", elements, "Floats per dispatch")->capture_default_str();

@@ -15,7 +15,8 @@ public:
   void dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
                 size_t pushBytes, vk::Groups groups) override {
     std::vector<vk::BufferRange> ranges;
-    for (const auto& b : bindings) ranges.push_back(b.range);
+    for (const auto& b : bindings)
+      ranges.push_back(b.range);
     stream_.dispatch(pipeline, ranges, push, pushBytes, groups);
     stream_.barrier();
   }
@@ -28,7 +29,8 @@ public:
   // Intervals between consecutive marks of the last flush, in microseconds.
   std::vector<double> intervalsUs() const {
     std::vector<double> out;
-    for (size_t i = 1; i < marksNs_.size(); ++i) out.push_back((marksNs_[i] - marksNs_[i - 1]) * 1e-3);
+    for (size_t i = 1; i < marksNs_.size(); ++i)
+      out.push_back((marksNs_[i] - marksNs_[i - 1]) * 1e-3);
     return out;
   }
 

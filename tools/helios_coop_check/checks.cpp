@@ -1,6 +1,6 @@
 // Numerics and determinism: every tiling and every variant/epilogue against a float64 reference (relative
-// Frobenius error <= 2e-3), outputs poisoned first, fresh random data per case, 3 bit-identical runs per case,
-// odd shapes through the policy (padded / rewrite / fallback), and a stress run of repeated dispatches.
+// Frobenius error <= 2e-3), outputs poisoned first, fresh random data per case, 3 bit-identical runs per
+// case, odd shapes through the policy (padded / rewrite / fallback), and a stress run of repeated dispatches.
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -109,14 +109,18 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
   ctx.upload(ba, bytes(toHalf(a)));
   ctx.upload(bb, bytes(toHalf(b)));
   if (c.bias) {
-    if (c.outF16) ctx.upload(bbias, bytes(toHalf(bias)));
-    else ctx.upload(bbias, bytes(bias));
+    if (c.outF16)
+      ctx.upload(bbias, bytes(toHalf(bias)));
+    else
+      ctx.upload(bbias, bytes(bias));
   }
   // C before each run: C0 when beta reads it, else poison (0x7fc0dead / f16 NaN 0x7e5a).
   std::vector<std::byte> cInit(batch * M * N * outBytes);
   if (c.beta != 0.0f) {
-    if (c.outF16) std::memcpy(cInit.data(), toHalf(c0).data(), cInit.size());
-    else std::memcpy(cInit.data(), c0.data(), cInit.size());
+    if (c.outF16)
+      std::memcpy(cInit.data(), toHalf(c0).data(), cInit.size());
+    else
+      std::memcpy(cInit.data(), c0.data(), cInit.size());
   } else if (c.outF16) {
     const uint16_t p = 0x7e5a;
     for (size_t i = 0; i < batch * M * N; ++i)
@@ -149,10 +153,18 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
   ro.tiledInner = opt.tiledInner;
   ro.tiling = c.tiling;
 
-  nlohmann::json rec = {{"name", c.name}, {"M", c.M},       {"N", c.N},       {"K", c.K},
-                        {"batch", c.batch}, {"layout", std::string(c.transA ? "t" : "n") + (c.transB ? "t" : "n")},
-                        {"out", c.outF16 ? "f16" : "f32"}, {"alpha", c.alpha}, {"beta", c.beta},
-                        {"bias", c.bias}, {"gelu", c.gelu}, {"runs", runs}};
+  nlohmann::json rec = {{"name", c.name},
+                        {"M", c.M},
+                        {"N", c.N},
+                        {"K", c.K},
+                        {"batch", c.batch},
+                        {"layout", std::string(c.transA ? "t" : "n") + (c.transB ? "t" : "n")},
+                        {"out", c.outF16 ? "f16" : "f32"},
+                        {"alpha", c.alpha},
+                        {"beta", c.beta},
+                        {"bias", c.bias},
+                        {"gelu", c.gelu},
+                        {"runs", runs}};
   std::vector<std::byte> first;
   bool identical = true;
   std::string error;
@@ -161,12 +173,19 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
     ops::ImmediateExecutor exec(ctx);
     for (uint32_t r = 0; r < runs; ++r) {
       ctx.upload(bc, cInit);
-      plan = ops::matmulCoop(exec, args, ro);
+      if (c.viaMatmul) {
+        plan = ops::planMatmul(ops::matmulProblem(args), dev);
+        ops::matmul(exec, args);
+      } else {
+        plan = ops::matmulCoop(exec, args, ro);
+      }
       exec.flush();
       std::vector<std::byte> out(cInit.size());
       ctx.download(bc, out);
-      if (r == 0) first = std::move(out);
-      else if (std::memcmp(first.data(), out.data(), out.size()) != 0) identical = false;
+      if (r == 0)
+        first = std::move(out);
+      else if (std::memcmp(first.data(), out.data(), out.size()) != 0)
+        identical = false;
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -193,8 +212,8 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
   rec["bit_identical"] = identical;
   rec["pass"] = pass;
   (pass ? report.passes : report.failures)++;
-  fmt::print("{} {:<44} {:>5}x{:<5}x{:<5} b{:<2} {:<20} err={:.2e} {}{}\n", pass ? "PASS" : "FAIL", c.name, c.M, c.N,
-             c.K, c.batch, decision, err, identical ? "bit-identical" : "NOT bit-identical",
+  fmt::print("{} {:<44} {:>5}x{:<5}x{:<5} b{:<2} {:<20} err={:.2e} {}{}\n", pass ? "PASS" : "FAIL", c.name,
+             c.M, c.N, c.K, c.batch, decision, err, identical ? "bit-identical" : "NOT bit-identical",
              decisionOk ? "" : " (expected " + c.expect + ")");
   if (!error.empty()) fmt::print("     error: {}\n", error);
   return rec;
@@ -213,10 +232,20 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
     for (size_t t = 0; t < tilings.size(); ++t) {
       if (opt.quick && t > 2) break;
       const auto& p = tilings[t];
-      const std::string tn = fmt::format("{}x{}x{}_sg{}x{}_s{}", p.BM, p.BN, p.BK, p.sgRows, p.sgCols, p.stages);
+      const std::string tn =
+          fmt::format("{}x{}x{}_sg{}x{}_s{}", p.BM, p.BN, p.BK, p.sgRows, p.sgCols, p.stages);
       cases.push_back({"tiling " + tn, 2 * p.BM, 3 * p.BN, 5 * p.BK});
       cases.back().tiling = p;
-      Case full{"tiling " + tn + " tn+ab+bias+gelu", 2 * p.BM, 2 * p.BN, 3 * p.BK, 2, true, false, false, true, true};
+      Case full{"tiling " + tn + " tn+ab+bias+gelu",
+                2 * p.BM,
+                2 * p.BN,
+                3 * p.BK,
+                2,
+                true,
+                false,
+                false,
+                true,
+                true};
       full.alpha = 0.75f;
       full.beta = -0.5f;
       full.tiling = p;
@@ -237,13 +266,27 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
         c.transB = l & 1;
         c.expect = c.transA ? "transposed_a_direct" : "direct";
         switch (e) {
-        case 0: c.name += "plain"; break;
-        case 1: c.name += "alpha/beta", c.alpha = 1.5f, c.beta = 0.25f; break;
-        case 2: c.name += "bias+gelu f16", c.bias = c.gelu = c.outF16 = true; break;
-        case 3: c.name += "bias", c.bias = true; break;
-        case 4: c.name += "gelu", c.gelu = true; break;
-        case 5: c.name += "f16 out alpha/beta", c.outF16 = true, c.alpha = -1.0f, c.beta = 2.0f; break;
-        case 6: c.name += "batched 3 ab+bias+gelu", c.batch = 3, c.alpha = 0.5f, c.beta = 1.0f, c.bias = c.gelu = true;
+        case 0:
+          c.name += "plain";
+          break;
+        case 1:
+          c.name += "alpha/beta", c.alpha = 1.5f, c.beta = 0.25f;
+          break;
+        case 2:
+          c.name += "bias+gelu f16", c.bias = c.gelu = c.outF16 = true;
+          break;
+        case 3:
+          c.name += "bias", c.bias = true;
+          break;
+        case 4:
+          c.name += "gelu", c.gelu = true;
+          break;
+        case 5:
+          c.name += "f16 out alpha/beta", c.outF16 = true, c.alpha = -1.0f, c.beta = 2.0f;
+          break;
+        case 6:
+          c.name += "batched 3 ab+bias+gelu", c.batch = 3, c.alpha = 0.5f, c.beta = 1.0f,
+                                              c.bias = c.gelu = true;
         }
         cases.push_back(c);
       }
@@ -281,6 +324,14 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
     cases.push_back(c);
   }
 
+  if (direct) {
+    Case m{"matmul() Auto 512x512x256 bias", 512, 512, 256};
+    m.bias = true, m.viaMatmul = true, m.expect = "direct";
+    cases.push_back(m);
+    m = Case{"matmul() Auto 1000x1000x1000 tn gelu", 1000, 1000, 1000};
+    m.transA = m.gelu = m.viaMatmul = true, m.expect = "padded";
+    cases.push_back(m);
+  }
   nlohmann::json out = nlohmann::json::array();
   ops::coopStats().reset();
   for (const Case& c : cases)

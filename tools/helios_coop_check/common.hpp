@@ -12,9 +12,9 @@
 namespace helios::coopcheck {
 
 struct Options {
-  bool quick = false;       // fewer cases and tilings (a first smoke run)
-  bool tiledInner = false;  // padded cases with the tiled kernel standing in (devices without coop)
-  uint32_t repeats = 10;    // timed dispatches per kernel (median reported)
+  bool quick = false;      // fewer cases and tilings (a first smoke run)
+  bool tiledInner = false; // padded cases with the tiled kernel standing in (devices without coop)
+  uint32_t repeats = 10;   // timed dispatches per kernel (median reported)
   uint32_t warmup = 3;
   uint32_t size = 4096;     // the square size every tiling is timed at
   uint32_t stressRuns = 20; // repeated runs of one kernel that must all be bit-identical
@@ -35,11 +35,13 @@ struct Case {
   bool transA = false, transB = false, outF16 = false, bias = false, gelu = false, sharedB = false;
   float alpha = 1.0f, beta = 0.0f;
   std::optional<codegen::GemmCoopParams> tiling; // force a tiling (else the policy's)
-  std::string expect;                           // expected decision name ("" = any)
+  std::string expect;                            // expected decision name ("" = any)
+  bool viaMatmul = false; // through ops::matmul (MatmulKernel::Auto) instead of matmulCoop
 };
 
 std::mt19937_64& rng();
-std::vector<float> randomHalfs(size_t n, float lo = -1.0f, float hi = 1.0f); // values exactly representable in f16
+std::vector<float> randomHalfs(size_t n, float lo = -1.0f,
+                               float hi = 1.0f); // values exactly representable in f16
 std::vector<uint16_t> toHalf(const std::vector<float>& v);
 std::vector<float> fromHalf(const std::vector<uint16_t>& v);
 // C (batch*M*N) = epilogue(alpha * op(A) op(B) + beta * C0), in double.

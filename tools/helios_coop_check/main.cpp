@@ -1,7 +1,8 @@
 // helios-coop-check: is the cooperative-matrix GEMM right, deterministic and fast on this device?
 //   helios-coop-check [--json FILE] [--quick] [--no-timing] [--no-checks] [--size 4096] [--repeats 10]
 //                     [--tiled-inner] [--seed N] [--device NAME]
-// Exit status: 0 all checks passed, 1 a check failed, 2 setup error (no device, no coop and no --tiled-inner).
+// Exit status: 0 all checks passed, 1 a check failed, 2 setup error (no device, no coop and no
+// --tiled-inner).
 #include <chrono>
 #include <fmt/format.h>
 #include <fstream>
@@ -26,7 +27,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-checks", noChecks, "Timing only");
   app.add_option("--size", opt.size, "Square size every tiling is timed at")->capture_default_str();
   app.add_option("--repeats", opt.repeats, "Timed dispatches per kernel (median)")->capture_default_str();
-  app.add_option("--stress", opt.stressRuns, "Repeated runs that must be bit-identical")->capture_default_str();
+  app.add_option("--stress", opt.stressRuns, "Repeated runs that must be bit-identical")
+      ->capture_default_str();
   app.add_flag("--tiled-inner", opt.tiledInner,
                "Padded cases with the tiled kernel as the inner GEMM (devices without coop matrices)");
   app.add_option("--seed", opt.seed, "Random seed (default: clock)");
@@ -41,11 +43,15 @@ int main(int argc, char** argv) {
     auto ctx = vk::Context::create({.device = device});
     ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx->device());
     fmt::print("device: {}  coop f16xf16->f32: {}  shape {}x{}x{}  subgroup {}  shared {} B  seed {}\n",
-               ctx->device().name(), dev.coopMatrix ? "yes" : "no", dev.coopM, dev.coopN, dev.coopK, dev.subgroupSize,
-               dev.maxSharedBytes, opt.seed);
+               ctx->device().name(), dev.coopMatrix ? "yes" : "no", dev.coopM, dev.coopN, dev.coopK,
+               dev.subgroupSize, dev.maxSharedBytes, opt.seed);
     report.json["device"] = ctx->device().name();
-    report.json["coop"] = {{"available", dev.coopMatrix}, {"M", dev.coopM}, {"N", dev.coopN}, {"K", dev.coopK},
-                           {"subgroup", dev.subgroupSize}, {"shared", dev.maxSharedBytes}};
+    report.json["coop"] = {{"available", dev.coopMatrix},
+                           {"M", dev.coopM},
+                           {"N", dev.coopN},
+                           {"K", dev.coopK},
+                           {"subgroup", dev.subgroupSize},
+                           {"shared", dev.maxSharedBytes}};
     report.json["seed"] = opt.seed;
     if (!dev.coopMatrix) {
       if (!opt.tiledInner) {

@@ -1,0 +1,80 @@
+#include "codegen/kernels/permute.hpp"
+
+#include <stdexcept>
+#include <vector>
+
+#include "codegen/spirv/builder.hpp"
+
+namespace helios::codegen {
+
+std::string PermuteParams::cacheKey() const {
+  return std::string("permute:") + (type == PermuteType::F16 ? "f16" : "f32") +
+         (accumulate ? ":acc" : ":copy") + ":wg" + std::to_string(localSize);
+}
+
+Kernel generatePermute(const PermuteParams& p) {
+  if (p.localSize == 0 || p.localSize > 1024)
+    throw std::invalid_argument("permute: localSize must be in [1, 1024], got " + std::to_string(p.localSize));
+  using spv::Value;
+  spv::Module m;
+  const spv::TypeId u32 = m.u32();
+  const spv::TypeId elem = p.type == PermuteType::F16 ? m.f16() : m.f32();
+  const spv::Buffer src = m.storageBuffer(0, elem, spv::Access::ReadOnly);
+  const spv::Buffer dst = m.storageBuffer(1, elem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
+  const spv::PushConstants pc = m.pushConstants(std::vector<spv::TypeId>(14, u32));
+  spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+  const Value total = f.loadPush(pc, 0), n1 = f.loadPush(pc, 1), n2 = f.loadPush(pc, 2), n3 = f.loadPush(pc, 3);
+  const Value srcOffset = f.loadPush(pc, 4);
+  const Value s0 = f.loadPush(pc, 5), s1 = f.loadPush(pc, 6), s2 = f.loadPush(pc, 7), s3 = f.loadPush(pc, 8);
+  const Value dstOffset = f.loadPush(pc, 9);
+  const Value d0 = f.loadPush(pc, 10), d1 = f.loadPush(pc, 11), d2 = f.loadPush(pc, 12), d3 = f.loadPush(pc, 13);
+  const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
+  f.forRange(f.globalId(0), total, stride, [&](Value idx) {
+    const Value i3 = f.rem(idx, n3);
+    const Value r3 = f.udiv(idx, n3);
+    const Value i2 = f.rem(r3, n2);
+    const Value r2 = f.udiv(r3, n2);
+    const Value i1 = f.rem(r2, n1);
+    const Value i0 = f.udiv(r2, n1);
+    Value s = f.iadd(srcOffset, f.imul(i0, s0));
+    s = f.iadd(s, f.imul(i1, s1));
+    s = f.iadd(s, f.imul(i2, s2));
+    s = f.iadd(s, f.imul(i3, s3));
+    Value d = f.iadd(dstOffset, f.imul(i0, d0));
+    d = f.iadd(d, f.imul(i1, d1));
+    d = f.iadd(d, f.imul(i2, d2));
+    d = f.iadd(d, f.imul(i3, d3));
+    const Value v = f.loadAt(src, s);
+    if (p.accumulate) {
+      const Value old = f.loadAt(dst, d);
+      f.storeAt(dst, d, f.fadd(old, v));
+    } else {
+      f.storeAt(dst, d, v);
+    }
+  });
+  f.ret();
+  Kernel k;
+  k.name = std::string("permute_") + (p.type == PermuteType::F16 ? "f16" : "f32") +
+           (p.accumulate ? "_acc" : "_copy") + "_wg" + std::to_string(p.localSize);
+  k.cacheKey = p.cacheKey();
+  k.spirv = m.build();
+  k.numBuffers = 2;
+  k.pushConstantBytes = pc.size;
+  k.localSize = {p.localSize, 1, 1};
+  return k;
+}
+
+void registerPermute(KernelRegistry& registry) {
+  registry.add({"permute", "strided 4-D copy / accumulate (tensor permutes, QKV split and re-pack), f32/f16",
+                [] { return generatePermute({}); },
+                [] {
+                  std::vector<Kernel> ks;
+                  for (PermuteType t : {PermuteType::F32, PermuteType::F16})
+                    for (bool acc : {false, true})
+                      for (uint32_t ls : {64u, 256u})
+                        ks.push_back(generatePermute({t, acc, ls}));
+                  return ks;
+                }});
+}
+
+} // namespace helios::codegen

@@ -1,0 +1,74 @@
+#pragma once
+// The contract between the GPT model (engine/model, engine/autograd) and the trainer (engine/train,
+// tools/helios_train). The model owns its parameters and records forward + backward for one micro-batch
+// into an executor; the trainer owns data, the optimizer step, loss scaling, checkpoints and metrics.
+#include "engine/graph/arena.hpp"
+#include "engine/ops/executor.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace helios::model {
+
+enum class NormKind { LayerNorm, RMSNorm };
+enum class MlpKind { Gelu, SwiGLU };
+enum class Precision { F32, Mixed }; // Mixed: f16 GEMM inputs (coop GEMM where available), f32 master weights
+
+struct GptConfig {
+  uint32_t vocab = 256;     // byte-level tokenizer by default
+  uint32_t context = 256;   // maximum sequence length T
+  uint32_t layers = 4;
+  uint32_t dim = 128;       // C
+  uint32_t heads = 4;       // H; head dim = dim / heads
+  uint32_t kvHeads = 0;     // grouped-query attention: 0 = heads (plain multi-head)
+  uint32_t mlpMult = 4;     // hidden = mlpMult * dim (SwiGLU: 2/3 of that, rounded to a multiple of 8)
+  NormKind norm = NormKind::LayerNorm;
+  MlpKind mlp = MlpKind::Gelu;
+  bool rope = false;        // rotary position embeddings instead of learned positions
+  bool packedQkv = true;    // one GEMM for Q, K and V
+  float normEps = 1e-5f;
+  bool checkpointActivations = false; // recompute each block's activations in backward
+  Precision precision = Precision::F32;
+
+  std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
+  uint64_t parameterCount() const;
+};
+
+// A trainable tensor: f32 master weights, its gradient, and AdamW state, all persistent on the device.
+struct Parameter {
+  std::string name;               // safetensors key, e.g. "blocks.0.attn.qkv.weight"
+  std::vector<uint32_t> shape;
+  uint32_t elements = 0;
+  vk::Buffer data, grad, m, v;    // f32
+  bool decay = true;              // weight decay applies (not to norms, biases, embeddings' positions)
+};
+
+class Gpt {
+public:
+  // Allocates parameters and initialises them deterministically from `seed` (GPT-2 style: N(0, 0.02),
+  // residual projections scaled by 1/sqrt(2*layers), norms to 1/0).
+  Gpt(vk::Context& ctx, const GptConfig& config, uint64_t seed);
+  ~Gpt();
+  const GptConfig& config() const;
+  std::vector<Parameter>& parameters();
+
+  // Records forward, cross-entropy loss and backward for tokens/targets (int32, batch*T each) into `exec`.
+  // Gradients are ACCUMULATED into Parameter::grad (the trainer zeroes them per optimizer step), multiplied by
+  // `gradScale` (loss scaling / micro-batch averaging). The mean loss over the batch*T tokens is written as
+  // one f32 to `lossOut`. Temporaries come from `arena` (same sizes every step: replay-safe).
+  void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
+                       const vk::BufferRange& targets, uint32_t batch, uint32_t T, const vk::BufferRange& lossOut,
+                       float gradScale);
+  // Forward only: logits (batch*T*vocab f32) into `logitsOut`; and optionally the mean loss when targets given.
+  void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
+               const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
+               const vk::BufferRange* lossOut = nullptr);
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+} // namespace helios::model

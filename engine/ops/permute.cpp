@@ -1,0 +1,65 @@
+#include "engine/ops/permute.hpp"
+
+#include "engine/ops/elementwise.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace helios::ops {
+
+std::array<uint32_t, 4> denseStrides(const std::array<uint32_t, 4>& s) {
+  return {s[1] * s[2] * s[3], s[2] * s[3], s[3], 1};
+}
+
+namespace {
+
+uint64_t lastIndex(uint32_t offset, const std::array<uint32_t, 4>& shape, const std::array<uint32_t, 4>& strides) {
+  uint64_t last = offset;
+  for (size_t k = 0; k < 4; ++k) last += uint64_t(shape[k] - 1) * strides[k];
+  return last;
+}
+
+void checkRange(const char* name, const vk::BufferRange& r, uint64_t lastIdx, uint64_t elemBytes) {
+  if (r.buffer == VK_NULL_HANDLE) throw std::invalid_argument(std::string("ops::permute: ") + name + " has no buffer");
+  if (lastIdx > 0xffffffffull)
+    throw std::invalid_argument(std::string("ops::permute: ") + name + " index exceeds 32 bits");
+  if (r.size != 0 && r.size < (lastIdx + 1) * elemBytes)
+    throw std::invalid_argument(std::string("ops::permute: ") + name + " holds " + std::to_string(r.size) +
+                                " bytes, element " + std::to_string(lastIdx) + " is addressed");
+}
+
+} // namespace
+
+void permute(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const PermuteArgs& a) {
+  const uint64_t total = uint64_t(a.shape[0]) * a.shape[1] * a.shape[2] * a.shape[3];
+  if (total == 0) return;
+  if (total >= (1ull << 31)) throw std::invalid_argument("ops::permute: more than 2^31 elements");
+  const uint64_t elemBytes = a.type == PermuteType::F16 ? 2 : 4;
+  checkRange("src", src, lastIndex(a.srcOffset, a.shape, a.srcStrides), elemBytes);
+  checkRange("dst", dst, lastIndex(a.dstOffset, a.shape, a.dstStrides), elemBytes);
+  const auto& features = exec.context().device().features();
+  if (a.type == PermuteType::F16 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
+    throw std::runtime_error("ops::permute: f16 needs shaderFloat16 and storageBuffer16BitAccess");
+  codegen::PermutePush push;
+  push.total = static_cast<uint32_t>(total);
+  push.n1 = a.shape[1];
+  push.n2 = a.shape[2];
+  push.n3 = a.shape[3];
+  push.srcOffset = a.srcOffset;
+  push.s0 = a.srcStrides[0];
+  push.s1 = a.srcStrides[1];
+  push.s2 = a.srcStrides[2];
+  push.s3 = a.srcStrides[3];
+  push.dstOffset = a.dstOffset;
+  push.d0 = a.dstStrides[0];
+  push.d1 = a.dstStrides[1];
+  push.d2 = a.dstStrides[2];
+  push.d3 = a.dstStrides[3];
+  const codegen::PermuteParams params{a.type, a.accumulate, 256};
+  const vk::Pipeline& pipe =
+      exec.pipeline(params, [](const codegen::PermuteParams& p) { return codegen::generatePermute(p); });
+  exec.dispatch(pipe, {{src, Access::Read}, {dst, a.accumulate ? Access::ReadWrite : Access::Write}}, push,
+                {gridStrideGroups(exec.context(), total, params.localSize), 1, 1});
+}
+
+} // namespace helios::ops

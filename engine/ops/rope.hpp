@@ -1,0 +1,20 @@
+#pragma once
+// Rotary position embedding (codegen/kernels/rope.hpp), rotate-half form, f32.
+#include "codegen/kernels/rope.hpp"
+#include "engine/ops/executor.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace helios::ops {
+
+// The host table the kernel reads: [rows, D/2, 2] floats (cos, sin) of t * base^(-2i/D), t < rows, computed
+// in double. D must be even.
+std::vector<float> ropeTable(uint32_t rows, uint32_t headDim, double base = 10000.0);
+
+// y = rope(x) (inverse = false) or the transposed rotation (inverse = true: the backward, dx from dy).
+// x, y: rows x headDim f32 (row r at position r % T); table: ropeTable(>= T, headDim). y may not alias x.
+void rope(Executor& exec, vk::BufferRange x, vk::BufferRange table, vk::BufferRange y, uint32_t rows,
+          uint32_t headDim, uint32_t T, bool inverse = false);
+
+} // namespace helios::ops

@@ -1,0 +1,356 @@
+// The matmul coop dispatch policy (a pure function) on the captured H100 fixture and on a device without
+// cooperative matrices, the coop stats line, and (on whatever Vulkan device is present, e.g. lavapipe) the
+// padded path end to end with the tiled kernel standing in for the coop kernel, against ref::gemm.
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "engine/core/half.hpp"
+#include "engine/ops/coop_stats.hpp"
+#include "engine/ops/matmul_coop.hpp"
+#include "engine/ops/matmul_policy.hpp"
+#include "support/random.hpp"
+#include "support/reference.hpp"
+
+using namespace helios;
+using namespace helios::ops;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+// The fixture's coop list, shared memory and subgroup size (the fields the policy reads), parsed here so the
+// test needs only the JSON header.
+probe::DeviceCaps loadFixture(const std::string& file) {
+  std::ifstream in(std::string(HELIOS_FIXTURE_DIR) + "/coopmat/" + file);
+  REQUIRE(in);
+  const auto j = nlohmann::json::parse(in);
+  probe::DeviceCaps caps;
+  caps.name = j.value("device", "");
+  caps.subgroup_size = j.value("subgroup_size", 0u);
+  caps.max_compute_shared_memory = j.value("max_compute_shared_memory_size", 0u);
+  for (const auto& p : j.value("properties", nlohmann::json::array()))
+    caps.coop_khr.push_back({p.at("M"), p.at("N"), p.at("K"), p.at("A"), p.at("B"), p.at("C"), p.at("Result"),
+                             p.value("saturating", false), p.at("scope")});
+  return caps;
+}
+
+CoopDeviceInfo h100() {
+  return coopDeviceFromCaps(loadFixture("nvidia-h100-580.json"));
+}
+
+CoopDeviceInfo noCoop() { // lavapipe-like: no cooperative matrices at all
+  probe::DeviceCaps caps;
+  caps.subgroup_size = 8;
+  caps.max_compute_shared_memory = 32768;
+  return coopDeviceFromCaps(caps);
+}
+
+MatmulProblem problem(uint32_t M, uint32_t N, uint32_t K, uint32_t batch = 1) {
+  MatmulProblem p;
+  p.M = M;
+  p.N = N;
+  p.K = K;
+  p.batch = batch;
+  return p;
+}
+
+uint32_t up(uint32_t x, uint32_t m) {
+  return (x + m - 1) / m * m;
+}
+
+} // namespace
+
+TEST_CASE("policy: the H100 fixture gives 16x16x16 and 48 KiB", "[matmul_policy]") {
+  const CoopDeviceInfo d = h100();
+  CHECK(d.coopMatrix);
+  CHECK(d.coopM == 16);
+  CHECK(d.coopN == 16);
+  CHECK(d.coopK == 16);
+  CHECK(d.subgroupSize == 32);
+  CHECK(d.maxSharedBytes == 49152);
+  CHECK_FALSE(noCoop().coopMatrix);
+}
+
+TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_policy]") {
+  const CoopPlan p = planMatmul(problem(4096, 4096, 4096), h100());
+  CHECK(p.decision == CoopDecision::DirectCoop);
+  CHECK(p.missKey.empty());
+  CHECK(p.params.BM == 128);
+  CHECK(p.params.BN == 128);
+  CHECK(p.Mp == 4096);
+  CHECK(p.paddingOverhead == 0.0);
+  CHECK_NOTHROW(p.params.validate());
+  CHECK(p.params.subgroupSize == 32);
+  // A small aligned problem takes the tile that launches more workgroups.
+  const CoopPlan s = planMatmul(problem(256, 256, 64), h100());
+  CHECK(s.decision == CoopDecision::DirectCoop);
+  CHECK(s.params.BM == 64);
+  // Aligned only to the 64x64 tile: still direct.
+  CHECK(planMatmul(problem(192, 320, 96), h100()).decision == CoopDecision::DirectCoop);
+}
+
+TEST_CASE("policy: TN aligned reads A column-major directly", "[matmul_policy]") {
+  MatmulProblem pr = problem(1024, 2048, 512);
+  pr.transA = true;
+  const CoopPlan p = planMatmul(pr, h100());
+  CHECK(p.decision == CoopDecision::TransposedADirect);
+  CHECK(p.params.transA);
+  CHECK_FALSE(p.params.transB);
+  pr.transB = true;
+  CHECK(planMatmul(pr, h100()).decision == CoopDecision::TransposedADirect);
+  pr.transA = false;
+  CHECK(planMatmul(pr, h100()).decision == CoopDecision::DirectCoop);
+}
+
+TEST_CASE("policy: 511x513x257 against the 20% padding cap", "[matmul_policy]") {
+  // The least padded work over the candidate tiles (128x128x32 and 64x64x32).
+  const double real = 511.0 * 513.0 * 257.0;
+  const double o128 = double(up(511, 128)) * up(513, 128) * up(257, 32) / real - 1.0;
+  const double o64 = double(up(511, 64)) * up(513, 64) * up(257, 32) / real - 1.0;
+  const double best = std::min(o128, o64);
+  CHECK(best == Catch::Approx(0.2607).margin(1e-3)); // 512 x 576 x 288
+  const CoopPlan p = planMatmul(problem(511, 513, 257), h100());
+  CHECK(p.decision == CoopDecision::Fallback);
+  CHECK(p.reason == "unaligned and over the 20% padding cap (26%)");
+  CHECK(p.missKey == "unaligned and over the 20% padding cap");
+  // A 30% cap lets it through, padded to the 64x64 tile.
+  CoopPolicyConfig cfg;
+  cfg.paddingCap = 0.30;
+  const CoopPlan q = planMatmul(problem(511, 513, 257), h100(), cfg);
+  CHECK(q.decision == CoopDecision::PaddedCoop);
+  CHECK(q.Mp == 512);
+  CHECK(q.Np == 576);
+  CHECK(q.Kp == 288);
+  CHECK(q.paddingOverhead == Catch::Approx(best));
+  CHECK_THAT(q.reason, ContainsSubstring("padded to 512x576x288"));
+}
+
+TEST_CASE("policy: the padding cap boundary is inclusive", "[matmul_policy]") {
+  // K = 80 pads to 96: exactly +20%.
+  const CoopPlan at = planMatmul(problem(1024, 1024, 80), h100());
+  CHECK(at.decision == CoopDecision::PaddedCoop);
+  CHECK(at.Kp == 96);
+  CHECK(at.paddingOverhead == Catch::Approx(0.2));
+  // K = 79 pads to 96 too: +21.5%.
+  const CoopPlan over = planMatmul(problem(1024, 1024, 79), h100());
+  CHECK(over.decision == CoopDecision::Fallback);
+  CHECK(over.reason == "unaligned and over the 20% padding cap (22%)");
+  // The cap is configurable.
+  CoopPolicyConfig cfg;
+  cfg.paddingCap = 0.10;
+  CHECK(planMatmul(problem(1024, 1024, 80), h100(), cfg).decision == CoopDecision::Fallback);
+  CHECK(planMatmul(problem(1024, 1024, 80), h100(), cfg).reason ==
+        "unaligned and over the 10% padding cap (20%)");
+}
+
+TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
+  CoopPolicyConfig cfg;
+  cfg.paddingCap = 10.0; // isolate the floor
+  const CoopPlan small = planMatmul(problem(63, 63, 63), h100(), cfg);
+  CHECK(small.decision == CoopDecision::Fallback);
+  CHECK(small.reason == "too small (0.5 MFLOP < 2 MFLOP)");
+  CHECK(small.missKey == "too small");
+  // Exactly at the floor passes, one FLOP below does not.
+  const MatmulProblem pr = problem(100, 100, 100); // 2e6 FLOP
+  CHECK(pr.flops() == 2e6);
+  CHECK(planMatmul(pr, h100(), cfg).decision == CoopDecision::PaddedCoop);
+  cfg.minFlops = 2e6 + 1;
+  CHECK(planMatmul(pr, h100(), cfg).decision == CoopDecision::Fallback);
+  // The floor does not apply to aligned problems.
+  CHECK(planMatmul(problem(64, 64, 32), h100()).decision == CoopDecision::DirectCoop);
+}
+
+TEST_CASE("policy: misses name their reason", "[matmul_policy]") {
+  MatmulProblem f32 = problem(4096, 4096, 4096);
+  f32.a = f32.b = CoopDType::F32;
+  CoopPlan p = planMatmul(f32, h100());
+  CHECK(p.decision == CoopDecision::Fallback);
+  CHECK(p.reason == "type not supported: f32 inputs");
+  f32.b = CoopDType::F16;
+  CHECK(planMatmul(f32, h100()).reason == "type not supported: f32 x f16 inputs");
+  MatmulProblem bf = problem(4096, 4096, 4096);
+  bf.c = CoopDType::BF16;
+  CHECK(planMatmul(bf, h100()).reason == "type not supported: bf16 output");
+  p = planMatmul(problem(4096, 4096, 4096), noCoop());
+  CHECK(p.decision == CoopDecision::Fallback);
+  CHECK(p.reason == "no cooperative matrices on this device");
+  CoopPolicyConfig off;
+  off.allowPadding = false;
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), off).decision == CoopDecision::Fallback);
+}
+
+TEST_CASE("policy: batched padding and the shared-B rewrite", "[matmul_policy]") {
+  const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100());
+  CHECK(b.decision == CoopDecision::PaddedBatchedCoop);
+  CHECK(b.params.batched);
+  CHECK(planMatmul(problem(512, 640, 1024, 4), h100()).decision == CoopDecision::DirectCoop);
+  MatmulProblem shared = problem(250, 512, 512, 6);
+  shared.sharedB = true;
+  const CoopPlan r = planMatmul(shared, h100());
+  CHECK(r.decision == CoopDecision::Rewrite);
+  CHECK(r.inner == CoopDecision::PaddedCoop);
+  CHECK(r.problem.M == 1500);
+  CHECK(r.problem.batch == 1);
+  CHECK_FALSE(r.params.batched);
+  shared.M = 256;
+  CHECK(planMatmul(shared, h100()).inner == CoopDecision::DirectCoop);
+}
+
+TEST_CASE("coop stats: counters, hit rate and the one-line summary", "[coop_stats]") {
+  coopStats().reset();
+  CHECK(coopStatsLine() == "coop_matmul: 0/0 coop (0.0%) direct=0 padded=0 padded_batched=0 "
+                           "transposed_a_direct=0 rewrite=0 fallback=0");
+  for (int i = 0; i < 100; ++i)
+    coopStats().record(planMatmul(problem(4096, 4096, 4096), h100()));
+  for (int i = 0; i < 18; ++i)
+    coopStats().record(planMatmul(problem(1000, 1000, 1000), h100()));
+  CoopPolicyConfig cfg;
+  cfg.paddingCap = 10.0;
+  coopStats().record(planMatmul(problem(63, 63, 63), h100(), cfg));
+  coopStats().record(planMatmul(problem(60, 60, 60), h100(), cfg));
+  const CoopStatsSnapshot s = coopStats().snapshot();
+  CHECK(s.total() == 120);
+  CHECK(s.coop() == 118);
+  CHECK(s.hitRate() == Catch::Approx(118.0 / 120.0));
+  CHECK(coopStatsLine() == "coop_matmul: 118/120 coop (98.3%) direct=100 padded=18 padded_batched=0 "
+                           "transposed_a_direct=0 rewrite=0 fallback=2 [too small: 2]");
+  coopStats().record(planMatmul(problem(4096, 4096, 4096), noCoop()));
+  CHECK_THAT(coopStatsLine(), ContainsSubstring("[too small: 2, no cooperative matrices on this device: 1]"));
+  coopStats().reset();
+  CHECK(coopStats().snapshot().total() == 0);
+}
+
+// ---- the padded path end to end on the local device, tiled kernel standing in for the coop kernel ----
+
+namespace {
+
+std::unique_ptr<vk::Context> tryContext() {
+  try {
+    return vk::Context::create();
+  } catch (const std::exception& e) {
+    WARN("no Vulkan device: " << e.what());
+    return nullptr;
+  }
+}
+
+struct OddCase {
+  uint32_t M, N, K, batch;
+  bool transA, transB, bias, gelu, outF16, sharedB;
+  float alpha, beta;
+  CoopDecision expect;
+};
+
+void runOdd(vk::Context& ctx, const OddCase& c) {
+  const size_t M = c.M, N = c.N, K = c.K, batch = c.batch;
+  auto halfs = [](size_t n) {
+    auto v = test::randomFloats(n);
+    for (auto& x : v)
+      x = halfToFloat(floatToHalf(x));
+    return v;
+  };
+  const auto a = halfs(batch * M * K), b = halfs((c.sharedB ? 1 : batch) * K * N), bias = halfs(N),
+             c0 = halfs(batch * M * N);
+  auto toHalf = [](const std::vector<float>& v) {
+    std::vector<uint16_t> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      h[i] = floatToHalf(v[i]);
+    return h;
+  };
+  const size_t ob = c.outF16 ? 2 : 4;
+  vk::Buffer ba = ctx.buffer(a.size() * 2, "A"), bb = ctx.buffer(b.size() * 2, "B"),
+             bc = ctx.buffer(batch * M * N * ob, "C"), bbias = ctx.buffer(N * ob, "bias");
+  ctx.uploadVector(ba, toHalf(a));
+  ctx.uploadVector(bb, toHalf(b));
+  if (c.outF16) {
+    ctx.uploadVector(bbias, toHalf(bias));
+    if (c.beta != 0.0f)
+      ctx.uploadVector(bc, toHalf(c0));
+    else
+      ctx.uploadVector(bc, std::vector<uint16_t>(batch * M * N, 0x7e5a));
+  } else {
+    ctx.uploadVector(bbias, bias);
+    if (c.beta != 0.0f)
+      ctx.uploadVector(bc, c0);
+    else
+      ctx.uploadVector(bc, std::vector<float>(batch * M * N, test::poisonF32()));
+  }
+  MatmulArgs args;
+  args.a = ba.range();
+  args.b = bb.range();
+  args.c = bc.range();
+  if (c.bias) args.bias = bbias.range();
+  args.M = c.M;
+  args.N = c.N;
+  args.K = c.K;
+  args.batch = c.batch;
+  args.transA = c.transA;
+  args.transB = c.transB;
+  args.alpha = c.alpha;
+  args.beta = c.beta;
+  args.gelu = c.gelu;
+  args.aType = MatmulDType::F16;
+  args.outType = c.outF16 ? MatmulDType::F16 : MatmulDType::F32;
+  if (c.sharedB) args.strideB = 0;
+  CoopRunOptions opt;
+  opt.device = h100();   // plan as on an H100 ...
+  opt.tiledInner = true; // ... but run the tiled kernel inside the pad/crop
+  opt.record = false;
+  ImmediateExecutor exec(ctx);
+  const CoopPlan plan = matmulCoop(exec, args, opt);
+  exec.flush();
+  CHECK(plan.decision == c.expect);
+
+  std::vector<float> got(batch * M * N);
+  if (c.outF16) {
+    const auto h = ctx.downloadVector<uint16_t>(bc, got.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      got[i] = halfToFloat(h[i]);
+  } else {
+    got = ctx.downloadVector<float>(bc, got.size());
+  }
+  ref::GemmShape s{c.M, c.N, c.K, 1, c.transA, c.transB, c.alpha, c.beta, c.bias, c.gelu};
+  ref::Vec want(batch * M * N);
+  for (size_t p = 0; p < batch; ++p) {
+    const std::vector<float> ap(a.begin() + p * M * K, a.begin() + (p + 1) * M * K);
+    const size_t bo = c.sharedB ? 0 : p * K * N;
+    const std::vector<float> bp(b.begin() + bo, b.begin() + bo + K * N);
+    ref::Vec cp(c0.begin() + p * M * N, c0.begin() + (p + 1) * M * N);
+    if (c.outF16)
+      for (auto& x : cp)
+        x = halfToFloat(floatToHalf(static_cast<float>(x)));
+    ref::gemm(s, ap, bp, bias, cp);
+    std::copy(cp.begin(), cp.end(), want.begin() + p * M * N);
+  }
+  const double err = ref::relError(got, want);
+  INFO(M << "x" << N << "x" << K << " batch " << batch << " " << plan.reason << " err " << err);
+  CHECK(err <= (c.outF16 ? 2e-3 : 1e-5));
+}
+
+} // namespace
+
+TEST_CASE("matmul_coop: padded path with the tiled kernel standing in (odd shapes vs ref::gemm)",
+          "[matmul_coop][vulkan]") {
+  auto ctx = tryContext();
+  if (!ctx) return;
+  std::cout << "matmul_coop padded path on " << ctx->device().name() << ", seed " << test::testSeed() << "\n";
+  using D = CoopDecision;
+  const OddCase cases[] = {
+      {250, 250, 250, 1, false, false, false, false, false, false, 1.0f, 0.0f, D::PaddedCoop},
+      {250, 250, 250, 1, false, false, true, true, false, false, 0.5f, -1.25f, D::PaddedCoop},
+      {250, 250, 250, 1, true, false, true, false, true, false, 1.0f, 0.0f, D::PaddedCoop},
+      {250, 250, 250, 1, false, true, false, true, false, false, 2.0f, 0.5f, D::PaddedCoop},
+      {250, 250, 250, 1, true, true, true, true, true, false, 1.0f, 1.0f, D::PaddedCoop},
+      {120, 120, 250, 3, false, false, true, true, false, false, 1.0f, 0.5f, D::PaddedBatchedCoop},
+      {128, 128, 250, 1, false, false, true, false, false, false, 1.0f, 0.0f, D::PaddedCoop}, // K only
+      {60, 128, 128, 5, false, false, false, false, false, true, 1.0f, 0.0f, D::Rewrite},
+      {511, 513, 257, 1, false, false, true, true, false, false, 1.0f, 0.0f, D::Fallback},
+  };
+  for (const auto& c : cases)
+    runOdd(*ctx, c);
+}

@@ -1,0 +1,173 @@
+// helios-run as a user runs it: .npy files in, .npy out, checked against the float64 references; bad input is
+// refused with one clear message, a non-zero exit, and no output file.
+#include "engine/core/half.hpp"
+#include "engine/io/npy.hpp"
+#include "support/random.hpp"
+#include "support/reference.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+using namespace helios;
+using Catch::Matchers::ContainsSubstring;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path dir() {
+  static fs::path d = [] {
+    auto p = fs::temp_directory_path() / ("helios-run-test-" + std::to_string(test::testSeed()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+std::string path(const std::string& name) {
+  return (dir() / name).string();
+}
+
+struct Result {
+  int exitCode;
+  std::string output;
+};
+
+Result run(const std::string& args) {
+  std::string cmd = std::string(HELIOS_RUN_EXE) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, pipe))
+    out += buf;
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+std::vector<float> save(const std::string& name, std::vector<uint64_t> shape,
+                        io::NpyDType dtype = io::NpyDType::F32) {
+  uint64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  auto values = test::randomFloats(n);
+  auto array = io::NpyArray::fromFloat(values, shape, dtype);
+  io::writeNpy(path(name), array);
+  return array.toFloat(); // what the tool will read (f16-rounded for f16)
+}
+
+} // namespace
+
+TEST_CASE("matmul with bias, alpha/beta and transposes matches the float64 reference") {
+  auto [M, N, K] = GENERATE(std::tuple<uint32_t, uint32_t, uint32_t>{7, 33, 127},
+                            std::tuple<uint32_t, uint32_t, uint32_t>{1, 5, 1},
+                            std::tuple<uint32_t, uint32_t, uint32_t>{64, 64, 64});
+  auto a = save("a.npy", {uint64_t(K), uint64_t(M)}); // stored K x M: --transpose-a
+  auto b = save("b.npy", {uint64_t(N), uint64_t(K)}); // stored N x K: --transpose-b
+  auto c = save("c.npy", {uint64_t(M), uint64_t(N)});
+  auto bias = save("bias.npy", {uint64_t(N)});
+  auto r = run("matmul --a " + path("a.npy") + " --b " + path("b.npy") + " --c " + path("c.npy") +
+               " --alpha 0.5 --beta -2 --bias " + path("bias.npy") + " --transpose-a --transpose-b --out " +
+               path("out.npy"));
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  auto out = io::readNpy(path("out.npy"));
+  CHECK(out.shape == std::vector<uint64_t>{M, N});
+  ref::Vec expected(c.begin(), c.end());
+  ref::gemm(
+      {.M = M, .N = N, .K = K, .transA = true, .transB = true, .alpha = 0.5, .beta = -2.0, .bias = true}, a,
+      b, bias, expected);
+  CHECK(ref::relError(out.toFloat(), expected) < 1e-5);
+}
+
+TEST_CASE("batched f16 matmul writes f32 by default and f16 when asked") {
+  auto a = save("a16.npy", {3, 9, 17}, io::NpyDType::F16);
+  auto b = save("b16.npy", {3, 17, 5}, io::NpyDType::F16);
+  auto r = run("matmul --a " + path("a16.npy") + " --b " + path("b16.npy") + " --out " + path("o16.npy"));
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  auto out = io::readNpy(path("o16.npy"));
+  CHECK(out.dtype == io::NpyDType::F32);
+  CHECK(out.shape == std::vector<uint64_t>{3, 9, 5});
+  ref::Vec expected(3 * 9 * 5, 0.0);
+  ref::gemm({.M = 9, .N = 5, .K = 17, .batch = 3}, a, b, {}, expected);
+  CHECK(ref::relError(out.toFloat(), expected) < 2e-3);
+  r = run("matmul --a " + path("a16.npy") + " --b " + path("b16.npy") + " --out-dtype f16 --out " +
+          path("h.npy"));
+  REQUIRE(r.exitCode == 0);
+  auto half = io::readNpy(path("h.npy"));
+  CHECK(half.dtype == io::NpyDType::F16);
+  CHECK(ref::relError(half.toFloat(), expected) < 2e-3);
+}
+
+TEST_CASE("softmax, layernorm and gelu along the last axis") {
+  auto x = save("x.npy", {2, 7, 33});
+  auto r = run("softmax --x " + path("x.npy") + " --out " + path("s.npy"));
+  REQUIRE(r.exitCode == 0);
+  CHECK(ref::relError(io::readNpy(path("s.npy")).toFloat(), ref::softmax(x, 14, 33)) < 1e-5);
+
+  auto g = save("g.npy", {33}), bt = save("bt.npy", {33});
+  r = run("layernorm --x " + path("x.npy") + " --gamma " + path("g.npy") + " --beta " + path("bt.npy") +
+          " --eps 1e-5 --out " + path("ln.npy"));
+  REQUIRE(r.exitCode == 0);
+  CHECK(ref::relError(io::readNpy(path("ln.npy")).toFloat(), ref::layerNorm(x, g, bt, 14, 33, 1e-5).y) <
+        1e-5);
+
+  r = run("gelu --x " + path("x.npy") + " --out " + path("gelu.npy"));
+  REQUIRE(r.exitCode == 0);
+  ref::Vec expected(x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    expected[i] = ref::gelu(x[i]);
+  CHECK(ref::maxAbsError(io::readNpy(path("gelu.npy")).toFloat(), expected) < 1e-5);
+}
+
+TEST_CASE("cross-entropy writes per-row losses and optionally the gradient") {
+  auto logits = save("logits.npy", {5, 127});
+  std::vector<int32_t> targets{0, 126, 64, -100, 3};
+  io::NpyArray t{io::NpyDType::I32, {5}, std::vector<std::byte>(20)};
+  std::memcpy(t.data.data(), targets.data(), 20);
+  io::writeNpy(path("t.npy"), t);
+  auto r = run("cross-entropy --logits " + path("logits.npy") + " --targets " + path("t.npy") + " --out " +
+               path("loss.npy") + " --grad-out " + path("dl.npy"));
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  auto expected = ref::crossEntropy(logits, targets, 5, 127, 1.0 / 5);
+  expected.loss[3] = 0.0; // ignored row
+  for (size_t j = 0; j < 127; ++j)
+    expected.dlogits[3 * 127 + j] = 0.0;
+  CHECK(ref::maxAbsError(io::readNpy(path("loss.npy")).toFloat(), expected.loss) < 1e-5);
+  CHECK(ref::maxAbsError(io::readNpy(path("dl.npy")).toFloat(), expected.dlogits) < 1e-6);
+}
+
+TEST_CASE("bad input is refused with a clear message and nothing is written") {
+  save("a.npy", {4, 6});
+  save("b.npy", {5, 3});
+  fs::remove(path("never.npy"));
+  auto r = run("matmul --a " + path("a.npy") + " --b " + path("b.npy") + " --out " + path("never.npy"));
+  CHECK(r.exitCode == 1);
+  CHECK_THAT(r.output, ContainsSubstring("helios-run: inner dimensions differ: op(A) is 4x6, op(B) is 5x3"));
+  CHECK_FALSE(fs::exists(path("never.npy")));
+
+  save("a16.npy", {4, 6}, io::NpyDType::F16);
+  save("b32.npy", {6, 3});
+  r = run("matmul --a " + path("a16.npy") + " --b " + path("b32.npy") + " --out " + path("never.npy"));
+  CHECK(r.exitCode == 1);
+  CHECK_THAT(r.output, ContainsSubstring("A is float16 but B is float32"));
+
+  { // truncated: keep the header and half the data
+    auto bytes = std::ifstream(path("a.npy"), std::ios::binary);
+    std::string all{std::istreambuf_iterator<char>(bytes), {}};
+    std::ofstream(path("trunc.npy"), std::ios::binary) << all.substr(0, all.size() - 40);
+  }
+  r = run("softmax --x " + path("trunc.npy") + " --out " + path("never.npy"));
+  CHECK(r.exitCode == 1);
+  CHECK_THAT(r.output, ContainsSubstring("truncated data"));
+
+  r = run("layernorm --x " + path("a.npy") + " --gamma " + path("b32.npy") + " --out " + path("never.npy"));
+  CHECK(r.exitCode == 1);
+  CHECK_THAT(r.output, ContainsSubstring("gamma is (6, 3); expected (6,)"));
+  CHECK_FALSE(fs::exists(path("never.npy")));
+}

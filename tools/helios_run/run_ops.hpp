@@ -1,0 +1,42 @@
+#pragma once
+// helios-run's ops: each reads .npy arrays, checks shapes and dtypes, runs on the device and returns the
+// arrays to write. Nothing is written until every check and the GPU run have succeeded.
+#include "engine/io/npy.hpp"
+#include "engine/vk/context.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+
+namespace helios::run {
+
+class UsageError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct MatmulOptions {
+  std::string a, b, c, bias;
+  float alpha = 1.0f, beta = 0.0f;
+  bool transposeA = false, transposeB = false, gelu = false;
+  std::string kernel = "auto";
+  std::string outDtype; // "" = f32, or f16 when both inputs are f16 and asked for
+};
+struct RowOptions {
+  std::string x, gamma, beta;
+  float eps = 1e-5f, scale = 1.0f;
+  bool causal = false;
+};
+struct CrossEntropyOptions {
+  std::string logits, targets;
+  float gradScale = 0.0f; // 0 = 1/rows
+  bool wantGrad = false;
+};
+
+io::NpyArray runMatmul(vk::Context& ctx, const MatmulOptions& o);
+io::NpyArray runSoftmax(vk::Context& ctx, const RowOptions& o);
+io::NpyArray runLayerNorm(vk::Context& ctx, const RowOptions& o);
+io::NpyArray runGelu(vk::Context& ctx, const RowOptions& o);
+// {"loss": per-row losses, "grad": dlogits (when wanted)}
+std::map<std::string, io::NpyArray> runCrossEntropy(vk::Context& ctx, const CrossEntropyOptions& o);
+
+} // namespace helios::run
