@@ -4,8 +4,9 @@
 # (bench/device/stage.sh prepares them). Writes logs and JSON under $OUT.
 #   HELIOS_COMMIT=<sha> bash bench/device/h100.sh [probe] [tests] [gemm] [coop] [dispatch]   (default: all)
 set -uo pipefail
-OUT=${OUT:-/tmp/helios-out}
-mkdir -p "$OUT"
+FINAL=${OUT:-/tmp/helios-final}
+OUT=/tmp/helios-out   # everything lands here; packed into $FINAL/results.tgz at the end (few files come back)
+mkdir -p "$OUT" "$FINAL"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig
 # Tests were built with absolute paths to /work/main (fixtures, GLSL oracles): make them resolve here.
@@ -31,26 +32,41 @@ if has tests; then
   : >"$OUT/tests.txt"
   for t in .dev/bin/test_*; do
     name=$(basename "$t")
-    if timeout 300 "$t" >"$OUT/$name.log" 2>&1; then res=ok; else res=FAIL; fi
+    if HELIOS_GEMM_ALL_TILES=1 timeout 300 "$t" >"$OUT/$name.log" 2>&1; then res=ok; else res=FAIL; fi
     printf '%-28s %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.log" | tr '\n' ' ' | cut -c1-120)" | tee -a "$OUT/tests.txt"
   done
 fi
 
 if has gemm; then
   echo "== tiled f32 GEMM vs cuBLAS f32 (TF32 off)"
-  TILES=${TILES:-auto,128x128x8_8x8_p4_s2,128x128x16_8x8_p4_s2,128x64x8_8x4_p4_s2,64x64x16_4x4_p4_s2}
+  TILES=${TILES:-auto,128x128x8_8x8_p4_s2,128x128x16_8x8_p4_s2,256x128x8_8x8_p4_s2,128x128x8_8x8_p4_s1,128x128x8_8x8_p0_s2,128x64x8_8x4_p4_s2,64x128x8_4x8_p4_s2,64x64x16_4x4_p4_s2}
   helios-bench gemm --kernel tiled --shapes 4096x4096x4096,1024x1024x1024 --tiles "$TILES" --warmup 3 --repeat 10 \
     --json "$OUT/helios_gemm_f32.json" | tee "$OUT/helios_gemm_f32.txt"
   python3 bench/torch/gemm.py --shapes 4096x4096x4096,1024x1024x1024 --dtypes f32 >"$OUT/torch_gemm_f32.json"
+  python3 bench/merge_gemm.py --helios "$OUT/helios_gemm_f32.json" --torch "$OUT/torch_gemm_f32.json" \
+    --out "$OUT/gemm_tiled_f32.json" | tee -a "$OUT/summary.txt"
 fi
 
-if has coop && [ -x bench/h100/run.sh ]; then
-  echo "== cooperative-matrix GEMM"
-  bash bench/h100/run.sh 2>&1 | tee "$OUT/coop.txt"
+if has coop; then
+  echo "== f16 GEMM through matmul() (policy: coop where it applies) vs cuBLAS f16"
+  SHAPES=${COOP_SHAPES:-4096x4096x4096,8192x8192x8192,1000x1000x1000,511x513x257,16384x2304x768,16384x768x768,16384x3072x768,16384x768x3072,4096x50304x768}
+  for out in f32 f16; do
+    helios-bench gemm --kernel auto --dtype f16 --out $out --shapes "$SHAPES" --layouts nn,nt,tn --warmup 3 --repeat 10 \
+      --json "$OUT/helios_gemm_f16_$out.json" | tee "$OUT/helios_gemm_f16_$out.txt"
+  done
+  python3 bench/torch/gemm.py --shapes "$SHAPES" --layouts nn,nt,tn --dtypes f16 >"$OUT/torch_gemm_f16.json"
+  python3 bench/merge_gemm.py --helios "$OUT/helios_gemm_f16_f32.json" --helios "$OUT/helios_gemm_f16_f16.json" \
+    --torch "$OUT/torch_gemm_f16.json" --out "$OUT/gemm_coop_f16.json" | tee -a "$OUT/summary.txt"
+  if [ -x bench/h100/run.sh ] && [ -x .dev/bin/helios-coop-check ]; then
+    echo "== coop GEMM numerical check"
+    HELIOS_COOP_CHECK=$PWD/.dev/bin/helios-coop-check timeout 240 bash bench/h100/run.sh "$OUT/coop" --seed 1 2>&1 | tail -40
+  fi
 fi
 
 if has dispatch; then
   echo "== 1000 small dispatches: graph vs one submit per dispatch"
   helios-bench dispatch --count 1000 --repeat 5 --json "$OUT/helios_dispatch.json"
 fi
-ls -la "$OUT"
+tar czf "$FINAL/results.tgz" -C "$OUT" .
+cp "$OUT/summary.txt" "$FINAL/" 2>/dev/null
+ls -la "$OUT" "$FINAL"

@@ -160,7 +160,6 @@ using spv::Value;
 // as Xs[stage][k][mn] (rows of `rowLen` floats, read as vectors of `readW`), loaded from global memory by
 // `loads` slots per invocation, each slot `width` (1 or 4) contiguous elements.
 struct Operand {
-  const char* name = "";
   bool kMajor = false;     // global layout contiguous along K (A NN, B NT) rather than along M/N
   uint32_t extent = 0;     // BM or BN
   uint32_t width = 1;      // global load width
@@ -178,7 +177,7 @@ struct Operand {
 
 class GemmTiledGen {
 public:
-  GemmTiledGen(const GemmTiledParams& p) : p_(p), t_(p.tile) {}
+  explicit GemmTiledGen(const GemmTiledParams& p) : p_(p), t_(p.tile) {}
 
   Kernel build() {
     declareInterface();
@@ -242,11 +241,9 @@ private:
   // ---------------------------------------------------------------- interface
   void declareInterface() {
     const uint32_t threads = t_.threads();
-    a_.name = "A";
     a_.kMajor = !p_.transA;
     a_.extent = t_.BM;
     a_.readW = readWidth(t_.TM);
-    b_.name = "B";
     b_.kMajor = p_.transB;
     b_.extent = t_.BN;
     b_.readW = readWidth(t_.TN);

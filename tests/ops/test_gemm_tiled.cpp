@@ -356,7 +356,7 @@ TEST_CASE("tiled GEMM: NT, TN and TT layouts with alpha and beta", "[gemm][tiled
       t.alpha = -0.75f;
       t.beta = layout == 2 ? 0.0f : 1.5f;
       check(t);
-      if (!aligned) {
+      if (!aligned && layout == 3) { // TT: A contiguous along M, B along K, on a non-power-of-two tile
         t.tile = kOdd;
         check(t);
       }
@@ -365,12 +365,11 @@ TEST_CASE("tiled GEMM: NT, TN and TT layouts with alpha and beta", "[gemm][tiled
 
 TEST_CASE("tiled GEMM: generator paths for shared-memory vector widths 1 2 and 4 with vec4 loads",
           "[gemm][tiled][gpu]") {
-  // TN: A is contiguous along M, so 4-vectors of A are split into the shared read width (1, 2 or 4).
-  // NT: B is contiguous along K, so 4-vectors of B are transposed into shared rows.
+  // TN: A is contiguous along M, so its 4-vectors are split into the shared read width (1, 2 or 4).
+  // TT: also B contiguous along K, its 4-vectors transposed into shared rows. (NN with vec4 loads: the sweep
+  // test's aligned shape on 128x128x8.) The small auto tiles load scalars, so these force vec4-capable tiles.
   check({.M = 68, .N = 132, .K = 36, .transA = true, .tile = GemmTile{64, 64, 16, 2, 8, 4, 2}});
   check({.M = 68, .N = 36, .K = 52, .transA = true, .beta = -1.0f, .tile = GemmTile{64, 16, 16, 1, 4, 4, 2}});
-  check({.M = 68, .N = 132, .K = 36, .transA = true, .tile = GemmTile{64, 64, 16, 4, 4, 4, 2}});
-  check({.M = 67, .N = 132, .K = 36, .transB = true, .tile = GemmTile{64, 64, 16, 4, 4, 4, 2}});
   check(
       {.M = 68, .N = 132, .K = 36, .transA = true, .transB = true, .tile = GemmTile{64, 64, 8, 4, 4, 4, 2}});
 }
