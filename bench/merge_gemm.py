@@ -31,11 +31,11 @@ def main():
         for r in h["results"]:
             key = (r["M"], r["N"], r["K"], r["layout"], h["dtype"], h["out"])
             ref = torch_rows.get(key)
-            if ref and "tflops" in r:
+            if ref and isinstance(r.get("tflops"), (int, float)):
                 r["cublas_tflops"] = ref["tflops"]
                 r["cublas_us"] = ref["ms"] * 1e3
                 r["ratio_to_cublas"] = r["tflops"] / ref["tflops"]
-            if r.get("ok") and (key not in best or r["tflops"] > best[key]["tflops"]):
+            if r.get("ok") and isinstance(r.get("tflops"), (int, float)) and (key not in best or r["tflops"] > best[key]["tflops"]):
                 best[key] = r
         for r in best.values():
             r["best_for_shape"] = True

@@ -12,7 +12,8 @@ namespace helios::probe {
 int runProbe(const ProbeOptions& options, std::ostream& out, std::ostream& err) {
   try {
     const auto devices = options.fromJson.empty() ? queryAllDevices() : loadCapsFile(options.fromJson);
-    const auto picked = selectDevices(devices, deviceSelector(options.device));
+    // HELIOS_DEVICE picks among this machine's devices; a captured file is filtered by --device only.
+    const auto picked = selectDevices(devices, options.fromJson.empty() ? deviceSelector(options.device) : options.device);
     if (options.json) {
       std::vector<DeviceCaps> chosen;
       for (auto i : picked)

@@ -13,7 +13,7 @@ ldconfig
 mkdir -p /work && [ -e /work/main ] || ln -s "$PWD" /work/main
 export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
 export PATH=$PWD/.dev/bin:$PATH
-export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
+export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_RUN_EXE=$PWD/.dev/bin/helios-run HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
 if ! helios-probe >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi

@@ -223,9 +223,21 @@ void GraphExecutor::submitPending() {
   if (inStep_) step_.submits++;
 }
 
+void GraphExecutor::retain(vk::Buffer buffer) {
+  if (recording_ && recording_->replayable) recording_->retained.push_back(std::move(buffer));
+  else retained_.emplace_back(pendingValue(), std::move(buffer));
+}
+
+void GraphExecutor::releaseCompleted() {
+  if (retained_.empty()) return;
+  const uint64_t done = completedValue();
+  std::erase_if(retained_, [&](const auto& r) { return r.first <= done; });
+}
+
 void GraphExecutor::flush() {
   submitPending();
   waitValue(submittedValue_);
+  releaseCompleted();
   for (auto& s : freshRing_)
     collectProfile(*s);
   for (auto& [key, s] : replays_)
@@ -242,6 +254,7 @@ void GraphExecutor::beginStep() {
 StepStats GraphExecutor::endStep() {
   if (!inStep_) throw std::logic_error("endStep without beginStep");
   submitPending();
+  releaseCompleted();
   step_.bytesAllocated = ctx_.allocator().stats().bytesReserved - stepStartReserved_;
   inStep_ = false;
   ++steps_;

@@ -52,6 +52,8 @@ public:
                 size_t pushBytes, vk::Groups groups) override;
   // Submits everything recorded and waits for the GPU.
   void flush() override;
+  // Released when the submission that uses it completes; inside a replayable recording, kept with the replay.
+  void retain(vk::Buffer buffer) override;
 
   // A step: stats are collected from begin to end; end submits what was recorded (no wait).
   void beginStep();
@@ -78,6 +80,7 @@ private:
     bool replayable = false;
     bool profiled = true;              // its timestamps since the last submission were collected
     std::vector<ops::Binding> touched; // every binding, for lazy host waits after replays
+    std::vector<vk::Buffer> retained;  // temporaries a replayable segment's commands use
   };
   struct Use {
     VkDeviceSize begin, end;
@@ -96,6 +99,7 @@ private:
   uint64_t lastValueFor(const vk::BufferRange& range, bool writesOnly) const;
   void collectProfile(Segment& seg);
   void recordBarrier(Segment& seg);
+  void releaseCompleted();
 
   vk::Context& ctx_;
   GraphOptions options_;
@@ -110,6 +114,7 @@ private:
   Segment* recording_ = nullptr;  // the open segment
   std::vector<Segment*> pending_; // closed, not yet submitted, in order
   std::unordered_map<VkBuffer, std::vector<Use>> uses_;
+  std::vector<std::pair<uint64_t, vk::Buffer>> retained_; // (timeline value that frees it, buffer)
 
   StepStats step_;
   bool inStep_ = false;

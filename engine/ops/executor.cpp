@@ -16,9 +16,11 @@ void ImmediateExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const B
 }
 
 void ImmediateExecutor::flush() {
-  if (stream_.dispatches() == 0 && stream_.barriers() == 0) return;
-  stream_.submitAndWait();
-  stream_.reset();
+  if (stream_.dispatches() != 0 || stream_.barriers() != 0) {
+    stream_.submitAndWait();
+    stream_.reset();
+  }
+  retained_.clear();
 }
 
 } // namespace helios::ops

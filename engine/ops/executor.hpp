@@ -27,6 +27,9 @@ public:
                         size_t pushBytes, vk::Groups groups) = 0;
   // Makes all recorded work complete and visible to the host.
   virtual void flush() = 0;
+  // Keeps a temporary alive until the GPU work recorded so far has finished with it, so that an op never has
+  // to wait for the GPU before releasing its scratch buffers.
+  virtual void retain(vk::Buffer buffer) = 0;
 
   template <class Push>
   void dispatch(const vk::Pipeline& pipeline, std::initializer_list<Binding> bindings, const Push& push,
@@ -49,11 +52,13 @@ public:
   void dispatch(const vk::Pipeline& pipeline, std::span<const Binding> bindings, const void* push,
                 size_t pushBytes, vk::Groups groups) override;
   void flush() override;
+  void retain(vk::Buffer buffer) override { retained_.push_back(std::move(buffer)); }
   uint32_t dispatches() const { return total_; }
 
 private:
   vk::Context& ctx_;
   vk::CommandStream stream_;
+  std::vector<vk::Buffer> retained_; // released by flush()
   uint32_t total_ = 0;
 };
 

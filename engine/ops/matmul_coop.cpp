@@ -179,7 +179,7 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     s.dstCols = args.N;
     slice3d(exec, c.range, args.c, s, outSlice);
   }
-  if (!temps.empty()) exec.flush(); // the temporaries die here
+  for (auto& t : temps) exec.retain(std::move(t)); // freed once the GPU is done with them
 }
 
 } // namespace

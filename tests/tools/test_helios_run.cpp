@@ -9,6 +9,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -37,7 +38,8 @@ struct Result {
 };
 
 Result run(const std::string& args) {
-  std::string cmd = std::string(HELIOS_RUN_EXE) + " " + args + " 2>&1";
+  const char* exe = std::getenv("HELIOS_RUN_EXE"); // where a staged copy runs (device machines)
+  std::string cmd = std::string(exe ? exe : HELIOS_RUN_EXE) + " " + args + " 2>&1";
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe);
   std::string out;

@@ -24,7 +24,9 @@ public:
     stream_.submitAndWait();
     marksNs_ = stream_.timestampsNs();
     stream_.reset();
+    retained_.clear();
   }
+  void retain(vk::Buffer buffer) override { retained_.push_back(std::move(buffer)); }
   void mark() { stream_.timestamp(); }
   // Intervals between consecutive marks of the last flush, in microseconds.
   std::vector<double> intervalsUs() const {
@@ -38,6 +40,7 @@ private:
   vk::Context& ctx_;
   vk::CommandStream stream_;
   std::vector<double> marksNs_;
+  std::vector<vk::Buffer> retained_;
 };
 
 double median(std::vector<double> v);
