@@ -12,8 +12,7 @@ vk::BufferRange Workspace::allocate(VkDeviceSize bytes, std::string_view what) {
     offset_ = 0;
   }
   if (chunk_ == chunks_.size()) {
-    (void)what;
-    vk::BufferRange c = arena_.allocate(std::max(size, chunkBytes_), "autograd workspace");
+    vk::BufferRange c = arena_.allocate(std::max(size, chunkBytes_), what);
     c.size = std::max(size, chunkBytes_);
     chunks_.push_back(c);
     offset_ = 0;
@@ -23,7 +22,8 @@ vk::BufferRange Workspace::allocate(VkDeviceSize bytes, std::string_view what) {
   r.size = bytes;
   offset_ += size;
   VkDeviceSize live = offset_;
-  for (size_t i = 0; i < chunk_; ++i) live += chunks_[i].size;
+  for (size_t i = 0; i < chunk_; ++i)
+    live += chunks_[i].size;
   peak_ = std::max(peak_, live);
   return r;
 }

@@ -124,16 +124,7 @@ GraphExecutor::Segment& GraphExecutor::openSegment() {
 }
 
 void GraphExecutor::recordBarrier(Segment& seg) {
-  VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-  mb.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-  mb.srcAccessMask = VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
-  mb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-  mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT |
-                     VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
-  VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  dep.memoryBarrierCount = 1;
-  dep.pMemoryBarriers = &mb;
-  vkCmdPipelineBarrier2(seg.cmd, &dep);
+  vk::recordFullBarrier(seg.cmd);
   seg.barriers++;
   hazards_.barrier();
 }
@@ -154,26 +145,10 @@ void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::
   Segment& seg = openSegment();
   if (hazards_.needsBarrier(bindings)) recordBarrier(seg);
 
-  vkCmdBindPipeline(seg.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-  VkDescriptorBufferInfo infos[16];
-  VkWriteDescriptorSet writes[16];
+  vk::BufferRange ranges[16]; // recording is a hot path: no allocation per dispatch
   if (bindings.size() > 16) throw std::invalid_argument("a kernel may bind at most 16 buffers");
-  for (size_t i = 0; i < bindings.size(); ++i) {
-    infos[i] = {bindings[i].range.buffer, bindings[i].range.offset,
-                bindings[i].range.size ? bindings[i].range.size : VK_WHOLE_SIZE};
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstBinding = static_cast<uint32_t>(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
-  if (!bindings.empty())
-    vkCmdPushDescriptorSetKHR(seg.cmd, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0,
-                              static_cast<uint32_t>(bindings.size()), writes);
-  if (pushBytes)
-    vkCmdPushConstants(seg.cmd, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                       static_cast<uint32_t>(pushBytes), push);
-  vkCmdDispatch(seg.cmd, groups.x, groups.y, groups.z);
+  for (size_t i = 0; i < bindings.size(); ++i) ranges[i] = bindings[i].range;
+  vk::recordDispatch(seg.cmd, pipeline, std::span(ranges, bindings.size()), push, pushBytes, groups);
   hazards_.record(bindings);
   seg.dispatches++;
   if (seg.queries) {

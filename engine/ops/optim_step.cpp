@@ -61,7 +61,7 @@ void optimControl(Executor& exec, const OptimControlArgs& a) {
   push.maxNorm = a.maxNorm;
   push.beta1 = a.beta1;
   push.beta2 = a.beta2;
-  push.lossMul = 1.0f / static_cast<float>(a.lossCount);
+  push.lossMul = a.lossMul != 0 ? a.lossMul : 1.0f / static_cast<float>(a.lossCount);
   exec.dispatch(pipelineFor(exec, params),
                 {{a.partials, Access::Read},
                  {a.losses, Access::Read},

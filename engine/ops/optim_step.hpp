@@ -20,6 +20,7 @@ struct OptimControlArgs {
   vk::BufferRange partials, losses, state, control, records;
   uint32_t count = 0, lossCount = 1, slot = 0; // slot: index of the 8-float record in `records`
   float scale = 1, maxNorm = 0, beta1 = 0.9f, beta2 = 0.999f;
+  float lossMul = 0; // the record's loss = lossMul * sum(losses); 0 = 1 / lossCount
 };
 void optimControl(Executor& exec, const OptimControlArgs& args);
 

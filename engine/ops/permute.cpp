@@ -13,14 +13,17 @@ std::array<uint32_t, 4> denseStrides(const std::array<uint32_t, 4>& s) {
 
 namespace {
 
-uint64_t lastIndex(uint32_t offset, const std::array<uint32_t, 4>& shape, const std::array<uint32_t, 4>& strides) {
+uint64_t lastIndex(uint32_t offset, const std::array<uint32_t, 4>& shape,
+                   const std::array<uint32_t, 4>& strides) {
   uint64_t last = offset;
-  for (size_t k = 0; k < 4; ++k) last += uint64_t(shape[k] - 1) * strides[k];
+  for (size_t k = 0; k < 4; ++k)
+    last += uint64_t(shape[k] - 1) * strides[k];
   return last;
 }
 
 void checkRange(const char* name, const vk::BufferRange& r, uint64_t lastIdx, uint64_t elemBytes) {
-  if (r.buffer == VK_NULL_HANDLE) throw std::invalid_argument(std::string("ops::permute: ") + name + " has no buffer");
+  if (r.buffer == VK_NULL_HANDLE)
+    throw std::invalid_argument(std::string("ops::permute: ") + name + " has no buffer");
   if (lastIdx > 0xffffffffull)
     throw std::invalid_argument(std::string("ops::permute: ") + name + " index exceeds 32 bits");
   if (r.size != 0 && r.size < (lastIdx + 1) * elemBytes)

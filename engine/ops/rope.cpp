@@ -27,7 +27,8 @@ std::vector<float> ropeTable(uint32_t rows, uint32_t headDim, double base) {
 void rope(Executor& exec, vk::BufferRange x, vk::BufferRange table, vk::BufferRange y, uint32_t rows,
           uint32_t headDim, uint32_t T, bool inverse) {
   if (headDim == 0 || headDim % 2 != 0)
-    throw std::invalid_argument("ops::rope: head dim must be even and positive, got " + std::to_string(headDim));
+    throw std::invalid_argument("ops::rope: head dim must be even and positive, got " +
+                                std::to_string(headDim));
   if (T == 0) throw std::invalid_argument("ops::rope: T is 0");
   const uint64_t elems = uint64_t(rows) * headDim;
   if (elems >= (1ull << 31)) throw std::invalid_argument("ops::rope: more than 2^31 elements");
@@ -46,7 +47,8 @@ void rope(Executor& exec, vk::BufferRange x, vk::BufferRange table, vk::BufferRa
   push.T = T;
   push.sign = inverse ? -1.0f : 1.0f;
   const codegen::RopeParams params{256};
-  const vk::Pipeline& pipe = exec.pipeline(params, [](const codegen::RopeParams& p) { return codegen::generateRope(p); });
+  const vk::Pipeline& pipe =
+      exec.pipeline(params, [](const codegen::RopeParams& p) { return codegen::generateRope(p); });
   exec.dispatch(pipe, {{x, Access::Read}, {table, Access::Read}, {y, Access::Write}}, push,
                 {gridStrideGroups(exec.context(), push.pairs, params.localSize), 1, 1});
 }

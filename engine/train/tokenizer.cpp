@@ -14,7 +14,6 @@ std::string describeByte(uint8_t b) {
 }
 
 Tokenizer fromChars(std::vector<uint8_t> chars) {
-  Tokenizer t = Tokenizer::byteLevel();
   nlohmann::json j{{"kind", "char"}, {"chars", chars}};
   return Tokenizer::fromJson(j);
 }

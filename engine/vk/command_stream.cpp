@@ -64,39 +64,13 @@ void CommandStream::dispatch(const Pipeline& pipeline, std::span<const BufferRan
                     limits.maxComputeWorkGroupCount[1], limits.maxComputeWorkGroupCount[2]));
   if (groups.x == 0 || groups.y == 0 || groups.z == 0) return; // empty problem: nothing to do
   ensureRecording();
-  vkCmdBindPipeline(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.pipeline);
-  std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-  std::vector<VkWriteDescriptorSet> writes(buffers.size());
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    infos[i] = {buffers[i].buffer, buffers[i].offset, buffers[i].size ? buffers[i].size : VK_WHOLE_SIZE};
-    writes[i] = {VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
-    writes[i].dstBinding = static_cast<uint32_t>(i);
-    writes[i].descriptorCount = 1;
-    writes[i].descriptorType = VK_DESCRIPTOR_TYPE_STORAGE_BUFFER;
-    writes[i].pBufferInfo = &infos[i];
-  }
-  if (!writes.empty())
-    vkCmdPushDescriptorSetKHR(cmd_, VK_PIPELINE_BIND_POINT_COMPUTE, pipeline.layout, 0,
-                              static_cast<uint32_t>(writes.size()), writes.data());
-  if (pushBytes)
-    vkCmdPushConstants(cmd_, pipeline.layout, VK_SHADER_STAGE_COMPUTE_BIT, 0,
-                       static_cast<uint32_t>(pushBytes), push);
-  vkCmdDispatch(cmd_, groups.x, groups.y, groups.z);
+  recordDispatch(cmd_, pipeline, buffers, push, pushBytes, groups);
   dispatches_++;
 }
 
 void CommandStream::barrier() {
   ensureRecording();
-  VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-  mb.srcStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-  mb.srcAccessMask = VK_ACCESS_2_SHADER_WRITE_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
-  mb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT | VK_PIPELINE_STAGE_2_TRANSFER_BIT;
-  mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT |
-                     VK_ACCESS_2_TRANSFER_READ_BIT | VK_ACCESS_2_TRANSFER_WRITE_BIT;
-  VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
-  dep.memoryBarrierCount = 1;
-  dep.pMemoryBarriers = &mb;
-  vkCmdPipelineBarrier2(cmd_, &dep);
+  recordFullBarrier(cmd_);
   barriers_++;
 }
 

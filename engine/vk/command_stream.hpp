@@ -3,6 +3,7 @@
 // This is the simple immediate path; engine/graph builds step-level batching on top of the same calls.
 #include "engine/vk/buffer.hpp"
 #include "engine/vk/pipeline.hpp"
+#include "engine/vk/record.hpp"
 
 #include <array>
 #include <cstring>
@@ -11,10 +12,6 @@
 #include <vector>
 
 namespace helios::vk {
-
-struct Groups {
-  uint32_t x = 1, y = 1, z = 1;
-};
 
 class CommandStream {
 public:

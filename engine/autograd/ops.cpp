@@ -1,0 +1,444 @@
+#include "engine/autograd/ops.hpp"
+
+#include "engine/ops/cross_entropy.hpp"
+#include "engine/ops/embedding.hpp"
+#include "engine/ops/matmul.hpp"
+#include "engine/ops/norm.hpp"
+#include "engine/ops/permute.hpp"
+#include "engine/ops/rope.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace helios::autograd {
+
+namespace {
+
+void requireF32(const char* op, const Tensor& t) {
+  if (t.dtype != DType::F32)
+    throw std::invalid_argument(std::string("autograd::") + op + ": expects f32 tensors");
+}
+
+void requireSameCount(const char* op, const Tensor& a, const Tensor& b) {
+  if (a.elements() != b.elements())
+    throw std::invalid_argument(std::string("autograd::") + op + ": element counts differ (" +
+                                std::to_string(a.elements()) + " vs " + std::to_string(b.elements()) + ")");
+}
+
+uint32_t lastDim(const Tensor& t) {
+  if (t.shape.empty()) throw std::invalid_argument("autograd: tensor has no shape");
+  return t.shape.back();
+}
+
+// A sink when the tensor needs a gradient, else a throwaway temporary (ops that always write every output).
+struct MaybeSink {
+  Tape::Sink sink;
+  bool commit = false;
+};
+MaybeSink sinkOrScratch(Tape& tape, const Tensor& t) {
+  if (t.requiresGrad()) return {tape.sink(t), true};
+  return {{tape.allocate(t.elements() * 4, "unused gradient"), true}, false};
+}
+void finish(Tape& tape, const Tensor& t, const MaybeSink& s) {
+  if (s.commit) tape.commit(t, s.sink);
+}
+
+// Column sums of dy [rows, cols] accumulated into t's gradient, through GEMMs with a ones vector. A single
+// 1 x rows x cols product has parallelism only across columns, so long columns are summed in two fixed-order
+// stages: `chunks` partial sums (one batched GEMM, the ones row broadcast by a zero batch stride), then their
+// sum. Deterministic: no atomics, the same order every time.
+void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols) {
+  uint32_t chunks = 1;
+  for (uint32_t c : {64u, 32u, 16u, 8u, 4u, 2u})
+    if (rows % c == 0 && rows / c >= 64) {
+      chunks = c;
+      break;
+    }
+  const Tape::Target tg = tape.target(t);
+  ops::MatmulArgs g;
+  g.M = 1;
+  g.N = cols;
+  if (chunks > 1) {
+    const uint32_t per = rows / chunks;
+    const vk::BufferRange partial = tape.allocate(uint64_t(chunks) * cols * 4, "column partial sums");
+    g.a = tape.ones(per);
+    g.b = dy;
+    g.c = partial;
+    g.K = per;
+    g.batch = chunks;
+    g.strideA = 0;
+    g.strideB = per * cols;
+    g.strideC = cols;
+    ops::matmul(tape.exec(), g);
+    dy = partial;
+    rows = chunks;
+  }
+  g.a = tape.ones(rows);
+  g.b = dy;
+  g.c = tg.range;
+  g.K = rows;
+  g.batch = 1;
+  g.strideA.reset();
+  g.strideB.reset();
+  g.strideC.reset();
+  g.beta = tg.accumulate ? 1.0f : 0.0f;
+  ops::matmul(tape.exec(), g);
+}
+
+} // namespace
+
+Tensor cast(Tape& tape, const Tensor& x, DType to) {
+  if (x.dtype == to) return x;
+  Tensor y;
+  y.shape = x.shape;
+  y.dtype = to;
+  y.data = tape.allocate(y.bytes(), "cast");
+  if (to == DType::F16)
+    ops::castF32ToF16(tape.exec(), x.data, y.data, x.count());
+  else
+    ops::castF16ToF32(tape.exec(), x.data, y.data, x.count());
+  if (tape.recording()) y.gradSlot = x.gradSlot;
+  return y;
+}
+
+Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s, const Tensor* bias) {
+  if (a.dtype != b.dtype) throw std::invalid_argument("autograd::matmul: A and B must have one storage type");
+  if (bias && s.batch != 1) throw std::invalid_argument("autograd::matmul: bias needs batch == 1");
+  if (a.elements() != uint64_t(s.batch) * s.M * s.K || b.elements() != uint64_t(s.batch) * s.K * s.N)
+    throw std::invalid_argument("autograd::matmul: operand sizes do not match M, N, K, batch");
+  const bool grad = tape.needsGrad({&a, &b, bias});
+  if (grad && s.gelu)
+    throw std::logic_error("autograd::matmul: the fused GELU epilogue has no backward; use activation()");
+  Tensor c = tape.empty({s.batch * s.M, s.N}, DType::F32, grad, "matmul output");
+  const ops::MatmulDType type = a.dtype == DType::F16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
+  ops::MatmulArgs args;
+  args.a = a.data;
+  args.b = b.data;
+  args.c = c.data;
+  if (bias) args.bias = bias->data;
+  args.M = s.M;
+  args.N = s.N;
+  args.K = s.K;
+  args.batch = s.batch;
+  args.transA = s.transA;
+  args.transB = s.transB;
+  args.alpha = s.alpha;
+  args.gelu = s.gelu;
+  args.aType = type;
+  ops::matmul(tape.exec(), args);
+  if (!grad) return c;
+  const Tensor biasT = bias ? *bias : Tensor{};
+  tape.push([&tape, a, b, c, s, biasT, type] {
+    ops::Executor& exec = tape.exec();
+    const uint64_t nC = c.elements();
+    const vk::BufferRange dC = tape.gradOf(c);
+    vk::BufferRange dCin = dC;
+    if (type == ops::MatmulDType::F16 && (a.requiresGrad() || b.requiresGrad())) {
+      dCin = tape.allocate(nC * 2, "matmul dC f16");
+      ops::castF32ToF16(exec, dC, dCin, static_cast<uint32_t>(nC));
+    }
+    const auto gemm = [&](vk::BufferRange A, vk::BufferRange B, const Tape::Target& t, uint32_t M, uint32_t N,
+                          uint32_t K, bool tA, bool tB) {
+      ops::MatmulArgs g;
+      g.a = A;
+      g.b = B;
+      g.c = t.range;
+      g.M = M;
+      g.N = N;
+      g.K = K;
+      g.batch = s.batch;
+      g.transA = tA;
+      g.transB = tB;
+      g.alpha = s.alpha;
+      g.beta = t.accumulate ? 1.0f : 0.0f;
+      g.aType = type;
+      ops::matmul(exec, g);
+    };
+    if (a.requiresGrad()) {
+      const Tape::Target t = tape.target(a);
+      if (!s.transA) // dA [M, K] = alpha dC op(B)^T
+        gemm(dCin, b.data, t, s.M, s.K, s.N, false, !s.transB);
+      else // dA^T [K, M] = alpha op(B) dC^T
+        gemm(b.data, dCin, t, s.K, s.M, s.N, s.transB, true);
+    }
+    if (b.requiresGrad()) {
+      const Tape::Target t = tape.target(b);
+      if (!s.transB) // dB [K, N] = alpha op(A)^T dC
+        gemm(a.data, dCin, t, s.K, s.N, s.M, !s.transA, false);
+      else // dB^T [N, K] = alpha dC^T op(A)
+        gemm(dCin, a.data, t, s.N, s.K, s.M, true, s.transA);
+    }
+    if (biasT.requiresGrad()) columnSumInto(tape, biasT, dC, s.M, s.N);
+  });
+  return c;
+}
+
+Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu) {
+  if (w.shape.size() != 2) throw std::invalid_argument("autograd::linear: weight must be [out, in]");
+  const uint32_t out = w.shape[0], in = w.shape[1];
+  if (x.elements() % in != 0)
+    throw std::invalid_argument("autograd::linear: input width does not match weight [" +
+                                std::to_string(out) + ", " + std::to_string(in) + "]");
+  MatmulSpec s;
+  s.M = static_cast<uint32_t>(x.elements() / in);
+  s.N = out;
+  s.K = in;
+  s.transB = true;
+  s.gelu = gelu;
+  return matmul(tape, x, w, s, bias);
+}
+
+Tensor add(Tape& tape, const Tensor& a, const Tensor& b) {
+  requireF32("add", a);
+  requireF32("add", b);
+  requireSameCount("add", a, b);
+  const bool grad = tape.needsGrad({&a, &b});
+  Tensor y = tape.empty(a.shape, DType::F32, grad, "add");
+  ops::add(tape.exec(), a.data, b.data, y.data, a.count());
+  if (grad)
+    tape.push([&tape, a, b, y] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      tape.passGrad(a, dy, true);
+      tape.passGrad(b, dy, false);
+    });
+  return y;
+}
+
+Tensor addBroadcast(Tape& tape, const Tensor& x, const Tensor& b) {
+  requireF32("addBroadcast", x);
+  requireF32("addBroadcast", b);
+  const uint32_t cols = b.count();
+  if (cols == 0 || x.elements() % cols != 0)
+    throw std::invalid_argument("autograd::addBroadcast: x is not a whole number of rows of b");
+  const uint32_t rows = static_cast<uint32_t>(x.elements() / cols);
+  const bool grad = tape.needsGrad({&x, &b});
+  Tensor y = tape.empty(x.shape, DType::F32, grad, "addBroadcast");
+  ops::biasAdd(tape.exec(), x.data, b.data, y.data, rows, cols);
+  if (grad)
+    tape.push([&tape, x, b, y, rows, cols] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      if (b.requiresGrad()) columnSumInto(tape, b, dy, rows, cols);
+      tape.passGrad(x, dy, true);
+    });
+  return y;
+}
+
+Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
+  requireF32("mul", a);
+  requireF32("mul", b);
+  requireSameCount("mul", a, b);
+  const bool grad = tape.needsGrad({&a, &b});
+  Tensor y = tape.empty(a.shape, DType::F32, grad, "mul");
+  ops::mul(tape.exec(), a.data, b.data, y.data, a.count());
+  if (grad)
+    tape.push([&tape, a, b, y] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      if (a.requiresGrad()) {
+        const Tape::Sink s = tape.sink(a);
+        ops::mul(tape.exec(), dy, b.data, s.range, a.count());
+        tape.commit(a, s);
+      }
+      if (b.requiresGrad()) {
+        const Tape::Sink s = tape.sink(b);
+        ops::mul(tape.exec(), dy, a.data, s.range, b.count());
+        tape.commit(b, s);
+      }
+    });
+  return y;
+}
+
+Tensor activation(Tape& tape, ops::Activation act, const Tensor& x) {
+  requireF32("activation", x);
+  const bool grad = tape.needsGrad({&x});
+  Tensor y = tape.empty(x.shape, DType::F32, grad, "activation");
+  ops::activation(tape.exec(), act, x.data, y.data, x.count());
+  if (grad)
+    tape.push([&tape, act, x, y] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const Tape::Sink s = tape.sink(x);
+      ops::activationBackward(tape.exec(), act, x.data, dy, s.range, x.count());
+      tape.commit(x, s);
+    });
+  return y;
+}
+
+Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps) {
+  requireF32("layerNorm", x);
+  const uint32_t cols = lastDim(x), rows = static_cast<uint32_t>(x.elements() / cols);
+  if (gamma.count() != cols || beta.count() != cols)
+    throw std::invalid_argument("autograd::layerNorm: gamma/beta must hold " + std::to_string(cols) +
+                                " elements");
+  const bool grad = tape.needsGrad({&x, &gamma, &beta});
+  Tensor y = tape.empty(x.shape, DType::F32, grad, "layerNorm");
+  const vk::BufferRange mean = tape.allocate(uint64_t(rows) * 4, "layerNorm mean");
+  const vk::BufferRange rstd = tape.allocate(uint64_t(rows) * 4, "layerNorm rstd");
+  ops::layerNorm(tape.exec(), x.data, gamma.data, beta.data, y.data, mean, rstd, rows, cols, eps);
+  if (grad)
+    tape.push([&tape, x, gamma, beta, y, mean, rstd, rows, cols] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const vk::BufferRange scratch = tape.allocate(
+          ops::normBackwardScratchBytes(codegen::NormKind::LayerNorm, rows, cols), "norm scratch");
+      const MaybeSink sx = sinkOrScratch(tape, x), sg = sinkOrScratch(tape, gamma),
+                      sb = sinkOrScratch(tape, beta);
+      ops::layerNormBackward(tape.exec(), x.data, gamma.data, dy, mean, rstd, sx.sink.range, sg.sink.range,
+                             sb.sink.range, scratch, rows, cols);
+      finish(tape, x, sx);
+      finish(tape, gamma, sg);
+      finish(tape, beta, sb);
+    });
+  return y;
+}
+
+Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps) {
+  requireF32("rmsNorm", x);
+  const uint32_t cols = lastDim(x), rows = static_cast<uint32_t>(x.elements() / cols);
+  if (gamma.count() != cols)
+    throw std::invalid_argument("autograd::rmsNorm: gamma must hold " + std::to_string(cols) + " elements");
+  const bool grad = tape.needsGrad({&x, &gamma});
+  Tensor y = tape.empty(x.shape, DType::F32, grad, "rmsNorm");
+  const vk::BufferRange rstd = tape.allocate(uint64_t(rows) * 4, "rmsNorm rstd");
+  ops::rmsNorm(tape.exec(), x.data, gamma.data, y.data, rstd, rows, cols, eps);
+  if (grad)
+    tape.push([&tape, x, gamma, y, rstd, rows, cols] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const vk::BufferRange scratch = tape.allocate(
+          ops::normBackwardScratchBytes(codegen::NormKind::RmsNorm, rows, cols), "norm scratch");
+      const MaybeSink sx = sinkOrScratch(tape, x), sg = sinkOrScratch(tape, gamma);
+      ops::rmsNormBackward(tape.exec(), x.data, gamma.data, dy, rstd, sx.sink.range, sg.sink.range, scratch,
+                           rows, cols);
+      finish(tape, x, sx);
+      finish(tape, gamma, sg);
+    });
+  return y;
+}
+
+Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens) {
+  requireF32("embedding", table);
+  if (table.shape.size() != 2) throw std::invalid_argument("autograd::embedding: table must be [vocab, dim]");
+  const uint32_t vocab = table.shape[0], dim = table.shape[1];
+  const bool grad = tape.needsGrad({&table});
+  Tensor y = tape.empty({tokens, dim}, DType::F32, grad, "embedding");
+  ops::embedding(tape.exec(), table.data, ids, y.data, tokens, vocab, dim);
+  if (grad)
+    tape.push([&tape, table, ids, y, tokens, vocab, dim] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const vk::BufferRange ws =
+          tape.allocate(ops::embeddingBackwardWorkspaceBytes(tokens), "embedding workspace");
+      const Tape::Target t = tape.target(table);
+      ops::embeddingBackward(tape.exec(), ids, dy, t.range, ws, tokens, vocab, dim, t.accumulate);
+    });
+  return y;
+}
+
+Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape, uint32_t srcOffset,
+               const std::array<uint32_t, 4>& srcStrides) {
+  const bool grad = tape.needsGrad({&x});
+  Tensor y = tape.empty({shape[0], shape[1], shape[2], shape[3]}, x.dtype, grad, "permute");
+  const ops::PermuteType type = x.dtype == DType::F16 ? ops::PermuteType::F16 : ops::PermuteType::F32;
+  ops::PermuteArgs args;
+  args.shape = shape;
+  args.srcOffset = srcOffset;
+  args.srcStrides = srcStrides;
+  args.dstStrides = ops::denseStrides(shape);
+  args.type = type;
+  ops::permute(tape.exec(), x.data, y.data, args);
+  if (grad)
+    tape.push([&tape, x, y, shape, srcOffset, srcStrides] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      GradSlot& slot = *x.gradSlot;
+      const bool hasValue = slot.written || slot.persistent;
+      const vk::BufferRange g = tape.gradStorage(x);
+      bool accumulate = hasValue;
+      if (!hasValue && y.elements() != x.elements()) { // a partial view: the rest of dx is zero
+        ops::fill(tape.exec(), g, x.count(), 0.0f);
+        accumulate = true;
+      }
+      slot.written = true;
+      ops::PermuteArgs back;
+      back.shape = shape;
+      back.srcStrides = ops::denseStrides(shape);
+      back.dstOffset = srcOffset;
+      back.dstStrides = srcStrides;
+      back.accumulate = accumulate;
+      ops::permute(tape.exec(), dy, g, back);
+    });
+  return y;
+}
+
+Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T) {
+  requireF32("rope", x);
+  const uint32_t rows = static_cast<uint32_t>(x.elements() / headDim);
+  const bool grad = tape.needsGrad({&x});
+  Tensor y = tape.empty(x.shape, DType::F32, grad, "rope");
+  ops::rope(tape.exec(), x.data, table, y.data, rows, headDim, T);
+  if (grad)
+    tape.push([&tape, x, y, table, rows, headDim, T] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const Tape::Sink s = tape.sink(x);
+      ops::rope(tape.exec(), dy, table, s.range, rows, headDim, T, true);
+      tape.commit(x, s);
+    });
+  return y;
+}
+
+Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,
+               const ops::SoftmaxOptions& options) {
+  requireF32("softmax", x);
+  if (x.elements() != uint64_t(rows) * cols)
+    throw std::invalid_argument("autograd::softmax: x is not rows x cols");
+  const bool grad = tape.needsGrad({&x});
+  Tensor y = tape.empty(x.shape, DType::F32, grad, "softmax");
+  ops::softmax(tape.exec(), x.data, y.data, rows, cols, options);
+  if (grad)
+    tape.push([&tape, x, y, rows, cols, scale = options.scale] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const Tape::Sink s = tape.sink(x);
+      ops::softmaxBackward(tape.exec(), y.data, dy, s.range, rows, cols, scale);
+      tape.commit(x, s);
+    });
+  return y;
+}
+
+Tensor crossEntropy(Tape& tape, const Tensor& logits, vk::BufferRange targets, float gradScale) {
+  requireF32("crossEntropy", logits);
+  const uint32_t vocab = lastDim(logits), rows = static_cast<uint32_t>(logits.elements() / vocab);
+  const bool grad = tape.needsGrad({&logits});
+  Tensor loss = tape.empty({rows}, DType::F32, false, "cross-entropy loss");
+  const vk::BufferRange dlogits = tape.allocate(logits.elements() * 4, "dlogits");
+  ops::crossEntropy(tape.exec(), logits.data, targets, loss.data, dlogits, rows, vocab, gradScale);
+  if (grad) tape.push([&tape, logits, dlogits] { tape.passGrad(logits, dlogits, true); });
+  return loss;
+}
+
+Tensor checkpoint(Tape& tape, const Tensor& x, const std::function<Tensor(Tape&, const Tensor&)>& fn) {
+  if (!tape.recording()) return fn(tape, x);
+  Workspace& ws = tape.workspace();
+  Tensor y = tape.empty(x.shape, DType::F32, true, "checkpoint output");
+  {
+    const Workspace::Mark mark = ws.mark();
+    Tape inner(tape.exec(), ws, false);
+    const Tensor yi = fn(inner, Tensor::constant(x.data, x.shape, x.dtype));
+    if (yi.elements() != x.elements() || yi.dtype != DType::F32)
+      throw std::logic_error("autograd::checkpoint: fn must return an f32 tensor shaped like its input");
+    ops::copy(tape.exec(), yi.data, y.data, y.count());
+    ws.rewind(mark);
+  }
+  tape.push([&tape, x, y, fn] {
+    if (x.requiresGrad()) tape.gradStorage(x); // outlives the recomputation below
+    const vk::BufferRange dy = tape.gradOf(y);
+    Workspace& w = tape.workspace();
+    const Workspace::Mark mark = w.mark();
+    {
+      Tape inner(tape.exec(), w, true);
+      const Tensor yi = fn(inner, x);
+      if (!yi.requiresGrad())
+        throw std::logic_error("autograd::checkpoint: the recomputed output has no gradient");
+      inner.seedGrad(yi, dy);
+      inner.backward();
+    }
+    w.rewind(mark);
+  });
+  return y;
+}
+
+} // namespace helios::autograd

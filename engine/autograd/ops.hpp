@@ -1,0 +1,72 @@
+#pragma once
+// Autograd ops: each dispatches its forward kernels now and, when the tape records and an input needs a
+// gradient, pushes a closure with its backward kernels. Shapes are row-major; "rows x cols" ops work along
+// the last axis. All f32 unless stated; f16 tensors exist only as GEMM inputs (cast()).
+#include "engine/autograd/tape.hpp"
+#include "engine/ops/elementwise.hpp"
+#include "engine/ops/softmax.hpp"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+
+namespace helios::autograd {
+
+// f32 <-> f16 copy. The result shares x's gradient slot (gradients stay f32), so no backward is needed.
+Tensor cast(Tape& tape, const Tensor& x, DType to);
+
+// C[b] = alpha * op(A[b]) * op(B[b]) (+ bias[n]) for b < batch, dense batches; A and B both f32 or both f16
+// (then the backward casts dC to f16 for its GEMMs), C f32 shaped [batch * M, N]. op(A): M x K (A stored
+// K x M when transA); op(B): K x N (B stored N x K when transB, i.e. a PyTorch Linear weight).
+// gelu: fused GELU epilogue, forward only (a recording tape with gradients throws; use activation()).
+struct MatmulSpec {
+  uint32_t M = 0, N = 0, K = 0, batch = 1;
+  bool transA = false, transB = false;
+  float alpha = 1.0f;
+  bool gelu = false;
+};
+Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& spec,
+              const Tensor* bias = nullptr);
+
+// y = x * W^T + bias for x [rows, in] and W [out, in] (PyTorch Linear). bias may be null.
+Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu = false);
+
+// y = a + b (same element count; the shape of a).
+Tensor add(Tape& tape, const Tensor& a, const Tensor& b);
+// y[r, c] = x[r, c] + b[c] for x [rows, cols] (cols = b's element count).
+Tensor addBroadcast(Tape& tape, const Tensor& x, const Tensor& b);
+// y = a * b elementwise.
+Tensor mul(Tape& tape, const Tensor& a, const Tensor& b);
+// y = act(x) (GELU tanh form, SiLU, ReLU).
+Tensor activation(Tape& tape, ops::Activation act, const Tensor& x);
+
+// Along the last axis of x [rows, cols]; gamma/beta [cols].
+Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps);
+Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps);
+
+// out[t, :] = table[ids[t], :] for `tokens` int32 ids; table [vocab, dim].
+Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens);
+
+// y (dense, `shape`) [i0, i1, i2, i3] = x[srcOffset + sum ik * srcStrides[k]] (f32). The addressed elements
+// of x must be distinct. Backward scatters dy back (accumulating; a full permutation of x overwrites).
+Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape, uint32_t srcOffset,
+               const std::array<uint32_t, 4>& srcStrides);
+
+// Rotary embedding of x [rows, headDim] whose row r sits at position r % T; table: ops::ropeTable(>= T, D).
+Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T);
+
+// Softmax along the last axis of x [rows, cols] (options: scale, causal mask).
+Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,
+               const ops::SoftmaxOptions& options = {});
+
+// Fused softmax cross-entropy: returns the per-row loss [rows] (no gradient); the backward hands
+// (softmax - onehot) * gradScale to the logits [rows, vocab]. Targets outside [0, vocab) are ignored.
+Tensor crossEntropy(Tape& tape, const Tensor& logits, vk::BufferRange targets, float gradScale);
+
+// Activation checkpointing: y = fn(tape, x), but only x and y are kept. The forward runs fn on a no-grad tape
+// whose temporaries are released right away; the backward re-runs fn on a recording tape into the same
+// memory, back-propagates y's gradient through it and releases it again. fn must be deterministic and return
+// a tensor shaped like x; parameters it captures keep their (persistent) gradient slots.
+Tensor checkpoint(Tape& tape, const Tensor& x, const std::function<Tensor(Tape&, const Tensor&)>& fn);
+
+} // namespace helios::autograd

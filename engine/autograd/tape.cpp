@@ -1,0 +1,129 @@
+#include "engine/autograd/tape.hpp"
+
+#include "engine/ops/elementwise.hpp"
+
+#include <stdexcept>
+#include <string>
+
+namespace helios::autograd {
+
+Tensor Tensor::reshape(std::vector<uint32_t> newShape) const {
+  Tensor t = *this;
+  t.shape = std::move(newShape);
+  if (t.elements() != elements())
+    throw std::invalid_argument("Tensor::reshape: " + std::to_string(elements()) +
+                                " elements cannot become " + std::to_string(t.elements()));
+  return t;
+}
+
+Tensor Tensor::parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape) {
+  Tensor t;
+  t.data = data;
+  t.shape = std::move(shape);
+  t.gradSlot = std::make_shared<GradSlot>();
+  t.gradSlot->range = grad;
+  t.gradSlot->persistent = true;
+  return t;
+}
+
+Tensor Tensor::constant(vk::BufferRange data, std::vector<uint32_t> shape, DType dtype) {
+  Tensor t;
+  t.data = data;
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  return t;
+}
+
+Tensor Tape::empty(std::vector<uint32_t> shape, DType dtype, bool grad, std::string_view what) {
+  Tensor t;
+  t.shape = std::move(shape);
+  t.dtype = dtype;
+  t.data = ws_.allocate(t.bytes(), what);
+  if (grad && recording_) t.gradSlot = std::make_shared<GradSlot>();
+  return t;
+}
+
+bool Tape::needsGrad(std::initializer_list<const Tensor*> inputs) const {
+  if (!recording_) return false;
+  for (const Tensor* t : inputs)
+    if (t && t->requiresGrad()) return true;
+  return false;
+}
+
+void Tape::backward() {
+  for (auto it = closures_.rbegin(); it != closures_.rend(); ++it)
+    (*it)();
+  closures_.clear();
+}
+
+vk::BufferRange Tape::gradStorage(const Tensor& t) {
+  GradSlot& s = *t.gradSlot;
+  if (s.range.buffer == VK_NULL_HANDLE) s.range = ws_.allocate(t.elements() * 4, "gradient");
+  return s.range;
+}
+
+vk::BufferRange Tape::gradOf(const Tensor& y) {
+  GradSlot& s = *y.gradSlot;
+  const vk::BufferRange r = gradStorage(y);
+  if (!s.written && !s.persistent) {
+    ops::fill(exec_, r, y.count(), 0.0f);
+    s.written = true;
+  }
+  return r;
+}
+
+void Tape::seedGrad(const Tensor& y, vk::BufferRange grad) {
+  if (!y.gradSlot) throw std::logic_error("Tape::seedGrad: tensor has no gradient slot");
+  y.gradSlot->range = grad;
+  y.gradSlot->written = true;
+}
+
+Tape::Target Tape::target(const Tensor& t) {
+  GradSlot& s = *t.gradSlot;
+  Target r{gradStorage(t), s.written || s.persistent};
+  s.written = true;
+  return r;
+}
+
+Tape::Sink Tape::sink(const Tensor& t) {
+  const GradSlot& s = *t.gradSlot;
+  if (!s.written && !s.persistent) return {gradStorage(t), true};
+  return {ws_.allocate(t.elements() * 4, "gradient temporary"), false};
+}
+
+void Tape::commit(const Tensor& t, const Sink& k) {
+  if (!k.direct) {
+    const vk::BufferRange g = gradStorage(t);
+    ops::add(exec_, g, k.range, g, t.count());
+  }
+  t.gradSlot->written = true;
+}
+
+void Tape::passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias) {
+  if (!t.gradSlot) return;
+  GradSlot& s = *t.gradSlot;
+  if (!s.written && !s.persistent) {
+    if (allowAlias && s.range.buffer == VK_NULL_HANDLE) {
+      s.range = g;
+    } else {
+      ops::copy(exec_, g, gradStorage(t), t.count());
+    }
+  } else {
+    const vk::BufferRange r = gradStorage(t);
+    ops::add(exec_, r, g, r, t.count());
+  }
+  s.written = true;
+}
+
+vk::BufferRange Tape::ones(uint32_t n) {
+  if (n > onesCount_) {
+    ones_ = ws_.allocate(uint64_t(n) * 4, "ones");
+    ops::fill(exec_, ones_, n, 1.0f);
+    onesCount_ = n;
+  }
+  vk::BufferRange r = ones_;
+  r.size = uint64_t(n) * 4;
+  return r;
+}
+
+} // namespace helios::autograd

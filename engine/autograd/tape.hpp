@@ -1,0 +1,80 @@
+#pragma once
+// The tape: ops (engine/autograd/ops.hpp) dispatch their forward kernels through the executor and, when the
+// tape records and an input needs a gradient, push a closure that dispatches the backward kernels.
+// backward() runs the closures in reverse order. Everything is recorded on the GPU timeline: no host round
+// trips. Temporaries (activations, saved tensors, activation gradients) come from the Workspace, in the same
+// order with the same sizes every step.
+//
+// Gradient accumulation rules (for op implementers): a gradient slot with no value yet is overwritten by its
+// first writer (no fill needed) and accumulated into afterwards; parameter slots (persistent) are always
+// accumulated into. The helpers below implement exactly that.
+#include "engine/autograd/tensor.hpp"
+#include "engine/autograd/workspace.hpp"
+#include "engine/ops/executor.hpp"
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace helios::autograd {
+
+class Tape {
+public:
+  // recording = false: a no-grad tape (ops dispatch forward only; outputs carry no gradient slot).
+  Tape(ops::Executor& exec, Workspace& workspace, bool recording = true)
+      : exec_(exec), ws_(workspace), recording_(recording) {}
+  Tape(const Tape&) = delete;
+  Tape& operator=(const Tape&) = delete;
+
+  ops::Executor& exec() { return exec_; }
+  Workspace& workspace() { return ws_; }
+  bool recording() const { return recording_; }
+
+  // A fresh tensor from the workspace; with grad = true (and a recording tape) it gets an empty grad slot.
+  Tensor empty(std::vector<uint32_t> shape, DType dtype, bool grad, std::string_view what);
+  vk::BufferRange allocate(VkDeviceSize bytes, std::string_view what) { return ws_.allocate(bytes, what); }
+  // True when the tape records and any of the tensors needs a gradient.
+  bool needsGrad(std::initializer_list<const Tensor*> inputs) const;
+
+  void push(std::function<void()> backward) { closures_.push_back(std::move(backward)); }
+  // Runs the recorded closures in reverse order, then forgets them.
+  void backward();
+  size_t size() const { return closures_.size(); }
+
+  // --- helpers for backward closures -------------------------------------------------------------------
+  // The gradient of an op's output, ready to read (zero-filled if nothing was written to it).
+  vk::BufferRange gradOf(const Tensor& y);
+  // Seeds y's gradient with an existing range (e.g. a checkpointed block's output gradient).
+  void seedGrad(const Tensor& y, vk::BufferRange grad);
+  // The slot's storage, allocated on first use.
+  vk::BufferRange gradStorage(const Tensor& t);
+  // For ops that can accumulate natively (GEMM beta, permute/embedding accumulate): the range to write and
+  // whether to accumulate; marks the slot written.
+  struct Target {
+    vk::BufferRange range;
+    bool accumulate = false;
+  };
+  Target target(const Tensor& t);
+  // For ops that only overwrite: write into sink(t).range, then commit(t, sink) (adds a temporary if needed).
+  struct Sink {
+    vk::BufferRange range;
+    bool direct = false;
+  };
+  Sink sink(const Tensor& t);
+  void commit(const Tensor& t, const Sink& s);
+  // t.grad += g. allowAlias: when the slot has no storage and no value, it takes `g` itself (no copy); only
+  // for a `g` nobody writes to afterwards.
+  void passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias);
+  // A [n] f32 vector of ones (column sums through GEMM), one per tape, grown on demand.
+  vk::BufferRange ones(uint32_t n);
+
+private:
+  ops::Executor& exec_;
+  Workspace& ws_;
+  bool recording_;
+  std::vector<std::function<void()>> closures_;
+  vk::BufferRange ones_;
+  uint32_t onesCount_ = 0;
+};
+
+} // namespace helios::autograd

@@ -1,0 +1,51 @@
+#pragma once
+// A tensor as autograd sees it: a device range, a shape and a storage type, plus an optional gradient slot.
+// Gradients are always f32 with the tensor's element count. Views (reshape, f16 casts) share the slot of
+// the tensor they view, so a gradient written through any of them lands in one place.
+#include "engine/vk/buffer.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <numeric>
+#include <vector>
+
+namespace helios::autograd {
+
+enum class DType : uint8_t { F32, F16 };
+inline uint32_t dtypeBytes(DType t) {
+  return t == DType::F16 ? 2u : 4u;
+}
+
+// Where a tensor's gradient lives during one backward. `range` is allocated lazily (or aliased to another
+// gradient that is no longer needed); `written` says it holds a value (else the first writer overwrites);
+// `persistent` marks a parameter gradient owned by the model: always accumulated into, never overwritten.
+struct GradSlot {
+  vk::BufferRange range;
+  bool written = false;
+  bool persistent = false;
+};
+
+struct Tensor {
+  vk::BufferRange data;
+  std::vector<uint32_t> shape;
+  DType dtype = DType::F32;
+  std::shared_ptr<GradSlot> gradSlot; // null: no gradient flows to this tensor
+
+  uint64_t elements() const {
+    return std::accumulate(shape.begin(), shape.end(), uint64_t{1},
+                           [](uint64_t a, uint32_t b) { return a * b; });
+  }
+  uint32_t count() const { return static_cast<uint32_t>(elements()); }
+  uint64_t bytes() const { return elements() * dtypeBytes(dtype); }
+  bool requiresGrad() const { return gradSlot != nullptr; }
+  vk::BufferRange grad() const { return gradSlot ? gradSlot->range : vk::BufferRange{}; }
+  // Same data and gradient, another shape with the same element count (throws std::invalid_argument).
+  Tensor reshape(std::vector<uint32_t> newShape) const;
+
+  // A parameter: `data` with the persistent gradient `grad` (both f32, `shape`).
+  static Tensor parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape);
+  // A constant (no gradient).
+  static Tensor constant(vk::BufferRange data, std::vector<uint32_t> shape, DType dtype = DType::F32);
+};
+
+} // namespace helios::autograd

@@ -1,0 +1,64 @@
+#include "engine/model/blocks.hpp"
+
+#include <cmath>
+
+namespace helios::model::detail {
+
+namespace {
+
+// [B*T, width] (heads of D at column offset `col`) -> [B, heads, T, D].
+Tensor splitHeads(Tape& tape, const BlockShape& s, const Tensor& x, uint32_t width, uint32_t col,
+                  uint32_t heads) {
+  const uint32_t D = s.headDim, T = s.T;
+  return autograd::permute(tape, x, {s.batch, heads, T, D}, col, {T * width, D, width, 1});
+}
+
+} // namespace
+
+Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h) {
+  const uint32_t B = s.batch, T = s.T, H = s.config.heads, Hkv = s.kvHeads, D = s.headDim;
+  const uint32_t C = H * D, group = H / Hkv;
+  const Tensor hin = gemmInput(tape, s, h);
+  Tensor q, k, v;
+  if (s.config.packedQkv) {
+    const uint32_t width = (H + 2 * Hkv) * D;
+    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB);
+    q = splitHeads(tape, s, qkv, width, 0, H);
+    k = splitHeads(tape, s, qkv, width, H * D, Hkv);
+    v = splitHeads(tape, s, qkv, width, (H + Hkv) * D, Hkv);
+  } else {
+    q = splitHeads(tape, s, autograd::linear(tape, hin, w.qW, &w.qB), H * D, 0, H);
+    k = splitHeads(tape, s, autograd::linear(tape, hin, w.kW, &w.kB), Hkv * D, 0, Hkv);
+    v = splitHeads(tape, s, autograd::linear(tape, hin, w.vW, &w.vB), Hkv * D, 0, Hkv);
+  }
+  if (s.config.rope) {
+    q = autograd::rope(tape, q, s.ropeTable, D, T);
+    k = autograd::rope(tape, k, s.ropeTable, D, T);
+  }
+  // Grouped-query attention without copies: the `group` query heads sharing a K/V head are contiguous in
+  // [B, H, T, D], so each (batch, kv head) is one GEMM with group*T query rows; dK and dV then sum over the
+  // group inside the backward GEMMs.
+  autograd::MatmulSpec qk;
+  qk.M = group * T;
+  qk.N = T;
+  qk.K = D;
+  qk.batch = B * Hkv;
+  qk.transB = true;
+  qk.alpha = static_cast<float>(1.0 / std::sqrt(double(D)));
+  const Tensor scores = autograd::matmul(tape, gemmInput(tape, s, q), gemmInput(tape, s, k), qk);
+  ops::SoftmaxOptions sm;
+  sm.causalQueries = T;
+  const Tensor probs = autograd::softmax(tape, scores, B * H * T, T, sm);
+  autograd::MatmulSpec pv;
+  pv.M = group * T;
+  pv.N = D;
+  pv.K = T;
+  pv.batch = B * Hkv;
+  const Tensor o = autograd::matmul(tape, gemmInput(tape, s, probs), gemmInput(tape, s, v), pv);
+  // [B, H, T, D] -> [B, T, H, D] = [B*T, C].
+  const Tensor merged =
+      autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}).reshape({B * T, C});
+  return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, &w.projB);
+}
+
+} // namespace helios::model::detail

@@ -1,0 +1,44 @@
+#pragma once
+// Internal to engine/model: the pieces of one transformer block, written against the autograd tape.
+// Weight layouts are PyTorch Linear ([out, in], y = x W^T + b).
+#include "engine/autograd/ops.hpp"
+#include "engine/model/gpt.hpp"
+
+namespace helios::model::detail {
+
+using autograd::Tape;
+using autograd::Tensor;
+
+// One block's parameters as this call sees them: norms and biases f32; GEMM weights f32, or their f16 copies
+// in Precision::Mixed (sharing the master's gradient slot). Unused members stay empty.
+struct BlockWeights {
+  Tensor ln1w, ln1b, ln2w, ln2b;
+  Tensor qkvW, qkvB;             // packed QKV: [(H + 2 Hkv) D, C]
+  Tensor qW, qB, kW, kB, vW, vB; // separate Q, K, V
+  Tensor projW, projB;           // attention output projection [C, C]
+  Tensor fcW, fcB;               // GELU MLP [hidden, C]
+  Tensor gateW, gateB, upW, upB; // SwiGLU [hidden, C] each
+  Tensor mlpProjW, mlpProjB;     // [C, hidden]
+};
+
+struct BlockShape {
+  GptConfig config;
+  uint32_t batch = 0, T = 0;
+  uint32_t kvHeads = 0, headDim = 0;
+  vk::BufferRange ropeTable; // [context, D/2, 2] when config.rope
+  bool fuseGelu = false;     // forward-only calls: GEMM with the fused bias + GELU epilogue
+  bool mixed() const { return config.precision == Precision::Mixed; }
+};
+
+// x [rows, C] -> norm(x) with the configured kind (beta unused for RMSNorm).
+Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& gamma, const Tensor& beta);
+// GEMM input in the configured precision (an f16 copy in Mixed mode).
+Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x);
+// Causal multi-head (grouped-query) self-attention of h [B*T, C], including the output projection.
+Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h);
+// The MLP (GELU or SwiGLU) of h [B*T, C].
+Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h);
+// Pre-norm block: x + attn(norm1(x)), then + mlp(norm2(.)).
+Tensor block(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& x);
+
+} // namespace helios::model::detail

@@ -1,0 +1,330 @@
+#include "engine/model/gpt.hpp"
+
+#include "engine/autograd/ops.hpp"
+#include "engine/model/blocks.hpp"
+#include "engine/ops/elementwise.hpp"
+#include "engine/ops/reduce.hpp"
+#include "engine/ops/rope.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace helios::model {
+
+using autograd::DType;
+using autograd::Tape;
+using autograd::Tensor;
+
+namespace {
+
+uint32_t kvHeadsOf(const GptConfig& c) {
+  return c.kvHeads == 0 ? c.heads : c.kvHeads;
+}
+
+// SwiGLU keeps the parameter count of a 4x GELU MLP: 2/3 of mlpMult * dim, rounded up to a multiple of 8.
+uint32_t mlpHidden(const GptConfig& c) {
+  const uint32_t h = c.mlpMult * c.dim;
+  if (c.mlp == MlpKind::Gelu) return h;
+  return (2 * h / 3 + 7) / 8 * 8;
+}
+
+void validate(const GptConfig& c) {
+  const auto fail = [](const std::string& m) { throw std::invalid_argument("GptConfig: " + m); };
+  if (c.vocab == 0 || c.context == 0 || c.layers == 0 || c.dim == 0 || c.heads == 0 || c.mlpMult == 0)
+    fail("vocab, context, layers, dim, heads and mlpMult must be positive");
+  if (c.dim % c.heads != 0) fail("dim " + std::to_string(c.dim) + " is not a multiple of heads");
+  const uint32_t kv = kvHeadsOf(c);
+  if (c.heads % kv != 0) fail("heads " + std::to_string(c.heads) + " is not a multiple of kvHeads");
+  if (c.rope && (c.dim / c.heads) % 2 != 0) fail("RoPE needs an even head dim");
+}
+
+// Deterministic, platform-independent init: splitmix64 streams and Box-Muller.
+uint64_t splitmix(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::vector<float> normal(size_t n, double stddev, uint64_t seed, const std::string& name) {
+  uint64_t h = 1469598103934665603ull; // FNV-1a of the name: each parameter has its own stream
+  for (char ch : name)
+    h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  uint64_t state = seed ^ h;
+  const auto uniform = [&] { return (double((splitmix(state) >> 11)) + 0.5) / 9007199254740992.0; }; // (0, 1)
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; i += 2) {
+    const double r = std::sqrt(-2.0 * std::log(uniform())), t = 6.283185307179586 * uniform();
+    v[i] = static_cast<float>(stddev * r * std::cos(t));
+    if (i + 1 < n) v[i + 1] = static_cast<float>(stddev * r * std::sin(t));
+  }
+  return v;
+}
+
+// Parameter indices of one block (-1: absent in this configuration).
+struct BlockIndex {
+  int ln1w = -1, ln1b = -1, ln2w = -1, ln2b = -1;
+  int qkvW = -1, qkvB = -1, qW = -1, qB = -1, kW = -1, kB = -1, vW = -1, vB = -1, projW = -1, projB = -1;
+  int fcW = -1, fcB = -1, gateW = -1, gateB = -1, upW = -1, upB = -1, mlpProjW = -1, mlpProjB = -1;
+};
+
+} // namespace
+
+std::string GptConfig::describe() const {
+  std::string s = std::to_string(layers) + "L " + std::to_string(dim) + "d " + std::to_string(heads) + "h T" +
+                  std::to_string(context) + " V" + std::to_string(vocab) +
+                  (norm == NormKind::RMSNorm ? " rmsnorm" : " layernorm") +
+                  (mlp == MlpKind::SwiGLU ? " swiglu" : " gelu");
+  if (kvHeads != 0 && kvHeads != heads) s += " kv" + std::to_string(kvHeads);
+  if (rope) s += " rope";
+  if (!packedQkv) s += " unpacked-qkv";
+  if (checkpointActivations) s += " checkpoint";
+  if (precision == Precision::Mixed) s += " mixed";
+  return s;
+}
+
+uint64_t GptConfig::parameterCount() const {
+  const uint64_t C = dim, D = dim / heads, kv = kvHeadsOf(*this), hid = mlpHidden(*this);
+  const uint64_t normParams = norm == NormKind::LayerNorm ? 2 * C : C;
+  const uint64_t qkv = (heads + 2 * kv) * D;
+  uint64_t perBlock = 2 * normParams + qkv * C + qkv + C * C + C;
+  perBlock += mlp == MlpKind::SwiGLU ? 2 * (hid * C + hid) : hid * C + hid;
+  perBlock += C * hid + C;
+  return uint64_t(vocab) * C + (rope ? 0 : uint64_t(context) * C) + layers * perBlock + normParams;
+}
+
+struct Gpt::Impl {
+  vk::Context& ctx;
+  GptConfig cfg;
+  uint64_t seed;
+  std::vector<Parameter> params;
+  std::vector<double> initStd; // per parameter: > 0 normal(0, std); 0 zeros; < 0 ones
+  int wte = -1, wpe = -1, lnfW = -1, lnfB = -1;
+  std::vector<BlockIndex> blocks;
+  vk::Buffer ropeTable;
+
+  Impl(vk::Context& c, const GptConfig& config, uint64_t s) : ctx(c), cfg(config), seed(s) {}
+
+  int add(const std::string& name, std::vector<uint32_t> shape, double std, bool decay) {
+    Parameter p;
+    p.name = name;
+    p.shape = std::move(shape);
+    p.elements = 1;
+    for (uint32_t d : p.shape)
+      p.elements *= d;
+    p.decay = decay;
+    params.push_back(std::move(p));
+    initStd.push_back(std);
+    return static_cast<int>(params.size() - 1);
+  }
+
+  void build() {
+    validate(cfg);
+    const uint32_t C = cfg.dim, D = cfg.dim / cfg.heads, kv = kvHeadsOf(cfg), hid = mlpHidden(cfg);
+    const double std = 0.02, projStd = 0.02 / std::sqrt(2.0 * cfg.layers);
+    const bool ln = cfg.norm == NormKind::LayerNorm;
+    wte = add("wte.weight", {cfg.vocab, C}, std, true);
+    if (!cfg.rope) wpe = add("wpe.weight", {cfg.context, C}, std, false);
+    for (uint32_t l = 0; l < cfg.layers; ++l) {
+      const std::string p = "blocks." + std::to_string(l) + ".";
+      BlockIndex b;
+      b.ln1w = add(p + "ln1.weight", {C}, -1, false);
+      if (ln) b.ln1b = add(p + "ln1.bias", {C}, 0, false);
+      if (cfg.packedQkv) {
+        b.qkvW = add(p + "attn.qkv.weight", {(cfg.heads + 2 * kv) * D, C}, std, true);
+        b.qkvB = add(p + "attn.qkv.bias", {(cfg.heads + 2 * kv) * D}, 0, false);
+      } else {
+        b.qW = add(p + "attn.q.weight", {cfg.heads * D, C}, std, true);
+        b.qB = add(p + "attn.q.bias", {cfg.heads * D}, 0, false);
+        b.kW = add(p + "attn.k.weight", {kv * D, C}, std, true);
+        b.kB = add(p + "attn.k.bias", {kv * D}, 0, false);
+        b.vW = add(p + "attn.v.weight", {kv * D, C}, std, true);
+        b.vB = add(p + "attn.v.bias", {kv * D}, 0, false);
+      }
+      b.projW = add(p + "attn.proj.weight", {C, C}, projStd, true);
+      b.projB = add(p + "attn.proj.bias", {C}, 0, false);
+      b.ln2w = add(p + "ln2.weight", {C}, -1, false);
+      if (ln) b.ln2b = add(p + "ln2.bias", {C}, 0, false);
+      if (cfg.mlp == MlpKind::SwiGLU) {
+        b.gateW = add(p + "mlp.gate.weight", {hid, C}, std, true);
+        b.gateB = add(p + "mlp.gate.bias", {hid}, 0, false);
+        b.upW = add(p + "mlp.up.weight", {hid, C}, std, true);
+        b.upB = add(p + "mlp.up.bias", {hid}, 0, false);
+      } else {
+        b.fcW = add(p + "mlp.fc.weight", {hid, C}, std, true);
+        b.fcB = add(p + "mlp.fc.bias", {hid}, 0, false);
+      }
+      b.mlpProjW = add(p + "mlp.proj.weight", {C, hid}, projStd, true);
+      b.mlpProjB = add(p + "mlp.proj.bias", {C}, 0, false);
+      blocks.push_back(b);
+    }
+    lnfW = add("ln_f.weight", {C}, -1, false);
+    if (ln) lnfB = add("ln_f.bias", {C}, 0, false);
+
+    for (size_t i = 0; i < params.size(); ++i) {
+      Parameter& p = params[i];
+      const VkDeviceSize bytes = uint64_t(p.elements) * 4;
+      p.data = ctx.buffer(bytes, p.name);
+      p.grad = ctx.buffer(bytes, p.name + " grad");
+      p.m = ctx.buffer(bytes, p.name + " adam m");
+      p.v = ctx.buffer(bytes, p.name + " adam v");
+      std::vector<float> init;
+      if (initStd[i] > 0)
+        init = normal(p.elements, initStd[i], seed, p.name);
+      else
+        init.assign(p.elements, initStd[i] < 0 ? 1.0f : 0.0f);
+      ctx.uploadVector(p.data, init);
+      const std::vector<float> zeros(p.elements, 0.0f);
+      ctx.uploadVector(p.grad, zeros);
+      ctx.uploadVector(p.m, zeros);
+      ctx.uploadVector(p.v, zeros);
+    }
+    if (cfg.rope) {
+      const std::vector<float> table = ops::ropeTable(cfg.context, D);
+      ropeTable = ctx.buffer(table.size() * 4, "rope table");
+      ctx.uploadVector(ropeTable, table);
+    }
+  }
+
+  Tensor param(int i) const {
+    if (i < 0) return {};
+    const Parameter& p = params[size_t(i)];
+    return Tensor::parameter(p.data.range(), p.grad.range(), p.shape);
+  }
+
+  // GEMM operands of this call: f16 copies in Mixed mode, made once up front (outside any checkpoint).
+  struct Weights {
+    std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
+  };
+  Weights prepare(Tape& tape) const {
+    Weights w;
+    w.gemm.resize(params.size());
+    const bool mixed = cfg.precision == Precision::Mixed;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].shape.size() == 2 && int(i) != wpe) {
+        const Tensor t = param(int(i));
+        w.gemm[i] = mixed ? autograd::cast(tape, t, DType::F16) : t;
+      }
+    return w;
+  }
+
+  detail::BlockWeights blockWeights(const Weights& w, uint32_t l) const {
+    const BlockIndex& b = blocks[l];
+    const auto g = [&](int i) { return i < 0 ? Tensor{} : w.gemm[size_t(i)]; };
+    detail::BlockWeights bw;
+    bw.ln1w = param(b.ln1w);
+    bw.ln1b = param(b.ln1b);
+    bw.ln2w = param(b.ln2w);
+    bw.ln2b = param(b.ln2b);
+    bw.qkvW = g(b.qkvW);
+    bw.qkvB = param(b.qkvB);
+    bw.qW = g(b.qW);
+    bw.qB = param(b.qB);
+    bw.kW = g(b.kW);
+    bw.kB = param(b.kB);
+    bw.vW = g(b.vW);
+    bw.vB = param(b.vB);
+    bw.projW = g(b.projW);
+    bw.projB = param(b.projB);
+    bw.fcW = g(b.fcW);
+    bw.fcB = param(b.fcB);
+    bw.gateW = g(b.gateW);
+    bw.gateB = param(b.gateB);
+    bw.upW = g(b.upW);
+    bw.upB = param(b.upB);
+    bw.mlpProjW = g(b.mlpProjW);
+    bw.mlpProjB = param(b.mlpProjB);
+    return bw;
+  }
+
+  void checkCall(const vk::BufferRange& tokens, uint32_t batch, uint32_t T) const {
+    if (batch == 0 || T == 0) throw std::invalid_argument("Gpt: batch and T must be positive");
+    if (T > cfg.context)
+      throw std::invalid_argument("Gpt: T = " + std::to_string(T) + " exceeds the context " +
+                                  std::to_string(cfg.context));
+    if (tokens.size != 0 && tokens.size < uint64_t(batch) * T * 4)
+      throw std::invalid_argument("Gpt: tokens hold fewer than batch*T int32");
+  }
+
+  // Embeddings, blocks, final norm and LM head; returns the logits [batch*T, vocab].
+  Tensor logits(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
+                bool inference) const {
+    const uint32_t C = cfg.dim, BT = batch * T;
+    Tensor x = autograd::embedding(tape, param(wte), tokens, BT);
+    if (wpe >= 0) {
+      const Parameter& p = params[size_t(wpe)];
+      vk::BufferRange data = p.data.range(), grad = p.grad.range();
+      data.size = grad.size = uint64_t(T) * C * 4;
+      const Tensor pos = Tensor::parameter(data, grad, {T * C});
+      x = autograd::addBroadcast(tape, x.reshape({batch, T * C}), pos).reshape({BT, C});
+    }
+    detail::BlockShape shape;
+    shape.config = cfg;
+    shape.batch = batch;
+    shape.T = T;
+    shape.kvHeads = kvHeadsOf(cfg);
+    shape.headDim = cfg.dim / cfg.heads;
+    if (cfg.rope) shape.ropeTable = ropeTable.range();
+    shape.fuseGelu = inference;
+    for (uint32_t l = 0; l < cfg.layers; ++l) {
+      const detail::BlockWeights bw = blockWeights(w, l);
+      const auto fn = [shape, bw](Tape& t, const Tensor& in) { return detail::block(t, shape, bw, in); };
+      x = cfg.checkpointActivations ? autograd::checkpoint(tape, x, fn) : fn(tape, x);
+    }
+    const Tensor xf = detail::norm(tape, cfg, x, param(lnfW), param(lnfB));
+    autograd::MatmulSpec head; // logits = xf Wte^T (tied)
+    head.M = BT;
+    head.N = cfg.vocab;
+    head.K = C;
+    head.transB = true;
+    return autograd::matmul(tape, detail::gemmInput(tape, shape, xf), w.gemm[size_t(wte)], head);
+  }
+
+  void meanLoss(Tape& tape, const Tensor& logits, const vk::BufferRange& targets,
+                const vk::BufferRange& lossOut, float gradScale) const {
+    const uint32_t rows = logits.shape[0];
+    const Tensor loss = autograd::crossEntropy(tape, logits, targets, gradScale / float(rows));
+    ops::reduceRows(tape.exec(), loss.data, lossOut, 1, rows, codegen::RowReduceOp::Mean);
+  }
+};
+
+Gpt::Gpt(vk::Context& ctx, const GptConfig& config, uint64_t seed)
+    : impl_(std::make_unique<Impl>(ctx, config, seed)) {
+  impl_->build();
+}
+
+Gpt::~Gpt() = default;
+
+const GptConfig& Gpt::config() const {
+  return impl_->cfg;
+}
+
+std::vector<Parameter>& Gpt::parameters() {
+  return impl_->params;
+}
+
+void Gpt::forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
+                          const vk::BufferRange& targets, uint32_t batch, uint32_t T,
+                          const vk::BufferRange& lossOut, float gradScale) {
+  impl_->checkCall(tokens, batch, T);
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws, true);
+  const Impl::Weights w = impl_->prepare(tape);
+  const Tensor logits = impl_->logits(tape, w, tokens, batch, T, false);
+  impl_->meanLoss(tape, logits, targets, lossOut, gradScale);
+  tape.backward();
+}
+
+void Gpt::forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
+                  uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets,
+                  const vk::BufferRange* lossOut) {
+  impl_->checkCall(tokens, batch, T);
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws, false);
+  const Impl::Weights w = impl_->prepare(tape);
+  const Tensor logits = impl_->logits(tape, w, tokens, batch, T, true);
+  ops::copy(exec, logits.data, logitsOut, logits.count());
+  if (targets && lossOut) impl_->meanLoss(tape, logits, *targets, *lossOut, 1.0f);
+}
+
+} // namespace helios::model

@@ -1,0 +1,21 @@
+#include "engine/model/blocks.hpp"
+
+namespace helios::model::detail {
+
+Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& gamma, const Tensor& beta) {
+  if (config.norm == NormKind::RMSNorm) return autograd::rmsNorm(tape, x, gamma, config.normEps);
+  return autograd::layerNorm(tape, x, gamma, beta, config.normEps);
+}
+
+Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x) {
+  return s.mixed() ? autograd::cast(tape, x, autograd::DType::F16) : x;
+}
+
+Tensor block(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& x) {
+  const Tensor h1 = norm(tape, s.config, x, w.ln1w, w.ln1b);
+  const Tensor x1 = autograd::add(tape, x, attention(tape, s, w, h1));
+  const Tensor h2 = norm(tape, s.config, x1, w.ln2w, w.ln2b);
+  return autograd::add(tape, x1, mlp(tape, s, w, h2));
+}
+
+} // namespace helios::model::detail

@@ -1,0 +1,63 @@
+#pragma once
+// Checkpoints. A checkpoint is a directory:
+//   model.safetensors      the weights, F32 (loadable by PyTorch's `safetensors` without Helios);
+//                          __metadata__: helios.model (architecture JSON), helios.step, format "pt"
+//   optimizer.safetensors  AdamW moments "<name>.m" / "<name>.v"; __metadata__: helios.trainer (step, loss
+//                          scale, AdamW step counter, data-loader state, tokenizer, training config), helios.step
+//   config.json            the same configuration, for people (never read back)
+// Each file is written to a temporary name and renamed. Loading refuses, with a message naming the file and
+// the problem, a truncated file, a bad header, a dtype other than F32, missing or extra tensors, shapes that do
+// not match the model, a different architecture, and model/optimizer files from different steps.
+#include "engine/train/model.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace helios::train {
+
+class CheckpointError : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+struct SafeTensor {
+  std::string name;
+  std::vector<uint64_t> shape;
+  std::vector<float> data;
+};
+
+struct SafeTensorsFile {
+  std::map<std::string, std::string> metadata;
+  std::vector<SafeTensor> tensors; // in file order
+  const SafeTensor* find(const std::string& name) const;
+};
+
+// safetensors: u64 little-endian header length N, N bytes of JSON (space-padded to a multiple of 8), then the
+// tensors' bytes back to back. Atomic (temporary file + rename).
+void writeSafetensors(const std::filesystem::path& path, const SafeTensorsFile& file);
+// Throws CheckpointError. headerOnly: metadata and tensor names/shapes (data left empty), after checking that
+// the file's size matches the header.
+SafeTensorsFile readSafetensors(const std::filesystem::path& path, bool headerOnly = false);
+
+// Saves the model (and, when trainerState is not null, the optimizer moments and trainer state) into `dir`
+// (created when missing). The caller has made all GPU work complete.
+void saveCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model, uint64_t step,
+                    const nlohmann::json& trainerState);
+
+// The architecture JSON stored with a checkpoint (to build the model before loading it), the tokenizer
+// (model.safetensors, so that sampling needs no optimizer file) and the trainer state (optimizer.safetensors).
+nlohmann::json checkpointModelConfig(const std::filesystem::path& dir);
+nlohmann::json checkpointTokenizer(const std::filesystem::path& dir);
+nlohmann::json checkpointTrainerState(const std::filesystem::path& dir);
+
+// Loads weights (and, with withOptimizer, the moments) into `model`, checking architecture and shapes. Returns
+// the trainer state (null when !withOptimizer).
+nlohmann::json loadCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model,
+                              bool withOptimizer);
+
+} // namespace helios::train

@@ -1,0 +1,231 @@
+#include "engine/train/config.hpp"
+
+#include <fmt/format.h>
+#include <set>
+#include <stdexcept>
+
+namespace helios::train {
+
+namespace {
+
+template <class T> void readKey(const nlohmann::json& j, const char* key, T& out) {
+  if (!j.contains(key)) return;
+  try {
+    out = j.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw std::invalid_argument(fmt::format("config key '{}': {} is not a valid value", key, j.at(key).dump()));
+  }
+}
+
+void refuseUnknown(const nlohmann::json& j, const std::set<std::string>& known, const char* where) {
+  if (!j.is_object()) throw std::invalid_argument(fmt::format("{} must be a JSON object", where));
+  for (const auto& [k, v] : j.items())
+    if (!known.count(k)) throw std::invalid_argument(fmt::format("{}: unknown key '{}'", where, k));
+}
+
+// Floats as their shortest decimal form (0.9, not 0.8999999761581421); read back, they give the same bits.
+double shortest(float v) {
+  return std::stod(fmt::format("{}", v));
+}
+
+} // namespace
+
+nlohmann::json toJson(const model::GptConfig& c) {
+  return {{"vocab", c.vocab},
+          {"context", c.context},
+          {"layers", c.layers},
+          {"dim", c.dim},
+          {"heads", c.heads},
+          {"kv_heads", c.kvHeads},
+          {"mlp_mult", c.mlpMult},
+          {"norm", c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm"},
+          {"mlp", c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu"},
+          {"rope", c.rope},
+          {"packed_qkv", c.packedQkv},
+          {"norm_eps", shortest(c.normEps)},
+          {"checkpoint_activations", c.checkpointActivations},
+          {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
+}
+
+void fromJson(const nlohmann::json& j, model::GptConfig& c) {
+  refuseUnknown(j,
+                {"vocab", "context", "layers", "dim", "heads", "kv_heads", "mlp_mult", "norm", "mlp", "rope",
+                 "packed_qkv", "norm_eps", "checkpoint_activations", "precision"},
+                "gpt config");
+  readKey(j, "vocab", c.vocab);
+  readKey(j, "context", c.context);
+  readKey(j, "layers", c.layers);
+  readKey(j, "dim", c.dim);
+  readKey(j, "heads", c.heads);
+  readKey(j, "kv_heads", c.kvHeads);
+  readKey(j, "mlp_mult", c.mlpMult);
+  readKey(j, "rope", c.rope);
+  readKey(j, "packed_qkv", c.packedQkv);
+  readKey(j, "norm_eps", c.normEps);
+  readKey(j, "checkpoint_activations", c.checkpointActivations);
+  std::string s;
+  if (j.contains("norm")) {
+    readKey(j, "norm", s);
+    if (s == "layernorm") c.norm = model::NormKind::LayerNorm;
+    else if (s == "rmsnorm") c.norm = model::NormKind::RMSNorm;
+    else throw std::invalid_argument(fmt::format("gpt config: norm '{}' (layernorm or rmsnorm)", s));
+  }
+  if (j.contains("mlp")) {
+    readKey(j, "mlp", s);
+    if (s == "gelu") c.mlp = model::MlpKind::Gelu;
+    else if (s == "swiglu") c.mlp = model::MlpKind::SwiGLU;
+    else throw std::invalid_argument(fmt::format("gpt config: mlp '{}' (gelu or swiglu)", s));
+  }
+  if (j.contains("precision")) {
+    readKey(j, "precision", s);
+    if (s == "f32") c.precision = model::Precision::F32;
+    else if (s == "mixed") c.precision = model::Precision::Mixed;
+    else throw std::invalid_argument(fmt::format("precision '{}' (f32 or mixed)", s));
+  }
+}
+
+std::string describeGpt(const model::GptConfig& c) {
+  return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}", c.layers, c.dim, c.heads, c.context, c.vocab,
+                     c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm",
+                     c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu", c.rope ? " rope" : "",
+                     c.precision == model::Precision::F32 ? "f32" : "mixed");
+}
+
+nlohmann::json toJson(const TrainConfig& c) {
+  return {{"model", c.model},
+          {"gpt", toJson(c.gpt)},
+          {"tokenizer", c.tokenizer},
+          {"data", c.data},
+          {"batch", c.batch},
+          {"seq_len", c.seqLen},
+          {"grad_accum", c.gradAccum},
+          {"steps", c.steps},
+          {"lr", shortest(c.lr)},
+          {"min_lr_frac", shortest(c.minLrFrac)},
+          {"warmup", c.warmup},
+          {"beta1", shortest(c.beta1)},
+          {"beta2", shortest(c.beta2)},
+          {"eps", shortest(c.eps)},
+          {"weight_decay", shortest(c.weightDecay)},
+          {"grad_clip", shortest(c.gradClip)},
+          {"loss_scale", shortest(c.lossScale)},
+          {"scale_growth_interval", c.scaleGrowthInterval},
+          {"seed", c.seed},
+          {"eval_every", c.evalEvery},
+          {"eval_batches", c.evalBatches},
+          {"checkpoint_every", c.checkpointEvery},
+          {"log_every", c.logEvery},
+          {"time_every", c.timeEvery},
+          {"sync_every", c.syncEvery},
+          {"profile", c.profile}};
+}
+
+void fromJson(const nlohmann::json& j, TrainConfig& c) {
+  refuseUnknown(j,
+                {"model", "gpt", "tokenizer", "data", "batch", "seq_len", "grad_accum", "steps", "lr", "min_lr_frac",
+                 "warmup", "beta1", "beta2", "eps", "weight_decay", "grad_clip", "loss_scale",
+                 "scale_growth_interval", "seed", "eval_every", "eval_batches", "checkpoint_every", "log_every",
+                 "time_every", "sync_every", "profile"},
+                "training config");
+  readKey(j, "model", c.model);
+  if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
+  readKey(j, "tokenizer", c.tokenizer);
+  readKey(j, "data", c.data);
+  readKey(j, "batch", c.batch);
+  readKey(j, "seq_len", c.seqLen);
+  readKey(j, "grad_accum", c.gradAccum);
+  readKey(j, "steps", c.steps);
+  readKey(j, "lr", c.lr);
+  readKey(j, "min_lr_frac", c.minLrFrac);
+  readKey(j, "warmup", c.warmup);
+  readKey(j, "beta1", c.beta1);
+  readKey(j, "beta2", c.beta2);
+  readKey(j, "eps", c.eps);
+  readKey(j, "weight_decay", c.weightDecay);
+  readKey(j, "grad_clip", c.gradClip);
+  readKey(j, "loss_scale", c.lossScale);
+  readKey(j, "scale_growth_interval", c.scaleGrowthInterval);
+  readKey(j, "seed", c.seed);
+  readKey(j, "eval_every", c.evalEvery);
+  readKey(j, "eval_batches", c.evalBatches);
+  readKey(j, "checkpoint_every", c.checkpointEvery);
+  readKey(j, "log_every", c.logEvery);
+  readKey(j, "time_every", c.timeEvery);
+  readKey(j, "sync_every", c.syncEvery);
+  readKey(j, "profile", c.profile);
+}
+
+void TrainConfig::validate() const {
+  auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
+  if (model != "gpt" && model != "bigram") fail(fmt::format("model '{}' (gpt or bigram)", model));
+  if (tokenizer != "byte" && tokenizer != "char") fail(fmt::format("tokenizer '{}' (byte or char)", tokenizer));
+  if (batch == 0 || seqLen == 0 || gradAccum == 0) fail("batch, seq_len and grad_accum must be at least 1");
+  if (!(lr > 0)) fail(fmt::format("lr must be positive, got {}", lr));
+  if (minLrFrac < 0 || minLrFrac > 1) fail(fmt::format("min_lr_frac must be in [0, 1], got {}", minLrFrac));
+  if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1) fail("beta1 and beta2 must be in [0, 1)");
+  if (gradClip < 0) fail("grad_clip must be >= 0 (0 = off)");
+  if (lossScale < 0) fail("loss_scale must be >= 0 (0 = automatic)");
+  if (scaleGrowthInterval == 0) fail("scale_growth_interval must be at least 1");
+  if (model == "gpt") {
+    if (gpt.layers == 0 || gpt.dim == 0 || gpt.heads == 0) fail("layers, dim and heads must be at least 1");
+    if (gpt.dim % gpt.heads != 0) fail(fmt::format("dim {} is not a multiple of heads {}", gpt.dim, gpt.heads));
+    if (gpt.context != 0 && seqLen > gpt.context)
+      fail(fmt::format("seq_len {} exceeds the model context {}", seqLen, gpt.context));
+  }
+}
+
+const char* presetNames() {
+  return "tiny, char, gpt2-small";
+}
+
+void applyPreset(TrainConfig& c, const std::string& name) {
+  if (name == "tiny") { // byte-level, small enough for lavapipe
+    c.model = "gpt";
+    c.tokenizer = "byte";
+    c.gpt.vocab = 256;
+    c.gpt.layers = 4;
+    c.gpt.dim = 128;
+    c.gpt.heads = 4;
+    c.gpt.context = 128;
+    c.seqLen = 128;
+    c.batch = 8;
+    c.lr = 1e-3f;
+    c.warmup = 20;
+    c.steps = 300;
+    c.evalEvery = 100;
+  } else if (name == "char") { // the benchmark configuration (nanoGPT's shakespeare-char shape)
+    c.model = "gpt";
+    c.tokenizer = "char";
+    c.gpt.vocab = 0;
+    c.gpt.layers = 6;
+    c.gpt.dim = 384;
+    c.gpt.heads = 6;
+    c.gpt.context = 256;
+    c.seqLen = 256;
+    c.batch = 64;
+    c.lr = 1e-3f;
+    c.warmup = 100;
+    c.steps = 5000;
+    c.beta2 = 0.99f;
+    c.evalEvery = 250;
+  } else if (name == "gpt2-small") { // for GPUs: byte-level data in GPT-2's padded 50304 vocabulary
+    c.model = "gpt";
+    c.tokenizer = "byte";
+    c.gpt.vocab = 50304;
+    c.gpt.layers = 12;
+    c.gpt.dim = 768;
+    c.gpt.heads = 12;
+    c.gpt.context = 1024;
+    c.seqLen = 1024;
+    c.batch = 16;
+    c.lr = 6e-4f;
+    c.warmup = 700;
+    c.steps = 20000;
+    c.evalEvery = 500;
+    c.gpt.precision = model::Precision::Mixed;
+  } else {
+    throw std::invalid_argument(fmt::format("unknown preset '{}' ({})", name, presetNames()));
+  }
+}
+
+} // namespace helios::train

@@ -1,0 +1,453 @@
+#include "engine/train/trainer.hpp"
+
+#include "engine/ops/elementwise.hpp"
+#include "engine/ops/optim_step.hpp"
+#include "engine/train/checkpoint.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <fmt/format.h>
+
+namespace helios::train {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+uint32_t roundUp(uint32_t v, uint32_t m) {
+  return (v + m - 1) / m * m;
+}
+
+template <class T> std::span<const std::byte> bytesOf(const std::vector<T>& v) {
+  return std::as_bytes(std::span<const T>(v));
+}
+
+constexpr float kMaxLossScale = 16777216.0f; // 2^24
+
+} // namespace
+
+// A float as JSON with its shortest decimal form (0.01, not 0.009999999776482582); inf/NaN become null.
+nlohmann::ordered_json shortest(float v) {
+  if (!std::isfinite(v)) return nullptr;
+  return std::stod(fmt::format("{}", v));
+}
+
+nlohmann::ordered_json StepRecord::toJson() const {
+  nlohmann::ordered_json j{{"step", step},
+                   {"loss", shortest(loss)},
+                   {"lr", shortest(lr)},
+                   {"grad_norm", shortest(gradNorm)},
+                   {"clip", shortest(clip)},
+                   {"loss_scale", shortest(lossScale)},
+                   {"skipped", skipped},
+                   {"skipped_total", skippedTotal},
+                   {"tok_s", std::round(tokPerSec * 10) / 10},
+                   {"ms", std::round(ms * 1000) / 1000},
+                   {"elapsed_s", std::round(elapsedS * 1000) / 1000},
+                   {"submits", stats.submits},
+                   {"dispatches", stats.dispatches},
+                   {"barriers", stats.barriers},
+                   {"replayed", stats.replayedSegments},
+                   {"bytes_allocated", stats.bytesAllocated}};
+  if (valLoss) j["val_loss"] = shortest(*valLoss);
+  if (timed) j["timed"] = true;
+  return j;
+}
+
+Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
+                 fs::path outDir)
+    : ctx_(ctx), model_(model), cfg_(std::move(config)), data_(data), dataInfo_(std::move(dataInfo)),
+      outDir_(std::move(outDir)) {
+  cfg_.validate();
+  if (data_.seqLen() != cfg_.seqLen)
+    throw std::invalid_argument(
+        fmt::format("the data loader cuts sequences of {} tokens, the config asks for {}", data_.seqLen(), cfg_.seqLen));
+  if (cfg_.seqLen > model_.context())
+    throw std::invalid_argument(fmt::format("seq_len {} exceeds the model's context {}", cfg_.seqLen, model_.context()));
+  graph::GraphOptions go;
+  go.syncEvery = cfg_.syncEvery;
+  go.profile = cfg_.profile;
+  graph_ = std::make_unique<graph::GraphExecutor>(ctx_, go);
+  arena_ = std::make_unique<graph::StepArena>(ctx_);
+  lossScale_ = cfg_.initialLossScale();
+
+  // Aligned slots: every range bound to a kernel starts at a multiple of minStorageBufferOffsetAlignment, and
+  // separate slots let the graph track them separately (a record download waits for its own step only).
+  const uint32_t alignF = static_cast<uint32_t>(ctx_.allocator().alignment() / 4);
+  lossStride_ = alignF;
+  recordStride_ = roundUp(codegen::kOptimRecordFloats, alignF);
+  const VkDeviceSize rowsBytes = 4ull * cfg_.gradAccum * cfg_.batch * cfg_.seqLen;
+  for (int k = 0; k < 2; ++k) {
+    tokens_[k] = ctx_.buffer(rowsBytes, "train tokens", vk::MemoryKind::Upload);
+    targets_[k] = ctx_.buffer(rowsBytes, "train targets", vk::MemoryKind::Upload);
+    losses_[k] = ctx_.buffer(4ull * cfg_.gradAccum * lossStride_, "micro-batch losses");
+  }
+  for (auto& p : model_.parameters()) {
+    partialSlot_.push_back(partialFloats_);
+    partialFloats_ += roundUp(ops::gradSumsqSlots(p.elements), alignF);
+  }
+  partials_ = ctx_.buffer(4ull * std::max(partialFloats_, 1u), "gradient sum-of-squares partials");
+  adamState_ = ctx_.buffer(4ull * alignF, "AdamW step counter");
+  control_ = ctx_.buffer(4ull * alignF, "optimizer control");
+  recordRing_ = ctx_.buffer(4ull * kRecordRing * recordStride_, "step records", vk::MemoryKind::Readback);
+  const uint32_t evalBatches = std::max(cfg_.evalBatches, 1u);
+  const VkDeviceSize evalBytes = 4ull * evalBatches * cfg_.batch * cfg_.seqLen;
+  evalTokens_ = ctx_.buffer(evalBytes, "eval tokens", vk::MemoryKind::Upload);
+  evalTargets_ = ctx_.buffer(evalBytes, "eval targets", vk::MemoryKind::Upload);
+  evalLosses_ = ctx_.buffer(4ull * evalBatches * lossStride_, "eval losses", vk::MemoryKind::Readback);
+
+  // Zero what accumulates or is summed with gaps: gradients (the optimizer re-zeroes them every step), moments,
+  // partials, losses, the AdamW counter.
+  auto zero = [&](const vk::Buffer& b) { ops::fill(*graph_, b.range(), static_cast<uint32_t>(b.size() / 4), 0.0f); };
+  for (auto& p : model_.parameters()) {
+    zero(p.grad);
+    zero(p.m);
+    zero(p.v);
+  }
+  for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]}) zero(*b);
+  graph_->flush();
+  start_ = lastStepEnd_ = Clock::now();
+}
+
+Trainer::~Trainer() {
+  try {
+    graph_->flush();
+  } catch (...) {
+    // Destruction must not throw.
+  }
+}
+
+vk::BufferRange Trainer::slice(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const {
+  vk::BufferRange r = b.range();
+  r.offset += offset;
+  r.size = bytes;
+  return r;
+}
+
+float Trainer::learningRate(uint64_t s) const {
+  if (cfg_.warmup > 0 && s <= cfg_.warmup) return cfg_.lr * static_cast<float>(s) / static_cast<float>(cfg_.warmup);
+  const double span = std::max<double>(1.0, double(cfg_.steps) - cfg_.warmup);
+  const double progress = std::clamp((double(s) - cfg_.warmup) / span, 0.0, 1.0);
+  const double cosine = 0.5 * (1.0 + std::cos(3.141592653589793 * progress));
+  return static_cast<float>(cfg_.lr * (cfg_.minLrFrac + (1.0 - cfg_.minLrFrac) * cosine));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// One step.
+// ---------------------------------------------------------------------------------------------------------
+void Trainer::step() {
+  const uint64_t s = step_ + 1;
+
+  // 1. Loss-scale decisions from the records of steps at least kLag old.
+  while (!pending_.empty() && pending_.front().step + kLag <= s) {
+    readRecord(pending_.front());
+    applyRecord(pending_.front());
+    pending_.pop_front();
+  }
+
+  // 2. The batch, into the token buffers the step two back used (waits only for that step's reads).
+  const uint32_t set = static_cast<uint32_t>(s % 2);
+  data_.nextTrain(cfg_.gradAccum * cfg_.batch, hostTokens_, hostTargets_);
+  graph_->upload(tokens_[set], bytesOf(hostTokens_));
+  graph_->upload(targets_[set], bytesOf(hostTargets_));
+
+  // A timed step starts from an idle GPU and waits after each phase.
+  const bool timed = cfg_.timeEvery > 0 && (s == 4 || s % cfg_.timeEvery == 0); // 4: both sets recorded
+  if (timed) graph_->flush();
+
+  // 3. Forward + backward (replayed).
+  graph_->beginStep();
+  const Clock::time_point t0 = Clock::now();
+  const float scale = lossScale_;
+  recordForwardBackward(set, scale);
+  double fbMs = 0;
+  if (timed) {
+    graph_->flush();
+    fbMs = msSince(t0);
+  }
+
+  // 4. The optimizer (recorded fresh: the learning rate is a push constant).
+  const Clock::time_point t1 = Clock::now();
+  const uint32_t slot = static_cast<uint32_t>(s % kRecordRing);
+  const float lr = learningRate(s);
+  recordOptimizer(set, slot, scale, lr);
+  if (timed) {
+    graph_->flush();
+    phases_.optimizerMs = msSince(t1);
+    phases_.forwardBackwardMs = fbMs;
+    phases_.measuredAt = s;
+  }
+
+  // 5. Submit without waiting; the record is read kLag steps later.
+  Pending p;
+  p.stats = graph_->endStep();
+  p.step = s;
+  p.slot = slot;
+  p.lr = lr;
+  p.scale = scale;
+  p.timed = timed;
+  if (timed) timeForward(); // a forward-only pass on a validation batch (changes no training state)
+  const Clock::time_point now = Clock::now();
+  p.ms = std::chrono::duration<double, std::milli>(now - lastStepEnd_).count();
+  p.elapsedS = elapsedBase_ + std::chrono::duration<double>(now - start_).count();
+  lastStepEnd_ = now;
+  pending_.push_back(p);
+  step_ = s;
+}
+
+void Trainer::recordForwardBackward(uint32_t set, float scale) {
+  const uint32_t B = cfg_.batch, T = cfg_.seqLen;
+  const VkDeviceSize mbBytes = 4ull * B * T;
+  // One segment per token buffer and loss scale: everything it names stays fixed, so it replays as is.
+  const std::string key = fmt::format("train.fwdbwd:set{}:scale{:08x}", set, std::bit_cast<uint32_t>(scale));
+  graph_->replayable(key, [&] {
+    for (uint32_t mb = 0; mb < cfg_.gradAccum; ++mb) {
+      arena_->reset(); // the previous micro-batch's temporaries are dead (the graph orders reuse)
+      model_.forwardBackward(*graph_, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
+                             slice(targets_[set], mb * mbBytes, mbBytes), B, T,
+                             slice(losses_[set], 4ull * mb * lossStride_, 4),
+                             scale / static_cast<float>(cfg_.gradAccum));
+    }
+  });
+}
+
+void Trainer::recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr) {
+  auto& params = model_.parameters();
+  for (size_t i = 0; i < params.size(); ++i) {
+    const uint32_t slots = ops::gradSumsqSlots(params[i].elements);
+    ops::gradSumsq(*graph_, params[i].grad.range(), params[i].elements,
+                   slice(partials_, 4ull * partialSlot_[i], 4ull * slots), 0);
+  }
+  ops::OptimControlArgs c;
+  c.partials = slice(partials_, 0, 4ull * std::max(partialFloats_, 1u));
+  c.losses = losses_[set].range();
+  c.state = slice(adamState_, 0, 4);
+  c.control = slice(control_, 0, 16);
+  c.records = slice(recordRing_, 4ull * slot * recordStride_, 4ull * codegen::kOptimRecordFloats);
+  c.count = partialFloats_;
+  c.lossCount = cfg_.gradAccum * lossStride_;
+  c.lossMul = 1.0f / static_cast<float>(cfg_.gradAccum);
+  c.slot = 0;
+  c.scale = scale;
+  c.maxNorm = cfg_.gradClip;
+  c.beta1 = cfg_.beta1;
+  c.beta2 = cfg_.beta2;
+  ops::optimControl(*graph_, c);
+  for (auto& p : params) {
+    ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, p.decay ? cfg_.weightDecay : 0.0f};
+    ops::adamwCtrl(*graph_, p.data.range(), p.m.range(), p.v.range(), p.grad.range(), c.control, p.elements, h);
+  }
+}
+
+void Trainer::readRecord(Pending& p) {
+  if (p.emitted) return;
+  float rec[codegen::kOptimRecordFloats];
+  graph_->download(recordRing_, std::as_writable_bytes(std::span<float>(rec)), 4ull * p.slot * recordStride_);
+  p.finite = rec[2] != 0.0f;
+  p.emitted = true;
+  StepRecord r;
+  r.step = p.step;
+  r.loss = rec[0];
+  r.gradNorm = rec[1];
+  r.clip = rec[5];
+  r.lossScale = p.scale;
+  r.lr = p.lr;
+  r.skipped = !p.finite;
+  r.timed = p.timed;
+  if (r.skipped) ++skippedTotal_;
+  r.skippedTotal = skippedTotal_;
+  r.ms = p.ms;
+  r.tokPerSec = p.ms > 0 ? double(cfg_.tokensPerStep()) / (p.ms * 1e-3) : 0;
+  r.elapsedS = p.elapsedS;
+  r.stats = p.stats;
+  if (auto it = valLoss_.find(p.step); it != valLoss_.end()) r.valLoss = it->second;
+  records_.push_back(r);
+  if (metrics_) metrics_->add(r.toJson());
+  if (hooks_ && hooks_->onStep) hooks_->onStep(r);
+}
+
+void Trainer::applyRecord(const Pending& p) {
+  if (!cfg_.dynamicLossScale()) return;
+  if (!p.finite) {
+    // Steps recorded before the last halving carried a larger scale; their overflow is already answered.
+    if (p.scale >= lossScale_) {
+      lossScale_ = std::max(1.0f, p.scale * 0.5f);
+      goodSteps_ = 0;
+    }
+  } else if (p.scale == lossScale_ && ++goodSteps_ >= cfg_.scaleGrowthInterval) {
+    lossScale_ = std::min(kMaxLossScale, lossScale_ * 2.0f);
+    goodSteps_ = 0;
+  }
+}
+
+void Trainer::drain() {
+  for (auto& p : pending_) readRecord(p);
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Evaluation, timing, outputs, checkpoints.
+// ---------------------------------------------------------------------------------------------------------
+void Trainer::recordEval(uint32_t index) {
+  const uint32_t B = cfg_.batch, T = cfg_.seqLen;
+  const VkDeviceSize bytes = 4ull * B * T;
+  if (!evalUploaded_) {
+    std::vector<int32_t> tok, tgt;
+    for (uint32_t i = 0; i < std::max(cfg_.evalBatches, 1u); ++i) {
+      data_.valBatch(i, B, tok, tgt);
+      graph_->upload(evalTokens_, bytesOf(tok), i * bytes);
+      graph_->upload(evalTargets_, bytesOf(tgt), i * bytes);
+    }
+    evalUploaded_ = true;
+  }
+  if (index == 0) evalRecorded_ = true;
+  graph_->replayable(fmt::format("train.eval:{}", index), [&] {
+    arena_->reset();
+    const vk::BufferRange logits = arena_->allocate(4ull * B * T * model_.vocab(), "eval logits");
+    const vk::BufferRange tgt = slice(evalTargets_, index * bytes, bytes);
+    const vk::BufferRange loss = slice(evalLosses_, 4ull * index * lossStride_, 4);
+    model_.forward(*graph_, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, logits, &tgt, &loss);
+  });
+}
+
+float Trainer::evaluate() {
+  const uint32_t n = std::max(cfg_.evalBatches, 1u);
+  for (uint32_t i = 0; i < n; ++i) recordEval(i);
+  std::vector<float> losses(size_t(n) * lossStride_);
+  graph_->download(evalLosses_, std::as_writable_bytes(std::span<float>(losses)));
+  double sum = 0;
+  for (uint32_t i = 0; i < n; ++i) sum += losses[size_t(i) * lossStride_];
+  return static_cast<float>(sum / n);
+}
+
+void Trainer::timeForward() {
+  if (!evalRecorded_) recordEval(0); // the first call records; time a replay
+  graph_->flush();
+  const Clock::time_point t0 = Clock::now();
+  recordEval(0);
+  graph_->flush();
+  phases_.forwardMs = msSince(t0) * cfg_.gradAccum;
+  phases_.backwardMs = std::max(0.0, phases_.forwardBackwardMs - phases_.forwardMs);
+}
+
+void Trainer::openMetrics(uint64_t resumeStep) {
+  if (outDir_.empty() || metrics_) return;
+  fs::create_directories(outDir_);
+  metrics_ = std::make_unique<MetricsWriter>(outDir_ / "metrics.jsonl", resumeStep);
+}
+
+void Trainer::flushOutputs() {
+  drain();
+  if (!metrics_) return;
+  metrics_->flush();
+  std::vector<CurvePoint> train, val;
+  curvesFromHistory(metrics_->history(), train, val);
+  writeLossSvg(outDir_ / "loss.svg", train, val,
+               fmt::format("{} - {} tokens/step", model_.describe(), cfg_.tokensPerStep()));
+}
+
+nlohmann::json Trainer::stateJson() const {
+  nlohmann::json pending = nlohmann::json::array();
+  for (const auto& p : pending_) pending.push_back({{"step", p.step}, {"finite", p.finite}, {"scale", p.scale}});
+  return {{"step", step_},
+          {"loss_scale", lossScale_},
+          {"good_steps", goodSteps_},
+          {"skipped_total", skippedTotal_},
+          {"pending", pending},
+          {"loader_state", data_.state()},
+          {"data", {{"path", dataInfo_.path}, {"hash", dataInfo_.hash}, {"tokens", dataInfo_.tokens}}},
+          {"tokenizer", dataInfo_.tokenizer},
+          {"config", toJson(cfg_)},
+          {"elapsed_s", elapsedBase_ + std::chrono::duration<double>(Clock::now() - start_).count()}};
+}
+
+void Trainer::saveCheckpoint(const fs::path& dir) {
+  drain();
+  graph_->flush();
+  float t = 0;
+  ctx_.download(adamState_, std::as_writable_bytes(std::span<float>(&t, 1)));
+  nlohmann::json state = stateJson();
+  state["adam_t"] = t;
+  train::saveCheckpoint(ctx_, dir, model_, step_, state);
+  if (metrics_) flushOutputs();
+  if (hooks_ && hooks_->onCheckpoint) hooks_->onCheckpoint(step_, dir);
+}
+
+void Trainer::resume(const fs::path& dir) {
+  if (step_ != 0) throw std::logic_error("Trainer::resume: steps were already taken");
+  graph_->flush();
+  const nlohmann::json st = loadCheckpoint(ctx_, dir, model_, true);
+  const std::string where = (dir / "optimizer.safetensors").string();
+  try {
+    if (st.at("tokenizer") != dataInfo_.tokenizer)
+      throw CheckpointError(fmt::format("{}: the checkpoint's tokenizer ({}) differs from this run's ({})", where,
+                                        st.at("tokenizer").dump(), dataInfo_.tokenizer.dump()));
+    const auto& d = st.at("data");
+    if (d.at("hash").get<uint64_t>() != dataInfo_.hash)
+      throw CheckpointError(fmt::format("{}: the checkpoint was trained on {} ({} tokens, hash {:016x}); this run "
+                                        "reads {} ({} tokens, hash {:016x})",
+                                        where, d.at("path").get<std::string>(), d.at("tokens").get<uint64_t>(),
+                                        d.at("hash").get<uint64_t>(), dataInfo_.path, dataInfo_.tokens,
+                                        dataInfo_.hash));
+    step_ = st.at("step").get<uint64_t>();
+    lossScale_ = st.at("loss_scale").get<float>();
+    goodSteps_ = st.at("good_steps").get<uint64_t>();
+    skippedTotal_ = st.at("skipped_total").get<uint64_t>();
+    data_.setState(st.at("loader_state").get<uint64_t>());
+    elapsedBase_ = st.value("elapsed_s", 0.0);
+    const float t = st.at("adam_t").get<float>();
+    ctx_.upload(adamState_, std::as_bytes(std::span<const float>(&t, 1)));
+    pending_.clear();
+    for (const auto& p : st.at("pending")) {
+      Pending q;
+      q.step = p.at("step").get<uint64_t>();
+      q.finite = p.at("finite").get<bool>();
+      q.scale = p.at("scale").get<float>();
+      q.emitted = true;
+      pending_.push_back(q);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw CheckpointError(fmt::format("{}: incomplete trainer state ({})", where, e.what()));
+  }
+  if (!outDir_.empty()) {
+    fs::create_directories(outDir_);
+    const fs::path mine = outDir_ / "metrics.jsonl", theirs = dir / "metrics.jsonl";
+    std::error_code ec;
+    if (!fs::equivalent(outDir_, dir, ec) && fs::exists(theirs))
+      fs::copy_file(theirs, mine, fs::copy_options::overwrite_existing);
+    openMetrics(step_);
+  }
+  start_ = lastStepEnd_ = Clock::now();
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// The loop.
+// ---------------------------------------------------------------------------------------------------------
+void Trainer::train(const TrainHooks& hooks) {
+  hooks_ = &hooks;
+  openMetrics(0);
+  while (step_ < cfg_.steps) {
+    step();
+    const uint64_t s = step_;
+    if (cfg_.evalEvery > 0 && (s % cfg_.evalEvery == 0 || s == cfg_.steps)) {
+      const float val = evaluate();
+      valLoss_[s] = val;
+      drain();
+      if (hooks.onEval) hooks.onEval(s, val);
+      flushOutputs();
+    }
+    if (!outDir_.empty() && cfg_.checkpointEvery > 0 && s % cfg_.checkpointEvery == 0 && s != cfg_.steps)
+      saveCheckpoint(outDir_);
+  }
+  if (!outDir_.empty()) saveCheckpoint(outDir_);
+  flushOutputs();
+  graph_->flush();
+  hooks_ = nullptr;
+}
+
+} // namespace helios::train

@@ -1,0 +1,157 @@
+#pragma once
+// The training loop. Per step (Trainer::step, read it top to bottom):
+//   1. apply the step records that are kLag steps old: dynamic loss scaling decides on the host, a few steps
+//      behind the GPU, from {finite, scale used} that the GPU wrote (no wait on the current step);
+//   2. sample the batch on the host and upload it into one of two host-visible token buffers (double
+//      buffering: the upload waits only for the step two back, long finished);
+//   3. graph.beginStep(); forward + backward of every micro-batch as one replayable segment (recorded once
+//      per token buffer and loss scale, re-submitted afterwards); gradients accumulate, pre-multiplied by
+//      lossScale / gradAccum;
+//   4. the optimizer, recorded fresh (lr changes every step): per-tensor gradient sums of squares, one control
+//      dispatch (global norm, clip factor, inf/NaN check, AdamW step counter: the skip decision stays on the
+//      GPU), AdamW reading that control buffer and zeroing the gradients for the next step;
+//   5. graph.endStep() submits without waiting; the step's record (loss, norm, finite, ...) lands in a ring
+//      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it.
+#include "engine/graph/arena.hpp"
+#include "engine/graph/graph_executor.hpp"
+#include "engine/train/config.hpp"
+#include "engine/train/data.hpp"
+#include "engine/train/metrics.hpp"
+#include "engine/train/model.hpp"
+
+#include <chrono>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace helios::train {
+
+inline constexpr uint64_t kLag = 2;      // steps between a step's submission and the host acting on its record
+inline constexpr uint32_t kRecordRing = 16;
+
+struct StepRecord {
+  uint64_t step = 0;
+  float loss = 0, gradNorm = 0, lr = 0, lossScale = 1, clip = 1;
+  bool skipped = false;       // non-finite gradients: the update was not applied
+  bool timed = false;         // a synchronised, phase-timed step (its submits and ms are not typical)
+  uint64_t skippedTotal = 0;  // skipped steps up to and including this one
+  double ms = 0, tokPerSec = 0, elapsedS = 0; // host wall time between step submissions
+  graph::StepStats stats;
+  std::optional<float> valLoss;
+  nlohmann::ordered_json toJson() const;
+};
+
+// GPU time of the parts of a step, from synchronised "timed" steps (TrainConfig::timeEvery) and forward-only
+// passes on a validation batch. Zero until measured.
+struct PhaseTiming {
+  double forwardMs = 0, backwardMs = 0, optimizerMs = 0, forwardBackwardMs = 0;
+  uint64_t measuredAt = 0; // step of the last measurement (0 = none)
+};
+
+struct TrainHooks {
+  std::function<void(const StepRecord&)> onStep; // in step order, a few steps after submission
+  std::function<void(uint64_t step, float valLoss)> onEval;
+  std::function<void(uint64_t step, const std::filesystem::path& dir)> onCheckpoint;
+};
+
+// What the trainer records about the data so that a resume can refuse a different corpus or tokenizer.
+struct DataInfo {
+  std::string path;
+  uint64_t hash = 0;
+  uint64_t tokens = 0;
+  nlohmann::json tokenizer;
+};
+
+class Trainer {
+public:
+  // `outDir` empty: no metrics, curve or checkpoints on disk (tests).
+  Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
+          std::filesystem::path outDir);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Continues from a checkpoint directory (weights, optimizer moments, step, loss scale, loader state).
+  void resume(const std::filesystem::path& dir);
+  // Runs steps until config.steps, with evals, checkpoints and a final checkpoint + metrics + curve.
+  void train(const TrainHooks& hooks = {});
+  // One optimizer step (submits, does not wait for the GPU).
+  void step();
+  // Mean loss over config.evalBatches validation batches (waits for the GPU).
+  float evaluate();
+  // Waits for the GPU and writes a checkpoint into `dir`.
+  void saveCheckpoint(const std::filesystem::path& dir);
+  // Reads every outstanding step record (metrics), flushes metrics.jsonl and redraws loss.svg.
+  void flushOutputs();
+
+  float learningRate(uint64_t step) const; // step is 1-based
+  uint64_t stepsDone() const { return step_; }
+  float lossScale() const { return lossScale_; }
+  const std::vector<StepRecord>& records() const { return records_; } // emitted so far, in order
+  const PhaseTiming& phases() const { return phases_; }
+  graph::GraphExecutor& graph() { return *graph_; }
+  const graph::StepArena& arena() const { return *arena_; }
+  const TrainConfig& config() const { return cfg_; }
+  nlohmann::json stateJson() const; // what a checkpoint stores besides tensors (after a drain)
+
+private:
+  struct Pending {
+    uint64_t step = 0;
+    uint32_t slot = 0;
+    float lr = 0, scale = 1;
+    double ms = 0, elapsedS = 0;
+    graph::StepStats stats;
+    bool emitted = false, finite = true, timed = false;
+  };
+
+  void recordForwardBackward(uint32_t set, float scale);
+  void recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr);
+  void readRecord(Pending& p); // downloads the record (waits for its step only) and emits metrics
+  void applyRecord(const Pending& p); // loss-scale decisions
+  void drain();                       // reads every pending record (does not apply them)
+  void recordEval(uint32_t index);
+  void timeForward();
+  void openMetrics(uint64_t resumeStep);
+  vk::BufferRange slice(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const;
+
+  vk::Context& ctx_;
+  Model& model_;
+  TrainConfig cfg_;
+  DataLoader& data_;
+  DataInfo dataInfo_;
+  std::filesystem::path outDir_;
+  std::unique_ptr<graph::GraphExecutor> graph_;
+  std::unique_ptr<graph::StepArena> arena_;
+  std::unique_ptr<MetricsWriter> metrics_;
+
+  // device state
+  vk::Buffer tokens_[2], targets_[2]; // host-visible, double-buffered; gradAccum * batch * seqLen each
+  vk::Buffer losses_[2];              // one aligned slot per micro-batch (zero gaps)
+  vk::Buffer partials_;               // gradient sums of squares, one aligned region per parameter
+  std::vector<uint32_t> partialSlot_; // first float of each parameter's region
+  uint32_t partialFloats_ = 0;
+  vk::Buffer adamState_;              // [0] = AdamW step counter t (advanced on finite steps only)
+  vk::Buffer control_;                // {gradMul, skip, 1/(1-b1^t), 1/(1-b2^t)}
+  vk::Buffer recordRing_;             // host-visible ring of step records
+  vk::Buffer evalTokens_, evalTargets_, evalLosses_;
+  uint32_t lossStride_ = 0, recordStride_ = 0; // floats between aligned slots
+
+  // host state
+  uint64_t step_ = 0;
+  float lossScale_ = 1;
+  uint64_t goodSteps_ = 0, skippedTotal_ = 0;
+  std::deque<Pending> pending_;
+  std::vector<StepRecord> records_;
+  std::map<uint64_t, float> valLoss_;
+  std::vector<int32_t> hostTokens_, hostTargets_;
+  bool evalUploaded_ = false, evalRecorded_ = false;
+  PhaseTiming phases_;
+  const TrainHooks* hooks_ = nullptr;
+  std::chrono::steady_clock::time_point start_, lastStepEnd_;
+  double elapsedBase_ = 0; // seconds trained before a resume
+};
+
+} // namespace helios::train
