@@ -4,6 +4,7 @@
 // Thresholds: loss and dlogits relative Frobenius error <= 1e-5 with a floored denominator (see checkClose),
 // finite differences <= 1e-4.
 #include "engine/ops/cross_entropy.hpp"
+#include "support/device_io.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
 
@@ -23,52 +24,12 @@ using codegen::ReduceStrategy;
 
 namespace {
 
-vk::Context& ctx() {
-  static auto context = vk::Context::create({.persistentPipelineCache = false});
-  return *context;
-}
-
-template <class T> vk::Buffer input(const std::vector<T>& v, const char* what) {
-  auto b = ctx().buffer(v.size() * sizeof(T), what);
-  ctx().uploadVector(b, v);
-  return b;
-}
-
-// n floats plus one guard element, all poisoned.
-vk::Buffer output(size_t n, const char* what) {
-  auto b = ctx().buffer((n + 1) * 4, what);
-  ctx().uploadVector(b, std::vector<float>(n + 1, test::poisonF32()));
-  return b;
-}
-
-bool isPoison(float f) {
-  uint32_t a, b;
-  const float p = test::poisonF32();
-  std::memcpy(&a, &f, 4);
-  std::memcpy(&b, &p, 4);
-  return a == b;
-}
-
-// Downloads n elements; checks every one was written and the guard past the end was not.
-std::vector<float> result(const vk::Buffer& b, size_t n) {
-  auto v = ctx().downloadVector<float>(b, n + 1);
-  size_t unwritten = 0;
-  for (size_t i = 0; i < n; ++i)
-    unwritten += isPoison(v[i]);
-  CHECK(unwritten == 0);
-  CHECK(isPoison(v[n]));
-  v.resize(n);
-  return v;
-}
-
-std::vector<std::pair<uint32_t, uint32_t>> shapes() {
-  std::vector<std::pair<uint32_t, uint32_t>> s;
-  for (uint32_t r : {1u, 7u, 33u, 127u, 513u})
-    for (uint32_t c : {1u, 7u, 33u, 127u, 513u})
-      s.emplace_back(r, c);
-  for (auto rc : {std::pair{64u, 64u}, {256u, 256u}, {64u, 1024u}, {1024u, 256u}})
-    s.push_back(rc);
-  return s;
+using test::ctx;
+using test::input;
+using test::output;
+using test::result;
+inline std::vector<std::pair<uint32_t, uint32_t>> shapes() {
+  return test::rowShapes();
 }
 
 std::vector<int32_t> randomTargets(uint32_t rows, uint32_t vocab) {

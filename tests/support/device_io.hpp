@@ -1,0 +1,63 @@
+#pragma once
+// Device buffers for op tests: one shared context, inputs uploaded from host vectors, outputs poisoned with a
+// guard element past the end, and a read-back that checks every element was written and the guard was not.
+#include "engine/vk/context.hpp"
+#include "support/random.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+namespace helios::test {
+
+inline vk::Context& ctx() {
+  static auto context = vk::Context::create({.persistentPipelineCache = false});
+  return *context;
+}
+
+template <class T> vk::Buffer input(const std::vector<T>& v, const char* what) {
+  auto b = ctx().buffer(v.size() * sizeof(T), what);
+  ctx().uploadVector(b, v);
+  return b;
+}
+
+// n floats plus one guard element, all poisoned.
+inline vk::Buffer output(size_t n, const char* what) {
+  auto b = ctx().buffer((n + 1) * 4, what);
+  ctx().uploadVector(b, std::vector<float>(n + 1, poisonF32()));
+  return b;
+}
+
+inline bool isPoison(float f) {
+  uint32_t a, b;
+  const float p = poisonF32();
+  std::memcpy(&a, &f, 4);
+  std::memcpy(&b, &p, 4);
+  return a == b;
+}
+
+// Downloads n elements; checks every one was written and the guard past the end was not.
+inline std::vector<float> result(const vk::Buffer& b, size_t n) {
+  auto v = ctx().downloadVector<float>(b, n + 1);
+  size_t unwritten = 0;
+  for (size_t i = 0; i < n; ++i)
+    unwritten += isPoison(v[i]);
+  CHECK(unwritten == 0);
+  CHECK(isPoison(v[n]));
+  v.resize(n);
+  return v;
+}
+
+// rows x cols pairs over the odd sizes {1, 7, 33, 127, 513} and a few aligned ones.
+inline std::vector<std::pair<uint32_t, uint32_t>> rowShapes() {
+  std::vector<std::pair<uint32_t, uint32_t>> s;
+  for (uint32_t r : {1u, 7u, 33u, 127u, 513u})
+    for (uint32_t c : {1u, 7u, 33u, 127u, 513u})
+      s.emplace_back(r, c);
+  for (auto rc : {std::pair{64u, 64u}, {256u, 256u}, {64u, 1024u}, {1024u, 256u}})
+    s.push_back(rc);
+  return s;
+}
+
+} // namespace helios::test
