@@ -14,20 +14,24 @@ std::string PermuteParams::cacheKey() const {
 
 Kernel generatePermute(const PermuteParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
-    throw std::invalid_argument("permute: localSize must be in [1, 1024], got " + std::to_string(p.localSize));
+    throw std::invalid_argument("permute: localSize must be in [1, 1024], got " +
+                                std::to_string(p.localSize));
   using spv::Value;
   spv::Module m;
   const spv::TypeId u32 = m.u32();
   const spv::TypeId elem = p.type == PermuteType::F16 ? m.f16() : m.f32();
   const spv::Buffer src = m.storageBuffer(0, elem, spv::Access::ReadOnly);
-  const spv::Buffer dst = m.storageBuffer(1, elem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
+  const spv::Buffer dst =
+      m.storageBuffer(1, elem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
   const spv::PushConstants pc = m.pushConstants(std::vector<spv::TypeId>(14, u32));
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
-  const Value total = f.loadPush(pc, 0), n1 = f.loadPush(pc, 1), n2 = f.loadPush(pc, 2), n3 = f.loadPush(pc, 3);
+  const Value total = f.loadPush(pc, 0), n1 = f.loadPush(pc, 1), n2 = f.loadPush(pc, 2),
+              n3 = f.loadPush(pc, 3);
   const Value srcOffset = f.loadPush(pc, 4);
   const Value s0 = f.loadPush(pc, 5), s1 = f.loadPush(pc, 6), s2 = f.loadPush(pc, 7), s3 = f.loadPush(pc, 8);
   const Value dstOffset = f.loadPush(pc, 9);
-  const Value d0 = f.loadPush(pc, 10), d1 = f.loadPush(pc, 11), d2 = f.loadPush(pc, 12), d3 = f.loadPush(pc, 13);
+  const Value d0 = f.loadPush(pc, 10), d1 = f.loadPush(pc, 11), d2 = f.loadPush(pc, 12),
+              d3 = f.loadPush(pc, 13);
   const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
   f.forRange(f.globalId(0), total, stride, [&](Value idx) {
     const Value i3 = f.rem(idx, n3);

@@ -55,7 +55,8 @@ void registerRope(KernelRegistry& registry) {
                 [] { return generateRope({}); },
                 [] {
                   std::vector<Kernel> ks;
-                  for (uint32_t ls : {64u, 256u}) ks.push_back(generateRope({ls}));
+                  for (uint32_t ls : {64u, 256u})
+                    ks.push_back(generateRope({ls}));
                   return ks;
                 }});
 }

@@ -18,7 +18,7 @@ struct RopePush {
   uint32_t pairs = 0; // rows * D/2
   uint32_t half = 0;  // D/2
   uint32_t T = 0;
-  float sign = 1.0f;  // +1 forward, -1 backward
+  float sign = 1.0f; // +1 forward, -1 backward
 };
 
 struct RopeParams {

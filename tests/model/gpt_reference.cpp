@@ -1,0 +1,210 @@
+#include "gpt_reference.hpp"
+
+#include "support/reference.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+namespace helios::test {
+
+namespace {
+
+using Mat = std::vector<double>; // row-major
+
+const std::vector<double>& get(const ParamMap& p, const std::string& name) {
+  const auto it = p.find(name);
+  if (it == p.end()) throw std::runtime_error("reference: missing parameter " + name);
+  return it->second;
+}
+
+// y [rows, out] = x [rows, in] W^T + b, W [out, in].
+Mat linear(const Mat& x, const std::vector<double>& w, const std::vector<double>& b, size_t rows, size_t in,
+           size_t out) {
+  Mat y(rows * out);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t o = 0; o < out; ++o) {
+      double s = b[o];
+      for (size_t i = 0; i < in; ++i)
+        s += x[r * in + i] * w[o * in + i];
+      y[r * out + o] = s;
+    }
+  return y;
+}
+
+Mat norm(const model::GptConfig& c, const Mat& x, const ParamMap& p, const std::string& prefix, size_t rows) {
+  const size_t C = c.dim;
+  const auto& g = get(p, prefix + ".weight");
+  Mat y(rows * C);
+  for (size_t r = 0; r < rows; ++r) {
+    const double* xr = &x[r * C];
+    if (c.norm == model::NormKind::LayerNorm) {
+      const auto& b = get(p, prefix + ".bias");
+      double mean = 0, var = 0;
+      for (size_t i = 0; i < C; ++i)
+        mean += xr[i];
+      mean /= double(C);
+      for (size_t i = 0; i < C; ++i)
+        var += (xr[i] - mean) * (xr[i] - mean);
+      var /= double(C);
+      const double rstd = 1.0 / std::sqrt(var + double(c.normEps));
+      for (size_t i = 0; i < C; ++i)
+        y[r * C + i] = (xr[i] - mean) * rstd * g[i] + b[i];
+    } else {
+      double ms = 0;
+      for (size_t i = 0; i < C; ++i)
+        ms += xr[i] * xr[i];
+      const double rstd = 1.0 / std::sqrt(ms / double(C) + double(c.normEps));
+      for (size_t i = 0; i < C; ++i)
+        y[r * C + i] = xr[i] * rstd * g[i];
+    }
+  }
+  return y;
+}
+
+Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const std::string& pre, uint32_t B,
+              uint32_t T) {
+  const size_t C = c.dim, H = c.heads, Hkv = c.kvHeads ? c.kvHeads : c.heads, D = C / H, rows = size_t(B) * T;
+  const size_t group = H / Hkv;
+  Mat q, k, v;
+  size_t qs, ks, vs, qo, ko, vo; // row strides and column offsets
+  if (c.packedQkv) {
+    const size_t W = (H + 2 * Hkv) * D;
+    const Mat qkv = linear(h, get(p, pre + "attn.qkv.weight"), get(p, pre + "attn.qkv.bias"), rows, C, W);
+    q = k = v = qkv;
+    qs = ks = vs = W;
+    qo = 0;
+    ko = H * D;
+    vo = (H + Hkv) * D;
+  } else {
+    q = linear(h, get(p, pre + "attn.q.weight"), get(p, pre + "attn.q.bias"), rows, C, H * D);
+    k = linear(h, get(p, pre + "attn.k.weight"), get(p, pre + "attn.k.bias"), rows, C, Hkv * D);
+    v = linear(h, get(p, pre + "attn.v.weight"), get(p, pre + "attn.v.bias"), rows, C, Hkv * D);
+    qs = H * D;
+    ks = vs = Hkv * D;
+    qo = ko = vo = 0;
+  }
+  if (c.rope)
+    for (size_t r = 0; r < rows; ++r) {
+      const uint32_t t = static_cast<uint32_t>(r % T);
+      for (size_t hh = 0; hh < H; ++hh)
+        ropeReference(&q[r * qs + qo + hh * D], uint32_t(D), t);
+      for (size_t hh = 0; hh < Hkv; ++hh)
+        ropeReference(&k[r * ks + ko + hh * D], uint32_t(D), t);
+    }
+  Mat out(rows * C, 0.0);
+  const double scale = 1.0 / std::sqrt(double(D));
+  std::vector<double> s(T);
+  for (size_t b = 0; b < B; ++b)
+    for (size_t hh = 0; hh < H; ++hh) {
+      const size_t kvh = hh / group;
+      for (size_t t = 0; t < T; ++t) {
+        const double* qr = &q[(b * T + t) * qs + qo + hh * D];
+        double mx = -1e300;
+        for (size_t u = 0; u <= t; ++u) {
+          const double* kr = &k[(b * T + u) * ks + ko + kvh * D];
+          double d = 0;
+          for (size_t i = 0; i < D; ++i)
+            d += qr[i] * kr[i];
+          s[u] = d * scale;
+          mx = std::max(mx, s[u]);
+        }
+        double sum = 0;
+        for (size_t u = 0; u <= t; ++u)
+          sum += (s[u] = std::exp(s[u] - mx));
+        double* o = &out[(b * T + t) * C + hh * D];
+        for (size_t u = 0; u <= t; ++u) {
+          const double* vr = &v[(b * T + u) * vs + vo + kvh * D];
+          for (size_t i = 0; i < D; ++i)
+            o[i] += s[u] / sum * vr[i];
+        }
+      }
+    }
+  return linear(out, get(p, pre + "attn.proj.weight"), get(p, pre + "attn.proj.bias"), rows, C, C);
+}
+
+uint32_t hiddenOf(const model::GptConfig& c) {
+  const uint32_t h = c.mlpMult * c.dim;
+  return c.mlp == model::MlpKind::Gelu ? h : (2 * h / 3 + 7) / 8 * 8;
+}
+
+Mat mlp(const model::GptConfig& c, const Mat& h, const ParamMap& p, const std::string& pre, size_t rows) {
+  const size_t C = c.dim, hid = hiddenOf(c);
+  Mat a;
+  if (c.mlp == model::MlpKind::SwiGLU) {
+    const Mat g = linear(h, get(p, pre + "mlp.gate.weight"), get(p, pre + "mlp.gate.bias"), rows, C, hid);
+    const Mat u = linear(h, get(p, pre + "mlp.up.weight"), get(p, pre + "mlp.up.bias"), rows, C, hid);
+    a.resize(g.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      a[i] = ref::silu(g[i]) * u[i];
+  } else {
+    a = linear(h, get(p, pre + "mlp.fc.weight"), get(p, pre + "mlp.fc.bias"), rows, C, hid);
+    for (double& x : a)
+      x = ref::gelu(x);
+  }
+  return linear(a, get(p, pre + "mlp.proj.weight"), get(p, pre + "mlp.proj.bias"), rows, hid, C);
+}
+
+} // namespace
+
+void ropeReference(double* row, uint32_t D, uint32_t t, bool inverse) {
+  const uint32_t half = D / 2;
+  for (uint32_t i = 0; i < half; ++i) {
+    const double theta = double(t) * std::pow(10000.0, -2.0 * double(i) / double(D));
+    // The GPU reads an f32 table; use the same rounded values.
+    const double c = double(static_cast<float>(std::cos(theta)));
+    const double s = double(static_cast<float>(std::sin(theta))) * (inverse ? -1.0 : 1.0);
+    const double x1 = row[i], x2 = row[i + half];
+    row[i] = x1 * c - x2 * s;
+    row[i + half] = x2 * c + x1 * s;
+  }
+}
+
+std::vector<double> gptReferenceLogits(const model::GptConfig& c, const ParamMap& p,
+                                       const std::vector<int32_t>& tokens, uint32_t B, uint32_t T) {
+  const size_t C = c.dim, rows = size_t(B) * T, V = c.vocab;
+  const auto& wte = get(p, "wte.weight");
+  Mat x(rows * C);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t i = 0; i < C; ++i) {
+      x[r * C + i] = wte[size_t(tokens[r]) * C + i];
+      if (!c.rope) x[r * C + i] += get(p, "wpe.weight")[(r % T) * C + i];
+    }
+  for (uint32_t l = 0; l < c.layers; ++l) {
+    const std::string pre = "blocks." + std::to_string(l) + ".";
+    const Mat a = attention(c, norm(c, x, p, pre + "ln1", rows), p, pre, B, T);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] += a[i];
+    const Mat m = mlp(c, norm(c, x, p, pre + "ln2", rows), p, pre, rows);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] += m[i];
+  }
+  const Mat xf = norm(c, x, p, "ln_f", rows);
+  Mat logits(rows * V, 0.0);
+  for (size_t r = 0; r < rows; ++r)
+    for (size_t v = 0; v < V; ++v) {
+      double s = 0;
+      for (size_t i = 0; i < C; ++i)
+        s += xf[r * C + i] * wte[v * C + i];
+      logits[r * V + v] = s;
+    }
+  return logits;
+}
+
+double gptReferenceLoss(const model::GptConfig& c, const ParamMap& p, const std::vector<int32_t>& tokens,
+                        const std::vector<int32_t>& targets, uint32_t B, uint32_t T) {
+  const std::vector<double> logits = gptReferenceLogits(c, p, tokens, B, T);
+  const size_t rows = size_t(B) * T, V = c.vocab;
+  double total = 0;
+  for (size_t r = 0; r < rows; ++r) {
+    double mx = -1e300;
+    for (size_t v = 0; v < V; ++v)
+      mx = std::max(mx, logits[r * V + v]);
+    double sum = 0;
+    for (size_t v = 0; v < V; ++v)
+      sum += std::exp(logits[r * V + v] - mx);
+    total += mx + std::log(sum) - logits[r * V + size_t(targets[r])];
+  }
+  return total / double(rows);
+}
+
+} // namespace helios::test

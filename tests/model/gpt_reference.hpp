@@ -1,0 +1,26 @@
+#pragma once
+// Float64 CPU reference of the GPT in engine/model (same math, same parameter names and layouts), for the
+// model's gradient checks: the loss as a function of the parameters, differentiated by finite differences.
+#include "engine/model/gpt.hpp"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace helios::test {
+
+using ParamMap = std::map<std::string, std::vector<double>>;
+
+// logits [batch*T, vocab].
+std::vector<double> gptReferenceLogits(const model::GptConfig& config, const ParamMap& params,
+                                       const std::vector<int32_t>& tokens, uint32_t batch, uint32_t T);
+// Mean cross-entropy over the batch*T tokens.
+double gptReferenceLoss(const model::GptConfig& config, const ParamMap& params,
+                        const std::vector<int32_t>& tokens, const std::vector<int32_t>& targets,
+                        uint32_t batch, uint32_t T);
+
+// Rotate-half RoPE of one row of D elements at position t (inverse: the transposed rotation).
+void ropeReference(double* row, uint32_t D, uint32_t t, bool inverse = false);
+
+} // namespace helios::test

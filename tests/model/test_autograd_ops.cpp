@@ -1,0 +1,217 @@
+// Per-op autograd tests for the pieces the GPT adds: permute (full and partial views, forward and the
+// scatter-accumulate backward), RoPE (forward and the transposed backward) and the matmul backward for every
+// transpose combination, each against float64 references.
+#include "engine/autograd/ops.hpp"
+#include "engine/ops/rope.hpp"
+#include "gpt_reference.hpp"
+#include "support/random.hpp"
+#include "support/reference.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+
+using namespace helios;
+using autograd::Tape;
+using autograd::Tensor;
+
+namespace {
+
+vk::Context& ctx() {
+  static auto context = vk::Context::create({.persistentPipelineCache = false});
+  return *context;
+}
+
+vk::Buffer upload(const std::vector<float>& v, const char* what) {
+  vk::Buffer b = ctx().buffer(v.size() * 4, what);
+  ctx().uploadVector(b, v);
+  return b;
+}
+
+std::vector<float> download(const vk::Buffer& b, size_t n) {
+  return ctx().downloadVector<float>(b, n);
+}
+
+ref::Vec toVec(const std::vector<float>& v) {
+  return ref::Vec(v.begin(), v.end());
+}
+
+} // namespace
+
+TEST_CASE("autograd permute: [B,T,H,D] <-> [B,H,T,D], full and partial views", "[model][permute]") {
+  const uint32_t B = 2, T = 3, H = 4, D = 5, W = 3 * H * D; // a packed [B*T, 3*H*D] source
+  const auto x = test::randomFloats(size_t(B) * T * W);
+  const auto dy = test::randomFloats(size_t(B) * H * T * D);
+  const uint32_t col = GENERATE(0u, H * D, 2 * H * D);
+  vk::Buffer xb = upload(x, "x"), gb = upload(std::vector<float>(x.size(), 7.0f), "grad"),
+             dyb = upload(dy, "dy");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  // A non-persistent slot that starts empty: the partial backward must zero the rest, not keep the 7s.
+  Tensor xt = Tensor::constant(xb.range(), {B * T, W});
+  xt.gradSlot = std::make_shared<autograd::GradSlot>();
+  xt.gradSlot->range = gb.range();
+  const Tensor y = autograd::permute(tape, xt, {B, H, T, D}, col, {T * W, D, W, 1});
+  tape.seedGrad(y, dyb.range());
+  tape.backward();
+  exec.flush();
+  // y lives in the workspace: copy it into a buffer of its own to read it back.
+  vk::Buffer yHost = ctx().buffer(y.bytes(), "y");
+  ops::copy(exec, y.data, yHost.range(), y.count());
+  exec.flush();
+  const auto yv = download(yHost, y.elements());
+  const auto g = download(gb, x.size());
+  ref::Vec yRef(yv.size()), gRef(x.size(), 0.0);
+  for (uint32_t b = 0; b < B; ++b)
+    for (uint32_t h = 0; h < H; ++h)
+      for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t d = 0; d < D; ++d) {
+          const size_t src = size_t(b) * T * W + size_t(t) * W + col + h * D + d;
+          const size_t dst = ((size_t(b) * H + h) * T + t) * D + d;
+          yRef[dst] = x[src];
+          gRef[src] = dy[dst];
+        }
+  CHECK(ref::maxAbsError(yv, yRef) == 0.0);
+  CHECK(ref::maxAbsError(g, gRef) == 0.0);
+}
+
+TEST_CASE("autograd permute: a full permutation overwrites, then accumulates", "[model][permute]") {
+  const uint32_t B = 2, H = 3, T = 4, D = 6;
+  const auto o = test::randomFloats(size_t(B) * H * T * D);
+  const auto dy = test::randomFloats(o.size());
+  vk::Buffer ob = upload(o, "o"), gb = upload(std::vector<float>(o.size(), 0.5f), "grad"),
+             dyb = upload(dy, "dy");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  Tensor ot = Tensor::parameter(ob.range(), gb.range(), {B * H * T, D}); // persistent: accumulates onto 0.5
+  const Tensor y = autograd::permute(tape, ot, {B, T, H, D}, 0, {H * T * D, D, T * D, 1});
+  tape.seedGrad(y, dyb.range());
+  tape.backward();
+  exec.flush();
+  const auto g = download(gb, o.size());
+  ref::Vec gRef(o.size());
+  for (uint32_t b = 0; b < B; ++b)
+    for (uint32_t t = 0; t < T; ++t)
+      for (uint32_t h = 0; h < H; ++h)
+        for (uint32_t d = 0; d < D; ++d)
+          gRef[((size_t(b) * H + h) * T + t) * D + d] =
+              0.5 + double(dy[((size_t(b) * T + t) * H + h) * D + d]);
+  CHECK(ref::maxAbsError(g, gRef) < 1e-6);
+}
+
+TEST_CASE("autograd rope: forward and transposed backward", "[model][rope]") {
+  const uint32_t rows = 2 * 3 * 7, D = GENERATE(2u, 8u, 16u), T = 7;
+  const auto x = test::randomFloats(size_t(rows) * D);
+  const auto dy = test::randomFloats(x.size());
+  const auto tab = ops::ropeTable(T, D);
+  vk::Buffer xb = upload(x, "x"), gb = upload(std::vector<float>(x.size(), 0.0f), "grad"),
+             dyb = upload(dy, "dy");
+  vk::Buffer tb = upload(tab, "table");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  const Tensor xt = Tensor::parameter(xb.range(), gb.range(), {rows, D});
+  const Tensor y = autograd::rope(tape, xt, tb.range(), D, T);
+  tape.seedGrad(y, dyb.range());
+  tape.backward();
+  vk::Buffer yHost = ctx().buffer(y.bytes(), "y");
+  ops::copy(exec, y.data, yHost.range(), y.count());
+  exec.flush();
+  const auto yv = download(yHost, x.size()), g = download(gb, x.size());
+  ref::Vec yRef = toVec(x), gRef = toVec(dy);
+  for (uint32_t r = 0; r < rows; ++r) {
+    test::ropeReference(&yRef[size_t(r) * D], D, r % T);
+    test::ropeReference(&gRef[size_t(r) * D], D, r % T, true);
+  }
+  CHECK(ref::maxAbsError(yv, yRef) < 1e-6);
+  CHECK(ref::maxAbsError(g, gRef) < 1e-6);
+  // The inverse undoes the forward.
+  ref::Vec round = yRef;
+  for (uint32_t r = 0; r < rows; ++r)
+    test::ropeReference(&round[size_t(r) * D], D, r % T, true);
+  CHECK(ref::maxAbsError(x, round) < 1e-6);
+}
+
+TEST_CASE("autograd matmul: dA, dB and dbias for every transpose combination", "[model][matmul]") {
+  const bool transA = GENERATE(false, true), transB = GENERATE(false, true);
+  const uint32_t M = 5, N = 7, K = 6, batch = 2;
+  const float alpha = 0.75f;
+  const auto a = test::randomFloats(size_t(batch) * M * K), b = test::randomFloats(size_t(batch) * K * N);
+  const auto dc = test::randomFloats(size_t(batch) * M * N);
+  vk::Buffer ab = upload(a, "a"), bb = upload(b, "b"), dcb = upload(dc, "dc");
+  vk::Buffer gab = upload(std::vector<float>(a.size(), 0.0f), "ga"),
+             gbb = upload(std::vector<float>(b.size(), 0.0f), "gb");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  const Tensor at = Tensor::parameter(ab.range(), gab.range(), {batch * M * K});
+  const Tensor bt = Tensor::parameter(bb.range(), gbb.range(), {batch * K * N});
+  autograd::MatmulSpec s;
+  s.M = M;
+  s.N = N;
+  s.K = K;
+  s.batch = batch;
+  s.transA = transA;
+  s.transB = transB;
+  s.alpha = alpha;
+  const Tensor c = autograd::matmul(tape, at, bt, s);
+  tape.seedGrad(c, dcb.range());
+  tape.backward();
+  exec.flush();
+  const auto ga = download(gab, a.size()), gb = download(gbb, b.size());
+  ref::Vec gaRef(a.size(), 0.0), gbRef(b.size(), 0.0);
+  for (uint32_t q = 0; q < batch; ++q)
+    for (uint32_t m = 0; m < M; ++m)
+      for (uint32_t n = 0; n < N; ++n)
+        for (uint32_t k = 0; k < K; ++k) {
+          const size_t ia = size_t(q) * M * K + (transA ? size_t(k) * M + m : size_t(m) * K + k);
+          const size_t ib = size_t(q) * K * N + (transB ? size_t(n) * K + k : size_t(k) * N + n);
+          const double d = alpha * double(dc[(size_t(q) * M + m) * N + n]);
+          gaRef[ia] += d * b[ib];
+          gbRef[ib] += d * a[ia];
+        }
+  CHECK(ref::relError(ga, gaRef) < 1e-5);
+  CHECK(ref::relError(gb, gbRef) < 1e-5);
+}
+
+TEST_CASE("autograd linear: bias gradient by column sums (one and two stages), accumulated",
+          "[model][matmul]") {
+  const uint32_t rows = GENERATE(12u, 512u, 1000u), in = 9, out = 13; // 512: 8 partial sums of 64 rows
+  const auto x = test::randomFloats(size_t(rows) * in), w = test::randomFloats(size_t(out) * in);
+  const auto bias = test::randomFloats(out), dy = test::randomFloats(size_t(rows) * out);
+  vk::Buffer xb = upload(x, "x"), wb = upload(w, "w"), bb = upload(bias, "b"), dyb = upload(dy, "dy");
+  vk::Buffer gw = upload(std::vector<float>(w.size(), 0.0f), "gw"),
+             gbias = upload(std::vector<float>(out, 1.0f), "gb");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  const Tensor xt = Tensor::constant(xb.range(), {rows, in});
+  const Tensor wt = Tensor::parameter(wb.range(), gw.range(), {out, in});
+  const Tensor bt = Tensor::parameter(bb.range(), gbias.range(), {out});
+  const Tensor y = autograd::linear(tape, xt, wt, &bt);
+  tape.seedGrad(y, dyb.range());
+  tape.backward();
+  vk::Buffer yHost = ctx().buffer(y.bytes(), "y");
+  ops::copy(exec, y.data, yHost.range(), y.count());
+  exec.flush();
+  ref::Vec yRef(size_t(rows) * out), gwRef(w.size(), 0.0), gbRef(out, 1.0);
+  for (uint32_t r = 0; r < rows; ++r)
+    for (uint32_t o = 0; o < out; ++o) {
+      double s = bias[o];
+      for (uint32_t i = 0; i < in; ++i) {
+        s += double(x[size_t(r) * in + i]) * w[size_t(o) * in + i];
+        gwRef[size_t(o) * in + i] += double(dy[size_t(r) * out + o]) * x[size_t(r) * in + i];
+      }
+      yRef[size_t(r) * out + o] = s;
+      gbRef[o] += dy[size_t(r) * out + o];
+    }
+  CHECK(ref::relError(download(yHost, yRef.size()), yRef) < 1e-5);
+  CHECK(ref::relError(download(gw, w.size()), gwRef) < 1e-5);
+  CHECK(ref::relError(download(gbias, out), gbRef) < 1e-5);
+}

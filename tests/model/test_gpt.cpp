@@ -1,0 +1,331 @@
+// The GPT model end to end on a tiny configuration: loss against the float64 reference forward
+// (gpt_reference.*), every parameter's gradient against central finite differences of that reference, for the
+// GPT-2 layout and the option variants; activation checkpointing bit-identical to no checkpointing; mixed
+// precision close to f32; forward() logits; steady-state steps allocate nothing.
+#include "engine/graph/graph_executor.hpp"
+#include "engine/model/gpt.hpp"
+#include "gpt_reference.hpp"
+#include "support/random.hpp"
+#include "support/reference.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+using namespace helios;
+using model::GptConfig;
+
+namespace {
+
+vk::Context& ctx() {
+  static auto context = vk::Context::create({.persistentPipelineCache = false});
+  return *context;
+}
+
+bool f16Supported() {
+  const auto& f = ctx().device().features();
+  return f.shaderFloat16 && f.storageBuffer16BitAccess;
+}
+
+constexpr uint32_t kBatch = 2, kT = 8;
+
+GptConfig tiny() {
+  GptConfig c;
+  c.vocab = 32;
+  c.context = 10; // T = 8 < context: only the first T rows of wpe are used
+  c.layers = 2;
+  c.dim = 16;
+  c.heads = 2;
+  c.mlpMult = 4;
+  return c;
+}
+
+GptConfig llamaLike() {
+  GptConfig c = tiny();
+  c.heads = 4; // head dim 4
+  c.kvHeads = 2;
+  c.norm = model::NormKind::RMSNorm;
+  c.mlp = model::MlpKind::SwiGLU;
+  c.rope = true;
+  return c;
+}
+
+using FloatParams = std::map<std::string, std::vector<float>>;
+
+// Random parameter values (norm gains near 1, everything else uniform), so that biases and norms matter.
+FloatParams randomParams(model::Gpt& m) {
+  FloatParams p;
+  for (const auto& param : m.parameters()) {
+    const bool gain = param.name.find("ln") != std::string::npos && param.name.ends_with(".weight");
+    std::vector<float> v = test::randomFloats(param.elements, -0.4f, 0.4f);
+    if (gain)
+      for (float& x : v)
+        x = 1.0f + 0.5f * x;
+    p[param.name] = v;
+  }
+  return p;
+}
+
+test::ParamMap toDouble(const FloatParams& p) {
+  test::ParamMap d;
+  for (const auto& [k, v] : p)
+    d[k] = std::vector<double>(v.begin(), v.end());
+  return d;
+}
+
+struct Inputs {
+  std::vector<int32_t> tokens, targets;
+};
+Inputs randomInputs(uint32_t vocab) {
+  Inputs in;
+  std::uniform_int_distribution<int32_t> dist(0, int32_t(vocab) - 1);
+  for (uint32_t i = 0; i < kBatch * kT; ++i) {
+    in.tokens.push_back(dist(test::rng()));
+    in.targets.push_back(dist(test::rng()));
+  }
+  return in;
+}
+
+struct Result {
+  float loss = 0;
+  FloatParams grads;
+};
+
+// A fresh model with `params` uploaded, one forwardBackward with ImmediateExecutor, grads read back.
+Result run(const GptConfig& config, const FloatParams& params, const Inputs& in, float gradScale = 1.0f) {
+  model::Gpt m(ctx(), config, 7);
+  for (auto& p : m.parameters())
+    ctx().uploadVector(p.data, params.at(p.name));
+  vk::Buffer tokens = ctx().buffer(in.tokens.size() * 4, "tokens"),
+             targets = ctx().buffer(in.targets.size() * 4, "targets");
+  ctx().uploadVector(tokens, in.tokens);
+  ctx().uploadVector(targets, in.targets);
+  vk::Buffer loss = ctx().buffer(4, "loss");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  m.forwardBackward(exec, arena, tokens.range(), targets.range(), kBatch, kT, loss.range(), gradScale);
+  exec.flush();
+  Result r;
+  r.loss = ctx().downloadVector<float>(loss, 1)[0];
+  for (auto& p : m.parameters())
+    r.grads[p.name] = ctx().downloadVector<float>(p.grad, p.elements);
+  return r;
+}
+
+// Loss vs the reference (relative 1e-5) and, for every parameter, 4 random entries of the gradient vs central
+// differences (h = 1e-4, float64) of the reference loss:
+//   |g - fd| <= 1e-4 |fd| + 1e-5 max|g of that parameter| + 1e-7 max|g of the model|
+// (the last term covers gradients that are exactly zero, e.g. the key bias under softmax shift invariance).
+void gradientCheck(const GptConfig& config) {
+  INFO(config.describe() << ", seed " << test::testSeed());
+  model::Gpt shapeOnly(ctx(), config, 1);
+  const FloatParams params = randomParams(shapeOnly);
+  const Inputs in = randomInputs(config.vocab);
+  const Result r = run(config, params, in);
+  test::ParamMap ref = toDouble(params);
+  const double refLoss = test::gptReferenceLoss(config, ref, in.tokens, in.targets, kBatch, kT);
+  CHECK(std::abs(r.loss - refLoss) <= 1e-5 * std::abs(refLoss));
+  const double h = 1e-4;
+  double gall = 0; // the largest gradient entry of the model: an absolute floor for exactly-zero gradients
+  for (const auto& [name, g] : r.grads)
+    for (float x : g)
+      gall = std::max(gall, double(std::abs(x)));
+  for (auto& [name, values] : ref) {
+    const std::vector<float>& g = r.grads.at(name);
+    double gmax = 0;
+    for (float x : g)
+      gmax = std::max(gmax, double(std::abs(x)));
+    REQUIRE(std::isfinite(gmax));
+    for (int s = 0; s < 4; ++s) {
+      const size_t i = std::uniform_int_distribution<size_t>(0, values.size() - 1)(test::rng());
+      const double saved = values[i];
+      values[i] = saved + h;
+      const double up = test::gptReferenceLoss(config, ref, in.tokens, in.targets, kBatch, kT);
+      values[i] = saved - h;
+      const double down = test::gptReferenceLoss(config, ref, in.tokens, in.targets, kBatch, kT);
+      values[i] = saved;
+      const double fd = (up - down) / (2 * h);
+      INFO(name << "[" << i << "]: gpu " << g[i] << ", finite difference " << fd);
+      CHECK(std::abs(double(g[i]) - fd) <= 1e-4 * std::abs(fd) + 1e-5 * gmax + 1e-7 * gall);
+    }
+  }
+}
+
+bool bitIdentical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
+}
+
+} // namespace
+
+TEST_CASE("GptConfig: names, shapes and parameter count", "[model]") {
+  GptConfig c = tiny();
+  CHECK(c.describe() == "2L 16d 2h T10 V32 layernorm gelu");
+  model::Gpt m(ctx(), c, 1);
+  uint64_t total = 0;
+  for (const auto& p : m.parameters())
+    total += p.elements;
+  CHECK(total == c.parameterCount());
+  CHECK(m.parameters().front().name == "wte.weight");
+  CHECK(m.parameters()[1].name == "wpe.weight");
+  CHECK(m.parameters()[2].name == "blocks.0.ln1.weight");
+  CHECK(m.parameters().back().name == "ln_f.bias");
+  bool found = false;
+  for (const auto& p : m.parameters())
+    if (p.name == "blocks.1.attn.qkv.weight") {
+      found = true;
+      CHECK(p.shape == std::vector<uint32_t>{48, 16});
+      CHECK(p.decay);
+    }
+  CHECK(found);
+  for (GptConfig v : {llamaLike(), [] {
+                        GptConfig u = tiny();
+                        u.packedQkv = false;
+                        u.kvHeads = 1;
+                        return u;
+                      }()}) {
+    model::Gpt mv(ctx(), v, 1);
+    uint64_t t = 0;
+    for (const auto& p : mv.parameters())
+      t += p.elements;
+    CHECK(t == v.parameterCount());
+  }
+  // Deterministic init from the seed.
+  model::Gpt a(ctx(), c, 42), b(ctx(), c, 42);
+  CHECK(bitIdentical(ctx().downloadVector<float>(a.parameters()[0].data, a.parameters()[0].elements),
+                     ctx().downloadVector<float>(b.parameters()[0].data, b.parameters()[0].elements)));
+}
+
+TEST_CASE("Gpt gradient check: LayerNorm, GELU, packed QKV, learned positions", "[model][gradcheck]") {
+  gradientCheck(tiny());
+}
+
+TEST_CASE("Gpt gradient check: RMSNorm, SwiGLU, RoPE, grouped-query attention", "[model][gradcheck]") {
+  gradientCheck(llamaLike());
+}
+
+TEST_CASE("Gpt gradient check: separate Q/K/V projections, one KV head", "[model][gradcheck]") {
+  GptConfig c = tiny();
+  c.packedQkv = false;
+  c.kvHeads = 1;
+  gradientCheck(c);
+}
+
+TEST_CASE("Gpt activation checkpointing gives bit-identical loss and gradients", "[model][checkpoint]") {
+  for (GptConfig c : {tiny(), llamaLike()}) {
+    INFO(c.describe());
+    model::Gpt shapeOnly(ctx(), c, 1);
+    const FloatParams params = randomParams(shapeOnly);
+    const Inputs in = randomInputs(c.vocab);
+    const Result plain = run(c, params, in, 0.5f);
+    c.checkpointActivations = true;
+    const Result ckpt = run(c, params, in, 0.5f);
+    CHECK(std::memcmp(&plain.loss, &ckpt.loss, 4) == 0);
+    for (const auto& [name, g] : plain.grads) {
+      INFO(name);
+      CHECK(bitIdentical(g, ckpt.grads.at(name)));
+    }
+  }
+}
+
+TEST_CASE("Gpt mixed precision stays close to f32", "[model][mixed]") {
+  if (!f16Supported()) SKIP("device lacks f16 storage/arithmetic");
+  for (GptConfig c : {tiny(), llamaLike()}) {
+    INFO(c.describe());
+    model::Gpt shapeOnly(ctx(), c, 1);
+    const FloatParams params = randomParams(shapeOnly);
+    const Inputs in = randomInputs(c.vocab);
+    const Result f32 = run(c, params, in);
+    c.precision = model::Precision::Mixed;
+    const Result mixed = run(c, params, in);
+    // f16 GEMM inputs (11-bit mantissa): loss within 2e-3 relative, each gradient within 3e-2 relative
+    // (Frobenius).
+    CHECK(std::abs(mixed.loss - f32.loss) <= 2e-3 * std::abs(f32.loss));
+    for (const auto& [name, g] : f32.grads) {
+      INFO(name);
+      CHECK(ref::relError(mixed.grads.at(name), ref::Vec(g.begin(), g.end())) < 3e-2);
+    }
+  }
+}
+
+TEST_CASE("Gpt forward: logits and loss match the reference; repeated steps allocate nothing", "[model]") {
+  const GptConfig c = llamaLike();
+  model::Gpt m(ctx(), c, 3);
+  const FloatParams params = randomParams(m);
+  for (auto& p : m.parameters())
+    ctx().uploadVector(p.data, params.at(p.name));
+  const Inputs in = randomInputs(c.vocab);
+  vk::Buffer tokens = ctx().buffer(in.tokens.size() * 4, "tokens"),
+             targets = ctx().buffer(in.targets.size() * 4, "targets");
+  ctx().uploadVector(tokens, in.tokens);
+  ctx().uploadVector(targets, in.targets);
+  vk::Buffer logits = ctx().buffer(size_t(kBatch) * kT * c.vocab * 4, "logits"),
+             loss = ctx().buffer(4, "loss");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  const vk::BufferRange tr = targets.range(), lr = loss.range();
+  m.forward(exec, arena, tokens.range(), kBatch, kT, logits.range(), &tr, &lr);
+  exec.flush();
+  const auto ref = test::gptReferenceLogits(c, toDouble(params), in.tokens, kBatch, kT);
+  CHECK(ref::relError(ctx().downloadVector<float>(logits, ref.size()), ref) < 1e-5);
+  const double refLoss = test::gptReferenceLoss(c, toDouble(params), in.tokens, in.targets, kBatch, kT);
+  CHECK(std::abs(ctx().downloadVector<float>(loss, 1)[0] - refLoss) <= 1e-5 * refLoss);
+
+  // Steps: same arena reservation after the first; gradients accumulate across calls.
+  arena.reset();
+  m.forwardBackward(exec, arena, tokens.range(), targets.range(), kBatch, kT, loss.range(), 1.0f);
+  exec.flush();
+  const auto reserved = arena.reservedBytes();
+  const auto g1 = ctx().downloadVector<float>(m.parameters()[0].grad, m.parameters()[0].elements);
+  arena.reset();
+  m.forwardBackward(exec, arena, tokens.range(), targets.range(), kBatch, kT, loss.range(), 1.0f);
+  exec.flush();
+  CHECK(arena.reservedBytes() == reserved);
+  const auto g2 = ctx().downloadVector<float>(m.parameters()[0].grad, m.parameters()[0].elements);
+  ref::Vec twice(g1.size());
+  for (size_t i = 0; i < g1.size(); ++i)
+    twice[i] = 2.0 * g1[i];
+  CHECK(ref::relError(g2, twice) < 1e-6);
+}
+
+TEST_CASE("Gpt forwardBackward replays through the graph executor", "[model][graph]") {
+  GptConfig c = llamaLike();
+  c.checkpointActivations = true;
+  model::Gpt m(ctx(), c, 5);
+  const Inputs in = randomInputs(c.vocab);
+  vk::Buffer tokens = ctx().buffer(in.tokens.size() * 4, "tokens"),
+             targets = ctx().buffer(in.targets.size() * 4, "targets");
+  ctx().uploadVector(tokens, in.tokens);
+  ctx().uploadVector(targets, in.targets);
+  vk::Buffer loss = ctx().buffer(4, "loss");
+  graph::GraphExecutor graph(ctx());
+  graph::StepArena arena(ctx());
+  std::vector<std::vector<float>> first;
+  for (int step = 0; step < 2; ++step) {
+    for (auto& p : m.parameters())
+      ctx().uploadVector(p.grad, std::vector<float>(p.elements, 0.0f));
+    graph.beginStep();
+    graph.replayable("gpt.fb", [&] {
+      arena.reset();
+      m.forwardBackward(graph, arena, tokens.range(), targets.range(), kBatch, kT, loss.range(), 1.0f);
+    });
+    const graph::StepStats stats = graph.endStep();
+    graph.flush();
+    CHECK(stats.replayedSegments == (step == 0 ? 0u : 1u));
+    for (size_t i = 0; i < m.parameters().size(); ++i) {
+      const auto& p = m.parameters()[i];
+      auto g = ctx().downloadVector<float>(p.grad, p.elements);
+      if (step == 0) {
+        first.push_back(std::move(g));
+      } else {
+        INFO(p.name);
+        CHECK(bitIdentical(g, first[i]));
+      }
+    }
+  }
+  float maxAbs = 0;
+  for (const auto& g : first)
+    for (float x : g)
+      maxAbs = std::max(maxAbs, std::abs(x));
+  CHECK(maxAbs > 0.0f);
+}
