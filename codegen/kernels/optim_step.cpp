@@ -87,9 +87,10 @@ Kernel generateControl(const OptimStepParams& p) {
     f.storeAt(control, f.u32(2), invBc1);
     f.storeAt(control, f.u32(3), invBc2);
     const Value base = f.imul(slot, f.u32(kOptimRecordFloats));
-    const Value fields[kOptimRecordFloats] = {f.fmul(lossSum, lossMul), norm, f.select(finite, one, zero), t,
-                                              scale, clip, sumsq, zero};
-    for (uint32_t k = 0; k < kOptimRecordFloats; ++k) f.storeAt(records, f.iadd(base, f.u32(k)), fields[k]);
+    const Value fields[kOptimRecordFloats] = {
+        f.fmul(lossSum, lossMul), norm, f.select(finite, one, zero), t, scale, clip, sumsq, zero};
+    for (uint32_t k = 0; k < kOptimRecordFloats; ++k)
+      f.storeAt(records, f.iadd(base, f.u32(k)), fields[k]);
   });
   f.ret();
   return finish(m, p, pc, 5);
@@ -162,25 +163,27 @@ Kernel generateOptimStep(const OptimStepParams& p) {
     return generateControl(p);
   case OptimKernel::AdamW:
     if (p.localSize == 0 || p.localSize > 1024)
-      throw std::invalid_argument("optim_step: localSize must be in [1, 1024], got " + std::to_string(p.localSize));
+      throw std::invalid_argument("optim_step: localSize must be in [1, 1024], got " +
+                                  std::to_string(p.localSize));
     return generateAdamWCtrl(p);
   }
   throw std::invalid_argument("optim_step: unknown kernel");
 }
 
 void registerOptimStep(KernelRegistry& registry) {
-  registry.add({"optim_step",
-                "optimizer step on the device: gradient sum of squares, clip/overflow control, AdamW with control",
-                [] { return generateOptimStep({}); },
-                [] {
-                  std::vector<Kernel> ks;
-                  for (auto k : {OptimKernel::GradSumsq, OptimKernel::Control})
-                    for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
-                      for (uint32_t wg : {64u, 256u})
-                        ks.push_back(generateOptimStep({k, wg, s}));
-                  ks.push_back(generateOptimStep({OptimKernel::AdamW, 256, ReduceStrategy::Subgroup}));
-                  return ks;
-                }});
+  registry.add(
+      {"optim_step",
+       "optimizer step on the device: gradient sum of squares, clip/overflow control, AdamW with control",
+       [] { return generateOptimStep({}); },
+       [] {
+         std::vector<Kernel> ks;
+         for (auto k : {OptimKernel::GradSumsq, OptimKernel::Control})
+           for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
+             for (uint32_t wg : {64u, 256u})
+               ks.push_back(generateOptimStep({k, wg, s}));
+         ks.push_back(generateOptimStep({OptimKernel::AdamW, 256, ReduceStrategy::Subgroup}));
+         return ks;
+       }});
 }
 
 } // namespace helios::codegen

@@ -2,21 +2,24 @@
 // The optimizer step's device-side decisions, so that the host never waits for the GPU to decide whether to
 // apply an update (gradient clipping and dynamic loss scaling):
 //
-//  grad_sumsq     partials[slot + wg] = sum of g[i]^2 over the grid-stride share of workgroup wg. One dispatch
-//                 per parameter tensor, a fixed workgroup count each: a fixed summation order (deterministic).
-//                 Bindings: 0 g (read), 1 partials (write). Push {n, slot}.
+//  grad_sumsq     partials[slot + wg] = sum of g[i]^2 over the grid-stride share of workgroup wg. One
+//  dispatch
+//                 per parameter tensor, a fixed workgroup count each: a fixed summation order
+//                 (deterministic). Bindings: 0 g (read), 1 partials (write). Push {n, slot}.
 //  optim_control  One workgroup. Sums the partials (sum of squares of the *scaled* gradients) and the micro-
 //                 batch losses, then: finite = sumsq <= FLT_MAX (inf and NaN fail); norm = sqrt(sumsq)/scale;
-//                 clip = norm > maxNorm > 0 ? maxNorm / (norm + 1e-6) : 1; the AdamW step counter t (state[0])
-//                 advances only on finite steps; writes control = {gradMul = finite ? clip/scale : 0,
-//                 skip = !finite, 1/(1-beta1^t), 1/(1-beta2^t)} and record[slot*8 ..] = {mean loss, norm, finite,
-//                 t, scale, clip, sumsq, 0}.
-//                 Bindings: 0 partials (read), 1 losses (read), 2 state (read-write), 3 control (write),
-//                 4 records (write). Push {count, lossCount, slot, scale, maxNorm, beta1, beta2, lossMul}.
-//  adamw_ctrl     AdamW (as codegen/kernels/adamw.hpp) whose gradient multiplier, bias corrections and skip flag
+//                 clip = norm > maxNorm > 0 ? maxNorm / (norm + 1e-6) : 1; the AdamW step counter t
+//                 (state[0]) advances only on finite steps; writes control = {gradMul = finite ? clip/scale :
+//                 0, skip = !finite, 1/(1-beta1^t), 1/(1-beta2^t)} and record[slot*8 ..] = {mean loss, norm,
+//                 finite, t, scale, clip, sumsq, 0}. Bindings: 0 partials (read), 1 losses (read), 2 state
+//                 (read-write), 3 control (write), 4 records (write). Push {count, lossCount, slot, scale,
+//                 maxNorm, beta1, beta2, lossMul}.
+//  adamw_ctrl     AdamW (as codegen/kernels/adamw.hpp) whose gradient multiplier, bias corrections and skip
+//  flag
 //                 come from the control buffer; it zeroes g after reading it (the next step accumulates into
 //                 zeros) and leaves p, m, v untouched when skip != 0.
-//                 Bindings: 0 p, 1 m, 2 v, 3 g (read-write), 4 control (read). Push {n, lr, beta1, beta2, eps, wd}.
+//                 Bindings: 0 p, 1 m, 2 v, 3 g (read-write), 4 control (read). Push {n, lr, beta1, beta2,
+//                 eps, wd}.
 #include <cstdint>
 #include <string>
 
@@ -40,7 +43,7 @@ struct OptimControlPush {
   float scale = 1;        // loss scale the gradients carry
   float maxNorm = 0;      // 0: no clipping
   float beta1 = 0.9f, beta2 = 0.999f;
-  float lossMul = 1;      // 1 / lossCount
+  float lossMul = 1; // 1 / lossCount
 };
 
 struct AdamWCtrlPush {

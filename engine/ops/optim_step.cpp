@@ -17,7 +17,8 @@ constexpr uint32_t kMaxSlotsPerTensor = 64;
 void requireFloats(const char* op, const char* what, const vk::BufferRange& r, uint64_t n) {
   if (r.size != 0 && r.size < 4 * n)
     throw std::invalid_argument(std::string(op) + ": " + what + " holds " + std::to_string(r.size) +
-                                " bytes, needs " + std::to_string(4 * n) + " (" + std::to_string(n) + " x f32)");
+                                " bytes, needs " + std::to_string(4 * n) + " (" + std::to_string(n) +
+                                " x f32)");
 }
 
 codegen::ReduceStrategy strategyFor(Executor& exec) {
@@ -25,7 +26,8 @@ codegen::ReduceStrategy strategyFor(Executor& exec) {
 }
 
 const vk::Pipeline& pipelineFor(Executor& exec, const codegen::OptimStepParams& params) {
-  return exec.pipeline(params, [](const codegen::OptimStepParams& q) { return codegen::generateOptimStep(q); });
+  return exec.pipeline(params,
+                       [](const codegen::OptimStepParams& q) { return codegen::generateOptimStep(q); });
 }
 
 } // namespace
@@ -35,7 +37,8 @@ uint32_t gradSumsqSlots(uint32_t n) {
 }
 
 void gradSumsq(Executor& exec, vk::BufferRange g, uint32_t n, vk::BufferRange partials, uint32_t slot) {
-  if (n >= 0x80000000u) throw std::invalid_argument("ops::gradSumsq: " + std::to_string(n) + " elements are too many");
+  if (n >= 0x80000000u)
+    throw std::invalid_argument("ops::gradSumsq: " + std::to_string(n) + " elements are too many");
   requireFloats("ops::gradSumsq", "g", g, n);
   const uint32_t slots = gradSumsqSlots(n);
   requireFloats("ops::gradSumsq", "partials", partials, uint64_t(slot) + slots);
@@ -51,7 +54,8 @@ void optimControl(Executor& exec, const OptimControlArgs& a) {
   requireFloats("ops::optimControl", "losses", a.losses, a.lossCount);
   requireFloats("ops::optimControl", "state", a.state, 1);
   requireFloats("ops::optimControl", "control", a.control, 4);
-  requireFloats("ops::optimControl", "records", a.records, (uint64_t(a.slot) + 1) * codegen::kOptimRecordFloats);
+  requireFloats("ops::optimControl", "records", a.records,
+                (uint64_t(a.slot) + 1) * codegen::kOptimRecordFloats);
   const codegen::OptimStepParams params{codegen::OptimKernel::Control, kLocal, strategyFor(exec)};
   codegen::OptimControlPush push;
   push.count = a.count;
@@ -73,14 +77,16 @@ void optimControl(Executor& exec, const OptimControlArgs& a) {
 
 void adamwCtrl(Executor& exec, vk::BufferRange p, vk::BufferRange m, vk::BufferRange v, vk::BufferRange g,
                vk::BufferRange control, uint32_t n, const AdamWCtrlHyper& h) {
-  if (n >= 0x80000000u) throw std::invalid_argument("ops::adamwCtrl: " + std::to_string(n) + " elements are too many");
+  if (n >= 0x80000000u)
+    throw std::invalid_argument("ops::adamwCtrl: " + std::to_string(n) + " elements are too many");
   requireFloats("ops::adamwCtrl", "p", p, n);
   requireFloats("ops::adamwCtrl", "m", m, n);
   requireFloats("ops::adamwCtrl", "v", v, n);
   requireFloats("ops::adamwCtrl", "g", g, n);
   requireFloats("ops::adamwCtrl", "control", control, 4);
   if (n == 0) return;
-  const codegen::OptimStepParams params{codegen::OptimKernel::AdamW, kLocal, codegen::ReduceStrategy::Subgroup};
+  const codegen::OptimStepParams params{codegen::OptimKernel::AdamW, kLocal,
+                                        codegen::ReduceStrategy::Subgroup};
   const codegen::AdamWCtrlPush push{n, h.lr, h.beta1, h.beta2, h.eps, h.weightDecay};
   exec.dispatch(pipelineFor(exec, params),
                 {{p, Access::ReadWrite},

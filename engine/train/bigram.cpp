@@ -13,7 +13,8 @@ namespace helios::train {
 
 uint64_t Model::parameterCount() {
   uint64_t n = 0;
-  for (const auto& p : parameters()) n += p.elements;
+  for (const auto& p : parameters())
+    n += p.elements;
   return n;
 }
 
@@ -64,11 +65,13 @@ void BigramModel::forwardBackward(ops::Executor& exec, graph::StepArena& arena, 
   const vk::BufferRange logits = arena.allocate(4ull * rows * vocab_, "bigram logits");
   const vk::BufferRange dlogits = arena.allocate(4ull * rows * vocab_, "bigram dlogits");
   const vk::BufferRange loss = arena.allocate(4ull * rows, "bigram loss rows");
-  const vk::BufferRange workspace = arena.allocate(ops::embeddingBackwardWorkspaceBytes(rows), "bigram workspace");
+  const vk::BufferRange workspace =
+      arena.allocate(ops::embeddingBackwardWorkspaceBytes(rows), "bigram workspace");
   ops::embedding(exec, params_[0].data.range(), tokens, logits, rows, vocab_, vocab_);
   ops::crossEntropy(exec, logits, targets, loss, dlogits, rows, vocab_, gradScale / static_cast<float>(rows));
   ops::reduceRows(exec, loss, lossOut, 1, rows, codegen::RowReduceOp::Mean);
-  ops::embeddingBackward(exec, tokens, dlogits, params_[0].grad.range(), workspace, rows, vocab_, vocab_, true);
+  ops::embeddingBackward(exec, tokens, dlogits, params_[0].grad.range(), workspace, rows, vocab_, vocab_,
+                         true);
 }
 
 } // namespace helios::train

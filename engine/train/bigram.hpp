@@ -15,8 +15,8 @@ public:
   std::string describe() const override;
   nlohmann::json configJson() const override { return {{"kind", "bigram"}, {"vocab", vocab_}}; }
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
-                       const vk::BufferRange& targets, uint32_t batch, uint32_t T, const vk::BufferRange& lossOut,
-                       float gradScale) override;
+                       const vk::BufferRange& targets, uint32_t batch, uint32_t T,
+                       const vk::BufferRange& lossOut, float gradScale) override;
   void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
                uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
                const vk::BufferRange* lossOut = nullptr) override;

@@ -24,7 +24,8 @@ std::vector<uint64_t> shapeOf(const model::Parameter& p) {
 
 uint64_t elementsOf(const std::vector<uint64_t>& shape) {
   uint64_t n = 1;
-  for (auto d : shape) n *= d;
+  for (auto d : shape)
+    n *= d;
   return n;
 }
 
@@ -57,7 +58,8 @@ void writeAtomically(const fs::path& path, const std::string& text) {
 uint64_t stepOf(const SafeTensorsFile& f, const fs::path& path) {
   auto it = f.metadata.find("helios.step");
   if (it == f.metadata.end())
-    throw CheckpointError(fmt::format("{}: no helios.step in __metadata__: not a Helios checkpoint", path.string()));
+    throw CheckpointError(
+        fmt::format("{}: no helios.step in __metadata__: not a Helios checkpoint", path.string()));
   try {
     return std::stoull(it->second);
   } catch (const std::exception&) {
@@ -68,7 +70,8 @@ uint64_t stepOf(const SafeTensorsFile& f, const fs::path& path) {
 nlohmann::json metadataJson(const SafeTensorsFile& f, const char* key, const fs::path& path) {
   auto it = f.metadata.find(key);
   if (it == f.metadata.end())
-    throw CheckpointError(fmt::format("{}: no {} in __metadata__: not a Helios checkpoint", path.string(), key));
+    throw CheckpointError(
+        fmt::format("{}: no {} in __metadata__: not a Helios checkpoint", path.string(), key));
   try {
     return nlohmann::json::parse(it->second);
   } catch (const nlohmann::json::exception& e) {
@@ -83,15 +86,17 @@ void checkTensors(const SafeTensorsFile& f, const fs::path& path,
     const SafeTensor* t = f.find(name);
     if (!t) throw CheckpointError(fmt::format("{}: tensor '{}' is missing", path.string(), name));
     if (t->shape != shape)
-      throw CheckpointError(fmt::format("{}: tensor '{}' has shape {}, the model expects {}", path.string(), name,
-                                        shapeString(t->shape), shapeString(shape)));
+      throw CheckpointError(fmt::format("{}: tensor '{}' has shape {}, the model expects {}", path.string(),
+                                        name, shapeString(t->shape), shapeString(shape)));
   }
   if (f.tensors.size() != expected.size()) {
     for (const auto& t : f.tensors) {
       bool known = false;
-      for (const auto& e : expected) known = known || e.first == t.name;
+      for (const auto& e : expected)
+        known = known || e.first == t.name;
       if (!known)
-        throw CheckpointError(fmt::format("{}: tensor '{}' is not a parameter of this model", path.string(), t.name));
+        throw CheckpointError(
+            fmt::format("{}: tensor '{}' is not a parameter of this model", path.string(), t.name));
     }
   }
 }
@@ -108,7 +113,8 @@ void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
   nlohmann::ordered_json header;
   if (!file.metadata.empty()) {
     nlohmann::ordered_json meta = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : file.metadata) meta[k] = v;
+    for (const auto& [k, v] : file.metadata)
+      meta[k] = v;
     header["__metadata__"] = meta;
   }
   uint64_t offset = 0;
@@ -125,7 +131,8 @@ void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
   json.append((8 - json.size() % 8) % 8, ' ');
   std::string blob(8, '\0');
   const uint64_t n = json.size();
-  for (int i = 0; i < 8; ++i) blob[i] = static_cast<char>((n >> (8 * i)) & 0xff);
+  for (int i = 0; i < 8; ++i)
+    blob[i] = static_cast<char>((n >> (8 * i)) & 0xff);
   blob += json;
   blob.reserve(blob.size() + offset);
   for (const auto& t : file.tensors)
@@ -139,14 +146,18 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly) {
   if (!in) throw CheckpointError(fmt::format("{}: cannot open (missing checkpoint file?)", file));
   const uint64_t size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
-  if (size < 8) throw CheckpointError(fmt::format("{}: truncated: {} bytes, not even a header length", file, size));
+  if (size < 8)
+    throw CheckpointError(fmt::format("{}: truncated: {} bytes, not even a header length", file, size));
   unsigned char len[8];
   in.read(reinterpret_cast<char*>(len), 8);
   uint64_t n = 0;
-  for (int i = 0; i < 8; ++i) n |= uint64_t(len[i]) << (8 * i);
-  if (n > kMaxHeader) throw CheckpointError(fmt::format("{}: bad header: implausible header length {}", file, n));
+  for (int i = 0; i < 8; ++i)
+    n |= uint64_t(len[i]) << (8 * i);
+  if (n > kMaxHeader)
+    throw CheckpointError(fmt::format("{}: bad header: implausible header length {}", file, n));
   if (8 + n > size)
-    throw CheckpointError(fmt::format("{}: truncated: the header needs {} bytes, the file has {}", file, 8 + n, size));
+    throw CheckpointError(
+        fmt::format("{}: truncated: the header needs {} bytes, the file has {}", file, 8 + n, size));
   std::string json(n, '\0');
   in.read(json.data(), static_cast<std::streamsize>(n));
   nlohmann::json header;
@@ -167,10 +178,12 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly) {
   uint64_t dataBytes = 0;
   for (const auto& [key, value] : header.items()) {
     if (key == "__metadata__") {
-      if (!value.is_object()) throw CheckpointError(fmt::format("{}: bad header: __metadata__ is not an object", file));
+      if (!value.is_object())
+        throw CheckpointError(fmt::format("{}: bad header: __metadata__ is not an object", file));
       for (const auto& [mk, mv] : value.items()) {
         if (!mv.is_string())
-          throw CheckpointError(fmt::format("{}: bad header: __metadata__ value '{}' is not a string", file, mk));
+          throw CheckpointError(
+              fmt::format("{}: bad header: __metadata__ value '{}' is not a string", file, mk));
         out.metadata[mk] = mv.get<std::string>();
       }
       continue;
@@ -178,8 +191,8 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly) {
     try {
       const std::string dtype = value.at("dtype").get<std::string>();
       if (dtype != "F32")
-        throw CheckpointError(fmt::format("{}: tensor '{}' has dtype {}; Helios checkpoints hold F32 only", file, key,
-                                          dtype));
+        throw CheckpointError(
+            fmt::format("{}: tensor '{}' has dtype {}; Helios checkpoints hold F32 only", file, key, dtype));
       Entry e{key, value.at("shape").get<std::vector<uint64_t>>(), 0, 0};
       const auto offsets = value.at("data_offsets").get<std::vector<uint64_t>>();
       if (offsets.size() != 2 || offsets[0] > offsets[1])
@@ -187,8 +200,9 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly) {
       e.begin = offsets[0];
       e.end = offsets[1];
       if (e.end - e.begin != 4 * elementsOf(e.shape))
-        throw CheckpointError(fmt::format("{}: bad header: tensor '{}' of shape {} spans {} bytes, not {}", file, key,
-                                          shapeString(e.shape), e.end - e.begin, 4 * elementsOf(e.shape)));
+        throw CheckpointError(fmt::format("{}: bad header: tensor '{}' of shape {} spans {} bytes, not {}",
+                                          file, key, shapeString(e.shape), e.end - e.begin,
+                                          4 * elementsOf(e.shape)));
       dataBytes = std::max(dataBytes, e.end);
       entries.push_back(std::move(e));
     } catch (const nlohmann::json::exception& ex) {
@@ -196,9 +210,9 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly) {
     }
   }
   if (8 + n + dataBytes != size)
-    throw CheckpointError(fmt::format("{}: {}: the header describes {} bytes of tensor data, the file holds {}", file,
-                                      8 + n + dataBytes > size ? "truncated" : "trailing bytes", dataBytes,
-                                      size - 8 - n));
+    throw CheckpointError(
+        fmt::format("{}: {}: the header describes {} bytes of tensor data, the file holds {}", file,
+                    8 + n + dataBytes > size ? "truncated" : "trailing bytes", dataBytes, size - 8 - n));
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
   for (const auto& e : entries) {
     if (headerOnly) {
@@ -228,10 +242,12 @@ void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_
     writeSafetensors(dir / "optimizer.safetensors", opt);
   }
   SafeTensorsFile weights;
-  weights.metadata = {{"format", "pt"}, {"helios.step", stepText}, {"helios.model", model.configJson().dump()}};
+  weights.metadata = {
+      {"format", "pt"}, {"helios.step", stepText}, {"helios.model", model.configJson().dump()}};
   if (!trainerState.is_null() && trainerState.contains("tokenizer"))
     weights.metadata["helios.tokenizer"] = trainerState["tokenizer"].dump();
-  for (auto& p : model.parameters()) weights.tensors.push_back({p.name, shapeOf(p), download(ctx, p.data, p.elements)});
+  for (auto& p : model.parameters())
+    weights.tensors.push_back({p.name, shapeOf(p), download(ctx, p.data, p.elements)});
   writeSafetensors(dir / "model.safetensors", weights);
   nlohmann::json human{{"step", step}, {"model", model.configJson()}};
   if (!trainerState.is_null() && trainerState.contains("config")) human["train"] = trainerState["config"];
@@ -256,16 +272,24 @@ nlohmann::json checkpointTrainerState(const fs::path& dir) {
 nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, bool withOptimizer) {
   const fs::path wpath = dir / "model.safetensors";
   const SafeTensorsFile weights = readSafetensors(wpath);
-  const nlohmann::json arch = metadataJson(weights, "helios.model", wpath);
-  const nlohmann::json mine = model.configJson();
+  nlohmann::json arch = metadataJson(weights, "helios.model", wpath);
+  nlohmann::json mine = model.configJson();
+  // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
+  for (const char* free : {"precision", "checkpoint_activations"}) {
+    arch.erase(free);
+    mine.erase(free);
+  }
+  if (arch.value("kind", "") != mine.value("kind", ""))
+    throw CheckpointError(fmt::format("{}: the checkpoint holds a {} model, this run builds a {} model",
+                                      wpath.string(), arch.value("kind", "?"), mine.value("kind", "?")));
   if (arch != mine) {
     std::string diff;
     for (const auto& [k, v] : mine.items())
       if (!arch.contains(k) || arch[k] != v)
         diff += fmt::format("{}{} {} (checkpoint) vs {} (model)", diff.empty() ? "" : ", ", k,
                             arch.contains(k) ? arch[k].dump() : "missing", v.dump());
-    throw CheckpointError(fmt::format("{}: the checkpoint's architecture differs from the model's: {}", wpath.string(),
-                                      diff.empty() ? arch.dump() : diff));
+    throw CheckpointError(fmt::format("{}: the checkpoint's architecture differs from the model's: {}",
+                                      wpath.string(), diff.empty() ? arch.dump() : diff));
   }
   std::vector<std::pair<std::string, std::vector<uint64_t>>> expected, expectedOpt;
   for (auto& p : model.parameters()) {
@@ -281,16 +305,18 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
     checkTensors(opt, opath, expectedOpt);
     const uint64_t ws = stepOf(weights, wpath), os = stepOf(opt, opath);
     if (ws != os)
-      throw CheckpointError(fmt::format("{}: model.safetensors is from step {} but optimizer.safetensors from step {} "
-                                        "(an interrupted save?)",
-                                        dir.string(), ws, os));
+      throw CheckpointError(
+          fmt::format("{}: model.safetensors is from step {} but optimizer.safetensors from step {} "
+                      "(an interrupted save?)",
+                      dir.string(), ws, os));
     state = metadataJson(opt, "helios.trainer", opath);
     for (auto& p : model.parameters()) {
       upload(ctx, p.m, opt.find(p.name + ".m")->data);
       upload(ctx, p.v, opt.find(p.name + ".v")->data);
     }
   }
-  for (auto& p : model.parameters()) upload(ctx, p.data, weights.find(p.name)->data);
+  for (auto& p : model.parameters())
+    upload(ctx, p.data, weights.find(p.name)->data);
   return state;
 }
 

@@ -3,11 +3,12 @@
 //   model.safetensors      the weights, F32 (loadable by PyTorch's `safetensors` without Helios);
 //                          __metadata__: helios.model (architecture JSON), helios.step, format "pt"
 //   optimizer.safetensors  AdamW moments "<name>.m" / "<name>.v"; __metadata__: helios.trainer (step, loss
-//                          scale, AdamW step counter, data-loader state, tokenizer, training config), helios.step
+//                          scale, AdamW step counter, data-loader state, tokenizer, training config),
+//                          helios.step
 //   config.json            the same configuration, for people (never read back)
 // Each file is written to a temporary name and renamed. Loading refuses, with a message naming the file and
-// the problem, a truncated file, a bad header, a dtype other than F32, missing or extra tensors, shapes that do
-// not match the model, a different architecture, and model/optimizer files from different steps.
+// the problem, a truncated file, a bad header, a dtype other than F32, missing or extra tensors, shapes that
+// do not match the model, a different architecture, and model/optimizer files from different steps.
 #include "engine/train/model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -50,13 +51,14 @@ void saveCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& m
                     const nlohmann::json& trainerState);
 
 // The architecture JSON stored with a checkpoint (to build the model before loading it), the tokenizer
-// (model.safetensors, so that sampling needs no optimizer file) and the trainer state (optimizer.safetensors).
+// (model.safetensors, so that sampling needs no optimizer file) and the trainer state
+// (optimizer.safetensors).
 nlohmann::json checkpointModelConfig(const std::filesystem::path& dir);
 nlohmann::json checkpointTokenizer(const std::filesystem::path& dir);
 nlohmann::json checkpointTrainerState(const std::filesystem::path& dir);
 
-// Loads weights (and, with withOptimizer, the moments) into `model`, checking architecture and shapes. Returns
-// the trainer state (null when !withOptimizer).
+// Loads weights (and, with withOptimizer, the moments) into `model`, checking architecture and shapes.
+// Returns the trainer state (null when !withOptimizer).
 nlohmann::json loadCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model,
                               bool withOptimizer);
 

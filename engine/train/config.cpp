@@ -13,7 +13,8 @@ template <class T> void readKey(const nlohmann::json& j, const char* key, T& out
   try {
     out = j.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw std::invalid_argument(fmt::format("config key '{}': {} is not a valid value", key, j.at(key).dump()));
+    throw std::invalid_argument(
+        fmt::format("config key '{}': {} is not a valid value", key, j.at(key).dump()));
   }
 }
 
@@ -66,21 +67,30 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   std::string s;
   if (j.contains("norm")) {
     readKey(j, "norm", s);
-    if (s == "layernorm") c.norm = model::NormKind::LayerNorm;
-    else if (s == "rmsnorm") c.norm = model::NormKind::RMSNorm;
-    else throw std::invalid_argument(fmt::format("gpt config: norm '{}' (layernorm or rmsnorm)", s));
+    if (s == "layernorm")
+      c.norm = model::NormKind::LayerNorm;
+    else if (s == "rmsnorm")
+      c.norm = model::NormKind::RMSNorm;
+    else
+      throw std::invalid_argument(fmt::format("gpt config: norm '{}' (layernorm or rmsnorm)", s));
   }
   if (j.contains("mlp")) {
     readKey(j, "mlp", s);
-    if (s == "gelu") c.mlp = model::MlpKind::Gelu;
-    else if (s == "swiglu") c.mlp = model::MlpKind::SwiGLU;
-    else throw std::invalid_argument(fmt::format("gpt config: mlp '{}' (gelu or swiglu)", s));
+    if (s == "gelu")
+      c.mlp = model::MlpKind::Gelu;
+    else if (s == "swiglu")
+      c.mlp = model::MlpKind::SwiGLU;
+    else
+      throw std::invalid_argument(fmt::format("gpt config: mlp '{}' (gelu or swiglu)", s));
   }
   if (j.contains("precision")) {
     readKey(j, "precision", s);
-    if (s == "f32") c.precision = model::Precision::F32;
-    else if (s == "mixed") c.precision = model::Precision::Mixed;
-    else throw std::invalid_argument(fmt::format("precision '{}' (f32 or mixed)", s));
+    if (s == "f32")
+      c.precision = model::Precision::F32;
+    else if (s == "mixed")
+      c.precision = model::Precision::Mixed;
+    else
+      throw std::invalid_argument(fmt::format("precision '{}' (f32 or mixed)", s));
   }
 }
 
@@ -121,11 +131,19 @@ nlohmann::json toJson(const TrainConfig& c) {
 }
 
 void fromJson(const nlohmann::json& j, TrainConfig& c) {
-  refuseUnknown(j,
-                {"model", "gpt", "tokenizer", "data", "batch", "seq_len", "grad_accum", "steps", "lr", "min_lr_frac",
-                 "warmup", "beta1", "beta2", "eps", "weight_decay", "grad_clip", "loss_scale",
-                 "scale_growth_interval", "seed", "eval_every", "eval_batches", "checkpoint_every", "log_every",
-                 "time_every", "sync_every", "profile"},
+  refuseUnknown(j, {"model",        "gpt",
+                    "tokenizer",    "data",
+                    "batch",        "seq_len",
+                    "grad_accum",   "steps",
+                    "lr",           "min_lr_frac",
+                    "warmup",       "beta1",
+                    "beta2",        "eps",
+                    "weight_decay", "grad_clip",
+                    "loss_scale",   "scale_growth_interval",
+                    "seed",         "eval_every",
+                    "eval_batches", "checkpoint_every",
+                    "log_every",    "time_every",
+                    "sync_every",   "profile"},
                 "training config");
   readKey(j, "model", c.model);
   if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
@@ -158,7 +176,8 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
 void TrainConfig::validate() const {
   auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
   if (model != "gpt" && model != "bigram") fail(fmt::format("model '{}' (gpt or bigram)", model));
-  if (tokenizer != "byte" && tokenizer != "char") fail(fmt::format("tokenizer '{}' (byte or char)", tokenizer));
+  if (tokenizer != "byte" && tokenizer != "char")
+    fail(fmt::format("tokenizer '{}' (byte or char)", tokenizer));
   if (batch == 0 || seqLen == 0 || gradAccum == 0) fail("batch, seq_len and grad_accum must be at least 1");
   if (!(lr > 0)) fail(fmt::format("lr must be positive, got {}", lr));
   if (minLrFrac < 0 || minLrFrac > 1) fail(fmt::format("min_lr_frac must be in [0, 1], got {}", minLrFrac));
@@ -168,7 +187,8 @@ void TrainConfig::validate() const {
   if (scaleGrowthInterval == 0) fail("scale_growth_interval must be at least 1");
   if (model == "gpt") {
     if (gpt.layers == 0 || gpt.dim == 0 || gpt.heads == 0) fail("layers, dim and heads must be at least 1");
-    if (gpt.dim % gpt.heads != 0) fail(fmt::format("dim {} is not a multiple of heads {}", gpt.dim, gpt.heads));
+    if (gpt.dim % gpt.heads != 0)
+      fail(fmt::format("dim {} is not a multiple of heads {}", gpt.dim, gpt.heads));
     if (gpt.context != 0 && seqLen > gpt.context)
       fail(fmt::format("seq_len {} exceeds the model context {}", seqLen, gpt.context));
   }
@@ -191,8 +211,8 @@ void applyPreset(TrainConfig& c, const std::string& name) {
     c.batch = 8;
     c.lr = 1e-3f;
     c.warmup = 20;
-    c.steps = 300;
-    c.evalEvery = 100;
+    c.steps = 200;
+    c.evalEvery = 50;
   } else if (name == "char") { // the benchmark configuration (nanoGPT's shakespeare-char shape)
     c.model = "gpt";
     c.tokenizer = "char";

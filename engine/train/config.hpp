@@ -12,8 +12,8 @@ namespace helios::train {
 
 struct TrainConfig {
   // model
-  std::string model = "gpt"; // gpt | bigram
-  model::GptConfig gpt;      // gpt.vocab 0 = the tokenizer's vocabulary; gpt.context = seqLen when 0
+  std::string model = "gpt";      // gpt | bigram
+  model::GptConfig gpt;           // gpt.vocab 0 = the tokenizer's vocabulary; gpt.context = seqLen when 0
   std::string tokenizer = "byte"; // byte | char
   // data
   std::string data; // "" = the default corpus (data.hpp)
@@ -23,8 +23,8 @@ struct TrainConfig {
   float lr = 1e-3f, minLrFrac = 0.1f; // cosine decay from lr to lr * minLrFrac over [warmup, steps]
   uint32_t warmup = 20;               // linear warmup steps
   float beta1 = 0.9f, beta2 = 0.95f, eps = 1e-8f, weightDecay = 0.1f;
-  float gradClip = 1.0f;          // global-norm clip (0 = off)
-  float lossScale = 0;            // initial loss scale; 0 = 65536 with --precision mixed, no scaling with f32
+  float gradClip = 1.0f; // global-norm clip (0 = off)
+  float lossScale = 0;   // initial loss scale; 0 = 65536 with --precision mixed, no scaling with f32
   uint32_t scaleGrowthInterval = 2000; // good steps before the loss scale doubles
   uint64_t seed = 1337;
   // evaluation, checkpoints, logging

@@ -37,7 +37,8 @@ std::string readCorpus(const fs::path& given) {
   if (!in) {
     if (isDefault)
       throw std::runtime_error(fmt::format(
-          "no --data given and the default corpus {} is missing: run third_party/bootstrap.sh (it installs the "
+          "no --data given and the default corpus {} is missing: run third_party/bootstrap.sh (it installs "
+          "the "
           "Debian packages bible-kjv and bible-kjv-text and writes the King James Bible there), set "
           "HELIOS_CORPUS, or pass --data FILE",
           path.string()));
@@ -73,10 +74,10 @@ DataLoader::DataLoader(std::vector<int32_t> tokens, uint32_t seqLen, uint64_t se
   split_ = tokens_.size() - static_cast<uint64_t>(static_cast<double>(tokens_.size()) * valFraction);
   const uint64_t need = uint64_t(seqLen) + 1;
   if (split_ < need || tokens_.size() - split_ < need)
-    throw std::invalid_argument(fmt::format(
-        "the text has {} tokens: {} for training and {} held out for validation, but each split needs at least "
-        "seq_len + 1 = {}",
-        tokens_.size(), split_, tokens_.size() - split_, need));
+    throw std::invalid_argument(fmt::format("the text has {} tokens: {} for training and {} held out for "
+                                            "validation, but each split needs at least "
+                                            "seq_len + 1 = {}",
+                                            tokens_.size(), split_, tokens_.size() - split_, need));
   rng_.state = seed;
 }
 
@@ -92,7 +93,8 @@ void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vec
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
   const uint64_t starts = split_ - seqLen_; // start + seqLen (the last target) stays inside the split
-  for (uint32_t r = 0; r < rows; ++r) fill(rng_.below(starts), r, tokens, targets);
+  for (uint32_t r = 0; r < rows; ++r)
+    fill(rng_.below(starts), r, tokens, targets);
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
@@ -101,7 +103,8 @@ void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& t
   targets.resize(size_t(rows) * seqLen_);
   SplitMix64 rng{seed_ ^ 0x5eed5eed5eed5eedull ^ (uint64_t(index) * 0x9e3779b97f4a7c15ull)};
   const uint64_t starts = tokens_.size() - split_ - seqLen_;
-  for (uint32_t r = 0; r < rows; ++r) fill(split_ + rng.below(starts), r, tokens, targets);
+  for (uint32_t r = 0; r < rows; ++r)
+    fill(split_ + rng.below(starts), r, tokens, targets);
 }
 
 } // namespace helios::train

@@ -44,7 +44,8 @@ public:
   // (rows*seqLen each); advances the state.
   void nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets);
   // Validation batch `index` (0, 1, ...): the same rows every time for a given seed, whatever the state.
-  void valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets) const;
+  void valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
+                std::vector<int32_t>& targets) const;
 
   uint64_t state() const { return rng_.state; }
   void setState(uint64_t s) { rng_.state = s; }

@@ -25,8 +25,8 @@ public:
     return j;
   }
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
-                       const vk::BufferRange& targets, uint32_t batch, uint32_t T, const vk::BufferRange& lossOut,
-                       float gradScale) override {
+                       const vk::BufferRange& targets, uint32_t batch, uint32_t T,
+                       const vk::BufferRange& lossOut, float gradScale) override {
     gpt_.forwardBackward(exec, arena, tokens, targets, batch, T, lossOut, gradScale);
   }
   void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,

@@ -55,7 +55,8 @@ void curvesFromHistory(const std::vector<nlohmann::json>& history, std::vector<C
   for (const auto& r : history) {
     const double step = r.value("step", 0.0);
     if (r.contains("loss") && r["loss"].is_number()) train.push_back({step, r["loss"].get<double>()});
-    if (r.contains("val_loss") && r["val_loss"].is_number()) val.push_back({step, r["val_loss"].get<double>()});
+    if (r.contains("val_loss") && r["val_loss"].is_number())
+      val.push_back({step, r["val_loss"].get<double>()});
   }
 }
 
@@ -80,18 +81,22 @@ std::string label(double v, double step) {
 std::string escape(const std::string& s) {
   std::string o;
   for (char c : s) {
-    if (c == '<') o += "&lt;";
-    else if (c == '>') o += "&gt;";
-    else if (c == '&') o += "&amp;";
-    else o += c;
+    if (c == '<')
+      o += "&lt;";
+    else if (c == '>')
+      o += "&gt;";
+    else if (c == '&')
+      o += "&amp;";
+    else
+      o += c;
   }
   return o;
 }
 
 } // namespace
 
-void writeLossSvg(const fs::path& path, const std::vector<CurvePoint>& train, const std::vector<CurvePoint>& val,
-                  const std::string& title) {
+void writeLossSvg(const fs::path& path, const std::vector<CurvePoint>& train,
+                  const std::vector<CurvePoint>& val, const std::string& title) {
   const double W = 800, H = 480, L = 70, R = 20, T = 40, B = 55;
   double x0 = 1e300, x1 = -1e300, y0 = 1e300, y1 = -1e300;
   for (const auto* pts : {&train, &val})
@@ -119,22 +124,24 @@ void writeLossSvg(const fs::path& path, const std::vector<CurvePoint>& train, co
                    escape(title));
   // grid + ticks
   for (double x = x0; x <= x1 + xs * 1e-9; x += xs) {
-    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#e5e5e5\"/>\n", px(x), T, px(x),
-                     H - B);
-    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"black\"/>\n", px(x), H - B, px(x),
-                     H - B + 5);
+    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"#e5e5e5\"/>\n", px(x), T,
+                     px(x), H - B);
+    s += fmt::format("<line x1=\"{:.1f}\" y1=\"{}\" x2=\"{:.1f}\" y2=\"{}\" stroke=\"black\"/>\n", px(x),
+                     H - B, px(x), H - B + 5);
     s += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", px(x), H - B + 18,
                      label(x, xs));
   }
   for (double y = y0; y <= y1 + ys * 1e-9; y += ys) {
-    s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#e5e5e5\"/>\n", L, py(y), W - R,
-                     py(y));
-    s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"black\"/>\n", L - 5, py(y), L,
-                     py(y));
-    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", L - 8, py(y) + 4, label(y, ys));
+    s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"#e5e5e5\"/>\n", L, py(y),
+                     W - R, py(y));
+    s += fmt::format("<line x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\" stroke=\"black\"/>\n", L - 5,
+                     py(y), L, py(y));
+    s += fmt::format("<text x=\"{}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n", L - 8, py(y) + 4,
+                     label(y, ys));
   }
   // axes + labels
-  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", L, H - B, W - R, H - B);
+  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", L, H - B, W - R,
+                   H - B);
   s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"black\"/>\n", L, T, L, H - B);
   s += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">step</text>\n", (L + W - R) / 2, H - 12);
   s += fmt::format("<text x=\"16\" y=\"{}\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">loss "
@@ -145,23 +152,42 @@ void writeLossSvg(const fs::path& path, const std::vector<CurvePoint>& train, co
     for (const auto& p : pts)
       if (std::isfinite(p.loss)) d += fmt::format("{:.1f},{:.1f} ", px(p.step), py(p.loss));
     if (!d.empty())
-      s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" points=\"{}\"/>\n", color, width, d);
+      s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" points=\"{}\"/>\n", color,
+                       width, d);
     if (pts.size() <= 60)
       for (const auto& p : pts)
         if (std::isfinite(p.loss))
-          s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>\n", px(p.step), py(p.loss),
-                           color);
+          s += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>\n", px(p.step),
+                           py(p.loss), color);
   };
-  polyline(train, "#1f77b4", 1.2);
+  if (train.size() > 60) {
+    // Many noisy steps: the raw curve faint, a centred moving average (no lag) on top.
+    std::vector<CurvePoint> finite, smooth;
+    for (const auto& p : train)
+      if (std::isfinite(p.loss)) finite.push_back(p);
+    const size_t half = std::max<size_t>(2, finite.size() / 100);
+    for (size_t i = 0; i < finite.size(); ++i) {
+      const size_t lo = i >= half ? i - half : 0, hi = std::min(finite.size(), i + half + 1);
+      double sum = 0;
+      for (size_t k = lo; k < hi; ++k)
+        sum += finite[k].loss;
+      smooth.push_back({finite[i].step, sum / double(hi - lo)});
+    }
+    polyline(train, "#aec7e8", 1.0);
+    polyline(smooth, "#1f77b4", 1.8);
+  } else {
+    polyline(train, "#1f77b4", 1.2);
+  }
   polyline(val, "#d62728", 2.0);
   // legend
   const double lx = W - R - 150, ly = T + 10;
-  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"140\" height=\"44\" fill=\"white\" stroke=\"#999\"/>\n", lx, ly);
-  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1f77b4\" stroke-width=\"2\"/>", lx + 10,
-                   ly + 15, lx + 35, ly + 15);
+  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"140\" height=\"44\" fill=\"white\" stroke=\"#999\"/>\n",
+                   lx, ly);
+  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#1f77b4\" stroke-width=\"2\"/>",
+                   lx + 10, ly + 15, lx + 35, ly + 15);
   s += fmt::format("<text x=\"{}\" y=\"{}\">train</text>\n", lx + 42, ly + 19);
-  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d62728\" stroke-width=\"2\"/>", lx + 10,
-                   ly + 33, lx + 35, ly + 33);
+  s += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#d62728\" stroke-width=\"2\"/>",
+                   lx + 10, ly + 33, lx + 35, ly + 33);
   s += fmt::format("<text x=\"{}\" y=\"{}\">validation</text>\n", lx + 42, ly + 37);
   s += "</svg>\n";
 

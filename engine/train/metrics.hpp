@@ -16,7 +16,7 @@ public:
   // the file; later records from an abandoned continuation are dropped). 0: starts a new file.
   MetricsWriter(std::filesystem::path path, uint64_t resumeStep);
   void add(const nlohmann::ordered_json& record); // buffered
-  void flush();                           // appends the buffer to the file
+  void flush();                                   // appends the buffer to the file
   const std::filesystem::path& path() const { return path_; }
   // Every record added or kept so far (for the loss curve).
   const std::vector<nlohmann::json>& history() const { return history_; }

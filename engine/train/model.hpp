@@ -26,8 +26,9 @@ public:
   virtual void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                                const vk::BufferRange& targets, uint32_t batch, uint32_t T,
                                const vk::BufferRange& lossOut, float gradScale) = 0;
-  virtual void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
-                       uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
+  virtual void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
+                       uint32_t batch, uint32_t T, const vk::BufferRange& logitsOut,
+                       const vk::BufferRange* targets = nullptr,
                        const vk::BufferRange* lossOut = nullptr) = 0;
 
   uint64_t parameterCount();

@@ -16,7 +16,7 @@ struct SampleOptions {
   float temperature = 0.8f; // 0 = greedy
   uint32_t topK = 0;        // 0 = all
   uint64_t seed = 1;
-  uint32_t window = 0;      // 0 = min(model context, prompt + tokens)
+  uint32_t window = 0; // 0 = min(model context, prompt + tokens)
 };
 
 // Returns the generated continuation (without the prompt); onText, when given, receives each new piece.

@@ -27,7 +27,8 @@ Tokenizer Tokenizer::byteLevel() {
 Tokenizer Tokenizer::charLevel(std::string_view corpus) {
   if (corpus.empty()) throw std::invalid_argument("a char-level tokenizer needs a non-empty corpus");
   std::array<bool, 256> seen{};
-  for (char c : corpus) seen[static_cast<uint8_t>(c)] = true;
+  for (char c : corpus)
+    seen[static_cast<uint8_t>(c)] = true;
   std::vector<uint8_t> chars;
   for (uint32_t b = 0; b < 256; ++b)
     if (seen[b]) chars.push_back(static_cast<uint8_t>(b));
@@ -49,9 +50,10 @@ std::vector<int32_t> Tokenizer::encode(std::string_view text) const {
     } else {
       ids[i] = lookup_[b];
       if (ids[i] < 0)
-        throw std::invalid_argument(fmt::format("character {} at offset {} is not in the char-level vocabulary "
-                                                "({} characters)",
-                                                describeByte(b), i, chars_.size()));
+        throw std::invalid_argument(
+            fmt::format("character {} at offset {} is not in the char-level vocabulary "
+                        "({} characters)",
+                        describeByte(b), i, chars_.size()));
     }
   }
   return ids;
@@ -65,7 +67,8 @@ std::string Tokenizer::decode(int32_t id) const {
 std::string Tokenizer::decode(const std::vector<int32_t>& ids) const {
   std::string out;
   out.reserve(ids.size());
-  for (int32_t id : ids) out += decode(id);
+  for (int32_t id : ids)
+    out += decode(id);
   return out;
 }
 
@@ -84,8 +87,10 @@ Tokenizer Tokenizer::fromJson(const nlohmann::json& j) {
   t.lookup_.assign(256, -1);
   for (const auto& c : j.at("chars")) {
     const int v = c.get<int>();
-    if (v < 0 || v > 255) throw std::invalid_argument(fmt::format("char-level tokenizer: {} is not a byte", v));
-    if (t.lookup_[v] >= 0) throw std::invalid_argument(fmt::format("char-level tokenizer: {} listed twice", v));
+    if (v < 0 || v > 255)
+      throw std::invalid_argument(fmt::format("char-level tokenizer: {} is not a byte", v));
+    if (t.lookup_[v] >= 0)
+      throw std::invalid_argument(fmt::format("char-level tokenizer: {} listed twice", v));
     t.lookup_[v] = static_cast<int32_t>(t.chars_.size());
     t.chars_.push_back(static_cast<uint8_t>(v));
   }

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <fmt/format.h>
+#include <numeric>
 
 namespace helios::train {
 
@@ -40,21 +41,21 @@ nlohmann::ordered_json shortest(float v) {
 
 nlohmann::ordered_json StepRecord::toJson() const {
   nlohmann::ordered_json j{{"step", step},
-                   {"loss", shortest(loss)},
-                   {"lr", shortest(lr)},
-                   {"grad_norm", shortest(gradNorm)},
-                   {"clip", shortest(clip)},
-                   {"loss_scale", shortest(lossScale)},
-                   {"skipped", skipped},
-                   {"skipped_total", skippedTotal},
-                   {"tok_s", std::round(tokPerSec * 10) / 10},
-                   {"ms", std::round(ms * 1000) / 1000},
-                   {"elapsed_s", std::round(elapsedS * 1000) / 1000},
-                   {"submits", stats.submits},
-                   {"dispatches", stats.dispatches},
-                   {"barriers", stats.barriers},
-                   {"replayed", stats.replayedSegments},
-                   {"bytes_allocated", stats.bytesAllocated}};
+                           {"loss", shortest(loss)},
+                           {"lr", shortest(lr)},
+                           {"grad_norm", shortest(gradNorm)},
+                           {"clip", shortest(clip)},
+                           {"loss_scale", shortest(lossScale)},
+                           {"skipped", skipped},
+                           {"skipped_total", skippedTotal},
+                           {"tok_s", std::round(tokPerSec * 10) / 10},
+                           {"ms", std::round(ms * 1000) / 1000},
+                           {"elapsed_s", std::round(elapsedS * 1000) / 1000},
+                           {"submits", stats.submits},
+                           {"dispatches", stats.dispatches},
+                           {"barriers", stats.barriers},
+                           {"replayed", stats.replayedSegments},
+                           {"bytes_allocated", stats.bytesAllocated}};
   if (valLoss) j["val_loss"] = shortest(*valLoss);
   if (timed) j["timed"] = true;
   return j;
@@ -66,10 +67,11 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
       outDir_(std::move(outDir)) {
   cfg_.validate();
   if (data_.seqLen() != cfg_.seqLen)
-    throw std::invalid_argument(
-        fmt::format("the data loader cuts sequences of {} tokens, the config asks for {}", data_.seqLen(), cfg_.seqLen));
+    throw std::invalid_argument(fmt::format(
+        "the data loader cuts sequences of {} tokens, the config asks for {}", data_.seqLen(), cfg_.seqLen));
   if (cfg_.seqLen > model_.context())
-    throw std::invalid_argument(fmt::format("seq_len {} exceeds the model's context {}", cfg_.seqLen, model_.context()));
+    throw std::invalid_argument(
+        fmt::format("seq_len {} exceeds the model's context {}", cfg_.seqLen, model_.context()));
   graph::GraphOptions go;
   go.syncEvery = cfg_.syncEvery;
   go.profile = cfg_.profile;
@@ -102,15 +104,18 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   evalTargets_ = ctx_.buffer(evalBytes, "eval targets", vk::MemoryKind::Upload);
   evalLosses_ = ctx_.buffer(4ull * evalBatches * lossStride_, "eval losses", vk::MemoryKind::Readback);
 
-  // Zero what accumulates or is summed with gaps: gradients (the optimizer re-zeroes them every step), moments,
-  // partials, losses, the AdamW counter.
-  auto zero = [&](const vk::Buffer& b) { ops::fill(*graph_, b.range(), static_cast<uint32_t>(b.size() / 4), 0.0f); };
+  // Zero what accumulates or is summed with gaps: gradients (the optimizer re-zeroes them every step),
+  // moments, partials, losses, the AdamW counter.
+  auto zero = [&](const vk::Buffer& b) {
+    ops::fill(*graph_, b.range(), static_cast<uint32_t>(b.size() / 4), 0.0f);
+  };
   for (auto& p : model_.parameters()) {
     zero(p.grad);
     zero(p.m);
     zero(p.v);
   }
-  for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]}) zero(*b);
+  for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]})
+    zero(*b);
   graph_->flush();
   start_ = lastStepEnd_ = Clock::now();
 }
@@ -131,7 +136,8 @@ vk::BufferRange Trainer::slice(const vk::Buffer& b, VkDeviceSize offset, VkDevic
 }
 
 float Trainer::learningRate(uint64_t s) const {
-  if (cfg_.warmup > 0 && s <= cfg_.warmup) return cfg_.lr * static_cast<float>(s) / static_cast<float>(cfg_.warmup);
+  if (cfg_.warmup > 0 && s <= cfg_.warmup)
+    return cfg_.lr * static_cast<float>(s) / static_cast<float>(cfg_.warmup);
   const double span = std::max<double>(1.0, double(cfg_.steps) - cfg_.warmup);
   const double progress = std::clamp((double(s) - cfg_.warmup) / span, 0.0, 1.0);
   const double cosine = 0.5 * (1.0 + std::cos(3.141592653589793 * progress));
@@ -241,7 +247,8 @@ void Trainer::recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr
   ops::optimControl(*graph_, c);
   for (auto& p : params) {
     ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, p.decay ? cfg_.weightDecay : 0.0f};
-    ops::adamwCtrl(*graph_, p.data.range(), p.m.range(), p.v.range(), p.grad.range(), c.control, p.elements, h);
+    ops::adamwCtrl(*graph_, p.data.range(), p.m.range(), p.v.range(), p.grad.range(), c.control, p.elements,
+                   h);
   }
 }
 
@@ -263,7 +270,11 @@ void Trainer::readRecord(Pending& p) {
   if (r.skipped) ++skippedTotal_;
   r.skippedTotal = skippedTotal_;
   r.ms = p.ms;
-  r.tokPerSec = p.ms > 0 ? double(cfg_.tokensPerStep()) / (p.ms * 1e-3) : 0;
+  recentMs_.push_back(p.ms);
+  if (recentMs_.size() > 10) recentMs_.pop_front();
+  const double windowMs = std::accumulate(recentMs_.begin(), recentMs_.end(), 0.0);
+  r.tokPerSec =
+      windowMs > 0 ? double(cfg_.tokensPerStep()) * double(recentMs_.size()) / (windowMs * 1e-3) : 0;
   r.elapsedS = p.elapsedS;
   r.stats = p.stats;
   if (auto it = valLoss_.find(p.step); it != valLoss_.end()) r.valLoss = it->second;
@@ -287,7 +298,8 @@ void Trainer::applyRecord(const Pending& p) {
 }
 
 void Trainer::drain() {
-  for (auto& p : pending_) readRecord(p);
+  for (auto& p : pending_)
+    readRecord(p);
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -317,11 +329,13 @@ void Trainer::recordEval(uint32_t index) {
 
 float Trainer::evaluate() {
   const uint32_t n = std::max(cfg_.evalBatches, 1u);
-  for (uint32_t i = 0; i < n; ++i) recordEval(i);
+  for (uint32_t i = 0; i < n; ++i)
+    recordEval(i);
   std::vector<float> losses(size_t(n) * lossStride_);
   graph_->download(evalLosses_, std::as_writable_bytes(std::span<float>(losses)));
   double sum = 0;
-  for (uint32_t i = 0; i < n; ++i) sum += losses[size_t(i) * lossStride_];
+  for (uint32_t i = 0; i < n; ++i)
+    sum += losses[size_t(i) * lossStride_];
   return static_cast<float>(sum / n);
 }
 
@@ -353,7 +367,8 @@ void Trainer::flushOutputs() {
 
 nlohmann::json Trainer::stateJson() const {
   nlohmann::json pending = nlohmann::json::array();
-  for (const auto& p : pending_) pending.push_back({{"step", p.step}, {"finite", p.finite}, {"scale", p.scale}});
+  for (const auto& p : pending_)
+    pending.push_back({{"step", p.step}, {"finite", p.finite}, {"scale", p.scale}});
   return {{"step", step_},
           {"loss_scale", lossScale_},
           {"good_steps", goodSteps_},
@@ -385,15 +400,15 @@ void Trainer::resume(const fs::path& dir) {
   const std::string where = (dir / "optimizer.safetensors").string();
   try {
     if (st.at("tokenizer") != dataInfo_.tokenizer)
-      throw CheckpointError(fmt::format("{}: the checkpoint's tokenizer ({}) differs from this run's ({})", where,
-                                        st.at("tokenizer").dump(), dataInfo_.tokenizer.dump()));
+      throw CheckpointError(fmt::format("{}: the checkpoint's tokenizer ({}) differs from this run's ({})",
+                                        where, st.at("tokenizer").dump(), dataInfo_.tokenizer.dump()));
     const auto& d = st.at("data");
     if (d.at("hash").get<uint64_t>() != dataInfo_.hash)
-      throw CheckpointError(fmt::format("{}: the checkpoint was trained on {} ({} tokens, hash {:016x}); this run "
-                                        "reads {} ({} tokens, hash {:016x})",
-                                        where, d.at("path").get<std::string>(), d.at("tokens").get<uint64_t>(),
-                                        d.at("hash").get<uint64_t>(), dataInfo_.path, dataInfo_.tokens,
-                                        dataInfo_.hash));
+      throw CheckpointError(
+          fmt::format("{}: the checkpoint was trained on {} ({} tokens, hash {:016x}); this run "
+                      "reads {} ({} tokens, hash {:016x})",
+                      where, d.at("path").get<std::string>(), d.at("tokens").get<uint64_t>(),
+                      d.at("hash").get<uint64_t>(), dataInfo_.path, dataInfo_.tokens, dataInfo_.hash));
     step_ = st.at("step").get<uint64_t>();
     lossScale_ = st.at("loss_scale").get<float>();
     goodSteps_ = st.at("good_steps").get<uint64_t>();
@@ -429,6 +444,10 @@ void Trainer::resume(const fs::path& dir) {
 // The loop.
 // ---------------------------------------------------------------------------------------------------------
 void Trainer::train(const TrainHooks& hooks) {
+  struct Scope { // the hooks are the caller's: forget them however train() ends
+    const TrainHooks*& slot;
+    ~Scope() { slot = nullptr; }
+  } scope{hooks_};
   hooks_ = &hooks;
   openMetrics(0);
   while (step_ < cfg_.steps) {
@@ -447,7 +466,6 @@ void Trainer::train(const TrainHooks& hooks) {
   if (!outDir_.empty()) saveCheckpoint(outDir_);
   flushOutputs();
   graph_->flush();
-  hooks_ = nullptr;
 }
 
 } // namespace helios::train

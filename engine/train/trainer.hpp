@@ -7,7 +7,8 @@
 //   3. graph.beginStep(); forward + backward of every micro-batch as one replayable segment (recorded once
 //      per token buffer and loss scale, re-submitted afterwards); gradients accumulate, pre-multiplied by
 //      lossScale / gradAccum;
-//   4. the optimizer, recorded fresh (lr changes every step): per-tensor gradient sums of squares, one control
+//   4. the optimizer, recorded fresh (lr changes every step): per-tensor gradient sums of squares, one
+//   control
 //      dispatch (global norm, clip factor, inf/NaN check, AdamW step counter: the skip decision stays on the
 //      GPU), AdamW reading that control buffer and zeroing the gradients for the next step;
 //   5. graph.endStep() submits without waiting; the step's record (loss, norm, finite, ...) lands in a ring
@@ -29,16 +30,17 @@
 
 namespace helios::train {
 
-inline constexpr uint64_t kLag = 2;      // steps between a step's submission and the host acting on its record
+inline constexpr uint64_t kLag = 2; // steps between a step's submission and the host acting on its record
 inline constexpr uint32_t kRecordRing = 16;
 
 struct StepRecord {
   uint64_t step = 0;
   float loss = 0, gradNorm = 0, lr = 0, lossScale = 1, clip = 1;
-  bool skipped = false;       // non-finite gradients: the update was not applied
-  bool timed = false;         // a synchronised, phase-timed step (its submits and ms are not typical)
-  uint64_t skippedTotal = 0;  // skipped steps up to and including this one
-  double ms = 0, tokPerSec = 0, elapsedS = 0; // host wall time between step submissions
+  bool skipped = false;        // non-finite gradients: the update was not applied
+  bool timed = false;          // a synchronised, phase-timed step (its submits and ms are not typical)
+  uint64_t skippedTotal = 0;   // skipped steps up to and including this one
+  double ms = 0, elapsedS = 0; // host wall time between this step's submission and the previous one's
+  double tokPerSec = 0;        // over the last 10 steps (the CPU runs a few steps ahead of the GPU)
   graph::StepStats stats;
   std::optional<float> valLoss;
   nlohmann::ordered_json toJson() const;
@@ -109,7 +111,7 @@ private:
 
   void recordForwardBackward(uint32_t set, float scale);
   void recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr);
-  void readRecord(Pending& p); // downloads the record (waits for its step only) and emits metrics
+  void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
   void applyRecord(const Pending& p); // loss-scale decisions
   void drain();                       // reads every pending record (does not apply them)
   void recordEval(uint32_t index);
@@ -133,9 +135,9 @@ private:
   vk::Buffer partials_;               // gradient sums of squares, one aligned region per parameter
   std::vector<uint32_t> partialSlot_; // first float of each parameter's region
   uint32_t partialFloats_ = 0;
-  vk::Buffer adamState_;              // [0] = AdamW step counter t (advanced on finite steps only)
-  vk::Buffer control_;                // {gradMul, skip, 1/(1-b1^t), 1/(1-b2^t)}
-  vk::Buffer recordRing_;             // host-visible ring of step records
+  vk::Buffer adamState_;  // [0] = AdamW step counter t (advanced on finite steps only)
+  vk::Buffer control_;    // {gradMul, skip, 1/(1-b1^t), 1/(1-b2^t)}
+  vk::Buffer recordRing_; // host-visible ring of step records
   vk::Buffer evalTokens_, evalTargets_, evalLosses_;
   uint32_t lossStride_ = 0, recordStride_ = 0; // floats between aligned slots
 
@@ -146,6 +148,7 @@ private:
   std::deque<Pending> pending_;
   std::vector<StepRecord> records_;
   std::map<uint64_t, float> valLoss_;
+  std::deque<double> recentMs_; // the last few steps' wall times, for a steady tokens/s
   std::vector<int32_t> hostTokens_, hostTargets_;
   bool evalUploaded_ = false, evalRecorded_ = false;
   PhaseTiming phases_;

@@ -1,0 +1,69 @@
+// Tokenizers and the data loader: round trips, the char-level vocabulary, the validation split, and
+// deterministic sampling from a seed and a saved state.
+#include "engine/train/data.hpp"
+#include "engine/train/tokenizer.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <numeric>
+
+using namespace helios;
+using Catch::Matchers::ContainsSubstring;
+
+TEST_CASE("tokenizers: byte-level and char-level round trips", "[train][data]") {
+  const std::string text = "In the beginning God created the heaven and the earth.\n";
+  const auto byte = train::Tokenizer::byteLevel();
+  CHECK(byte.vocab() == 256);
+  CHECK(byte.decode(byte.encode(text)) == text);
+  CHECK(byte.encode("A")[0] == 65);
+
+  const auto chars = train::Tokenizer::charLevel(text);
+  CHECK(chars.vocab() == 18); // distinct characters of the text
+  const auto ids = chars.encode(text);
+  CHECK(*std::max_element(ids.begin(), ids.end()) == 17);
+  CHECK(chars.decode(ids) == text);
+  CHECK(chars.encode("\n")[0] == 0); // sorted by byte value
+  CHECK_THROWS_WITH(chars.encode("Z"), ContainsSubstring("'Z' (0x5a)"));
+  CHECK(chars.decode(1000) == "?");
+  CHECK(train::Tokenizer::fromJson(chars.toJson()) == chars);
+  CHECK(train::Tokenizer::fromJson(byte.toJson()) == byte);
+  CHECK_THROWS(train::Tokenizer::make("bpe", text));
+}
+
+TEST_CASE("data loader: split, deterministic batches, state", "[train][data]") {
+  std::vector<int32_t> tokens(1000);
+  std::iota(tokens.begin(), tokens.end(), 0);
+  train::DataLoader a(tokens, 16, 7);
+  CHECK(a.trainTokens() == 900);
+  CHECK(a.valTokens() == 100);
+  std::vector<int32_t> x, y, x2, y2;
+  a.nextTrain(4, x, y);
+  REQUIRE(x.size() == 64);
+  for (size_t i = 0; i < x.size(); ++i) {
+    CHECK(y[i] == x[i] + 1); // targets are the next tokens
+    CHECK(y[i] < 900);       // inside the training split
+  }
+  train::DataLoader b(tokens, 16, 7);
+  b.nextTrain(4, x2, y2);
+  CHECK(x == x2);
+  const uint64_t state = a.state();
+  a.nextTrain(4, x, y);
+  b.setState(state);
+  b.nextTrain(4, x2, y2);
+  CHECK(x == x2);
+
+  a.valBatch(0, 3, x, y);
+  for (auto t : x)
+    CHECK(t >= 900);
+  b.valBatch(0, 3, x2, y2);
+  CHECK(x == x2); // the same validation batch whatever the loader's state
+  a.valBatch(1, 3, x2, y2);
+  CHECK(x != x2);
+
+  CHECK_THROWS_WITH(train::DataLoader(std::vector<int32_t>(100), 16, 1),
+                    ContainsSubstring("seq_len + 1 = 17"));
+}
+
+TEST_CASE("data: a missing default corpus names the bootstrap", "[train][data]") {
+  CHECK_THROWS_WITH(train::readCorpus("/nonexistent/file.txt"), ContainsSubstring("cannot open"));
+}

@@ -1,0 +1,138 @@
+// The optimizer-step kernels against host arithmetic: sums of squares per tensor (grid-stride included), the
+// control dispatch (norm, clip factor, overflow flag, AdamW step counter, bias corrections, record), and
+// AdamW reading the control buffer (update, gradient zeroing, skip).
+#include "engine/ops/optim_step.hpp"
+#include "support/random.hpp"
+
+#include <catch2/catch_approx.hpp>
+#include <catch2/catch_test_macros.hpp>
+#include <cmath>
+#include <limits>
+
+using namespace helios;
+using Catch::Approx;
+
+namespace {
+
+vk::Context& ctx() {
+  static auto context = vk::Context::create({.persistentPipelineCache = false});
+  return *context;
+}
+
+struct Tensor {
+  uint32_t n;
+  std::vector<float> g;
+  vk::Buffer buf;
+};
+
+} // namespace
+
+TEST_CASE("optim_step: norm, control and AdamW match the host", "[train][optim]") {
+  ops::ImmediateExecutor exec(ctx());
+  const float scale = 8.0f, maxNorm = 1.0f;
+  std::vector<Tensor> ts;
+  for (uint32_t n : {7u, 1000u, 300001u}) { // the last one needs the grid-stride loop (64 groups max)
+    Tensor t{n, test::randomFloats(n, -0.05f, 0.05f), ctx().buffer(4ull * n, "g")};
+    ctx().uploadVector(t.buf, t.g);
+    ts.push_back(std::move(t));
+  }
+  const uint32_t align = static_cast<uint32_t>(ctx().allocator().alignment() / 4);
+  std::vector<uint32_t> slot;
+  uint32_t count = 0;
+  for (auto& t : ts) {
+    slot.push_back(count);
+    count += (ops::gradSumsqSlots(t.n) + align - 1) / align * align;
+  }
+  vk::Buffer partials = ctx().buffer(4ull * count, "partials");
+  ctx().uploadVector(partials, std::vector<float>(count, 0.0f));
+  for (size_t i = 0; i < ts.size(); ++i) {
+    vk::BufferRange r = partials.range();
+    r.offset += 4ull * slot[i];
+    r.size = 4ull * ops::gradSumsqSlots(ts[i].n);
+    ops::gradSumsq(exec, ts[i].buf.range(), ts[i].n, r, 0);
+  }
+  vk::Buffer losses = ctx().buffer(16, "losses"), state = ctx().buffer(16, "state"),
+             control = ctx().buffer(16, "c");
+  vk::Buffer records = ctx().buffer(64, "records");
+  ctx().uploadVector(losses, std::vector<float>{2.0f, 0.0f, 4.0f, 0.0f});
+  ctx().uploadVector(state, std::vector<float>{4.0f, 0, 0, 0}); // four updates already taken
+  ops::OptimControlArgs c{partials.range(), losses.range(), state.range(), control.range(), records.range()};
+  c.count = count;
+  c.lossCount = 4;
+  c.lossMul = 0.5f;
+  c.slot = 1;
+  c.scale = scale;
+  c.maxNorm = maxNorm;
+  c.beta1 = 0.9f;
+  c.beta2 = 0.95f;
+  ops::optimControl(exec, c);
+  exec.flush();
+
+  double sumsq = 0;
+  for (auto& t : ts)
+    for (float v : t.g)
+      sumsq += double(v) * v;
+  const double norm = std::sqrt(sumsq) / scale;
+  REQUIRE(norm > maxNorm); // so that clipping is exercised
+  const double clip = maxNorm / (norm + 1e-6);
+  const auto ctrl = ctx().downloadVector<float>(control, 4);
+  const auto rec = ctx().downloadVector<float>(records, 16);
+  CHECK(ctrl[0] == Approx(clip / scale).epsilon(1e-5));
+  CHECK(ctrl[1] == 0.0f);
+  CHECK(ctrl[2] == Approx(1.0 / (1.0 - std::pow(0.9, 5))).epsilon(1e-5));
+  CHECK(ctrl[3] == Approx(1.0 / (1.0 - std::pow(0.95, 5))).epsilon(1e-5));
+  CHECK(rec[8 + 0] == 3.0f); // mean loss (2 + 4) * 0.5
+  CHECK(rec[8 + 1] == Approx(norm).epsilon(1e-5));
+  CHECK(rec[8 + 2] == 1.0f);
+  CHECK(rec[8 + 3] == 5.0f);
+  CHECK(ctx().downloadVector<float>(state, 1)[0] == 5.0f);
+
+  // AdamW with the control buffer, on the largest tensor.
+  Tensor& t = ts[2];
+  const auto p0 = test::randomFloats(t.n, -1, 1), m0 = test::randomFloats(t.n, -0.01f, 0.01f);
+  auto v0 = test::randomFloats(t.n, 0, 1e-4f);
+  vk::Buffer p = ctx().buffer(4ull * t.n, "p"), m = ctx().buffer(4ull * t.n, "m"),
+             v = ctx().buffer(4ull * t.n, "v");
+  ctx().uploadVector(p, p0);
+  ctx().uploadVector(m, m0);
+  ctx().uploadVector(v, v0);
+  const ops::AdamWCtrlHyper h{1e-2f, 0.9f, 0.95f, 1e-8f, 0.1f};
+  ops::adamwCtrl(exec, p.range(), m.range(), v.range(), t.buf.range(), control.range(), t.n, h);
+  exec.flush();
+  const auto p1 = ctx().downloadVector<float>(p, t.n);
+  const auto g1 = ctx().downloadVector<float>(t.buf, t.n);
+  double maxErr = 0;
+  for (uint32_t i = 0; i < t.n; i += 97) {
+    const double g = double(t.g[i]) * ctrl[0];
+    const double mm = 0.9 * m0[i] + 0.1 * g, vv = 0.95 * v0[i] + 0.05 * g * g;
+    const double upd = (mm * ctrl[2]) / (std::sqrt(vv * ctrl[3]) + 1e-8) + 0.1 * p0[i];
+    maxErr = std::max(maxErr, std::fabs(p1[i] - (p0[i] - 1e-2 * upd)));
+  }
+  CHECK(maxErr < 1e-5);
+  for (float g : g1)
+    REQUIRE(g == 0.0f); // zeroed for the next step's accumulation
+
+  SECTION("an inf gradient skips the update") {
+    std::vector<float> bad(ts[0].n, 1.0f);
+    bad[3] = std::numeric_limits<float>::infinity();
+    ctx().uploadVector(ts[0].buf, bad);
+    vk::BufferRange r = partials.range();
+    r.offset += 4ull * slot[0];
+    r.size = 4ull * ops::gradSumsqSlots(ts[0].n);
+    ops::gradSumsq(exec, ts[0].buf.range(), ts[0].n, r, 0);
+    c.slot = 0;
+    ops::optimControl(exec, c);
+    ctx().uploadVector(p, p0);
+    exec.flush();
+    ops::adamwCtrl(exec, p.range(), m.range(), v.range(), ts[0].buf.range(), control.range(), ts[0].n, h);
+    exec.flush();
+    const auto ctrl2 = ctx().downloadVector<float>(control, 4);
+    CHECK(ctrl2[0] == 0.0f);
+    CHECK(ctrl2[1] == 1.0f);
+    CHECK(ctx().downloadVector<float>(records, 8)[2] == 0.0f);
+    CHECK(ctx().downloadVector<float>(state, 1)[0] == 5.0f); // the counter did not advance
+    CHECK(ctx().downloadVector<float>(p, t.n) == p0);        // nothing moved
+    for (float g : ctx().downloadVector<float>(ts[0].buf, ts[0].n))
+      CHECK(g == 0.0f);
+  }
+}

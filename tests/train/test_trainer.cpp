@@ -1,0 +1,257 @@
+// The training loop on lavapipe: loss falls, runs are deterministic, a resumed run continues bit for bit,
+// overflowing gradients skip the update and halve the loss scale, clipping reports its factor, and the run
+// directory holds metrics.jsonl, loss.svg and a checkpoint.
+#include "common.hpp"
+
+#include "engine/train/checkpoint.hpp"
+
+#include <catch2/catch_approx.hpp>
+#include <cmath>
+#include <fstream>
+
+using namespace helios;
+using helios::test::Run;
+
+TEST_CASE("trainer: the bigram's loss falls below 60% of ln(vocab)", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  auto cfg = test::bigramConfig();
+  cfg.steps = 60;
+  Run run(cfg);
+  run.trainer->train();
+  const auto losses = run.losses();
+  REQUIRE(losses.size() == 60);
+  CHECK(losses.front() == Catch::Approx(std::log(256.0)).margin(0.05));
+  CHECK(losses.back() < 0.6 * std::log(256.0));
+  const float val = run.trainer->evaluate();
+  CHECK(val < 0.6 * std::log(256.0));
+}
+
+TEST_CASE("trainer: a micro GPT's loss falls below 60% of ln(vocab)", "[train][gpt]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  auto cfg = test::microGptConfig();
+  cfg.steps = 40;
+  Run run(cfg);
+  run.trainer->train();
+  const auto losses = run.losses();
+  REQUIRE(losses.size() == 40);
+  CHECK(losses.front() > 0.9 * std::log(256.0));
+  float tail = 0;
+  for (size_t i = 35; i < 40; ++i)
+    tail += losses[i] / 5;
+  CHECK(tail < 0.6 * std::log(256.0));
+}
+
+TEST_CASE("trainer: a micro GPT trains in mixed precision with dynamic loss scaling", "[train][gpt]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  auto cfg = test::microGptConfig();
+  cfg.gpt.precision = model::Precision::Mixed;
+  cfg.seqLen = cfg.gpt.context = 32;
+  cfg.steps = 12;
+  cfg.gradAccum = 2;
+  Run run(cfg);
+  CHECK(run.trainer->lossScale() == 65536.0f);
+  run.trainer->train();
+  const auto& r = run.trainer->records();
+  REQUIRE(r.size() == 12);
+  CHECK(r.back().skippedTotal == 0);
+  CHECK(r.back().lossScale == 65536.0f);
+  CHECK(r.back().loss < r.front().loss - 0.5f);
+  for (const auto& rec : r)
+    CHECK(std::isfinite(rec.gradNorm));
+}
+
+TEST_CASE("trainer: the same seed gives the same losses", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  auto cfg = test::bigramConfig();
+  cfg.steps = 12;
+  cfg.gradAccum = 2; // exercises micro-batch accumulation too
+  Run a(cfg), b(cfg);
+  a.trainer->train();
+  b.trainer->train();
+  CHECK(a.losses() == b.losses());
+  CHECK(a.weights() == b.weights());
+  cfg.seed += 1;
+  Run c(cfg);
+  c.trainer->train();
+  CHECK(c.losses() != a.losses());
+}
+
+namespace {
+
+void checkResume(train::TrainConfig cfg, const std::string& name) {
+  cfg.steps = 12;
+  cfg.lossScale = 1024; // dynamic loss scaling with frequent growth: pending decisions cross the checkpoint
+  cfg.scaleGrowthInterval = 2;
+  const auto dir = test::tempDir(name);
+  Run whole(cfg);
+  for (int i = 0; i < 6; ++i)
+    whole.trainer->step();
+  whole.trainer->saveCheckpoint(dir);
+  for (int i = 6; i < 12; ++i)
+    whole.trainer->step();
+  whole.trainer->flushOutputs();
+
+  Run resumed(cfg);
+  resumed.trainer->resume(dir);
+  REQUIRE(resumed.trainer->stepsDone() == 6);
+  for (int i = 6; i < 12; ++i)
+    resumed.trainer->step();
+  resumed.trainer->flushOutputs();
+
+  const auto& a = whole.trainer->records();
+  const auto& b = resumed.trainer->records();
+  REQUIRE(a.size() == 12);
+  REQUIRE(b.size() == 6);
+  for (size_t i = 0; i < 6; ++i) {
+    INFO("step " << b[i].step);
+    CHECK(b[i].step == a[6 + i].step);
+    CHECK(b[i].loss == a[6 + i].loss); // bit-identical
+    CHECK(b[i].lossScale == a[6 + i].lossScale);
+    CHECK(b[i].gradNorm == a[6 + i].gradNorm);
+  }
+  CHECK(a.back().lossScale > 1024); // the scale grew during the run
+  CHECK(resumed.weights() == whole.weights());
+}
+
+} // namespace
+
+TEST_CASE("trainer: a resumed run equals the uninterrupted run", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  SECTION("bigram") {
+    checkResume(test::bigramConfig(), "resume-bigram");
+  }
+  SECTION("micro GPT") {
+    if (!train::gptAvailable()) SKIP("this build has no GPT model");
+    auto cfg = test::microGptConfig();
+    cfg.seqLen = cfg.gpt.context = 32;
+    cfg.batch = 4;
+    checkResume(cfg, "resume-gpt");
+  }
+}
+
+TEST_CASE("trainer: overflowing gradients skip the update and halve the loss scale", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  auto cfg = test::bigramConfig();
+  cfg.lossScale = std::ldexp(1.0f, 100); // the sum of squares of the scaled gradients overflows f32
+  cfg.steps = 8;
+  Run run(cfg);
+  const auto before = run.weights();
+  run.trainer->train();
+  const auto& r = run.trainer->records();
+  REQUIRE(r.size() == 8);
+  for (const auto& rec : r) {
+    INFO("step " << rec.step);
+    CHECK(rec.skipped);
+    CHECK(std::isfinite(rec.loss)); // the loss itself is fine; only the gradients overflow
+  }
+  CHECK(r.back().skippedTotal == 8);
+  // Lag kLag = 2: steps 1 and 2 ran at 2^100; step 1's overflow halves it for step 3; step 2's (same scale)
+  // is not counted twice; step 3's halves again for step 5.
+  CHECK(r[0].lossScale == std::ldexp(1.0f, 100));
+  CHECK(r[1].lossScale == std::ldexp(1.0f, 100));
+  CHECK(r[2].lossScale == std::ldexp(1.0f, 99));
+  CHECK(r[3].lossScale == std::ldexp(1.0f, 99));
+  CHECK(r[4].lossScale == std::ldexp(1.0f, 98));
+  CHECK(run.weights() == before); // no update was applied
+
+  SECTION("and training recovers once the scale is small enough") {
+    auto c2 = test::bigramConfig();
+    c2.lossScale = std::ldexp(1.0f, 70);
+    c2.steps = 30;
+    Run rec(c2);
+    rec.trainer->train();
+    const auto& rr = rec.trainer->records();
+    CHECK(rr.front().skipped);
+    CHECK(!rr.back().skipped);
+    CHECK(rr.back().skippedTotal >= 1);
+    CHECK(rr.back().skippedTotal < 30);
+    CHECK(rr.back().lossScale < std::ldexp(1.0f, 70));
+    CHECK(rr.back().loss < rr.front().loss);
+  }
+}
+
+TEST_CASE("trainer: gradient clipping reports the norm and the factor", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  auto cfg = test::bigramConfig();
+  cfg.steps = 3;
+  cfg.gradClip = 1e-3f;
+  Run run(cfg);
+  run.trainer->train();
+  for (const auto& r : run.trainer->records()) {
+    REQUIRE(r.gradNorm > 1e-3f);
+    CHECK(r.clip == Catch::Approx(1e-3 / (r.gradNorm + 1e-6)).epsilon(1e-4));
+  }
+  cfg.gradClip = 0; // off
+  Run off(cfg);
+  off.trainer->train();
+  for (const auto& r : off.trainer->records())
+    CHECK(r.clip == 1.0f);
+}
+
+TEST_CASE("trainer: learning-rate warmup and cosine decay", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  auto cfg = test::bigramConfig();
+  cfg.lr = 1.0f;
+  cfg.warmup = 10;
+  cfg.steps = 110;
+  cfg.minLrFrac = 0.1f;
+  Run run(cfg);
+  auto& t = *run.trainer;
+  CHECK(t.learningRate(1) == Catch::Approx(0.1));
+  CHECK(t.learningRate(10) == Catch::Approx(1.0));
+  CHECK(t.learningRate(60) == Catch::Approx(0.55));
+  CHECK(t.learningRate(110) == Catch::Approx(0.1));
+  CHECK(t.learningRate(500) == Catch::Approx(0.1));
+}
+
+TEST_CASE("trainer: the run directory holds metrics.jsonl, loss.svg and a checkpoint", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  const auto dir = test::tempDir("metrics");
+  auto cfg = test::bigramConfig();
+  cfg.steps = 10;
+  cfg.evalEvery = 5;
+  cfg.timeEvery = 4;
+  Run run(cfg, dir);
+  run.trainer->train();
+  std::ifstream in(dir / "metrics.jsonl");
+  std::string line;
+  uint64_t expect = 1;
+  int vals = 0;
+  while (std::getline(in, line)) {
+    const auto j = nlohmann::json::parse(line);
+    INFO(line);
+    CHECK(j.at("step").get<uint64_t>() == expect++);
+    for (const char* key : {"loss", "lr", "grad_norm", "loss_scale", "skipped", "skipped_total", "tok_s",
+                            "ms", "submits", "dispatches", "barriers"})
+      CHECK(j.contains(key));
+    CHECK(j.at("loss").get<double>() > 0);
+    CHECK(j.at("dispatches").get<int>() > 0);
+    if (!j.contains("timed")) CHECK(j.at("submits").get<int>() == 1); // the whole step in one submission
+    if (j.contains("val_loss")) ++vals;
+  }
+  CHECK(expect == 11);
+  CHECK(vals == 2);
+  std::ifstream svg(dir / "loss.svg");
+  const std::string text((std::istreambuf_iterator<char>(svg)), {});
+  CHECK(text.find("<svg") != std::string::npos);
+  CHECK(text.find("<polyline") != std::string::npos);
+  CHECK(text.find("validation") != std::string::npos);
+  CHECK(std::filesystem::exists(dir / "model.safetensors"));
+  CHECK(std::filesystem::exists(dir / "optimizer.safetensors"));
+  CHECK(run.trainer->phases().measuredAt > 0);
+
+  SECTION("a resumed run keeps the records up to its checkpoint") {
+    auto c2 = cfg;
+    c2.steps = 14;
+    Run more(c2, dir);
+    more.trainer->resume(dir);
+    more.trainer->train();
+    std::ifstream again(dir / "metrics.jsonl");
+    uint64_t n = 0;
+    while (std::getline(again, line))
+      CHECK(nlohmann::json::parse(line).at("step").get<uint64_t>() == ++n);
+    CHECK(n == 14);
+  }
+}

@@ -1,0 +1,306 @@
+// helios-train: train a small GPT (or the bigram baseline) on a text file with Helios, and sample from it.
+//   helios-train --preset tiny --steps 300 --out runs/tiny
+//   helios-train --resume runs/tiny --steps 600
+//   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
+#include "engine/ops/coop_stats.hpp"
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/config.hpp"
+#include "engine/train/data.hpp"
+#include "engine/train/sampler.hpp"
+#include "engine/train/trainer.hpp"
+#include "engine/vk/error.hpp"
+#include "progress.hpp"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+
+namespace {
+
+using namespace helios;
+namespace fs = std::filesystem;
+
+struct Flags {
+  std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer;
+  uint64_t steps = 0, seed = 0;
+  uint32_t batch = 0, seqLen = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0, warmup = 0;
+  uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
+  float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
+  bool profile = false;
+};
+
+struct SampleFlags {
+  std::string resume, prompt, device;
+  uint32_t tokens = 200, topK = 0;
+  float temperature = 0.8f;
+  uint64_t seed = 1;
+};
+
+// Flags given on the command line override the preset / checkpoint / --config file.
+void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
+  auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+  if (given("--model")) c.model = f.model;
+  if (given("--tokenizer")) c.tokenizer = f.tokenizer;
+  if (given("--data")) c.data = f.data;
+  if (given("--steps")) c.steps = f.steps;
+  if (given("--seed")) c.seed = f.seed;
+  if (given("--batch")) c.batch = f.batch;
+  if (given("--seq-len")) {
+    c.seqLen = f.seqLen;
+    if (c.gpt.context != 0 && c.gpt.context < f.seqLen) c.gpt.context = f.seqLen; // the context follows T up
+  }
+  if (given("--grad-accum")) c.gradAccum = f.gradAccum;
+  if (given("--layers")) c.gpt.layers = f.layers;
+  if (given("--dim")) c.gpt.dim = f.dim;
+  if (given("--heads")) c.gpt.heads = f.heads;
+  if (given("--vocab")) c.gpt.vocab = f.vocab;
+  if (given("--lr")) c.lr = f.lr;
+  if (given("--min-lr-frac")) c.minLrFrac = f.minLrFrac;
+  if (given("--warmup")) c.warmup = f.warmup;
+  if (given("--weight-decay")) c.weightDecay = f.weightDecay;
+  if (given("--grad-clip")) c.gradClip = f.gradClip;
+  if (given("--loss-scale")) c.lossScale = f.lossScale;
+  if (given("--eval-every")) c.evalEvery = f.evalEvery;
+  if (given("--eval-batches")) c.evalBatches = f.evalBatches;
+  if (given("--checkpoint-every")) c.checkpointEvery = f.checkpointEvery;
+  if (given("--log-every")) c.logEvery = f.logEvery;
+  if (given("--sync-every")) c.syncEvery = f.syncEvery;
+  if (given("--time-every")) c.timeEvery = f.timeEvery;
+  if (given("--profile")) c.profile = f.profile;
+  if (given("--precision"))
+    c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
+}
+
+nlohmann::json modelJson(const train::TrainConfig& c, const train::Tokenizer& tok) {
+  if (c.model == "bigram") return {{"kind", "bigram"}, {"vocab", tok.vocab()}};
+  model::GptConfig g = c.gpt;
+  if (g.vocab == 0) g.vocab = tok.vocab();
+  if (g.vocab < tok.vocab())
+    throw std::invalid_argument(fmt::format("the model vocabulary {} is smaller than the {} tokenizer's {}",
+                                            g.vocab, tok.kindName(), tok.vocab()));
+  if (g.context == 0) g.context = c.seqLen;
+  nlohmann::json j = train::toJson(g);
+  j["kind"] = "gpt";
+  return j;
+}
+
+void printProfile(const graph::GraphExecutor& graph) {
+  const auto prof = graph.profile();
+  double total = 0;
+  for (const auto& p : prof)
+    total += p.totalUs;
+  std::printf("\nper-kernel GPU time (timestamps after every dispatch):\n");
+  std::printf("  %-48s %8s %12s %10s %6s\n", "kernel", "calls", "total ms", "avg us", "%");
+  for (const auto& p : prof)
+    std::printf("  %-48s %8llu %12.2f %10.1f %5.1f%%\n", p.name.c_str(),
+                static_cast<unsigned long long>(p.calls), p.totalUs * 1e-3,
+                p.totalUs / double(std::max<uint64_t>(p.calls, 1)),
+                total > 0 ? 100.0 * p.totalUs / total : 0.0);
+}
+
+int runTrain(const CLI::App& app, const Flags& f) {
+  train::TrainConfig cfg;
+  train::applyPreset(cfg, f.preset);
+  nlohmann::json resumeState;
+  if (!f.resume.empty()) {
+    resumeState = train::checkpointTrainerState(f.resume);
+    train::fromJson(resumeState.at("config"), cfg);
+  }
+  if (!f.config.empty()) {
+    std::ifstream in(f.config);
+    if (!in) throw std::runtime_error(fmt::format("{}: cannot open the config file", f.config));
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) throw std::runtime_error(fmt::format("{}: not valid JSON", f.config));
+    train::fromJson(j, cfg);
+  }
+  applyFlags(app, f, cfg);
+  cfg.validate();
+  const fs::path out = !f.out.empty()      ? fs::path(f.out)
+                       : !f.resume.empty() ? fs::path(f.resume)
+                                           : fs::path("runs") / f.preset;
+
+  // Data and tokenizer.
+  const std::string text = train::readCorpus(cfg.data);
+  const std::string dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
+  const train::Tokenizer tok = resumeState.is_null()
+                                   ? train::Tokenizer::make(cfg.tokenizer, text)
+                                   : train::Tokenizer::fromJson(resumeState.at("tokenizer"));
+  std::vector<int32_t> ids = tok.encode(text);
+  train::DataInfo info{dataPath, train::fnv1a64(text), ids.size(), tok.toJson()};
+  train::DataLoader loader(std::move(ids), cfg.seqLen, cfg.seed);
+
+  // Device and model.
+  auto ctx = vk::Context::create({.device = f.device});
+  const nlohmann::json arch = modelJson(cfg, tok);
+  auto model = train::makeModel(*ctx, arch, cfg.seed);
+  train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
+  if (!f.resume.empty()) trainer.resume(f.resume);
+
+  std::printf("helios-train: %s on %s\n", model->describe().c_str(), ctx->device().name().c_str());
+  std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
+              static_cast<unsigned long long>(model->parameterCount()), tok.kindName(), tok.vocab(),
+              dataPath.c_str(), static_cast<unsigned long long>(loader.trainTokens()),
+              static_cast<unsigned long long>(loader.valTokens()));
+  std::printf(
+      "  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
+      "precision %s%s | steps %llu%s | out %s\n",
+      cfg.batch, cfg.seqLen, cfg.gradAccum, static_cast<unsigned long long>(cfg.tokensPerStep()), cfg.lr,
+      cfg.warmup, 100.0 * cfg.minLrFrac, cfg.gpt.precision == model::Precision::Mixed ? "mixed" : "f32",
+      cfg.dynamicLossScale() ? fmt::format(" (loss scale {:g})", trainer.lossScale()).c_str() : "",
+      static_cast<unsigned long long>(cfg.steps),
+      trainer.stepsDone() ? fmt::format(" (resuming after step {})", trainer.stepsDone()).c_str() : "",
+      out.string().c_str());
+  std::fflush(stdout);
+
+  train_cli::Progress progress(trainer, cfg.steps, cfg.logEvery);
+  train::TrainHooks hooks;
+  hooks.onStep = [&](const train::StepRecord& r) { progress.onStep(r); };
+  hooks.onEval = [&](uint64_t s, float v) { progress.onEval(s, v); };
+  hooks.onCheckpoint = [&](uint64_t s, const fs::path& d) { progress.onCheckpoint(s, d.string()); };
+  const auto t0 = std::chrono::steady_clock::now();
+  const uint64_t firstStep = trainer.stepsDone();
+  trainer.train(hooks);
+  progress.finish();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  // Summary.
+  const auto& recs = trainer.records();
+  std::printf("\ndone: %llu steps in %s", static_cast<unsigned long long>(trainer.stepsDone() - firstStep),
+              train_cli::formatDuration(secs).c_str());
+  if (!recs.empty()) {
+    const auto& last = recs.back();
+    std::optional<float> val;
+    for (auto it = recs.rbegin(); it != recs.rend() && !val; ++it)
+      val = it->valLoss;
+    std::printf(" | %s tok/s (last 20 steps) | final loss %.4f",
+                train_cli::formatRate(progress.windowTokPerSec()).c_str(), last.loss);
+    if (val) std::printf(", val %.4f", *val);
+    std::printf(" | skipped steps %llu\n", static_cast<unsigned long long>(last.skippedTotal));
+    const train::StepRecord* typical = &last; // the last step that was not synchronised for timing
+    for (auto it = recs.rbegin(); it != recs.rend(); ++it)
+      if (!it->timed) {
+        typical = &*it;
+        break;
+      }
+    std::printf(
+        "per step (step %llu): %u submits, %u dispatches, %u barriers, %u replayed segments, %llu bytes "
+        "allocated\n",
+        static_cast<unsigned long long>(typical->step), typical->stats.submits, typical->stats.dispatches,
+        typical->stats.barriers, typical->stats.replayedSegments,
+        static_cast<unsigned long long>(typical->stats.bytesAllocated));
+  } else {
+    std::printf("\n");
+  }
+  const auto& ph = trainer.phases();
+  if (ph.measuredAt)
+    std::printf("phases (synchronised step %llu): forward %.2f ms, backward %.2f ms, optimizer %.2f ms\n",
+                static_cast<unsigned long long>(ph.measuredAt), ph.forwardMs, ph.backwardMs, ph.optimizerMs);
+  const auto& mem = ctx->allocator().stats();
+  std::printf("memory: peak %s in use, %s reserved in %u blocks (step arena peak %s)\n",
+              train_cli::formatBytes(mem.peakBytesInUse).c_str(),
+              train_cli::formatBytes(mem.bytesReserved).c_str(), mem.blocks,
+              train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
+  std::printf("%s\n", ops::coopStatsLine().c_str());
+  std::printf("wrote %s/{model.safetensors, optimizer.safetensors, config.json, metrics.jsonl, loss.svg}\n",
+              out.string().c_str());
+  if (cfg.profile) printProfile(trainer.graph());
+  return 0;
+}
+
+int runSample(const SampleFlags& f) {
+  const nlohmann::json arch = train::checkpointModelConfig(f.resume);
+  const train::Tokenizer tok = train::Tokenizer::fromJson(train::checkpointTokenizer(f.resume));
+  auto ctx = vk::Context::create({.device = f.device});
+  auto model = train::makeModel(*ctx, arch, 0);
+  train::loadCheckpoint(*ctx, f.resume, *model, false);
+  train::SampleOptions o;
+  o.prompt = f.prompt;
+  o.tokens = f.tokens;
+  o.temperature = f.temperature;
+  o.topK = f.topK;
+  o.seed = f.seed;
+  std::fputs(f.prompt.c_str(), stdout);
+  train::generate(*ctx, *model, tok, o, [](const std::string& piece) {
+    std::fputs(piece.c_str(), stdout);
+    std::fflush(stdout);
+  });
+  std::fputs("\n", stdout);
+  return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"helios-train: train a GPT on a text file with Helios (Vulkan compute), and sample from it.\n"
+               "Without --data it reads the default corpus (the King James Bible from the Debian package\n"
+               "bible-kjv, written to .deps/corpus/kjv.txt by third_party/bootstrap.sh).\n"
+               "Precedence: preset < checkpoint (--resume) < --config FILE < flags."};
+  app.require_subcommand(0, 1);
+  Flags f;
+  app.add_option("--preset", f.preset, std::string("Configuration preset: ") + train::presetNames())
+      ->check(CLI::IsMember({"tiny", "char", "gpt2-small"}))
+      ->capture_default_str();
+  app.add_option("--config", f.config, "JSON file with training-config keys (see config.json of a run)");
+  app.add_option("--steps", f.steps, "Optimizer steps in total (a resumed run continues to this step)");
+  app.add_option("--data", f.data, "Training text file (default: the KJV corpus)");
+  app.add_option("--out", f.out, "Output directory (default: runs/<preset>, or the --resume directory)");
+  app.add_option("--resume", f.resume, "Continue from the checkpoint in this directory");
+  app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
+  app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling");
+  app.add_option("--precision", f.precision, "f32, or mixed (f16 GEMM inputs + dynamic loss scaling)")
+      ->check(CLI::IsMember({"f32", "mixed"}));
+  app.add_option("--model", f.model, "gpt, or bigram (a one-table baseline)")
+      ->check(CLI::IsMember({"gpt", "bigram"}));
+  app.add_option("--tokenizer", f.tokenizer, "byte (vocab 256) or char (the corpus' characters)")
+      ->check(CLI::IsMember({"byte", "char"}));
+  app.add_option("--batch", f.batch, "Sequences per micro-batch");
+  app.add_option("--seq-len", f.seqLen, "Tokens per sequence (T)");
+  app.add_option("--grad-accum", f.gradAccum, "Micro-batches per optimizer step");
+  app.add_option("--layers", f.layers, "Transformer blocks");
+  app.add_option("--dim", f.dim, "Model width");
+  app.add_option("--heads", f.heads, "Attention heads");
+  app.add_option("--vocab", f.vocab, "Model vocabulary (0 = the tokenizer's; larger pads)");
+  app.add_option("--lr", f.lr, "Peak learning rate");
+  app.add_option("--min-lr-frac", f.minLrFrac, "Cosine decay ends at lr times this");
+  app.add_option("--warmup", f.warmup, "Linear warmup steps");
+  app.add_option("--weight-decay", f.weightDecay, "AdamW weight decay (matrices only)");
+  app.add_option("--grad-clip", f.gradClip, "Global gradient-norm clip (0 = off)");
+  app.add_option("--loss-scale", f.lossScale,
+                 "Initial loss scale; enables dynamic scaling (default: 65536 when "
+                 "mixed)");
+  app.add_option("--eval-every", f.evalEvery, "Validation loss every N steps (0 = never)");
+  app.add_option("--eval-batches", f.evalBatches, "Validation batches per evaluation");
+  app.add_option("--checkpoint-every", f.checkpointEvery, "Checkpoint every N steps (always at the end)");
+  app.add_option("--log-every", f.logEvery, "Progress line every N steps when stderr is not a terminal");
+  app.add_option("--time-every", f.timeEvery, "Synchronised, phase-timed step every N steps (0 = never)");
+  app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps");
+  app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
+
+  SampleFlags sf;
+  auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
+  sample->add_option("--resume", sf.resume, "Checkpoint directory")->required();
+  sample->add_option("--prompt", sf.prompt, "Text to continue");
+  sample->add_option("--tokens", sf.tokens, "Tokens to generate")->capture_default_str();
+  sample->add_option("--temperature", sf.temperature, "Softmax temperature (0 = greedy)")
+      ->capture_default_str();
+  sample->add_option("--top-k", sf.topK, "Sample among the k most likely tokens (0 = all)")
+      ->capture_default_str();
+  sample->add_option("--seed", sf.seed, "Sampling seed")->capture_default_str();
+  sample->add_option("--device", sf.device, "Device index or name substring");
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    return sample->parsed() ? runSample(sf) : runTrain(app, f);
+  } catch (const vk::LoaderMissing& e) {
+    std::cerr << "helios-train: " << e.what() << "\n";
+    return 1;
+  } catch (const vk::NoDevice& e) {
+    std::cerr << "helios-train: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << "\nhelios-train: " << e.what() << "\n";
+    return 2;
+  }
+}
