@@ -7,7 +7,7 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${HELIOS_BUILD_DIR:-$ROOT/build}
 DEV=$ROOT/.dev
 rm -rf "$DEV" && mkdir -p "$DEV/bin" "$DEV/lib"
-for exe in $(find "$BUILD/tools" "$BUILD/tests" -maxdepth 3 -type f -executable \( -name 'helios-*' -o -name 'test_*' \)); do
+for exe in $(find "$BUILD/bin" "$BUILD/tests" -maxdepth 3 -type f -executable \( -name 'helios-*' -o -name 'test_*' \)); do
   strip -o "$DEV/bin/$(basename "$exe")" "$exe"
 done
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$DEV/lib/"

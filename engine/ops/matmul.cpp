@@ -2,6 +2,7 @@
 #include "engine/ops/matmul_coop.hpp"
 
 #include <algorithm>
+#include <thread>
 #include <array>
 #include <stdexcept>
 #include <string>
@@ -76,6 +77,10 @@ codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device) {
   g.maxSharedBytes = l.maxComputeSharedMemorySize;
   g.maxInvocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
   g.subgroupSize = device.subgroupSize();
+  // Vulkan does not report SM/CU counts. A CPU device (lavapipe) runs workgroups on a few threads, where many
+  // small tiles only add per-workgroup overhead; GPUs keep the default (an H100 has 132 SMs).
+  if (device.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
+    g.targetWorkgroups = std::max(4u, std::thread::hardware_concurrency());
   return g;
 }
 
