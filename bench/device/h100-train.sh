@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
+# Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
+#   HELIOS_COMMIT=<sha> bash bench/device/h100-train.sh
+set -uo pipefail
+FINAL=${OUT:-/tmp/helios-final}
+OUT=/tmp/helios-train
+mkdir -p "$OUT" "$FINAL"
+for f in .gl/*.deb; do dpkg -x "$f" /; done
+ldconfig
+export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-} PATH=$PWD/.dev/bin:$PATH
+export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
+export HELIOS_CORPUS=$PWD/.deps/corpus/kjv.txt
+helios-probe >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+STEPS=${STEPS:-30}
+for cfg in ${CONFIGS:-char gpt2-small}; do
+  for prec in ${PRECISIONS:-f32 mixed}; do
+    echo "== helios-train $cfg $prec"
+    timeout 300 helios-train --preset "$cfg" --precision "$prec" --steps "$STEPS" --out "$OUT/$cfg-$prec" \
+      --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 | tail -n 8 | tee "$OUT/$cfg-$prec.txt"
+  done
+done
+echo "== PyTorch eager"
+python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 20 --json "$OUT/torch_char.json" | tail -n 3
+python3 bench/torch/gpt_train.py --configs gpt2-small --modes f32,amp --steps 10 --json "$OUT/torch_gpt2.json" | tail -n 3
+python3 bench/merge_train.py --runs "$OUT" --torch "$OUT/torch_char.json" --torch "$OUT/torch_gpt2.json" \
+  --out "$OUT/train.json" | tee "$OUT/summary.txt"
+tar czf "$FINAL/train.tgz" -C "$OUT" --exclude='*.safetensors' .
+cp "$OUT/summary.txt" "$FINAL/"

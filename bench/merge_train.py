@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""Joins helios-train run directories (metrics.jsonl) with bench/torch/gpt_train.py JSON from the same run.
+
+Helios tokens/s counts the tokens of every step after the first 5 (pipeline creation and warm-up) over the
+wall time they took (the GPU runs ahead of the CPU, so per-step CPU times alone do not measure throughput).
+"""
+import argparse
+import json
+import os
+import statistics
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--runs", required=True, help="folder holding <config>-<precision>/metrics.jsonl")
+    p.add_argument("--torch", action="append", default=[])
+    p.add_argument("--out", required=True)
+    args = p.parse_args()
+
+    torch_rows = {}
+    torch_meta = {}
+    for path in args.torch:
+        if not os.path.exists(path):
+            continue
+        t = json.load(open(path))
+        torch_meta = {k: t.get(k) for k in ("torch", "device")}
+        for r in t["results"]:
+            torch_rows[(r["config"], r["mode"])] = r
+
+    rows = []
+    for name in sorted(os.listdir(args.runs)):
+        metrics = os.path.join(args.runs, name, "metrics.jsonl")
+        if not os.path.exists(metrics):
+            continue
+        config, precision = name.rsplit("-", 1)
+        records = [json.loads(line) for line in open(metrics) if line.strip()]
+        steady = [r for r in records if r.get("step", 0) > 5]
+        train = json.load(open(os.path.join(args.runs, name, "config.json")))["train"]
+        tokens_per_step = train["batch"] * train.get("seq_len", train.get("context", 0)) * train.get("grad_accum", 1)
+        rate = None
+        if len(steady) >= 2 and tokens_per_step:
+            rate = tokens_per_step * (len(steady) - 1) / (steady[-1]["elapsed_s"] - steady[0]["elapsed_s"])
+        row = {"config": config, "precision": precision, "steps": len(records), "tokens_per_step": tokens_per_step,
+               "tokens_per_s": rate,
+               "submits_per_step": statistics.median([r["submits"] for r in steady]) if steady else None,
+               "dispatches_per_step": statistics.median([r["dispatches"] for r in steady]) if steady else None,
+               "final_loss": records[-1]["loss"] if records else None}
+        ref = torch_rows.get((config, "amp" if precision == "mixed" else "f32"))
+        if ref and row["tokens_per_s"]:
+            row["torch_tokens_per_s"] = ref["tokens_per_s"]
+            row["ratio_to_torch"] = row["tokens_per_s"] / ref["tokens_per_s"]
+        rows.append(row)
+        print(f'{config:11} {precision:6} helios {row["tokens_per_s"] or 0:12.0f} tok/s  '
+              f'torch {row.get("torch_tokens_per_s", 0):12.0f}  ratio {row.get("ratio_to_torch", 0):.2f}  '
+              f'submits/step {row["submits_per_step"]}  dispatches/step {row["dispatches_per_step"]}')
+    json.dump({"torch": torch_meta, "torch_results": list(torch_rows.values()), "helios": rows},
+              open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
