@@ -32,7 +32,7 @@ if has tests; then
   : >"$OUT/tests.txt"
   for t in .dev/bin/test_*; do
     name=$(basename "$t")
-    if HELIOS_GEMM_ALL_TILES=1 timeout 300 "$t" >"$OUT/$name.log" 2>&1; then res=ok; else res=FAIL; fi
+    if HELIOS_GEMM_ALL_TILES=1 timeout "${TEST_TIMEOUT:-300}" "$t" >"$OUT/$name.log" 2>&1; then res=ok; else res=FAIL; fi
     printf '%-28s %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.log" | tr '\n' ' ' | cut -c1-120)" | tee -a "$OUT/tests.txt"
   done
 fi

@@ -61,7 +61,8 @@ TEST_CASE("every adamw kernel variant passes spirv-val") {
 }
 
 // The GPU keeps p, m, v in f32, the reference in f64; each step adds a few f32 roundings to each.
-// Thresholds after 6 steps: relError < 1e-6 for p, m and v.
+// m is a signed sum of gradients (|g| <= 2) that can cancel to near zero, and so can p at n = 1: both are held
+// to an absolute bound (a few f32 ulps of the terms, over 6 steps); v is a sum of squares, so relative.
 TEST_CASE("adamw over several steps matches ref::adamw") {
   INFO("seed " << test::testSeed());
   const uint32_t n = GENERATE(1u, 7u, 33u, 127u, 513u, 64u, 1024u);
@@ -96,8 +97,8 @@ TEST_CASE("adamw over several steps matches ref::adamw") {
     ref::adamw({h.lr, h.beta1, h.beta2, h.eps, h.weightDecay, h.step}, p, m, v, scaled);
   }
   CHECK(ctx().pipelines().stats().created - createdBefore <= 1); // one pipeline for every step
-  CHECK(ref::relError(read(dp, n), p) < 1e-6);
-  CHECK(ref::relError(read(dm, n), m) < 1e-6);
+  CHECK(ref::maxAbsError(read(dp, n), p) < 2e-6);
+  CHECK(ref::maxAbsError(read(dm, n), m) < 2e-6);
   CHECK(ref::relError(read(dv, n), v) < 1e-6);
   read(dg, n); // guard of the read-only gradient untouched too
 }
