@@ -48,7 +48,7 @@ def main():
             if r.get("best_for_shape"):
                 print(f'{h["kernel"]:5} {h["dtype"]}->{h["out"]} {r["M"]}x{r["N"]}x{r["K"]} {r["layout"]} '
                       f'{r["tile"]:24} {r["tflops"]:7.1f} TFLOP/s  cuBLAS {r.get("cublas_tflops", 0):7.1f}  '
-                      f'ratio {r.get("ratio_to_cublas", 0):.2f}')
+                      f'ratio {r.get("ratio_to_cublas", 0):.2f}  {h.get("label", "")} {r.get("kernel_name", "")}')
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
-#   HELIOS_COMMIT=<sha> bash bench/device/h100-train.sh
+#   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] bash bench/device/h100-train.sh
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-train
@@ -16,14 +16,22 @@ STEPS=${STEPS:-30}
 for cfg in ${CONFIGS:-char gpt2-small}; do
   for prec in ${PRECISIONS:-f32 mixed}; do
     echo "== helios-train $cfg $prec"
-    timeout 300 helios-train --preset "$cfg" --precision "$prec" --steps "$STEPS" --out "$OUT/$cfg-$prec" \
+    batch=(); [ "$cfg" = gpt2-small ] && [ -n "${GPT2_BATCH:-}" ] && batch=(--batch "$GPT2_BATCH")
+    timeout 300 helios-train --preset "$cfg" --precision "$prec" --steps "$STEPS" --out "$OUT/$cfg-$prec" "${batch[@]}" \
       --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 | tail -n 8 | tee "$OUT/$cfg-$prec.txt"
   done
 done
 echo "== PyTorch eager"
 python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 20 --json "$OUT/torch_char.json" | tail -n 3
-python3 bench/torch/gpt_train.py --configs gpt2-small --modes f32,amp --steps 10 --json "$OUT/torch_gpt2.json" | tail -n 3
+python3 bench/torch/gpt_train.py --configs gpt2-small --modes f32,amp --steps 10 ${GPT2_BATCH:+--batch $GPT2_BATCH} \
+  --json "$OUT/torch_gpt2.json" | tail -n 3
 python3 bench/merge_train.py --runs "$OUT" --torch "$OUT/torch_char.json" --torch "$OUT/torch_gpt2.json" \
   --out "$OUT/train.json" | tee "$OUT/summary.txt"
+if [ -n "${PROFILE:-}" ]; then
+  echo "== per-kernel profile (char mixed, 8 steps)"
+  timeout 120 helios-train --preset char --precision mixed --steps 8 --profile --out /tmp/helios-profile \
+    --eval-every 100000 --checkpoint-every 100000 >"$OUT/profile-char-mixed.txt" 2>&1
+  grep -A14 "per-kernel GPU time" "$OUT/profile-char-mixed.txt"
+fi
 tar czf "$FINAL/train.tgz" -C "$OUT" --exclude='*.safetensors' .
 cp "$OUT/summary.txt" "$FINAL/"

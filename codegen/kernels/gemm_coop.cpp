@@ -15,6 +15,8 @@
 #include <set>
 #include <stdexcept>
 
+#include "codegen/kernels/gemm_coop_nv2.hpp"
+#include "codegen/kernels/gemm_coop_parts.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -96,28 +98,13 @@ private:
     M_ = f_.loadPush(pc_, 0);
     N_ = f_.loadPush(pc_, 1);
     K_ = f_.loadPush(pc_, 2);
-    Value tileN = f_.workgroupId(0), tileM = f_.workgroupId(1);
-    if (p_.groupM > 1) {
-      const Value tilesN = f_.builtin(BuiltIn::NumWorkgroups, 0),
-                  tilesM = f_.builtin(BuiltIn::NumWorkgroups, 1);
-      const Value linear = f_.iadd(f_.imul(tileM, tilesN), tileN);
-      const Value band = f_.imul(c(p_.groupM), tilesN);
-      const Value first = f_.imul(f_.udiv(linear, band), c(p_.groupM));
-      const Value rows = f_.umin(f_.isub(tilesM, first), c(p_.groupM));
-      const Value inBand = f_.rem(linear, band);
-      tileM = f_.iadd(first, f_.rem(inBand, rows));
-      tileN = f_.udiv(inBand, rows);
-    }
-    m0_ = f_.imul(tileM, c(p_.BM));
-    n0_ = f_.imul(tileN, c(p_.BN));
-    Value batchA = c(0), batchB = c(0);
-    cBase_ = c(0);
-    if (p_.batched) {
-      const Value z = f_.workgroupId(2);
-      batchA = f_.shr(f_.imul(z, f_.loadPush(pc_, 5)), c(3)); // in vectors
-      batchB = f_.shr(f_.imul(z, f_.loadPush(pc_, 6)), c(3));
-      cBase_ = f_.imul(z, f_.loadPush(pc_, 7));
-    }
+    const coop::TileIndex tile = coop::tileIndex(f_, p_.groupM);
+    m0_ = f_.imul(tile.m, c(p_.BM));
+    n0_ = f_.imul(tile.n, c(p_.BN));
+    const coop::BatchOffsets batch = coop::batchOffsets(f_, pc_, p_.batched);
+    const Value batchA = p_.batched ? f_.shr(batch.a, c(3)) : c(0); // in vectors
+    const Value batchB = p_.batched ? f_.shr(batch.b, c(3)) : c(0);
+    cBase_ = batch.c;
     const Value mVecs = f_.shr(M_, c(3)), nVecs = f_.shr(N_, c(3)), kVecs = f_.shr(K_, c(3));
     // Slice origins (vectors) and per-step advance.
     if (p_.transA) {
@@ -272,24 +259,9 @@ private:
     });
   }
 
-  // GELU (tanh form) on every component this invocation holds: elementwise, so independent of how the
-  // implementation maps matrix elements to invocations. Components are addressed through a Function variable
-  // (OpAccessChain with a dynamic index below OpCooperativeMatrixLengthKHR).
-  void geluInPlace(Value var) {
-    const TypeId ptrF32 = m_.pointerType(StorageClass::Function, f32_);
-    f_.forRange(c(0), f_.coopLength(tc_), [&](Value e) {
-      const Value ptr = f_.op(Op::OpAccessChain, ptrF32, {f_.ref(var), f_.ref(e)});
-      const Value x = f_.load(ptr);
-      const Value x3 = f_.fmul(f_.fmul(x, x), x);
-      Value u = f_.fmul(f_.f32(0.7978845608028654f), f_.fma(f_.f32(0.044715f), x3, x));
-      u = f_.fmin(f_.fmax(u, f_.f32(-15.0f)), f_.f32(15.0f)); // tanh is +-1 in f32 well before 15
-      f_.store(ptr, f_.fmul(f_.fmul(f_.f32(0.5f), x), f_.fadd(f_.f32(1.0f), f_.tanh(u))));
-    });
-  }
-
   void epilogue() {
-    const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
-    const Value tmp = f_.variable(tc_);
+    const coop::Epilogue e{p_,  m_,     f_,    tc_, tcOut_, c_, bias_, N_, f_.loadPush(pc_, 3), f_.loadPush(pc_, 4),
+                           f_.variable(tc_)};
     const Value warpRow = f_.iadd(m0_, f_.imul(sgRow_, c(p_.warpM())));
     const Value warpCol = f_.iadd(n0_, f_.imul(sgCol_, c(p_.warpN())));
     const Value warpC = f_.iadd(cBase_, f_.iadd(f_.imul(warpRow, N_), warpCol));
@@ -297,29 +269,8 @@ private:
     for (uint32_t i = 0; i < p_.accM(); ++i)
       for (uint32_t j = 0; j < p_.accN(); ++j) {
         const Value col = c(j * p_.coopN);
-        const Value idx = f_.iadd(f_.iadd(warpC, f_.imul(c(i), rowStep)), col);
-        Value v = f_.load(acc_[i * p_.accN() + j]);
-        if (p_.alphaBeta) {
-          f_.store(tmp, f_.coopScale(v, alpha));
-          f_.ifThen(f_.ne(beta, f_.f32(0.0f)), [&] {
-            const Value old =
-                f_.convert(f_.coopLoad(tcOut_, f_.at(c_, idx), N_, CoopLayout::RowMajorKHR), tc_);
-            f_.store(tmp, f_.fadd(f_.load(tmp), f_.coopScale(old, beta)));
-          });
-          v = f_.load(tmp);
-        }
-        if (p_.bias) {
-          // Stride 0: every row of the tile is bias[n .. n + coopN).
-          const Value b =
-              f_.coopLoad(tcOut_, f_.at(bias_, f_.iadd(warpCol, col)), c(0), CoopLayout::RowMajorKHR);
-          v = f_.fadd(v, f_.convert(b, tc_));
-        }
-        if (p_.gelu) {
-          f_.store(tmp, v);
-          geluInPlace(tmp);
-          v = f_.load(tmp);
-        }
-        f_.coopStore(f_.at(c_, idx), f_.convert(v, tcOut_), N_, CoopLayout::RowMajorKHR);
+        coop::storeC(e, f_.load(acc_[i * p_.accN() + j]), f_.iadd(f_.iadd(warpC, f_.imul(c(i), rowStep)), col),
+                     f_.iadd(warpCol, col));
       }
   }
 
@@ -341,6 +292,7 @@ private:
 } // namespace
 
 uint32_t GemmCoopParams::sharedBytes() const {
+  if (workgroupScope) return 0;
   return 16u * stages * (tileA(*this).stageVecs() + tileB(*this).stageVecs());
 }
 
@@ -349,13 +301,19 @@ std::string GemmCoopParams::cacheKey() const {
          "x" + str(BK) + ":sg" + str(sgRows) + "x" + str(sgCols) + ":s" + str(stages) + ":p" + str(padA) +
          "," + str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" +
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
-         str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes);
+         str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" + str(workgroupScope);
 }
 
 std::string GemmCoopParams::name() const {
-  std::string n = std::string("gemm_coop_") + (transA ? "t" : "n") + (transB ? "t" : "n") +
-                  (outF16 ? "_f16" : "_f32") + (batched ? "_b" : "") + (alphaBeta ? "_ab" : "") +
-                  (bias ? "_bias" : "") + (gelu ? "_gelu" : "");
+  std::string n = std::string(workgroupScope ? "gemm_coop2_" : "gemm_coop_") + (transA ? "t" : "n") +
+                  (transB ? "t" : "n") + (outF16 ? "_f16" : "_f32") + (batched ? "_b" : "") +
+                  (alphaBeta ? "_ab" : "") + (bias ? "_bias" : "") + (gelu ? "_gelu" : "");
+  if (workgroupScope) {
+    n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_wg" + str(invocations()) + "_g" + str(coopM) + "x" +
+         str(coopN) + "x" + str(coopK);
+    if (groupM > 1) n += "_r" + str(groupM);
+    return n;
+  }
   n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_sg" + str(sgRows) + "x" + str(sgCols) + "_s" +
        str(stages) + "_c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + "_p" + str(padA) + "_" +
        str(padB);
@@ -367,6 +325,15 @@ void GemmCoopParams::validate() const {
   const std::string me = name() + ": ";
   require(coopM && coopN && coopK && coopM % 8 == 0 && coopN % 8 == 0 && coopK % 8 == 0,
           me + "coop shape " + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + " must be multiples of 8");
+  if (workgroupScope) {
+    require(BK % coopK == 0, me + "BK=" + str(BK) + " is not a multiple of coopK=" + str(coopK));
+    require(BM % coopM == 0 && BN % coopN == 0,
+            me + "BM x BN must be multiples of the granularity " + str(coopM) + "x" + str(coopN));
+    require(BK % 8 == 0 && BN % 8 == 0 && BM % 8 == 0, me + "tile sides must be multiples of 8 (16-byte loads)");
+    require(stages == 1 && padA == 0 && padB == 0, me + "workgroup scope has no stages or padding");
+    require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
+    return;
+  }
   require(sgRows && sgCols && BM % (sgRows * coopM) == 0,
           me + "BM=" + str(BM) + " is not a multiple of sgRows*coopM=" + str(sgRows * coopM));
   require(BN % (sgCols * coopN) == 0,
@@ -395,13 +362,17 @@ GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, u
 
 codegen::Kernel generateGemmCoop(const GemmCoopParams& params) {
   params.validate();
-  GemmCoopBuilder b(params);
   Kernel k;
   k.name = params.name();
   k.cacheKey = params.cacheKey();
-  k.spirv = b.build();
+  if (params.workgroupScope) {
+    k.spirv = buildGemmCoopWorkgroup(params, k.pushConstantBytes);
+  } else {
+    GemmCoopBuilder b(params);
+    k.spirv = b.build();
+    k.pushConstantBytes = b.pushBytes();
+  }
   k.numBuffers = params.bias ? 4 : 3;
-  k.pushConstantBytes = b.pushBytes();
   k.localSize = {params.invocations(), 1, 1};
   k.requiredSubgroupSize = params.subgroupSize;
   return k;
@@ -450,7 +421,8 @@ GemmCoopParams gemmCoopDefault(uint32_t coopM, uint32_t coopN, uint32_t coopK, u
 
 void registerGemmCoop(KernelRegistry& registry) {
   registry.add({"gemm.coop",
-                "cooperative-matrix GEMM f16 x f16 -> f32 (KHR, subgroup scope), shared-memory staged",
+                "cooperative-matrix GEMM f16 x f16 -> f32: KHR subgroup scope, shared-memory staged; NV coopmat2 "
+                "workgroup scope",
                 [] { return generateGemmCoop(gemmCoopDefault()); },
                 [] {
                   std::vector<Kernel> ks;
@@ -490,6 +462,25 @@ void registerGemmCoop(KernelRegistry& registry) {
                   add(g);
                   g.padA = g.padB = 0;
                   add(g);
+                  // Workgroup scope (NV coopmat2): every tiling the H100 list allows, then every variant on
+                  // the default 128x128x32 and a swizzled raster.
+                  const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
+                  for (const GemmCoopParams& p : wg)
+                    add(p);
+                  for (uint32_t bits = 0; bits < 128; ++bits) {
+                    GemmCoopParams p = wg.front();
+                    p.transA = bits & 1;
+                    p.transB = bits & 2;
+                    p.outF16 = bits & 4;
+                    p.batched = bits & 8;
+                    p.alphaBeta = bits & 16;
+                    p.bias = bits & 32;
+                    p.gelu = bits & 64;
+                    add(p);
+                  }
+                  GemmCoopParams r = wg.front();
+                  r.groupM = 8;
+                  add(r);
                   return ks;
                 }});
 }

@@ -41,6 +41,10 @@ struct GemmCoopParams {
   bool bias = false;      // + bias[n]
   bool gelu = false;      // GELU (tanh form), applied last
   uint32_t groupM = 0;    // workgroup raster swizzle: 0 = row-major; g = bands of g tile rows (L2 reuse)
+  // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
+  // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
+  // sets the invocation count, and stages/padding do not apply (1 and 0).
+  bool workgroupScope = false;
   uint32_t subgroupSize = 32;      // pipeline's required subgroup size
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
@@ -52,7 +56,8 @@ struct GemmCoopParams {
   uint32_t accN() const { return warpN() / coopN; } // and across
   uint32_t sharedBytes() const;                     // bytes of shared memory the kernel declares
   std::string cacheKey() const;                     // covers every field
-  std::string name() const; // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8"
+  // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8"; "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16"
+  std::string name() const;
   // Throws std::invalid_argument naming the broken constraint (divisibility, shared memory, ...).
   void validate() const;
   bool operator==(const GemmCoopParams&) const = default;

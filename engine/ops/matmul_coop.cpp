@@ -1,5 +1,6 @@
 #include "engine/ops/matmul_coop.hpp"
 
+#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -26,6 +27,32 @@ std::string componentName(VkComponentTypeKHR t) {
   }
 }
 
+// The device's VK_NV_cooperative_matrix2 flexible-dimension list (empty without the extension).
+std::vector<probe::FlexibleDimensionsProperty> queryFlexibleDimensions(const vk::Device& device) {
+  std::vector<probe::FlexibleDimensionsProperty> out;
+  if (!device.features().coopMatrixNv2 || !vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)
+    return out;
+  uint32_t n = 0;
+  if (vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(device.physical(), &n, nullptr) !=
+      VK_SUCCESS)
+    return out;
+  std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> raw(
+      n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
+  if (n && vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(device.physical(), &n,
+                                                                              raw.data()) < 0)
+    return out;
+  raw.resize(n);
+  for (const auto& r : raw)
+    out.push_back({r.MGranularity, r.NGranularity, r.KGranularity, componentName(r.AType),
+                   componentName(r.BType), componentName(r.CType), componentName(r.ResultType),
+                   r.saturatingAccumulation == VK_TRUE,
+                   r.scope == VK_SCOPE_WORKGROUP_KHR ? "workgroup"
+                   : r.scope == VK_SCOPE_SUBGROUP_KHR ? "subgroup"
+                                                       : "other",
+                   r.workgroupInvocations});
+  return out;
+}
+
 CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   std::vector<probe::CoopMatrixProperty> props;
   if (device.features().coopMatrixKhr && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) {
@@ -42,6 +69,21 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   }
   CoopDeviceInfo info =
       coopDeviceFromProperties(props, device.subgroupSize(), device.limits().maxComputeSharedMemorySize);
+  if (info.coopMatrix) {
+    info.workgroupShapes = workgroupShapesFromProperties(queryFlexibleDimensions(device));
+    if (!info.workgroupShapes.empty()) {
+      VkPhysicalDeviceCooperativeMatrix2PropertiesNV p2{
+          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
+      VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p2};
+      vkGetPhysicalDeviceProperties2(device.physical(), &props2);
+      info.workgroupMaxDimension = p2.cooperativeMatrixFlexibleDimensionsMaxDimension;
+      std::erase_if(info.workgroupShapes, [&](const codegen::WorkgroupCoopShape& s) {
+        return s.invocations > p2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
+      });
+    }
+    // HELIOS_COOP2=0 keeps matmul on the subgroup-scope kernel (comparisons, driver trouble).
+    if (const char* e = std::getenv("HELIOS_COOP2"); e && std::string(e) == "0") info.workgroupShapes.clear();
+  }
   // The kernels need f16 storage, and a fixed subgroup size unless the device has only one.
   const auto& f = device.features();
   if (!f.shaderFloat16 || !f.storageBuffer16BitAccess) info.coopMatrix = false;

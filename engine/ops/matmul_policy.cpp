@@ -61,8 +61,21 @@ CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixPrope
   return d;
 }
 
+std::vector<codegen::WorkgroupCoopShape>
+workgroupShapesFromProperties(const std::vector<probe::FlexibleDimensionsProperty>& props) {
+  std::vector<codegen::WorkgroupCoopShape> out;
+  for (const auto& p : props)
+    if (p.A == "float16" && p.B == "float16" && p.C == "float32" && p.Result == "float32" &&
+        p.scope == "workgroup" && !p.saturatingAccumulation)
+      out.push_back({p.MGranularity, p.NGranularity, p.KGranularity, p.workgroupInvocations});
+  return out;
+}
+
 CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
-  return coopDeviceFromProperties(caps.coop_khr, caps.subgroup_size, caps.max_compute_shared_memory);
+  CoopDeviceInfo d =
+      coopDeviceFromProperties(caps.coop_khr, caps.subgroup_size, caps.max_compute_shared_memory);
+  if (d.coopMatrix) d.workgroupShapes = workgroupShapesFromProperties(caps.coop_nv2);
+  return d;
 }
 
 std::string formatFlops(double flops) {
@@ -85,14 +98,39 @@ CoopPlan miss(std::string key, std::string reason) {
   return p;
 }
 
+// The device's coop shape (subgroup-scope tilings only: workgroup-scope ones carry their granularity),
+// subgroup size and shared memory on each tiling.
+std::vector<codegen::GemmCoopParams> withDevice(std::vector<codegen::GemmCoopParams> tilings,
+                                                const CoopDeviceInfo& dev) {
+  for (auto& t : tilings) {
+    if (!t.workgroupScope) {
+      t.coopM = dev.coopM;
+      t.coopN = dev.coopN;
+      t.coopK = dev.coopK;
+    }
+    t.subgroupSize = dev.subgroupSize;
+    t.maxSharedBytes = dev.maxSharedBytes;
+  }
+  return tilings;
+}
+
 // Tilings for the device: the config's, else the device's menu restricted to the default tile and a 64x64
 // tile (small problems, awkward sizes).
 std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
                                                       const CoopPolicyConfig& cfg) {
   std::vector<codegen::GemmCoopParams> out;
   if (!cfg.tilings.empty())
-    out = cfg.tilings;
-  else {
+    return withDevice(cfg.tilings, dev);
+  // Workgroup scope first (the default tile, then a 64x64 one), where the device has it.
+  const uint32_t maxDim = dev.workgroupMaxDimension;
+  bool small = false;
+  for (const auto& t : codegen::gemmCoopWorkgroupTilings(dev.workgroupShapes, dev.subgroupSize)) {
+    if (t.BM > maxDim || t.BN > maxDim || t.BK > maxDim) continue;
+    const bool isSmall = t.BM == 64 && t.BN == 64;
+    if (out.empty() || (isSmall && !small)) out.push_back(t);
+    small = small || isSmall;
+  }
+  {
     const auto menu = codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes);
     if (!menu.empty()) out.push_back(menu.front());
     for (const auto& t : menu)
@@ -101,14 +139,7 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
         break;
       }
   }
-  for (auto& t : out) {
-    t.coopM = dev.coopM;
-    t.coopN = dev.coopN;
-    t.coopK = dev.coopK;
-    t.subgroupSize = dev.subgroupSize;
-    t.maxSharedBytes = dev.maxSharedBytes;
-  }
-  return out;
+  return withDevice(out, dev);
 }
 
 // Enough workgroups to fill a large GPU; below it a smaller aligned tile is preferred.

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "codegen/kernels/gemm_coop.hpp"
+#include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "probe/caps.hpp"
 
 namespace helios::ops {
@@ -41,7 +42,15 @@ struct CoopDeviceInfo {
   uint32_t coopM = 0, coopN = 0, coopK = 0; // that shape (probe::bestF16F32)
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
+  // VK_NV_cooperative_matrix2: f16 x f16 -> f32 workgroup-scope granularities (empty: none, or disabled
+  // with HELIOS_COOP2=0) and the largest flexible dimension. When present, the workgroup-scope kernel's
+  // tilings come first.
+  std::vector<codegen::WorkgroupCoopShape> workgroupShapes;
+  uint32_t workgroupMaxDimension = 256;
 };
+// The f16 x f16 -> f32 workgroup-scope entries of a probe's VK_NV_cooperative_matrix2 list.
+std::vector<codegen::WorkgroupCoopShape>
+workgroupShapesFromProperties(const std::vector<probe::FlexibleDimensionsProperty>& props);
 // Best subgroup-scope f16 x f16 -> f32 shape in `props` (largest M*N*K, then M*N, then M, as the probe
 // scores it); coopMatrix = false when there is none.
 CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,

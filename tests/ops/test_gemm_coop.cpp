@@ -90,6 +90,7 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.groupM = 8; });
   with([](GemmCoopParams& p) { p.subgroupSize = 64; });
   with([](GemmCoopParams& p) { p.maxSharedBytes = 65536; });
+  with([](GemmCoopParams& p) { p.workgroupScope = true; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());

@@ -1,6 +1,7 @@
 // The matmul coop dispatch policy (a pure function) on the captured H100 fixture and on a device without
 // cooperative matrices, the coop stats line, and (on whatever Vulkan device is present, e.g. lavapipe) the
 // padded path end to end with the tiled kernel standing in for the coop kernel, against ref::gemm.
+#include <array>
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -93,6 +94,57 @@ TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_poli
   CHECK(s.params.BM == 64);
   // Aligned only to the 64x64 tile: still direct.
   CHECK(planMatmul(problem(192, 320, 96), h100()).decision == CoopDecision::DirectCoop);
+}
+
+namespace {
+// The H100 fixture plus its VK_NV_cooperative_matrix2 list (as the 580 driver reports it, int8 and bf16
+// entries included: the policy must skip them).
+CoopDeviceInfo h100Nv2() {
+  probe::DeviceCaps caps = loadFixture("nvidia-h100-580.json");
+  for (auto [m, n, k, inv] : {std::array<uint32_t, 4>{16, 16, 16, 0}, {16, 16, 16, 32}, {16, 16, 16, 64},
+                              {32, 16, 16, 128}, {32, 32, 16, 256}}) {
+    const std::string scope = inv ? "workgroup" : "subgroup";
+    caps.coop_nv2.push_back({m, n, k, "float16", "float16", "float32", "float32", false, scope, inv});
+    caps.coop_nv2.push_back({m, n, k * 2, "uint8", "uint8", "uint32", "uint32", false, scope, inv});
+    caps.coop_nv2.push_back({m, n, k, "bfloat16", "bfloat16", "float32", "float32", false, scope, inv});
+  }
+  return coopDeviceFromCaps(caps);
+}
+} // namespace
+
+TEST_CASE("policy: with NV coopmat2 the workgroup-scope kernel comes first", "[matmul_policy]") {
+  const CoopDeviceInfo d = h100Nv2();
+  REQUIRE(d.workgroupShapes.size() == 4); // f16 x f16 -> f32 at workgroup scope only
+  const CoopPlan p = planMatmul(problem(4096, 4096, 4096), d);
+  CHECK(p.decision == CoopDecision::DirectCoop);
+  CHECK(p.params.workgroupScope);
+  CHECK(p.params.BM == 128);
+  CHECK(p.params.BN == 128);
+  CHECK(p.params.invocations() == 256);
+  CHECK(p.params.coopM == 32); // the 256-invocation granularity, not the KHR shape
+  CHECK(p.params.coopN == 32);
+  CHECK(p.params.coopK == 16);
+  CHECK_NOTHROW(p.params.validate());
+  CHECK_THAT(p.params.name(), ContainsSubstring("gemm_coop2_nn_f32_128x128x32_wg256"));
+  // Small: the 64x64 tile on 128 invocations launches more workgroups.
+  const CoopPlan s = planMatmul(problem(256, 256, 64), d);
+  CHECK(s.params.workgroupScope);
+  CHECK(s.params.BM == 64);
+  CHECK(s.params.invocations() == 128);
+  // K = 56 is a multiple of neither BK = 32 nor 64: padded to 64 (+14%), still workgroup scope.
+  const CoopPlan q = planMatmul(problem(1024, 1024, 56), d);
+  CHECK(q.decision == CoopDecision::PaddedCoop);
+  CHECK(q.params.workgroupScope);
+  // A device whose flexible dimensions stop at 64 only gets the 64x64 tile.
+  CoopDeviceInfo capped = d;
+  capped.workgroupMaxDimension = 64;
+  const CoopPlan c = planMatmul(problem(4096, 4096, 4096), capped);
+  CHECK(c.params.workgroupScope);
+  CHECK(c.params.BM == 64);
+  // Without the NV2 list (HELIOS_COOP2=0, or another vendor): the subgroup-scope kernel as before.
+  CoopDeviceInfo khr = d;
+  khr.workgroupShapes.clear();
+  CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), khr).params.workgroupScope);
 }
 
 TEST_CASE("policy: TN aligned reads A column-major directly", "[matmul_policy]") {

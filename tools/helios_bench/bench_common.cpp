@@ -36,7 +36,9 @@ nlohmann::json header(const vk::Context& ctx, const CommonOptions& options, cons
                                      VK_API_VERSION_MINOR(p.apiVersion), VK_API_VERSION_PATCH(p.apiVersion))},
           {"commit", commit},
           {"date", date},
+          {"label", options.label},
           {"warmup", options.warmup},
+          {"warmup_ms", options.warmupMs},
           {"repeat", options.repeat}};
 }
 

@@ -4,8 +4,11 @@
 #include "bench_gemm.hpp"
 
 #include "engine/core/half.hpp"
+#include "engine/ops/matmul_coop.hpp"
 #include "timing_executor.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
@@ -24,6 +27,14 @@ Shape parseShape(const std::string& s) {
       !shape.K)
     throw std::invalid_argument("shape '" + s + "' is not MxNxK");
   return shape;
+}
+
+// What matmul() dispatched for `args`: the coop kernel the policy plans (auto/coop), else "tiled".
+std::string kernelName(vk::Context& ctx, const ops::MatmulArgs& args) {
+  if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return "tiled";
+  const ops::CoopPlan plan = ops::planMatmul(ops::matmulProblem(args), ops::coopDeviceInfo(ctx.device()));
+  if (!ops::isCoop(plan.decision)) return "tiled (" + plan.reason + ")";
+  return ops::coopKernelParams(plan, args).name() + " (" + ops::coopDecisionName(plan.decision) + ")";
 }
 
 // Fills a host array with uniform [-1, 1) values in the storage type; returns the values as floats too.
@@ -87,8 +98,13 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
         nlohmann::json row = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"layout", layout}, {"tile", tileText}};
         try {
           TimingExecutor exec(ctx, common.warmup + common.repeat + 1);
-          for (uint32_t i = 0; i < common.warmup; ++i)
-            ops::matmul(exec, args);
+          const auto warmStart = std::chrono::steady_clock::now();
+          do {
+            for (uint32_t i = 0; i < std::max(common.warmup, 1u); ++i)
+              ops::matmul(exec, args);
+            exec.flush();
+          } while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - warmStart)
+                       .count() < common.warmupMs);
           exec.mark();
           for (uint32_t i = 0; i < common.repeat; ++i) {
             ops::matmul(exec, args);
@@ -125,6 +141,7 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
           const double relErr = worst / std::max(refNorm, 1e-30);
           row["us"] = us;
           row["tflops"] = tflops;
+          row["kernel_name"] = kernelName(ctx, args);
           row["max_rel_error_sampled"] = relErr;
           row["ok"] = relErr < (f16In || f16Out ? 5e-3 : 1e-4);
           fmt::print("gemm {:>5}x{:<5}x{:<5} {} {} {:<24} {:9.1f} us {:7.2f} TFLOP/s  err {:.1e}{}\n", s.M,

@@ -18,7 +18,11 @@ int main(int argc, char** argv) {
                     "Device index or name substring (default: $HELIOS_DEVICE, else best)");
     sub->add_option("--json", common.jsonOut, "Write the results to this JSON file");
     sub->add_option("--commit", common.commit, "Commit recorded in the JSON (default: $HELIOS_COMMIT)");
+    sub->add_option("--label", common.label, "Recorded in the JSON: which configuration this run is");
     sub->add_option("--warmup", common.warmup, "Untimed runs first")->capture_default_str();
+    sub->add_option("--warmup-ms", common.warmupMs,
+                    "Keep warming up until this much wall time has passed (clocks ramp up under load)")
+        ->capture_default_str();
     sub->add_option("--repeat", common.repeat, "Timed runs (the median is reported)")->capture_default_str();
   };
 

@@ -1,6 +1,7 @@
 // Numerics and determinism: every tiling and every variant/epilogue against a float64 reference (relative
 // Frobenius error <= 2e-3), outputs poisoned first, fresh random data per case, 3 bit-identical runs per
 // case, odd shapes through the policy (padded / rewrite / fallback), and a stress run of repeated dispatches.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -221,12 +222,22 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
 
 } // namespace
 
+std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev) {
+  auto out = codegen::gemmCoopWorkgroupTilings(dev.workgroupShapes, dev.subgroupSize);
+  std::erase_if(out, [&](const codegen::GemmCoopParams& p) {
+    return std::max({p.BM, p.BN, p.BK}) > dev.workgroupMaxDimension;
+  });
+  for (const auto& p : codegen::gemmCoopTilings(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
+                                                dev.coopK ? dev.coopK : 16, dev.maxSharedBytes))
+    out.push_back(p);
+  return out;
+}
+
 void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report) {
   rng().seed(opt.seed);
   std::vector<Case> cases;
   const bool direct = dev.coopMatrix && !opt.tiledInner;
-  const auto tilings = codegen::gemmCoopTilings(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
-                                                dev.coopK ? dev.coopK : 16, dev.maxSharedBytes);
+  const auto tilings = allTilings(dev);
   if (direct) {
     // Every tiling, NN and a TN/NT with the full epilogue, K with an odd number of steps (double buffering).
     for (size_t t = 0; t < tilings.size(); ++t) {

@@ -49,6 +49,9 @@ std::vector<double> referenceGemm(const Case& c, const std::vector<float>& a, co
                                   const std::vector<float>& bias, const std::vector<float>& c0);
 double relFrobenius(const std::vector<float>& out, const std::vector<double>& ref); // NaN -> inf
 
+// Every tiling the device can run: workgroup scope (NV coopmat2) first, then the subgroup-scope menu.
+std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev);
+
 void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report);
 void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report);
 

@@ -1,0 +1,115 @@
+// Cooperative-matrix GEMM on workgroup-scope matrices (VK_NV_cooperative_matrix2: workgroup scope, flexible
+// dimensions). The kernel, in order:
+//
+//   setup:     tile origin (swizzled workgroup id), batch offsets, accumulator = 0
+//   main loop: for kt in K / BK: load A's BM x BK slice and B's BK x BN slice straight from global memory as
+//              workgroup-scope matrices, MulAdd into the one BM x BN accumulator the workgroup owns
+//   epilogue:  shared with the subgroup kernel (gemm_coop_parts): alpha, beta * C, bias, GELU, store
+//
+// The driver decides how the workgroup's invocations share the matrices and how operands are staged, so the
+// kernel declares no shared memory and has no barriers of its own.
+#include "codegen/kernels/gemm_coop_nv2.hpp"
+
+#include "codegen/kernels/gemm_coop_parts.hpp"
+
+namespace helios::codegen {
+
+using namespace helios::spv;
+
+std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& pushBytes) {
+  Module m;
+  const TypeId u32 = m.u32(), f16 = m.f16(), f32 = m.f32(), uvec4 = m.vectorType(u32, 4);
+  const TypeId ta = m.coopMatrixType(f16, p.BM, p.BK, CoopUse::MatrixAKHR, Scope::Workgroup);
+  const TypeId tb = m.coopMatrixType(f16, p.BK, p.BN, CoopUse::MatrixBKHR, Scope::Workgroup);
+  const TypeId tc = m.coopMatrixType(f32, p.BM, p.BN, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup);
+  const TypeId tcOut =
+      p.outF16 ? m.coopMatrixType(f16, p.BM, p.BN, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup) : tc;
+  // A and B as 16-byte vectors (same bindings and alignment rules as the subgroup kernel): strides and
+  // offsets below are in vectors of 8 halves.
+  const Buffer a = m.storageBuffer(0, uvec4, Access::ReadOnly);
+  const Buffer b = m.storageBuffer(1, uvec4, Access::ReadOnly);
+  const Buffer c = m.storageBuffer(2, p.outF16 ? f16 : f32, p.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
+  Buffer bias;
+  if (p.bias) bias = m.storageBuffer(3, p.outF16 ? f16 : f32, Access::ReadOnly);
+  const PushConstants pc = m.pushConstants({u32, u32, u32, f32, f32, u32, u32, u32});
+  pushBytes = pc.size;
+  FunctionBuilder& f = m.entryPoint("main", {p.invocations(), 1, 1});
+  const auto k = [&](uint32_t v) { return f.u32(v); };
+
+  const Value M = f.loadPush(pc, 0), N = f.loadPush(pc, 1), K = f.loadPush(pc, 2);
+  const coop::TileIndex tile = coop::tileIndex(f, p.groupM);
+  const Value m0 = f.imul(tile.m, k(p.BM)), n0 = f.imul(tile.n, k(p.BN));
+  const coop::BatchOffsets batch = coop::batchOffsets(f, pc, p.batched);
+  const Value batchA = p.batched ? f.shr(batch.a, k(3)) : k(0), batchB = p.batched ? f.shr(batch.b, k(3)) : k(0);
+  const Value mVecs = f.shr(M, k(3)), nVecs = f.shr(N, k(3)), kVecs = f.shr(K, k(3));
+
+  // A: rows m0.. of an M x K matrix (row-major), or columns m0.. of a K x M one (column-major loads).
+  const Value originA = f.iadd(batchA, p.transA ? f.shr(m0, k(3)) : f.imul(m0, kVecs));
+  const Value stepA = p.transA ? f.imul(k(p.BK), mVecs) : k(p.BK / 8);
+  const Value strideA = p.transA ? mVecs : kVecs;
+  // B: columns n0.. of a K x N matrix (row-major), or rows n0.. of an N x K one (column-major loads).
+  const Value originB = f.iadd(batchB, p.transB ? f.imul(n0, kVecs) : f.shr(n0, k(3)));
+  const Value stepB = p.transB ? k(p.BK / 8) : f.imul(k(p.BK), nVecs);
+  const Value strideB = p.transB ? kVecs : nVecs;
+  const CoopLayout layoutA = p.transA ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
+  const CoopLayout layoutB = p.transB ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
+
+  const Value acc = f.variable(tc);
+  f.store(acc, f.coopFill(tc, f.f32(0.0f)));
+  f.forRange(k(0), f.udiv(K, k(p.BK)), [&](Value kt) {
+    const Value fa = f.coopLoad(ta, f.at(a, f.iadd(originA, f.imul(kt, stepA))), strideA, layoutA);
+    const Value fb = f.coopLoad(tb, f.at(b, f.iadd(originB, f.imul(kt, stepB))), strideB, layoutB);
+    f.store(acc, f.coopMulAdd(fa, fb, f.load(acc)));
+  });
+
+  const coop::Epilogue e{p, m, f, tc, tcOut, c, bias, N, f.loadPush(pc, 3), f.loadPush(pc, 4), f.variable(tc)};
+  coop::storeC(e, f.load(acc), f.iadd(batch.c, f.iadd(f.imul(m0, N), n0)), n0);
+  f.ret();
+  return m.build();
+}
+
+std::vector<GemmCoopParams> gemmCoopWorkgroupTilings(const std::vector<WorkgroupCoopShape>& shapes,
+                                                     uint32_t subgroupSize) {
+  struct T {
+    uint32_t BM, BN, BK, invocations;
+  };
+  // Largest tiles first: one 128x128 (or larger) accumulator per workgroup keeps A and B reuse high; the
+  // 64x64 tile serves small and awkward problems.
+  const T menu[] = {{128, 128, 32, 256}, {128, 256, 32, 256}, {256, 128, 32, 256},
+                    {128, 128, 64, 256}, {64, 64, 32, 128},   {64, 64, 32, 64}};
+  std::vector<GemmCoopParams> out;
+  for (const T& t : menu)
+    for (const WorkgroupCoopShape& s : shapes) {
+      if (s.invocations != t.invocations || t.invocations % subgroupSize) continue;
+      GemmCoopParams p;
+      p.workgroupScope = true;
+      p.coopM = s.M;
+      p.coopN = s.N;
+      p.coopK = s.K;
+      p.BM = t.BM;
+      p.BN = t.BN;
+      p.BK = t.BK;
+      p.sgRows = 1;
+      p.sgCols = t.invocations / subgroupSize;
+      p.stages = 1;
+      p.padA = p.padB = 0;
+      p.subgroupSize = subgroupSize;
+      try {
+        p.validate();
+        out.push_back(p);
+      } catch (const std::invalid_argument&) {
+      }
+      break;
+    }
+  return out;
+}
+
+} // namespace helios::codegen
+
+namespace helios::codegen {
+
+std::vector<WorkgroupCoopShape> h100WorkgroupCoopShapes() {
+  return {{32, 32, 16, 256}, {32, 16, 16, 128}, {16, 16, 16, 64}, {16, 16, 16, 32}};
+}
+
+} // namespace helios::codegen
