@@ -50,17 +50,17 @@ fi
 if has coop; then
   echo "== f16 GEMM through matmul() (policy: coop where it applies) vs cuBLAS f16"
   SHAPES=${COOP_SHAPES:-4096x4096x4096,8192x8192x8192,1000x1000x1000,511x513x257,16384x2304x768,16384x768x768,16384x3072x768,16384x768x3072,4096x50304x768}
-  # The policy's default (NV coopmat2 workgroup scope where the driver has it), then the KHR subgroup-scope
-  # kernel alone (HELIOS_COOP2=0), both beside the same cuBLAS run.
+  # The policy's default (KHR subgroup scope), then with the NV coopmat2 workgroup-scope kernel first
+  # (HELIOS_COOP2=1), both beside the same cuBLAS run.
   for out in f32 f16; do
     helios-bench gemm --kernel auto --dtype f16 --out $out --shapes "$SHAPES" --layouts nn,nt,tn --warmup 3 --repeat 10 \
       --label default --json "$OUT/helios_gemm_f16_$out.json" >"$OUT/helios_gemm_f16_$out.txt" 2>&1
   done
-  HELIOS_COOP2=0 helios-bench gemm --kernel auto --dtype f16 --out f32 --shapes "$SHAPES" --layouts nn,nt,tn --warmup 3 \
-    --repeat 10 --label khr --json "$OUT/helios_gemm_f16_f32_khr.json" >"$OUT/helios_gemm_f16_f32_khr.txt" 2>&1
+  HELIOS_COOP2=1 helios-bench gemm --kernel auto --dtype f16 --out f32 --shapes "$SHAPES" --layouts nn,nt,tn --warmup 3 \
+    --repeat 10 --label coop2 --json "$OUT/helios_gemm_f16_f32_coop2.json" >"$OUT/helios_gemm_f16_f32_coop2.txt" 2>&1
   python3 bench/torch/gemm.py --shapes "$SHAPES" --layouts nn,nt,tn --dtypes f16 >"$OUT/torch_gemm_f16.json"
   python3 bench/merge_gemm.py --helios "$OUT/helios_gemm_f16_f32.json" --helios "$OUT/helios_gemm_f16_f16.json" \
-    --helios "$OUT/helios_gemm_f16_f32_khr.json" --torch "$OUT/torch_gemm_f16.json" --out "$OUT/gemm_coop_f16.json" |
+    --helios "$OUT/helios_gemm_f16_f32_coop2.json" --torch "$OUT/torch_gemm_f16.json" --out "$OUT/gemm_coop_f16.json" |
     tee -a "$OUT/summary.txt"
   if [ -x bench/h100/run.sh ] && [ -x .dev/bin/helios-coop-check ]; then
     echo "== coop GEMM numerical check"

@@ -81,8 +81,9 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
         return s.invocations > p2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
       });
     }
-    // HELIOS_COOP2=0 keeps matmul on the subgroup-scope kernel (comparisons, driver trouble).
-    if (const char* e = std::getenv("HELIOS_COOP2"); e && std::string(e) == "0") info.workgroupShapes.clear();
+    // Opt-in (HELIOS_COOP2=1): on the H100 (580 driver) the workgroup-scope kernel measured 45 TFLOP/s at
+    // 8192^3 against 300 for the subgroup-scope one (bench/results/2026-11-23-h100-gemm-coop-f16.json).
+    if (const char* e = std::getenv("HELIOS_COOP2"); !e || std::string(e) != "1") info.workgroupShapes.clear();
   }
   // The kernels need f16 storage, and a fixed subgroup size unless the device has only one.
   const auto& f = device.features();

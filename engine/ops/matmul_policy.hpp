@@ -42,9 +42,9 @@ struct CoopDeviceInfo {
   uint32_t coopM = 0, coopN = 0, coopK = 0; // that shape (probe::bestF16F32)
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
-  // VK_NV_cooperative_matrix2: f16 x f16 -> f32 workgroup-scope granularities (empty: none, or disabled
-  // with HELIOS_COOP2=0) and the largest flexible dimension. When present, the workgroup-scope kernel's
-  // tilings come first.
+  // VK_NV_cooperative_matrix2: f16 x f16 -> f32 workgroup-scope granularities (empty: none; the live
+  // device fills it only with HELIOS_COOP2=1) and the largest flexible dimension. When present, the
+  // workgroup-scope kernel's tilings come first.
   std::vector<codegen::WorkgroupCoopShape> workgroupShapes;
   uint32_t workgroupMaxDimension = 256;
 };

@@ -141,7 +141,7 @@ TEST_CASE("policy: with NV coopmat2 the workgroup-scope kernel comes first", "[m
   const CoopPlan c = planMatmul(problem(4096, 4096, 4096), capped);
   CHECK(c.params.workgroupScope);
   CHECK(c.params.BM == 64);
-  // Without the NV2 list (HELIOS_COOP2=0, or another vendor): the subgroup-scope kernel as before.
+  // Without the NV2 list (the default on a live device, or another vendor): the subgroup-scope kernel.
   CoopDeviceInfo khr = d;
   khr.workgroupShapes.clear();
   CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), khr).params.workgroupScope);
