@@ -1,5 +1,6 @@
 #include "codegen/kernels/all.hpp"
 #include "codegen/kernels/adamw.hpp"
+#include "codegen/kernels/attention.hpp"
 #include "codegen/kernels/cross_entropy.hpp"
 #include "codegen/kernels/elementwise.hpp"
 #include "codegen/kernels/embedding.hpp"
@@ -20,6 +21,7 @@ namespace helios::codegen {
 void registerAllKernels(KernelRegistry& registry) {
   (void)registry;
   registerAdamW(registry);
+  registerAttention(registry);
   registerCrossEntropy(registry);
   registerElementwise(registry);
   registerEmbedding(registry);

@@ -260,8 +260,8 @@ private:
   }
 
   void epilogue() {
-    const coop::Epilogue e{p_,  m_,     f_,    tc_, tcOut_, c_, bias_, N_, f_.loadPush(pc_, 3), f_.loadPush(pc_, 4),
-                           f_.variable(tc_)};
+    const coop::Epilogue e{
+        p_, m_, f_, tc_, tcOut_, c_, bias_, N_, f_.loadPush(pc_, 3), f_.loadPush(pc_, 4), f_.variable(tc_)};
     const Value warpRow = f_.iadd(m0_, f_.imul(sgRow_, c(p_.warpM())));
     const Value warpCol = f_.iadd(n0_, f_.imul(sgCol_, c(p_.warpN())));
     const Value warpC = f_.iadd(cBase_, f_.iadd(f_.imul(warpRow, N_), warpCol));
@@ -269,8 +269,8 @@ private:
     for (uint32_t i = 0; i < p_.accM(); ++i)
       for (uint32_t j = 0; j < p_.accN(); ++j) {
         const Value col = c(j * p_.coopN);
-        coop::storeC(e, f_.load(acc_[i * p_.accN() + j]), f_.iadd(f_.iadd(warpC, f_.imul(c(i), rowStep)), col),
-                     f_.iadd(warpCol, col));
+        coop::storeC(e, f_.load(acc_[i * p_.accN() + j]),
+                     f_.iadd(f_.iadd(warpC, f_.imul(c(i), rowStep)), col), f_.iadd(warpCol, col));
       }
   }
 
@@ -301,7 +301,8 @@ std::string GemmCoopParams::cacheKey() const {
          "x" + str(BK) + ":sg" + str(sgRows) + "x" + str(sgCols) + ":s" + str(stages) + ":p" + str(padA) +
          "," + str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" +
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
-         str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" + str(workgroupScope);
+         str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
+         str(workgroupScope);
 }
 
 std::string GemmCoopParams::name() const {
@@ -309,8 +310,8 @@ std::string GemmCoopParams::name() const {
                   (transB ? "t" : "n") + (outF16 ? "_f16" : "_f32") + (batched ? "_b" : "") +
                   (alphaBeta ? "_ab" : "") + (bias ? "_bias" : "") + (gelu ? "_gelu" : "");
   if (workgroupScope) {
-    n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_wg" + str(invocations()) + "_g" + str(coopM) + "x" +
-         str(coopN) + "x" + str(coopK);
+    n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_wg" + str(invocations()) + "_g" + str(coopM) +
+         "x" + str(coopN) + "x" + str(coopK);
     if (groupM > 1) n += "_r" + str(groupM);
     return n;
   }
@@ -329,7 +330,8 @@ void GemmCoopParams::validate() const {
     require(BK % coopK == 0, me + "BK=" + str(BK) + " is not a multiple of coopK=" + str(coopK));
     require(BM % coopM == 0 && BN % coopN == 0,
             me + "BM x BN must be multiples of the granularity " + str(coopM) + "x" + str(coopN));
-    require(BK % 8 == 0 && BN % 8 == 0 && BM % 8 == 0, me + "tile sides must be multiples of 8 (16-byte loads)");
+    require(BK % 8 == 0 && BN % 8 == 0 && BM % 8 == 0,
+            me + "tile sides must be multiples of 8 (16-byte loads)");
     require(stages == 1 && padA == 0 && padB == 0, me + "workgroup scope has no stages or padding");
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
@@ -420,69 +422,70 @@ GemmCoopParams gemmCoopDefault(uint32_t coopM, uint32_t coopN, uint32_t coopK, u
 }
 
 void registerGemmCoop(KernelRegistry& registry) {
-  registry.add({"gemm.coop",
-                "cooperative-matrix GEMM f16 x f16 -> f32: KHR subgroup scope, shared-memory staged; NV coopmat2 "
-                "workgroup scope",
-                [] { return generateGemmCoop(gemmCoopDefault()); },
-                [] {
-                  std::vector<Kernel> ks;
-                  std::set<std::string> seen;
-                  const auto add = [&](const GemmCoopParams& p) {
-                    if (seen.insert(p.cacheKey()).second) ks.push_back(generateGemmCoop(p));
-                  };
-                  // Every tiling, plain NN and the heaviest epilogue on TN.
-                  for (GemmCoopParams p : gemmCoopTilings()) {
-                    add(p);
-                    p.transA = true;
-                    p.batched = p.alphaBeta = p.bias = p.gelu = true;
-                    add(p);
-                  }
-                  // Every variant on two tilings (the single-stage default and a double-buffered one).
-                  for (GemmCoopParams base : {gemmCoopDefault(), gemmCoopTilings()[3]})
-                    for (uint32_t bits = 0; bits < 128; ++bits) {
-                      GemmCoopParams p = base;
-                      p.transA = bits & 1;
-                      p.transB = bits & 2;
-                      p.outF16 = bits & 4;
-                      p.batched = bits & 8;
-                      p.alphaBeta = bits & 16;
-                      p.bias = bits & 32;
-                      p.gelu = bits & 64;
-                      add(p);
-                    }
-                  // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
-                  for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
-                    GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
-                    add(p);
-                    p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
-                    add(p);
-                  }
-                  GemmCoopParams g = gemmCoopDefault();
-                  g.groupM = 8;
-                  add(g);
-                  g.padA = g.padB = 0;
-                  add(g);
-                  // Workgroup scope (NV coopmat2): every tiling the H100 list allows, then every variant on
-                  // the default 128x128x32 and a swizzled raster.
-                  const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
-                  for (const GemmCoopParams& p : wg)
-                    add(p);
-                  for (uint32_t bits = 0; bits < 128; ++bits) {
-                    GemmCoopParams p = wg.front();
-                    p.transA = bits & 1;
-                    p.transB = bits & 2;
-                    p.outF16 = bits & 4;
-                    p.batched = bits & 8;
-                    p.alphaBeta = bits & 16;
-                    p.bias = bits & 32;
-                    p.gelu = bits & 64;
-                    add(p);
-                  }
-                  GemmCoopParams r = wg.front();
-                  r.groupM = 8;
-                  add(r);
-                  return ks;
-                }});
+  registry.add(
+      {"gemm.coop",
+       "cooperative-matrix GEMM f16 x f16 -> f32: KHR subgroup scope, shared-memory staged; NV coopmat2 "
+       "workgroup scope",
+       [] { return generateGemmCoop(gemmCoopDefault()); },
+       [] {
+         std::vector<Kernel> ks;
+         std::set<std::string> seen;
+         const auto add = [&](const GemmCoopParams& p) {
+           if (seen.insert(p.cacheKey()).second) ks.push_back(generateGemmCoop(p));
+         };
+         // Every tiling, plain NN and the heaviest epilogue on TN.
+         for (GemmCoopParams p : gemmCoopTilings()) {
+           add(p);
+           p.transA = true;
+           p.batched = p.alphaBeta = p.bias = p.gelu = true;
+           add(p);
+         }
+         // Every variant on two tilings (the single-stage default and a double-buffered one).
+         for (GemmCoopParams base : {gemmCoopDefault(), gemmCoopTilings()[3]})
+           for (uint32_t bits = 0; bits < 128; ++bits) {
+             GemmCoopParams p = base;
+             p.transA = bits & 1;
+             p.transB = bits & 2;
+             p.outF16 = bits & 4;
+             p.batched = bits & 8;
+             p.alphaBeta = bits & 16;
+             p.bias = bits & 32;
+             p.gelu = bits & 64;
+             add(p);
+           }
+         // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
+         for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
+           GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
+           add(p);
+           p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
+           add(p);
+         }
+         GemmCoopParams g = gemmCoopDefault();
+         g.groupM = 8;
+         add(g);
+         g.padA = g.padB = 0;
+         add(g);
+         // Workgroup scope (NV coopmat2): every tiling the H100 list allows, then every variant on
+         // the default 128x128x32 and a swizzled raster.
+         const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
+         for (const GemmCoopParams& p : wg)
+           add(p);
+         for (uint32_t bits = 0; bits < 128; ++bits) {
+           GemmCoopParams p = wg.front();
+           p.transA = bits & 1;
+           p.transB = bits & 2;
+           p.outF16 = bits & 4;
+           p.batched = bits & 8;
+           p.alphaBeta = bits & 16;
+           p.bias = bits & 32;
+           p.gelu = bits & 64;
+           add(p);
+         }
+         GemmCoopParams r = wg.front();
+         r.groupM = 8;
+         add(r);
+         return ks;
+       }});
 }
 
 } // namespace helios::codegen

@@ -56,7 +56,8 @@ struct GemmCoopParams {
   uint32_t accN() const { return warpN() / coopN; } // and across
   uint32_t sharedBytes() const;                     // bytes of shared memory the kernel declares
   std::string cacheKey() const;                     // covers every field
-  // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8"; "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16"
+  // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8";
+  // "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16"
   std::string name() const;
   // Throws std::invalid_argument naming the broken constraint (divisibility, shared memory, ...).
   void validate() const;

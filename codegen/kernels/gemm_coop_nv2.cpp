@@ -28,7 +28,8 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
   // offsets below are in vectors of 8 halves.
   const Buffer a = m.storageBuffer(0, uvec4, Access::ReadOnly);
   const Buffer b = m.storageBuffer(1, uvec4, Access::ReadOnly);
-  const Buffer c = m.storageBuffer(2, p.outF16 ? f16 : f32, p.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
+  const Buffer c =
+      m.storageBuffer(2, p.outF16 ? f16 : f32, p.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
   Buffer bias;
   if (p.bias) bias = m.storageBuffer(3, p.outF16 ? f16 : f32, Access::ReadOnly);
   const PushConstants pc = m.pushConstants({u32, u32, u32, f32, f32, u32, u32, u32});
@@ -40,7 +41,8 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
   const coop::TileIndex tile = coop::tileIndex(f, p.groupM);
   const Value m0 = f.imul(tile.m, k(p.BM)), n0 = f.imul(tile.n, k(p.BN));
   const coop::BatchOffsets batch = coop::batchOffsets(f, pc, p.batched);
-  const Value batchA = p.batched ? f.shr(batch.a, k(3)) : k(0), batchB = p.batched ? f.shr(batch.b, k(3)) : k(0);
+  const Value batchA = p.batched ? f.shr(batch.a, k(3)) : k(0),
+              batchB = p.batched ? f.shr(batch.b, k(3)) : k(0);
   const Value mVecs = f.shr(M, k(3)), nVecs = f.shr(N, k(3)), kVecs = f.shr(K, k(3));
 
   // A: rows m0.. of an M x K matrix (row-major), or columns m0.. of a K x M one (column-major loads).
@@ -62,7 +64,8 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
     f.store(acc, f.coopMulAdd(fa, fb, f.load(acc)));
   });
 
-  const coop::Epilogue e{p, m, f, tc, tcOut, c, bias, N, f.loadPush(pc, 3), f.loadPush(pc, 4), f.variable(tc)};
+  const coop::Epilogue e{
+      p, m, f, tc, tcOut, c, bias, N, f.loadPush(pc, 3), f.loadPush(pc, 4), f.variable(tc)};
   coop::storeC(e, f.load(acc), f.iadd(batch.c, f.iadd(f.imul(m0, N), n0)), n0);
   f.ret();
   return m.build();

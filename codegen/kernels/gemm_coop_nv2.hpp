@@ -8,7 +8,8 @@
 
 namespace helios::codegen {
 
-// One f16 x f16 -> f32 workgroup-scope entry of vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV.
+// One f16 x f16 -> f32 workgroup-scope entry of
+// vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV.
 struct WorkgroupCoopShape {
   uint32_t M = 0, N = 0, K = 0; // granularity
   uint32_t invocations = 0;     // the workgroup size it applies to

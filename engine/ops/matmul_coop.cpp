@@ -46,9 +46,9 @@ std::vector<probe::FlexibleDimensionsProperty> queryFlexibleDimensions(const vk:
     out.push_back({r.MGranularity, r.NGranularity, r.KGranularity, componentName(r.AType),
                    componentName(r.BType), componentName(r.CType), componentName(r.ResultType),
                    r.saturatingAccumulation == VK_TRUE,
-                   r.scope == VK_SCOPE_WORKGROUP_KHR ? "workgroup"
+                   r.scope == VK_SCOPE_WORKGROUP_KHR  ? "workgroup"
                    : r.scope == VK_SCOPE_SUBGROUP_KHR ? "subgroup"
-                                                       : "other",
+                                                      : "other",
                    r.workgroupInvocations});
   return out;
 }
@@ -83,7 +83,8 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
     }
     // Opt-in (HELIOS_COOP2=1): on the H100 (580 driver) the workgroup-scope kernel measured 45 TFLOP/s at
     // 8192^3 against 300 for the subgroup-scope one (bench/results/2026-11-23-h100-gemm-coop-f16.json).
-    if (const char* e = std::getenv("HELIOS_COOP2"); !e || std::string(e) != "1") info.workgroupShapes.clear();
+    if (const char* e = std::getenv("HELIOS_COOP2"); !e || std::string(e) != "1")
+      info.workgroupShapes.clear();
   }
   // The kernels need f16 storage, and a fixed subgroup size unless the device has only one.
   const auto& f = device.features();
@@ -222,7 +223,8 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     s.dstCols = args.N;
     slice3d(exec, c.range, args.c, s, outSlice);
   }
-  for (auto& t : temps) exec.retain(std::move(t)); // freed once the GPU is done with them
+  for (auto& t : temps)
+    exec.retain(std::move(t)); // freed once the GPU is done with them
 }
 
 } // namespace

@@ -119,8 +119,7 @@ std::vector<codegen::GemmCoopParams> withDevice(std::vector<codegen::GemmCoopPar
 std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
                                                       const CoopPolicyConfig& cfg) {
   std::vector<codegen::GemmCoopParams> out;
-  if (!cfg.tilings.empty())
-    return withDevice(cfg.tilings, dev);
+  if (!cfg.tilings.empty()) return withDevice(cfg.tilings, dev);
   // Workgroup scope first (the default tile, then a 64x64 one), where the device has it.
   const uint32_t maxDim = dev.workgroupMaxDimension;
   bool small = false;

@@ -101,8 +101,11 @@ namespace {
 // entries included: the policy must skip them).
 CoopDeviceInfo h100Nv2() {
   probe::DeviceCaps caps = loadFixture("nvidia-h100-580.json");
-  for (auto [m, n, k, inv] : {std::array<uint32_t, 4>{16, 16, 16, 0}, {16, 16, 16, 32}, {16, 16, 16, 64},
-                              {32, 16, 16, 128}, {32, 32, 16, 256}}) {
+  for (auto [m, n, k, inv] : {std::array<uint32_t, 4>{16, 16, 16, 0},
+                              {16, 16, 16, 32},
+                              {16, 16, 16, 64},
+                              {32, 16, 16, 128},
+                              {32, 32, 16, 256}}) {
     const std::string scope = inv ? "workgroup" : "subgroup";
     caps.coop_nv2.push_back({m, n, k, "float16", "float16", "float32", "float32", false, scope, inv});
     caps.coop_nv2.push_back({m, n, k * 2, "uint8", "uint8", "uint32", "uint32", false, scope, inv});

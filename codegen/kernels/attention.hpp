@@ -1,0 +1,52 @@
+#pragma once
+// Fused attention without cooperative matrices (the fallback of the flash-attention family): the T x T score
+// matrix is never written to memory. f32, row-major, heads of D = headDim floats:
+//   Q, O, dO, dQ: [B, H, Tq, D]    K, V, dK, dV: [B, Hkv, Tk, D]    lse, delta: [B, H, Tq]
+// Query head h reads key/value head h / (H / Hkv) (grouped-query attention). With `causal`, query i sees keys
+// j <= i + Tk - Tq (the mask aligned to the bottom right, as the softmax op's); a query that sees no key gets
+// O = 0 and lse = -inf.
+//
+// One invocation owns one row (a query row, or a key row for KeyValueGrad); the workgroup's `rows` rows walk
+// the other side in tiles of `tile` rows staged in shared memory (16-byte vectors, zero-filled past the end).
+//   Forward:      online softmax (running max m and sum l), O = sum p V / l, lse = m + log l.
+//   QueryGrad:    delta_i = dO_i . O_i (written out), dQ_i = scale * sum_j p_ij (dO_i . V_j - delta_i) K_j,
+//                 with p_ij = exp(scale Q_i . K_j - lse_i) recomputed from the saved lse.
+//   KeyValueGrad: dV_j = sum_i p_ij dO_i, dK_j = scale * sum_i p_ij (dO_i . V_j - delta_i) Q_i, over every
+//                 query head of the group (runs after QueryGrad, which writes delta).
+// Bindings (in order): Forward q, k, v, o, lse; QueryGrad q, k, v, o, dO, lse, dQ, delta;
+//   KeyValueGrad q, k, v, dO, lse, delta, dK, dV.
+// Push: AttentionPush. Grid: {ceil(rows of the owned side / rows), B * H (B * Hkv for KeyValueGrad), 1}.
+#include <cstdint>
+#include <string>
+
+#include "codegen/kernel.hpp"
+#include "codegen/registry.hpp"
+
+namespace helios::codegen {
+
+enum class AttentionPass : uint8_t { Forward, QueryGrad, KeyValueGrad };
+
+struct AttentionParams {
+  AttentionPass pass = AttentionPass::Forward;
+  uint32_t headDim = 64; // D, a multiple of 4 (16-byte vectors), at most 256
+  bool causal = false;
+  uint32_t rows = 64;           // rows (invocations) per workgroup
+  uint32_t tile = 32;           // rows of the other side staged per step
+  std::string cacheKey() const; // "attention:fwd:d64:causal:r64:t32"
+  std::string name() const;     // "attention_fwd_causal_d64_r64_t32"
+  uint32_t sharedBytes() const;
+  void validate() const; // throws std::invalid_argument naming the broken constraint
+};
+
+struct AttentionPush {
+  uint32_t Tq = 0, Tk = 0, heads = 0, kvHeads = 0;
+  float scale = 1.0f;
+};
+static_assert(sizeof(AttentionPush) == 20);
+
+// The pass for this head dim with the first tile of 32, 16, 64, 8 rows that fits (64 invocations).
+AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal);
+Kernel generateAttention(const AttentionParams& p);
+void registerAttention(KernelRegistry& registry);
+
+} // namespace helios::codegen

@@ -1,0 +1,30 @@
+#pragma once
+// Fused attention (codegen/kernels/attention.hpp): the score matrix never reaches memory. f32, row-major:
+//   q, o, dO, dQ [batch, heads, Tq, headDim]; k, v, dK, dV [batch, kvHeads, Tk, headDim];
+//   lse, delta [batch, heads, Tq].
+// heads must be a multiple of kvHeads (query head h reads kv head h / (heads / kvHeads)). With `causal`,
+// query i sees keys j <= i + Tk - Tq; a query that sees none gets o = 0 and lse = -inf.
+#include <cstdint>
+
+#include "engine/ops/executor.hpp"
+
+namespace helios::ops {
+
+struct AttentionShape {
+  uint32_t batch = 1, heads = 1, kvHeads = 1, Tq = 0, Tk = 0, headDim = 64;
+  bool causal = false;
+  float scale = 1.0f; // scores = scale * q . k (usually 1 / sqrt(headDim))
+};
+
+// o = softmax(scale q k^T [mask]) v per (batch, head); lse = the log-sum-exp of each score row.
+void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
+                      vk::BufferRange o, vk::BufferRange lse, const AttentionShape& shape);
+
+// Gradients from the forward's o and lse (recomputing the scores): dQ, dK, dV (overwritten). delta is scratch
+// of batch*heads*Tq floats (written with dO . o per row, then read).
+void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
+                       vk::BufferRange o, vk::BufferRange lse, vk::BufferRange dO, vk::BufferRange dQ,
+                       vk::BufferRange dK, vk::BufferRange dV, vk::BufferRange delta,
+                       const AttentionShape& shape);
+
+} // namespace helios::ops
