@@ -45,7 +45,8 @@ def main():
                "submits_per_step": statistics.median([r["submits"] for r in steady]) if steady else None,
                "dispatches_per_step": statistics.median([r["dispatches"] for r in steady]) if steady else None,
                "final_loss": records[-1]["loss"] if records else None}
-        ref = torch_rows.get((config, "amp" if precision == "mixed" else "f32"))
+        # "<config>_<variant>" runs (e.g. char_unfused) compare with the same PyTorch config.
+        ref = torch_rows.get((config.split("_")[0], "amp" if precision == "mixed" else "f32"))
         if ref and row["tokens_per_s"]:
             row["torch_tokens_per_s"] = ref["tokens_per_s"]
             row["ratio_to_torch"] = row["tokens_per_s"] / ref["tokens_per_s"]

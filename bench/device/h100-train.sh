@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
-#   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] bash bench/device/h100-train.sh
+#   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [UNFUSED_CONFIGS="char gpt2-small"] bash bench/device/h100-train.sh
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-train
@@ -20,6 +20,14 @@ for cfg in ${CONFIGS:-char gpt2-small}; do
     timeout 300 helios-train --preset "$cfg" --precision "$prec" --steps "$STEPS" --out "$OUT/$cfg-$prec" "${batch[@]}" \
       --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 | tail -n 8 | tee "$OUT/$cfg-$prec.txt"
   done
+done
+# The unfused attention path (GEMM, softmax, GEMM) on the same configs, mixed precision.
+for cfg in ${UNFUSED_CONFIGS:-}; do
+  echo "== helios-train $cfg mixed, unfused attention"
+  batch=(); [ "$cfg" = gpt2-small ] && [ -n "${GPT2_BATCH:-}" ] && batch=(--batch "$GPT2_BATCH")
+  timeout 300 helios-train --preset "$cfg" --precision mixed --attention unfused --steps "$STEPS" \
+    --out "$OUT/${cfg}_unfused-mixed" "${batch[@]}" --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 |
+    tail -n 8 | tee "$OUT/${cfg}_unfused-mixed.txt"
 done
 echo "== PyTorch eager"
 python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 20 --json "$OUT/torch_char.json" | tail -n 3

@@ -2,7 +2,7 @@
 # One device session on the H100: probe, every test suite on the GPU, benchmarks beside PyTorch/cuBLAS from
 # the same run. Run from the repository root on the device machine with .gl, .dev and build/shaders carried
 # (bench/device/stage.sh prepares them). Writes logs and JSON under $OUT.
-#   HELIOS_COMMIT=<sha> bash bench/device/h100.sh [probe] [tests] [gemm] [coop] [dispatch]   (default: all)
+#   HELIOS_COMMIT=<sha> bash bench/device/h100.sh [probe] [tests] [gemm] [coop] [attention] [dispatch]   (default: all)
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-out   # everything lands here; packed into $FINAL/results.tgz at the end (few files come back)
@@ -17,7 +17,7 @@ export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_RUN_EXE=$PWD/.dev/bin/helio
 if ! helios-probe >/dev/null 2>&1; then
   export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 fi
-steps=${*:-probe tests gemm coop dispatch}
+steps=${*:-probe tests gemm coop attention dispatch}
 has() { [[ " $steps " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"
 
@@ -66,6 +66,15 @@ if has coop; then
     echo "== coop GEMM numerical check"
     HELIOS_COOP_CHECK=$PWD/.dev/bin/helios-coop-check timeout 240 bash bench/h100/run.sh "$OUT/coop" --seed 1 2>&1 | tail -40
   fi
+fi
+
+if has attention; then
+  echo "== fused attention (fallback, f32) vs PyTorch SDPA (f16 flash and f32)"
+  ASHAPES=${ATTENTION_SHAPES:-1x8x512x64,2x8x256x64,4x12x1024x64,8x16x2048x128,1x8x4096x64}
+  helios-bench attention --shapes "$ASHAPES" --repeat 10 --json "$OUT/helios_attention.json" >"$OUT/helios_attention.txt" 2>&1
+  (cd bench/torch && python3 attention.py --shapes "$ASHAPES") >"$OUT/torch_attention.json"
+  python3 bench/merge_attention.py --helios "$OUT/helios_attention.json" --torch "$OUT/torch_attention.json" \
+    --out "$OUT/attention.json" | tee -a "$OUT/summary.txt"
 fi
 
 if has dispatch; then

@@ -399,6 +399,37 @@ Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,
   return y;
 }
 
+Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
+                 const ops::AttentionShape& shape) {
+  for (const Tensor* t : {&q, &k, &v})
+    requireF32("attention", *t);
+  const uint64_t rows = uint64_t(shape.batch) * shape.heads * shape.Tq;
+  if (q.elements() != rows * shape.headDim ||
+      k.elements() != uint64_t(shape.batch) * shape.kvHeads * shape.Tk * shape.headDim ||
+      v.elements() != k.elements())
+    throw std::invalid_argument("autograd::attention: q, k, v do not match the attention shape");
+  const bool grad = tape.needsGrad({&q, &k, &v});
+  Tensor o = tape.empty(q.shape, DType::F32, grad, "attention output");
+  const vk::BufferRange lse = tape.allocate(rows * 4, "attention lse");
+  ops::attentionForward(tape.exec(), q.data, k.data, v.data, o.data, lse, shape);
+  if (grad)
+    tape.push([&tape, q, k, v, o, lse, shape, rows] {
+      const vk::BufferRange dO = tape.gradOf(o);
+      const vk::BufferRange delta = tape.allocate(rows * 4, "attention delta");
+      // Inputs without a gradient still need somewhere to write theirs (the kernels write all three).
+      const auto sinkOf = [&tape](const Tensor& t) {
+        return t.gradSlot ? tape.sink(t)
+                          : Tape::Sink{tape.allocate(t.elements() * 4, "unused gradient"), true};
+      };
+      const Tape::Sink sq = sinkOf(q), sk = sinkOf(k), sv = sinkOf(v);
+      ops::attentionBackward(tape.exec(), q.data, k.data, v.data, o.data, lse, dO, sq.range, sk.range,
+                             sv.range, delta, shape);
+      for (const auto& [t, s] : {std::pair{&q, &sq}, {&k, &sk}, {&v, &sv}})
+        if (t->gradSlot) tape.commit(*t, *s);
+    });
+  return o;
+}
+
 Tensor crossEntropy(Tape& tape, const Tensor& logits, vk::BufferRange targets, float gradScale) {
   requireF32("crossEntropy", logits);
   const uint32_t vocab = lastDim(logits), rows = static_cast<uint32_t>(logits.elements() / vocab);

@@ -3,6 +3,7 @@
 // gradient, pushes a closure with its backward kernels. Shapes are row-major; "rows x cols" ops work along
 // the last axis. All f32 unless stated; f16 tensors exist only as GEMM inputs (cast()).
 #include "engine/autograd/tape.hpp"
+#include "engine/ops/attention.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/softmax.hpp"
 
@@ -58,6 +59,11 @@ Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim
 // Softmax along the last axis of x [rows, cols] (options: scale, causal mask).
 Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,
                const ops::SoftmaxOptions& options = {});
+
+// Fused attention (ops::attentionForward): q [B, H, Tq, D], k and v [B, Hkv, Tk, D] (f32) -> o like q. The
+// scores never reach memory; the backward recomputes them from the saved log-sum-exp.
+Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
+                 const ops::AttentionShape& shape);
 
 // Fused softmax cross-entropy: returns the per-row loss [rows] (no gradient); the backward hands
 // (softmax - onehot) * gradScale to the logits [rows, vocab]. Targets outside [0, vocab) are ignored.

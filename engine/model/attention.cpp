@@ -13,11 +13,19 @@ Tensor splitHeads(Tape& tape, const BlockShape& s, const Tensor& x, uint32_t wid
   return autograd::permute(tape, x, {s.batch, heads, T, D}, col, {T * width, D, width, 1});
 }
 
+// Heads [B, H, T, D] -> [B, T, H, D] = [B*T, C], then the output projection.
+Tensor project(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& o) {
+  const uint32_t B = s.batch, T = s.T, H = s.config.heads, D = s.headDim;
+  const Tensor merged =
+      autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}).reshape({B * T, H * D});
+  return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, &w.projB);
+}
+
 } // namespace
 
 Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h) {
   const uint32_t B = s.batch, T = s.T, H = s.config.heads, Hkv = s.kvHeads, D = s.headDim;
-  const uint32_t C = H * D, group = H / Hkv;
+  const uint32_t group = H / Hkv;
   const Tensor hin = gemmInput(tape, s, h);
   Tensor q, k, v;
   if (s.config.packedQkv) {
@@ -34,6 +42,11 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   if (s.config.rope) {
     q = autograd::rope(tape, q, s.ropeTable, D, T);
     k = autograd::rope(tape, k, s.ropeTable, D, T);
+  }
+  if (s.config.fusedAttention) {
+    ops::AttentionShape as{B, H, Hkv, T, T, D, true, static_cast<float>(1.0 / std::sqrt(double(D)))};
+    const Tensor o = autograd::attention(tape, q, k, v, as);
+    return project(tape, s, w, o);
   }
   // Grouped-query attention without copies: the `group` query heads sharing a K/V head are contiguous in
   // [B, H, T, D], so each (batch, kv head) is one GEMM with group*T query rows; dK and dV then sum over the
@@ -55,10 +68,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   pv.K = T;
   pv.batch = B * Hkv;
   const Tensor o = autograd::matmul(tape, gemmInput(tape, s, probs), gemmInput(tape, s, v), pv);
-  // [B, H, T, D] -> [B, T, H, D] = [B*T, C].
-  const Tensor merged =
-      autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}).reshape({B * T, C});
-  return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, &w.projB);
+  return project(tape, s, w, o);
 }
 
 } // namespace helios::model::detail

@@ -17,17 +17,18 @@ enum class MlpKind { Gelu, SwiGLU };
 enum class Precision { F32, Mixed }; // Mixed: f16 GEMM inputs (coop GEMM where available), f32 master weights
 
 struct GptConfig {
-  uint32_t vocab = 256;     // byte-level tokenizer by default
-  uint32_t context = 256;   // maximum sequence length T
+  uint32_t vocab = 256;   // byte-level tokenizer by default
+  uint32_t context = 256; // maximum sequence length T
   uint32_t layers = 4;
-  uint32_t dim = 128;       // C
-  uint32_t heads = 4;       // H; head dim = dim / heads
-  uint32_t kvHeads = 0;     // grouped-query attention: 0 = heads (plain multi-head)
-  uint32_t mlpMult = 4;     // hidden = mlpMult * dim (SwiGLU: 2/3 of that, rounded to a multiple of 8)
+  uint32_t dim = 128;   // C
+  uint32_t heads = 4;   // H; head dim = dim / heads
+  uint32_t kvHeads = 0; // grouped-query attention: 0 = heads (plain multi-head)
+  uint32_t mlpMult = 4; // hidden = mlpMult * dim (SwiGLU: 2/3 of that, rounded to a multiple of 8)
   NormKind norm = NormKind::LayerNorm;
   MlpKind mlp = MlpKind::Gelu;
-  bool rope = false;        // rotary position embeddings instead of learned positions
-  bool packedQkv = true;    // one GEMM for Q, K and V
+  bool rope = false;          // rotary position embeddings instead of learned positions
+  bool packedQkv = true;      // one GEMM for Q, K and V
+  bool fusedAttention = true; // ops::attention* (scores never in memory); false: GEMM, softmax, GEMM
   float normEps = 1e-5f;
   bool checkpointActivations = false; // recompute each block's activations in backward
   Precision precision = Precision::F32;
@@ -38,11 +39,11 @@ struct GptConfig {
 
 // A trainable tensor: f32 master weights, its gradient, and AdamW state, all persistent on the device.
 struct Parameter {
-  std::string name;               // safetensors key, e.g. "blocks.0.attn.qkv.weight"
+  std::string name; // safetensors key, e.g. "blocks.0.attn.qkv.weight"
   std::vector<uint32_t> shape;
   uint32_t elements = 0;
-  vk::Buffer data, grad, m, v;    // f32
-  bool decay = true;              // weight decay applies (not to norms, biases, embeddings' positions)
+  vk::Buffer data, grad, m, v; // f32
+  bool decay = true;           // weight decay applies (not to norms, biases, embeddings' positions)
 };
 
 class Gpt {
@@ -55,15 +56,16 @@ public:
   std::vector<Parameter>& parameters();
 
   // Records forward, cross-entropy loss and backward for tokens/targets (int32, batch*T each) into `exec`.
-  // Gradients are ACCUMULATED into Parameter::grad (the trainer zeroes them per optimizer step), multiplied by
-  // `gradScale` (loss scaling / micro-batch averaging). The mean loss over the batch*T tokens is written as
-  // one f32 to `lossOut`. Temporaries come from `arena` (same sizes every step: replay-safe).
+  // Gradients are ACCUMULATED into Parameter::grad (the trainer zeroes them per optimizer step), multiplied
+  // by `gradScale` (loss scaling / micro-batch averaging). The mean loss over the batch*T tokens is written
+  // as one f32 to `lossOut`. Temporaries come from `arena` (same sizes every step: replay-safe).
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
-                       const vk::BufferRange& targets, uint32_t batch, uint32_t T, const vk::BufferRange& lossOut,
-                       float gradScale);
-  // Forward only: logits (batch*T*vocab f32) into `logitsOut`; and optionally the mean loss when targets given.
-  void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
-               const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
+                       const vk::BufferRange& targets, uint32_t batch, uint32_t T,
+                       const vk::BufferRange& lossOut, float gradScale);
+  // Forward only: logits (batch*T*vocab f32) into `logitsOut`; and optionally the mean loss when targets
+  // given.
+  void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
+               uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
                const vk::BufferRange* lossOut = nullptr);
 
 private:

@@ -211,6 +211,30 @@ TEST_CASE("Gpt gradient check: separate Q/K/V projections, one KV head", "[model
   gradientCheck(c);
 }
 
+TEST_CASE("Gpt gradient check: unfused attention (GEMM, softmax, GEMM)", "[model][gradcheck]") {
+  GptConfig c = tiny();
+  c.fusedAttention = false;
+  gradientCheck(c);
+}
+
+TEST_CASE("Gpt fused and unfused attention give the same loss and gradients", "[model][attention]") {
+  for (GptConfig c : {tiny(), llamaLike()}) {
+    INFO(c.describe());
+    model::Gpt shapeOnly(ctx(), c, 1);
+    const FloatParams params = randomParams(shapeOnly);
+    const Inputs in = randomInputs(c.vocab);
+    c.fusedAttention = true;
+    const Result fused = run(c, params, in);
+    c.fusedAttention = false;
+    const Result unfused = run(c, params, in);
+    CHECK(std::abs(fused.loss - unfused.loss) <= 1e-5 * std::abs(unfused.loss));
+    for (const auto& [name, g] : unfused.grads) {
+      INFO(name);
+      CHECK(ref::relError(fused.grads.at(name), ref::Vec(g.begin(), g.end())) < 1e-4);
+    }
+  }
+}
+
 TEST_CASE("Gpt activation checkpointing gives bit-identical loss and gradients", "[model][checkpoint]") {
   for (GptConfig c : {tiny(), llamaLike()}) {
     INFO(c.describe());

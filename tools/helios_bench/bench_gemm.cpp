@@ -8,7 +8,6 @@
 #include "timing_executor.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
@@ -97,21 +96,7 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
 
         nlohmann::json row = {{"M", s.M}, {"N", s.N}, {"K", s.K}, {"layout", layout}, {"tile", tileText}};
         try {
-          TimingExecutor exec(ctx, common.warmup + common.repeat + 1);
-          const auto warmStart = std::chrono::steady_clock::now();
-          do {
-            for (uint32_t i = 0; i < std::max(common.warmup, 1u); ++i)
-              ops::matmul(exec, args);
-            exec.flush();
-          } while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - warmStart)
-                       .count() < common.warmupMs);
-          exec.mark();
-          for (uint32_t i = 0; i < common.repeat; ++i) {
-            ops::matmul(exec, args);
-            exec.mark();
-          }
-          exec.flush();
-          const double us = median(exec.intervalsUs());
+          const double us = timeMedianUs(ctx, common, [&](ops::Executor& e) { ops::matmul(e, args); });
           const double tflops = 2.0 * s.M * s.N * s.K / (us * 1e-6) / 1e12;
 
           // Spot check: A and B hold the same data in every layout (read as op(A), op(B) via the strides).

@@ -1,5 +1,6 @@
 // helios-bench: throughput of Helios' kernels on one device, as JSON (compare with bench/torch/*.py run in
 // the same device session).
+#include "bench_attention.hpp"
 #include "bench_dispatch.hpp"
 #include "bench_gemm.hpp"
 #include "engine/vk/error.hpp"
@@ -43,6 +44,22 @@ int main(int argc, char** argv) {
   gemmCmd->add_flag(
       "--coop", [&](int64_t) { gemm.kernel = "coop"; }, "Same as --kernel coop");
 
+  bench::AttentionBenchOptions attention;
+  auto* attentionCmd =
+      app.add_subcommand("attention", "Fused attention time and TFLOP/s per shape, mask and mode");
+  addCommon(attentionCmd);
+  attentionCmd->add_option("--shapes", attention.shapes, "BxHxSxD list (kv heads = H)")
+      ->delimiter(',')
+      ->capture_default_str();
+  attentionCmd->add_option("--masks", attention.masks, "causal, dense")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"causal", "dense"}))
+      ->capture_default_str();
+  attentionCmd->add_option("--modes", attention.modes, "fwd (forward), fwdbwd (forward + backward)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"fwd", "fwdbwd"}))
+      ->capture_default_str();
+
   uint32_t count = 1000, elements = 1024;
   auto* dispatchCmd =
       app.add_subcommand("dispatch", "Small dependent dispatches: graph vs one submit per dispatch");
@@ -53,8 +70,9 @@ int main(int argc, char** argv) {
   CLI11_PARSE(app, argc, argv);
   try {
     auto ctx = vk::Context::create({.device = common.device});
-    nlohmann::json result = gemmCmd->parsed() ? bench::benchGemm(*ctx, common, gemm)
-                                              : bench::benchDispatch(*ctx, common, count, elements);
+    nlohmann::json result = gemmCmd->parsed()        ? bench::benchGemm(*ctx, common, gemm)
+                            : attentionCmd->parsed() ? bench::benchAttention(*ctx, common, attention)
+                                                     : bench::benchDispatch(*ctx, common, count, elements);
     bench::emit(result, common);
     if (common.jsonOut.empty()) std::cout << result.dump(1) << "\n";
   } catch (const vk::LoaderMissing& e) {

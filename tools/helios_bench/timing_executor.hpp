@@ -2,7 +2,10 @@
 // An executor for benchmarks: records every dispatch into one command stream (barrier after each, like the
 // immediate executor) and lets the benchmark place GPU timestamps between op calls, so an op that expands
 // into several dispatches (padding, GEMM, crop) is timed as a whole.
+#include "bench_common.hpp"
 #include "engine/ops/executor.hpp"
+
+#include <functional>
 
 #include <vector>
 
@@ -44,5 +47,10 @@ private:
 };
 
 double median(std::vector<double> v);
+
+// Median GPU time (us) of `run` (one op call, or a few): warm-up batches until options.warmupMs of wall time
+// has passed, then options.repeat timed calls in one submission with a timestamp between each.
+double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
+                    const std::function<void(ops::Executor&)>& run);
 
 } // namespace helios::bench

@@ -23,7 +23,7 @@ using namespace helios;
 namespace fs = std::filesystem;
 
 struct Flags {
-  std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer;
+  std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer, attention;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0, warmup = 0;
   uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
@@ -69,6 +69,7 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   if (given("--sync-every")) c.syncEvery = f.syncEvery;
   if (given("--time-every")) c.timeEvery = f.timeEvery;
   if (given("--profile")) c.profile = f.profile;
+  if (given("--attention")) c.gpt.fusedAttention = f.attention == "fused";
   if (given("--precision"))
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
 }
@@ -249,6 +250,9 @@ int main(int argc, char** argv) {
   app.add_option("--resume", f.resume, "Continue from the checkpoint in this directory");
   app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
   app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling");
+  app.add_option("--attention", f.attention,
+                 "fused (one kernel per direction, scores never in memory) or unfused (GEMM, softmax, GEMM)")
+      ->check(CLI::IsMember({"fused", "unfused"}));
   app.add_option("--precision", f.precision, "f32, or mixed (f16 GEMM inputs + dynamic loss scaling)")
       ->check(CLI::IsMember({"f32", "mixed"}));
   app.add_option("--model", f.model, "gpt, or bigram (a one-table baseline)")

@@ -1,0 +1,52 @@
+#!/usr/bin/env python3
+"""PyTorch scaled_dot_product_attention timings for the shapes helios-bench attention runs.
+
+Prints one JSON object: {"torch", "device", "results": [{B, H, S, D, causal, mode, dtype, ms, tflops}]}, with
+FlashAttention's FLOP count (4 B H S^2 D forward, 3.5x that for forward + backward, halved when causal), the
+same count helios-bench uses. dtype f16 is SDPA's flash path; f32 is what the f32 Helios kernel computes.
+Timing: CUDA events around each call after warm-up, median of the repeats (gemm.py's time_ms).
+"""
+import argparse
+import json
+
+import torch
+import torch.nn.functional as F
+
+from gemm import time_ms
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--shapes", default="1x8x512x64", help="comma list of BxHxSxD")
+    p.add_argument("--dtypes", default="f16,f32")
+    p.add_argument("--warmup", type=int, default=10)
+    p.add_argument("--repeat", type=int, default=30)
+    args = p.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    results = []
+    for text in args.shapes.split(","):
+        b, h, s, d = (int(x) for x in text.lower().split("x"))
+        for dtype_name in args.dtypes.split(","):
+            dtype = torch.float16 if dtype_name == "f16" else torch.float32
+            q, k, v = (torch.randn(b, h, s, d, device="cuda", dtype=dtype, requires_grad=True) for _ in range(3))
+            do = torch.randn(b, h, s, d, device="cuda", dtype=dtype)
+            for causal in (True, False):
+                fwd_flops = 4.0 * b * h * s * s * d * (0.5 if causal else 1.0)
+
+                def forward():
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+
+                def forward_backward():
+                    forward().backward(do)
+
+                for mode, fn, flops in (("fwd", lambda: forward(), fwd_flops),
+                                        ("fwdbwd", forward_backward, 3.5 * fwd_flops)):
+                    ms = time_ms(fn, args.warmup, args.repeat)
+                    results.append({"B": b, "H": h, "S": s, "D": d, "causal": causal, "mode": mode,
+                                    "dtype": dtype_name, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12})
+    print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name(), "results": results},
+                     indent=1))
+
+
+if __name__ == "__main__":
+    main()

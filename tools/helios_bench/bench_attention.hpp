@@ -1,0 +1,21 @@
+#pragma once
+#include "bench_common.hpp"
+
+#include <string>
+#include <vector>
+
+namespace helios::bench {
+
+struct AttentionBenchOptions {
+  std::vector<std::string> shapes{"1x8x512x64"}; // BxHxSxD (kv heads = H)
+  std::vector<std::string> masks{"causal", "dense"};
+  std::vector<std::string> modes{"fwd", "fwdbwd"}; // forward, or forward + backward
+};
+
+// Fused attention (ops::attentionForward / attentionBackward) time and TFLOP/s per shape, mask and mode,
+// with FlashAttention's FLOP count (4 B H S^2 D forward, 2.5x that backward; halved when causal) so the
+// numbers compare with bench/torch/attention.py. Output rows are spot-checked against float64.
+nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
+                              const AttentionBenchOptions& options);
+
+} // namespace helios::bench
