@@ -43,7 +43,7 @@ class AttentionBuilder {
 public:
   explicit AttentionBuilder(const AttentionParams& p)
       : p_(p), f32_(m_.f32()), u32_(m_.u32()), v4_(m_.vectorType(f32_, 4)), d4_(p.headDim / 4),
-        pc_(m_.pushConstants({u32_, u32_, u32_, u32_, f32_})) {}
+        dl_(d4_ / p.lanes), pc_(m_.pushConstants({u32_, u32_, u32_, u32_, f32_})) {}
 
   Kernel build() {
     switch (p_.pass) {
@@ -83,7 +83,14 @@ private:
     group_ = f().udiv(H_, Hkv_);
     lid_ = f().localId(0);
     block_ = f().workgroupId(0);
+    // This invocation's row within the block and its share of the row (vectors [part*dl, part*dl + dl)).
+    rowInBlock_ = f().udiv(lid_, c(p_.lanes));
+    part_ = f().imul(f().rem(lid_, c(p_.lanes)), c(dl_));
+    firstLane_ = f().eq(f().rem(lid_, c(p_.lanes)), c(0));
   }
+  // First owned row of this workgroup, and the owned row of this invocation.
+  Value blockRow() { return f().imul(block_, c(p_.rowsPerGroup())); }
+  Value ownRow() { return f().iadd(blockRow(), rowInBlock_); }
 
   // max(a - b, 0) in unsigned arithmetic.
   Value satSub(Value a, Value b) { return f().select(f().ge(a, b), f().isub(a, b), c(0)); }
@@ -94,41 +101,45 @@ private:
   // First query that sees key j: j + Tq - Tk (at least 0) with the causal mask, else 0.
   Value firstQuery(Value j) { return p_.causal ? satSub(f().iadd(j, Tq_), Tk_) : c(0); }
 
+  // Rows below are this invocation's share of a row: dl = D/4/lanes vectors.
   Row loadRow(const Buffer& b, Value row) {
-    const Value base = f().imul(row, c(d4_));
+    const Value base = f().iadd(f().imul(row, c(d4_)), part_);
     Row r;
-    for (uint32_t i = 0; i < d4_; ++i)
+    for (uint32_t i = 0; i < dl_; ++i)
       r.push_back(f().loadAt(b, f().iadd(base, c(i))));
     return r;
   }
   void storeRow(const Buffer& b, Value row, const Row& r) {
-    const Value base = f().imul(row, c(d4_));
-    for (uint32_t i = 0; i < d4_; ++i)
+    const Value base = f().iadd(f().imul(row, c(d4_)), part_);
+    for (uint32_t i = 0; i < dl_; ++i)
       f().storeAt(b, f().iadd(base, c(i)), r[i]);
   }
   Row sharedRow(Value shared, Value r) {
-    const Value base = f().imul(r, c(d4_));
+    const Value base = f().iadd(f().imul(r, c(d4_)), part_);
     Row out;
-    for (uint32_t i = 0; i < d4_; ++i)
+    for (uint32_t i = 0; i < dl_; ++i)
       out.push_back(f().load(f().accessChain(shared, {f().iadd(base, c(i))})));
     return out;
   }
+  // The full dot product: this share's, then a butterfly over the row's lanes (every lane gets the same sum).
   Value dotRow(const Row& a, const Row& b) {
     Value s = f().dot(a[0], b[0]);
-    for (uint32_t i = 1; i < d4_; ++i)
+    for (uint32_t i = 1; i < dl_; ++i)
       s = f().fadd(s, f().dot(a[i], b[i]));
+    for (uint32_t m = 1; m < p_.lanes; m <<= 1)
+      s = f().fadd(s, f().subgroupShuffleXor(s, c(m)));
     return s;
   }
   std::vector<Value> rowVariables() {
     std::vector<Value> vars;
     const Value z = f().f32(0.0f), zero = m_.constComposite(v4_, {z, z, z, z});
-    for (uint32_t i = 0; i < d4_; ++i)
+    for (uint32_t i = 0; i < dl_; ++i)
       vars.push_back(f().variable(v4_, zero));
     return vars;
   }
   // vars[i] = vars[i] * keep + r[i] * w   (keep = 1: plain accumulation)
   void accumulate(const std::vector<Value>& vars, const Row& r, Value w, std::optional<Value> keep = {}) {
-    for (uint32_t i = 0; i < d4_; ++i) {
+    for (uint32_t i = 0; i < dl_; ++i) {
       Value old = f().load(vars[i]);
       if (keep) old = f().vectorTimesScalar(old, *keep);
       f().store(vars[i], f().fadd(old, f().vectorTimesScalar(r[i], w)));
@@ -173,7 +184,7 @@ private:
     QuerySide s;
     s.qBase = f().imul(bh, Tq_);
     s.kvBase = f().imul(f().iadd(f().imul(b, Hkv_), f().udiv(h, group_)), Tk_);
-    s.i = f().iadd(f().imul(block_, c(p_.rows)), lid_);
+    s.i = ownRow();
     s.active = f().lt(s.i, Tq_);
     s.ic = f().umin(s.i, f().isub(Tq_, c(1)));
     return s;
@@ -182,8 +193,7 @@ private:
   // Key tiles the workgroup walks (up to the last visible key of its last real row), and per tile the
   // number of keys this row sees in it.
   Value keyTiles() {
-    const Value lastRow =
-        f().umin(f().iadd(f().imul(block_, c(p_.rows)), c(p_.rows - 1)), f().isub(Tq_, c(1)));
+    const Value lastRow = f().umin(f().iadd(blockRow(), c(p_.rowsPerGroup() - 1)), f().isub(Tq_, c(1)));
     return f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
   }
   Value keysInTile(Value limit, Value t0) { return f().umin(c(p_.tile), satSub(limit, t0)); }
@@ -220,7 +230,9 @@ private:
       const Value row = f().iadd(s.qBase, s.i);
       storeRow(o, row, loadVariables(acc, inv));
       const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
-      f().storeAt(lse, row, f().select(seen, f().fadd(f().load(mVar), logL), f().f32(-INFINITY)));
+      f().ifThen(firstLane_, [&] {
+        f().storeAt(lse, row, f().select(seen, f().fadd(f().load(mVar), logL), f().f32(-INFINITY)));
+      });
     });
     f().ret();
   }
@@ -257,7 +269,7 @@ private:
     f().ifThen(s.active, [&] {
       const Value out = f().iadd(s.qBase, s.i);
       storeRow(dQ, out, loadVariables(dq, scale_));
-      f().storeAt(delta, out, di);
+      f().ifThen(firstLane_, [&] { f().storeAt(delta, out, di); });
     });
     f().ret();
   }
@@ -274,12 +286,12 @@ private:
     const Value bhk = f().workgroupId(1);
     const Value b = f().udiv(bhk, Hkv_), hk = f().rem(bhk, Hkv_);
     const Value kvBase = f().imul(bhk, Tk_);
-    const Value j = f().iadd(f().imul(block_, c(p_.rows)), lid_);
+    const Value j = ownRow();
     const Value jc = f().umin(j, f().isub(Tk_, c(1)));
     const Row kj = loadRow(k, f().iadd(kvBase, jc)), vj = loadRow(v, f().iadd(kvBase, jc));
     const Value first = firstQuery(jc);
     // Query tiles from the one holding the block's first visible query to the end.
-    const Value tileStart = f().udiv(firstQuery(f().imul(block_, c(p_.rows))), c(p_.tile));
+    const Value tileStart = f().udiv(firstQuery(blockRow()), c(p_.tile));
     const Value tileEnd = f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile));
     const auto dk = rowVariables(), dv = rowVariables();
     f().forRange(c(0), group_, [&](Value g) {
@@ -317,23 +329,25 @@ private:
   const AttentionParams& p_;
   Module m_;
   TypeId f32_, u32_, v4_;
-  uint32_t d4_;
+  uint32_t d4_, dl_;
   PushConstants pc_;
   uint32_t numBuffers_ = 0;
   FunctionBuilder* f_ = nullptr;
-  Value Tq_, Tk_, H_, Hkv_, scale_, group_, lid_, block_;
+  Value Tq_, Tk_, H_, Hkv_, scale_, group_, lid_, block_, rowInBlock_, part_, firstLane_;
 };
 
 } // namespace
 
 std::string AttentionParams::cacheKey() const {
   return std::string("attention:") + passName(pass) + ":d" + std::to_string(headDim) +
-         (causal ? ":causal" : ":dense") + ":r" + std::to_string(rows) + ":t" + std::to_string(tile);
+         (causal ? ":causal" : ":dense") + ":r" + std::to_string(rows) + ":l" + std::to_string(lanes) + ":t" +
+         std::to_string(tile);
 }
 
 std::string AttentionParams::name() const {
   return std::string("attention_") + passName(pass) + (causal ? "_causal" : "") + "_d" +
-         std::to_string(headDim) + "_r" + std::to_string(rows) + "_t" + std::to_string(tile);
+         std::to_string(headDim) + "_r" + std::to_string(rows) + "_l" + std::to_string(lanes) + "_t" +
+         std::to_string(tile);
 }
 
 uint32_t AttentionParams::sharedBytes() const {
@@ -345,6 +359,8 @@ void AttentionParams::validate() const {
   const std::string me = "attention " + name() + ": ";
   require(headDim && headDim % 4 == 0 && headDim <= 256, me + "headDim must be a multiple of 4, at most 256");
   require(rows >= 1 && rows <= 1024, me + "rows must be in [1, 1024]");
+  require(lanes == 1 || lanes == 2 || lanes == 4, me + "lanes must be 1, 2 or 4");
+  require(rows % lanes == 0 && (headDim / 4) % lanes == 0, me + "rows and D/4 must be multiples of lanes");
   require(tile >= 1 && tile <= rows, me + "tile must be in [1, rows]");
   require((tile * headDim / 4) % rows == 0, me + "a tile (" + std::to_string(tile * headDim / 4) +
                                                 " vectors) must split evenly over " + std::to_string(rows) +
@@ -358,6 +374,10 @@ AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causa
   p.pass = pass;
   p.headDim = headDim;
   p.causal = causal;
+  // Each invocation keeps at most 8 vectors of a row (64: 2 lanes, 128: 4 lanes; 36: 9 vectors, 1 lane).
+  const uint32_t d4 = headDim / 4;
+  for (uint32_t l : {1u, 2u, 4u})
+    if (d4 % l == 0 && d4 / p.lanes > 8) p.lanes = l;
   for (uint32_t tile : {32u, 16u, 64u, 8u}) {
     p.tile = tile;
     try {

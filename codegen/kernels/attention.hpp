@@ -6,8 +6,9 @@
 // j <= i + Tk - Tq (the mask aligned to the bottom right, as the softmax op's); a query that sees no key gets
 // O = 0 and lse = -inf.
 //
-// One invocation owns one row (a query row, or a key row for KeyValueGrad); the workgroup's `rows` rows walk
-// the other side in tiles of `tile` rows staged in shared memory (16-byte vectors, zero-filled past the end).
+// `lanes` invocations own one row (a query row, or a key row for KeyValueGrad), each a contiguous share of
+// its D/4 vectors, so per-invocation state stays small at D = 128; the workgroup's rows walk the other side
+// in tiles of `tile` rows staged in shared memory (16-byte vectors, zero-filled past the end).
 //   Forward:      online softmax (running max m and sum l), O = sum p V / l, lse = m + log l.
 //   QueryGrad:    delta_i = dO_i . O_i (written out), dQ_i = scale * sum_j p_ij (dO_i . V_j - delta_i) K_j,
 //                 with p_ij = exp(scale Q_i . K_j - lse_i) recomputed from the saved lse.
@@ -15,7 +16,8 @@
 //                 query head of the group (runs after QueryGrad, which writes delta).
 // Bindings (in order): Forward q, k, v, o, lse; QueryGrad q, k, v, o, dO, lse, dQ, delta;
 //   KeyValueGrad q, k, v, dO, lse, delta, dK, dV.
-// Push: AttentionPush. Grid: {ceil(rows of the owned side / rows), B * H (B * Hkv for KeyValueGrad), 1}.
+// Push: AttentionPush. Grid: {ceil(rows of the owned side / rowsPerGroup()), B * H (B * Hkv for
+// KeyValueGrad), 1}.
 #include <cstdint>
 #include <string>
 
@@ -30,10 +32,13 @@ struct AttentionParams {
   AttentionPass pass = AttentionPass::Forward;
   uint32_t headDim = 64; // D, a multiple of 4 (16-byte vectors), at most 256
   bool causal = false;
-  uint32_t rows = 64;           // rows (invocations) per workgroup
-  uint32_t tile = 32;           // rows of the other side staged per step
-  std::string cacheKey() const; // "attention:fwd:d64:causal:r64:t32"
-  std::string name() const;     // "attention_fwd_causal_d64_r64_t32"
+  uint32_t rows = 64; // invocations per workgroup
+  uint32_t lanes = 1; // invocations per row (1, 2, 4): each holds D/lanes of the row; dot products are
+                      // finished with subgroup shuffles, so a row's lanes sit in one subgroup
+  uint32_t tile = 32; // rows of the other side staged per step
+  uint32_t rowsPerGroup() const { return rows / lanes; } // owned rows per workgroup
+  std::string cacheKey() const;                          // "attention:fwd:d64:causal:r64:l2:t32"
+  std::string name() const;                              // "attention_fwd_causal_d64_r64_l2_t32"
   uint32_t sharedBytes() const;
   void validate() const; // throws std::invalid_argument naming the broken constraint
 };
@@ -44,7 +49,8 @@ struct AttentionPush {
 };
 static_assert(sizeof(AttentionPush) == 20);
 
-// The pass for this head dim with the first tile of 32, 16, 64, 8 rows that fits (64 invocations).
+// The pass for this head dim: 64 invocations, lanes so that each holds a few vectors of a row (D = 64: 2,
+// D = 128: 4), and the first tile of 32, 16, 64, 8 rows that fits.
 AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal);
 Kernel generateAttention(const AttentionParams& p);
 void registerAttention(KernelRegistry& registry);

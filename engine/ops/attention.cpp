@@ -29,7 +29,7 @@ codegen::AttentionPush push(const AttentionShape& s) {
 }
 
 uint32_t blocks(uint32_t rows, const codegen::AttentionParams& p) {
-  return (rows + p.rows - 1) / p.rows;
+  return (rows + p.rowsPerGroup() - 1) / p.rowsPerGroup();
 }
 
 } // namespace
