@@ -9,6 +9,7 @@
 #include "codegen/kernels/attention.hpp"
 
 #include <cmath>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 
@@ -198,31 +199,38 @@ private:
   }
   Value keysInTile(Value limit, Value t0) { return f().umin(c(p_.tile), satSub(limit, t0)); }
 
+  // The query passes' walk over the key side: per tile, K and V rows staged in shared memory (declared on
+  // first use), then body(shK, shV, jj) for each key jj of the tile this row sees (keys below `limit`).
+  void walkKeys(const Buffer& k, const Buffer& v, Value kvBase, Value limit,
+                const std::function<void(Value, Value, Value)>& body) {
+    const Value shK = m_.workgroupArray(v4_, p_.tile * d4_), shV = m_.workgroupArray(v4_, p_.tile * d4_);
+    f().forRange(c(0), keyTiles(), [&](Value t) {
+      const Value t0 = f().imul(t, c(p_.tile));
+      stageRows(shK, k, kvBase, t0, Tk_);
+      stageRows(shV, v, kvBase, t0, Tk_);
+      f().workgroupBarrier();
+      f().forRange(c(0), keysInTile(limit, t0), [&](Value jj) { body(shK, shV, jj); });
+      f().workgroupBarrier();
+    });
+  }
+
   void forward() {
     const Buffer q = rowBuffer(Access::ReadOnly), k = rowBuffer(Access::ReadOnly),
                  v = rowBuffer(Access::ReadOnly), o = rowBuffer(Access::WriteOnly);
     const Buffer lse = scalarBuffer(Access::WriteOnly);
-    const Value shK = m_.workgroupArray(v4_, p_.tile * d4_), shV = m_.workgroupArray(v4_, p_.tile * d4_);
     begin();
     const QuerySide s = querySide();
     const Row qi = loadRow(q, f().iadd(s.qBase, s.ic));
     const Value limit = keyLimit(s.ic);
     const Value mVar = f().variable(f32_, f().f32(kMinFloat)), lVar = f().variable(f32_, f().f32(0.0f));
     const auto acc = rowVariables();
-    f().forRange(c(0), keyTiles(), [&](Value t) {
-      const Value t0 = f().imul(t, c(p_.tile));
-      stageRows(shK, k, s.kvBase, t0, Tk_);
-      stageRows(shV, v, s.kvBase, t0, Tk_);
-      f().workgroupBarrier();
-      f().forRange(c(0), keysInTile(limit, t0), [&](Value jj) {
-        const Value sc = f().fmul(scale_, dotRow(qi, sharedRow(shK, jj)));
-        const Value mOld = f().load(mVar), mNew = f().fmax(mOld, sc);
-        const Value corr = f().exp(f().fsub(mOld, mNew)), pr = f().exp(f().fsub(sc, mNew));
-        f().store(lVar, f().fma(f().load(lVar), corr, pr));
-        f().store(mVar, mNew);
-        accumulate(acc, sharedRow(shV, jj), pr, corr);
-      });
-      f().workgroupBarrier();
+    walkKeys(k, v, s.kvBase, limit, [&](Value shK, Value shV, Value jj) {
+      const Value sc = f().fmul(scale_, dotRow(qi, sharedRow(shK, jj)));
+      const Value mOld = f().load(mVar), mNew = f().fmax(mOld, sc);
+      const Value corr = f().exp(f().fsub(mOld, mNew)), pr = f().exp(f().fsub(sc, mNew));
+      f().store(lVar, f().fma(f().load(lVar), corr, pr));
+      f().store(mVar, mNew);
+      accumulate(acc, sharedRow(shV, jj), pr, corr);
     });
     f().ifThen(s.active, [&] {
       const Value l = f().load(lVar), seen = f().gt(l, f().f32(0.0f));
@@ -244,7 +252,6 @@ private:
     const Buffer lse = scalarBuffer(Access::ReadOnly);
     const Buffer dQ = rowBuffer(Access::WriteOnly);
     const Buffer delta = scalarBuffer(Access::WriteOnly);
-    const Value shK = m_.workgroupArray(v4_, p_.tile * d4_), shV = m_.workgroupArray(v4_, p_.tile * d4_);
     begin();
     const QuerySide s = querySide();
     const Value row = f().iadd(s.qBase, s.ic);
@@ -253,18 +260,11 @@ private:
     const Value lseI = f().loadAt(lse, row);
     const Value limit = keyLimit(s.ic);
     const auto dq = rowVariables();
-    f().forRange(c(0), keyTiles(), [&](Value t) {
-      const Value t0 = f().imul(t, c(p_.tile));
-      stageRows(shK, k, s.kvBase, t0, Tk_);
-      stageRows(shV, v, s.kvBase, t0, Tk_);
-      f().workgroupBarrier();
-      f().forRange(c(0), keysInTile(limit, t0), [&](Value jj) {
-        const Row kj = sharedRow(shK, jj);
-        const Value pr = f().exp(f().fsub(f().fmul(scale_, dotRow(qi, kj)), lseI));
-        const Value ds = f().fmul(pr, f().fsub(dotRow(dOi, sharedRow(shV, jj)), di));
-        accumulate(dq, kj, ds);
-      });
-      f().workgroupBarrier();
+    walkKeys(k, v, s.kvBase, limit, [&](Value shK, Value shV, Value jj) {
+      const Row kj = sharedRow(shK, jj);
+      const Value pr = f().exp(f().fsub(f().fmul(scale_, dotRow(qi, kj)), lseI));
+      const Value ds = f().fmul(pr, f().fsub(dotRow(dOi, sharedRow(shV, jj)), di));
+      accumulate(dq, kj, ds);
     });
     f().ifThen(s.active, [&] {
       const Value out = f().iadd(s.qBase, s.i);

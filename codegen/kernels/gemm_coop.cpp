@@ -440,8 +440,9 @@ void registerGemmCoop(KernelRegistry& registry) {
            p.batched = p.alphaBeta = p.bias = p.gelu = true;
            add(p);
          }
-         // Every variant on two tilings (the single-stage default and a double-buffered one).
-         for (GemmCoopParams base : {gemmCoopDefault(), gemmCoopTilings()[3]})
+         // Every variant on two tilings (the single-stage default and a double-buffered one): every
+         // combination of layouts, f16 output, batching and the epilogue on one tiling.
+         const auto addVariants = [&](const GemmCoopParams& base) {
            for (uint32_t bits = 0; bits < 128; ++bits) {
              GemmCoopParams p = base;
              p.transA = bits & 1;
@@ -453,6 +454,9 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.gelu = bits & 64;
              add(p);
            }
+         };
+         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
+           addVariants(base);
          // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
          for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
            GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
@@ -470,17 +474,7 @@ void registerGemmCoop(KernelRegistry& registry) {
          const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
          for (const GemmCoopParams& p : wg)
            add(p);
-         for (uint32_t bits = 0; bits < 128; ++bits) {
-           GemmCoopParams p = wg.front();
-           p.transA = bits & 1;
-           p.transB = bits & 2;
-           p.outF16 = bits & 4;
-           p.batched = bits & 8;
-           p.alphaBeta = bits & 16;
-           p.bias = bits & 32;
-           p.gelu = bits & 64;
-           add(p);
-         }
+         addVariants(wg.front());
          GemmCoopParams r = wg.front();
          r.groupM = 8;
          add(r);
