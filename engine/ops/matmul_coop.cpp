@@ -8,6 +8,7 @@
 #include <volk.h>
 
 #include "engine/ops/coop_stats.hpp"
+#include "engine/ops/elementwise.hpp"
 #include "engine/ops/slice3d.hpp"
 
 namespace helios::ops {
@@ -158,11 +159,48 @@ std::string layoutMiss(const CoopPlan& plan, const MatmulArgs& a) {
   return {};
 }
 
+// TN with K cut in S slices: slice s is rows [s*K/S, (s+1)*K/S) of both A (K x M) and B (K x N), so the
+// slices are one batched GEMM into S partial M x N sums; then C = alpha * ones[1 x S] * partials[S x MN] +
+// beta * C (a skinny f32 GEMM: reading the partials once is its whole cost).
+void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+  vk::Context& ctx = exec.context();
+  const uint32_t S = plan.splitK, Ks = args.K / S, M = args.M, N = args.N;
+  vk::Buffer partials = ctx.buffer(uint64_t{S} * M * N * 4, "split-K partial sums");
+  vk::Buffer ones = ctx.buffer(uint64_t{S} * 4, "split-K ones");
+  CoopPlan batched = plan;
+  batched.params.batched = true;
+  MatmulArgs part = args;
+  part.alpha = 1.0f;
+  part.beta = 0.0f;
+  part.K = Ks;
+  part.batch = S;
+  runGemm(exec, {args.a, args.b, partials.range(), {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, batched, part,
+          opt);
+  fill(exec, ones.range(), S, 1.0f);
+  MatmulArgs sum;
+  sum.a = ones.range();
+  sum.b = partials.range();
+  sum.c = args.c;
+  sum.M = 1;
+  sum.N = M * N;
+  sum.K = S;
+  sum.alpha = args.alpha;
+  sum.beta = args.beta;
+  sum.kernel = MatmulKernel::Tiled;
+  matmul(exec, sum);
+  exec.retain(std::move(partials));
+  exec.retain(std::move(ones));
+}
+
 void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
   const uint64_t M = args.M, N = args.N, K = args.K;
   const uint32_t sA = strideOr(args.strideA, M * K), sB = strideOr(args.strideB, K * N),
                  sC = strideOr(args.strideC, M * N);
   const bool hasBias = args.bias.buffer != VK_NULL_HANDLE;
+  if (plan.splitK > 1 && !hasBias && !args.gelu && args.outType == GemmType::F32 && args.batch == 1) {
+    splitK(exec, plan, args, opt);
+    return;
+  }
   if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
     runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, plan,
             args, opt);

@@ -213,6 +213,25 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   if (aligned) {
     const std::string tile =
         std::to_string(aligned->BM) + "x" + std::to_string(aligned->BN) + "x" + std::to_string(aligned->BK);
+    // Long K over few tiles (weight gradients: K = tokens): cut K so the slices fill the GPU, on the first
+    // (largest) tiling if it is aligned.
+    const auto& big = tilings.front();
+    if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == CoopDType::F32 &&
+        pr.M % big.BM == 0 && pr.N % big.BN == 0 && workgroups(big, pr.M, pr.N, 1) < kFillWorkgroups) {
+      uint32_t split = 1;
+      while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * kFillWorkgroups &&
+             pr.K % (2 * split * big.BK) == 0 && pr.K / (2 * split) >= 4 * big.BK)
+        split *= 2;
+      if (split > 1) {
+        CoopPlan p =
+            finish(big, CoopDecision::TransposedADirect,
+                   "K split in " + std::to_string(split) + " slices of " + std::to_string(pr.K / split) +
+                       " on " + std::to_string(big.BM) + "x" + std::to_string(big.BN) + "x" +
+                       std::to_string(big.BK) + ", A read column-major");
+        p.splitK = split;
+        return p;
+      }
+    }
     if (pr.transA)
       return finish(*aligned, CoopDecision::TransposedADirect,
                     "aligned to " + tile + ", A read column-major");

@@ -70,6 +70,7 @@ struct CoopPolicyConfig {
   double minFlops = 2e6;    // padded paths need at least this much work (inclusive)
   bool allowPadding = true;
   bool allowRewrite = true;
+  bool allowSplitK = true;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;
@@ -85,6 +86,10 @@ struct CoopPlan {
   MatmulProblem problem;           // the problem the coop kernel sees (rewritten: batch folded into M)
   uint32_t Mp = 0, Np = 0, Kp = 0; // padded sizes (== M, N, K when not padded)
   double paddingOverhead = 0;      // padded work / real work - 1
+  // > 1: K is cut into splitK slices run as a batch into f32 partial sums, then summed (with alpha, beta)
+  // into C. Only for TN problems (A stored K x M, B stored K x N: each slice is contiguous rows of both, as
+  // in weight gradients X^T dY) whose tiles alone would leave the GPU idle.
+  uint32_t splitK = 1;
 };
 
 // The decision (pure; records nothing: matmul() records it in coopStats()).

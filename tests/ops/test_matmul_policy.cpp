@@ -150,6 +150,30 @@ TEST_CASE("policy: with NV coopmat2 the workgroup-scope kernel comes first", "[m
   CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), khr).params.workgroupScope);
 }
 
+TEST_CASE("policy: long-K TN problems over few tiles split K", "[matmul_policy]") {
+  MatmulProblem pr = problem(1152, 384, 16384); // a dW = X^T dY of the char model
+  pr.transA = true;
+  const CoopPlan p = planMatmul(pr, h100());
+  CHECK(p.decision == CoopDecision::TransposedADirect);
+  CHECK(p.splitK == 16); // 27 tiles of 128x128: 16 slices of 1024 make 432 workgroups
+  CHECK(p.params.BM == 128);
+  CHECK_THAT(p.reason, ContainsSubstring("K split in 16 slices of 1024"));
+  // Enough tiles already, NN, f16 output, or a short K: no split.
+  CHECK(planMatmul(problem(4096, 4096, 16384), h100()).splitK == 1);
+  MatmulProblem wide = pr;
+  wide.M = wide.N = 2048;
+  CHECK(planMatmul(wide, h100()).splitK == 1);
+  MatmulProblem f16 = pr;
+  f16.c = CoopDType::F16;
+  CHECK(planMatmul(f16, h100()).splitK == 1);
+  MatmulProblem shortK = pr;
+  shortK.K = 256;
+  CHECK(planMatmul(shortK, h100()).splitK == 1);
+  CoopPolicyConfig off;
+  off.allowSplitK = false;
+  CHECK(planMatmul(pr, h100(), off).splitK == 1);
+}
+
 TEST_CASE("policy: TN aligned reads A column-major directly", "[matmul_policy]") {
   MatmulProblem pr = problem(1024, 2048, 512);
   pr.transA = true;
@@ -405,6 +429,9 @@ TEST_CASE("matmul_coop: padded path with the tiled kernel standing in (odd shape
       {128, 128, 250, 1, false, false, true, false, false, false, 1.0f, 0.0f, D::PaddedCoop}, // K only
       {60, 128, 128, 5, false, false, false, false, false, true, 1.0f, 0.0f, D::Rewrite},
       {511, 513, 257, 1, false, false, true, true, false, false, 1.0f, 0.0f, D::Fallback},
+      // Weight-gradient shape (TN, long K, two 128x128 tiles): split K in 16, accumulate into C.
+      {256, 128, 8192, 1, true, false, false, false, false, false, 1.0f, 1.0f, D::TransposedADirect},
+      {256, 128, 8192, 1, true, false, false, false, false, false, 0.5f, -2.0f, D::TransposedADirect},
   };
   for (const auto& c : cases)
     runOdd(*ctx, c);

@@ -33,7 +33,8 @@ std::string kernelName(vk::Context& ctx, const ops::MatmulArgs& args) {
   if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return "tiled";
   const ops::CoopPlan plan = ops::planMatmul(ops::matmulProblem(args), ops::coopDeviceInfo(ctx.device()));
   if (!ops::isCoop(plan.decision)) return "tiled (" + plan.reason + ")";
-  return ops::coopKernelParams(plan, args).name() + " (" + ops::coopDecisionName(plan.decision) + ")";
+  return ops::coopKernelParams(plan, args).name() + " (" + ops::coopDecisionName(plan.decision) +
+         (plan.splitK > 1 ? ", split K " + std::to_string(plan.splitK) : "") + ")";
 }
 
 // Fills a host array with uniform [-1, 1) values in the storage type; returns the values as floats too.
