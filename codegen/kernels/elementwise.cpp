@@ -168,9 +168,11 @@ Kernel generateElementwise(const ElementwiseParams& p) {
       store(out, i, f.fmul(alpha, load(bufs[0], i)));
       break;
     case EwOp::Axpy: {
-      const Value x = load(bufs[0], i);
-      const Value y = load(bufs[1], i);
-      store(out, i, f.fadd(y, f.fmul(alpha, x)));
+      // y += alpha * (x[i] + x[n + i] + ... ) over `cols` slices of n (1: plain axpy).
+      const Value sum = f.variable(f32, f.f32(0.0f));
+      f.forRange(f.u32(0), f.loadPush(pc, 1),
+                 [&](Value s) { f.store(sum, f.fadd(f.load(sum), load(bufs[0], f.iadd(f.imul(s, n), i)))); });
+      store(out, i, f.fadd(load(bufs[1], i), f.fmul(alpha, f.load(sum))));
       break;
     }
     case EwOp::Gelu:

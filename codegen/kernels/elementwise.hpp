@@ -9,7 +9,8 @@
 //   Scale                   0 x (read)      1 out (write)                            out = alpha * x
 //   Gelu, Silu, Relu        0 x (read)      1 out (write)
 //   *Backward               0 x (read)      1 dy (read)   2 dx (write)               dx = dy * f'(x)
-//   Axpy                    0 x (read)      1 y (read-write)                         y += alpha * x
+//   Axpy                    0 x (read)      1 y (read-write)     y += alpha * sum_{s < cols} x[s*n + i]
+//                           (cols = 1: the plain axpy; more: the sum of `cols` slices of n, e.g. split-K)
 //   CastF32ToF16            0 x (f32, read) 1 out (f16, write)
 //   CastF16ToF32            0 x (f16, read) 1 out (f32, write)
 //   Fill                    0 out (write)                                            out = alpha
@@ -54,7 +55,7 @@ uint32_t ewNumBuffers(EwOp op);
 
 struct ElementwisePush {
   uint32_t n = 0;    // element count
-  uint32_t cols = 1; // broadcast period (Add/Sub/Mul with broadcast: b[i % cols])
+  uint32_t cols = 1; // broadcast period (Add/Sub/Mul with broadcast: b[i % cols]); Axpy: slices of x
   float alpha = 0;   // Scale / Axpy factor, Fill value
   uint32_t pad = 0;
 };

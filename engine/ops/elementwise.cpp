@@ -135,6 +135,17 @@ void axpy(Executor& exec, float alpha, vk::BufferRange x, vk::BufferRange y, uin
   run(exec, EwOp::Axpy, type, false, {{x, Access::Read}, {y, Access::ReadWrite}}, n, 1, alpha);
 }
 
+void axpySlices(Executor& exec, float alpha, vk::BufferRange x, uint32_t slices, vk::BufferRange y,
+                uint32_t n, EwType type) {
+  if (slices == 0) throw std::invalid_argument("axpySlices: slices is 0");
+  if (uint64_t{slices} * n >= (1ull << 31))
+    throw std::invalid_argument("axpySlices: slices * n must be < 2^31");
+  requireCount("axpySlices", n);
+  requireElements("axpySlices", "x", x, n * slices, type);
+  requireElements("axpySlices", "y", y, n, type);
+  run(exec, EwOp::Axpy, type, false, {{x, Access::Read}, {y, Access::ReadWrite}}, n, slices, alpha);
+}
+
 void activation(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n,
                 EwType type) {
   const EwOp op = activationOp(act, false);

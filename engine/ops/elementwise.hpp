@@ -47,6 +47,10 @@ void scale(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t n, f
 // y += alpha * x (gradient accumulation).
 void axpy(Executor& exec, float alpha, vk::BufferRange x, vk::BufferRange y, uint32_t n,
           EwType type = EwType::F32);
+// y += alpha * (x[0..n) + x[n..2n) + ... ) over `slices` slices of x (slices * n < 2^31): partial sums folded
+// into y in one pass.
+void axpySlices(Executor& exec, float alpha, vk::BufferRange x, uint32_t slices, vk::BufferRange y,
+                uint32_t n, EwType type = EwType::F32);
 
 // out = f(x); GELU is the tanh form.
 void activation(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n,

@@ -160,13 +160,12 @@ std::string layoutMiss(const CoopPlan& plan, const MatmulArgs& a) {
 }
 
 // TN with K cut in S slices: slice s is rows [s*K/S, (s+1)*K/S) of both A (K x M) and B (K x N), so the
-// slices are one batched GEMM into S partial M x N sums; then C = alpha * ones[1 x S] * partials[S x MN] +
-// beta * C (a skinny f32 GEMM: reading the partials once is its whole cost).
+// slices are one batched GEMM into S partial M x N sums; then C = alpha * (sum of the partials) + beta * C,
+// folded in by one elementwise pass (after C = beta * C when beta is not 0 or 1).
 void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
   vk::Context& ctx = exec.context();
   const uint32_t S = plan.splitK, Ks = args.K / S, M = args.M, N = args.N;
   vk::Buffer partials = ctx.buffer(uint64_t{S} * M * N * 4, "split-K partial sums");
-  vk::Buffer ones = ctx.buffer(uint64_t{S} * 4, "split-K ones");
   CoopPlan batched = plan;
   batched.params.batched = true;
   MatmulArgs part = args;
@@ -176,20 +175,12 @@ void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const 
   part.batch = S;
   runGemm(exec, {args.a, args.b, partials.range(), {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, batched, part,
           opt);
-  fill(exec, ones.range(), S, 1.0f);
-  MatmulArgs sum;
-  sum.a = ones.range();
-  sum.b = partials.range();
-  sum.c = args.c;
-  sum.M = 1;
-  sum.N = M * N;
-  sum.K = S;
-  sum.alpha = args.alpha;
-  sum.beta = args.beta;
-  sum.kernel = MatmulKernel::Tiled;
-  matmul(exec, sum);
+  if (args.beta == 0.0f)
+    fill(exec, args.c, M * N, 0.0f);
+  else if (args.beta != 1.0f)
+    scale(exec, args.c, args.c, M * N, args.beta);
+  axpySlices(exec, args.alpha, partials.range(), S, args.c, M * N);
   exec.retain(std::move(partials));
-  exec.retain(std::move(ones));
 }
 
 void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {

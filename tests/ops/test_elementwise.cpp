@@ -265,6 +265,30 @@ TEST_CASE("scale and axpy (f32)") {
   CHECK(ref::maxAbsError(readF32(dy, n, guard), ax) < 1e-6);
 }
 
+TEST_CASE("axpy over slices folds partial sums into y (split-K's reduction)") {
+  INFO("seed " << test::testSeed());
+  const uint32_t n = GENERATE(1u, 7u, 33u, 513u, 1024u);
+  const uint32_t slices = GENERATE(1u, 2u, 5u, 16u);
+  const float alpha = std::uniform_real_distribution<float>(-2.f, 2.f)(test::rng());
+  INFO("n " << n << " slices " << slices << " alpha " << alpha);
+  const auto x = test::randomFloats(size_t(n) * slices), y = test::randomFloats(n);
+  auto dx = input(x);
+  const float guard = -7.0f;
+  auto dy = deviceBuffer(y, guard, "y");
+  flushRun([&](ops::Executor& e) {
+    ops::axpySlices(e, alpha, head(dx, size_t(n) * slices), slices, head(dy, n), n);
+  });
+  ref::Vec want(n);
+  for (size_t i = 0; i < n; ++i) {
+    double sum = 0;
+    for (size_t s = 0; s < slices; ++s)
+      sum += x[s * n + i];
+    want[i] = y[i] + double(alpha) * sum;
+  }
+  // f32 sum of up to 16 terms in [-1, 1], scaled by |alpha| <= 2, plus y: a few ulp of 33.
+  CHECK(ref::maxAbsError(readF32(dy, n, guard), want) < 2e-5);
+}
+
 // GELU/SiLU use exp (a few ulp on GPUs) and a division: thresholds maxAbs < 1e-5 on inputs in [-8, 8]
 // (|f(x)| <= 8); backward: maxAbs < 1e-5 vs the analytic derivative, < 2e-5 vs central differences.
 TEST_CASE("activations and their backward (f32) vs reference and finite differences") {
@@ -435,6 +459,7 @@ TEST_CASE("elementwise ops reject buffers smaller than the sizes they are given"
   CHECK_THROWS_WITH(ops::biasAdd(e, big.range(), small.range(), big.range(), 1, n),
                     ContainsSubstring("b (broadcast"));
   CHECK_THROWS_WITH(ops::axpy(e, 1.f, small.range(), big.range(), n), ContainsSubstring("x holds"));
+  CHECK_THROWS_WITH(ops::axpySlices(e, 1.f, big.range(), 2, small.range(), n), ContainsSubstring("x holds"));
   CHECK_THROWS_WITH(
       ops::activationBackward(e, ops::Activation::Gelu, big.range(), small.range(), big.range(), n),
       ContainsSubstring("dy"));

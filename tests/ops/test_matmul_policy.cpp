@@ -432,6 +432,7 @@ TEST_CASE("matmul_coop: padded path with the tiled kernel standing in (odd shape
       // Weight-gradient shape (TN, long K, two 128x128 tiles): split K in 16, accumulate into C.
       {256, 128, 8192, 1, true, false, false, false, false, false, 1.0f, 1.0f, D::TransposedADirect},
       {256, 128, 8192, 1, true, false, false, false, false, false, 0.5f, -2.0f, D::TransposedADirect},
+      {256, 128, 8192, 1, true, false, false, false, false, false, 2.0f, 0.0f, D::TransposedADirect},
   };
   for (const auto& c : cases)
     runOdd(*ctx, c);
