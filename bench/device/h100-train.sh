@@ -12,7 +12,7 @@ export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-} PATH=$PWD/.dev/bin:$PA
 export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
 export HELIOS_CORPUS=$PWD/.deps/corpus/kjv.txt
 helios-probe >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-STEPS=${STEPS:-30}
+STEPS=${STEPS:-60}
 for cfg in ${CONFIGS:-char gpt2-small}; do
   for prec in ${PRECISIONS:-f32 mixed}; do
     echo "== helios-train $cfg $prec"

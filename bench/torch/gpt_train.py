@@ -12,11 +12,13 @@ Modes (comma list with --modes):
 Add --compile to wrap the model in torch.compile as well.
 
 Prints one JSON object: {"torch", "device", "results": [{config, mode, batch, seq, params, tokens_per_s,
-ms_per_step, peak_mem_gib}]}. Timing: CUDA events over --steps steps after --warmup untimed steps.
+ms_per_step, peak_mem_gib}]}. Timing: CUDA events over --windows windows of --steps steps (median window)
+after at least --warmup untimed steps and --warmup-s seconds.
 """
 import argparse
 import json
 import math
+import statistics
 import time
 
 import torch
@@ -116,18 +118,29 @@ def run(name, mode, args):
         scaler.update()
         opt.zero_grad(set_to_none=True)
 
-    for _ in range(args.warmup):
+    # Warm up for at least --warmup steps and --warmup-s seconds (clocks, allocator, autotuning), then time
+    # --windows windows of --steps steps each and report the median window: a single short window of eager
+    # steps (launch-bound on small models) moved by +-30% between runs.
+    warm_start = time.perf_counter()
+    done = 0
+    while done < args.warmup or time.perf_counter() - warm_start < args.warmup_s:
         step()
+        done += 1
+        if done % 5 == 0:
+            torch.cuda.synchronize()
     torch.cuda.synchronize()
     torch.cuda.reset_peak_memory_stats()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     wall = time.perf_counter()
-    start.record()
-    for _ in range(args.steps):
-        step()
-    end.record()
-    end.synchronize()
-    ms = start.elapsed_time(end) / args.steps
+    windows = []
+    for _ in range(args.windows):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(args.steps):
+            step()
+        end.record()
+        end.synchronize()
+        windows.append(start.elapsed_time(end) / args.steps)
+    ms = statistics.median(windows)
     tokens = B * T * args.accum
     return {
         "config": name,
@@ -138,6 +151,8 @@ def run(name, mode, args):
         "params": params,
         "tokens_per_s": round(tokens / (ms * 1e-3), 1),
         "ms_per_step": round(ms, 3),
+        "ms_per_step_windows": [round(w, 3) for w in windows],
+        "warmup_steps": done,
         "wall_s": round(time.perf_counter() - wall, 3),
         "peak_mem_gib": round(torch.cuda.max_memory_allocated() / 2**30, 3),
     }
@@ -155,7 +170,9 @@ def main():
     p.add_argument("--compile", action="store_true")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls in f32 mode")
     p.add_argument("--warmup", type=int, default=5)
-    p.add_argument("--steps", type=int, default=20)
+    p.add_argument("--steps", type=int, default=20, help="steps per timed window")
+    p.add_argument("--windows", type=int, default=3, help="timed windows; the median is reported")
+    p.add_argument("--warmup-s", type=float, default=3.0, help="warm up for at least this many seconds")
     p.add_argument("--json", default="", help="also write the result to this file")
     args = p.parse_args()
 
