@@ -1,6 +1,6 @@
 // Fused attention (engine/ops/attention.hpp) against a float64 reference that materialises the scores:
 // forward (o, lse) and backward (dQ, dK, dV) on odd and aligned shapes, causal and dense, grouped-query
-// heads, Tq != Tk (including queries that see no key), outputs poisoned first; plus repeatability and
+// heads, Tq != Tk (including queries that see no key), outputs poisoned first; plus 20-run repeatability and
 // argument checks.
 #include "codegen/kernels/attention.hpp"
 #include "codegen/spirv/tools.hpp"
@@ -182,13 +182,13 @@ TEST_CASE("attention: Tq != Tk, and queries that see no key stay finite", "[atte
   checkAgainstReference(shape(1, 1, 1, 513, 33, 4, causal)); // long query side, tiny head
 }
 
-TEST_CASE("attention: three runs give identical bits", "[attention]") {
+TEST_CASE("attention: 20 runs give identical bits", "[attention]") {
   const auto s = shape(1, 4, 2, 100, 100, 64, true);
   const size_t nq = size_t(4) * 100 * 64, nk = size_t(2) * 100 * 64;
   const auto q = test::randomFloats(nq), k = test::randomFloats(nk), v = test::randomFloats(nk),
              dO = test::randomFloats(nq);
   const Run a = runDevice(s, q, k, v, dO);
-  for (int r = 0; r < 2; ++r) {
+  for (int r = 1; r < 20; ++r) {
     const Run b = runDevice(s, q, k, v, dO);
     CHECK(std::memcmp(a.o.data(), b.o.data(), nq * 4) == 0);
     CHECK(std::memcmp(a.dq.data(), b.dq.data(), nq * 4) == 0);
