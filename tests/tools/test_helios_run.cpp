@@ -8,6 +8,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -124,6 +125,47 @@ TEST_CASE("softmax, layernorm and gelu along the last axis") {
   for (size_t i = 0; i < x.size(); ++i)
     expected[i] = ref::gelu(x[i]);
   CHECK(ref::maxAbsError(io::readNpy(path("gelu.npy")).toFloat(), expected) < 1e-5);
+}
+
+TEST_CASE("attention: fused, causal, grouped-query heads, against float64") {
+  // q (B=2, H=4, Tq=7, D=8); k, v (B=2, Hkv=2, Tk=9, D=8): query i sees keys j <= i + 2.
+  const uint32_t B = 2, H = 4, Hkv = 2, Tq = 7, Tk = 9, D = 8;
+  auto q = save("q.npy", {B, H, Tq, D}), k = save("k.npy", {B, Hkv, Tk, D}),
+       v = save("v.npy", {B, Hkv, Tk, D});
+  auto r = run("attention --q " + path("q.npy") + " --k " + path("k.npy") + " --v " + path("v.npy") +
+               " --causal --out " + path("o.npy"));
+  REQUIRE(r.exitCode == 0);
+  const auto o = io::readNpy(path("o.npy"));
+  CHECK(o.shape == std::vector<uint64_t>{B, H, Tq, D});
+  ref::Vec expected(size_t(B) * H * Tq * D);
+  const double scale = 1.0 / std::sqrt(double(D));
+  for (uint32_t b = 0; b < B; ++b)
+    for (uint32_t h = 0; h < H; ++h)
+      for (uint32_t i = 0; i < Tq; ++i) {
+        const size_t qi = ((size_t(b) * H + h) * Tq + i) * D, kv = (size_t(b) * Hkv + h / (H / Hkv)) * Tk;
+        std::vector<double> p(Tk);
+        double mx = -1e300, sum = 0;
+        for (uint32_t j = 0; j <= i + Tk - Tq; ++j) {
+          double d = 0;
+          for (uint32_t c = 0; c < D; ++c)
+            d += double(q[qi + c]) * k[(kv + j) * D + c];
+          mx = std::max(mx, p[j] = d * scale);
+        }
+        for (uint32_t j = 0; j <= i + Tk - Tq; ++j)
+          sum += (p[j] = std::exp(p[j] - mx));
+        for (uint32_t c = 0; c < D; ++c)
+          for (uint32_t j = 0; j <= i + Tk - Tq; ++j)
+            expected[qi + c] += p[j] / sum * v[(kv + j) * D + c];
+      }
+  CHECK(ref::relError(o.toFloat(), expected) < 1e-5);
+
+  // k's heads must divide q's; shapes are named.
+  save("k3.npy", {B, 3, Tk, D});
+  r = run("attention --q " + path("q.npy") + " --k " + path("k3.npy") + " --v " + path("k3.npy") + " --out " +
+          path("bad.npy"));
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("not a multiple of k's 3"));
+  CHECK_FALSE(fs::exists(path("bad.npy")));
 }
 
 TEST_CASE("cross-entropy writes per-row losses and optionally the gradient") {

@@ -1,4 +1,5 @@
-// helios-run: run one Helios op on your own .npy arrays, e.g.
+// helios-run: run one Helios op (matmul, softmax, layernorm, gelu, attention, cross-entropy) on your own
+// .npy arrays, e.g.
 //   helios-run matmul --a A.npy --b B.npy --out C.npy
 #include "engine/ops/coop_stats.hpp"
 #include "engine/vk/error.hpp"
@@ -58,6 +59,16 @@ int main(int argc, char** argv) {
   gelu->add_option("--x", rows.x, "Input (.npy, float32)")->required()->check(CLI::ExistingFile);
   common(gelu);
 
+  run::AttentionOptions at;
+  auto* attention = app.add_subcommand(
+      "attention", "fused attention softmax(scale q k^T [causal]) v; q (B,H,Tq,D), k and v (B,Hkv,Tk,D)");
+  attention->add_option("--q", at.q, "Queries (.npy, float32)")->required()->check(CLI::ExistingFile);
+  attention->add_option("--k", at.k, "Keys (.npy, float32)")->required()->check(CLI::ExistingFile);
+  attention->add_option("--v", at.v, "Values (.npy, float32)")->required()->check(CLI::ExistingFile);
+  attention->add_flag("--causal", at.causal, "Query i sees keys j <= i + Tk - Tq");
+  attention->add_option("--scale", at.scale, "Score scale (default 1/sqrt(D))");
+  common(attention);
+
   run::CrossEntropyOptions ce;
   auto* crossEntropy =
       app.add_subcommand("cross-entropy", "per-row loss of logits (..., V) against int32 targets");
@@ -83,6 +94,8 @@ int main(int argc, char** argv) {
       results["out"] = run::runLayerNorm(*ctx, rows);
     else if (gelu->parsed())
       results["out"] = run::runGelu(*ctx, rows);
+    else if (attention->parsed())
+      results["out"] = run::runAttention(*ctx, at);
     else {
       ce.wantGrad = !gradOut.empty();
       auto r = run::runCrossEntropy(*ctx, ce);

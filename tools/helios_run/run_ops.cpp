@@ -1,12 +1,14 @@
 #include "run_ops.hpp"
 
 #include "engine/core/half.hpp"
+#include "engine/ops/attention.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/matmul.hpp"
 #include "engine/ops/norm.hpp"
 #include "engine/ops/softmax.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
 
 namespace helios::run {
@@ -184,6 +186,44 @@ io::NpyArray runGelu(vk::Context& ctx, const RowOptions& o) {
   ops::activation(exec, ops::Activation::Gelu, bx.range(), by.range(), n);
   exec.flush();
   return io::NpyArray::fromFloat(downloadFloats(ctx, by, n), x.shape);
+}
+
+io::NpyArray runAttention(vk::Context& ctx, const AttentionOptions& o) {
+  auto q = requireFloat(o.q, "q", false), k = requireFloat(o.k, "k", false),
+       v = requireFloat(o.v, "v", false);
+  for (const auto& [a, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}})
+    if (a->shape.size() != 4)
+      throw UsageError(fmt::format("{} is {}; expected 4 dimensions (batch, heads, tokens, head dim)", name,
+                                   a->shapeString()));
+  if (k.shape != v.shape)
+    throw UsageError(fmt::format("k is {} but v is {}; they must match", k.shapeString(), v.shapeString()));
+  if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
+    throw UsageError(
+        fmt::format("q {} and k {} differ in batch or head dim", q.shapeString(), k.shapeString()));
+  if (q.shape[1] % k.shape[1])
+    throw UsageError(fmt::format("q's {} heads are not a multiple of k's {} (grouped-query attention)",
+                                 q.shape[1], k.shape[1]));
+  ops::AttentionShape s;
+  s.batch = checked32(q.shape[0], "batch");
+  s.heads = checked32(q.shape[1], "heads");
+  s.kvHeads = checked32(k.shape[1], "kv heads");
+  s.Tq = checked32(q.shape[2], "query tokens");
+  s.Tk = checked32(k.shape[2], "key tokens");
+  s.headDim = checked32(q.shape[3], "head dim");
+  s.causal = o.causal;
+  s.scale = o.scale != 0.0f ? o.scale : static_cast<float>(1.0 / std::sqrt(double(s.headDim)));
+  auto bq = uploadArray(ctx, q, "attention q"), bk = uploadArray(ctx, k, "attention k"),
+       bv = uploadArray(ctx, v, "attention v");
+  auto bo = ctx.buffer(q.data.size(), "attention o"),
+       lse = ctx.buffer(uint64_t{s.batch} * s.heads * s.Tq * 4, "attention lse");
+  ops::ImmediateExecutor exec(ctx);
+  try {
+    ops::attentionForward(exec, bq.range(), bk.range(), bv.range(), bo.range(), lse.range(), s);
+  } catch (const std::invalid_argument& e) {
+    throw UsageError(e.what());
+  }
+  exec.flush();
+  return io::NpyArray::fromFloat(downloadFloats(ctx, bo, q.elements()), q.shape);
 }
 
 std::map<std::string, io::NpyArray> runCrossEntropy(vk::Context& ctx, const CrossEntropyOptions& o) {

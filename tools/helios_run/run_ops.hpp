@@ -26,6 +26,11 @@ struct RowOptions {
   float eps = 1e-5f, scale = 1.0f;
   bool causal = false;
 };
+struct AttentionOptions {
+  std::string q, k, v;
+  bool causal = false;
+  float scale = 0.0f; // 0 = 1/sqrt(D)
+};
 struct CrossEntropyOptions {
   std::string logits, targets;
   float gradScale = 0.0f; // 0 = 1/rows
@@ -36,6 +41,8 @@ io::NpyArray runMatmul(vk::Context& ctx, const MatmulOptions& o);
 io::NpyArray runSoftmax(vk::Context& ctx, const RowOptions& o);
 io::NpyArray runLayerNorm(vk::Context& ctx, const RowOptions& o);
 io::NpyArray runGelu(vk::Context& ctx, const RowOptions& o);
+// q (B, H, Tq, D), k and v (B, Hkv, Tk, D), float32 -> (B, H, Tq, D): fused attention.
+io::NpyArray runAttention(vk::Context& ctx, const AttentionOptions& o);
 // {"loss": per-row losses, "grad": dlogits (when wanted)}
 std::map<std::string, io::NpyArray> runCrossEntropy(vk::Context& ctx, const CrossEntropyOptions& o);
 
