@@ -16,6 +16,7 @@ struct Options {
   bool tiledInner = false; // padded cases with the tiled kernel standing in (devices without coop)
   uint32_t repeats = 10;   // timed dispatches per kernel (median reported)
   uint32_t warmup = 3;
+  double warmupMs = 200;    // keep warming up until this much wall time has passed (GPU clocks)
   uint32_t size = 4096;     // the square size every tiling is timed at
   uint32_t stressRuns = 20; // repeated runs of one kernel that must all be bit-identical
   bool checks = true, timing = true;

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   app.add_flag("--no-checks", noChecks, "Timing only");
   app.add_option("--size", opt.size, "Square size every tiling is timed at")->capture_default_str();
   app.add_option("--repeats", opt.repeats, "Timed dispatches per kernel (median)")->capture_default_str();
+  app.add_option("--warmup-ms", opt.warmupMs, "Warm up each kernel for this long first (GPU clocks ramp up)")
+      ->capture_default_str();
   app.add_option("--stress", opt.stressRuns, "Repeated runs that must be bit-identical")
       ->capture_default_str();
   app.add_flag("--tiled-inner", opt.tiledInner,

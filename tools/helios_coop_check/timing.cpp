@@ -2,6 +2,7 @@
 // swizzled raster) at size^3, then the fastest tiling on a few other shapes, layouts and epilogues, and the
 // tiled kernel as a baseline. Registers/spills per pipeline from VK_KHR_pipeline_executable_properties.
 #include <algorithm>
+#include <chrono>
 #include <fmt/format.h>
 
 #include "codegen/kernels/gemm_tiled.hpp"
@@ -40,12 +41,18 @@ double lastMinMs = 0; // fastest of the last timeDispatch's repeats
 double timeDispatch(vk::Context& ctx, const vk::Pipeline& pipe, const std::vector<vk::BufferRange>& ranges,
                     const void* push, size_t pushBytes, vk::Groups groups, const Options& opt) {
   vk::CommandStream cs(ctx.device(), opt.repeats + 1);
-  for (uint32_t w = 0; w < opt.warmup; ++w) {
-    cs.dispatch(pipe, ranges, push, pushBytes, groups);
-    cs.barrier();
-  }
-  cs.submitAndWait();
-  cs.reset();
+  // Warm up for at least opt.warmupMs of wall time: an idle GPU's clocks ramp up under load, and a few
+  // warm-up dispatches left the H100 reporting one kernel at anything from 60 to 300 TFLOP/s.
+  const auto start = std::chrono::steady_clock::now();
+  do {
+    for (uint32_t w = 0; w < std::max(opt.warmup, 1u); ++w) {
+      cs.dispatch(pipe, ranges, push, pushBytes, groups);
+      cs.barrier();
+    }
+    cs.submitAndWait();
+    cs.reset();
+  } while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() <
+           opt.warmupMs);
   cs.timestamp();
   for (uint32_t r = 0; r < opt.repeats; ++r) {
     cs.dispatch(pipe, ranges, push, pushBytes, groups);
