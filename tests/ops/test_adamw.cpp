@@ -61,8 +61,8 @@ TEST_CASE("every adamw kernel variant passes spirv-val") {
 }
 
 // The GPU keeps p, m, v in f32, the reference in f64; each step adds a few f32 roundings to each.
-// m is a signed sum of gradients (|g| <= 2) that can cancel to near zero, and so can p at n = 1: both are held
-// to an absolute bound (a few f32 ulps of the terms, over 6 steps); v is a sum of squares, so relative.
+// m is a signed sum of gradients (|g| <= 2) that can cancel to near zero, and so can p at n = 1: both are
+// held to an absolute bound (a few f32 ulps of the terms, over 6 steps); v is a sum of squares, so relative.
 TEST_CASE("adamw over several steps matches ref::adamw") {
   INFO("seed " << test::testSeed());
   const uint32_t n = GENERATE(1u, 7u, 33u, 127u, 513u, 64u, 1024u);
