@@ -72,9 +72,13 @@ if has attention; then
   echo "== fused attention (fallback, f32) vs PyTorch SDPA (f16 flash and f32)"
   ASHAPES=${ATTENTION_SHAPES:-1x8x512x64,2x8x256x64,4x12x1024x64,8x16x2048x128,1x8x4096x64}
   helios-bench attention --shapes "$ASHAPES" --repeat 10 --json "$OUT/helios_attention.json" >"$OUT/helios_attention.txt" 2>&1
+  helios-bench attention --kernel coop --modes fwd --shapes "$ASHAPES" --repeat 10 --label coop \
+    --json "$OUT/helios_attention_coop.json" >"$OUT/helios_attention_coop.txt" 2>&1
   (cd bench/torch && python3 attention.py --shapes "$ASHAPES") >"$OUT/torch_attention.json"
   python3 bench/merge_attention.py --helios "$OUT/helios_attention.json" --torch "$OUT/torch_attention.json" \
     --out "$OUT/attention.json" | tee -a "$OUT/summary.txt"
+  python3 bench/merge_attention.py --helios "$OUT/helios_attention_coop.json" --torch "$OUT/torch_attention.json" \
+    --out "$OUT/attention_coop.json" | tee -a "$OUT/summary.txt"
 fi
 
 if has dispatch; then

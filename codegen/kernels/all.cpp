@@ -1,6 +1,7 @@
 #include "codegen/kernels/all.hpp"
 #include "codegen/kernels/adamw.hpp"
 #include "codegen/kernels/attention.hpp"
+#include "codegen/kernels/attention_coop.hpp"
 #include "codegen/kernels/cross_entropy.hpp"
 #include "codegen/kernels/elementwise.hpp"
 #include "codegen/kernels/embedding.hpp"
@@ -22,6 +23,7 @@ void registerAllKernels(KernelRegistry& registry) {
   (void)registry;
   registerAdamW(registry);
   registerAttention(registry);
+  registerAttentionCoop(registry);
   registerCrossEntropy(registry);
   registerElementwise(registry);
   registerEmbedding(registry);

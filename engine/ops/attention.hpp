@@ -20,6 +20,14 @@ struct AttentionShape {
 void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
                       vk::BufferRange o, vk::BufferRange lse, const AttentionShape& shape);
 
+// The forward on cooperative matrices (codegen/kernels/attention_coop.hpp): q, k, v hold f16 (same layouts);
+// o and lse f32 as above. Needs attentionCoopAvailable(); throws std::invalid_argument otherwise.
+void attentionForwardCoop(Executor& exec, vk::BufferRange q16, vk::BufferRange k16, vk::BufferRange v16,
+                          vk::BufferRange o, vk::BufferRange lse, const AttentionShape& shape);
+// The device has 16x16x16 f16 x f16 -> f32 subgroup matrices on 32-wide subgroups, and headDim is a multiple
+// of 16 up to 128.
+bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);
+
 // Gradients from the forward's o and lse (recomputing the scores): dQ, dK, dV (overwritten). delta is scratch
 // of batch*heads*Tq floats (written with dO . o per row, then read).
 void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,

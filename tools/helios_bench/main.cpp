@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"causal", "dense"}))
       ->capture_default_str();
+  attentionCmd->add_option("--kernel", attention.kernel, "fallback (f32) or coop (f16 inputs, forward only)")
+      ->check(CLI::IsMember({"fallback", "coop"}))
+      ->capture_default_str();
   attentionCmd->add_option("--modes", attention.modes, "fwd (forward), fwdbwd (forward + backward)")
       ->delimiter(',')
       ->check(CLI::IsMember({"fwd", "fwdbwd"}))
