@@ -95,5 +95,9 @@ std::string hexId(uint32_t id);
 // Reads everything above from a live device. volkLoadInstance(instance) must have run (helios::vk::Instance
 // does it); only structures whose extension or core version the device has are chained.
 DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device);
+// The device's VK_KHR_cooperative_matrix and VK_NV_cooperative_matrix2 lists (empty when the entry point is
+// missing). The entry points come from volk, else from vkGetInstanceProcAddr(instance).
+std::vector<CoopMatrixProperty> queryCoopMatrixProperties(VkInstance instance, VkPhysicalDevice device);
+std::vector<FlexibleDimensionsProperty> queryFlexibleDimensions(VkInstance instance, VkPhysicalDevice device);
 
 } // namespace helios::probe

@@ -26,7 +26,15 @@ template <typename Fn> Fn instanceFn(VkInstance instance, Fn loaded, const char*
   return reinterpret_cast<Fn>(vkGetInstanceProcAddr(instance, name));
 }
 
-std::vector<CoopMatrixProperty> coopMatrixProperties(VkInstance instance, VkPhysicalDevice device) {
+// Appends `s` to the pNext chain that `tail` ends.
+template <typename S> void chain(void**& tail, S& s) {
+  *tail = &s;
+  tail = &s.pNext;
+}
+
+} // namespace
+
+std::vector<CoopMatrixProperty> queryCoopMatrixProperties(VkInstance instance, VkPhysicalDevice device) {
   auto fn = instanceFn(instance, vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR,
                        "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR");
   if (!fn) return {};
@@ -44,7 +52,8 @@ std::vector<CoopMatrixProperty> coopMatrixProperties(VkInstance instance, VkPhys
   return out;
 }
 
-std::vector<FlexibleDimensionsProperty> flexibleDimensions(VkInstance instance, VkPhysicalDevice device) {
+std::vector<FlexibleDimensionsProperty> queryFlexibleDimensions(VkInstance instance,
+                                                                VkPhysicalDevice device) {
   auto fn = instanceFn(instance, vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV,
                        "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV");
   if (!fn) return {};
@@ -61,14 +70,6 @@ std::vector<FlexibleDimensionsProperty> flexibleDimensions(VkInstance instance, 
                    p.saturatingAccumulation == VK_TRUE, scopeName(p.scope), p.workgroupInvocations});
   return out;
 }
-
-// Appends `s` to the pNext chain that `tail` ends.
-template <typename S> void chain(void**& tail, S& s) {
-  *tail = &s;
-  tail = &s.pNext;
-}
-
-} // namespace
 
 DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device) {
   if (!vkGetPhysicalDeviceProperties) throw std::logic_error("queryCaps: volk has not loaded the instance");
@@ -136,8 +137,8 @@ DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device) {
   caps.driver = caps.driver_name.empty() ? caps.driver_version : caps.driver_name;
   if (!caps.driver_info.empty()) caps.driver += " " + caps.driver_info;
 
-  if (has("VK_KHR_cooperative_matrix")) caps.coop_khr = coopMatrixProperties(instance, device);
-  if (has("VK_NV_cooperative_matrix2")) caps.coop_nv2 = flexibleDimensions(instance, device);
+  if (has("VK_KHR_cooperative_matrix")) caps.coop_khr = queryCoopMatrixProperties(instance, device);
+  if (has("VK_NV_cooperative_matrix2")) caps.coop_nv2 = queryFlexibleDimensions(instance, device);
   return caps;
 }
 

@@ -17,61 +17,17 @@ namespace {
 
 using codegen::GemmType;
 
-std::string componentName(VkComponentTypeKHR t) {
-  switch (t) {
-  case VK_COMPONENT_TYPE_FLOAT16_KHR:
-    return "float16";
-  case VK_COMPONENT_TYPE_FLOAT32_KHR:
-    return "float32";
-  default:
-    return "other";
-  }
-}
-
-// The device's VK_NV_cooperative_matrix2 flexible-dimension list (empty without the extension).
-std::vector<probe::FlexibleDimensionsProperty> queryFlexibleDimensions(const vk::Device& device) {
-  std::vector<probe::FlexibleDimensionsProperty> out;
-  if (!device.features().coopMatrixNv2 || !vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV)
-    return out;
-  uint32_t n = 0;
-  if (vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(device.physical(), &n, nullptr) !=
-      VK_SUCCESS)
-    return out;
-  std::vector<VkCooperativeMatrixFlexibleDimensionsPropertiesNV> raw(
-      n, {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_FLEXIBLE_DIMENSIONS_PROPERTIES_NV});
-  if (n && vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV(device.physical(), &n,
-                                                                              raw.data()) < 0)
-    return out;
-  raw.resize(n);
-  for (const auto& r : raw)
-    out.push_back({r.MGranularity, r.NGranularity, r.KGranularity, componentName(r.AType),
-                   componentName(r.BType), componentName(r.CType), componentName(r.ResultType),
-                   r.saturatingAccumulation == VK_TRUE,
-                   r.scope == VK_SCOPE_WORKGROUP_KHR  ? "workgroup"
-                   : r.scope == VK_SCOPE_SUBGROUP_KHR ? "subgroup"
-                                                      : "other",
-                   r.workgroupInvocations});
-  return out;
-}
-
 CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
+  // The probe's list readers; the live instance's entry points are already loaded into volk.
   std::vector<probe::CoopMatrixProperty> props;
-  if (device.features().coopMatrixKhr && vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR) {
-    uint32_t n = 0;
-    vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(device.physical(), &n, nullptr);
-    std::vector<VkCooperativeMatrixPropertiesKHR> raw(n,
-                                                      {VK_STRUCTURE_TYPE_COOPERATIVE_MATRIX_PROPERTIES_KHR});
-    if (n) vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR(device.physical(), &n, raw.data());
-    for (const auto& r : raw)
-      props.push_back({r.MSize, r.NSize, r.KSize, componentName(r.AType), componentName(r.BType),
-                       componentName(r.CType), componentName(r.ResultType),
-                       r.saturatingAccumulation == VK_TRUE,
-                       r.scope == VK_SCOPE_SUBGROUP_KHR ? "subgroup" : "other"});
-  }
+  if (device.features().coopMatrixKhr)
+    props = probe::queryCoopMatrixProperties(VK_NULL_HANDLE, device.physical());
   CoopDeviceInfo info =
       coopDeviceFromProperties(props, device.subgroupSize(), device.limits().maxComputeSharedMemorySize);
   if (info.coopMatrix) {
-    info.workgroupShapes = workgroupShapesFromProperties(queryFlexibleDimensions(device));
+    if (device.features().coopMatrixNv2)
+      info.workgroupShapes =
+          workgroupShapesFromProperties(probe::queryFlexibleDimensions(VK_NULL_HANDLE, device.physical()));
     if (!info.workgroupShapes.empty()) {
       VkPhysicalDeviceCooperativeMatrix2PropertiesNV p2{
           VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
