@@ -144,7 +144,7 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
   const uint32_t sA = strideOr(args.strideA, M * K), sB = strideOr(args.strideB, K * N),
                  sC = strideOr(args.strideC, M * N);
   const bool hasBias = args.bias.buffer != VK_NULL_HANDLE;
-  if (plan.splitK > 1 && !hasBias && !args.gelu && args.outType == GemmType::F32 && args.batch == 1) {
+  if (plan.splitK > 1) {
     splitK(exec, plan, args, opt);
     return;
   }
@@ -237,6 +237,7 @@ MatmulProblem matmulProblem(const MatmulArgs& a) {
   p.sharedB = a.batch > 1 && a.strideB && *a.strideB == 0 && strideOr(a.strideA, M * K) == M * K &&
               strideOr(a.strideC, M * N) == M * N;
   (void)K;
+  p.epilogue = a.bias.buffer != VK_NULL_HANDLE || a.gelu;
   return p;
 }
 

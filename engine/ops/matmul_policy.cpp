@@ -217,7 +217,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // (largest) tiling if it is aligned.
     const auto& big = tilings.front();
     if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == CoopDType::F32 &&
-        pr.M % big.BM == 0 && pr.N % big.BN == 0 && workgroups(big, pr.M, pr.N, 1) < kFillWorkgroups) {
+        !pr.epilogue && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
+        workgroups(big, pr.M, pr.N, 1) < kFillWorkgroups) {
       uint32_t split = 1;
       while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * kFillWorkgroups &&
              pr.K % (2 * split * big.BK) == 0 && pr.K / (2 * split) >= 4 * big.BK)

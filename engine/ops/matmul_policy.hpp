@@ -61,7 +61,8 @@ struct MatmulProblem {
   uint32_t M = 0, N = 0, K = 0, batch = 1;
   bool transA = false, transB = false; // A stored K x M; B stored N x K
   CoopDType a = CoopDType::F16, b = CoopDType::F16, c = CoopDType::F32;
-  bool sharedB = false; // batched with one B for every batch (B batch stride 0)
+  bool sharedB = false;  // batched with one B for every batch (B batch stride 0)
+  bool epilogue = false; // + bias or GELU after the product (split-K cannot apply them to partial sums)
   double flops() const { return 2.0 * M * N * K * batch; }
 };
 

@@ -169,6 +169,9 @@ TEST_CASE("policy: long-K TN problems over few tiles split K", "[matmul_policy]"
   MatmulProblem shortK = pr;
   shortK.K = 256;
   CHECK(planMatmul(shortK, h100()).splitK == 1);
+  MatmulProblem withBias = pr;
+  withBias.epilogue = true;
+  CHECK(planMatmul(withBias, h100()).splitK == 1);
   CoopPolicyConfig off;
   off.allowSplitK = false;
   CHECK(planMatmul(pr, h100(), off).splitK == 1);
