@@ -6,7 +6,6 @@
 #include "engine/ops/executor.hpp"
 
 #include <functional>
-
 #include <vector>
 
 namespace helios::bench {
