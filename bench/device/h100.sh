@@ -2,7 +2,10 @@
 # One device session on the H100: probe, every test suite on the GPU, benchmarks beside PyTorch/cuBLAS from
 # the same run. Run from the repository root on the device machine with .gl, .dev and build/shaders carried
 # (bench/device/stage.sh prepares them). Writes logs and JSON under $OUT.
-#   HELIOS_COMMIT=<sha> bash bench/device/h100.sh [probe] [tests] [gemm] [coop] [attention] [dispatch]   (default: all)
+#   HELIOS_COMMIT=<sha> bash bench/device/h100.sh [probe] [tests] [gemm] [coop] [attention] [dispatch]
+#                                                 [coopnum] [splitk] [sweep]   (default: the first six)
+# coopnum: only the coop-matrix test cases ([coop] tags) of every test binary; splitk: the weight-gradient
+# GEMMs (TN, K = 16384) beside cuBLAS; sweep: every coop GEMM tiling timed at 4096^3 with warm clocks.
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-out   # everything lands here; packed into $FINAL/results.tgz at the end (few files come back)
@@ -79,6 +82,33 @@ if has attention; then
     --out "$OUT/attention.json" | tee -a "$OUT/summary.txt"
   python3 bench/merge_attention.py --helios "$OUT/helios_attention_coop.json" --torch "$OUT/torch_attention.json" \
     --out "$OUT/attention_coop.json" | tee -a "$OUT/summary.txt"
+fi
+
+if has coopnum; then
+  echo "== coop-matrix test cases on the GPU"
+  for t in .dev/bin/test_*; do
+    name=$(basename "$t")
+    "$t" --list-tags 2>/dev/null | grep -q '\[coop\]' || continue
+    if timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop.log" 2>&1; then res=ok; else res=FAIL; fi
+    printf '%-28s [coop] %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.coop.log" | tr '\n' ' ' | cut -c1-160)" |
+      tee -a "$OUT/tests-coop.txt"
+  done
+fi
+
+if has splitk; then
+  echo "== weight-gradient GEMMs (TN, K = 16384 tokens) vs cuBLAS"
+  KSHAPES=1152x384x16384,384x384x16384,1536x384x16384,384x1536x16384,2304x768x16384,768x3072x16384
+  helios-bench gemm --kernel auto --dtype f16 --out f32 --shapes "$KSHAPES" --layouts tn --repeat 20 --label splitk \
+    --json "$OUT/helios_gemm_splitk.json" >"$OUT/helios_gemm_splitk.txt" 2>&1
+  python3 bench/torch/gemm.py --shapes "$KSHAPES" --layouts tn --dtypes f16 >"$OUT/torch_gemm_splitk.json"
+  python3 bench/merge_gemm.py --helios "$OUT/helios_gemm_splitk.json" --torch "$OUT/torch_gemm_splitk.json" \
+    --out "$OUT/gemm_splitk.json" | tee -a "$OUT/summary.txt"
+fi
+
+if has sweep; then
+  echo "== coop GEMM tiling sweep at 4096^3 (timing only, warm clocks)"
+  HELIOS_COOP_CHECK=$PWD/.dev/bin/helios-coop-check timeout 300 bash bench/h100/run.sh "$OUT/sweep" --no-checks \
+    --warmup-ms 300 2>&1 | tail -30
 fi
 
 if has dispatch; then
