@@ -45,6 +45,9 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   }
   if (s.config.fusedAttention) {
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, static_cast<float>(1.0 / std::sqrt(double(D)))};
+    // Mixed precision takes the cooperative-matrix kernels where the device has them (q, k, v and dO
+    // rounded to f16, as the GEMM inputs are); F32 keeps the f32 fallback.
+    as.kernel = s.mixed() ? ops::AttentionKernel::Auto : ops::AttentionKernel::Fallback;
     const Tensor o = autograd::attention(tape, q, k, v, as);
     return project(tape, s, w, o);
   }

@@ -30,8 +30,53 @@ codegen::AttentionPush push(const AttentionShape& s) {
   return {s.Tq, s.Tk, s.heads, s.kvHeads, s.scale};
 }
 
-uint32_t blocks(uint32_t rows, const codegen::AttentionParams& p) {
-  return (rows + p.rowsPerGroup() - 1) / p.rowsPerGroup();
+} // namespace
+
+bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
+  const CoopDeviceInfo d = coopDeviceInfo(device);
+  return d.coopMatrix && d.coopM == 16 && d.coopN == 16 && d.coopK == 16 && d.subgroupSize == 32 &&
+         headDim % 16 == 0 && headDim && headDim <= 128;
+}
+
+namespace {
+
+// Whether the coop passes run for these ranges (the coop kernels read and write 16-byte vectors).
+bool useCoop(Executor& exec, const char* op, const AttentionShape& s, std::initializer_list<vk::BufferRange> rs) {
+  if (s.kernel == AttentionKernel::Fallback) return false;
+  bool aligned = true;
+  for (const vk::BufferRange& r : rs)
+    aligned = aligned && r.offset % 16 == 0;
+  const bool ok = aligned && attentionCoopAvailable(exec.context().device(), s.headDim);
+  if (!ok && s.kernel == AttentionKernel::Coop)
+    throw std::invalid_argument(std::string(op) +
+                                ": the coop kernels need 16x16x16 f16 cooperative matrices on 32-wide subgroups, a "
+                                "head dim that is a multiple of 16 up to 128 (got " +
+                                std::to_string(s.headDim) + ") and 16-byte aligned ranges" +
+                                (aligned ? "" : " (a range is not)"));
+  return ok;
+}
+
+uint32_t sharedLimit(Executor& exec) {
+  return exec.context().device().limits().maxComputeSharedMemorySize;
+}
+
+// The pipeline and grid of one pass, coop or fallback.
+struct Pass {
+  const vk::Pipeline* pipeline;
+  uint32_t rowsPerGroup;
+};
+
+Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
+  if (coop) {
+    const auto p = codegen::attentionCoopParams(which, s.headDim, s.causal, sharedLimit(exec));
+    return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
+  }
+  const auto p = codegen::attentionParams(which, s.headDim, s.causal);
+  return {&exec.pipeline(p, codegen::generateAttention), p.rowsPerGroup()};
+}
+
+uint32_t groups(uint32_t rows, const Pass& p) {
+  return (rows + p.rowsPerGroup - 1) / p.rowsPerGroup;
 }
 
 } // namespace
@@ -46,51 +91,14 @@ void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::
   checkElems("attentionForward", "v", v, kvElems);
   checkElems("attentionForward", "o", o, qElems);
   checkElems("attentionForward", "lse", lse, uint64_t(s.batch) * s.heads * s.Tq);
+  const bool coop = useCoop(exec, "attentionForward", s, {q, k, v});
   if (!s.batch || !s.Tq) return;
   if (!s.Tk) throw std::invalid_argument("attentionForward: Tk is 0 (no keys)");
-  const auto p = codegen::attentionParams(AttentionPass::Forward, s.headDim, s.causal);
+  const Pass p = pass(exec, AttentionPass::Forward, s, coop);
   exec.dispatch(
-      exec.pipeline(p, codegen::generateAttention),
+      *p.pipeline,
       {{q, Access::Read}, {k, Access::Read}, {v, Access::Read}, {o, Access::Write}, {lse, Access::Write}},
-      push(s), {blocks(s.Tq, p), s.batch * s.heads, 1});
-}
-
-bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
-  const CoopDeviceInfo d = coopDeviceInfo(device);
-  return d.coopMatrix && d.coopM == 16 && d.coopN == 16 && d.coopK == 16 && d.subgroupSize == 32 &&
-         headDim % 16 == 0 && headDim && headDim <= 128;
-}
-
-void attentionForwardCoop(Executor& exec, vk::BufferRange q16, vk::BufferRange k16, vk::BufferRange v16,
-                          vk::BufferRange o, vk::BufferRange lse, const AttentionShape& s) {
-  checkShape("attentionForwardCoop", s);
-  if (!attentionCoopAvailable(exec.context().device(), s.headDim))
-    throw std::invalid_argument("attentionForwardCoop: needs 16x16x16 f16 cooperative matrices on 32-wide "
-                                "subgroups and a head dim that is a multiple of 16 up to 128 (got " +
-                                std::to_string(s.headDim) + ")");
-  const uint64_t qElems = uint64_t(s.batch) * s.heads * s.Tq * s.headDim,
-                 kvElems = uint64_t(s.batch) * s.kvHeads * s.Tk * s.headDim;
-  for (auto [name, r, n] : {std::tuple{"q", q16, qElems * 2},
-                            {"k", k16, kvElems * 2},
-                            {"v", v16, kvElems * 2},
-                            {"o", o, qElems * 4},
-                            {"lse", lse, uint64_t(s.batch) * s.heads * s.Tq * 4}})
-    if (r.size && r.size < n)
-      throw std::invalid_argument("attentionForwardCoop: " + std::string(name) + " holds " +
-                                  std::to_string(r.size) + " bytes, needs " + std::to_string(n));
-  if ((q16.offset | k16.offset | v16.offset) % 16)
-    throw std::invalid_argument("attentionForwardCoop: q, k and v must start 16-byte aligned");
-  if (!s.batch || !s.Tq) return;
-  if (!s.Tk) throw std::invalid_argument("attentionForwardCoop: Tk is 0 (no keys)");
-  const auto p = codegen::attentionCoopParams(s.headDim, s.causal,
-                                              exec.context().device().limits().maxComputeSharedMemorySize);
-  exec.dispatch(exec.pipeline(p, codegen::generateAttentionCoop),
-                {{q16, Access::Read},
-                 {k16, Access::Read},
-                 {v16, Access::Read},
-                 {o, Access::Write},
-                 {lse, Access::Write}},
-                push(s), {(s.Tq + p.rows() - 1) / p.rows(), s.batch * s.heads, 1});
+      push(s), {groups(s.Tq, p), s.batch * s.heads, 1});
 }
 
 void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
@@ -112,9 +120,10 @@ void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk:
                             {"lse", lse, rows},
                             {"delta", delta, rows}})
     checkElems("attentionBackward", name, r, n);
+  const bool coop = useCoop(exec, "attentionBackward", s, {q, k, v, o, dO, dQ, dK, dV});
   if (!s.batch || !s.Tq || !s.Tk) return;
-  const auto pq = codegen::attentionParams(AttentionPass::QueryGrad, s.headDim, s.causal);
-  exec.dispatch(exec.pipeline(pq, codegen::generateAttention),
+  const Pass pq = pass(exec, AttentionPass::QueryGrad, s, coop);
+  exec.dispatch(*pq.pipeline,
                 {{q, Access::Read},
                  {k, Access::Read},
                  {v, Access::Read},
@@ -123,9 +132,9 @@ void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk:
                  {lse, Access::Read},
                  {dQ, Access::Write},
                  {delta, Access::Write}},
-                push(s), {blocks(s.Tq, pq), s.batch * s.heads, 1});
-  const auto pkv = codegen::attentionParams(AttentionPass::KeyValueGrad, s.headDim, s.causal);
-  exec.dispatch(exec.pipeline(pkv, codegen::generateAttention),
+                push(s), {groups(s.Tq, pq), s.batch * s.heads, 1});
+  const Pass pkv = pass(exec, AttentionPass::KeyValueGrad, s, coop);
+  exec.dispatch(*pkv.pipeline,
                 {{q, Access::Read},
                  {k, Access::Read},
                  {v, Access::Read},
@@ -134,7 +143,7 @@ void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk:
                  {delta, Access::Read},
                  {dK, Access::Write},
                  {dV, Access::Write}},
-                push(s), {blocks(s.Tk, pkv), s.batch * s.kvHeads, 1});
+                push(s), {groups(s.Tk, pkv), s.batch * s.kvHeads, 1});
 }
 
 } // namespace helios::ops

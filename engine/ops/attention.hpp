@@ -10,20 +10,22 @@
 
 namespace helios::ops {
 
+// Which kernels run: the f32 fallback, or the cooperative-matrix passes (codegen/kernels/attention_coop.hpp),
+// which round q, k, v and dO to f16 (f32 accumulation; outputs stay f32). Auto takes coop where
+// attentionCoopAvailable() and every range starts 16-byte aligned; Coop throws where it cannot run.
+enum class AttentionKernel : uint8_t { Fallback, Auto, Coop };
+
 struct AttentionShape {
   uint32_t batch = 1, heads = 1, kvHeads = 1, Tq = 0, Tk = 0, headDim = 64;
   bool causal = false;
   float scale = 1.0f; // scores = scale * q . k (usually 1 / sqrt(headDim))
+  AttentionKernel kernel = AttentionKernel::Fallback;
 };
 
 // o = softmax(scale q k^T [mask]) v per (batch, head); lse = the log-sum-exp of each score row.
 void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
                       vk::BufferRange o, vk::BufferRange lse, const AttentionShape& shape);
 
-// The forward on cooperative matrices (codegen/kernels/attention_coop.hpp): q, k, v hold f16 (same layouts);
-// o and lse f32 as above. Needs attentionCoopAvailable(); throws std::invalid_argument otherwise.
-void attentionForwardCoop(Executor& exec, vk::BufferRange q16, vk::BufferRange k16, vk::BufferRange v16,
-                          vk::BufferRange o, vk::BufferRange lse, const AttentionShape& shape);
 // The device has 16x16x16 f16 x f16 -> f32 subgroup matrices on 32-wide subgroups, and headDim is a multiple
 // of 16 up to 128.
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);

@@ -158,11 +158,16 @@ TEST_CASE("policy: long-K TN problems over few tiles split K", "[matmul_policy]"
   CHECK(p.splitK == 16); // 27 tiles of 128x128: 16 slices of 1024 make 432 workgroups
   CHECK(p.params.BM == 128);
   CHECK_THAT(p.reason, ContainsSubstring("K split in 16 slices of 1024"));
-  // Enough tiles already, NN, f16 output, or a short K: no split.
-  CHECK(planMatmul(problem(4096, 4096, 16384), h100()).splitK == 1);
+  // More than one wave but under four: fewer slices (the MLP's 768x3072 weight gradient: 144 tiles, 4).
+  MatmulProblem mlp = pr;
+  mlp.M = 768;
+  mlp.N = 3072;
+  CHECK(planMatmul(mlp, h100()).splitK == 4);
+  // Four waves of tiles already, NN, f16 output, or a short K: no split.
   MatmulProblem wide = pr;
-  wide.M = wide.N = 2048;
+  wide.M = wide.N = 4096;
   CHECK(planMatmul(wide, h100()).splitK == 1);
+  CHECK(planMatmul(problem(1152, 384, 16384), h100()).splitK == 1);
   MatmulProblem f16 = pr;
   f16.c = CoopDType::F16;
   CHECK(planMatmul(f16, h100()).splitK == 1);

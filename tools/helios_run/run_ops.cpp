@@ -212,6 +212,9 @@ io::NpyArray runAttention(vk::Context& ctx, const AttentionOptions& o) {
   s.headDim = checked32(q.shape[3], "head dim");
   s.causal = o.causal;
   s.scale = o.scale != 0.0f ? o.scale : static_cast<float>(1.0 / std::sqrt(double(s.headDim)));
+  s.kernel = o.kernel == "coop"   ? ops::AttentionKernel::Coop
+             : o.kernel == "auto" ? ops::AttentionKernel::Auto
+                                  : ops::AttentionKernel::Fallback;
   auto bq = uploadArray(ctx, q, "attention q"), bk = uploadArray(ctx, k, "attention k"),
        bv = uploadArray(ctx, v, "attention v");
   auto bo = ctx.buffer(q.data.size(), "attention o"),

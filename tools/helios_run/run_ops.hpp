@@ -30,6 +30,7 @@ struct AttentionOptions {
   std::string q, k, v;
   bool causal = false;
   float scale = 0.0f; // 0 = 1/sqrt(D)
+  std::string kernel = "fallback";
 };
 struct CrossEntropyOptions {
   std::string logits, targets;

@@ -1,0 +1,283 @@
+// The backward passes of the coop attention family (see attention_coop.hpp). Both recompute the scores from
+// the forward's lse; neither writes the T x T matrices. Per step and subgroup, two 16 x tile blocks go through
+// shared memory (the score S and dP = dO V^T, or their transposes), the lanes turn them into P and
+// dS = P (dP - delta) as f16, and coop MulAdds fold those into accumulators that stay in registers for the
+// whole walk (no per-row rescale is needed, unlike the forward's O).
+#include "codegen/kernels/attention_coop_emitter.hpp"
+
+namespace helios::codegen::detail {
+
+using namespace helios::spv;
+
+namespace {
+
+// Shared scaffolding of the two passes: the per-subgroup scratch and the two "Y = X W^T" products whose
+// second operand is a staged tile read column-major.
+class BackwardEmitter : protected AttentionCoopEmitter {
+protected:
+  using AttentionCoopEmitter::AttentionCoopEmitter;
+
+  void declareScratch() {
+    const uint32_t n = p_.subgroups * 16 * p_.tile;
+    shS_ = m_.workgroupArray(f32_, n);
+    shDP_ = m_.workgroupArray(f32_, n);
+    shDS_ = m_.workgroupArray(f16_, n);
+    sBase_ = f().imul(sg_, c(16 * p_.tile));
+  }
+
+  // dst (16 x tile, this subgroup's scratch) = X Y^T, X given as A matrices across D, Y the staged tile.
+  void productT(Value dst, const std::vector<Value>& xa, Value tile) {
+    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
+      Value acc = f().coopFill(tc_, f().f32(0.0f));
+      for (uint32_t d = 0; d < blocks_; ++d) {
+        const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
+                                      CoopLayout::ColumnMajorKHR);
+        acc = f().coopMulAdd(xa[d], yb, acc);
+      }
+      f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), acc, c(p_.tile),
+                    CoopLayout::RowMajorKHR);
+    }
+  }
+
+  // accs[d] += W (16 x tile f16 in this subgroup's scratch `w`) times the staged tile's 16-column block d.
+  void accumulate(const std::vector<Value>& accs, Value w, Value tile) {
+    std::vector<Value> wa;
+    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
+      wa.push_back(f().coopLoad(ta_, f().accessChain(w, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
+                                CoopLayout::RowMajorKHR));
+    for (uint32_t d = 0; d < blocks_; ++d) {
+      Value acc = f().load(accs[d]);
+      for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
+        const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
+                                      CoopLayout::RowMajorKHR);
+        acc = f().coopMulAdd(wa[kb], yb, acc);
+      }
+      f().store(accs[d], acc);
+    }
+  }
+
+  std::vector<Value> zeroAccs(uint32_t n) {
+    std::vector<Value> out;
+    const Value zero = f().coopFill(tc_, f().f32(0.0f));
+    for (uint32_t i = 0; i < n; ++i) {
+      out.push_back(f().variable(tc_));
+      f().store(out.back(), zero);
+    }
+    return out;
+  }
+
+  // This lane's 16 entries of its scratch row (two lanes per row): index of entry 0.
+  Value laneEntry() {
+    return f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(p_.tile)), f().imul(half_, c(16))));
+  }
+
+  Value shS_, shDP_, shDS_, sBase_;
+};
+
+// dQ_i = scale * sum_j P_ij (dP_ij - delta_i) K_j, with delta_i = dO_i . O_i written out for the KV pass.
+// Each subgroup owns 16 query rows and walks the key tiles its rows see.
+class QueryGradEmitter : BackwardEmitter {
+public:
+  explicit QueryGradEmitter(const AttentionCoopParams& p) : BackwardEmitter(p) {}
+
+  std::vector<uint32_t> build(uint32_t& pushBytes) {
+    declareTypes();
+    q_ = inputRows(0);
+    k_ = inputRows(1);
+    v_ = inputRows(2);
+    o_ = inputRows(3);
+    dO_ = inputRows(4);
+    lse_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
+    dQ_ = outputRows(6);
+    delta_ = m_.storageBuffer(7, f32_, Access::WriteOnly);
+    pushBytes = pc_.size;
+    beginMain();
+    shRows_ = stagingArray(p_.rows());
+    shK_ = stagingArray(p_.tile);
+    shV_ = stagingArray(p_.tile);
+    declareScratch();
+    setup();
+    f().forRange(c(0), tiles(), [&](Value t) { step(f().imul(t, c(p_.tile))); });
+    writeRows(dq_, scale_, shS_, sBase_, dQ_, qBase_, row_, Tq_);
+    f().ret();
+    return m_.build();
+  }
+
+private:
+  void setup() {
+    const Value bh = f().workgroupId(1), b = f().udiv(bh, H_), h = f().rem(bh, H_);
+    qBase_ = f().imul(bh, Tq_);
+    kvBase_ = f().imul(f().iadd(f().imul(b, Hkv_), f().udiv(h, f().udiv(H_, Hkv_))), Tk_);
+    Value block = f().workgroupId(0);
+    if (p_.causal) // the last row blocks see the most keys: hand them out first
+      block = f().isub(f().isub(f().udiv(f().iadd(Tq_, c(p_.rows() - 1)), c(p_.rows())), c(1)), block);
+    blockRow_ = f().imul(block, c(p_.rows()));
+    row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
+    const Value clamped = f().umin(row_, f().isub(Tq_, c(1)));
+    limit_ = keyLimit(clamped);
+    lse_i_ = f().loadAt(lse_, f().iadd(qBase_, clamped));
+
+    // delta = dO . O over the row, each lane of the pair taking half of D.
+    const uint32_t half = p_.headDim / 8; // vec4s per lane
+    const Value at = f().iadd(f().imul(f().iadd(qBase_, clamped), c(p_.headDim / 4)), f().imul(half_, c(half)));
+    Value sum = f().f32(0.0f);
+    for (uint32_t e = 0; e < half; ++e)
+      sum = f().fadd(sum, f().dot(f().loadAt(dO_, f().iadd(at, c(e))), f().loadAt(o_, f().iadd(at, c(e)))));
+    delta_i_ = f().fadd(sum, f().subgroupShuffleXor(sum, c(1)));
+    f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))),
+               [&] { f().storeAt(delta_, f().iadd(qBase_, row_), delta_i_); });
+
+    const Value mine = f().imul(sg_, c(16));
+    stage(shRows_, q_, qBase_, blockRow_, p_.rows(), Tq_);
+    f().workgroupBarrier();
+    qa_ = loadA(shRows_, mine);
+    f().workgroupBarrier();
+    stage(shRows_, dO_, qBase_, blockRow_, p_.rows(), Tq_);
+    f().workgroupBarrier();
+    doa_ = loadA(shRows_, mine);
+    dq_ = zeroAccs(blocks_);
+  }
+
+  Value tiles() {
+    const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
+    return f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
+  }
+
+  void step(Value t0) {
+    stage(shK_, k_, kvBase_, t0, p_.tile, Tk_);
+    stage(shV_, v_, kvBase_, t0, p_.tile, Tk_);
+    f().workgroupBarrier();
+    productT(shS_, qa_, shK_);  // S = Q K^T
+    productT(shDP_, doa_, shV_); // dP = dO V^T
+    subgroupBarrier();
+    const Value at = laneEntry(), col0 = f().iadd(t0, f().imul(half_, c(16)));
+    for (uint32_t e = 0; e < 16; ++e) {
+      const Value i = f().iadd(at, c(e));
+      const Value s = f().load(f().accessChain(shS_, {i})), dp = f().load(f().accessChain(shDP_, {i}));
+      const Value p = f().select(f().lt(f().iadd(col0, c(e)), limit_), f().exp(f().fsub(f().fmul(scale_, s), lse_i_)),
+                                 f().f32(0.0f));
+      f().store(f().accessChain(shDS_, {i}), f().convert(f().fmul(p, f().fsub(dp, delta_i_)), f16_));
+    }
+    subgroupBarrier();
+    accumulate(dq_, shDS_, shK_); // dQ += dS K
+    f().workgroupBarrier();
+  }
+
+  Buffer q_, k_, v_, o_, dO_, lse_, dQ_, delta_;
+  Value shRows_, shK_, shV_;
+  Value qBase_, kvBase_, blockRow_, row_, limit_, lse_i_, delta_i_;
+  std::vector<Value> qa_, doa_, dq_;
+};
+
+// dV_j = sum_i P_ij dO_i and dK_j = scale * sum_i P_ij (dP_ij - delta_i) Q_i over every query head of the
+// group. Each subgroup owns 16 key rows and walks the query tiles that see them, working on the transposes
+// (S^T = K Q^T, dP^T = V dO^T) so the key rows stay the accumulators' rows.
+class KeyValueGradEmitter : BackwardEmitter {
+public:
+  explicit KeyValueGradEmitter(const AttentionCoopParams& p) : BackwardEmitter(p) {}
+
+  std::vector<uint32_t> build(uint32_t& pushBytes) {
+    declareTypes();
+    q_ = inputRows(0);
+    k_ = inputRows(1);
+    v_ = inputRows(2);
+    dO_ = inputRows(3);
+    lse_ = m_.storageBuffer(4, f32_, Access::ReadOnly);
+    delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
+    dK_ = outputRows(6);
+    dV_ = outputRows(7);
+    pushBytes = pc_.size;
+    beginMain();
+    shRows_ = stagingArray(p_.rows());
+    shQ_ = stagingArray(p_.tile);
+    shDO_ = stagingArray(p_.tile);
+    shLse_ = m_.workgroupArray(f32_, p_.tile);
+    shDelta_ = m_.workgroupArray(f32_, p_.tile);
+    shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
+    declareScratch();
+    setup();
+    const Value group = f().udiv(H_, Hkv_);
+    f().forRange(c(0), group, [&](Value g) {
+      qBase_ = f().imul(f().iadd(f().imul(b_, H_), f().iadd(f().imul(kvh_, group), g)), Tq_);
+      f().forRange(firstTile(), f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile)),
+                   [&](Value t) { step(f().imul(t, c(p_.tile))); });
+    });
+    writeRows(dk_, scale_, shS_, sBase_, dK_, kvBase_, row_, Tk_);
+    writeRows(dv_, f().f32(1.0f), shS_, sBase_, dV_, kvBase_, row_, Tk_);
+    f().ret();
+    return m_.build();
+  }
+
+private:
+  void setup() {
+    const Value bkv = f().workgroupId(1);
+    b_ = f().udiv(bkv, Hkv_);
+    kvh_ = f().rem(bkv, Hkv_);
+    kvBase_ = f().imul(bkv, Tk_);
+    blockRow_ = f().imul(f().workgroupId(0), c(p_.rows()));
+    row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
+    const Value mine = f().imul(sg_, c(16));
+    stage(shRows_, k_, kvBase_, blockRow_, p_.rows(), Tk_);
+    f().workgroupBarrier();
+    ka_ = loadA(shRows_, mine);
+    f().workgroupBarrier();
+    stage(shRows_, v_, kvBase_, blockRow_, p_.rows(), Tk_);
+    f().workgroupBarrier();
+    va_ = loadA(shRows_, mine);
+    dk_ = zeroAccs(blocks_);
+    dv_ = zeroAccs(blocks_);
+  }
+
+  // Causal: the first query that sees this block's first key is j + Tq - Tk (queries before it see none).
+  Value firstTile() {
+    if (!p_.causal) return c(0);
+    return f().udiv(satSub(f().iadd(blockRow_, Tq_), Tk_), c(p_.tile));
+  }
+
+  void step(Value i0) {
+    stage(shQ_, q_, qBase_, i0, p_.tile, Tq_);
+    stage(shDO_, dO_, qBase_, i0, p_.tile, Tq_);
+    f().ifThen(f().lt(lid_, c(p_.tile)), [&] {
+      const Value i = f().iadd(i0, lid_), inside = f().lt(i, Tq_);
+      const Value at = f().iadd(qBase_, f().umin(i, f().isub(Tq_, c(1))));
+      f().store(f().accessChain(shLse_, {lid_}), f().select(inside, f().loadAt(lse_, at), f().f32(0.0f)));
+      f().store(f().accessChain(shDelta_, {lid_}), f().select(inside, f().loadAt(delta_, at), f().f32(0.0f)));
+    });
+    f().workgroupBarrier();
+    productT(shS_, ka_, shQ_);   // S^T = K Q^T
+    productT(shDP_, va_, shDO_); // dP^T = V dO^T
+    subgroupBarrier();
+    const Value at = laneEntry(), col0 = f().imul(half_, c(16));
+    for (uint32_t e = 0; e < 16; ++e) {
+      const Value idx = f().iadd(at, c(e)), col = f().iadd(col0, c(e));
+      const Value s = f().load(f().accessChain(shS_, {idx})), dp = f().load(f().accessChain(shDP_, {idx}));
+      const Value lse = f().load(f().accessChain(shLse_, {col}));
+      const Value delta = f().load(f().accessChain(shDelta_, {col}));
+      const Value p = f().select(sees(f().iadd(i0, col), row_), f().exp(f().fsub(f().fmul(scale_, s), lse)),
+                                 f().f32(0.0f));
+      f().store(f().accessChain(shP_, {idx}), f().convert(p, f16_));
+      f().store(f().accessChain(shDS_, {idx}), f().convert(f().fmul(p, f().fsub(dp, delta)), f16_));
+    }
+    subgroupBarrier();
+    accumulate(dv_, shP_, shDO_); // dV += P^T dO
+    accumulate(dk_, shDS_, shQ_); // dK += dS^T Q
+    f().workgroupBarrier();
+  }
+
+  Buffer q_, k_, v_, dO_, lse_, delta_, dK_, dV_;
+  Value shRows_, shQ_, shDO_, shLse_, shDelta_, shP_;
+  Value b_, kvh_, kvBase_, qBase_, blockRow_, row_;
+  std::vector<Value> ka_, va_, dk_, dv_;
+};
+
+} // namespace
+
+std::vector<uint32_t> emitAttentionCoopQueryGrad(const AttentionCoopParams& p, uint32_t& pushBytes) {
+  return QueryGradEmitter(p).build(pushBytes);
+}
+
+std::vector<uint32_t> emitAttentionCoopKeyValueGrad(const AttentionCoopParams& p, uint32_t& pushBytes) {
+  return KeyValueGradEmitter(p).build(pushBytes);
+}
+
+} // namespace helios::codegen::detail

@@ -1,0 +1,117 @@
+#include "codegen/kernels/attention_coop_emitter.hpp"
+
+namespace helios::codegen::detail {
+
+using namespace helios::spv;
+
+AttentionCoopEmitter::AttentionCoopEmitter(const AttentionCoopParams& p)
+    : p_(p), d8_(p.headDim / 8), blocks_(p.headDim / 16) {}
+
+void AttentionCoopEmitter::declareTypes() {
+  f32_ = m_.f32();
+  f16_ = m_.f16();
+  u32_ = m_.u32();
+  uvec2_ = m_.vectorType(u32_, 2);
+  uvec4_ = m_.vectorType(u32_, 4);
+  vec4_ = m_.vectorType(f32_, 4);
+  hvec4_ = m_.vectorType(f16_, 4);
+  ta_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixAKHR);
+  tb_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixBKHR);
+  tc_ = m_.coopMatrixType(f32_, 16, 16, CoopUse::MatrixAccumulatorKHR);
+  pc_ = m_.pushConstants({u32_, u32_, u32_, u32_, f32_}); // AttentionPush
+}
+
+void AttentionCoopEmitter::beginMain() {
+  f_ = &m_.entryPoint("main", {p_.invocations(), 1, 1});
+  Tq_ = f().loadPush(pc_, 0);
+  Tk_ = f().loadPush(pc_, 1);
+  H_ = f().loadPush(pc_, 2);
+  Hkv_ = f().loadPush(pc_, 3);
+  scale_ = f().loadPush(pc_, 4);
+  lid_ = f().localId(0);
+  sg_ = f().builtin(BuiltIn::SubgroupId);
+  const Value lane = f().builtin(BuiltIn::SubgroupLocalInvocationId);
+  rowInSg_ = f().shr(lane, c(1));
+  half_ = f().bitAnd(lane, c(1));
+}
+
+Buffer AttentionCoopEmitter::inputRows(uint32_t binding) {
+  return m_.storageBuffer(binding, vec4_, Access::ReadOnly);
+}
+
+Buffer AttentionCoopEmitter::outputRows(uint32_t binding) {
+  return m_.storageBuffer(binding, vec4_, Access::WriteOnly);
+}
+
+void AttentionCoopEmitter::stage(Value shared, const Buffer& rows, Value base, Value first, uint32_t count,
+                                 Value total) {
+  const uint32_t vecs = count * d8_, n = p_.invocations();
+  const Value zero = m_.constComposite(uvec4_, {c(0), c(0), c(0), c(0)});
+  const Value last = f().isub(total, c(1));
+  for (uint32_t e = 0; e < (vecs + n - 1) / n; ++e) {
+    const Value idx = f().iadd(lid_, c(e * n));
+    const auto body = [&] {
+      const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
+      // Two f32 vec4s per 8 halves; a row past the end reads the last row and stores zeros.
+      const Value g = f().imul(f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)),
+                                        f().rem(idx, c(d8_))),
+                               c(2));
+      const auto packed = [&](Value v) { return f().bitcast(f().convert(f().loadAt(rows, v), hvec4_), uvec2_); };
+      const Value h8 = f().construct(uvec4_, {packed(g), packed(f().iadd(g, c(1)))});
+      f().store(f().accessChain(shared, {idx}), f().select(f().lt(row, total), h8, zero));
+    };
+    if ((e + 1) * n <= vecs)
+      body();
+    else
+      f().ifThen(f().lt(idx, c(vecs)), body);
+  }
+}
+
+std::vector<Value> AttentionCoopEmitter::loadA(Value shared, Value row) {
+  std::vector<Value> out;
+  const Value at = f().imul(row, c(d8_));
+  for (uint32_t d = 0; d < blocks_; ++d)
+    out.push_back(f().coopLoad(ta_, f().accessChain(shared, {f().iadd(at, c(2 * d))}), c(d8_),
+                               CoopLayout::RowMajorKHR));
+  return out;
+}
+
+void AttentionCoopEmitter::subgroupBarrier() {
+  f().controlBarrier(Scope::Subgroup, Scope::Workgroup,
+                     static_cast<uint32_t>(MemorySemanticsMask::AcquireRelease) |
+                         static_cast<uint32_t>(MemorySemanticsMask::WorkgroupMemory));
+}
+
+Value AttentionCoopEmitter::satSub(Value a, Value b) {
+  return f().select(f().ge(a, b), f().isub(a, b), c(0));
+}
+
+Value AttentionCoopEmitter::keyLimit(Value i) {
+  return p_.causal ? f().umin(Tk_, satSub(f().iadd(f().iadd(i, c(1)), Tk_), Tq_)) : Tk_;
+}
+
+Value AttentionCoopEmitter::sees(Value i, Value j) {
+  const Value inside = f().logicalAnd(f().lt(i, Tq_), f().lt(j, Tk_));
+  return p_.causal ? f().logicalAnd(inside, f().le(f().iadd(j, Tq_), f().iadd(i, Tk_))) : inside;
+}
+
+void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale, Value scratch,
+                                     Value scratchBase, const Buffer& out, Value base, Value row, Value total) {
+  const Value mine = f().iadd(scratchBase, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
+  const Value outVec = f().iadd(f().imul(f().iadd(base, row), c(p_.headDim / 4)), f().imul(half_, c(2)));
+  for (uint32_t d = 0; d < blocks_; ++d) {
+    f().coopStore(f().accessChain(scratch, {scratchBase}), f().load(accs[d]), c(16), CoopLayout::RowMajorKHR);
+    subgroupBarrier();
+    f().ifThen(f().lt(row, total), [&] {
+      for (uint32_t h = 0; h < 2; ++h) {
+        std::vector<Value> x;
+        for (uint32_t e = 0; e < 4; ++e)
+          x.push_back(f().load(f().accessChain(scratch, {f().iadd(mine, c(4 * h + e))})));
+        f().storeAt(out, f().iadd(outVec, c(4 * d + h)), f().vectorTimesScalar(f().construct(vec4_, x), scale));
+      }
+    });
+    subgroupBarrier();
+  }
+}
+
+} // namespace helios::codegen::detail

@@ -1,0 +1,66 @@
+#pragma once
+// What the three passes of the coop attention family share (internal to codegen/kernels): the module's types
+// and push constants, f32 rows staged into shared memory as f16, the causal bounds, and the write of 16-row
+// accumulator blocks to an f32 output. Each pass is a class deriving from AttentionCoopEmitter
+// (attention_coop_fwd.cpp, attention_coop_bwd.cpp).
+#include <cstdint>
+#include <vector>
+
+#include "codegen/kernels/attention_coop.hpp"
+#include "codegen/spirv/builder.hpp"
+
+namespace helios::codegen::detail {
+
+class AttentionCoopEmitter {
+protected:
+  explicit AttentionCoopEmitter(const AttentionCoopParams& p);
+
+  spv::FunctionBuilder& f() { return *f_; }
+  spv::Value c(uint32_t v) { return f_->u32(v); }
+
+  // Types and push constants; call before declaring the pass's buffers.
+  void declareTypes();
+  // The entry point, then the push constants and builtins every pass reads.
+  void beginMain();
+
+  spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, o, dO)
+  spv::Buffer outputRows(uint32_t binding); // f32 rows written as vec4 (dQ, dK, dV)
+  spv::Value stagingArray(uint32_t rows) { return m_.workgroupArray(uvec4_, rows * d8_); }
+
+  // Rows [first, first + count) of a tensor side whose rows start at row `base` (`total` rows, D floats
+  // each) into `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
+  void stage(spv::Value shared, const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
+             spv::Value total);
+  // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
+  std::vector<spv::Value> loadA(spv::Value shared, spv::Value row);
+
+  // A subgroup-wide barrier that also orders this subgroup's shared-memory writes before its reads.
+  void subgroupBarrier();
+  spv::Value satSub(spv::Value a, spv::Value b);
+  // How many keys query i sees (causal: keys j <= i + Tk - Tq).
+  spv::Value keyLimit(spv::Value i);
+  // Query i sees key j.
+  spv::Value sees(spv::Value i, spv::Value j);
+
+  // `accs` (16 x 16 f32 accumulators across D, this subgroup's 16 rows) times `scale` into rows of `out`
+  // (rows start at row `base`; `row` is this lane's row, written only when row < total), through `scratch`
+  // (f32, 256 entries from scratchBase). Two lanes per row, 8 columns of every 16 each.
+  void writeRows(const std::vector<spv::Value>& accs, spv::Value scale, spv::Value scratch,
+                 spv::Value scratchBase, const spv::Buffer& out, spv::Value base, spv::Value row,
+                 spv::Value total);
+
+  const AttentionCoopParams& p_;
+  uint32_t d8_, blocks_; // 16-byte vectors (8 halves) per f16 row; 16-column blocks of D
+  spv::Module m_;
+  spv::FunctionBuilder* f_ = nullptr;
+  spv::TypeId f32_, f16_, u32_, uvec2_, uvec4_, vec4_, hvec4_, ta_, tb_, tc_;
+  spv::PushConstants pc_;
+  spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
+};
+
+// The passes, each a complete module (AttentionCoopParams::pass picks one in generateAttentionCoop).
+std::vector<uint32_t> emitAttentionCoopForward(const AttentionCoopParams& p, uint32_t& pushBytes);
+std::vector<uint32_t> emitAttentionCoopQueryGrad(const AttentionCoopParams& p, uint32_t& pushBytes);
+std::vector<uint32_t> emitAttentionCoopKeyValueGrad(const AttentionCoopParams& p, uint32_t& pushBytes);
+
+} // namespace helios::codegen::detail
