@@ -30,7 +30,7 @@ for cfg in ${UNFUSED_CONFIGS:-}; do
     tail -n 8 | tee "$OUT/${cfg}_unfused-mixed.txt"
 done
 echo "== PyTorch eager"
-python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 20 --json "$OUT/torch_char.json" | tail -n 3
+python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 40 --windows 5 --json "$OUT/torch_char.json" | tail -n 3
 python3 bench/torch/gpt_train.py --configs gpt2-small --modes f32,amp --steps 10 ${GPT2_BATCH:+--batch $GPT2_BATCH} \
   --json "$OUT/torch_gpt2.json" | tail -n 3
 python3 bench/merge_train.py --runs "$OUT" --torch "$OUT/torch_char.json" --torch "$OUT/torch_gpt2.json" \

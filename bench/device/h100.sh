@@ -6,6 +6,7 @@
 #                                                 [coopnum] [splitk] [sweep]   (default: the first six)
 # coopnum: only the coop-matrix test cases ([coop] tags) of every test binary; splitk: the weight-gradient
 # GEMMs (TN, K = 16384) beside cuBLAS; sweep: every coop GEMM tiling timed at 4096^3 with warm clocks.
+# Knobs: COOP2=0 (skip the coopmat2 pass), COOP_CHECK=0 (skip the numerical check), ATTENTION_KERNELS.
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-out   # everything lands here; packed into $FINAL/results.tgz at the end (few files come back)
@@ -59,29 +60,32 @@ if has coop; then
     helios-bench gemm --kernel auto --dtype f16 --out $out --shapes "$SHAPES" --layouts nn,nt,tn --warmup 3 --repeat 10 \
       --label default --json "$OUT/helios_gemm_f16_$out.json" >"$OUT/helios_gemm_f16_$out.txt" 2>&1
   done
-  HELIOS_COOP2=1 helios-bench gemm --kernel auto --dtype f16 --out f32 --shapes "$SHAPES" --layouts nn,nt,tn --warmup 3 \
-    --repeat 10 --label coop2 --json "$OUT/helios_gemm_f16_f32_coop2.json" >"$OUT/helios_gemm_f16_f32_coop2.txt" 2>&1
+  coop2=()
+  if [ "${COOP2:-1}" = 1 ]; then
+    HELIOS_COOP2=1 helios-bench gemm --kernel auto --dtype f16 --out f32 --shapes "$SHAPES" --layouts nn,nt,tn --warmup 3 \
+      --repeat 10 --label coop2 --json "$OUT/helios_gemm_f16_f32_coop2.json" >"$OUT/helios_gemm_f16_f32_coop2.txt" 2>&1
+    coop2=(--helios "$OUT/helios_gemm_f16_f32_coop2.json")
+  fi
   python3 bench/torch/gemm.py --shapes "$SHAPES" --layouts nn,nt,tn --dtypes f16 >"$OUT/torch_gemm_f16.json"
   python3 bench/merge_gemm.py --helios "$OUT/helios_gemm_f16_f32.json" --helios "$OUT/helios_gemm_f16_f16.json" \
-    --helios "$OUT/helios_gemm_f16_f32_coop2.json" --torch "$OUT/torch_gemm_f16.json" --out "$OUT/gemm_coop_f16.json" |
+    "${coop2[@]}" --torch "$OUT/torch_gemm_f16.json" --out "$OUT/gemm_coop_f16.json" |
     tee -a "$OUT/summary.txt"
-  if [ -x bench/h100/run.sh ] && [ -x .dev/bin/helios-coop-check ]; then
+  if [ "${COOP_CHECK:-1}" = 1 ] && [ -x bench/h100/run.sh ] && [ -x .dev/bin/helios-coop-check ]; then
     echo "== coop GEMM numerical check"
     HELIOS_COOP_CHECK=$PWD/.dev/bin/helios-coop-check timeout 240 bash bench/h100/run.sh "$OUT/coop" --seed 1 2>&1 | tail -40
   fi
 fi
 
 if has attention; then
-  echo "== fused attention (fallback, f32) vs PyTorch SDPA (f16 flash and f32)"
+  echo "== fused attention (fallback f32, and coop) vs PyTorch SDPA (f16 flash and f32)"
   ASHAPES=${ATTENTION_SHAPES:-1x8x512x64,2x8x256x64,4x12x1024x64,8x16x2048x128,1x8x4096x64}
-  helios-bench attention --shapes "$ASHAPES" --repeat 10 --json "$OUT/helios_attention.json" >"$OUT/helios_attention.txt" 2>&1
-  helios-bench attention --kernel coop --modes fwd --shapes "$ASHAPES" --repeat 10 --label coop \
-    --json "$OUT/helios_attention_coop.json" >"$OUT/helios_attention_coop.txt" 2>&1
   (cd bench/torch && python3 attention.py --shapes "$ASHAPES") >"$OUT/torch_attention.json"
-  python3 bench/merge_attention.py --helios "$OUT/helios_attention.json" --torch "$OUT/torch_attention.json" \
-    --out "$OUT/attention.json" | tee -a "$OUT/summary.txt"
-  python3 bench/merge_attention.py --helios "$OUT/helios_attention_coop.json" --torch "$OUT/torch_attention.json" \
-    --out "$OUT/attention_coop.json" | tee -a "$OUT/summary.txt"
+  for kernel in ${ATTENTION_KERNELS:-fallback coop}; do
+    helios-bench attention --kernel "$kernel" --shapes "$ASHAPES" --repeat 10 --label "$kernel" \
+      --json "$OUT/helios_attention_$kernel.json" >"$OUT/helios_attention_$kernel.txt" 2>&1
+    python3 bench/merge_attention.py --helios "$OUT/helios_attention_$kernel.json" --torch "$OUT/torch_attention.json" \
+      --out "$OUT/attention_$kernel.json" | tee -a "$OUT/summary.txt"
+  done
 fi
 
 if has coopnum; then

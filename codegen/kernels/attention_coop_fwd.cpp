@@ -1,6 +1,12 @@
 // The forward pass of the coop attention family (see attention_coop.hpp). Emitted in order: setup (this
 // workgroup's head and rows, Q staged and loaded as coop A matrices), the key loop (stage K/V, S = Q K^T,
 // softmax by lanes, O += P V), and the finish (O / l, lse).
+//
+// O stays in accumulator matrices. KHR matrices give no access to an accumulator's rows, so the classic
+// online-softmax rescale of O (by exp(m_old - m_new) per row) needs a trip through shared memory; it is made
+// lazily: a row keeps its reference max m until a tile's max exceeds it by more than kSlack, so P = exp(S -
+// m) stays below e^kSlack (well inside f16), and the subgroup rescales O only on a step where one of its rows
+// that already holds a sum moves its m. With scores of ordinary size that is the first step or two.
 #include <cmath>
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
@@ -12,6 +18,8 @@ using namespace helios::spv;
 
 namespace {
 
+constexpr float kSlack = 8.0f; // natural-log units: P <= e^8 ~ 2981
+
 class ForwardEmitter : AttentionCoopEmitter {
 public:
   explicit ForwardEmitter(const AttentionCoopParams& p) : AttentionCoopEmitter(p) {}
@@ -21,14 +29,14 @@ public:
     q_ = inputRows(0);
     k_ = inputRows(1);
     v_ = inputRows(2);
-    o_ = m_.storageBuffer(3, f32_, Access::WriteOnly);
+    o_ = outputRows(3);
     lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
     pushBytes = pc_.size;
     beginMain();
     shQ_ = stagingArray(p_.rows());
     shK_ = stagingArray(p_.tile);
     shV_ = stagingArray(p_.tile);
-    shS_ = m_.workgroupArray(f32_, p_.subgroups * 16 * p_.tile); // S, then each 16x16 block of P V
+    shS_ = m_.workgroupArray(f32_, p_.subgroups * 16 * p_.tile); // S, and O on its trips through memory
     shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
     setup();
     keyLoop();
@@ -53,10 +61,11 @@ private:
 
     mVar_ = f().variable(f32_, f().f32(kMinFloat));
     lVar_ = f().variable(f32_, f().f32(0.0f));
-    const Value z = f().f32(0.0f);
-    const Value zero4 = m_.constComposite(vec4_, {z, z, z, z});
-    for (uint32_t i = 0; i < 2 * blocks_; ++i)
-      oVars_.push_back(f().variable(vec4_, zero4));
+    const Value zero = f().coopFill(tc_, f().f32(0.0f));
+    for (uint32_t d = 0; d < blocks_; ++d) {
+      oAcc_.push_back(f().variable(tc_));
+      f().store(oAcc_.back(), zero);
+    }
   }
 
   // Causal: the last row blocks see the most keys, so they are handed out first (shorter tail).
@@ -101,8 +110,8 @@ private:
     }
   }
 
-  // Two lanes per row, 16 columns each: masked scaled scores, the running max and sum, P (f16) and the
-  // rescale of this lane's O.
+  // Two lanes per row, 16 columns each: masked scaled scores, the row's reference max and sum, P (f16), and
+  // the rescale of O when a row with a sum moved its max.
   void softmax(Value t0) {
     const Value rowS = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(p_.tile)), f().imul(half_, c(16))));
     const Value col0 = f().iadd(t0, f().imul(half_, c(16)));
@@ -114,7 +123,9 @@ private:
       mx = f().select(seen[e], f().fmax(mx, s[e]), mx);
     }
     mx = f().fmax(mx, f().subgroupShuffleXor(mx, c(1)));
-    const Value mOld = f().load(mVar_), mNew = f().fmax(mOld, mx);
+    const Value mOld = f().load(mVar_), lOld = f().load(lVar_);
+    const Value bump = f().gt(mx, f().fadd(mOld, f().f32(kSlack)));
+    const Value mNew = f().select(bump, mx, mOld);
     const Value corr = f().exp(f().fsub(mOld, mNew));
     Value sum = f().f32(0.0f);
     for (uint32_t e = 0; e < 16; ++e) {
@@ -123,56 +134,56 @@ private:
       f().store(f().accessChain(shP_, {f().iadd(rowS, c(e))}), f().convert(pr, f16_));
     }
     sum = f().fadd(sum, f().subgroupShuffleXor(sum, c(1)));
-    f().store(lVar_, f().fma(f().load(lVar_), corr, sum));
+    f().store(lVar_, f().fma(lOld, corr, sum));
     f().store(mVar_, mNew);
-    for (const Value& o : oVars_)
-      f().store(o, f().vectorTimesScalar(f().load(o), corr));
+    const Value rescale = f().logicalAnd(bump, f().gt(lOld, f().f32(0.0f)));
+    const Value any = f().subgroupMax(f().select(rescale, c(1), c(0)));
+    f().ifThen(f().ne(any, c(0)), [&] { rescaleO(corr); });
   }
 
-  // O += P V, one 16-column block of D at a time through the subgroup's scratch: the lane adds its row's 8
-  // columns of the block.
+  // O *= corr per row, through this subgroup's scratch (S is already in the lanes' registers).
+  void rescaleO(Value corr) {
+    const Value mine = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
+    subgroupBarrier();
+    for (uint32_t d = 0; d < blocks_; ++d) {
+      const Value at = f().accessChain(shS_, {sBase_});
+      f().coopStore(at, f().load(oAcc_[d]), c(16), CoopLayout::RowMajorKHR);
+      subgroupBarrier();
+      for (uint32_t e = 0; e < 8; ++e) {
+        const Value ptr = f().accessChain(shS_, {f().iadd(mine, c(e))});
+        f().store(ptr, f().fmul(f().load(ptr), corr));
+      }
+      subgroupBarrier();
+      f().store(oAcc_[d], f().coopLoad(tc_, at, c(16), CoopLayout::RowMajorKHR));
+      subgroupBarrier();
+    }
+  }
+
+  // O += P V on the accumulators.
   void accumulatePV() {
     std::vector<Value> pa;
     for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
       pa.push_back(f().coopLoad(ta_, f().accessChain(shP_, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
                                 CoopLayout::RowMajorKHR));
-    const Value mine = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
     for (uint32_t d = 0; d < blocks_; ++d) {
-      Value acc = f().coopFill(tc_, f().f32(0.0f));
+      Value acc = f().load(oAcc_[d]);
       for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
         const Value vb = f().coopLoad(tb_, f().accessChain(shV_, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
                                       CoopLayout::RowMajorKHR);
         acc = f().coopMulAdd(pa[kb], vb, acc);
       }
-      f().coopStore(f().accessChain(shS_, {sBase_}), acc, c(16), CoopLayout::RowMajorKHR);
-      subgroupBarrier();
-      for (uint32_t h = 0; h < 2; ++h) {
-        std::vector<Value> x;
-        for (uint32_t e = 0; e < 4; ++e)
-          x.push_back(f().load(f().accessChain(shS_, {f().iadd(mine, c(4 * h + e))})));
-        const Value o = oVars_[2 * d + h];
-        f().store(o, f().fadd(f().load(o), f().construct(vec4_, x)));
-      }
-      subgroupBarrier();
+      f().store(oAcc_[d], acc);
     }
   }
 
   void finish() {
-    f().ifThen(f().lt(row_, Tq_), [&] {
-      const Value l = f().load(lVar_), seen = f().gt(l, f().f32(0.0f));
-      const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-      const Value out = f().iadd(f().imul(f().iadd(qBase_, row_), c(p_.headDim)), f().imul(half_, c(8)));
-      for (uint32_t d = 0; d < blocks_; ++d)
-        for (uint32_t h = 0; h < 2; ++h) {
-          const Value o = f().vectorTimesScalar(f().load(oVars_[2 * d + h]), inv);
-          for (uint32_t e = 0; e < 4; ++e)
-            f().storeAt(o_, f().iadd(out, c(16 * d + 4 * h + e)), f().extract(o, {e}));
-        }
-      f().ifThen(f().eq(half_, c(0)), [&] {
-        const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
-        f().storeAt(lse_, f().iadd(qBase_, row_),
-                    f().select(seen, f().fadd(f().load(mVar_), logL), f().f32(-INFINITY)));
-      });
+    const Value l = f().load(lVar_), seen = f().gt(l, f().f32(0.0f));
+    const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
+    writeRows(oAcc_, inv, shS_, sBase_, o_, qBase_, row_, Tq_);
+    f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))), [&] {
+      const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
+      f().storeAt(lse_, f().iadd(qBase_, row_),
+                  f().select(seen, f().fadd(f().load(mVar_), logL), f().f32(-INFINITY)));
     });
   }
 
@@ -180,7 +191,7 @@ private:
   Value shQ_, shK_, shV_, shS_, shP_;
   Value qBase_, kvBase_, blockRow_, row_, limit_, sBase_;
   Value mVar_, lVar_;
-  std::vector<Value> qa_, oVars_;
+  std::vector<Value> qa_, oAcc_;
 };
 
 } // namespace

@@ -91,7 +91,7 @@ void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::
   checkElems("attentionForward", "v", v, kvElems);
   checkElems("attentionForward", "o", o, qElems);
   checkElems("attentionForward", "lse", lse, uint64_t(s.batch) * s.heads * s.Tq);
-  const bool coop = useCoop(exec, "attentionForward", s, {q, k, v});
+  const bool coop = useCoop(exec, "attentionForward", s, {q, k, v, o});
   if (!s.batch || !s.Tq) return;
   if (!s.Tk) throw std::invalid_argument("attentionForward: Tk is 0 (no keys)");
   const Pass p = pass(exec, AttentionPass::Forward, s, coop);

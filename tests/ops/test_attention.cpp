@@ -13,6 +13,7 @@
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 using namespace helios;
@@ -121,7 +122,9 @@ Run runDevice(const ops::AttentionShape& s, const std::vector<float>& q, const s
 // The fallback is f32 throughout. The coop kernels round q, k, v, dO to f16 as they stage them (the inputs
 // here already are f16 values, so the reference sees what the kernel reads) and round P and dS to f16 before
 // their MulAdds (11-bit mantissa): 2e-3 relative, as the issue sets for the coop path.
-void checkAgainstReference(const ops::AttentionShape& s) {
+// `shapeInputs` may rework the random q and k (e.g. scores that rise along the keys).
+void checkAgainstReference(const ops::AttentionShape& s,
+                           const std::function<void(std::vector<float>&, std::vector<float>&)>& shapeInputs = {}) {
   const bool coop = s.kernel == ops::AttentionKernel::Coop;
   INFO((coop ? "coop: " : "fallback: ")
        << "B" << s.batch << " H" << s.heads << " Hkv" << s.kvHeads << " Tq" << s.Tq << " Tk" << s.Tk << " D"
@@ -130,6 +133,7 @@ void checkAgainstReference(const ops::AttentionShape& s) {
                nk = size_t(s.batch) * s.kvHeads * s.Tk * s.headDim;
   auto q = test::randomFloats(nq, -2, 2), k = test::randomFloats(nk, -2, 2), v = test::randomFloats(nk),
        dO = test::randomFloats(nq);
+  if (shapeInputs) shapeInputs(q, k);
   if (coop)
     for (auto* x : {&q, &k, &v, &dO})
       for (float& e : *x)
@@ -267,6 +271,21 @@ TEST_CASE("attention coop: forward and backward match float64 on f16 inputs (GPU
   checkAgainstReference(shape(1, 2, 2, 40, 7, 64, causal, coop));    // causal: queries that see no key
   checkAgainstReference(shape(1, 8, 8, 512, 512, 64, causal, coop)); // the earlier effort's shapes
   checkAgainstReference(shape(2, 8, 8, 256, 256, 64, causal, coop));
+}
+
+TEST_CASE("attention coop: scores that keep rising along the keys (O rescaled on the way)", "[attention][coop]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  const bool causal = GENERATE(false, true);
+  const uint32_t T = 200, D = 64;
+  // q positive, key j scaled by 12 j / T: a row's scores climb ~7 per 32-key tile, so its max moves by more
+  // than the kernel's slack several times and O is rescaled mid-walk.
+  checkAgainstReference(shape(1, 2, 2, T, T, D, causal, ops::AttentionKernel::Coop),
+                        [&](std::vector<float>& q, std::vector<float>& k) {
+                          for (float& x : q)
+                            x = 0.5f + 0.25f * std::abs(x);
+                          for (size_t i = 0; i < k.size(); ++i)
+                            k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / D) % T) / T;
+                        });
 }
 
 TEST_CASE("attention coop: long sequences, and 3 runs give identical bits (GPU with cooperative matrices)",

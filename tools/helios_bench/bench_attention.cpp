@@ -1,5 +1,6 @@
 #include "bench_attention.hpp"
 
+#include "codegen/kernels/attention_coop.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/attention.hpp"
 #include "timing_executor.hpp"
@@ -54,6 +55,28 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
     worst = std::max(worst, err / norm);
   }
   return worst;
+}
+
+// Registers, spills and shared memory of the coop passes for this head dim and mask, as the driver reports
+// them (VK_KHR_pipeline_executable_properties); empty where it reports nothing.
+nlohmann::json coopPassStats(vk::Context& ctx, uint32_t D, bool causal) {
+  nlohmann::json out = nlohmann::json::object();
+  for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
+                    codegen::AttentionPass::KeyValueGrad}) {
+    const auto p = codegen::attentionCoopParams(pass, D, causal,
+                                                ctx.device().limits().maxComputeSharedMemorySize);
+    nlohmann::json stats = nlohmann::json::object();
+    std::string line;
+    for (const auto& st : ctx.pipelines().executableStats(ctx.pipelines().get(codegen::generateAttentionCoop(p))))
+      if (st.name.find("Register") != std::string::npos || st.name.find("Spill") != std::string::npos ||
+          st.name.find("Local Memory") != std::string::npos || st.name.find("Shared") != std::string::npos) {
+        stats[st.name] = st.value;
+        line += fmt::format(" {}={}", st.name, st.value);
+      }
+    if (!line.empty()) fmt::print("  {}:{}\n", p.name(), line);
+    out[p.name()] = stats;
+  }
+  return out;
 }
 
 } // namespace
@@ -127,6 +150,13 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     }
   }
   result["results"] = rows;
+  if (coop) {
+    nlohmann::json stats = nlohmann::json::object();
+    for (const std::string& text : options.shapes)
+      for (const std::string& mask : options.masks)
+        stats.update(coopPassStats(ctx, parseShape(text).D, mask == "causal"));
+    result["pipeline_stats"] = stats;
+  }
   return result;
 }
 

@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"causal", "dense"}))
       ->capture_default_str();
-  attentionCmd->add_option("--kernel", attention.kernel, "fallback (f32) or coop (f16 inputs, forward only)")
+  attentionCmd->add_option("--kernel", attention.kernel, "fallback (f32) or coop (cooperative matrices; q, k, v, dO rounded to f16)")
       ->check(CLI::IsMember({"fallback", "coop"}))
       ->capture_default_str();
   attentionCmd->add_option("--modes", attention.modes, "fwd (forward), fwdbwd (forward + backward)")
