@@ -8,6 +8,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
+#include <set>
 
 namespace helios::bench {
 
@@ -152,9 +153,11 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
   result["results"] = rows;
   if (coop) {
     nlohmann::json stats = nlohmann::json::object();
+    std::set<std::pair<uint32_t, bool>> seen;
     for (const std::string& text : options.shapes)
       for (const std::string& mask : options.masks)
-        stats.update(coopPassStats(ctx, parseShape(text).D, mask == "causal"));
+        if (seen.insert({parseShape(text).D, mask == "causal"}).second)
+          stats.update(coopPassStats(ctx, parseShape(text).D, mask == "causal"));
     result["pipeline_stats"] = stats;
   }
   return result;
