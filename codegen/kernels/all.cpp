@@ -2,6 +2,7 @@
 #include "codegen/kernels/adamw.hpp"
 #include "codegen/kernels/attention.hpp"
 #include "codegen/kernels/attention_coop.hpp"
+#include "codegen/kernels/column_sum.hpp"
 #include "codegen/kernels/cross_entropy.hpp"
 #include "codegen/kernels/elementwise.hpp"
 #include "codegen/kernels/embedding.hpp"
@@ -24,6 +25,7 @@ void registerAllKernels(KernelRegistry& registry) {
   registerAdamW(registry);
   registerAttention(registry);
   registerAttentionCoop(registry);
+  registerColumnSum(registry);
   registerCrossEntropy(registry);
   registerElementwise(registry);
   registerEmbedding(registry);

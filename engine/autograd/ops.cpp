@@ -1,5 +1,6 @@
 #include "engine/autograd/ops.hpp"
 
+#include "engine/ops/column_sum.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/embedding.hpp"
 #include "engine/ops/matmul.hpp"
@@ -43,46 +44,13 @@ void finish(Tape& tape, const Tensor& t, const MaybeSink& s) {
   if (s.commit) tape.commit(t, s.sink);
 }
 
-// Column sums of dy [rows, cols] accumulated into t's gradient, through GEMMs with a ones vector. A single
-// 1 x rows x cols product has parallelism only across columns, so long columns are summed in two fixed-order
-// stages: `chunks` partial sums (one batched GEMM, the ones row broadcast by a zero batch stride), then their
-// sum. Deterministic: no atomics, the same order every time.
+// Column sums of dy [rows, cols] into t's gradient (bias gradients), deterministic: ops::columnSum. A
+// 1 x rows x cols GEMM with a ones vector did this before and ran a 128x128 tile for one row of output (9% of
+// a char-model step on the H100).
 void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols) {
-  uint32_t chunks = 1;
-  for (uint32_t c : {64u, 32u, 16u, 8u, 4u, 2u})
-    if (rows % c == 0 && rows / c >= 64) {
-      chunks = c;
-      break;
-    }
   const Tape::Target tg = tape.target(t);
-  ops::MatmulArgs g;
-  g.M = 1;
-  g.N = cols;
-  if (chunks > 1) {
-    const uint32_t per = rows / chunks;
-    const vk::BufferRange partial = tape.allocate(uint64_t(chunks) * cols * 4, "column partial sums");
-    g.a = tape.ones(per);
-    g.b = dy;
-    g.c = partial;
-    g.K = per;
-    g.batch = chunks;
-    g.strideA = 0;
-    g.strideB = per * cols;
-    g.strideC = cols;
-    ops::matmul(tape.exec(), g);
-    dy = partial;
-    rows = chunks;
-  }
-  g.a = tape.ones(rows);
-  g.b = dy;
-  g.c = tg.range;
-  g.K = rows;
-  g.batch = 1;
-  g.strideA.reset();
-  g.strideB.reset();
-  g.strideC.reset();
-  g.beta = tg.accumulate ? 1.0f : 0.0f;
-  ops::matmul(tape.exec(), g);
+  const vk::BufferRange scratch = tape.allocate(ops::columnSumScratchBytes(rows, cols), "column partial sums");
+  ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f);
 }
 
 } // namespace

@@ -115,15 +115,4 @@ void Tape::passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias) {
   s.written = true;
 }
 
-vk::BufferRange Tape::ones(uint32_t n) {
-  if (n > onesCount_) {
-    ones_ = ws_.allocate(uint64_t(n) * 4, "ones");
-    ops::fill(exec_, ones_, n, 1.0f);
-    onesCount_ = n;
-  }
-  vk::BufferRange r = ones_;
-  r.size = uint64_t(n) * 4;
-  return r;
-}
-
 } // namespace helios::autograd

@@ -65,16 +65,12 @@ public:
   // t.grad += g. allowAlias: when the slot has no storage and no value, it takes `g` itself (no copy); only
   // for a `g` nobody writes to afterwards.
   void passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias);
-  // A [n] f32 vector of ones (column sums through GEMM), one per tape, grown on demand.
-  vk::BufferRange ones(uint32_t n);
 
 private:
   ops::Executor& exec_;
   Workspace& ws_;
   bool recording_;
   std::vector<std::function<void()>> closures_;
-  vk::BufferRange ones_;
-  uint32_t onesCount_ = 0;
 };
 
 } // namespace helios::autograd

@@ -39,6 +39,7 @@ nlohmann::json header(const vk::Context& ctx, const CommonOptions& options, cons
           {"label", options.label},
           {"warmup", options.warmup},
           {"warmup_ms", options.warmupMs},
+          {"windows", options.windows},
           {"repeat", options.repeat}};
 }
 

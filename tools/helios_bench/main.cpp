@@ -24,7 +24,10 @@ int main(int argc, char** argv) {
     sub->add_option("--warmup-ms", common.warmupMs,
                     "Keep warming up until this much wall time has passed (clocks ramp up under load)")
         ->capture_default_str();
-    sub->add_option("--repeat", common.repeat, "Timed runs (the median is reported)")->capture_default_str();
+    sub->add_option("--repeat", common.repeat, "Timed runs per window (the window's median)")->capture_default_str();
+    sub->add_option("--windows", common.windows,
+                    "Timed windows, back to back; the best window median is reported (clock dips)")
+        ->capture_default_str();
   };
 
   bench::GemmBenchOptions gemm;

@@ -47,8 +47,9 @@ private:
 
 double median(std::vector<double> v);
 
-// Median GPU time (us) of `run` (one op call, or a few): warm-up batches until options.warmupMs of wall time
-// has passed, then options.repeat timed calls in one submission with a timestamp between each.
+// GPU time (us) of `run` (one op call, or a few): warm-up batches until options.warmupMs of wall time has
+// passed, then options.windows windows of options.repeat timed calls (one submission each, a timestamp
+// between calls); the smallest window median.
 double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
                     const std::function<void(ops::Executor&)>& run);
 

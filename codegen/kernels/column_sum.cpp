@@ -1,0 +1,83 @@
+#include "codegen/kernels/column_sum.hpp"
+
+#include <stdexcept>
+
+#include "codegen/spirv/builder.hpp"
+
+namespace helios::codegen {
+
+using namespace helios::spv;
+
+namespace {
+
+const char* tag(ColumnSumPass pass) { return pass == ColumnSumPass::Blocks ? "blocks" : "finish"; }
+
+} // namespace
+
+std::string ColumnSumParams::cacheKey() const {
+  return std::string("column_sum:") + tag(pass) + ":f32:wg" + std::to_string(localSize);
+}
+
+std::string ColumnSumParams::name() const {
+  return std::string("column_sum_") + tag(pass) + "_f32_wg" + std::to_string(localSize);
+}
+
+Kernel generateColumnSum(const ColumnSumParams& p) {
+  if (p.localSize == 0 || p.localSize > 1024 || p.localSize % 32)
+    throw std::invalid_argument(p.name() + ": localSize must be a multiple of 32 up to 1024");
+  const bool blocks = p.pass == ColumnSumPass::Blocks;
+  Module m;
+  const TypeId f32 = m.f32(), u32 = m.u32();
+  const Buffer in = m.storageBuffer(0, f32, Access::ReadOnly);
+  const Buffer out = m.storageBuffer(1, f32, blocks ? Access::WriteOnly : Access::ReadWrite);
+  const PushConstants pc = m.pushConstants({u32, u32, u32, f32});
+  FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+
+  const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1);
+  const Value j = f.globalId(0);
+  f.ifThen(f.lt(j, cols), [&] {
+    const Value acc = f.variable(f32, f.f32(0.0f));
+    if (blocks) {
+      const Value blockRows = f.loadPush(pc, 2), b = f.workgroupId(1);
+      const Value first = f.imul(b, blockRows);
+      const Value last = f.umin(rows, f.iadd(first, blockRows));
+      f.forRange(first, last, [&](Value r) {
+        f.store(acc, f.fadd(f.load(acc), f.loadAt(in, f.iadd(f.imul(r, cols), j))));
+      });
+      f.storeAt(out, f.iadd(f.imul(b, cols), j), f.load(acc));
+    } else {
+      f.forRange(f.u32(0), rows, [&](Value b) {
+        f.store(acc, f.fadd(f.load(acc), f.loadAt(in, f.iadd(f.imul(b, cols), j))));
+      });
+      const Value beta = f.loadPush(pc, 3);
+      f.ifThenElse(
+          f.ne(beta, f.f32(0.0f)),
+          [&] { f.storeAt(out, j, f.fma(beta, f.loadAt(out, j), f.load(acc))); },
+          [&] { f.storeAt(out, j, f.load(acc)); });
+    }
+  });
+  f.ret();
+
+  Kernel k;
+  k.name = p.name();
+  k.cacheKey = p.cacheKey();
+  k.spirv = m.build();
+  k.numBuffers = 2;
+  k.pushConstantBytes = pc.size;
+  k.localSize = {p.localSize, 1, 1};
+  return k;
+}
+
+void registerColumnSum(KernelRegistry& registry) {
+  registry.add({"columns.sum_f32", "column sums of a row-major matrix: block partial sums, then their sum",
+                [] { return generateColumnSum({}); },
+                [] {
+                  std::vector<Kernel> ks;
+                  for (auto pass : {ColumnSumPass::Blocks, ColumnSumPass::Finish})
+                    for (uint32_t wg : {64u, 256u})
+                      ks.push_back(generateColumnSum({pass, wg}));
+                  return ks;
+                }});
+}
+
+} // namespace helios::codegen

@@ -1,0 +1,38 @@
+#pragma once
+// Column sums of a row-major f32 matrix x [rows, cols] (bias gradients: db = sum over tokens of dy), in two
+// deterministic passes (fixed order, no atomics):
+//   Blocks: partial[b, j] = sum over rows r of block b (blockRows consecutive rows, in order) of x[r, j].
+//     Bindings: 0 x (read), 1 partial (write). Push ColumnSumPush{rows, cols, blockRows, beta unused}.
+//     Grid: {ceil(cols / localSize), numBlocks, 1}; invocation j of a workgroup column owns column j.
+//   Finish: out[j] = sum over b (in order) of partial[b, j], plus beta * out[j] when beta != 0 (beta == 0
+//     never reads out). Bindings: 0 partial (read), 1 out (read-write). Push {numBlocks, cols, 0, beta}.
+//     Grid: {ceil(cols / localSize), 1, 1}.
+// One invocation per column keeps every load coalesced across the workgroup; the block pass gives a GPU
+// numBlocks x cols / localSize workgroups where a single 1 x rows x cols GEMM gave it one row of tiles.
+#include <cstdint>
+#include <string>
+
+#include "codegen/kernel.hpp"
+#include "codegen/registry.hpp"
+
+namespace helios::codegen {
+
+enum class ColumnSumPass : uint8_t { Blocks, Finish };
+
+struct ColumnSumParams {
+  ColumnSumPass pass = ColumnSumPass::Blocks;
+  uint32_t localSize = 256;
+  std::string cacheKey() const; // "column_sum:blocks:f32:wg256"
+  std::string name() const;     // "column_sum_blocks_f32_wg256"
+};
+
+struct ColumnSumPush {
+  uint32_t rows = 0, cols = 0, blockRows = 0; // Finish: rows = numBlocks, blockRows unused
+  float beta = 0.0f;                          // Finish only
+};
+static_assert(sizeof(ColumnSumPush) == 16);
+
+Kernel generateColumnSum(const ColumnSumParams& p);
+void registerColumnSum(KernelRegistry& registry);
+
+} // namespace helios::codegen

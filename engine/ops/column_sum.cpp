@@ -1,0 +1,60 @@
+#include "engine/ops/column_sum.hpp"
+
+#include <stdexcept>
+#include <string>
+
+#include "codegen/kernels/column_sum.hpp"
+#include "engine/ops/elementwise.hpp"
+#include "engine/ops/reduce.hpp"
+
+namespace helios::ops {
+
+namespace {
+
+constexpr uint32_t kMaxBlocks = 256; // fills a GPU with the block pass; bounds the finish's serial sum
+constexpr uint32_t kLocalSize = 256;
+
+vk::Groups columnGroups(uint32_t cols, uint32_t blocks) {
+  return {(cols + kLocalSize - 1) / kLocalSize, blocks, 1};
+}
+
+} // namespace
+
+ColumnSumPlan columnSumPlan(uint32_t rows) {
+  if (rows == 0) return {};
+  const uint32_t blockRows = (rows + kMaxBlocks - 1) / kMaxBlocks;
+  return {blockRows, (rows + blockRows - 1) / blockRows};
+}
+
+uint64_t columnSumScratchBytes(uint32_t rows, uint32_t cols) {
+  return uint64_t(columnSumPlan(rows).numBlocks) * cols * 4;
+}
+
+void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
+               uint32_t cols, float beta) {
+  using rows_detail::checkElems;
+  if (cols == 0) throw std::invalid_argument("columnSum: cols is 0");
+  if (uint64_t(rows) * cols >= (1ull << 32))
+    throw std::invalid_argument("columnSum: rows*cols = " + std::to_string(uint64_t(rows) * cols) +
+                                " exceeds 2^32-1");
+  checkElems("columnSum", "x", x, uint64_t(rows) * cols);
+  checkElems("columnSum", "out", out, cols);
+  checkElems("columnSum", "scratch", scratch, columnSumScratchBytes(rows, cols) / 4);
+  if (rows == 0) {
+    if (beta == 0.0f)
+      fill(exec, out, cols, 0.0f);
+    else
+      scale(exec, out, out, cols, beta);
+    return;
+  }
+  const ColumnSumPlan plan = columnSumPlan(rows);
+  using codegen::ColumnSumParams, codegen::ColumnSumPass, codegen::ColumnSumPush;
+  exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Blocks, kLocalSize}, codegen::generateColumnSum),
+                {{x, Access::Read}, {scratch, Access::Write}}, ColumnSumPush{rows, cols, plan.blockRows, 0.0f},
+                columnGroups(cols, plan.numBlocks));
+  exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Finish, kLocalSize}, codegen::generateColumnSum),
+                {{scratch, Access::Read}, {out, beta != 0.0f ? Access::ReadWrite : Access::Write}},
+                ColumnSumPush{plan.numBlocks, cols, 0, beta}, columnGroups(cols, 1));
+}
+
+} // namespace helios::ops

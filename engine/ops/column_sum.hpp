@@ -1,0 +1,22 @@
+#pragma once
+// Column sums of a row-major f32 matrix (codegen/kernels/column_sum.hpp): out[j] = sum_r x[r, j], plus
+// beta * out[j] when beta != 0. Deterministic: block partial sums in row order, then their sum in block order.
+#include <cstdint>
+
+#include "engine/ops/executor.hpp"
+
+namespace helios::ops {
+
+struct ColumnSumPlan {
+  uint32_t blockRows = 0, numBlocks = 0;
+};
+// At most 256 blocks of consecutive rows, each at least one row.
+ColumnSumPlan columnSumPlan(uint32_t rows);
+// Bytes of scratch columnSum() needs (the block partial sums).
+uint64_t columnSumScratchBytes(uint32_t rows, uint32_t cols);
+
+// x: rows*cols f32; out: cols f32; scratch: columnSumScratchBytes(rows, cols). rows == 0: out = beta * out.
+void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
+               uint32_t cols, float beta = 0.0f);
+
+} // namespace helios::ops

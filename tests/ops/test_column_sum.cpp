@@ -1,0 +1,98 @@
+// Column sums (engine/ops/column_sum.hpp, the bias gradients) against a float64 reference: odd and aligned
+// shapes, outputs poisoned first, beta = 0 (overwrite) and beta != 0 (accumulate into what is there),
+// repeatability to the bit, and the argument checks.
+#include "engine/ops/column_sum.hpp"
+#include "support/device_io.hpp"
+#include "support/random.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
+#include <vector>
+
+using namespace helios;
+using Catch::Matchers::ContainsSubstring;
+using test::ctx;
+
+namespace {
+
+std::vector<float> run(const std::vector<float>& x, uint32_t rows, uint32_t cols, float beta,
+                       const std::vector<float>* start) {
+  auto bx = test::input(x.empty() ? std::vector<float>{0.0f} : x, "x");
+  auto out = test::output(cols, "out");
+  if (start) {
+    std::vector<float> init = *start;
+    init.push_back(test::poisonF32()); // keep the guard
+    ctx().uploadVector(out, init);
+  }
+  auto scratch = ctx().buffer(std::max<uint64_t>(ops::columnSumScratchBytes(rows, cols), 4), "scratch");
+  {
+    ops::ImmediateExecutor e(ctx());
+    vk::BufferRange o = out.range();
+    o.size = uint64_t(cols) * 4;
+    ops::columnSum(e, bx.range(), o, scratch.range(), rows, cols, beta);
+    e.flush();
+  }
+  return test::result(out, cols);
+}
+
+// max |got - ref| / max(sum_r |x[r, j]|) over columns.
+double relError(const std::vector<float>& got, const std::vector<float>& x, uint32_t rows, uint32_t cols, float beta,
+                const std::vector<float>* start) {
+  double worst = 0, norm = 1e-30;
+  for (uint32_t j = 0; j < cols; ++j) {
+    double ref = start && beta != 0.0f ? double(beta) * (*start)[j] : 0.0, mag = std::abs(ref);
+    for (uint32_t r = 0; r < rows; ++r) {
+      ref += x[size_t(r) * cols + j];
+      mag += std::abs(x[size_t(r) * cols + j]);
+    }
+    worst = std::max(worst, std::isfinite(got[j]) ? std::abs(got[j] - ref) : INFINITY);
+    norm = std::max(norm, mag);
+  }
+  return worst / norm;
+}
+
+} // namespace
+
+TEST_CASE("column sums match float64, odd and aligned shapes, overwrite and accumulate", "[column_sum]") {
+  const uint32_t rows = GENERATE(1u, 7u, 33u, 127u, 256u, 513u, 4096u);
+  const uint32_t cols = GENERATE(1u, 7u, 33u, 384u, 513u);
+  const float beta = GENERATE(0.0f, 1.0f, 0.5f);
+  INFO("rows " << rows << " cols " << cols << " beta " << beta << " seed " << test::testSeed());
+  const auto x = test::randomFloats(size_t(rows) * cols);
+  const auto start = test::randomFloats(cols);
+  // beta == 0 must not read the (poisoned, NaN) output; beta != 0 adds to what is there.
+  const auto got = run(x, rows, cols, beta, beta != 0.0f ? &start : nullptr);
+  CHECK(relError(got, x, rows, cols, beta, &start) < 1e-6);
+}
+
+TEST_CASE("column sums: zero rows leave beta * out, and repeated runs give identical bits", "[column_sum]") {
+  const auto start = test::randomFloats(9);
+  const auto zero = run({}, 0, 9, 0.0f, nullptr);
+  for (float v : zero)
+    CHECK(v == 0.0f);
+  const auto halved = run({}, 0, 9, 0.5f, &start);
+  for (size_t j = 0; j < 9; ++j)
+    CHECK(halved[j] == 0.5f * start[j]);
+  const auto x = test::randomFloats(size_t(16384) * 48, -10, 10);
+  const auto first = run(x, 16384, 48, 0.0f, nullptr);
+  for (int r = 0; r < 3; ++r)
+    CHECK(run(x, 16384, 48, 0.0f, nullptr) == first);
+}
+
+TEST_CASE("column sums: the plan covers every row with at most 256 blocks; bad arguments are named",
+          "[column_sum]") {
+  for (uint32_t rows : {1u, 7u, 255u, 256u, 257u, 16384u, 1000003u}) {
+    const auto p = ops::columnSumPlan(rows);
+    INFO("rows " << rows);
+    CHECK(p.numBlocks >= 1);
+    CHECK(p.numBlocks <= 256);
+    CHECK(uint64_t(p.numBlocks) * p.blockRows >= rows);
+    CHECK(uint64_t(p.numBlocks - 1) * p.blockRows < rows);
+  }
+  auto b = ctx().buffer(64, "small");
+  ops::ImmediateExecutor e(ctx());
+  CHECK_THROWS_WITH(ops::columnSum(e, b.range(), b.range(), b.range(), 4, 0), ContainsSubstring("cols is 0"));
+  CHECK_THROWS_WITH(ops::columnSum(e, b.range(), b.range(), b.range(), 100, 4), ContainsSubstring("x"));
+}
