@@ -39,12 +39,13 @@ uint32_t AttentionCoopParams::sharedBytes() const {
 std::string AttentionCoopParams::cacheKey() const {
   return std::string("attention_coop:") + passTag(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
-         ":sgs" + std::to_string(subgroupSize) + ":smem" + std::to_string(maxSharedBytes);
+         (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" + std::to_string(maxSharedBytes);
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + passTag(pass) + (causal ? "_causal" : "") + "_d" +
-         std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile);
+         std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
+         (prefetch ? "" : "_nopf");
 }
 
 void AttentionCoopParams::validate() const {
@@ -112,6 +113,8 @@ void registerAttentionCoop(KernelRegistry& registry) {
                         AttentionCoopParams p = attentionCoopParams(pass, d, causal);
                         ks.push_back(generateAttentionCoop(p));
                         p.subgroups = 1;
+                        ks.push_back(generateAttentionCoop(p));
+                        p.prefetch = false;
                         ks.push_back(generateAttentionCoop(p));
                       }
                   return ks;

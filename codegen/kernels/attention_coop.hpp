@@ -31,14 +31,15 @@ struct AttentionCoopParams {
   bool causal = false;
   uint32_t subgroups = 4; // 16 owned rows each
   uint32_t tile = 32;     // rows of the other side per step (32: two lanes per row cover 16 each)
+  bool prefetch = true;   // issue the global loads of the next tile before computing on the current one
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
 
   uint32_t rows() const { return 16 * subgroups; }
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
-  std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:sgs32:smem49152"
-  std::string name() const;     // "attention_coop_fwd_causal_d64_sg4_t32"
+  std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152"
+  std::string name() const;     // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch)
   void validate() const;        // throws std::invalid_argument naming the broken constraint
 };
 

@@ -97,7 +97,15 @@ public:
     shV_ = stagingArray(p_.tile);
     declareScratch();
     setup();
-    f().forRange(c(0), tiles(), [&](Value t) { step(f().imul(t, c(p_.tile))); });
+    TileStream ks = tileStream(shK_, k_, kvBase_, Tk_), vs = tileStream(shV_, v_, kvBase_, Tk_);
+    begin(ks, c(0));
+    begin(vs, c(0));
+    f().forRange(c(0), tiles(), [&](Value t) {
+      const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
+      next(ks, t0, t1);
+      next(vs, t0, t1);
+      step(t0);
+    });
     writeRows(dq_, scale_, shS_, sBase_, dQ_, qBase_, row_, Tq_);
     f().ret();
     return m_.build();
@@ -143,9 +151,8 @@ private:
     return f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
   }
 
+  // K and V of tile t0 are being stored by this step's stream calls.
   void step(Value t0) {
-    stage(shK_, k_, kvBase_, t0, p_.tile, Tk_);
-    stage(shV_, v_, kvBase_, t0, p_.tile, Tk_);
     f().workgroupBarrier();
     productT(shS_, qa_, shK_);  // S = Q K^T
     productT(shDP_, doa_, shV_); // dP = dO V^T
@@ -199,8 +206,16 @@ public:
     const Value group = f().udiv(H_, Hkv_);
     f().forRange(c(0), group, [&](Value g) {
       qBase_ = f().imul(f().iadd(f().imul(b_, H_), f().iadd(f().imul(kvh_, group), g)), Tq_);
-      f().forRange(firstTile(), f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile)),
-                   [&](Value t) { step(f().imul(t, c(p_.tile))); });
+      TileStream qs = tileStream(shQ_, q_, qBase_, Tq_), ds = tileStream(shDO_, dO_, qBase_, Tq_);
+      const Value first = firstTile();
+      begin(qs, f().imul(first, c(p_.tile)));
+      begin(ds, f().imul(first, c(p_.tile)));
+      f().forRange(first, f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile)), [&](Value t) {
+        const Value i0 = f().imul(t, c(p_.tile)), i1 = f().iadd(i0, c(p_.tile));
+        next(qs, i0, i1);
+        next(ds, i0, i1);
+        step(i0);
+      });
     });
     writeRows(dk_, scale_, shS_, sBase_, dK_, kvBase_, row_, Tk_);
     writeRows(dv_, f().f32(1.0f), shS_, sBase_, dV_, kvBase_, row_, Tk_);
@@ -234,9 +249,8 @@ private:
     return f().udiv(satSub(f().iadd(blockRow_, Tq_), Tk_), c(p_.tile));
   }
 
+  // Q and dO of tile i0 are being stored by this step's stream calls.
   void step(Value i0) {
-    stage(shQ_, q_, qBase_, i0, p_.tile, Tq_);
-    stage(shDO_, dO_, qBase_, i0, p_.tile, Tq_);
     f().ifThen(f().lt(lid_, c(p_.tile)), [&] {
       const Value i = f().iadd(i0, lid_), inside = f().lt(i, Tq_);
       const Value at = f().iadd(qBase_, f().umin(i, f().isub(Tq_, c(1))));

@@ -43,28 +43,68 @@ Buffer AttentionCoopEmitter::outputRows(uint32_t binding) {
   return m_.storageBuffer(binding, vec4_, Access::WriteOnly);
 }
 
-void AttentionCoopEmitter::stage(Value shared, const Buffer& rows, Value base, Value first, uint32_t count,
-                                 Value total) {
+std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, Value base, Value first, uint32_t count,
+                                               Value total) {
   const uint32_t vecs = count * d8_, n = p_.invocations();
   const Value zero = m_.constComposite(uvec4_, {c(0), c(0), c(0), c(0)});
   const Value last = f().isub(total, c(1));
+  std::vector<Value> regs;
   for (uint32_t e = 0; e < (vecs + n - 1) / n; ++e) {
+    // A trailing partial pass reads a valid vector and put() skips the store.
+    const Value idx = f().umin(f().iadd(lid_, c(e * n)), c(vecs - 1));
+    const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
+    // Two f32 vec4s per 8 halves; a row past the end reads the last row and yields zeros.
+    const Value g = f().imul(
+        f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_))), c(2));
+    const auto packed = [&](Value v) { return f().bitcast(f().convert(f().loadAt(rows, v), hvec4_), uvec2_); };
+    const Value h8 = f().construct(uvec4_, {packed(g), packed(f().iadd(g, c(1)))});
+    regs.push_back(f().select(f().lt(row, total), h8, zero));
+  }
+  return regs;
+}
+
+void AttentionCoopEmitter::put(Value shared, const std::vector<Value>& regs, uint32_t count) {
+  const uint32_t vecs = count * d8_, n = p_.invocations();
+  for (uint32_t e = 0; e < regs.size(); ++e) {
     const Value idx = f().iadd(lid_, c(e * n));
-    const auto body = [&] {
-      const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
-      // Two f32 vec4s per 8 halves; a row past the end reads the last row and stores zeros.
-      const Value g = f().imul(f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)),
-                                        f().rem(idx, c(d8_))),
-                               c(2));
-      const auto packed = [&](Value v) { return f().bitcast(f().convert(f().loadAt(rows, v), hvec4_), uvec2_); };
-      const Value h8 = f().construct(uvec4_, {packed(g), packed(f().iadd(g, c(1)))});
-      f().store(f().accessChain(shared, {idx}), f().select(f().lt(row, total), h8, zero));
-    };
+    const auto body = [&] { f().store(f().accessChain(shared, {idx}), regs[e]); };
     if ((e + 1) * n <= vecs)
       body();
     else
       f().ifThen(f().lt(idx, c(vecs)), body);
   }
+}
+
+void AttentionCoopEmitter::stage(Value shared, const Buffer& rows, Value base, Value first, uint32_t count,
+                                 Value total) {
+  put(shared, fetch(rows, base, first, count, total), count);
+}
+
+AttentionCoopEmitter::TileStream AttentionCoopEmitter::tileStream(Value shared, const Buffer& rows, Value base,
+                                                                  Value total) {
+  return {shared, &rows, base, total, {}};
+}
+
+void AttentionCoopEmitter::begin(TileStream& s, Value first) {
+  if (!p_.prefetch) return;
+  for (const Value& r : fetch(*s.rows, s.base, first, p_.tile, s.total)) {
+    s.held.push_back(f().variable(uvec4_));
+    f().store(s.held.back(), r);
+  }
+}
+
+void AttentionCoopEmitter::next(TileStream& s, Value first, Value nextFirst) {
+  if (!p_.prefetch) {
+    stage(s.shared, *s.rows, s.base, first, p_.tile, s.total);
+    return;
+  }
+  std::vector<Value> regs;
+  for (const Value& v : s.held)
+    regs.push_back(f().load(v));
+  put(s.shared, regs, p_.tile);
+  const auto ahead = fetch(*s.rows, s.base, nextFirst, p_.tile, s.total);
+  for (size_t i = 0; i < ahead.size(); ++i)
+    f().store(s.held[i], ahead[i]);
 }
 
 std::vector<Value> AttentionCoopEmitter::loadA(Value shared, Value row) {

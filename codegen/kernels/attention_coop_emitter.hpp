@@ -31,6 +31,24 @@ protected:
   // each) into `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
   void stage(spv::Value shared, const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
              spv::Value total);
+  // stage() in two halves, so a loop can issue the global loads of its next tile before computing on the
+  // current one: fetch() returns this invocation's packed vectors, put() stores them.
+  std::vector<spv::Value> fetch(const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
+                                spv::Value total);
+  void put(spv::Value shared, const std::vector<spv::Value>& regs, uint32_t count);
+
+  // A tile of `tile` rows walked by a loop, prefetched one step ahead through Function variables (when
+  // p.prefetch): begin(first) before the loop; in the loop, next() stores the held tile to shared memory and
+  // issues the loads of the tile at `nextFirst`.
+  struct TileStream {
+    spv::Value shared;
+    const spv::Buffer* rows;
+    spv::Value base, total;
+    std::vector<spv::Value> held; // Function variables
+  };
+  TileStream tileStream(spv::Value shared, const spv::Buffer& rows, spv::Value base, spv::Value total);
+  void begin(TileStream& s, spv::Value first);
+  void next(TileStream& s, spv::Value first, spv::Value nextFirst);
   // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
   std::vector<spv::Value> loadA(spv::Value shared, spv::Value row);
 

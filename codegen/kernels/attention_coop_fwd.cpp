@@ -82,10 +82,13 @@ private:
   }
 
   void keyLoop() {
+    TileStream ks = tileStream(shK_, k_, kvBase_, Tk_), vs = tileStream(shV_, v_, kvBase_, Tk_);
+    begin(ks, c(0));
+    begin(vs, c(0));
     f().forRange(c(0), tiles(), [&](Value t) {
-      const Value t0 = f().imul(t, c(p_.tile));
-      stage(shK_, k_, kvBase_, t0, p_.tile, Tk_);
-      stage(shV_, v_, kvBase_, t0, p_.tile, Tk_);
+      const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
+      next(ks, t0, t1);
+      next(vs, t0, t1);
       f().workgroupBarrier();
       scores();
       subgroupBarrier();

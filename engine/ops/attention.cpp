@@ -1,5 +1,6 @@
 #include "engine/ops/attention.hpp"
 
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 
@@ -68,7 +69,9 @@ struct Pass {
 
 Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
   if (coop) {
-    const auto p = codegen::attentionCoopParams(which, s.headDim, s.causal, sharedLimit(exec));
+    auto p = codegen::attentionCoopParams(which, s.headDim, s.causal, sharedLimit(exec));
+    // HELIOS_ATTENTION_PREFETCH=0: the coop passes without the one-tile-ahead loads (for comparison).
+    if (const char* e = std::getenv("HELIOS_ATTENTION_PREFETCH"); e && std::string(e) == "0") p.prefetch = false;
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
   const auto p = codegen::attentionParams(which, s.headDim, s.causal);
