@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
-#   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [UNFUSED_CONFIGS="char gpt2-small"] bash bench/device/h100-train.sh
+#   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [PROFILE_CONFIGS="char gpt2-small"] [UNFUSED_CONFIGS="char"]
+#   bash bench/device/h100-train.sh
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-train
@@ -36,10 +37,12 @@ python3 bench/torch/gpt_train.py --configs gpt2-small --modes f32,amp --steps 10
 python3 bench/merge_train.py --runs "$OUT" --torch "$OUT/torch_char.json" --torch "$OUT/torch_gpt2.json" \
   --out "$OUT/train.json" | tee "$OUT/summary.txt"
 if [ -n "${PROFILE:-}" ]; then
-  echo "== per-kernel profile (char mixed, 8 steps)"
-  timeout 120 helios-train --preset char --precision mixed --steps 8 --profile --out /tmp/helios-profile \
-    --eval-every 100000 --checkpoint-every 100000 >"$OUT/profile-char-mixed.txt" 2>&1
-  grep -A14 "per-kernel GPU time" "$OUT/profile-char-mixed.txt"
+  for cfg in ${PROFILE_CONFIGS:-char}; do
+    echo "== per-kernel profile ($cfg mixed, 8 steps)"
+    timeout 120 helios-train --preset "$cfg" --precision mixed --steps 8 --profile --out "/tmp/helios-profile-$cfg" \
+      --eval-every 100000 --checkpoint-every 100000 >"$OUT/profile-$cfg-mixed.txt" 2>&1
+    grep -A14 "per-kernel GPU time" "$OUT/profile-$cfg-mixed.txt"
+  done
 fi
 tar czf "$FINAL/train.tgz" -C "$OUT" --exclude='*.safetensors' .
 cp "$OUT/summary.txt" "$FINAL/"
