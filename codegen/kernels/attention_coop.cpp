@@ -16,9 +16,12 @@ void require(bool ok, const std::string& what) {
 
 const char* passTag(AttentionPass pass) {
   switch (pass) {
-  case AttentionPass::Forward: return "fwd";
-  case AttentionPass::QueryGrad: return "dq";
-  case AttentionPass::KeyValueGrad: return "dkv";
+  case AttentionPass::Forward:
+    return "fwd";
+  case AttentionPass::QueryGrad:
+    return "dq";
+  case AttentionPass::KeyValueGrad:
+    return "dkv";
   }
   return "?";
 }
@@ -29,9 +32,12 @@ uint32_t AttentionCoopParams::sharedBytes() const {
   const uint32_t staged = 2 * headDim * (rows() + 2 * tile); // f16: the owned rows' staging, two tiles
   const uint32_t perRow = subgroups * 16 * tile;             // entries of each per-subgroup scratch
   switch (pass) {
-  case AttentionPass::Forward: return staged + perRow * (4 + 2); // S (f32), P (f16)
-  case AttentionPass::QueryGrad: return staged + perRow * (4 + 4 + 2); // S, dP, dS
-  case AttentionPass::KeyValueGrad: return staged + perRow * (4 + 4 + 2 + 2) + 2 * tile * 4; // + P, lse, delta
+  case AttentionPass::Forward:
+    return staged + perRow * (4 + 2); // S (f32), P (f16)
+  case AttentionPass::QueryGrad:
+    return staged + perRow * (4 + 4 + 2); // S, dP, dS
+  case AttentionPass::KeyValueGrad:
+    return staged + perRow * (4 + 4 + 2 + 2) + 2 * tile * 4; // + P, lse, delta
   }
   return 0;
 }
@@ -39,7 +45,8 @@ uint32_t AttentionCoopParams::sharedBytes() const {
 std::string AttentionCoopParams::cacheKey() const {
   return std::string("attention_coop:") + passTag(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
-         (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" + std::to_string(maxSharedBytes);
+         (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
+         std::to_string(maxSharedBytes);
 }
 
 std::string AttentionCoopParams::name() const {
@@ -52,7 +59,8 @@ void AttentionCoopParams::validate() const {
   const std::string me = name() + ": ";
   require(headDim && headDim % 16 == 0 && headDim <= 128,
           me + "headDim must be a multiple of 16, at most 128");
-  require(tile == 32, me + "tile must be 32 (two lanes per row, 16 columns each)");
+  require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
+          me + "tile must be 32 (two lanes per row, 16 columns each), or 64 for the forward");
   require(subgroupSize == 32, me + "needs 32-wide subgroups (two lanes for each of 16 rows)");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
   require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +
@@ -67,6 +75,17 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
   p.headDim = headDim;
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;
+  // The forward takes 64 keys per step where four subgroups still fit (half the barriers and O checks per
+  // key); everything else 32, with the most subgroups that fit.
+  if (pass == AttentionPass::Forward) {
+    p.tile = 64;
+    p.subgroups = 4;
+    if (p.sharedBytes() <= maxSharedBytes) {
+      p.validate();
+      return p;
+    }
+    p.tile = 32;
+  }
   for (uint32_t sg : {4u, 2u, 1u}) {
     p.subgroups = sg;
     if (p.sharedBytes() <= maxSharedBytes) break;
@@ -100,25 +119,31 @@ Kernel generateAttentionCoop(const AttentionCoopParams& p) {
 }
 
 void registerAttentionCoop(KernelRegistry& registry) {
-  registry.add({"attention.coop",
-                "fused attention on cooperative matrices (KHR 16x16x16 f16 -> f32): forward, dQ, dK/dV; causal "
-                "or dense",
-                [] { return generateAttentionCoop(attentionCoopParams(AttentionPass::Forward, 64, true)); },
-                [] {
-                  std::vector<Kernel> ks;
-                  for (AttentionPass pass :
-                       {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
-                    for (uint32_t d : {16u, 64u, 128u})
-                      for (bool causal : {false, true}) {
-                        AttentionCoopParams p = attentionCoopParams(pass, d, causal);
-                        ks.push_back(generateAttentionCoop(p));
-                        p.subgroups = 1;
-                        ks.push_back(generateAttentionCoop(p));
-                        p.prefetch = false;
-                        ks.push_back(generateAttentionCoop(p));
-                      }
-                  return ks;
-                }});
+  registry.add(
+      {"attention.coop",
+       "fused attention on cooperative matrices (KHR 16x16x16 f16 -> f32): forward, dQ, dK/dV; causal "
+       "or dense",
+       [] { return generateAttentionCoop(attentionCoopParams(AttentionPass::Forward, 64, true)); },
+       [] {
+         std::vector<Kernel> ks;
+         for (AttentionPass pass :
+              {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
+           for (uint32_t d : {16u, 64u, 128u})
+             for (bool causal : {false, true}) {
+               AttentionCoopParams p = attentionCoopParams(pass, d, causal);
+               ks.push_back(generateAttentionCoop(p));
+               if (p.tile == 64) { // the 32-key forward too
+                 AttentionCoopParams t32 = p;
+                 t32.tile = 32;
+                 ks.push_back(generateAttentionCoop(t32));
+               }
+               p.subgroups = 1;
+               ks.push_back(generateAttentionCoop(p));
+               p.prefetch = false;
+               ks.push_back(generateAttentionCoop(p));
+             }
+         return ks;
+       }});
 }
 
 } // namespace helios::codegen

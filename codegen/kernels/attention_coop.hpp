@@ -30,8 +30,9 @@ struct AttentionCoopParams {
   uint32_t headDim = 64; // D: a multiple of 16, at most 128
   bool causal = false;
   uint32_t subgroups = 4; // 16 owned rows each
-  uint32_t tile = 32;     // rows of the other side per step (32: two lanes per row cover 16 each)
-  bool prefetch = true;   // issue the global loads of the next tile before computing on the current one
+  uint32_t tile =
+      32; // rows of the other side per step (two lanes per row cover tile/2 each; 64: forward only)
+  bool prefetch = true; // issue the global loads of the next tile before computing on the current one
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
 
@@ -43,7 +44,8 @@ struct AttentionCoopParams {
   void validate() const;        // throws std::invalid_argument naming the broken constraint
 };
 
-// The pass with the largest subgroup count (4, 2, 1) whose shared memory fits.
+// The pass's tiling: the forward takes 64-key tiles with 4 subgroups where they fit; otherwise 32-key
+// tiles with the largest subgroup count (4, 2, 1) whose shared memory fits.
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
                                         uint32_t maxSharedBytes = 49152);
 Kernel generateAttentionCoop(const AttentionCoopParams& p);

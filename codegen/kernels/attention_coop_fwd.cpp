@@ -113,14 +113,15 @@ private:
     }
   }
 
-  // Two lanes per row, 16 columns each: masked scaled scores, the row's reference max and sum, P (f16), and
-  // the rescale of O when a row with a sum moved its max.
+  // Two lanes per row, tile/2 columns each: masked scaled scores, the row's reference max and sum, P (f16),
+  // and the rescale of O when a row with a sum moved its max.
   void softmax(Value t0) {
-    const Value rowS = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(p_.tile)), f().imul(half_, c(16))));
-    const Value col0 = f().iadd(t0, f().imul(half_, c(16)));
-    std::vector<Value> s(16), seen(16);
+    const uint32_t cols = p_.tile / 2; // this lane's columns of the row
+    const Value rowS = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(p_.tile)), f().imul(half_, c(cols))));
+    const Value col0 = f().iadd(t0, f().imul(half_, c(cols)));
+    std::vector<Value> s(cols), seen(cols);
     Value mx = f().f32(kMinFloat);
-    for (uint32_t e = 0; e < 16; ++e) {
+    for (uint32_t e = 0; e < cols; ++e) {
       seen[e] = f().lt(f().iadd(col0, c(e)), limit_);
       s[e] = f().fmul(scale_, f().load(f().accessChain(shS_, {f().iadd(rowS, c(e))})));
       mx = f().select(seen[e], f().fmax(mx, s[e]), mx);
@@ -131,7 +132,7 @@ private:
     const Value mNew = f().select(bump, mx, mOld);
     const Value corr = f().exp(f().fsub(mOld, mNew));
     Value sum = f().f32(0.0f);
-    for (uint32_t e = 0; e < 16; ++e) {
+    for (uint32_t e = 0; e < cols; ++e) {
       const Value pr = f().select(seen[e], f().exp(f().fsub(s[e], mNew)), f().f32(0.0f));
       sum = f().fadd(sum, pr);
       f().store(f().accessChain(shP_, {f().iadd(rowS, c(e))}), f().convert(pr, f16_));

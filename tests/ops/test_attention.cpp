@@ -123,8 +123,9 @@ Run runDevice(const ops::AttentionShape& s, const std::vector<float>& q, const s
 // here already are f16 values, so the reference sees what the kernel reads) and round P and dS to f16 before
 // their MulAdds (11-bit mantissa): 2e-3 relative, as the issue sets for the coop path.
 // `shapeInputs` may rework the random q and k (e.g. scores that rise along the keys).
-void checkAgainstReference(const ops::AttentionShape& s,
-                           const std::function<void(std::vector<float>&, std::vector<float>&)>& shapeInputs = {}) {
+void checkAgainstReference(
+    const ops::AttentionShape& s,
+    const std::function<void(std::vector<float>&, std::vector<float>&)>& shapeInputs = {}) {
   const bool coop = s.kernel == ops::AttentionKernel::Coop;
   INFO((coop ? "coop: " : "fallback: ")
        << "B" << s.batch << " H" << s.heads << " Hkv" << s.kvHeads << " Tq" << s.Tq << " Tk" << s.Tk << " D"
@@ -229,7 +230,9 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   codegen::KernelRegistry reg;
   codegen::registerAttentionCoop(reg);
   const auto ks = reg.find("attention.coop")->all();
-  CHECK(ks.size() == 54);
+  CHECK(
+      ks.size() ==
+      58); // 3 passes x D 16, 64, 128 x dense/causal x (default, 1 subgroup, no prefetch), + 32-key forwards
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
@@ -237,7 +240,10 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   }
   CHECK_THROWS_WITH(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 24, false),
                     ContainsSubstring("multiple of 16"));
-  // Every pass fits 48 KiB at D = 128 (fewer subgroups where needed).
+  // The forward takes 64-key tiles at D = 64, 32 at D = 128 (shared memory); every pass fits 48 KiB.
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true).tile == 64);
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true).tile == 32);
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true).tile == 32);
   for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
                     codegen::AttentionPass::KeyValueGrad})
     CHECK(codegen::attentionCoopParams(pass, 128, true).sharedBytes() <= 49152);
@@ -273,7 +279,8 @@ TEST_CASE("attention coop: forward and backward match float64 on f16 inputs (GPU
   checkAgainstReference(shape(2, 8, 8, 256, 256, 64, causal, coop));
 }
 
-TEST_CASE("attention coop: scores that keep rising along the keys (O rescaled on the way)", "[attention][coop]") {
+TEST_CASE("attention coop: scores that keep rising along the keys (O rescaled on the way)",
+          "[attention][coop]") {
   if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
   const bool causal = GENERATE(false, true);
   const uint32_t T = 200, D = 64;
