@@ -1,8 +1,8 @@
 // The backward passes of the coop attention family (see attention_coop.hpp). Both recompute the scores from
-// the forward's lse; neither writes the T x T matrices. Per step and subgroup, two 16 x tile blocks go through
-// shared memory (the score S and dP = dO V^T, or their transposes), the lanes turn them into P and
-// dS = P (dP - delta) as f16, and coop MulAdds fold those into accumulators that stay in registers for the
-// whole walk (no per-row rescale is needed, unlike the forward's O).
+// the forward's lse; neither writes the T x T matrices. Per step and subgroup, two 16 x tile blocks go
+// through shared memory (the score S and dP = dO V^T, or their transposes), the lanes turn them into P and dS
+// = P (dP - delta) as f16, and coop MulAdds fold those into accumulators that stay in registers for the whole
+// walk (no per-row rescale is needed, unlike the forward's O).
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
 namespace helios::codegen::detail {
@@ -127,7 +127,8 @@ private:
 
     // delta = dO . O over the row, each lane of the pair taking half of D.
     const uint32_t half = p_.headDim / 8; // vec4s per lane
-    const Value at = f().iadd(f().imul(f().iadd(qBase_, clamped), c(p_.headDim / 4)), f().imul(half_, c(half)));
+    const Value at =
+        f().iadd(f().imul(f().iadd(qBase_, clamped), c(p_.headDim / 4)), f().imul(half_, c(half)));
     Value sum = f().f32(0.0f);
     for (uint32_t e = 0; e < half; ++e)
       sum = f().fadd(sum, f().dot(f().loadAt(dO_, f().iadd(at, c(e))), f().loadAt(o_, f().iadd(at, c(e)))));
@@ -154,15 +155,15 @@ private:
   // K and V of tile t0 are being stored by this step's stream calls.
   void step(Value t0) {
     f().workgroupBarrier();
-    productT(shS_, qa_, shK_);  // S = Q K^T
+    productT(shS_, qa_, shK_);   // S = Q K^T
     productT(shDP_, doa_, shV_); // dP = dO V^T
     subgroupBarrier();
     const Value at = laneEntry(), col0 = f().iadd(t0, f().imul(half_, c(16)));
     for (uint32_t e = 0; e < 16; ++e) {
       const Value i = f().iadd(at, c(e));
       const Value s = f().load(f().accessChain(shS_, {i})), dp = f().load(f().accessChain(shDP_, {i}));
-      const Value p = f().select(f().lt(f().iadd(col0, c(e)), limit_), f().exp(f().fsub(f().fmul(scale_, s), lse_i_)),
-                                 f().f32(0.0f));
+      const Value p = f().select(f().lt(f().iadd(col0, c(e)), limit_),
+                                 f().exp(f().fsub(f().fmul(scale_, s), lse_i_)), f().f32(0.0f));
       f().store(f().accessChain(shDS_, {i}), f().convert(f().fmul(p, f().fsub(dp, delta_i_)), f16_));
     }
     subgroupBarrier();

@@ -54,9 +54,11 @@ std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, Value base, V
     const Value idx = f().umin(f().iadd(lid_, c(e * n)), c(vecs - 1));
     const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
     // Two f32 vec4s per 8 halves; a row past the end reads the last row and yields zeros.
-    const Value g = f().imul(
-        f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_))), c(2));
-    const auto packed = [&](Value v) { return f().bitcast(f().convert(f().loadAt(rows, v), hvec4_), uvec2_); };
+    const Value g =
+        f().imul(f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_))), c(2));
+    const auto packed = [&](Value v) {
+      return f().bitcast(f().convert(f().loadAt(rows, v), hvec4_), uvec2_);
+    };
     const Value h8 = f().construct(uvec4_, {packed(g), packed(f().iadd(g, c(1)))});
     regs.push_back(f().select(f().lt(row, total), h8, zero));
   }
@@ -80,8 +82,8 @@ void AttentionCoopEmitter::stage(Value shared, const Buffer& rows, Value base, V
   put(shared, fetch(rows, base, first, count, total), count);
 }
 
-AttentionCoopEmitter::TileStream AttentionCoopEmitter::tileStream(Value shared, const Buffer& rows, Value base,
-                                                                  Value total) {
+AttentionCoopEmitter::TileStream AttentionCoopEmitter::tileStream(Value shared, const Buffer& rows,
+                                                                  Value base, Value total) {
   return {shared, &rows, base, total, {}};
 }
 
@@ -136,7 +138,8 @@ Value AttentionCoopEmitter::sees(Value i, Value j) {
 }
 
 void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale, Value scratch,
-                                     Value scratchBase, const Buffer& out, Value base, Value row, Value total) {
+                                     Value scratchBase, const Buffer& out, Value base, Value row,
+                                     Value total) {
   const Value mine = f().iadd(scratchBase, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
   const Value outVec = f().iadd(f().imul(f().iadd(base, row), c(p_.headDim / 4)), f().imul(half_, c(2)));
   for (uint32_t d = 0; d < blocks_; ++d) {
@@ -147,7 +150,8 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale
         std::vector<Value> x;
         for (uint32_t e = 0; e < 4; ++e)
           x.push_back(f().load(f().accessChain(scratch, {f().iadd(mine, c(4 * h + e))})));
-        f().storeAt(out, f().iadd(outVec, c(4 * d + h)), f().vectorTimesScalar(f().construct(vec4_, x), scale));
+        f().storeAt(out, f().iadd(outVec, c(4 * d + h)),
+                    f().vectorTimesScalar(f().construct(vec4_, x), scale));
       }
     });
     subgroupBarrier();

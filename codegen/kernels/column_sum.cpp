@@ -10,7 +10,9 @@ using namespace helios::spv;
 
 namespace {
 
-const char* tag(ColumnSumPass pass) { return pass == ColumnSumPass::Blocks ? "blocks" : "finish"; }
+const char* tag(ColumnSumPass pass) {
+  return pass == ColumnSumPass::Blocks ? "blocks" : "finish";
+}
 
 } // namespace
 
@@ -51,8 +53,7 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
       });
       const Value beta = f.loadPush(pc, 3);
       f.ifThenElse(
-          f.ne(beta, f.f32(0.0f)),
-          [&] { f.storeAt(out, j, f.fma(beta, f.loadAt(out, j), f.load(acc))); },
+          f.ne(beta, f.f32(0.0f)), [&] { f.storeAt(out, j, f.fma(beta, f.loadAt(out, j), f.load(acc))); },
           [&] { f.storeAt(out, j, f.load(acc)); });
     }
   });

@@ -49,7 +49,8 @@ void finish(Tape& tape, const Tensor& t, const MaybeSink& s) {
 // a char-model step on the H100).
 void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols) {
   const Tape::Target tg = tape.target(t);
-  const vk::BufferRange scratch = tape.allocate(ops::columnSumScratchBytes(rows, cols), "column partial sums");
+  const vk::BufferRange scratch =
+      tape.allocate(ops::columnSumScratchBytes(rows, cols), "column partial sums");
   ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f);
 }
 

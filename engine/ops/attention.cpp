@@ -42,18 +42,19 @@ bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
 namespace {
 
 // Whether the coop passes run for these ranges (the coop kernels read and write 16-byte vectors).
-bool useCoop(Executor& exec, const char* op, const AttentionShape& s, std::initializer_list<vk::BufferRange> rs) {
+bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
+             std::initializer_list<vk::BufferRange> rs) {
   if (s.kernel == AttentionKernel::Fallback) return false;
   bool aligned = true;
   for (const vk::BufferRange& r : rs)
     aligned = aligned && r.offset % 16 == 0;
   const bool ok = aligned && attentionCoopAvailable(exec.context().device(), s.headDim);
   if (!ok && s.kernel == AttentionKernel::Coop)
-    throw std::invalid_argument(std::string(op) +
-                                ": the coop kernels need 16x16x16 f16 cooperative matrices on 32-wide subgroups, a "
-                                "head dim that is a multiple of 16 up to 128 (got " +
-                                std::to_string(s.headDim) + ") and 16-byte aligned ranges" +
-                                (aligned ? "" : " (a range is not)"));
+    throw std::invalid_argument(
+        std::string(op) +
+        ": the coop kernels need 16x16x16 f16 cooperative matrices on 32-wide subgroups, a "
+        "head dim that is a multiple of 16 up to 128 (got " +
+        std::to_string(s.headDim) + ") and 16-byte aligned ranges" + (aligned ? "" : " (a range is not)"));
   return ok;
 }
 
@@ -71,7 +72,8 @@ Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coo
   if (coop) {
     auto p = codegen::attentionCoopParams(which, s.headDim, s.causal, sharedLimit(exec));
     // HELIOS_ATTENTION_PREFETCH=0: the coop passes without the one-tile-ahead loads (for comparison).
-    if (const char* e = std::getenv("HELIOS_ATTENTION_PREFETCH"); e && std::string(e) == "0") p.prefetch = false;
+    if (const char* e = std::getenv("HELIOS_ATTENTION_PREFETCH"); e && std::string(e) == "0")
+      p.prefetch = false;
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
   const auto p = codegen::attentionParams(which, s.headDim, s.causal);

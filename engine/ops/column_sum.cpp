@@ -50,8 +50,8 @@ void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::Buffe
   const ColumnSumPlan plan = columnSumPlan(rows);
   using codegen::ColumnSumParams, codegen::ColumnSumPass, codegen::ColumnSumPush;
   exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Blocks, kLocalSize}, codegen::generateColumnSum),
-                {{x, Access::Read}, {scratch, Access::Write}}, ColumnSumPush{rows, cols, plan.blockRows, 0.0f},
-                columnGroups(cols, plan.numBlocks));
+                {{x, Access::Read}, {scratch, Access::Write}},
+                ColumnSumPush{rows, cols, plan.blockRows, 0.0f}, columnGroups(cols, plan.numBlocks));
   exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Finish, kLocalSize}, codegen::generateColumnSum),
                 {{scratch, Access::Read}, {out, beta != 0.0f ? Access::ReadWrite : Access::Write}},
                 ColumnSumPush{plan.numBlocks, cols, 0, beta}, columnGroups(cols, 1));

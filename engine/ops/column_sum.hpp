@@ -1,6 +1,7 @@
 #pragma once
 // Column sums of a row-major f32 matrix (codegen/kernels/column_sum.hpp): out[j] = sum_r x[r, j], plus
-// beta * out[j] when beta != 0. Deterministic: block partial sums in row order, then their sum in block order.
+// beta * out[j] when beta != 0. Deterministic: block partial sums in row order, then their sum in block
+// order.
 #include <cstdint>
 
 #include "engine/ops/executor.hpp"

@@ -38,8 +38,8 @@ std::vector<float> run(const std::vector<float>& x, uint32_t rows, uint32_t cols
 }
 
 // max |got - ref| / max(sum_r |x[r, j]|) over columns.
-double relError(const std::vector<float>& got, const std::vector<float>& x, uint32_t rows, uint32_t cols, float beta,
-                const std::vector<float>* start) {
+double relError(const std::vector<float>& got, const std::vector<float>& x, uint32_t rows, uint32_t cols,
+                float beta, const std::vector<float>* start) {
   double worst = 0, norm = 1e-30;
   for (uint32_t j = 0; j < cols; ++j) {
     double ref = start && beta != 0.0f ? double(beta) * (*start)[j] : 0.0, mag = std::abs(ref);

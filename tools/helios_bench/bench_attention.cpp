@@ -64,11 +64,12 @@ nlohmann::json coopPassStats(vk::Context& ctx, uint32_t D, bool causal) {
   nlohmann::json out = nlohmann::json::object();
   for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
                     codegen::AttentionPass::KeyValueGrad}) {
-    const auto p = codegen::attentionCoopParams(pass, D, causal,
-                                                ctx.device().limits().maxComputeSharedMemorySize);
+    const auto p =
+        codegen::attentionCoopParams(pass, D, causal, ctx.device().limits().maxComputeSharedMemorySize);
     nlohmann::json stats = nlohmann::json::object();
     std::string line;
-    for (const auto& st : ctx.pipelines().executableStats(ctx.pipelines().get(codegen::generateAttentionCoop(p))))
+    for (const auto& st :
+         ctx.pipelines().executableStats(ctx.pipelines().get(codegen::generateAttentionCoop(p))))
       if (st.name.find("Register") != std::string::npos || st.name.find("Spill") != std::string::npos ||
           st.name.find("Local Memory") != std::string::npos || st.name.find("Shared") != std::string::npos) {
         stats[st.name] = st.value;
@@ -134,8 +135,8 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
           });
           const double fwdFlops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D * (causal ? 0.5 : 1.0);
           const double flops = mode == "fwdbwd" ? 3.5 * fwdFlops : fwdFlops;
-          const double err = spotCheck(s, causal, shape.scale, q, k, v,
-                                       ctx.downloadVector<float>(o, n), gen, 4);
+          const double err =
+              spotCheck(s, causal, shape.scale, q, k, v, ctx.downloadVector<float>(o, n), gen, 4);
           row["us"] = us;
           row["tflops"] = flops / (us * 1e-6) / 1e12;
           row["max_rel_error_sampled"] = err;

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
     sub->add_option("--warmup-ms", common.warmupMs,
                     "Keep warming up until this much wall time has passed (clocks ramp up under load)")
         ->capture_default_str();
-    sub->add_option("--repeat", common.repeat, "Timed runs per window (the window's median)")->capture_default_str();
+    sub->add_option("--repeat", common.repeat, "Timed runs per window (the window's median)")
+        ->capture_default_str();
     sub->add_option("--windows", common.windows,
                     "Timed windows, back to back; the best window median is reported (clock dips)")
         ->capture_default_str();
@@ -58,7 +59,9 @@ int main(int argc, char** argv) {
       ->delimiter(',')
       ->check(CLI::IsMember({"causal", "dense"}))
       ->capture_default_str();
-  attentionCmd->add_option("--kernel", attention.kernel, "fallback (f32) or coop (cooperative matrices; q, k, v, dO rounded to f16)")
+  attentionCmd
+      ->add_option("--kernel", attention.kernel,
+                   "fallback (f32) or coop (cooperative matrices; q, k, v, dO rounded to f16)")
       ->check(CLI::IsMember({"fallback", "coop"}))
       ->capture_default_str();
   attentionCmd->add_option("--modes", attention.modes, "fwd (forward), fwdbwd (forward + backward)")

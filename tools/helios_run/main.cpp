@@ -68,9 +68,10 @@ int main(int argc, char** argv) {
   attention->add_flag("--causal", at.causal, "Query i sees keys j <= i + Tk - Tq");
   attention->add_option("--scale", at.scale, "Score scale (default 1/sqrt(D))");
   attention
-      ->add_option("--kernel", at.kernel,
-                   "fallback (f32), coop (cooperative matrices, q/k/v rounded to f16; an error where the device "
-                   "has none) or auto (coop where it can run)")
+      ->add_option(
+          "--kernel", at.kernel,
+          "fallback (f32), coop (cooperative matrices, q/k/v rounded to f16; an error where the device "
+          "has none) or auto (coop where it can run)")
       ->check(CLI::IsMember({"fallback", "coop", "auto"}))
       ->capture_default_str();
   common(attention);
