@@ -6,7 +6,8 @@
 #                                                 [coopnum] [splitk] [sweep]   (default: the first six)
 # coopnum: only the coop-matrix test cases ([coop] tags) of every test binary; splitk: the weight-gradient
 # GEMMs (TN, K = 16384) beside cuBLAS; sweep: every coop GEMM tiling timed at 4096^3 with warm clocks.
-# Knobs: COOP2=0 (skip the coopmat2 pass), COOP_CHECK=0 (skip the numerical check), ATTENTION_KERNELS.
+# Knobs: COOP2=0 (skip the coopmat2 pass), COOP_CHECK=0 (skip the numerical check), ATTENTION_KERNELS,
+# TESTS="test_a test_b" (only these test binaries in the tests step).
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-out   # everything lands here; packed into $FINAL/results.tgz at the end (few files come back)
@@ -36,6 +37,7 @@ if has tests; then
   : >"$OUT/tests.txt"
   for t in .dev/bin/test_*; do
     name=$(basename "$t")
+    [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]] && continue
     if HELIOS_GEMM_ALL_TILES=1 timeout "${TEST_TIMEOUT:-300}" "$t" >"$OUT/$name.log" 2>&1; then res=ok; else res=FAIL; fi
     printf '%-28s %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.log" | tr '\n' ' ' | cut -c1-120)" | tee -a "$OUT/tests.txt"
   done
