@@ -5,9 +5,26 @@ Helios tokens/s counts the tokens of every step after the first 5 (pipeline crea
 wall time they took (the GPU runs ahead of the CPU, so per-step CPU times alone do not measure throughput).
 """
 import argparse
+import datetime
 import json
 import os
 import statistics
+import subprocess
+
+
+def device_meta():
+    """Device, driver, commit and date for the JSON (nvidia-smi where present; commit from $HELIOS_COMMIT)."""
+    meta = {"commit": os.environ.get("HELIOS_COMMIT"),
+            "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=20).stdout.strip().splitlines()
+        if out:
+            name, driver = [x.strip() for x in out[0].split(",")]
+            meta.update({"device": name, "driver": "NVIDIA " + driver})
+    except (OSError, subprocess.SubprocessError, ValueError):
+        pass
+    return meta
 
 
 def main():
@@ -54,7 +71,7 @@ def main():
         print(f'{config:11} {precision:6} helios {row["tokens_per_s"] or 0:12.0f} tok/s  '
               f'torch {row.get("torch_tokens_per_s", 0):12.0f}  ratio {row.get("ratio_to_torch", 0):.2f}  '
               f'submits/step {row["submits_per_step"]}  dispatches/step {row["dispatches_per_step"]}')
-    json.dump({"torch": torch_meta, "torch_results": list(torch_rows.values()), "helios": rows},
+    json.dump({"meta": device_meta(), "torch": torch_meta, "torch_results": list(torch_rows.values()), "helios": rows},
               open(args.out, "w"), indent=1)
 
 
