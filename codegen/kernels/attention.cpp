@@ -20,9 +20,7 @@ namespace helios::codegen {
 
 using namespace helios::spv;
 
-namespace {
-
-const char* passName(AttentionPass p) {
+const char* toString(AttentionPass p) {
   switch (p) {
   case AttentionPass::Forward:
     return "fwd";
@@ -33,6 +31,8 @@ const char* passName(AttentionPass p) {
   }
   return "?";
 }
+
+namespace {
 
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
@@ -339,13 +339,13 @@ private:
 } // namespace
 
 std::string AttentionParams::cacheKey() const {
-  return std::string("attention:") + passName(pass) + ":d" + std::to_string(headDim) +
+  return std::string("attention:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":r" + std::to_string(rows) + ":l" + std::to_string(lanes) + ":t" +
          std::to_string(tile);
 }
 
 std::string AttentionParams::name() const {
-  return std::string("attention_") + passName(pass) + (causal ? "_causal" : "") + "_d" +
+  return std::string("attention_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_r" + std::to_string(rows) + "_l" + std::to_string(lanes) + "_t" +
          std::to_string(tile);
 }

@@ -27,6 +27,7 @@
 namespace helios::codegen {
 
 enum class AttentionPass : uint8_t { Forward, QueryGrad, KeyValueGrad };
+const char* toString(AttentionPass p); // "fwd", "dq", "dkv"
 
 struct AttentionParams {
   AttentionPass pass = AttentionPass::Forward;

@@ -14,18 +14,6 @@ void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument(what);
 }
 
-const char* passTag(AttentionPass pass) {
-  switch (pass) {
-  case AttentionPass::Forward:
-    return "fwd";
-  case AttentionPass::QueryGrad:
-    return "dq";
-  case AttentionPass::KeyValueGrad:
-    return "dkv";
-  }
-  return "?";
-}
-
 } // namespace
 
 uint32_t AttentionCoopParams::sharedBytes() const {
@@ -43,14 +31,14 @@ uint32_t AttentionCoopParams::sharedBytes() const {
 }
 
 std::string AttentionCoopParams::cacheKey() const {
-  return std::string("attention_coop:") + passTag(pass) + ":d" + std::to_string(headDim) +
+  return std::string("attention_coop:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes);
 }
 
 std::string AttentionCoopParams::name() const {
-  return std::string("attention_coop_") + passTag(pass) + (causal ? "_causal" : "") + "_d" +
+  return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
          (prefetch ? "" : "_nopf");
 }

@@ -11,8 +11,7 @@ using namespace helios::spv;
 
 namespace {
 
-// Shared scaffolding of the two passes: the per-subgroup scratch and the two "Y = X W^T" products whose
-// second operand is a staged tile read column-major.
+// Shared scaffolding of the two passes: the per-subgroup scratch and zeroed accumulators.
 class BackwardEmitter : protected AttentionCoopEmitter {
 protected:
   using AttentionCoopEmitter::AttentionCoopEmitter;
@@ -23,37 +22,6 @@ protected:
     shDP_ = m_.workgroupArray(f32_, n);
     shDS_ = m_.workgroupArray(f16_, n);
     sBase_ = f().imul(sg_, c(16 * p_.tile));
-  }
-
-  // dst (16 x tile, this subgroup's scratch) = X Y^T, X given as A matrices across D, Y the staged tile.
-  void productT(Value dst, const std::vector<Value>& xa, Value tile) {
-    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-      Value acc = f().coopFill(tc_, f().f32(0.0f));
-      for (uint32_t d = 0; d < blocks_; ++d) {
-        const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
-                                      CoopLayout::ColumnMajorKHR);
-        acc = f().coopMulAdd(xa[d], yb, acc);
-      }
-      f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), acc, c(p_.tile),
-                    CoopLayout::RowMajorKHR);
-    }
-  }
-
-  // accs[d] += W (16 x tile f16 in this subgroup's scratch `w`) times the staged tile's 16-column block d.
-  void accumulate(const std::vector<Value>& accs, Value w, Value tile) {
-    std::vector<Value> wa;
-    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
-      wa.push_back(f().coopLoad(ta_, f().accessChain(w, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
-                                CoopLayout::RowMajorKHR));
-    for (uint32_t d = 0; d < blocks_; ++d) {
-      Value acc = f().load(accs[d]);
-      for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-        const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
-                                      CoopLayout::RowMajorKHR);
-        acc = f().coopMulAdd(wa[kb], yb, acc);
-      }
-      f().store(accs[d], acc);
-    }
   }
 
   std::vector<Value> zeroAccs(uint32_t n) {
@@ -71,7 +39,7 @@ protected:
     return f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(p_.tile)), f().imul(half_, c(16))));
   }
 
-  Value shS_, shDP_, shDS_, sBase_;
+  Value shS_, shDP_, shDS_;
 };
 
 // dQ_i = scale * sum_j P_ij (dP_ij - delta_i) K_j, with delta_i = dO_i . O_i written out for the KV pass.

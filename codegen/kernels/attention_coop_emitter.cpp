@@ -118,6 +118,35 @@ std::vector<Value> AttentionCoopEmitter::loadA(Value shared, Value row) {
   return out;
 }
 
+void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, Value tile) {
+  for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
+    Value acc = f().coopFill(tc_, f().f32(0.0f));
+    for (uint32_t d = 0; d < blocks_; ++d) {
+      const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
+                                    CoopLayout::ColumnMajorKHR);
+      acc = f().coopMulAdd(xa[d], yb, acc);
+    }
+    f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), acc, c(p_.tile),
+                  CoopLayout::RowMajorKHR);
+  }
+}
+
+void AttentionCoopEmitter::accumulate(const std::vector<Value>& accs, Value w, Value tile) {
+  std::vector<Value> wa;
+  for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
+    wa.push_back(f().coopLoad(ta_, f().accessChain(w, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
+                              CoopLayout::RowMajorKHR));
+  for (uint32_t d = 0; d < blocks_; ++d) {
+    Value acc = f().load(accs[d]);
+    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
+      const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
+                                    CoopLayout::RowMajorKHR);
+      acc = f().coopMulAdd(wa[kb], yb, acc);
+    }
+    f().store(accs[d], acc);
+  }
+}
+
 void AttentionCoopEmitter::subgroupBarrier() {
   f().controlBarrier(Scope::Subgroup, Scope::Workgroup,
                      static_cast<uint32_t>(MemorySemanticsMask::AcquireRelease) |

@@ -52,6 +52,13 @@ protected:
   // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
   std::vector<spv::Value> loadA(spv::Value shared, spv::Value row);
 
+  // dst (16 x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T: X as A matrices across D, Y the
+  // staged tile (its rows read column-major as B).
+  void productT(spv::Value dst, const std::vector<spv::Value>& xa, spv::Value tile);
+  // accs[d] += W Y_d: W the 16 x tile f16 block at this subgroup's sBase_ in `w`, Y_d the staged tile's
+  // 16-column block d (accs: Function variables of accumulator matrices).
+  void accumulate(const std::vector<spv::Value>& accs, spv::Value w, spv::Value tile);
+
   // A subgroup-wide barrier that also orders this subgroup's shared-memory writes before its reads.
   void subgroupBarrier();
   spv::Value satSub(spv::Value a, spv::Value b);
@@ -74,6 +81,7 @@ protected:
   spv::TypeId f32_, f16_, u32_, uvec2_, uvec4_, vec4_, hvec4_, ta_, tb_, tc_;
   spv::PushConstants pc_;
   spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
+  spv::Value sBase_; // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
 };
 
 // The passes, each a complete module (AttentionCoopParams::pass picks one in generateAttentionCoop).

@@ -90,27 +90,13 @@ private:
       next(ks, t0, t1);
       next(vs, t0, t1);
       f().workgroupBarrier();
-      scores();
+      productT(shS_, qa_, shK_); // S = Q K^T
       subgroupBarrier();
       softmax(t0);
       subgroupBarrier();
-      accumulatePV();
+      accumulate(oAcc_, shP_, shV_); // O += P V
       f().workgroupBarrier();
     });
-  }
-
-  // S (16 x tile) = Q K^T: K^T's 16x16 blocks are K's rows read column-major.
-  void scores() {
-    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-      Value acc = f().coopFill(tc_, f().f32(0.0f));
-      for (uint32_t d = 0; d < blocks_; ++d) {
-        const Value kbd = f().coopLoad(tb_, f().accessChain(shK_, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
-                                       CoopLayout::ColumnMajorKHR);
-        acc = f().coopMulAdd(qa_[d], kbd, acc);
-      }
-      f().coopStore(f().accessChain(shS_, {f().iadd(sBase_, c(kb * 16))}), acc, c(p_.tile),
-                    CoopLayout::RowMajorKHR);
-    }
   }
 
   // Two lanes per row, tile/2 columns each: masked scaled scores, the row's reference max and sum, P (f16),
@@ -163,23 +149,6 @@ private:
     }
   }
 
-  // O += P V on the accumulators.
-  void accumulatePV() {
-    std::vector<Value> pa;
-    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
-      pa.push_back(f().coopLoad(ta_, f().accessChain(shP_, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
-                                CoopLayout::RowMajorKHR));
-    for (uint32_t d = 0; d < blocks_; ++d) {
-      Value acc = f().load(oAcc_[d]);
-      for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-        const Value vb = f().coopLoad(tb_, f().accessChain(shV_, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
-                                      CoopLayout::RowMajorKHR);
-        acc = f().coopMulAdd(pa[kb], vb, acc);
-      }
-      f().store(oAcc_[d], acc);
-    }
-  }
-
   void finish() {
     const Value l = f().load(lVar_), seen = f().gt(l, f().f32(0.0f));
     const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
@@ -193,7 +162,7 @@ private:
 
   Buffer q_, k_, v_, o_, lse_;
   Value shQ_, shK_, shV_, shS_, shP_;
-  Value qBase_, kvBase_, blockRow_, row_, limit_, sBase_;
+  Value qBase_, kvBase_, blockRow_, row_, limit_;
   Value mVar_, lVar_;
   std::vector<Value> qa_, oAcc_;
 };
