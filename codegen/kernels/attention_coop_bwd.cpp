@@ -50,9 +50,7 @@ public:
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareTypes();
-    q_ = inputRows(0);
-    k_ = inputRows(1);
-    v_ = inputRows(2);
+    declareQkv();
     o_ = inputRows(3);
     dO_ = inputRows(4);
     lse_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
@@ -65,15 +63,7 @@ public:
     shV_ = stagingArray(p_.tile);
     declareScratch();
     setup();
-    TileStream ks = tileStream(shK_, k_, kvBase_, Tk_), vs = tileStream(shV_, v_, kvBase_, Tk_);
-    begin(ks, c(0));
-    begin(vs, c(0));
-    f().forRange(c(0), tiles(), [&](Value t) {
-      const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
-      next(ks, t0, t1);
-      next(vs, t0, t1);
-      step(t0);
-    });
+    walkKeyTiles(shK_, shV_, [&](Value t0) { step(t0); });
     writeRows(dq_, scale_, shS_, sBase_, dQ_, qBase_, row_, Tq_);
     f().ret();
     return m_.build();
@@ -81,14 +71,7 @@ public:
 
 private:
   void setup() {
-    const Value bh = f().workgroupId(1), b = f().udiv(bh, H_), h = f().rem(bh, H_);
-    qBase_ = f().imul(bh, Tq_);
-    kvBase_ = f().imul(f().iadd(f().imul(b, Hkv_), f().udiv(h, f().udiv(H_, Hkv_))), Tk_);
-    Value block = f().workgroupId(0);
-    if (p_.causal) // the last row blocks see the most keys: hand them out first
-      block = f().isub(f().isub(f().udiv(f().iadd(Tq_, c(p_.rows() - 1)), c(p_.rows())), c(1)), block);
-    blockRow_ = f().imul(block, c(p_.rows()));
-    row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
+    ownQueryRows();
     const Value clamped = f().umin(row_, f().isub(Tq_, c(1)));
     limit_ = keyLimit(clamped);
     lse_i_ = f().loadAt(lse_, f().iadd(qBase_, clamped));
@@ -115,11 +98,6 @@ private:
     dq_ = zeroAccs(blocks_);
   }
 
-  Value tiles() {
-    const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
-    return f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
-  }
-
   // K and V of tile t0 are being stored by this step's stream calls.
   void step(Value t0) {
     f().workgroupBarrier();
@@ -139,9 +117,9 @@ private:
     f().workgroupBarrier();
   }
 
-  Buffer q_, k_, v_, o_, dO_, lse_, dQ_, delta_;
+  Buffer o_, dO_, lse_, dQ_, delta_;
   Value shRows_, shK_, shV_;
-  Value qBase_, kvBase_, blockRow_, row_, limit_, lse_i_, delta_i_;
+  Value limit_, lse_i_, delta_i_;
   std::vector<Value> qa_, doa_, dq_;
 };
 
@@ -154,9 +132,7 @@ public:
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareTypes();
-    q_ = inputRows(0);
-    k_ = inputRows(1);
-    v_ = inputRows(2);
+    declareQkv();
     dO_ = inputRows(3);
     lse_ = m_.storageBuffer(4, f32_, Access::ReadOnly);
     delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
@@ -247,9 +223,9 @@ private:
     f().workgroupBarrier();
   }
 
-  Buffer q_, k_, v_, dO_, lse_, delta_, dK_, dV_;
+  Buffer dO_, lse_, delta_, dK_, dV_;
   Value shRows_, shQ_, shDO_, shLse_, shDelta_, shP_;
-  Value b_, kvh_, kvBase_, qBase_, blockRow_, row_;
+  Value b_, kvh_;
   std::vector<Value> ka_, va_, dk_, dv_;
 };
 

@@ -35,6 +35,37 @@ void AttentionCoopEmitter::beginMain() {
   half_ = f().bitAnd(lane, c(1));
 }
 
+void AttentionCoopEmitter::declareQkv() {
+  q_ = inputRows(0);
+  k_ = inputRows(1);
+  v_ = inputRows(2);
+}
+
+void AttentionCoopEmitter::ownQueryRows() {
+  const Value bh = f().workgroupId(1), b = f().udiv(bh, H_), h = f().rem(bh, H_);
+  qBase_ = f().imul(bh, Tq_);
+  kvBase_ = f().imul(f().iadd(f().imul(b, Hkv_), f().udiv(h, f().udiv(H_, Hkv_))), Tk_);
+  Value block = f().workgroupId(0);
+  if (p_.causal) // the last row blocks see the most keys: hand them out first (shorter tail)
+    block = f().isub(f().isub(f().udiv(f().iadd(Tq_, c(p_.rows() - 1)), c(p_.rows())), c(1)), block);
+  blockRow_ = f().imul(block, c(p_.rows()));
+  row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
+}
+
+void AttentionCoopEmitter::walkKeyTiles(Value shK, Value shV, const std::function<void(Value)>& body) {
+  const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
+  const Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
+  TileStream ks = tileStream(shK, k_, kvBase_, Tk_), vs = tileStream(shV, v_, kvBase_, Tk_);
+  begin(ks, c(0));
+  begin(vs, c(0));
+  f().forRange(c(0), tiles, [&](Value t) {
+    const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
+    next(ks, t0, t1);
+    next(vs, t0, t1);
+    body(t0);
+  });
+}
+
 Buffer AttentionCoopEmitter::inputRows(uint32_t binding) {
   return m_.storageBuffer(binding, vec4_, Access::ReadOnly);
 }

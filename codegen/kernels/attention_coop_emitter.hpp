@@ -4,6 +4,7 @@
 // accumulator blocks to an f32 output. Each pass is a class deriving from AttentionCoopEmitter
 // (attention_coop_fwd.cpp, attention_coop_bwd.cpp).
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "codegen/kernels/attention_coop.hpp"
@@ -23,6 +24,7 @@ protected:
   // The entry point, then the push constants and builtins every pass reads.
   void beginMain();
 
+  void declareQkv();                        // q_, k_, v_ at bindings 0, 1, 2 (every pass)
   spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, o, dO)
   spv::Buffer outputRows(uint32_t binding); // f32 rows written as vec4 (dQ, dK, dV)
   spv::Value stagingArray(uint32_t rows) { return m_.workgroupArray(uvec4_, rows * d8_); }
@@ -59,6 +61,13 @@ protected:
   // 16-column block d (accs: Function variables of accumulator matrices).
   void accumulate(const std::vector<spv::Value>& accs, spv::Value w, spv::Value tile);
 
+  // Passes that own query rows (forward, dQ): this workgroup's head (qBase_, kvBase_: first rows of its q and
+  // kv heads), block (blockRow_; causal hands the last, longest blocks out first) and this lane's row_.
+  void ownQueryRows();
+  // Their walk over the key tiles up to the last key the block's last real row sees: K and V streamed into
+  // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key.
+  void walkKeyTiles(spv::Value shK, spv::Value shV, const std::function<void(spv::Value)>& body);
+
   // A subgroup-wide barrier that also orders this subgroup's shared-memory writes before its reads.
   void subgroupBarrier();
   spv::Value satSub(spv::Value a, spv::Value b);
@@ -82,6 +91,8 @@ protected:
   spv::PushConstants pc_;
   spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
   spv::Value sBase_; // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
+  spv::Buffer q_, k_, v_;
+  spv::Value qBase_, kvBase_, blockRow_, row_;
 };
 
 // The passes, each a complete module (AttentionCoopParams::pass picks one in generateAttentionCoop).

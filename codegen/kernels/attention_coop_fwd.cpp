@@ -26,9 +26,7 @@ public:
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareTypes();
-    q_ = inputRows(0);
-    k_ = inputRows(1);
-    v_ = inputRows(2);
+    declareQkv();
     o_ = outputRows(3);
     lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
     pushBytes = pc_.size;
@@ -47,11 +45,7 @@ public:
 
 private:
   void setup() {
-    const Value bh = f().workgroupId(1), b = f().udiv(bh, H_), h = f().rem(bh, H_);
-    qBase_ = f().imul(bh, Tq_);
-    kvBase_ = f().imul(f().iadd(f().imul(b, Hkv_), f().udiv(h, f().udiv(H_, Hkv_))), Tk_);
-    blockRow_ = f().imul(rowBlock(), c(p_.rows()));
-    row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
+    ownQueryRows();
     limit_ = keyLimit(f().umin(row_, f().isub(Tq_, c(1))));
     sBase_ = f().imul(sg_, c(16 * p_.tile)); // this subgroup's S / P scratch
 
@@ -68,27 +62,8 @@ private:
     }
   }
 
-  // Causal: the last row blocks see the most keys, so they are handed out first (shorter tail).
-  Value rowBlock() {
-    if (!p_.causal) return f().workgroupId(0);
-    const Value count = f().udiv(f().iadd(Tq_, c(p_.rows() - 1)), c(p_.rows()));
-    return f().isub(f().isub(count, c(1)), f().workgroupId(0));
-  }
-
-  // The workgroup walks key tiles up to the last key its last real row sees.
-  Value tiles() {
-    const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
-    return f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
-  }
-
   void keyLoop() {
-    TileStream ks = tileStream(shK_, k_, kvBase_, Tk_), vs = tileStream(shV_, v_, kvBase_, Tk_);
-    begin(ks, c(0));
-    begin(vs, c(0));
-    f().forRange(c(0), tiles(), [&](Value t) {
-      const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
-      next(ks, t0, t1);
-      next(vs, t0, t1);
+    walkKeyTiles(shK_, shV_, [&](Value t0) {
       f().workgroupBarrier();
       productT(shS_, qa_, shK_); // S = Q K^T
       subgroupBarrier();
@@ -160,9 +135,9 @@ private:
     });
   }
 
-  Buffer q_, k_, v_, o_, lse_;
+  Buffer o_, lse_;
   Value shQ_, shK_, shV_, shS_, shP_;
-  Value qBase_, kvBase_, blockRow_, row_, limit_;
+  Value limit_;
   Value mVar_, lVar_;
   std::vector<Value> qa_, oAcc_;
 };

@@ -58,15 +58,12 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
     }
   });
   f.ret();
-
-  Kernel k;
-  k.name = p.name();
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = 2;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  return {.name = p.name(),
+          .cacheKey = p.cacheKey(),
+          .spirv = m.build(),
+          .numBuffers = 2,
+          .pushConstantBytes = pc.size,
+          .localSize = {p.localSize, 1, 1}};
 }
 
 void registerColumnSum(KernelRegistry& registry) {
