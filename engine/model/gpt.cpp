@@ -98,6 +98,7 @@ struct Gpt::Impl {
   GptConfig cfg;
   uint64_t seed;
   std::vector<Parameter> params;
+  ParameterStore store;
   std::vector<double> initStd; // per parameter: > 0 normal(0, std); 0 zeros; < 0 ones
   int wte = -1, wpe = -1, lnfW = -1, lnfB = -1;
   std::vector<BlockIndex> blocks;
@@ -161,23 +162,13 @@ struct Gpt::Impl {
     lnfW = add("ln_f.weight", {C}, -1, false);
     if (ln) lnfB = add("ln_f.bias", {C}, 0, false);
 
+    store.build(ctx, params); // zeroed: gradients, moments, and zero-initialised parameters stay so
     for (size_t i = 0; i < params.size(); ++i) {
       Parameter& p = params[i];
-      const VkDeviceSize bytes = uint64_t(p.elements) * 4;
-      p.data = ctx.buffer(bytes, p.name);
-      p.grad = ctx.buffer(bytes, p.name + " grad");
-      p.m = ctx.buffer(bytes, p.name + " adam m");
-      p.v = ctx.buffer(bytes, p.name + " adam v");
-      std::vector<float> init;
       if (initStd[i] > 0)
-        init = normal(p.elements, initStd[i], seed, p.name);
-      else
-        init.assign(p.elements, initStd[i] < 0 ? 1.0f : 0.0f);
-      ctx.uploadVector(p.data, init);
-      const std::vector<float> zeros(p.elements, 0.0f);
-      ctx.uploadVector(p.grad, zeros);
-      ctx.uploadVector(p.m, zeros);
-      ctx.uploadVector(p.v, zeros);
+        ctx.uploadVector(p.data, normal(p.elements, initStd[i], seed, p.name));
+      else if (initStd[i] < 0)
+        ctx.uploadVector(p.data, std::vector<float>(p.elements, 1.0f));
     }
     if (cfg.rope) {
       const std::vector<float> table = ops::ropeTable(cfg.context, D);
@@ -297,6 +288,10 @@ Gpt::~Gpt() = default;
 
 const GptConfig& Gpt::config() const {
   return impl_->cfg;
+}
+
+const std::vector<ParameterGroup>& Gpt::parameterGroups() const {
+  return impl_->store.groups();
 }
 
 std::vector<Parameter>& Gpt::parameters() {

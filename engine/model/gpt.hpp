@@ -3,6 +3,7 @@
 // tools/helios_train). The model owns its parameters and records forward + backward for one micro-batch
 // into an executor; the trainer owns data, the optimizer step, loss scaling, checkpoints and metrics.
 #include "engine/graph/arena.hpp"
+#include "engine/model/parameter_store.hpp"
 #include "engine/ops/executor.hpp"
 
 #include <cstdint>
@@ -37,15 +38,6 @@ struct GptConfig {
   uint64_t parameterCount() const;
 };
 
-// A trainable tensor: f32 master weights, its gradient, and AdamW state, all persistent on the device.
-struct Parameter {
-  std::string name; // safetensors key, e.g. "blocks.0.attn.qkv.weight"
-  std::vector<uint32_t> shape;
-  uint32_t elements = 0;
-  vk::Buffer data, grad, m, v; // f32
-  bool decay = true;           // weight decay applies (not to norms, biases, embeddings' positions)
-};
-
 class Gpt {
 public:
   // Allocates parameters and initialises them deterministically from `seed` (GPT-2 style: N(0, 0.02),
@@ -54,6 +46,8 @@ public:
   ~Gpt();
   const GptConfig& config() const;
   std::vector<Parameter>& parameters();
+  // The flat buffers the parameters live in, one entry per group (engine/model/parameter_store.hpp).
+  const std::vector<ParameterGroup>& parameterGroups() const;
 
   // Records forward, cross-entropy loss and backward for tokens/targets (int32, batch*T each) into `exec`.
   // Gradients are ACCUMULATED into Parameter::grad (the trainer zeroes them per optimizer step), multiplied

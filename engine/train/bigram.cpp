@@ -24,21 +24,17 @@ BigramModel::BigramModel(vk::Context& ctx, uint32_t vocab, uint64_t seed) : voca
   p.shape = {vocab, vocab};
   p.elements = vocab * vocab;
   p.decay = false;
-  const VkDeviceSize bytes = 4ull * p.elements;
-  p.data = ctx.buffer(bytes, "bigram table");
-  p.grad = ctx.buffer(bytes, "bigram table grad");
-  p.m = ctx.buffer(bytes, "bigram table m");
-  p.v = ctx.buffer(bytes, "bigram table v");
+  params_.push_back(std::move(p));
+  store_.build(ctx, params_);
   // N(0, 0.02) from a Box-Muller transform of the seeded splitmix64 stream.
   SplitMix64 rng{seed};
-  std::vector<float> init(p.elements);
+  std::vector<float> init(params_[0].elements);
   for (auto& x : init) {
     const double u1 = (double(rng.next() >> 11) + 1.0) / 9007199254740993.0;
     const double u2 = double(rng.next() >> 11) / 9007199254740992.0;
     x = static_cast<float>(0.02 * std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2));
   }
-  ctx.uploadVector(p.data, init);
-  params_.push_back(std::move(p));
+  ctx.uploadVector(params_[0].data, init);
 }
 
 std::string BigramModel::describe() const {

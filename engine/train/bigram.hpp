@@ -10,6 +10,7 @@ class BigramModel final : public Model {
 public:
   BigramModel(vk::Context& ctx, uint32_t vocab, uint64_t seed);
   std::vector<model::Parameter>& parameters() override { return params_; }
+  const std::vector<model::ParameterGroup>& parameterGroups() const override { return store_.groups(); }
   uint32_t vocab() const override { return vocab_; }
   uint32_t context() const override { return 1u << 20; }
   std::string describe() const override;
@@ -24,6 +25,7 @@ public:
 private:
   uint32_t vocab_;
   std::vector<model::Parameter> params_;
+  model::ParameterStore store_;
 };
 
 } // namespace helios::train

@@ -29,13 +29,13 @@ uint64_t elementsOf(const std::vector<uint64_t>& shape) {
   return n;
 }
 
-std::vector<float> download(vk::Context& ctx, const vk::Buffer& b, uint32_t n) {
+std::vector<float> download(vk::Context& ctx, const vk::BufferSlice& b, uint32_t n) {
   std::vector<float> v(n);
   ctx.download(b, std::as_writable_bytes(std::span<float>(v)));
   return v;
 }
 
-void upload(vk::Context& ctx, const vk::Buffer& b, const std::vector<float>& v) {
+void upload(vk::Context& ctx, const vk::BufferSlice& b, const std::vector<float>& v) {
   ctx.upload(b, std::as_bytes(std::span<const float>(v)));
 }
 

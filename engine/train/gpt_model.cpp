@@ -16,6 +16,9 @@ class GptModel final : public Model {
 public:
   GptModel(vk::Context& ctx, const model::GptConfig& config, uint64_t seed) : gpt_(ctx, config, seed) {}
   std::vector<model::Parameter>& parameters() override { return gpt_.parameters(); }
+  const std::vector<model::ParameterGroup>& parameterGroups() const override {
+    return gpt_.parameterGroups();
+  }
   uint32_t vocab() const override { return gpt_.config().vocab; }
   uint32_t context() const override { return gpt_.config().context; }
   std::string describe() const override { return gpt_.config().describe(); }

@@ -17,6 +17,8 @@ class Model {
 public:
   virtual ~Model() = default;
   virtual std::vector<model::Parameter>& parameters() = 0;
+  // The flat buffers behind parameters(): the optimizer runs per group, not per tensor.
+  virtual const std::vector<model::ParameterGroup>& parameterGroups() const = 0;
   virtual uint32_t vocab() const = 0;
   virtual uint32_t context() const = 0;
   virtual std::string describe() const = 0;

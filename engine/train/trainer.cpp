@@ -90,9 +90,9 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
     targets_[k] = ctx_.buffer(rowsBytes, "train targets", vk::MemoryKind::Upload);
     losses_[k] = ctx_.buffer(4ull * cfg_.gradAccum * lossStride_, "micro-batch losses");
   }
-  for (auto& p : model_.parameters()) {
+  for (const auto& g : model_.parameterGroups()) {
     partialSlot_.push_back(partialFloats_);
-    partialFloats_ += roundUp(ops::gradSumsqSlots(p.elements), alignF);
+    partialFloats_ += roundUp(ops::gradSumsqSlots(g.elements), alignF);
   }
   partials_ = ctx_.buffer(4ull * std::max(partialFloats_, 1u), "gradient sum-of-squares partials");
   adamState_ = ctx_.buffer(4ull * alignF, "AdamW step counter");
@@ -106,16 +106,16 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
 
   // Zero what accumulates or is summed with gaps: gradients (the optimizer re-zeroes them every step),
   // moments, partials, losses, the AdamW counter.
-  auto zero = [&](const vk::Buffer& b) {
-    ops::fill(*graph_, b.range(), static_cast<uint32_t>(b.size() / 4), 0.0f);
+  auto zero = [&](const vk::BufferRange& r) {
+    ops::fill(*graph_, r, static_cast<uint32_t>(r.size / 4), 0.0f);
   };
-  for (auto& p : model_.parameters()) {
-    zero(p.grad);
-    zero(p.m);
-    zero(p.v);
+  for (const auto& g : model_.parameterGroups()) {
+    zero(g.grad);
+    zero(g.m);
+    zero(g.v);
   }
   for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]})
-    zero(*b);
+    zero(b->range());
   graph_->flush();
   start_ = lastStepEnd_ = Clock::now();
 }
@@ -224,10 +224,11 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
 }
 
 void Trainer::recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr) {
-  auto& params = model_.parameters();
-  for (size_t i = 0; i < params.size(); ++i) {
-    const uint32_t slots = ops::gradSumsqSlots(params[i].elements);
-    ops::gradSumsq(*graph_, params[i].grad.range(), params[i].elements,
+  // One sum of squares and one AdamW dispatch per parameter group (flat buffers; padding stays zero).
+  const auto& groups = model_.parameterGroups();
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const uint32_t slots = ops::gradSumsqSlots(groups[i].elements);
+    ops::gradSumsq(*graph_, groups[i].grad, groups[i].elements,
                    slice(partials_, 4ull * partialSlot_[i], 4ull * slots), 0);
   }
   ops::OptimControlArgs c;
@@ -245,10 +246,9 @@ void Trainer::recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr
   c.beta1 = cfg_.beta1;
   c.beta2 = cfg_.beta2;
   ops::optimControl(*graph_, c);
-  for (auto& p : params) {
-    ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, p.decay ? cfg_.weightDecay : 0.0f};
-    ops::adamwCtrl(*graph_, p.data.range(), p.m.range(), p.v.range(), p.grad.range(), c.control, p.elements,
-                   h);
+  for (const auto& g : groups) {
+    ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, g.decay ? cfg_.weightDecay : 0.0f};
+    ops::adamwCtrl(*graph_, g.data, g.m, g.v, g.grad, c.control, g.elements, h);
   }
 }
 

@@ -133,7 +133,7 @@ private:
   vk::Buffer tokens_[2], targets_[2]; // host-visible, double-buffered; gradAccum * batch * seqLen each
   vk::Buffer losses_[2];              // one aligned slot per micro-batch (zero gaps)
   vk::Buffer partials_;               // gradient sums of squares, one aligned region per parameter
-  std::vector<uint32_t> partialSlot_; // first float of each parameter's region
+  std::vector<uint32_t> partialSlot_; // first float of each parameter group's region
   uint32_t partialFloats_ = 0;
   vk::Buffer adamState_;  // [0] = AdamW step counter t (advanced on finite steps only)
   vk::Buffer control_;    // {gradMul, skip, 1/(1-b1^t), 1/(1-b2^t)}

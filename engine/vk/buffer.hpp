@@ -36,4 +36,17 @@ private:
   VkDeviceSize bytes_ = 0;
 };
 
+// A region of a Buffer someone else owns (one parameter inside a flat parameter buffer, say). The owner must
+// outlive the slice and stay where it is.
+struct BufferSlice {
+  const Buffer* owner = nullptr;
+  VkDeviceSize offset = 0, size = 0;
+  BufferRange range() const {
+    BufferRange r = owner->range();
+    r.offset += offset;
+    r.size = size;
+    return r;
+  }
+};
+
 } // namespace helios::vk

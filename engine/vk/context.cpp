@@ -47,6 +47,20 @@ void Context::upload(const Buffer& dst, std::span<const std::byte> src, VkDevice
   stream.submitAndWait();
 }
 
+void Context::upload(const BufferSlice& dst, std::span<const std::byte> src) {
+  if (src.size() > dst.size)
+    throw std::out_of_range(
+        fmt::format("upload of {} bytes overruns a {}-byte slice of a buffer", src.size(), dst.size));
+  upload(*dst.owner, src, dst.offset);
+}
+
+void Context::download(const BufferSlice& src, std::span<std::byte> dst) {
+  if (dst.size() > src.size)
+    throw std::out_of_range(
+        fmt::format("download of {} bytes overruns a {}-byte slice of a buffer", dst.size(), src.size));
+  download(*src.owner, dst, src.offset);
+}
+
 void Context::download(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset) {
   if (srcOffset + dst.size() > src.size())
     throw std::out_of_range(fmt::format("download of {} bytes at offset {} overruns a {}-byte buffer",

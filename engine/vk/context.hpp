@@ -46,6 +46,17 @@ public:
     download(src, std::as_writable_bytes(std::span<T>(v)));
     return v;
   }
+  // The same on a slice of a buffer (bounded by the slice, not the owner).
+  void upload(const BufferSlice& dst, std::span<const std::byte> src);
+  void download(const BufferSlice& src, std::span<std::byte> dst);
+  template <class T> void uploadVector(const BufferSlice& dst, const std::vector<T>& v) {
+    upload(dst, std::as_bytes(std::span<const T>(v)));
+  }
+  template <class T> std::vector<T> downloadVector(const BufferSlice& src, size_t count) {
+    std::vector<T> v(count);
+    download(src, std::as_writable_bytes(std::span<T>(v)));
+    return v;
+  }
 
 private:
   Context(Instance instance) : instance_(std::move(instance)) {}
