@@ -12,8 +12,10 @@
 #include "codegen/kernels/gemm_coop.hpp"
 
 #include <array>
+#include <initializer_list>
 #include <set>
 #include <stdexcept>
+#include <string_view>
 
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "codegen/kernels/gemm_coop_parts.hpp"
@@ -306,19 +308,24 @@ std::string GemmCoopParams::cacheKey() const {
 }
 
 std::string GemmCoopParams::name() const {
-  std::string n = std::string(workgroupScope ? "gemm_coop2_" : "gemm_coop_") + (transA ? "t" : "n") +
-                  (transB ? "t" : "n") + (outF16 ? "_f16" : "_f32") + (batched ? "_b" : "") +
-                  (alphaBeta ? "_ab" : "") + (bias ? "_bias" : "") + (gelu ? "_gelu" : "");
+  // Appends only: GCC 12 flags `const char* + std::string` chains here with a false -Wrestrict.
+  std::string n = workgroupScope ? "gemm_coop2_" : "gemm_coop_";
+  const auto add = [&n](std::initializer_list<std::string_view> parts) {
+    for (std::string_view part : parts)
+      n += part;
+  };
+  add({transA ? "t" : "n", transB ? "t" : "n", outF16 ? "_f16" : "_f32", batched ? "_b" : "",
+       alphaBeta ? "_ab" : "", bias ? "_bias" : "", gelu ? "_gelu" : ""});
   if (workgroupScope) {
-    n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_wg" + str(invocations()) + "_g" + str(coopM) +
-         "x" + str(coopN) + "x" + str(coopK);
-    if (groupM > 1) n += "_r" + str(groupM);
+    add({"_", str(BM), "x", str(BN), "x", str(BK), "_wg", str(invocations()), "_g", str(coopM), "x",
+         str(coopN), "x", str(coopK)});
+    if (groupM > 1) add({"_r", str(groupM)});
     return n;
   }
-  n += "_" + str(BM) + "x" + str(BN) + "x" + str(BK) + "_sg" + str(sgRows) + "x" + str(sgCols) + "_s" +
-       str(stages) + "_c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + "_p" + str(padA) + "_" +
-       str(padB);
-  if (groupM > 1) n += "_g" + str(groupM);
+  add({"_", str(BM),     "x",  str(BN),     "x",  str(BK),    "_sg", str(sgRows),
+       "x", str(sgCols), "_s", str(stages), "_c", str(coopM), "x",   str(coopN),
+       "x", str(coopK),  "_p", str(padA),   "_",  str(padB)});
+  if (groupM > 1) add({"_g", str(groupM)});
   return n;
 }
 
