@@ -14,8 +14,6 @@ const char* toString(NormPass p) {
     return "fwd";
   case NormPass::BackwardRows:
     return "bwd_rows";
-  case NormPass::ColumnReduce:
-    return "bwd_colsum";
   }
   return "?";
 }
@@ -164,34 +162,6 @@ Kernel backwardRows(const NormParams& p) {
   return finish(m, p, pc, b);
 }
 
-Kernel columnReduce(const NormParams& p) {
-  const bool ln = p.kind == NormKind::LayerNorm;
-  Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
-  const Buffer partials = m.storageBuffer(0, f32, Access::ReadOnly);
-  const Buffer dgamma = m.storageBuffer(1, f32, Access::WriteOnly);
-  const Buffer dbeta = ln ? m.storageBuffer(2, f32, Access::WriteOnly) : Buffer{};
-  const PushConstants pc = m.pushConstants({u32, u32});
-  FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
-
-  const Value j = f.globalId(0);
-  const Value numBlocks = f.loadPush(pc, 0), cols = f.loadPush(pc, 1);
-  f.ifThen(f.ge(j, cols), [&] { f.ret(); });
-  const Value partStride = f.imul(numBlocks, cols);
-  const Value accG = f.variable(f32), accB = f.variable(f32);
-  f.store(accG, f.f32(0.0f));
-  f.store(accB, f.f32(0.0f));
-  f.forRange(f.u32(0), numBlocks, [&](Value blk) {
-    const Value i = f.iadd(f.imul(blk, cols), j);
-    f.store(accG, f.fadd(f.load(accG), f.loadAt(partials, i)));
-    if (ln) f.store(accB, f.fadd(f.load(accB), f.loadAt(partials, f.iadd(partStride, i))));
-  });
-  f.storeAt(dgamma, j, f.load(accG));
-  if (ln) f.storeAt(dbeta, j, f.load(accB));
-  f.ret();
-  return finish(m, p, pc, ln ? 3 : 2);
-}
-
 } // namespace
 
 Kernel generateNorm(const NormParams& p) {
@@ -201,20 +171,18 @@ Kernel generateNorm(const NormParams& p) {
     return forward(p);
   case NormPass::BackwardRows:
     return backwardRows(p);
-  case NormPass::ColumnReduce:
-    return columnReduce(p);
   }
   throw BuildError("norm: unknown pass");
 }
 
 void registerNorm(KernelRegistry& registry) {
   registry.add({"rows.norm_f32",
-                "LayerNorm / RMSNorm forward, backward rows (dx + block partials), column reduce",
+                "LayerNorm / RMSNorm forward, backward rows (dx + block partials; ops::columnSum sums those)",
                 [] { return generateNorm({}); },
                 [] {
                   std::vector<Kernel> ks;
                   for (auto kind : {NormKind::LayerNorm, NormKind::RmsNorm})
-                    for (auto pass : {NormPass::Forward, NormPass::BackwardRows, NormPass::ColumnReduce})
+                    for (auto pass : {NormPass::Forward, NormPass::BackwardRows})
                       for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
                         for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
                           ks.push_back(generateNorm({kind, pass, wg, s}));

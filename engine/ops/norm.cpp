@@ -1,5 +1,7 @@
 #include "engine/ops/norm.hpp"
 
+#include "engine/ops/column_sum.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 #include <string>
@@ -14,9 +16,8 @@ using codegen::NormPass;
 namespace {
 
 // Blocks of rows for pass 1: enough workgroups to fill a GPU several times over (256 left the H100's
-// LayerNorm backward at 159 us for 16384 x 384, 5x its bandwidth time); bounds the scratch and pass 2.
+// LayerNorm backward at 159 us for 16384 x 384, 5x its bandwidth time); bounds the scratch.
 constexpr uint32_t kMaxBlocks = 1024;
-constexpr uint32_t kColumnReduceWg = 64; // pass 2: one invocation per column
 
 struct PushRows {
   uint32_t rows, cols;
@@ -24,9 +25,6 @@ struct PushRows {
 };
 struct PushBackward {
   uint32_t rows, cols, blockRows;
-};
-struct PushColumns {
-  uint32_t numBlocks, cols;
 };
 
 void checkForward(const char* op, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
@@ -52,12 +50,7 @@ void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, 
 }
 
 NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c) {
-  if (pass == NormPass::ColumnReduce) return {kind, pass, kColumnReduceWg, codegen::ReduceStrategy::Subgroup};
   return {kind, pass, c.localSize, c.strategy};
-}
-
-vk::Groups columnGroups(uint32_t cols) {
-  return {(cols + kColumnReduceWg - 1) / kColumnReduceWg, 1, 1};
 }
 
 } // namespace
@@ -68,9 +61,37 @@ NormBackwardPlan normBackwardPlan(uint32_t rows) {
   return {blockRows, (rows + blockRows - 1) / blockRows};
 }
 
+namespace {
+
+uint64_t partialBytes(uint32_t rows, uint32_t cols) {
+  return uint64_t(normBackwardPlan(rows).numBlocks) * cols * 4;
+}
+
+// dgamma (and dbeta) from the block partials: column sums of each [numBlocks, cols] plane, each with its own
+// scratch after the planes.
+void sumPartials(Executor& exec, vk::BufferRange scratch, uint32_t rows, uint32_t cols,
+                 std::initializer_list<vk::BufferRange> outs) {
+  const uint32_t blocks = normBackwardPlan(rows).numBlocks;
+  const uint64_t plane = partialBytes(rows, cols), sumScratch = columnSumScratchBytes(blocks, cols);
+  const auto sub = [&](uint64_t offset, uint64_t size) {
+    vk::BufferRange r = scratch;
+    r.offset += offset;
+    r.size = size;
+    return r;
+  };
+  uint64_t p = 0;
+  for (const vk::BufferRange& out : outs) {
+    columnSum(exec, sub(p * plane, plane), out, sub(outs.size() * plane + p * sumScratch, sumScratch), blocks,
+              cols);
+    ++p;
+  }
+}
+
+} // namespace
+
 uint64_t normBackwardScratchBytes(NormKind kind, uint32_t rows, uint32_t cols) {
   const uint64_t parts = kind == NormKind::LayerNorm ? 2 : 1;
-  return parts * normBackwardPlan(rows).numBlocks * cols * 4;
+  return parts * (partialBytes(rows, cols) + columnSumScratchBytes(normBackwardPlan(rows).numBlocks, cols));
 }
 
 void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange beta,
@@ -114,10 +135,7 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
                  {dx, Access::Write},
                  {scratch, Access::ReadWrite}},
                 PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
-  const auto& colPipe =
-      exec.pipeline(params(NormKind::LayerNorm, NormPass::ColumnReduce, c), codegen::generateNorm);
-  exec.dispatch(colPipe, {{scratch, Access::Read}, {dgamma, Access::Write}, {dbeta, Access::Write}},
-                PushColumns{plan.numBlocks, cols}, columnGroups(cols));
+  sumPartials(exec, scratch, rows, cols, {dgamma, dbeta});
 }
 
 void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange y,
@@ -148,10 +166,7 @@ void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, v
                  {dx, Access::Write},
                  {scratch, Access::ReadWrite}},
                 PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
-  const auto& colPipe =
-      exec.pipeline(params(NormKind::RmsNorm, NormPass::ColumnReduce, c), codegen::generateNorm);
-  exec.dispatch(colPipe, {{scratch, Access::Read}, {dgamma, Access::Write}},
-                PushColumns{plan.numBlocks, cols}, columnGroups(cols));
+  sumPartials(exec, scratch, rows, cols, {dgamma});
 }
 
 } // namespace helios::ops

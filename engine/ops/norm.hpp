@@ -1,9 +1,9 @@
 #pragma once
 // LayerNorm and RMSNorm along the last axis (f32, row-major), forward and backward. Kernels and formulas:
 // codegen/kernels/norm.hpp. Forward: one workgroup per row. Backward: a rows kernel (dx, plus per-block
-// partial sums of dgamma/dbeta written to a caller-provided scratch buffer) and a column-reduce kernel that
-// sums the partials in block order: deterministic, no float atomics, so the same inputs give bit-identical
-// dx, dgamma and dbeta on a given device.
+// partial sums of dgamma/dbeta written to a caller-provided scratch buffer), then ops::columnSum over the
+// partials in block order: deterministic, no float atomics, so the same inputs give bit-identical dx, dgamma
+// and dbeta on a given device.
 #include <cstdint>
 
 #include "codegen/kernels/norm.hpp"
@@ -12,12 +12,13 @@
 
 namespace helios::ops {
 
-// How the backward splits rows into blocks: numBlocks = ceil(rows / blockRows) <= 256 workgroups.
+// How the backward splits rows into blocks: numBlocks = ceil(rows / blockRows) <= 1024 workgroups.
 struct NormBackwardPlan {
   uint32_t blockRows = 0, numBlocks = 0;
 };
 NormBackwardPlan normBackwardPlan(uint32_t rows);
-// Bytes of scratch the backward needs: (LayerNorm 2, RMSNorm 1) * numBlocks * cols floats.
+// Bytes of scratch the backward needs: (LayerNorm 2, RMSNorm 1) * (numBlocks * cols floats of partials plus
+// columnSumScratchBytes(numBlocks, cols)).
 uint64_t normBackwardScratchBytes(codegen::NormKind kind, uint32_t rows, uint32_t cols);
 
 // y = (x - mean) * rstd * gamma + beta; writes mean[rows], rstd[rows]. x, y: rows*cols; gamma, beta: cols.
