@@ -89,6 +89,36 @@ void accumulate(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc
   });
 }
 
+// Per-segment sums for a small vocabulary: invocation `lid` of workgroup (x, s) owns column
+// c = x * ls + lid and keeps one running sum per id in shared memory (its own slots only, so no barriers),
+// walking segment s's tokens in order; then writes partials[s, id, c] for every id.
+void segmentSums(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls) {
+  const spv::Buffer dOut = m.storageBuffer(0, m.f32(), spv::Access::ReadOnly);
+  const spv::Buffer ids = m.storageBuffer(1, m.i32(), spv::Access::ReadOnly);
+  const spv::Buffer partials = m.storageBuffer(2, m.f32(), spv::Access::WriteOnly);
+  const Value sums = m.workgroupArray(m.f32(), kEmbeddingSmallVocab * ls);
+  const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2),
+              segment = f.loadPush(pc, 3);
+  const Value lid = f.localId(0), c = f.globalId(0), s = f.workgroupId(1);
+  f.ifThen(f.lt(c, dim), [&] {
+    f.forRange(f.u32(0), vocab, [&](Value v) {
+      f.store(f.accessChain(sums, {f.iadd(f.imul(v, f.u32(ls)), lid)}), f.f32(0.0f));
+    });
+    const Value first = f.imul(s, segment), last = f.umin(tokens, f.iadd(first, segment));
+    f.forRange(first, last, [&](Value t) {
+      const Value id = f.loadAt(ids, t);
+      f.ifThen(idInRange(f, m, id, vocab), [&] {
+        const Value slot = f.accessChain(sums, {f.iadd(f.imul(f.convert(id, m.u32()), f.u32(ls)), lid)});
+        f.store(slot, f.fadd(f.load(slot), f.loadAt(dOut, f.iadd(f.imul(t, dim), c))));
+      });
+    });
+    f.forRange(f.u32(0), vocab, [&](Value v) {
+      f.storeAt(partials, f.iadd(f.imul(f.iadd(f.imul(s, vocab), v), dim), c),
+                f.load(f.accessChain(sums, {f.iadd(f.imul(v, f.u32(ls)), lid)})));
+    });
+  });
+}
+
 } // namespace
 
 const char* toString(EmbeddingKernel k) {
@@ -99,6 +129,8 @@ const char* toString(EmbeddingKernel k) {
     return "link";
   case EmbeddingKernel::Accumulate:
     return "accumulate";
+  case EmbeddingKernel::SegmentSums:
+    return "segment_sums";
   }
   return "?";
 }
@@ -128,6 +160,14 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
     accumulate(m, f, pc, p.localSize);
     numBuffers = 4;
     break;
+  case EmbeddingKernel::SegmentSums:
+    if (p.localSize > 64)
+      throw std::invalid_argument("embedding: segment_sums keeps " + std::to_string(kEmbeddingSmallVocab) +
+                                  " sums per invocation in shared memory; localSize must be <= 64, got " +
+                                  std::to_string(p.localSize));
+    segmentSums(m, f, pc, p.localSize);
+    numBuffers = 3;
+    break;
   }
   f.ret();
   Kernel k;
@@ -143,13 +183,16 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
 void registerEmbedding(KernelRegistry& registry) {
   registry.add(
       {"embedding",
-       "embedding gather (out-of-range id -> zeros) and deterministic chain-linked scatter-add backward",
+       "embedding gather (out-of-range id -> zeros); deterministic backward: chain-linked scatter-add, or "
+       "per-segment sums for small vocabularies",
        [] { return generateEmbedding({}); },
        [] {
          std::vector<Kernel> ks;
          for (auto k : {EmbeddingKernel::Gather, EmbeddingKernel::Link, EmbeddingKernel::Accumulate})
            for (uint32_t ls : {64u, 256u})
              ks.push_back(generateEmbedding({k, ls}));
+         for (uint32_t ls : {32u, 64u})
+           ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, ls}));
          return ks;
        }});
 }

@@ -292,7 +292,7 @@ Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t 
     tape.push([&tape, table, ids, y, tokens, vocab, dim] {
       const vk::BufferRange dy = tape.gradOf(y);
       const vk::BufferRange ws =
-          tape.allocate(ops::embeddingBackwardWorkspaceBytes(tokens), "embedding workspace");
+          tape.allocate(ops::embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "embedding workspace");
       const Tape::Target t = tape.target(table);
       ops::embeddingBackward(tape.exec(), ids, dy, t.range, ws, tokens, vocab, dim, t.accumulate);
     });

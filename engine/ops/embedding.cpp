@@ -1,6 +1,7 @@
 #include "engine/ops/embedding.hpp"
 
 #include "codegen/kernels/embedding.hpp"
+#include "engine/ops/column_sum.hpp"
 #include "engine/ops/elementwise.hpp"
 
 #include <algorithm>
@@ -61,6 +62,31 @@ void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::B
                 EmbeddingPush{tokens, dim, vocab, 0}, rowGroups(exec.context(), tokens, dim, ls));
 }
 
+namespace {
+
+constexpr uint32_t kSegmentLocal = 32;   // columns per workgroup of SegmentSums
+constexpr uint32_t kSegmentTokens = 256; // tokens per segment (more segments: more workgroups)
+constexpr uint32_t kMaxSegments = 64;    // bounds the partials and the serial sum over segments
+constexpr uint64_t kMaxPartialBytes = 64ull << 20;
+
+} // namespace
+
+EmbeddingBackwardPlan embeddingBackwardPlan(uint32_t tokens, uint32_t vocab, uint32_t dim) {
+  EmbeddingBackwardPlan p;
+  if (vocab == 0 || vocab > codegen::kEmbeddingSmallVocab || tokens == 0 || dim == 0) return p;
+  p.segments = std::clamp<uint32_t>((tokens + kSegmentTokens - 1) / kSegmentTokens, 1, kMaxSegments);
+  p.segmentTokens = (tokens + p.segments - 1) / p.segments;
+  p.segments = (tokens + p.segmentTokens - 1) / p.segmentTokens; // no empty trailing segment
+  p.segmented = uint64_t(p.segments) * vocab * dim * 4 <= kMaxPartialBytes;
+  return p;
+}
+
+uint64_t embeddingBackwardWorkspaceBytes(uint32_t tokens, uint32_t vocab, uint32_t dim) {
+  const EmbeddingBackwardPlan p = embeddingBackwardPlan(tokens, vocab, dim);
+  if (!p.segmented) return 8ull * tokens;
+  return uint64_t(p.segments) * vocab * dim * 4 + columnSumScratchBytes(p.segments, vocab * dim);
+}
+
 void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut, vk::BufferRange dTable,
                        vk::BufferRange workspace, uint32_t tokens, uint32_t vocab, uint32_t dim,
                        bool accumulate) {
@@ -73,8 +99,25 @@ void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut
                std::to_string(tokens) + " x " + std::to_string(dim) + " f32");
   requireBytes("embeddingBackward", "dTable", dTable, 4ull * vocab * dim,
                std::to_string(vocab) + " x " + std::to_string(dim) + " f32");
-  requireBytes("embeddingBackward", "workspace", workspace, embeddingBackwardWorkspaceBytes(tokens),
-               "2 x " + std::to_string(tokens) + " uint32");
+  requireBytes("embeddingBackward", "workspace", workspace,
+               embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "embeddingBackwardWorkspaceBytes");
+  const EmbeddingBackwardPlan plan = embeddingBackwardPlan(tokens, vocab, dim);
+  const bool fits = uint64_t(codegen::kEmbeddingSmallVocab) * kSegmentLocal * 4 <=
+                    exec.context().device().limits().maxComputeSharedMemorySize;
+  if (plan.segmented && fits) {
+    // Segment partials [segments, vocab * dim], then their column sums (in segment order) into dTable.
+    const uint64_t partialBytes = uint64_t(plan.segments) * vocab * dim * 4;
+    vk::BufferRange partials = workspace, sumScratch = workspace;
+    partials.size = partialBytes;
+    sumScratch.offset += partialBytes;
+    sumScratch.size = columnSumScratchBytes(plan.segments, vocab * dim);
+    exec.dispatch(pipeline(exec, EmbeddingKernel::SegmentSums, kSegmentLocal),
+                  {{dOut, Access::Read}, {ids, Access::Read}, {partials, Access::Write}},
+                  EmbeddingPush{tokens, dim, vocab, plan.segmentTokens},
+                  vk::Groups{(dim + kSegmentLocal - 1) / kSegmentLocal, plan.segments, 1});
+    columnSum(exec, partials, dTable, sumScratch, plan.segments, vocab * dim, accumulate ? 1.0f : 0.0f);
+    return;
+  }
   if (!accumulate && vocab != 0 && dim != 0) fill(exec, dTable, vocab * dim, 0.0f);
   if (tokens == 0 || dim == 0) return;
   const EmbeddingPush push{tokens, dim, vocab, 0};

@@ -12,15 +12,21 @@ namespace helios::ops {
 void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::BufferRange out,
                uint32_t tokens, uint32_t vocab, uint32_t dim);
 
-// Bytes of scratch embeddingBackward needs (2 x tokens uint32: chain links and head flags).
-inline uint64_t embeddingBackwardWorkspaceBytes(uint32_t tokens) {
-  return 8ull * tokens;
-}
+// How embeddingBackward sums: per-segment sums for a small vocabulary (at most kEmbeddingSmallVocab ids, the
+// partials within 64 MiB), else chain-linked scatter-add (codegen/kernels/embedding.hpp).
+struct EmbeddingBackwardPlan {
+  bool segmented = false;
+  uint32_t segments = 0, segmentTokens = 0;
+};
+EmbeddingBackwardPlan embeddingBackwardPlan(uint32_t tokens, uint32_t vocab, uint32_t dim);
+// Bytes of scratch embeddingBackward needs: the segment partials and their column-sum scratch, or 2 x tokens
+// uint32 (chain links and head flags).
+uint64_t embeddingBackwardWorkspaceBytes(uint32_t tokens, uint32_t vocab, uint32_t dim);
 
-// dTable[ids[t], :] += dOut[t, :] for every token, summed in token order without float atomics:
-// deterministic (bit-identical across runs). accumulate = false first clears dTable (vocab x dim);
-// accumulate = true adds into it (gradient accumulation, tied weights) and leaves rows no token uses
-// untouched. Tokens with an id outside [0, vocab) contribute nothing. Records 3 dispatches (4 when clearing).
+// dTable[ids[t], :] += dOut[t, :] for every token, summed in a fixed order without float atomics:
+// deterministic (bit-identical across runs). accumulate = false overwrites dTable (vocab x dim; rows no token
+// uses become 0); accumulate = true adds into it (gradient accumulation, tied weights), rows no token uses
+// keeping their values. Tokens with an id outside [0, vocab) contribute nothing.
 void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut, vk::BufferRange dTable,
                        vk::BufferRange workspace, uint32_t tokens, uint32_t vocab, uint32_t dim,
                        bool accumulate = false);

@@ -62,7 +62,7 @@ void BigramModel::forwardBackward(ops::Executor& exec, graph::StepArena& arena, 
   const vk::BufferRange dlogits = arena.allocate(4ull * rows * vocab_, "bigram dlogits");
   const vk::BufferRange loss = arena.allocate(4ull * rows, "bigram loss rows");
   const vk::BufferRange workspace =
-      arena.allocate(ops::embeddingBackwardWorkspaceBytes(rows), "bigram workspace");
+      arena.allocate(ops::embeddingBackwardWorkspaceBytes(rows, vocab_, vocab_), "bigram workspace");
   ops::embedding(exec, params_[0].data.range(), tokens, logits, rows, vocab_, vocab_);
   ops::crossEntropy(exec, logits, targets, loss, dlogits, rows, vocab_, gradScale / static_cast<float>(rows));
   ops::reduceRows(exec, loss, lossOut, 1, rows, codegen::RowReduceOp::Mean);

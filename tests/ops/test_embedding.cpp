@@ -138,7 +138,7 @@ TEST_CASE("embedding backward: repeated ids, accumulation, determinism") {
   const auto dOut = test::randomFloats(size_t(tokens) * dim);
   const size_t tableElems = size_t(vocab) * dim;
   auto dids = deviceBuffer(ids, 0, "ids"), ddout = deviceBuffer(dOut, 0.f, "dOut");
-  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens) + 4, "ws");
+  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens, vocab, dim) + 4, "ws");
   const float guard = 4321.f;
   auto dgrad = deviceBuffer(std::vector<float>(tableElems, test::poisonF32()), guard, "dTable");
   const auto run = [&](bool accumulate) {
@@ -187,7 +187,7 @@ TEST_CASE("embedding ops reject buffers smaller than the sizes they are given") 
   const uint32_t tokens = 10, vocab = 20, dim = 8;
   auto table = ctx().buffer(4 * vocab * dim, "table"), ids = ctx().buffer(4 * tokens, "ids");
   auto out = ctx().buffer(4 * tokens * dim, "out"), shortBuf = ctx().buffer(4 * tokens * dim - 4, "short");
-  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens), "ws");
+  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "ws");
   ops::ImmediateExecutor e(ctx());
   CHECK_THROWS_WITH(ops::embedding(e, table.range(), ids.range(), shortBuf.range(), tokens, vocab, dim),
                     ContainsSubstring("out holds"));
@@ -219,7 +219,7 @@ TEST_CASE("embedding backward at GPT-2 size", "[.][bench]") {
   const auto dOut = test::randomFloats(size_t(tokens) * dim);
   auto ddout = deviceBuffer(dOut, 0.f, "dOut"), dtable = ctx().buffer(4ull * vocab * dim, "table");
   auto dout = ctx().buffer(4ull * tokens * dim, "out");
-  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens), "ws");
+  auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "ws");
   const auto timeMs = [&](const std::function<void(ops::Executor&)>& fn) {
     double best = 1e30;
     for (int rep = 0; rep < 5; ++rep) {
