@@ -36,10 +36,10 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
 
   const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1);
-  const Value j = f.globalId(0);
-  f.ifThen(f.lt(j, cols), [&] {
-    const Value acc = f.variable(f32, f.f32(0.0f));
-    if (blocks) {
+  const Value acc = f.variable(f32, f.f32(0.0f));
+  if (blocks) {
+    const Value j = f.globalId(0);
+    f.ifThen(f.lt(j, cols), [&] {
       const Value blockRows = f.loadPush(pc, 2), b = f.workgroupId(1);
       const Value first = f.imul(b, blockRows);
       const Value last = f.umin(rows, f.iadd(first, blockRows));
@@ -47,16 +47,32 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
         f.store(acc, f.fadd(f.load(acc), f.loadAt(in, f.iadd(f.imul(r, cols), j))));
       });
       f.storeAt(out, f.iadd(f.imul(b, cols), j), f.load(acc));
-    } else {
-      f.forRange(f.u32(0), rows, [&](Value b) {
+    });
+  } else {
+    // 32 columns per workgroup, localSize/32 lanes per column: lane w sums blocks w, w + lanes, ... in order,
+    // then lane 0 adds the lanes' sums in lane order (fixed order: deterministic; one invocation per column
+    // walking every block was latency-bound).
+    const uint32_t lanes = p.localSize / 32;
+    const Value part = m.workgroupArray(f32, p.localSize);
+    const Value lid = f.localId(0), w = f.udiv(lid, f.u32(32)), jj = f.rem(lid, f.u32(32));
+    const Value j = f.iadd(f.imul(f.workgroupId(0), f.u32(32)), jj);
+    f.ifThen(f.lt(j, cols), [&] {
+      f.forRange(w, rows, f.u32(lanes), [&](Value b) {
         f.store(acc, f.fadd(f.load(acc), f.loadAt(in, f.iadd(f.imul(b, cols), j))));
       });
+    });
+    f.store(f.accessChain(part, {lid}), f.load(acc));
+    f.workgroupBarrier();
+    f.ifThen(f.logicalAnd(f.eq(w, f.u32(0)), f.lt(j, cols)), [&] {
+      Value total = f.load(f.accessChain(part, {jj}));
+      for (uint32_t l = 1; l < lanes; ++l)
+        total = f.fadd(total, f.load(f.accessChain(part, {f.iadd(jj, f.u32(32 * l))})));
       const Value beta = f.loadPush(pc, 3);
       f.ifThenElse(
-          f.ne(beta, f.f32(0.0f)), [&] { f.storeAt(out, j, f.fma(beta, f.loadAt(out, j), f.load(acc))); },
-          [&] { f.storeAt(out, j, f.load(acc)); });
-    }
-  });
+          f.ne(beta, f.f32(0.0f)), [&] { f.storeAt(out, j, f.fma(beta, f.loadAt(out, j), total)); },
+          [&] { f.storeAt(out, j, total); });
+    });
+  }
   f.ret();
   return {.name = p.name(),
           .cacheKey = p.cacheKey(),

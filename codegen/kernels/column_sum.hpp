@@ -4,9 +4,10 @@
 //   Blocks: partial[b, j] = sum over rows r of block b (blockRows consecutive rows, in order) of x[r, j].
 //     Bindings: 0 x (read), 1 partial (write). Push ColumnSumPush{rows, cols, blockRows, beta unused}.
 //     Grid: {ceil(cols / localSize), numBlocks, 1}; invocation j of a workgroup column owns column j.
-//   Finish: out[j] = sum over b (in order) of partial[b, j], plus beta * out[j] when beta != 0 (beta == 0
-//     never reads out). Bindings: 0 partial (read), 1 out (read-write). Push {numBlocks, cols, 0, beta}.
-//     Grid: {ceil(cols / localSize), 1, 1}.
+//   Finish: out[j] = the sum over blocks of partial[b, j], plus beta * out[j] when beta != 0 (beta == 0 never
+//     reads out); 32 columns per workgroup, localSize / 32 lanes per column each summing every
+//     (localSize/32)-th block in order, then the lanes' sums in lane order. Bindings: 0 partial (read), 1 out
+//     (read-write). Push {numBlocks, cols, 0, beta}. Grid: {ceil(cols / 32), 1, 1}.
 // One invocation per column keeps every load coalesced across the workgroup; the block pass gives a GPU
 // numBlocks x cols / localSize workgroups where a single 1 x rows x cols GEMM gave it one row of tiles.
 #include <cstdint>

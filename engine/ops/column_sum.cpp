@@ -54,7 +54,7 @@ void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::Buffe
                 ColumnSumPush{rows, cols, plan.blockRows, 0.0f}, columnGroups(cols, plan.numBlocks));
   exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Finish, kLocalSize}, codegen::generateColumnSum),
                 {{scratch, Access::Read}, {out, beta != 0.0f ? Access::ReadWrite : Access::Write}},
-                ColumnSumPush{plan.numBlocks, cols, 0, beta}, columnGroups(cols, 1));
+                ColumnSumPush{plan.numBlocks, cols, 0, beta}, vk::Groups{(cols + 31) / 32, 1, 1});
 }
 
 } // namespace helios::ops
