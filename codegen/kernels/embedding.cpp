@@ -161,9 +161,10 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
     numBuffers = 4;
     break;
   case EmbeddingKernel::SegmentSums:
-    if (p.localSize > 64)
+    if (p.localSize > 32)
       throw std::invalid_argument("embedding: segment_sums keeps " + std::to_string(kEmbeddingSmallVocab) +
-                                  " sums per invocation in shared memory; localSize must be <= 64, got " +
+                                  " sums per invocation in shared memory (16 KiB at 32, the Vulkan minimum); "
+                                  "localSize must be <= 32, got " +
                                   std::to_string(p.localSize));
     segmentSums(m, f, pc, p.localSize);
     numBuffers = 3;
@@ -191,8 +192,7 @@ void registerEmbedding(KernelRegistry& registry) {
          for (auto k : {EmbeddingKernel::Gather, EmbeddingKernel::Link, EmbeddingKernel::Accumulate})
            for (uint32_t ls : {64u, 256u})
              ks.push_back(generateEmbedding({k, ls}));
-         for (uint32_t ls : {32u, 64u})
-           ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, ls}));
+         ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, 32}));
          return ks;
        }});
 }

@@ -24,11 +24,11 @@
 //   Rows whose id does not occur are untouched (the op clears dTable first unless accumulating).
 // Small vocabularies (<= kEmbeddingSmallVocab ids: character models, where every id has a chain hundreds of
 // tokens long and the walk above is serial) use per-segment sums instead:
-//   SegmentSums (x: columns, one invocation each; y: segments of `segment` consecutive tokens): partials[s,
-//   id,
-//     :] = sum of dOut[t, :] over the tokens t of segment s with that id, in token order, accumulated in
-//     shared memory (localSize <= 64). Bindings: 0 dOut (read), 1 ids (read), 2 partials (segments*vocab*dim,
-//     write). The op then sums the partials over segments (ops::columnSum), in segment order.
+//   SegmentSums (x: columns, one invocation each; y: segments of `segment` consecutive tokens):
+//     partials[s, id, :] = sum of dOut[t, :] over the tokens t of segment s with that id, in token order,
+//     accumulated in shared memory (localSize 32: 16 KiB, what every Vulkan device offers). Bindings: 0 dOut
+//     (read), 1 ids (read), 2 partials (segments*vocab*dim, write). The op then sums the partials over
+//     segments (ops::columnSum), in segment order.
 // Push constants (all): EmbeddingPush {uint tokens; uint dim; uint vocab; uint pad (SegmentSums: segment)}.
 #include <cstdint>
 #include <string>
@@ -46,7 +46,7 @@ struct EmbeddingPush {
 };
 
 inline constexpr uint32_t kEmbeddingChainEnd = 0xffffffffu;
-inline constexpr uint32_t kEmbeddingSmallVocab = 192; // SegmentSums keeps this many sums per invocation
+inline constexpr uint32_t kEmbeddingSmallVocab = 128; // SegmentSums keeps this many sums per invocation
 
 struct EmbeddingParams {
   EmbeddingKernel kernel = EmbeddingKernel::Gather;

@@ -31,16 +31,6 @@ codegen::AttentionPush push(const AttentionShape& s) {
   return {s.Tq, s.Tk, s.heads, s.kvHeads, s.scale};
 }
 
-} // namespace
-
-bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
-  const CoopDeviceInfo d = coopDeviceInfo(device);
-  return d.coopMatrix && d.coopM == 16 && d.coopN == 16 && d.coopK == 16 && d.subgroupSize == 32 &&
-         headDim % 16 == 0 && headDim && headDim <= 128;
-}
-
-namespace {
-
 // Whether the coop passes run for these ranges (the coop kernels read and write 16-byte vectors).
 bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
              std::initializer_list<vk::BufferRange> rs) {
@@ -85,6 +75,12 @@ uint32_t groups(uint32_t rows, const Pass& p) {
 }
 
 } // namespace
+
+bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
+  const CoopDeviceInfo d = coopDeviceInfo(device);
+  return d.coopMatrix && d.coopM == 16 && d.coopN == 16 && d.coopK == 16 && d.subgroupSize == 32 &&
+         headDim % 16 == 0 && headDim && headDim <= 128;
+}
 
 void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
                       vk::BufferRange o, vk::BufferRange lse, const AttentionShape& s) {

@@ -102,15 +102,12 @@ void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut
   requireBytes("embeddingBackward", "workspace", workspace,
                embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "embeddingBackwardWorkspaceBytes");
   const EmbeddingBackwardPlan plan = embeddingBackwardPlan(tokens, vocab, dim);
-  const bool fits = uint64_t(codegen::kEmbeddingSmallVocab) * kSegmentLocal * 4 <=
-                    exec.context().device().limits().maxComputeSharedMemorySize;
-  if (plan.segmented && fits) {
+  if (plan.segmented) {
     // Segment partials [segments, vocab * dim], then their column sums (in segment order) into dTable.
     const uint64_t partialBytes = uint64_t(plan.segments) * vocab * dim * 4;
-    vk::BufferRange partials = workspace, sumScratch = workspace;
-    partials.size = partialBytes;
-    sumScratch.offset += partialBytes;
-    sumScratch.size = columnSumScratchBytes(plan.segments, vocab * dim);
+    const vk::BufferRange partials = vk::subrange(workspace, 0, partialBytes),
+                          sumScratch = vk::subrange(workspace, partialBytes,
+                                                    columnSumScratchBytes(plan.segments, vocab * dim));
     exec.dispatch(pipeline(exec, EmbeddingKernel::SegmentSums, kSegmentLocal),
                   {{dOut, Access::Read}, {ids, Access::Read}, {partials, Access::Write}},
                   EmbeddingPush{tokens, dim, vocab, plan.segmentTokens},

@@ -73,16 +73,10 @@ void sumPartials(Executor& exec, vk::BufferRange scratch, uint32_t rows, uint32_
                  std::initializer_list<vk::BufferRange> outs) {
   const uint32_t blocks = normBackwardPlan(rows).numBlocks;
   const uint64_t plane = partialBytes(rows, cols), sumScratch = columnSumScratchBytes(blocks, cols);
-  const auto sub = [&](uint64_t offset, uint64_t size) {
-    vk::BufferRange r = scratch;
-    r.offset += offset;
-    r.size = size;
-    return r;
-  };
   uint64_t p = 0;
   for (const vk::BufferRange& out : outs) {
-    columnSum(exec, sub(p * plane, plane), out, sub(outs.size() * plane + p * sumScratch, sumScratch), blocks,
-              cols);
+    columnSum(exec, vk::subrange(scratch, p * plane, plane), out,
+              vk::subrange(scratch, outs.size() * plane + p * sumScratch, sumScratch), blocks, cols);
     ++p;
   }
 }

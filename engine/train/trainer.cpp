@@ -129,10 +129,7 @@ Trainer::~Trainer() {
 }
 
 vk::BufferRange Trainer::slice(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const {
-  vk::BufferRange r = b.range();
-  r.offset += offset;
-  r.size = bytes;
-  return r;
+  return vk::subrange(b.range(), offset, bytes);
 }
 
 float Trainer::learningRate(uint64_t s) const {

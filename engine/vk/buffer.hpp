@@ -13,6 +13,13 @@ struct BufferRange {
   VkDeviceSize size = 0;
 };
 
+// Bytes [offset, offset + size) of r.
+inline BufferRange subrange(BufferRange r, VkDeviceSize offset, VkDeviceSize size) {
+  r.offset += offset;
+  r.size = size;
+  return r;
+}
+
 class Buffer {
 public:
   Buffer() = default;
@@ -41,12 +48,7 @@ private:
 struct BufferSlice {
   const Buffer* owner = nullptr;
   VkDeviceSize offset = 0, size = 0;
-  BufferRange range() const {
-    BufferRange r = owner->range();
-    r.offset += offset;
-    r.size = size;
-    return r;
-  }
+  BufferRange range() const { return subrange(owner->range(), offset, size); }
 };
 
 } // namespace helios::vk
