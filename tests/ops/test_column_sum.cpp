@@ -1,6 +1,8 @@
 // Column sums (engine/ops/column_sum.hpp, the bias gradients) against a float64 reference: odd and aligned
 // shapes, outputs poisoned first, beta = 0 (overwrite) and beta != 0 (accumulate into what is there),
 // repeatability to the bit, and the argument checks.
+#include "codegen/kernels/column_sum.hpp"
+#include "codegen/spirv/tools.hpp"
 #include "engine/ops/column_sum.hpp"
 #include "support/device_io.hpp"
 #include "support/random.hpp"
@@ -54,6 +56,17 @@ double relError(const std::vector<float>& got, const std::vector<float>& x, uint
 }
 
 } // namespace
+
+TEST_CASE("column sums: every kernel of the sweep passes spirv-val", "[column_sum]") {
+  codegen::KernelRegistry reg;
+  codegen::registerColumnSum(reg);
+  const auto ks = reg.find("columns.sum_f32")->all();
+  CHECK(ks.size() == 4);
+  for (const auto& k : ks) {
+    INFO(k.name);
+    CHECK(spv::validate(k.spirv).ok);
+  }
+}
 
 TEST_CASE("column sums match float64, odd and aligned shapes, overwrite and accumulate", "[column_sum]") {
   const uint32_t rows = GENERATE(1u, 7u, 33u, 127u, 256u, 513u, 4096u);
