@@ -6,7 +6,8 @@
 #                                                 [coopnum] [splitk] [sweep]   (default: the first six)
 # coopnum: only the coop-matrix test cases ([coop] tags) of every test binary; splitk: the weight-gradient
 # GEMMs (TN, K = 16384) beside cuBLAS; sweep: every coop GEMM tiling timed at 4096^3 with warm clocks.
-# Knobs: COOP2=0 (skip the coopmat2 pass), COOP_CHECK=0 (skip the numerical check), ATTENTION_KERNELS,
+# Knobs: COOP2=0 (skip the coopmat2 pass), COOP_CHECK=0 (skip the numerical check), ATTENTION_KERNELS
+# (KERNEL[:VAR=value,...] entries),
 # TESTS="test_a test_b" (only these test binaries in the tests step).
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
@@ -82,12 +83,15 @@ if has attention; then
   echo "== fused attention (fallback f32, and coop) vs PyTorch SDPA (f16 flash and f32)"
   ASHAPES=${ATTENTION_SHAPES:-1x8x512x64,2x8x256x64,4x12x1024x64,8x16x2048x128,1x8x4096x64}
   (cd bench/torch && python3 attention.py --shapes "$ASHAPES") >"$OUT/torch_attention.json"
-  for kernel in ${ATTENTION_KERNELS:-fallback coop}; do  # coop-nopf: coop without the prefetch
-    pf=1; [ "$kernel" = coop-nopf ] && pf=0
-    HELIOS_ATTENTION_PREFETCH=$pf helios-bench attention --kernel "${kernel%-nopf}" --shapes "$ASHAPES" --repeat 10 \
-      --label "$kernel" --json "$OUT/helios_attention_$kernel.json" >"$OUT/helios_attention_$kernel.txt" 2>&1
-    python3 bench/merge_attention.py --helios "$OUT/helios_attention_$kernel.json" --torch "$OUT/torch_attention.json" \
-      --out "$OUT/attention_$kernel.json" | tee -a "$OUT/summary.txt"
+  # Entries: KERNEL[:VAR=value,...] (e.g. coop:HELIOS_ATTENTION_ROWOPS=0); coop-nopf = coop without prefetch.
+  for entry in ${ATTENTION_KERNELS:-fallback coop}; do
+    kernel=${entry%%:*}; envs=; [ "$entry" != "$kernel" ] && envs=${entry#*:}
+    [ "$kernel" = coop-nopf ] && kernel=coop && envs=HELIOS_ATTENTION_PREFETCH=0
+    label=$(echo "$entry" | tr ':=,' '-__')
+    env ${envs//,/ } helios-bench attention --kernel "$kernel" --shapes "$ASHAPES" --repeat 10 \
+      --label "$label" --json "$OUT/helios_attention_$label.json" >"$OUT/helios_attention_$label.txt" 2>&1
+    python3 bench/merge_attention.py --helios "$OUT/helios_attention_$label.json" --torch "$OUT/torch_attention.json" \
+      --out "$OUT/attention_$label.json" | tee -a "$OUT/summary.txt"
   done
 fi
 
@@ -99,11 +103,12 @@ if has coopnum; then
     if timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop.log" 2>&1; then res=ok; else res=FAIL; fi
     printf '%-28s [coop] %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.coop.log" | tr '\n' ' ' | cut -c1-160)" |
       tee -a "$OUT/tests-coop.txt"
-    if [ "$name" = test_attention ]; then # the coop attention passes without their one-tile-ahead loads too
-      if HELIOS_ATTENTION_PREFETCH=0 timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop-nopf.log" 2>&1; then
-        res=ok; else res=FAIL; fi
-      printf '%-28s [coop] no prefetch %s  %s\n' "$name" "$res" \
-        "$(tail -n 2 "$OUT/$name.coop-nopf.log" | tr '\n' ' ' | cut -c1-140)" | tee -a "$OUT/tests-coop.txt"
+    if [ "$name" = test_attention ]; then # the coop attention variants: no prefetch, KHR-only forward, 128-key tiles
+      for v in HELIOS_ATTENTION_PREFETCH=0 HELIOS_ATTENTION_ROWOPS=0 HELIOS_ATTENTION_TILE=128; do
+        if env "$v" timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop-$v.log" 2>&1; then res=ok; else res=FAIL; fi
+        printf '%-28s [coop] %s %s  %s\n' "$name" "$v" "$res" \
+          "$(tail -n 2 "$OUT/$name.coop-$v.log" | tr '\n' ' ' | cut -c1-140)" | tee -a "$OUT/tests-coop.txt"
+      done
     fi
   done
 fi

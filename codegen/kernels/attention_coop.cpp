@@ -21,7 +21,8 @@ uint32_t AttentionCoopParams::sharedBytes() const {
   const uint32_t perRow = subgroups * 16 * tile;             // entries of each per-subgroup scratch
   switch (pass) {
   case AttentionPass::Forward:
-    return staged + perRow * (4 + 2); // S (f32), P (f16)
+    if (rowOps) return staged + subgroups * 256 * 4; // the finish's 16 x 16 f32 trips
+    return staged + perRow * (4 + 2);                // S (f32), P (f16)
   case AttentionPass::QueryGrad:
     return staged + perRow * (4 + 4 + 2); // S, dP, dS
   case AttentionPass::KeyValueGrad:
@@ -34,21 +35,25 @@ std::string AttentionCoopParams::cacheKey() const {
   return std::string("attention_coop:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
-         std::to_string(maxSharedBytes);
+         std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "");
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
-         (prefetch ? "" : "_nopf");
+         (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "");
 }
 
 void AttentionCoopParams::validate() const {
   const std::string me = name() + ": ";
   require(headDim && headDim % 16 == 0 && headDim <= 128,
           me + "headDim must be a multiple of 16, at most 128");
-  require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
-          me + "tile must be 32 (two lanes per row, 16 columns each), or 64 for the forward");
+  require(!rowOps || pass == AttentionPass::Forward, me + "rowOps is a forward variant");
+  if (rowOps)
+    require(tile == 32 || tile == 64 || tile == 128, me + "tile must be 32, 64 or 128");
+  else
+    require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
+            me + "tile must be 32 (two lanes per row, 16 columns each), or 64 for the forward");
   require(subgroupSize == 32, me + "needs 32-wide subgroups (two lanes for each of 16 rows)");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
   require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +
@@ -57,9 +62,10 @@ void AttentionCoopParams::validate() const {
 }
 
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
-                                        uint32_t maxSharedBytes) {
+                                        uint32_t maxSharedBytes, bool rowOps) {
   AttentionCoopParams p;
   p.pass = pass;
+  p.rowOps = rowOps && pass == AttentionPass::Forward;
   p.headDim = headDim;
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;
@@ -89,7 +95,8 @@ Kernel generateAttentionCoop(const AttentionCoopParams& p) {
   k.cacheKey = p.cacheKey();
   switch (p.pass) {
   case AttentionPass::Forward:
-    k.spirv = detail::emitAttentionCoopForward(p, k.pushConstantBytes);
+    k.spirv = p.rowOps ? detail::emitAttentionCoopForwardRowOps(p, k.pushConstantBytes)
+                       : detail::emitAttentionCoopForward(p, k.pushConstantBytes);
     k.numBuffers = 5;
     break;
   case AttentionPass::QueryGrad:
@@ -125,6 +132,12 @@ void registerAttentionCoop(KernelRegistry& registry) {
                  t32.tile = 32;
                  ks.push_back(generateAttentionCoop(t32));
                }
+               if (pass == AttentionPass::Forward) // the NV2 variant at its tilings
+                 for (uint32_t tile : {32u, 64u, 128u}) {
+                   AttentionCoopParams r = attentionCoopParams(pass, d, causal, 49152, true);
+                   r.tile = tile;
+                   if (r.sharedBytes() <= r.maxSharedBytes) ks.push_back(generateAttentionCoop(r));
+                 }
                p.subgroups = 1;
                ks.push_back(generateAttentionCoop(p));
                p.prefetch = false;

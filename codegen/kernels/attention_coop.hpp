@@ -33,21 +33,25 @@ struct AttentionCoopParams {
   uint32_t tile =
       32; // rows of the other side per step (two lanes per row cover tile/2 each; 64: forward only)
   bool prefetch = true; // issue the global loads of the next tile before computing on the current one
+  // Forward only: the softmax on the accumulators through VK_NV_cooperative_matrix2 reductions, per-element
+  // operations and use conversions (attention_coop_fwd_rowops.cpp); no S/P scratch, tiles of 32, 64 or 128.
+  bool rowOps = false;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
 
   uint32_t rows() const { return 16 * subgroups; }
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
-  std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152"
-  std::string name() const;     // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch)
-  void validate() const;        // throws std::invalid_argument naming the broken constraint
+  std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops")
+  std::string name() const; // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops")
+  void validate() const;    // throws std::invalid_argument naming the broken constraint
 };
 
 // The pass's tiling: the forward takes 64-key tiles with 4 subgroups where they fit; otherwise 32-key
-// tiles with the largest subgroup count (4, 2, 1) whose shared memory fits.
+// tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the forward's NV2
+// variant (ignored for the backward passes).
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
-                                        uint32_t maxSharedBytes = 49152);
+                                        uint32_t maxSharedBytes = 49152, bool rowOps = false);
 Kernel generateAttentionCoop(const AttentionCoopParams& p);
 void registerAttentionCoop(KernelRegistry& registry);
 

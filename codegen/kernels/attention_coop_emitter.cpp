@@ -149,13 +149,37 @@ std::vector<Value> AttentionCoopEmitter::loadA(Value shared, Value row) {
   return out;
 }
 
+Value AttentionCoopEmitter::tileB(Value tile, uint32_t kb, uint32_t d, CoopLayout layout) {
+  return f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_), layout);
+}
+
+FunctionId AttentionCoopEmitter::combineFunction(const char* name, const Binary& op) {
+  FunctionBuilder& fn = m_.function(name, f32_, {f32_, f32_});
+  fn.ret(op(fn, fn.param(0), fn.param(1)));
+  return fn.id();
+}
+
+FunctionId AttentionCoopEmitter::elementFunction(const char* name, const Binary& op) {
+  FunctionBuilder& fn = m_.function(name, f32_, {u32_, u32_, f32_, f32_});
+  fn.ret(op(fn, fn.param(2), fn.param(3)));
+  return fn.id();
+}
+
+FunctionId AttentionCoopEmitter::scoreMaskFunction() {
+  FunctionBuilder& fn = m_.function("score_mask", f32_, {u32_, u32_, f32_, u32_, u32_});
+  const Value i = fn.iadd(fn.param(3), fn.param(0)), j = fn.iadd(fn.param(4), fn.param(1));
+  const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1), scale = fn.loadPush(pc_, 4);
+  Value sees = fn.logicalAnd(fn.lt(i, tq), fn.lt(j, tk));
+  if (p_.causal) sees = fn.logicalAnd(sees, fn.le(fn.iadd(j, tq), fn.iadd(i, tk)));
+  fn.ret(fn.select(sees, fn.fmul(fn.param(2), scale), fn.f32(kMasked)));
+  return fn.id();
+}
+
 void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, Value tile) {
   for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
     Value acc = f().coopFill(tc_, f().f32(0.0f));
     for (uint32_t d = 0; d < blocks_; ++d) {
-      const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
-                                    CoopLayout::ColumnMajorKHR);
-      acc = f().coopMulAdd(xa[d], yb, acc);
+      acc = f().coopMulAdd(xa[d], tileB(tile, kb, d, CoopLayout::ColumnMajorKHR), acc);
     }
     f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), acc, c(p_.tile),
                   CoopLayout::RowMajorKHR);
@@ -170,9 +194,7 @@ void AttentionCoopEmitter::accumulate(const std::vector<Value>& accs, Value w, V
   for (uint32_t d = 0; d < blocks_; ++d) {
     Value acc = f().load(accs[d]);
     for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-      const Value yb = f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_),
-                                    CoopLayout::RowMajorKHR);
-      acc = f().coopMulAdd(wa[kb], yb, acc);
+      acc = f().coopMulAdd(wa[kb], tileB(tile, kb, d, CoopLayout::RowMajorKHR), acc);
     }
     f().store(accs[d], acc);
   }

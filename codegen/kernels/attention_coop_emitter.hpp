@@ -53,6 +53,19 @@ protected:
   void next(TileStream& s, spv::Value first, spv::Value nextFirst);
   // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
   std::vector<spv::Value> loadA(spv::Value shared, spv::Value row);
+  // The 16 x 16 block (rows kb, columns d of 16) of a staged tile as a B matrix: RowMajor reads the tile's
+  // rows as B's rows (P V), ColumnMajor as B's columns (Q K^T).
+  spv::Value tileB(spv::Value tile, uint32_t kb, uint32_t d, spv::CoopLayout layout);
+
+  // Helper functions for the NV2 row operations (p.rowOps). combineFunction: (f32, f32) -> f32 for
+  // coopReduce; elementFunction: (u32 row, u32 col, f32 x, f32 y) -> f32 for coopPerElement with one extra
+  // matrix; scoreMaskFunction: (row, col, f32 s, u32 row0, u32 col0) -> scale * s where query row0 + row
+  // sees key col0 + col, else kMasked.
+  using Binary = std::function<spv::Value(spv::FunctionBuilder&, spv::Value, spv::Value)>;
+  spv::FunctionId combineFunction(const char* name, const Binary& op);
+  spv::FunctionId elementFunction(const char* name, const Binary& op);
+  spv::FunctionId scoreMaskFunction();
+  static constexpr float kMasked = -1.0e30f; // a masked score: finite, so masked rows never make NaN
 
   // dst (16 x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T: X as A matrices across D, Y the
   // staged tile (its rows read column-major as B).
@@ -97,6 +110,7 @@ protected:
 
 // The passes, each a complete module (AttentionCoopParams::pass picks one in generateAttentionCoop).
 std::vector<uint32_t> emitAttentionCoopForward(const AttentionCoopParams& p, uint32_t& pushBytes);
+std::vector<uint32_t> emitAttentionCoopForwardRowOps(const AttentionCoopParams& p, uint32_t& pushBytes);
 std::vector<uint32_t> emitAttentionCoopQueryGrad(const AttentionCoopParams& p, uint32_t& pushBytes);
 std::vector<uint32_t> emitAttentionCoopKeyValueGrad(const AttentionCoopParams& p, uint32_t& pushBytes);
 

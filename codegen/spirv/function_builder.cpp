@@ -176,9 +176,13 @@ Value FunctionBuilder::call(const FunctionId& fn, const std::vector<Value>& args
            m_.typeName(ft.members[k]));
     ops.push_back(ref(args[k]));
   }
+  noteCallee(fn);
+  return emitResult(Op::OpFunctionCall, fn.returnType, ops);
+}
+
+void FunctionBuilder::noteCallee(const FunctionId& fn) {
   for (size_t f = 0; f < m_.functions_.size(); ++f)
     if (m_.functions_[f]->fnId_ == fn.id) callees_.insert(f);
-  return emitResult(Op::OpFunctionCall, fn.returnType, ops);
 }
 
 void FunctionBuilder::finish() {
@@ -510,6 +514,7 @@ Value FunctionBuilder::convert(Value v, TypeId to) {
                        m_.componentCount(v.type) == m_.componentCount(to) &&
                        (fi.kind != TypeKind::CoopMatrix || (fi.count == ti.count && fi.cols == ti.cols));
   if (!shapeOk) fail("convert: shapes differ (" + m_.typeName(v.type) + " -> " + m_.typeName(to) + ")");
+  if (fi.kind == TypeKind::CoopMatrix && fi.use != ti.use) return coopConvert(v, to);
   const TypeInfo& fs = m_.typeInfo(m_.scalarTypeOf(v.type));
   const TypeInfo& ts = m_.typeInfo(m_.scalarTypeOf(to));
   using K = TypeKind;

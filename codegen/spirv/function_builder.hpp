@@ -3,7 +3,7 @@
 // instruction goes there. Helpers infer result types from operand types and throw BuildError on misuse.
 // Implementation is split by topic: function_builder.cpp (blocks, memory, arithmetic, conversions),
 // control_flow.cpp (structured if/loops), ext_ops.cpp (GLSL.std.450, barriers, subgroup, atomics),
-// coop_matrix.cpp (cooperative matrix KHR).
+// coop_matrix.cpp (cooperative matrix KHR), coop_matrix_nv2.cpp (its NV2 row operations).
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -188,6 +188,16 @@ public:
   Value coopFill(TypeId matrixType, Value scalar); // OpCompositeConstruct with one scalar
   Value coopScale(Value matrix, Value scalar);     // OpMatrixTimesScalar
 
+  // ---- cooperative matrix NV2 row operations (coop_matrix_nv2.cpp; SPV_NV_cooperative_matrix2) ----
+  // Accumulator -> A/B use: OpFConvert when the component type changes, else OpCooperativeMatrixConvertNV.
+  Value coopConvert(Value matrix, TypeId to);
+  // OpCooperativeMatrixReduceNV: `mask` of CooperativeMatrixReduceMask bits; with Row every element of a
+  // result row holds that row's reduction (result: same rows, any columns). combine: (T, T) -> T.
+  Value coopReduce(TypeId resultType, Value matrix, CoopReduce mask, const FunctionId& combine);
+  // OpCooperativeMatrixPerElementOpNV: fn(u32 row, u32 col, T element, extra...) -> T for every element;
+  // a matrix among `extra` passes its corresponding element.
+  Value coopPerElement(Value matrix, const FunctionId& fn, const std::vector<Value>& extra = {});
+
   // ---- raw escape hatches (no type checking; operands are raw words, ids via ref()) ----
   Value op(Op opcode, TypeId resultType, const std::vector<uint32_t>& operands);
   void opNoResult(Op opcode, const std::vector<uint32_t>& operands);
@@ -228,6 +238,7 @@ private:
   uint32_t scopeId(Scope s);
   Value groupOp(const char* what, Op fop, Op sop, Op uop, Value v, GroupOperation gop);
   void requireCapabilitySubgroup(Capability c);
+  void noteCallee(const FunctionId& fn); // fn's globals join the entry point's interface
   std::vector<uint32_t> memoryOperands(MemoryAccess access) const;
   void writeTo(std::vector<uint32_t>& out) const;
 

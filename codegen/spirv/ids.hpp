@@ -26,6 +26,7 @@ using MemoryModel = ::spv::MemoryModel;
 using CoopUse = ::spv::CooperativeMatrixUse;
 using CoopLayout = ::spv::CooperativeMatrixLayout;
 using CoopOperands = ::spv::CooperativeMatrixOperandsMask;
+using CoopReduce = ::spv::CooperativeMatrixReduceMask;
 
 // Thrown for any misuse of the builder (type mismatches, instructions after a terminator, ...).
 class BuildError : public std::runtime_error {

@@ -52,6 +52,11 @@ uint32_t sharedLimit(Executor& exec) {
   return exec.context().device().limits().maxComputeSharedMemorySize;
 }
 
+bool envIs(const char* name, const char* value) {
+  const char* e = std::getenv(name);
+  return e && std::string(e) == value;
+}
+
 // The pipeline and grid of one pass, coop or fallback.
 struct Pass {
   const vk::Pipeline* pipeline;
@@ -60,10 +65,19 @@ struct Pass {
 
 Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
   if (coop) {
-    auto p = codegen::attentionCoopParams(which, s.headDim, s.causal, sharedLimit(exec));
+    // The forward keeps its softmax on the accumulators where the device has the NV2 row operations;
+    // HELIOS_ATTENTION_ROWOPS=0 turns that off, HELIOS_ATTENTION_TILE picks its key tile (for comparison).
+    const bool rowOps =
+        exec.context().device().features().coopMatrixNv2RowOps && !envIs("HELIOS_ATTENTION_ROWOPS", "0");
+    auto p = codegen::attentionCoopParams(which, s.headDim, s.causal, sharedLimit(exec), rowOps);
+    if (const char* t = std::getenv("HELIOS_ATTENTION_TILE"); t && p.rowOps) {
+      auto q = p;
+      q.tile = static_cast<uint32_t>(std::stoul(t));
+      q.validate(); // a tile that is not 32/64/128 is an error; one that does not fit is skipped
+      if (q.sharedBytes() <= q.maxSharedBytes) p = q;
+    }
     // HELIOS_ATTENTION_PREFETCH=0: the coop passes without the one-tile-ahead loads (for comparison).
-    if (const char* e = std::getenv("HELIOS_ATTENTION_PREFETCH"); e && std::string(e) == "0")
-      p.prefetch = false;
+    if (envIs("HELIOS_ATTENTION_PREFETCH", "0")) p.prefetch = false;
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
   const auto p = codegen::attentionParams(which, s.headDim, s.causal);

@@ -118,6 +118,8 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
     coop2.pNext = nullptr;
     chain(coop2);
     features_.coopMatrixNv2 = true;
+    features_.coopMatrixNv2RowOps = coop2.cooperativeMatrixReductions && coop2.cooperativeMatrixConversions &&
+                                    coop2.cooperativeMatrixPerElementOperations;
   }
   if (execProps.pipelineExecutableInfo) {
     enable.push_back(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME);

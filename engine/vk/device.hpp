@@ -18,6 +18,7 @@ struct DeviceFeatures {
   bool vulkanMemoryModel = false;
   bool coopMatrixKhr = false;          // VK_KHR_cooperative_matrix
   bool coopMatrixNv2 = false;          // VK_NV_cooperative_matrix2
+  bool coopMatrixNv2RowOps = false;    // its reductions, per-element operations and use conversions
   bool pipelineExecutableInfo = false; // VK_KHR_pipeline_executable_properties
   bool memoryBudget = false;           // VK_EXT_memory_budget
   bool pushDescriptor = false;         // VK_KHR_push_descriptor (required)
