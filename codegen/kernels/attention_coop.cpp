@@ -19,10 +19,11 @@ void require(bool ok, const std::string& what) {
 uint32_t AttentionCoopParams::sharedBytes() const {
   const uint32_t staged = 2 * headDim * (rows() + 2 * tile); // f16: the owned rows' staging, two tiles
   const uint32_t perRow = subgroups * 16 * tile;             // entries of each per-subgroup scratch
+  if (rowOps) // only the 16 x 16 f32 trips of setup and finish (+ the tile's lse and delta for dK/dV)
+    return staged + subgroups * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
   switch (pass) {
   case AttentionPass::Forward:
-    if (rowOps) return staged + subgroups * 256 * 4; // the finish's 16 x 16 f32 trips
-    return staged + perRow * (4 + 2);                // S (f32), P (f16)
+    return staged + perRow * (4 + 2); // S (f32), P (f16)
   case AttentionPass::QueryGrad:
     return staged + perRow * (4 + 4 + 2); // S, dP, dS
   case AttentionPass::KeyValueGrad:
@@ -48,7 +49,6 @@ void AttentionCoopParams::validate() const {
   const std::string me = name() + ": ";
   require(headDim && headDim % 16 == 0 && headDim <= 128,
           me + "headDim must be a multiple of 16, at most 128");
-  require(!rowOps || pass == AttentionPass::Forward, me + "rowOps is a forward variant");
   if (rowOps)
     require(tile == 32 || tile == 64 || tile == 128, me + "tile must be 32, 64 or 128");
   else
@@ -65,13 +65,13 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
                                         uint32_t maxSharedBytes, bool rowOps) {
   AttentionCoopParams p;
   p.pass = pass;
-  p.rowOps = rowOps && pass == AttentionPass::Forward;
+  p.rowOps = rowOps;
   p.headDim = headDim;
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;
   // The forward takes 64 keys per step where four subgroups still fit (half the barriers and O checks per
   // key); everything else 32, with the most subgroups that fit.
-  if (pass == AttentionPass::Forward) {
+  if (pass == AttentionPass::Forward || rowOps) {
     p.tile = 64;
     p.subgroups = 4;
     if (p.sharedBytes() <= maxSharedBytes) {
@@ -132,12 +132,11 @@ void registerAttentionCoop(KernelRegistry& registry) {
                  t32.tile = 32;
                  ks.push_back(generateAttentionCoop(t32));
                }
-               if (pass == AttentionPass::Forward) // the NV2 variant at its tilings
-                 for (uint32_t tile : {32u, 64u, 128u}) {
-                   AttentionCoopParams r = attentionCoopParams(pass, d, causal, 49152, true);
-                   r.tile = tile;
-                   if (r.sharedBytes() <= r.maxSharedBytes) ks.push_back(generateAttentionCoop(r));
-                 }
+               for (uint32_t tile : {32u, 64u, 128u}) { // the NV2 row-ops variant at its tilings
+                 AttentionCoopParams r = attentionCoopParams(pass, d, causal, 49152, true);
+                 r.tile = tile;
+                 if (r.sharedBytes() <= r.maxSharedBytes) ks.push_back(generateAttentionCoop(r));
+               }
                p.subgroups = 1;
                ks.push_back(generateAttentionCoop(p));
                p.prefetch = false;

@@ -33,8 +33,9 @@ struct AttentionCoopParams {
   uint32_t tile =
       32; // rows of the other side per step (two lanes per row cover tile/2 each; 64: forward only)
   bool prefetch = true; // issue the global loads of the next tile before computing on the current one
-  // Forward only: the softmax on the accumulators through VK_NV_cooperative_matrix2 reductions, per-element
-  // operations and use conversions (attention_coop_fwd_rowops.cpp); no S/P scratch, tiles of 32, 64 or 128.
+  // The per-row maths on the accumulators through VK_NV_cooperative_matrix2 reductions, per-element
+  // operations and use conversions (attention_coop_fwd_rowops.cpp; the backward's stepInRegisters): no
+  // S/P/dS scratch, no subgroup barriers in the loop; tiles of 32, 64 or 128.
   bool rowOps = false;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
@@ -48,8 +49,8 @@ struct AttentionCoopParams {
 };
 
 // The pass's tiling: the forward takes 64-key tiles with 4 subgroups where they fit; otherwise 32-key
-// tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the forward's NV2
-// variant (ignored for the backward passes).
+// tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the NV2 variant
+// (64-key tiles with 4 subgroups for every pass where they fit).
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
                                         uint32_t maxSharedBytes = 49152, bool rowOps = false);
 Kernel generateAttentionCoop(const AttentionCoopParams& p);

@@ -3,6 +3,11 @@
 // through shared memory (the score S and dP = dO V^T, or their transposes), the lanes turn them into P and dS
 // = P (dP - delta) as f16, and coop MulAdds fold those into accumulators that stay in registers for the whole
 // walk (no per-row rescale is needed, unlike the forward's O).
+//
+// With p.rowOps (VK_NV_cooperative_matrix2 per-element operations and use conversions) the blocks stay in
+// registers instead: P comes from a per-element function of S (the mask and exp(scale S - lse)), dS = P (dP -
+// delta) is element-wise arithmetic on accumulators, and both convert straight into A operands; lse and delta
+// enter as row-constant matrices (dQ) or column-constant ones read from the staged tile (dK/dV).
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
 namespace helios::codegen::detail {
@@ -17,6 +22,11 @@ protected:
   using AttentionCoopEmitter::AttentionCoopEmitter;
 
   void declareScratch() {
+    if (p_.rowOps) { // only the 16 x 16 trips of setup and the final write
+      shS_ = m_.workgroupArray(f32_, p_.subgroups * 256);
+      sBase_ = f().imul(sg_, c(256));
+      return;
+    }
     const uint32_t n = p_.subgroups * 16 * p_.tile;
     shS_ = m_.workgroupArray(f32_, n);
     shDP_ = m_.workgroupArray(f32_, n);
@@ -96,10 +106,39 @@ private:
     f().workgroupBarrier();
     doa_ = loadA(shRows_, mine);
     dq_ = zeroAccs(blocks_);
+    if (p_.rowOps) {
+      sgRow0_ = f().iadd(blockRow_, mine);
+      lseM_ = rowMatrix(shS_, lse_i_);
+      deltaM_ = rowMatrix(shS_, delta_i_);
+      prob_ = probabilityFunction(false);
+    }
+  }
+
+  // The row-ops step: S, dP, P and dS as accumulators, dS converted into A operands.
+  void stepInRegisters(Value t0) {
+    f().workgroupBarrier();
+    std::vector<Value> dsa;
+    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
+      Value s = f().coopFill(tc_, f().f32(0.0f)), dp = s;
+      for (uint32_t d = 0; d < blocks_; ++d) {
+        s = f().coopMulAdd(qa_[d], tileB(shK_, kb, d, CoopLayout::ColumnMajorKHR), s);
+        dp = f().coopMulAdd(doa_[d], tileB(shV_, kb, d, CoopLayout::ColumnMajorKHR), dp);
+      }
+      const Value pr = f().coopPerElement(s, prob_, {sgRow0_, f().iadd(t0, c(16 * kb)), lseM_});
+      dsa.push_back(f().coopConvert(f().fmul(pr, f().fsub(dp, deltaM_)), ta_));
+    }
+    for (uint32_t d = 0; d < blocks_; ++d) {
+      Value acc = f().load(dq_[d]);
+      for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
+        acc = f().coopMulAdd(dsa[kb], tileB(shK_, kb, d, CoopLayout::RowMajorKHR), acc);
+      f().store(dq_[d], acc);
+    }
+    f().workgroupBarrier();
   }
 
   // K and V of tile t0 are being stored by this step's stream calls.
   void step(Value t0) {
+    if (p_.rowOps) return stepInRegisters(t0);
     f().workgroupBarrier();
     productT(shS_, qa_, shK_);   // S = Q K^T
     productT(shDP_, doa_, shV_); // dP = dO V^T
@@ -120,6 +159,8 @@ private:
   Buffer o_, dO_, lse_, dQ_, delta_;
   Value shRows_, shK_, shV_;
   Value limit_, lse_i_, delta_i_;
+  Value sgRow0_, lseM_, deltaM_; // row ops
+  FunctionId prob_;
   std::vector<Value> qa_, doa_, dq_;
 };
 
@@ -145,8 +186,13 @@ public:
     shDO_ = stagingArray(p_.tile);
     shLse_ = m_.workgroupArray(f32_, p_.tile);
     shDelta_ = m_.workgroupArray(f32_, p_.tile);
-    shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
+    if (!p_.rowOps) shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
     declareScratch();
+    if (p_.rowOps) {
+      prob_ = probabilityFunction(true);
+      lseCol_ = columnFunction("lse_column", shLse_);
+      deltaCol_ = columnFunction("delta_column", shDelta_);
+    }
     setup();
     const Value group = f().udiv(H_, Hkv_);
     f().forRange(c(0), group, [&](Value g) {
@@ -196,13 +242,18 @@ private:
 
   // Q and dO of tile i0 are being stored by this step's stream calls.
   void step(Value i0) {
-    f().ifThen(f().lt(lid_, c(p_.tile)), [&] {
-      const Value i = f().iadd(i0, lid_), inside = f().lt(i, Tq_);
-      const Value at = f().iadd(qBase_, f().umin(i, f().isub(Tq_, c(1))));
-      f().store(f().accessChain(shLse_, {lid_}), f().select(inside, f().loadAt(lse_, at), f().f32(0.0f)));
-      f().store(f().accessChain(shDelta_, {lid_}), f().select(inside, f().loadAt(delta_, at), f().f32(0.0f)));
-    });
+    for (uint32_t e = 0; e * p_.invocations() < p_.tile; ++e) { // the tile's lse and delta (0 past Tq)
+      const Value col = f().iadd(lid_, c(e * p_.invocations()));
+      f().ifThen(f().lt(col, c(p_.tile)), [&] {
+        const Value i = f().iadd(i0, col), inside = f().lt(i, Tq_);
+        const Value at = f().iadd(qBase_, f().umin(i, f().isub(Tq_, c(1))));
+        f().store(f().accessChain(shLse_, {col}), f().select(inside, f().loadAt(lse_, at), f().f32(0.0f)));
+        f().store(f().accessChain(shDelta_, {col}),
+                  f().select(inside, f().loadAt(delta_, at), f().f32(0.0f)));
+      });
+    }
     f().workgroupBarrier();
+    if (p_.rowOps) return stepInRegisters(i0);
     productT(shS_, ka_, shQ_);   // S^T = K Q^T
     productT(shDP_, va_, shDO_); // dP^T = V dO^T
     subgroupBarrier();
@@ -223,8 +274,38 @@ private:
     f().workgroupBarrier();
   }
 
+  // The row-ops step: S^T, dP^T, P^T and dS^T as accumulators; lse and delta of the tile's queries as
+  // column-constant matrices.
+  void stepInRegisters(Value i0) {
+    const Value row0 = f().iadd(blockRow_, f().imul(sg_, c(16))), zero = f().coopFill(tc_, f().f32(0.0f));
+    std::vector<Value> pa, dsa;
+    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
+      Value s = zero, dp = zero;
+      for (uint32_t d = 0; d < blocks_; ++d) {
+        s = f().coopMulAdd(ka_[d], tileB(shQ_, kb, d, CoopLayout::ColumnMajorKHR), s);
+        dp = f().coopMulAdd(va_[d], tileB(shDO_, kb, d, CoopLayout::ColumnMajorKHR), dp);
+      }
+      const Value lse = f().coopPerElement(zero, lseCol_, {c(16 * kb)});
+      const Value delta = f().coopPerElement(zero, deltaCol_, {c(16 * kb)});
+      const Value pr = f().coopPerElement(s, prob_, {row0, f().iadd(i0, c(16 * kb)), lse});
+      pa.push_back(f().coopConvert(pr, ta_));
+      dsa.push_back(f().coopConvert(f().fmul(pr, f().fsub(dp, delta)), ta_));
+    }
+    for (uint32_t d = 0; d < blocks_; ++d) {
+      Value v = f().load(dv_[d]), k = f().load(dk_[d]);
+      for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
+        v = f().coopMulAdd(pa[kb], tileB(shDO_, kb, d, CoopLayout::RowMajorKHR), v);
+        k = f().coopMulAdd(dsa[kb], tileB(shQ_, kb, d, CoopLayout::RowMajorKHR), k);
+      }
+      f().store(dv_[d], v);
+      f().store(dk_[d], k);
+    }
+    f().workgroupBarrier();
+  }
+
   Buffer dO_, lse_, delta_, dK_, dV_;
   Value shRows_, shQ_, shDO_, shLse_, shDelta_, shP_;
+  FunctionId prob_, lseCol_, deltaCol_;
   Value b_, kvh_;
   std::vector<Value> ka_, va_, dk_, dv_;
 };

@@ -1,5 +1,7 @@
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
+#include <utility>
+
 namespace helios::codegen::detail {
 
 using namespace helios::spv;
@@ -173,6 +175,42 @@ FunctionId AttentionCoopEmitter::scoreMaskFunction() {
   if (p_.causal) sees = fn.logicalAnd(sees, fn.le(fn.iadd(j, tq), fn.iadd(i, tk)));
   fn.ret(fn.select(sees, fn.fmul(fn.param(2), scale), fn.f32(kMasked)));
   return fn.id();
+}
+
+FunctionId AttentionCoopEmitter::probabilityFunction(bool transposed) {
+  FunctionBuilder& fn =
+      m_.function(transposed ? "probability_t" : "probability", f32_, {u32_, u32_, f32_, u32_, u32_, f32_});
+  Value i = fn.iadd(fn.param(3), fn.param(0)), j = fn.iadd(fn.param(4), fn.param(1));
+  if (transposed) std::swap(i, j);
+  const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1), scale = fn.loadPush(pc_, 4);
+  Value sees = fn.logicalAnd(fn.lt(i, tq), fn.lt(j, tk));
+  if (p_.causal) sees = fn.logicalAnd(sees, fn.le(fn.iadd(j, tq), fn.iadd(i, tk)));
+  fn.ret(fn.select(sees, fn.exp(fn.fsub(fn.fmul(scale, fn.param(2)), fn.param(5))), fn.f32(0.0f)));
+  return fn.id();
+}
+
+FunctionId AttentionCoopEmitter::columnFunction(const char* name, Value array) {
+  FunctionBuilder& fn = m_.function(name, f32_, {u32_, u32_, f32_, u32_});
+  fn.ret(fn.load(fn.accessChain(array, {fn.iadd(fn.param(3), fn.param(1))})));
+  return fn.id();
+}
+
+Value AttentionCoopEmitter::rowMatrix(Value scratch, Value v) {
+  const Value mine = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
+  for (uint32_t e = 0; e < 8; ++e)
+    f().store(f().accessChain(scratch, {f().iadd(mine, c(e))}), v);
+  subgroupBarrier();
+  const Value m = f().coopLoad(tc_, f().accessChain(scratch, {sBase_}), c(16), CoopLayout::RowMajorKHR);
+  subgroupBarrier();
+  return m;
+}
+
+Value AttentionCoopEmitter::rowValue(Value scratch, Value matrix) {
+  f().coopStore(f().accessChain(scratch, {sBase_}), matrix, c(16), CoopLayout::RowMajorKHR);
+  subgroupBarrier();
+  const Value v = f().load(f().accessChain(scratch, {f().iadd(sBase_, f().imul(rowInSg_, c(16)))}));
+  subgroupBarrier();
+  return v;
 }
 
 void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, Value tile) {

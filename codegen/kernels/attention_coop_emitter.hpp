@@ -65,6 +65,16 @@ protected:
   spv::FunctionId combineFunction(const char* name, const Binary& op);
   spv::FunctionId elementFunction(const char* name, const Binary& op);
   spv::FunctionId scoreMaskFunction();
+  // (row, col, f32 s, u32 row0, u32 col0, f32 lse) -> exp(scale * s - lse) where the query sees the key, else
+  // 0: query row0 + row and key col0 + col, or (transposed, for the key-row pass) key row0 + row and query
+  // col0 + col.
+  spv::FunctionId probabilityFunction(bool transposed);
+  // (row, col, f32 x, u32 offset) -> array[offset + col] (a Workgroup f32 array): column-constant matrices.
+  spv::FunctionId columnFunction(const char* name, spv::Value array);
+  // A 16 x 16 accumulator whose row r holds the value of the lanes of row r, through this subgroup's 256 f32
+  // entries of `scratch` at sBase_; and back: this lane's row of a row-constant accumulator.
+  spv::Value rowMatrix(spv::Value scratch, spv::Value v);
+  spv::Value rowValue(spv::Value scratch, spv::Value matrix);
   static constexpr float kMasked = -1.0e30f; // a masked score: finite, so masked rows never make NaN
 
   // dst (16 x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T: X as A matrices across D, Y the

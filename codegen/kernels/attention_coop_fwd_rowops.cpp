@@ -112,18 +112,8 @@ private:
     });
   }
 
-  // This lane's row of a row-constant accumulator, through the subgroup's scratch.
-  Value rowValue(Value matrix) {
-    const Value at = f().accessChain(shOut_, {sBase_});
-    f().coopStore(at, matrix, c(16), CoopLayout::RowMajorKHR);
-    subgroupBarrier();
-    const Value v = f().load(f().accessChain(shOut_, {f().iadd(sBase_, f().imul(rowInSg_, c(16)))}));
-    subgroupBarrier();
-    return v;
-  }
-
   void finish() {
-    const Value l = rowValue(f().load(lVar_)), m = rowValue(f().load(mVar_));
+    const Value l = rowValue(shOut_, f().load(lVar_)), m = rowValue(shOut_, f().load(mVar_));
     const Value seen = f().gt(l, f().f32(0.0f));
     const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
     writeRows(oAcc_, inv, shOut_, sBase_, o_, qBase_, row_, Tq_);

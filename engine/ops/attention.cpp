@@ -48,10 +48,6 @@ bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
   return ok;
 }
 
-uint32_t sharedLimit(Executor& exec) {
-  return exec.context().device().limits().maxComputeSharedMemorySize;
-}
-
 bool envIs(const char* name, const char* value) {
   const char* e = std::getenv(name);
   return e && std::string(e) == value;
@@ -65,19 +61,7 @@ struct Pass {
 
 Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
   if (coop) {
-    // The forward keeps its softmax on the accumulators where the device has the NV2 row operations;
-    // HELIOS_ATTENTION_ROWOPS=0 turns that off, HELIOS_ATTENTION_TILE picks its key tile (for comparison).
-    const bool rowOps =
-        exec.context().device().features().coopMatrixNv2RowOps && !envIs("HELIOS_ATTENTION_ROWOPS", "0");
-    auto p = codegen::attentionCoopParams(which, s.headDim, s.causal, sharedLimit(exec), rowOps);
-    if (const char* t = std::getenv("HELIOS_ATTENTION_TILE"); t && p.rowOps) {
-      auto q = p;
-      q.tile = static_cast<uint32_t>(std::stoul(t));
-      q.validate(); // a tile that is not 32/64/128 is an error; one that does not fit is skipped
-      if (q.sharedBytes() <= q.maxSharedBytes) p = q;
-    }
-    // HELIOS_ATTENTION_PREFETCH=0: the coop passes without the one-tile-ahead loads (for comparison).
-    if (envIs("HELIOS_ATTENTION_PREFETCH", "0")) p.prefetch = false;
+    const auto p = attentionCoopPass(exec.context().device(), which, s.headDim, s.causal);
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
   const auto p = codegen::attentionParams(which, s.headDim, s.causal);
@@ -89,6 +73,25 @@ uint32_t groups(uint32_t rows, const Pass& p) {
 }
 
 } // namespace
+
+codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, AttentionPass pass, uint32_t headDim,
+                                               bool causal) {
+  const bool rowOps = device.features().coopMatrixNv2RowOps && !envIs("HELIOS_ATTENTION_ROWOPS", "0");
+  auto p =
+      codegen::attentionCoopParams(pass, headDim, causal, device.limits().maxComputeSharedMemorySize, rowOps);
+  if (p.rowOps) {
+    auto q = p;
+    if (const char* t = std::getenv("HELIOS_ATTENTION_TILE")) q.tile = static_cast<uint32_t>(std::stoul(t));
+    if (const char* g = std::getenv("HELIOS_ATTENTION_SUBGROUPS"))
+      q.subgroups = static_cast<uint32_t>(std::stoul(g));
+    if (q.sharedBytes() <= q.maxSharedBytes) {
+      q.validate(); // a tile or subgroup count out of range is an error
+      p = q;
+    }
+  }
+  if (envIs("HELIOS_ATTENTION_PREFETCH", "0")) p.prefetch = false;
+  return p;
+}
 
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
   const CoopDeviceInfo d = coopDeviceInfo(device);

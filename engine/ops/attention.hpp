@@ -6,6 +6,7 @@
 // query i sees keys j <= i + Tk - Tq; a query that sees none gets o = 0 and lse = -inf.
 #include <cstdint>
 
+#include "codegen/kernels/attention_coop.hpp"
 #include "engine/ops/executor.hpp"
 
 namespace helios::ops {
@@ -29,6 +30,13 @@ void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::
 // The device has 16x16x16 f16 x f16 -> f32 subgroup matrices on 32-wide subgroups, and headDim is a multiple
 // of 16 up to 128.
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);
+
+// The coop pass the op runs on this device: the NV2 row-ops variant where the device has its operations.
+// Knobs for comparisons: HELIOS_ATTENTION_ROWOPS=0 (the KHR-only passes), HELIOS_ATTENTION_TILE=32|64|128 and
+// HELIOS_ATTENTION_SUBGROUPS=1..8 (row-ops passes; skipped where shared memory does not fit),
+// HELIOS_ATTENTION_PREFETCH=0 (no one-tile-ahead loads).
+codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, codegen::AttentionPass pass,
+                                               uint32_t headDim, bool causal);
 
 // Gradients from the forward's o and lse (recomputing the scores): dQ, dK, dV (overwritten). delta is scratch
 // of batch*heads*Tq floats (written with dO . o per row, then read).

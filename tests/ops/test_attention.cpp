@@ -261,8 +261,8 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   codegen::registerAttentionCoop(reg);
   const auto ks = reg.find("attention.coop")->all();
   // 3 passes x D 16, 64, 128 x dense/causal x (default, 1 subgroup, no prefetch), + 32-key forwards, + the
-  // NV2 row-ops forwards at every key tile that fits (32/64/128 at D 16 and 64, 32 at D 128).
-  CHECK(ks.size() == 72);
+  // NV2 row-ops passes at every tile that fits 48 KiB (42 of them).
+  CHECK(ks.size() == 100);
   size_t rowOps = 0;
   for (const auto& k : ks) {
     INFO(k.name);
@@ -270,10 +270,11 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     CHECK(k.requiredSubgroupSize == 32);
     rowOps += k.name.find("_rowops") != std::string::npos;
   }
-  CHECK(rowOps == 14);
-  // The row-ops variant is forward-only and needs no scratch in its loop.
+  CHECK(rowOps == 42);
+  // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
-  CHECK_FALSE(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).rowOps);
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::KeyValueGrad, 64, true, 49152, true).tile == 64);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true, 49152, true).sharedBytes() <
         codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true).sharedBytes());
   CHECK_THROWS_WITH(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 24, false),

@@ -64,8 +64,7 @@ nlohmann::json coopPassStats(vk::Context& ctx, uint32_t D, bool causal) {
   nlohmann::json out = nlohmann::json::object();
   for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
                     codegen::AttentionPass::KeyValueGrad}) {
-    const auto p =
-        codegen::attentionCoopParams(pass, D, causal, ctx.device().limits().maxComputeSharedMemorySize);
+    const auto p = ops::attentionCoopPass(ctx.device(), pass, D, causal); // what the op runs
     nlohmann::json stats = nlohmann::json::object();
     std::string line;
     for (const auto& st :
