@@ -1,5 +1,6 @@
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
+#include <cmath>
 #include <utility>
 
 namespace helios::codegen::detail {
@@ -276,6 +277,26 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale
     });
     subgroupBarrier();
   }
+}
+
+void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
+  declareTypes();
+  declareQkv();
+  o_ = outputRows(3);
+  lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
+  pushBytes = pc_.size;
+  beginMain();
+  shQ_ = stagingArray(p_.rows());
+  shK_ = stagingArray(p_.tile);
+  shV_ = stagingArray(p_.tile);
+}
+
+void ForwardEmitterBase::writeLse(Value l, Value m) {
+  const Value seen = f().gt(l, f().f32(0.0f));
+  f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))), [&] {
+    const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
+    f().storeAt(lse_, f().iadd(qBase_, row_), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));
+  });
 }
 
 } // namespace helios::codegen::detail

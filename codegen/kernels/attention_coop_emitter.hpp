@@ -118,6 +118,20 @@ protected:
   spv::Value qBase_, kvBase_, blockRow_, row_;
 };
 
+// What both forwards share (attention_coop_fwd.cpp, attention_coop_fwd_rowops.cpp): bindings q, k, v, o, lse,
+// the entry point and the staging arrays of Q and the K / V tiles; the lse write.
+class ForwardEmitterBase : protected AttentionCoopEmitter {
+protected:
+  using AttentionCoopEmitter::AttentionCoopEmitter;
+  void declareForward(uint32_t& pushBytes);
+  // lse = m + log l for this lane's row (one lane of the pair writes); -inf for a row that saw no key (l =
+  // 0).
+  void writeLse(spv::Value l, spv::Value m);
+
+  spv::Buffer o_, lse_;
+  spv::Value shQ_, shK_, shV_;
+};
+
 // The passes, each a complete module (AttentionCoopParams::pass picks one in generateAttentionCoop).
 std::vector<uint32_t> emitAttentionCoopForward(const AttentionCoopParams& p, uint32_t& pushBytes);
 std::vector<uint32_t> emitAttentionCoopForwardRowOps(const AttentionCoopParams& p, uint32_t& pushBytes);

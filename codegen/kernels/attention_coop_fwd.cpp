@@ -7,7 +7,6 @@
 // lazily: a row keeps its reference max m until a tile's max exceeds it by more than kSlack, so P = exp(S -
 // m) stays below e^kSlack (well inside f16), and the subgroup rescales O only on a step where one of its rows
 // that already holds a sum moves its m. With scores of ordinary size that is the first step or two.
-#include <cmath>
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
 #include "codegen/kernels/row_reduce.hpp"
@@ -20,20 +19,12 @@ namespace {
 
 constexpr float kSlack = 8.0f; // natural-log units: P <= e^8 ~ 2981
 
-class ForwardEmitter : AttentionCoopEmitter {
+class ForwardEmitter : ForwardEmitterBase {
 public:
-  explicit ForwardEmitter(const AttentionCoopParams& p) : AttentionCoopEmitter(p) {}
+  explicit ForwardEmitter(const AttentionCoopParams& p) : ForwardEmitterBase(p) {}
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
-    declareTypes();
-    declareQkv();
-    o_ = outputRows(3);
-    lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
-    pushBytes = pc_.size;
-    beginMain();
-    shQ_ = stagingArray(p_.rows());
-    shK_ = stagingArray(p_.tile);
-    shV_ = stagingArray(p_.tile);
+    declareForward(pushBytes);
     shS_ = m_.workgroupArray(f32_, p_.subgroups * 16 * p_.tile); // S, and O on its trips through memory
     shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
     setup();
@@ -128,15 +119,10 @@ private:
     const Value l = f().load(lVar_), seen = f().gt(l, f().f32(0.0f));
     const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
     writeRows(oAcc_, inv, shS_, sBase_, o_, qBase_, row_, Tq_);
-    f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))), [&] {
-      const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
-      f().storeAt(lse_, f().iadd(qBase_, row_),
-                  f().select(seen, f().fadd(f().load(mVar_), logL), f().f32(-INFINITY)));
-    });
+    writeLse(l, f().load(mVar_));
   }
 
-  Buffer o_, lse_;
-  Value shQ_, shK_, shV_, shS_, shP_;
+  Value shS_, shP_;
   Value limit_;
   Value mVar_, lVar_;
   std::vector<Value> qa_, oAcc_;

@@ -10,7 +10,6 @@
 //
 // m and l are 16 x 16 accumulators whose rows are constant, so the rescale of O is an element-wise product:
 // the exact online softmax, no lazy threshold, no shared-memory scratch in the loop and no subgroup barriers.
-#include <cmath>
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
@@ -20,20 +19,12 @@ using namespace helios::spv;
 
 namespace {
 
-class RowOpsForwardEmitter : AttentionCoopEmitter {
+class RowOpsForwardEmitter : ForwardEmitterBase {
 public:
-  explicit RowOpsForwardEmitter(const AttentionCoopParams& p) : AttentionCoopEmitter(p) {}
+  explicit RowOpsForwardEmitter(const AttentionCoopParams& p) : ForwardEmitterBase(p) {}
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
-    declareTypes();
-    declareQkv();
-    o_ = outputRows(3);
-    lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
-    pushBytes = pc_.size;
-    beginMain();
-    shQ_ = stagingArray(p_.rows());
-    shK_ = stagingArray(p_.tile);
-    shV_ = stagingArray(p_.tile);
+    declareForward(pushBytes);
     shOut_ = m_.workgroupArray(f32_, p_.subgroups * 256); // the finish's trips of l, m and O
     declareFunctions();
     setup();
@@ -114,17 +105,12 @@ private:
 
   void finish() {
     const Value l = rowValue(shOut_, f().load(lVar_)), m = rowValue(shOut_, f().load(mVar_));
-    const Value seen = f().gt(l, f().f32(0.0f));
-    const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
+    const Value inv = f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
     writeRows(oAcc_, inv, shOut_, sBase_, o_, qBase_, row_, Tq_);
-    f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))), [&] {
-      const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
-      f().storeAt(lse_, f().iadd(qBase_, row_), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));
-    });
+    writeLse(l, m);
   }
 
-  Buffer o_, lse_;
-  Value shQ_, shK_, shV_, shOut_;
+  Value shOut_;
   Value sgRow0_, mVar_, lVar_;
   FunctionId mask_, maxOf_, sumOf_, max2_, expShift_, expDiff_;
   std::vector<Value> qa_, oAcc_;
