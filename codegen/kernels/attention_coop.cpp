@@ -17,8 +17,8 @@ void require(bool ok, const std::string& what) {
 } // namespace
 
 uint32_t AttentionCoopParams::sharedBytes() const {
-  const uint32_t staged = 2 * headDim * (rows() + 2 * tile); // f16: the owned rows' staging, two tiles
-  const uint32_t perRow = subgroups * 16 * tile;             // entries of each per-subgroup scratch
+  const uint32_t staged = (2 * headDim + 16 * pad) * (rows() + 2 * tile); // f16: owned rows, two tiles
+  const uint32_t perRow = subgroups * 16 * tile; // entries of each per-subgroup scratch
   if (rowOps) // only the 16 x 16 f32 trips of setup and finish (+ the tile's lse and delta for dK/dV)
     return staged + subgroups * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
   switch (pass) {
@@ -36,13 +36,13 @@ std::string AttentionCoopParams::cacheKey() const {
   return std::string("attention_coop:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
-         std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "");
+         std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad);
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
-         (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "");
+         (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad");
 }
 
 void AttentionCoopParams::validate() const {
@@ -56,6 +56,7 @@ void AttentionCoopParams::validate() const {
             me + "tile must be 32 (two lanes per row, 16 columns each), or 64 for the forward");
   require(subgroupSize == 32, me + "needs 32-wide subgroups (two lanes for each of 16 rows)");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
+  require(pad <= 1, me + "pad must be 0 or 1 (16-byte vectors per staged row)");
   require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +
                                                " bytes of shared memory, device allows " +
                                                std::to_string(maxSharedBytes));
@@ -137,6 +138,9 @@ void registerAttentionCoop(KernelRegistry& registry) {
                  r.tile = tile;
                  if (r.sharedBytes() <= r.maxSharedBytes) ks.push_back(generateAttentionCoop(r));
                }
+               AttentionCoopParams unpadded = p;
+               unpadded.pad = 0;
+               ks.push_back(generateAttentionCoop(unpadded));
                p.subgroups = 1;
                ks.push_back(generateAttentionCoop(p));
                p.prefetch = false;

@@ -37,6 +37,9 @@ struct AttentionCoopParams {
   // operations and use conversions (attention_coop_fwd_rowops.cpp; the backward's stepInRegisters): no
   // S/P/dS scratch, no subgroup barriers in the loop; tiles of 32, 64 or 128.
   bool rowOps = false;
+  // 16-byte vectors appended to every staged f16 row: rows of D = 64 or 128 halves would otherwise start on
+  // the same shared-memory banks, and the coop loads that read 16 of them at once would conflict.
+  uint32_t pad = 1;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
 

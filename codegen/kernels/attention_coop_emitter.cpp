@@ -8,7 +8,7 @@ namespace helios::codegen::detail {
 using namespace helios::spv;
 
 AttentionCoopEmitter::AttentionCoopEmitter(const AttentionCoopParams& p)
-    : p_(p), d8_(p.headDim / 8), blocks_(p.headDim / 16) {}
+    : p_(p), d8_(p.headDim / 8), rowVecs_(p.headDim / 8 + p.pad), blocks_(p.headDim / 16) {}
 
 void AttentionCoopEmitter::declareTypes() {
   f32_ = m_.f32();
@@ -103,7 +103,11 @@ void AttentionCoopEmitter::put(Value shared, const std::vector<Value>& regs, uin
   const uint32_t vecs = count * d8_, n = p_.invocations();
   for (uint32_t e = 0; e < regs.size(); ++e) {
     const Value idx = f().iadd(lid_, c(e * n));
-    const auto body = [&] { f().store(f().accessChain(shared, {idx}), regs[e]); };
+    const auto body = [&] {
+      const Value at =
+          p_.pad ? f().iadd(f().imul(f().udiv(idx, c(d8_)), c(rowVecs_)), f().rem(idx, c(d8_))) : idx;
+      f().store(f().accessChain(shared, {at}), regs[e]);
+    };
     if ((e + 1) * n <= vecs)
       body();
     else
@@ -145,15 +149,15 @@ void AttentionCoopEmitter::next(TileStream& s, Value first, Value nextFirst) {
 
 std::vector<Value> AttentionCoopEmitter::loadA(Value shared, Value row) {
   std::vector<Value> out;
-  const Value at = f().imul(row, c(d8_));
+  const Value at = f().imul(row, c(rowVecs_));
   for (uint32_t d = 0; d < blocks_; ++d)
-    out.push_back(f().coopLoad(ta_, f().accessChain(shared, {f().iadd(at, c(2 * d))}), c(d8_),
+    out.push_back(f().coopLoad(ta_, f().accessChain(shared, {f().iadd(at, c(2 * d))}), c(rowVecs_),
                                CoopLayout::RowMajorKHR));
   return out;
 }
 
 Value AttentionCoopEmitter::tileB(Value tile, uint32_t kb, uint32_t d, CoopLayout layout) {
-  return f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * d8_ + 2 * d)}), c(d8_), layout);
+  return f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * rowVecs_ + 2 * d)}), c(rowVecs_), layout);
 }
 
 FunctionId AttentionCoopEmitter::combineFunction(const char* name, const Binary& op) {

@@ -27,7 +27,7 @@ protected:
   void declareQkv();                        // q_, k_, v_ at bindings 0, 1, 2 (every pass)
   spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, o, dO)
   spv::Buffer outputRows(uint32_t binding); // f32 rows written as vec4 (dQ, dK, dV)
-  spv::Value stagingArray(uint32_t rows) { return m_.workgroupArray(uvec4_, rows * d8_); }
+  spv::Value stagingArray(uint32_t rows) { return m_.workgroupArray(uvec4_, rows * rowVecs_); }
 
   // Rows [first, first + count) of a tensor side whose rows start at row `base` (`total` rows, D floats
   // each) into `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
@@ -107,7 +107,7 @@ protected:
                  spv::Value total);
 
   const AttentionCoopParams& p_;
-  uint32_t d8_, blocks_; // 16-byte vectors (8 halves) per f16 row; 16-column blocks of D
+  uint32_t d8_, rowVecs_, blocks_; // 16-byte vectors (8 halves) per f16 row, per staged row; 16-column blocks
   spv::Module m_;
   spv::FunctionBuilder* f_ = nullptr;
   spv::TypeId f32_, f16_, u32_, uvec2_, uvec4_, vec4_, hvec4_, ta_, tb_, tc_;

@@ -90,6 +90,7 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
     }
   }
   if (envIs("HELIOS_ATTENTION_PREFETCH", "0")) p.prefetch = false;
+  if (envIs("HELIOS_ATTENTION_PAD", "0")) p.pad = 0;
   return p;
 }
 

@@ -34,7 +34,7 @@ bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);
 // The coop pass the op runs on this device: the NV2 row-ops variant where the device has its operations.
 // Knobs for comparisons: HELIOS_ATTENTION_ROWOPS=0 (the KHR-only passes), HELIOS_ATTENTION_TILE=32|64|128 and
 // HELIOS_ATTENTION_SUBGROUPS=1..8 (row-ops passes; skipped where shared memory does not fit),
-// HELIOS_ATTENTION_PREFETCH=0 (no one-tile-ahead loads).
+// HELIOS_ATTENTION_PREFETCH=0 (no one-tile-ahead loads), HELIOS_ATTENTION_PAD=0 (unpadded staged rows).
 codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, codegen::AttentionPass pass,
                                                uint32_t headDim, bool causal);
 

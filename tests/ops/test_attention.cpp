@@ -260,9 +260,9 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   codegen::KernelRegistry reg;
   codegen::registerAttentionCoop(reg);
   const auto ks = reg.find("attention.coop")->all();
-  // 3 passes x D 16, 64, 128 x dense/causal x (default, 1 subgroup, no prefetch), + 32-key forwards, + the
-  // NV2 row-ops passes at every tile that fits 48 KiB (42 of them).
-  CHECK(ks.size() == 100);
+  // 3 passes x D 16, 64, 128 x dense/causal x (default, unpadded, 1 subgroup, no prefetch), + 32-key
+  // forwards, + the NV2 row-ops passes at every tile that fits 48 KiB (36 of them).
+  CHECK(ks.size() == 110);
   size_t rowOps = 0;
   for (const auto& k : ks) {
     INFO(k.name);
@@ -270,22 +270,29 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     CHECK(k.requiredSubgroupSize == 32);
     rowOps += k.name.find("_rowops") != std::string::npos;
   }
-  CHECK(rowOps == 42);
+  CHECK(rowOps == 36);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::KeyValueGrad, 64, true, 49152, true).tile == 64);
-  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true, 49152, true).sharedBytes() <
-        codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true).sharedBytes());
+  auto khr = codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true), rowOpsFwd = khr;
+  rowOpsFwd.rowOps = true;
+  CHECK(rowOpsFwd.sharedBytes() < khr.sharedBytes());
   CHECK_THROWS_WITH(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 24, false),
                     ContainsSubstring("multiple of 16"));
-  // The forward takes 64-key tiles at D = 64, 32 at D = 128 (shared memory); every pass fits 48 KiB.
-  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true).tile == 64);
+  // The KHR forward takes 64-key tiles where four subgroups fit with padded rows (D = 16), 32 from D = 64;
+  // every pass fits 48 KiB with padded staging rows.
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 16, true).tile == 64);
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true).tile == 32);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true).tile == 32);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true).tile == 32);
   for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
                     codegen::AttentionPass::KeyValueGrad})
-    CHECK(codegen::attentionCoopParams(pass, 128, true).sharedBytes() <= 49152);
+    for (bool nv2 : {false, true}) {
+      const auto p = codegen::attentionCoopParams(pass, 128, true, 49152, nv2);
+      CHECK(p.sharedBytes() <= 49152);
+      CHECK(p.pad == 1);
+    }
 }
 
 TEST_CASE("attention coop: asking for it where it cannot run is an error, Auto falls back", "[attention]") {

@@ -5,6 +5,7 @@
 #include "engine/ops/attention.hpp"
 #include "timing_executor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
@@ -97,7 +98,10 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
       e = dist(gen);
     return x;
   };
-  for (const std::string& text : options.shapes) {
+  const size_t nShapes = options.shapes.size(), passes = std::max<size_t>(options.passes, 1);
+  for (size_t at = 0; at < passes * nShapes; ++at) {
+    const std::string& text = options.shapes[at % nShapes];
+    const bool recorded = at >= (passes - 1) * nShapes;
     const Shape s = parseShape(text);
     const size_t n = size_t(s.B) * s.H * s.S * s.D, nrows = size_t(s.B) * s.H * s.S;
     auto q = random(n), k = random(n), v = random(n), dO = random(n);
@@ -146,7 +150,7 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
           row["error"] = e.what();
           fmt::print("attention {} {} {}: {}\n", text, mask, mode, e.what());
         }
-        rows.push_back(row);
+        if (recorded) rows.push_back(row);
       }
     }
   }

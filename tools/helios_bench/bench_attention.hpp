@@ -10,7 +10,8 @@ struct AttentionBenchOptions {
   std::vector<std::string> shapes{"1x8x512x64"}; // BxHxSxD (kv heads = H)
   std::vector<std::string> masks{"causal", "dense"};
   std::vector<std::string> modes{"fwd", "fwdbwd"}; // forward, or forward + backward
-  std::string kernel = "fallback";                 // fallback (f32) | coop (f16 inputs, forward only)
+  uint32_t passes = 1;             // times over the whole shape list; only the last pass is recorded
+  std::string kernel = "fallback"; // fallback (f32) | coop (f16 inputs, forward only)
 };
 
 // Fused attention (ops::attentionForward / attentionBackward) time and TFLOP/s per shape, mask and mode,

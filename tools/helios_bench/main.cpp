@@ -64,6 +64,12 @@ int main(int argc, char** argv) {
                    "fallback (f32) or coop (cooperative matrices; q, k, v, dO rounded to f16)")
       ->check(CLI::IsMember({"fallback", "coop"}))
       ->capture_default_str();
+  attentionCmd
+      ->add_option("--passes", attention.passes,
+                   "times over the shape list, recording the last (the first shape of a process read 2-10x "
+                   "slow on the H100)")
+      ->check(CLI::Range(1u, 10u))
+      ->capture_default_str();
   attentionCmd->add_option("--modes", attention.modes, "fwd (forward), fwdbwd (forward + backward)")
       ->delimiter(',')
       ->check(CLI::IsMember({"fwd", "fwdbwd"}))
