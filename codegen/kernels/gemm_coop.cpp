@@ -79,8 +79,10 @@ private:
     tb_ = m_.coopMatrixType(f16_, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
     tc_ = m_.coopMatrixType(f32_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR);
     tcOut_ = p_.outF16 ? m_.coopMatrixType(f16_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR) : tc_;
-    a_ = m_.storageBuffer(0, uvec4_, Access::ReadOnly);
-    b_ = m_.storageBuffer(1, uvec4_, Access::ReadOnly);
+    // An f32 operand is read as pairs of vec4 per 8-element vector and rounded to f16 as it is staged.
+    const TypeId vec4 = m_.vectorType(f32_, 4);
+    a_ = m_.storageBuffer(0, p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
+    b_ = m_.storageBuffer(1, p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
     c_ = m_.storageBuffer(2, p_.outF16 ? f16_ : f32_, p_.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
     if (p_.bias) bias_ = m_.storageBuffer(3, p_.outF16 ? f16_ : f32_, Access::ReadOnly);
     pc_ = m_.pushConstants({u32_, u32_, u32_, f32_, f32_, u32_, u32_, u32_});
@@ -176,11 +178,20 @@ private:
 
   // Global -> registers: the slice of step kt.
   std::vector<Value> loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step,
-                              Value kt) {
+                              Value kt, bool f32) {
     const Value base = f_.iadd(origin, f_.imul(kt, step));
     std::vector<Value> regs;
-    for (const Slot& s : slots)
-      regs.push_back(f_.loadAt(buf, f_.iadd(base, s.global)));
+    for (const Slot& s : slots) {
+      const Value at = f_.iadd(base, s.global);
+      if (!f32) {
+        regs.push_back(f_.loadAt(buf, at));
+        continue;
+      }
+      const TypeId hvec4 = m_.vectorType(f16_, 4), uvec2 = m_.vectorType(u32_, 2);
+      const auto half4 = [&](Value i) { return f_.bitcast(f_.convert(f_.loadAt(buf, i), hvec4), uvec2); };
+      const Value g = f_.shl(at, c(1));
+      regs.push_back(f_.construct(uvec4_, {half4(g), half4(f_.iadd(g, c(1)))}));
+    }
     return regs;
   }
 
@@ -192,8 +203,8 @@ private:
   }
 
   void loadTileToShared(Value kt, Value offA, Value offB) {
-    const auto ra = loadTile(a_, slotsA_, originA_, stepA_, kt);
-    const auto rb = loadTile(b_, slotsB_, originB_, stepB_, kt);
+    const auto ra = loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A);
+    const auto rb = loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B);
     storeTile(shA_, slotsA_, ra, offA);
     storeTile(shB_, slotsB_, rb, offB);
   }
@@ -252,8 +263,8 @@ private:
     f_.forRange(c(0), steps, [&](Value kt) {
       const Value stage = f_.bitAnd(kt, c(1)), other = f_.bitXor(stage, c(1));
       const Value next = f_.umin(f_.iadd(kt, c(1)), last);
-      const auto ra = loadTile(a_, slotsA_, originA_, stepA_, next);
-      const auto rb = loadTile(b_, slotsB_, originB_, stepB_, next);
+      const auto ra = loadTile(a_, slotsA_, originA_, stepA_, next, p_.f32A);
+      const auto rb = loadTile(b_, slotsB_, originB_, stepB_, next, p_.f32B);
       computeStage(f_.imul(stage, c(stageA)), f_.imul(stage, c(stageB)));
       storeTile(shA_, slotsA_, ra, f_.imul(other, c(stageA)));
       storeTile(shB_, slotsB_, rb, f_.imul(other, c(stageB)));
@@ -304,7 +315,7 @@ std::string GemmCoopParams::cacheKey() const {
          "," + str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" +
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
-         str(workgroupScope);
+         str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B);
 }
 
 std::string GemmCoopParams::name() const {
@@ -315,7 +326,8 @@ std::string GemmCoopParams::name() const {
       n += part;
   };
   add({transA ? "t" : "n", transB ? "t" : "n", outF16 ? "_f16" : "_f32", batched ? "_b" : "",
-       alphaBeta ? "_ab" : "", bias ? "_bias" : "", gelu ? "_gelu" : ""});
+       alphaBeta ? "_ab" : "", bias ? "_bias" : "", gelu ? "_gelu" : "", f32A ? "_a32" : "",
+       f32B ? "_b32" : ""});
   if (workgroupScope) {
     add({"_", str(BM), "x", str(BN), "x", str(BK), "_wg", str(invocations()), "_g", str(coopM), "x",
          str(coopN), "x", str(coopK)});
@@ -340,6 +352,7 @@ void GemmCoopParams::validate() const {
     require(BK % 8 == 0 && BN % 8 == 0 && BM % 8 == 0,
             me + "tile sides must be multiples of 8 (16-byte loads)");
     require(stages == 1 && padA == 0 && padB == 0, me + "workgroup scope has no stages or padding");
+    require(!f32A && !f32B, me + "workgroup scope reads f16 operands only");
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
@@ -471,6 +484,18 @@ void registerGemmCoop(KernelRegistry& registry) {
            p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
            add(p);
          }
+         // f32 operands rounded while staged: each side and both, on every layout, single and double
+         // buffered.
+         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
+           for (uint32_t bits = 1; bits < 16; ++bits) {
+             GemmCoopParams p = base;
+             p.f32A = bits & 1;
+             p.f32B = bits & 2;
+             if (!p.f32A && !p.f32B) continue;
+             p.transA = bits & 4;
+             p.transB = bits & 8;
+             add(p);
+           }
          GemmCoopParams g = gemmCoopDefault();
          g.groupM = 8;
          add(g);

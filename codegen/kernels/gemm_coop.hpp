@@ -37,6 +37,8 @@ struct GemmCoopParams {
   bool transB = false;    // B stored N x K
   bool batched = false;   // batch = gl_WorkGroupID.z, element strides in push constants
   bool outF16 = false;    // C (and beta's read of C) in f16; accumulation stays f32
+  bool f32A = false;      // A stored as f32 and rounded to f16 while staged (mixed precision, no cast kernel)
+  bool f32B = false;      // B likewise
   bool alphaBeta = false; // apply alpha and beta (false: C = A*B [+bias][gelu], alpha/beta ignored)
   bool bias = false;      // + bias[n]
   bool gelu = false;      // GELU (tanh form), applied last

@@ -72,6 +72,8 @@ Tensor cast(Tape& tape, const Tensor& x, DType to) {
 
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s, const Tensor* bias) {
   if (a.dtype != b.dtype) throw std::invalid_argument("autograd::matmul: A and B must have one storage type");
+  if (s.f16Compute && a.dtype != DType::F32)
+    throw std::invalid_argument("autograd::matmul: f16Compute multiplies f32 tensors as f16");
   if (bias && s.batch != 1) throw std::invalid_argument("autograd::matmul: bias needs batch == 1");
   if (a.elements() != uint64_t(s.batch) * s.M * s.K || b.elements() != uint64_t(s.batch) * s.K * s.N)
     throw std::invalid_argument("autograd::matmul: operand sizes do not match M, N, K, batch");
@@ -94,6 +96,7 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
   args.alpha = s.alpha;
   args.gelu = s.gelu;
   args.aType = type;
+  args.f16Compute = s.f16Compute;
   ops::matmul(tape.exec(), args);
   if (!grad) return c;
   const Tensor biasT = bias ? *bias : Tensor{};
@@ -121,6 +124,7 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
       g.alpha = s.alpha;
       g.beta = t.accumulate ? 1.0f : 0.0f;
       g.aType = type;
+      g.f16Compute = s.f16Compute; // dC stays f32 and is rounded with the operand it meets
       ops::matmul(exec, g);
     };
     if (a.requiresGrad()) {
@@ -142,7 +146,7 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
   return c;
 }
 
-Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu) {
+Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu, bool f16Compute) {
   if (w.shape.size() != 2) throw std::invalid_argument("autograd::linear: weight must be [out, in]");
   const uint32_t out = w.shape[0], in = w.shape[1];
   if (x.elements() % in != 0)
@@ -154,6 +158,7 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, 
   s.K = in;
   s.transB = true;
   s.gelu = gelu;
+  s.f16Compute = f16Compute;
   return matmul(tape, x, w, s, bias);
 }
 

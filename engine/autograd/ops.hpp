@@ -25,12 +25,16 @@ struct MatmulSpec {
   bool transA = false, transB = false;
   float alpha = 1.0f;
   bool gelu = false;
+  // f32 operands multiplied as f16 with f32 accumulation, in the forward and both gradient GEMMs (mixed
+  // precision without cast kernels; ops::MatmulArgs::f16Compute).
+  bool f16Compute = false;
 };
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& spec,
               const Tensor* bias = nullptr);
 
 // y = x * W^T + bias for x [rows, in] and W [out, in] (PyTorch Linear). bias may be null.
-Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu = false);
+Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu = false,
+              bool f16Compute = false);
 
 // y = a + b (same element count; the shape of a).
 Tensor add(Tape& tape, const Tensor& a, const Tensor& b);

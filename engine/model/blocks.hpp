@@ -32,8 +32,10 @@ struct BlockShape {
 
 // x [rows, C] -> norm(x) with the configured kind (beta unused for RMSNorm).
 Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& gamma, const Tensor& beta);
-// GEMM input in the configured precision (an f16 copy in Mixed mode).
-Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x);
+// x W^T + bias [then GELU] in the configured precision: Mixed multiplies the f32 tensors as f16
+// (autograd::MatmulSpec::f16Compute), F32 in f32.
+Tensor linear(Tape& tape, const BlockShape& s, const Tensor& x, const Tensor& w, const Tensor& bias,
+              bool gelu = false);
 // Causal multi-head (grouped-query) self-attention of h [B*T, C], including the output projection.
 Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h);
 // The MLP (GELU or SwiGLU) of h [B*T, C].

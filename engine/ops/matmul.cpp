@@ -1,11 +1,12 @@
 #include "engine/ops/matmul.hpp"
+#include "engine/ops/elementwise.hpp"
 #include "engine/ops/matmul_coop.hpp"
 
 #include <algorithm>
-#include <thread>
 #include <array>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace helios::ops {
 
@@ -41,6 +42,8 @@ void checkSize(const vk::BufferRange& r, GemmType type, uint64_t needed, const c
 } // namespace
 
 void checkMatmulArgs(const MatmulArgs& a) {
+  if (a.f16Compute && a.aType != GemmType::F32)
+    throw std::invalid_argument("matmul: f16Compute multiplies f32 operands as f16; A and B must be f32");
   if (a.M == 0 || a.N == 0 || a.K == 0 || a.batch == 0)
     throw std::invalid_argument("matmul: M, N, K and batch must be positive (M=" + str(a.M) +
                                 ", N=" + str(a.N) + ", K=" + str(a.K) + ", batch=" + str(a.batch) + ")");
@@ -111,6 +114,26 @@ codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& a, const codegen::G
   return codegen::chooseGemmTiling(a.M, a.N, a.K, a.batch, limits, p);
 }
 
+MatmulArgs withF16Copies(Executor& exec, const MatmulArgs& args) {
+  const uint64_t M = args.M, N = args.N, K = args.K;
+  const auto copy = [&](vk::BufferRange src, std::optional<uint32_t> stride, uint64_t dense,
+                        const char* what) {
+    const uint64_t extent =
+        args.batch > 1 ? (args.batch - 1) * uint64_t{strideOf(stride, dense)} + dense : dense;
+    vk::Buffer tmp = exec.context().buffer(extent * 2, what);
+    const vk::BufferRange range = tmp.range();
+    castF32ToF16(exec, src, range, static_cast<uint32_t>(extent));
+    exec.retain(std::move(tmp));
+    return range;
+  };
+  MatmulArgs h = args;
+  h.a = copy(args.a, args.strideA, M * K, "matmul A rounded to f16");
+  h.b = copy(args.b, args.strideB, K * N, "matmul B rounded to f16");
+  h.aType = GemmType::F16;
+  h.f16Compute = false;
+  return h;
+}
+
 void matmul(Executor& exec, const MatmulArgs& args) {
   checkMatmulArgs(args);
   const vk::Device& device = exec.context().device();
@@ -125,6 +148,10 @@ void matmul(Executor& exec, const MatmulArgs& args) {
   if (args.kernel == MatmulKernel::Coop ||
       (args.kernel == MatmulKernel::Auto && !args.tile && coopDeviceInfo(device).coopMatrix)) {
     matmulCoop(exec, args, {}, args.kernel == MatmulKernel::Coop);
+    return;
+  }
+  if (args.f16Compute) {
+    matmul(exec, withF16Copies(exec, args));
     return;
   }
   const codegen::GemmDeviceLimits limits = gemmDeviceLimits(device);

@@ -27,7 +27,11 @@ struct MatmulArgs {
   bool transA = false, transB = false;
   float alpha = 1.0f, beta = 0.0f;
   bool gelu = false;
-  MatmulDType aType = MatmulDType::F32;   // storage of A and B
+  MatmulDType aType = MatmulDType::F32; // storage of A and B
+  // A and B are f32 in memory (aType F32) but multiplied as f16, each element rounded to nearest as
+  // castF32ToF16 would, accumulating in f32: the coop kernel rounds them as it stages them, the other paths
+  // round them into f16 copies first. Mixed-precision training multiplies this way instead of casting.
+  bool f16Compute = false;
   MatmulDType outType = MatmulDType::F32; // storage of C and bias
   // Batch strides in elements (used when batch > 1); unset = dense (M*K, K*N, M*N). 0 broadcasts A or B;
   // strideC must be at least M*N (batches of C may not overlap).
@@ -38,6 +42,10 @@ struct MatmulArgs {
 
 // Validates (std::invalid_argument naming the mismatch, before anything is dispatched) and dispatches.
 void matmul(Executor& exec, const MatmulArgs& args);
+
+// For args.f16Compute on paths that cannot round while staging: args with A and B replaced by f16 copies
+// (temporaries retained by exec until the GPU is done), aType F16 and f16Compute off.
+MatmulArgs withF16Copies(Executor& exec, const MatmulArgs& args);
 
 // The checks matmul() makes on shapes, sizes, strides and overlaps (device-independent); throws
 // std::invalid_argument, e.g. "matmul: A has 100 elements, M*K = 120 needed".

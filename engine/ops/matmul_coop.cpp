@@ -231,7 +231,7 @@ MatmulProblem matmulProblem(const MatmulArgs& a) {
   p.batch = a.batch;
   p.transA = a.transA;
   p.transB = a.transB;
-  p.a = p.b = a.aType == GemmType::F16 ? CoopDType::F16 : CoopDType::F32;
+  p.a = p.b = a.aType == GemmType::F16 || a.f16Compute ? CoopDType::F16 : CoopDType::F32;
   p.c = a.outType == GemmType::F16 ? CoopDType::F16 : CoopDType::F32;
   const uint64_t M = a.M, N = a.N, K = a.K;
   p.sharedB = a.batch > 1 && a.strideB && *a.strideB == 0 && strideOr(a.strideA, M * K) == M * K &&
@@ -246,6 +246,7 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   p.alphaBeta = args.alpha != 1.0f || args.beta != 0.0f;
   p.bias = args.bias.buffer != VK_NULL_HANDLE;
   p.gelu = args.gelu;
+  p.f32A = p.f32B = args.f16Compute; // rounded while staged
   return p;
 }
 
@@ -270,8 +271,11 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
     matmul(exec, t);
     return plan;
   }
+  // f16Compute: the direct kernels round f32 operands as they stage them; padding works on f16 copies.
+  const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
+  const MatmulArgs run = args.f16Compute && !direct ? withF16Copies(exec, args) : args;
   if (plan.decision == CoopDecision::Rewrite) {
-    MatmulArgs folded = args;
+    MatmulArgs folded = run;
     folded.M = args.M * args.batch;
     folded.batch = 1;
     folded.strideA.reset();
@@ -280,7 +284,7 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
     execute(exec, plan, folded, opt);
     return plan;
   }
-  execute(exec, plan, args, opt);
+  execute(exec, plan, run, opt);
   return plan;
 }
 

@@ -91,6 +91,8 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.subgroupSize = 64; });
   with([](GemmCoopParams& p) { p.maxSharedBytes = 65536; });
   with([](GemmCoopParams& p) { p.workgroupScope = true; });
+  with([](GemmCoopParams& p) { p.f32A = true; });
+  with([](GemmCoopParams& p) { p.f32B = true; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());

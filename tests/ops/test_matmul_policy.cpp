@@ -445,3 +445,77 @@ TEST_CASE("matmul_coop: padded path with the tiled kernel standing in (odd shape
   for (const auto& c : cases)
     runOdd(*ctx, c);
 }
+
+TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 problem on rounded copies bit for "
+          "bit, and float64",
+          "[matmul_coop][vulkan][coop]") {
+  auto ctx = tryContext();
+  if (!ctx) return;
+  struct Case {
+    uint32_t M, N, K, batch;
+    bool transA, transB;
+  };
+  // Aligned (direct coop on a GPU that has it), TN with long K (split K), odd (padded: rounded copies),
+  // tiny (tiled), batched.
+  const Case cases[] = {{256, 128, 512, 1, false, true},  {256, 128, 8192, 1, true, false},
+                        {250, 250, 250, 1, false, false}, {7, 33, 127, 1, false, true},
+                        {64, 64, 128, 3, false, false},   {128, 256, 64, 1, true, true}};
+  for (const Case& c : cases) {
+    const size_t M = c.M, N = c.N, K = c.K, batch = c.batch;
+    const auto a = test::randomFloats(batch * M * K), b = test::randomFloats(batch * K * N);
+    std::vector<uint16_t> ah(a.size()), bh(b.size());
+    std::vector<float> ar(a.size()), br(b.size());
+    for (size_t i = 0; i < a.size(); ++i)
+      ar[i] = halfToFloat(ah[i] = floatToHalf(a[i]));
+    for (size_t i = 0; i < b.size(); ++i)
+      br[i] = halfToFloat(bh[i] = floatToHalf(b[i]));
+    vk::Buffer a32 = ctx->buffer(a.size() * 4, "A f32"), b32 = ctx->buffer(b.size() * 4, "B f32"),
+               a16 = ctx->buffer(a.size() * 2, "A f16"), b16 = ctx->buffer(b.size() * 2, "B f16"),
+               c1 = ctx->buffer(batch * M * N * 4, "C f16Compute"), c2 = ctx->buffer(batch * M * N * 4, "C f16");
+    ctx->uploadVector(a32, a);
+    ctx->uploadVector(b32, b);
+    ctx->uploadVector(a16, ah);
+    ctx->uploadVector(b16, bh);
+    for (auto* cb : {&c1, &c2})
+      ctx->uploadVector(*cb, std::vector<float>(batch * M * N, test::poisonF32()));
+    MatmulArgs args;
+    args.M = c.M;
+    args.N = c.N;
+    args.K = c.K;
+    args.batch = c.batch;
+    args.transA = c.transA;
+    args.transB = c.transB;
+    MatmulArgs mixed = args, half = args;
+    mixed.a = a32.range();
+    mixed.b = b32.range();
+    mixed.c = c1.range();
+    mixed.f16Compute = true;
+    half.a = a16.range();
+    half.b = b16.range();
+    half.c = c2.range();
+    half.aType = MatmulDType::F16;
+    ImmediateExecutor exec(*ctx);
+    matmul(exec, mixed);
+    matmul(exec, half);
+    exec.flush();
+    const auto got = ctx->downloadVector<float>(c1, batch * M * N);
+    const auto cast = ctx->downloadVector<float>(c2, batch * M * N);
+    INFO(M << "x" << N << "x" << K << " batch " << batch << (c.transA ? " tA" : "") << (c.transB ? " tB" : ""));
+    CHECK(std::memcmp(got.data(), cast.data(), got.size() * 4) == 0);
+    ref::GemmShape s{c.M, c.N, c.K, 1, c.transA, c.transB, 1.0f, 0.0f, false, false};
+    ref::Vec want(batch * M * N);
+    for (size_t p = 0; p < batch; ++p) {
+      const std::vector<float> ap(ar.begin() + p * M * K, ar.begin() + (p + 1) * M * K);
+      const std::vector<float> bp(br.begin() + p * K * N, br.begin() + (p + 1) * K * N);
+      ref::Vec cp(M * N, 0.0);
+      ref::gemm(s, ap, bp, {}, cp);
+      std::copy(cp.begin(), cp.end(), want.begin() + p * M * N);
+    }
+    CHECK(ref::relError(got, want) <= 1e-5);
+  }
+  MatmulArgs bad;
+  bad.M = bad.N = bad.K = 8;
+  bad.aType = MatmulDType::F16;
+  bad.f16Compute = true;
+  CHECK_THROWS_WITH(checkMatmulArgs(bad), ContainsSubstring("f16Compute"));
+}
