@@ -111,22 +111,30 @@ private:
       lseM_ = rowMatrix(shS_, lse_i_);
       deltaM_ = rowMatrix(shS_, delta_i_);
       prob_ = probabilityFunction(false);
+      unmasked_ = unmaskedProbabilityFunction();
     }
   }
 
   // The row-ops step: S, dP, P and dS as accumulators, dS converted into A operands.
   void stepInRegisters(Value t0) {
     f().workgroupBarrier();
-    std::vector<Value> dsa;
-    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-      Value s = f().coopFill(tc_, f().f32(0.0f)), dp = s;
+    const uint32_t kbs = p_.tile / 16;
+    std::vector<Value> s(kbs), dp(kbs), dsa;
+    for (uint32_t kb = 0; kb < kbs; ++kb) {
+      s[kb] = dp[kb] = f().coopFill(tc_, f().f32(0.0f));
       for (uint32_t d = 0; d < blocks_; ++d) {
-        s = f().coopMulAdd(qa_[d], tileB(shK_, kb, d, CoopLayout::ColumnMajorKHR), s);
-        dp = f().coopMulAdd(doa_[d], tileB(shV_, kb, d, CoopLayout::ColumnMajorKHR), dp);
+        s[kb] = f().coopMulAdd(qa_[d], tileB(shK_, kb, d, CoopLayout::ColumnMajorKHR), s[kb]);
+        dp[kb] = f().coopMulAdd(doa_[d], tileB(shV_, kb, d, CoopLayout::ColumnMajorKHR), dp[kb]);
       }
-      const Value pr = f().coopPerElement(s, prob_, {sgRow0_, f().iadd(t0, c(16 * kb)), lseM_});
-      dsa.push_back(f().coopConvert(f().fmul(pr, f().fsub(dp, deltaM_)), ta_));
     }
+    const std::vector<Value> pr = unlessMasked(
+        fullyVisible(sgRow0_, 16, t0, p_.tile), s,
+        [&](Value x, uint32_t) { return f().coopPerElement(x, unmasked_, {lseM_}); },
+        [&](Value x, uint32_t kb) {
+          return f().coopPerElement(x, prob_, {sgRow0_, f().iadd(t0, c(16 * kb)), lseM_});
+        });
+    for (uint32_t kb = 0; kb < kbs; ++kb)
+      dsa.push_back(f().coopConvert(f().fmul(pr[kb], f().fsub(dp[kb], deltaM_)), ta_));
     for (uint32_t d = 0; d < blocks_; ++d) {
       Value acc = f().load(dq_[d]);
       for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
@@ -160,7 +168,7 @@ private:
   Value shRows_, shK_, shV_;
   Value limit_, lse_i_, delta_i_;
   Value sgRow0_, lseM_, deltaM_; // row ops
-  FunctionId prob_;
+  FunctionId prob_, unmasked_;
   std::vector<Value> qa_, doa_, dq_;
 };
 
@@ -190,6 +198,7 @@ public:
     declareScratch();
     if (p_.rowOps) {
       prob_ = probabilityFunction(true);
+      unmasked_ = unmaskedProbabilityFunction();
       lseCol_ = columnFunction("lse_column", shLse_);
       deltaCol_ = columnFunction("delta_column", shDelta_);
     }
@@ -278,18 +287,27 @@ private:
   // column-constant matrices.
   void stepInRegisters(Value i0) {
     const Value row0 = f().iadd(blockRow_, f().imul(sg_, c(16))), zero = f().coopFill(tc_, f().f32(0.0f));
-    std::vector<Value> pa, dsa;
-    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-      Value s = zero, dp = zero;
+    const uint32_t kbs = p_.tile / 16;
+    std::vector<Value> s(kbs), dp(kbs), lse(kbs), pa, dsa;
+    for (uint32_t kb = 0; kb < kbs; ++kb) {
+      s[kb] = dp[kb] = zero;
       for (uint32_t d = 0; d < blocks_; ++d) {
-        s = f().coopMulAdd(ka_[d], tileB(shQ_, kb, d, CoopLayout::ColumnMajorKHR), s);
-        dp = f().coopMulAdd(va_[d], tileB(shDO_, kb, d, CoopLayout::ColumnMajorKHR), dp);
+        s[kb] = f().coopMulAdd(ka_[d], tileB(shQ_, kb, d, CoopLayout::ColumnMajorKHR), s[kb]);
+        dp[kb] = f().coopMulAdd(va_[d], tileB(shDO_, kb, d, CoopLayout::ColumnMajorKHR), dp[kb]);
       }
-      const Value lse = f().coopPerElement(zero, lseCol_, {c(16 * kb)});
+      lse[kb] = f().coopPerElement(zero, lseCol_, {c(16 * kb)});
+    }
+    // Queries [i0, i0 + tile) against this subgroup's 16 keys.
+    const std::vector<Value> pr = unlessMasked(
+        fullyVisible(i0, p_.tile, row0, 16), s,
+        [&](Value x, uint32_t kb) { return f().coopPerElement(x, unmasked_, {lse[kb]}); },
+        [&](Value x, uint32_t kb) {
+          return f().coopPerElement(x, prob_, {row0, f().iadd(i0, c(16 * kb)), lse[kb]});
+        });
+    for (uint32_t kb = 0; kb < kbs; ++kb) {
       const Value delta = f().coopPerElement(zero, deltaCol_, {c(16 * kb)});
-      const Value pr = f().coopPerElement(s, prob_, {row0, f().iadd(i0, c(16 * kb)), lse});
-      pa.push_back(f().coopConvert(pr, ta_));
-      dsa.push_back(f().coopConvert(f().fmul(pr, f().fsub(dp, delta)), ta_));
+      pa.push_back(f().coopConvert(pr[kb], ta_));
+      dsa.push_back(f().coopConvert(f().fmul(pr[kb], f().fsub(dp[kb], delta)), ta_));
     }
     for (uint32_t d = 0; d < blocks_; ++d) {
       Value v = f().load(dv_[d]), k = f().load(dk_[d]);
@@ -305,7 +323,7 @@ private:
 
   Buffer dO_, lse_, delta_, dK_, dV_;
   Value shRows_, shQ_, shDO_, shLse_, shDelta_, shP_;
-  FunctionId prob_, lseCol_, deltaCol_;
+  FunctionId prob_, unmasked_, lseCol_, deltaCol_;
   Value b_, kvh_;
   std::vector<Value> ka_, va_, dk_, dv_;
 };

@@ -194,6 +194,37 @@ FunctionId AttentionCoopEmitter::probabilityFunction(bool transposed) {
   return fn.id();
 }
 
+FunctionId AttentionCoopEmitter::unmaskedProbabilityFunction() {
+  FunctionBuilder& fn = m_.function("probability_unmasked", f32_, {u32_, u32_, f32_, f32_});
+  fn.ret(fn.exp(fn.fsub(fn.fmul(fn.loadPush(pc_, 4), fn.param(2)), fn.param(3))));
+  return fn.id();
+}
+
+Value AttentionCoopEmitter::fullyVisible(Value q0, uint32_t nq, Value k0, uint32_t nk) {
+  Value all = f().logicalAnd(f().le(f().iadd(q0, c(nq)), Tq_), f().le(f().iadd(k0, c(nk)), Tk_));
+  if (p_.causal) // the block's last key is seen by its first query
+    all = f().logicalAnd(all, f().le(f().iadd(f().iadd(k0, c(nk - 1)), Tq_), f().iadd(q0, Tk_)));
+  return all;
+}
+
+std::vector<Value> AttentionCoopEmitter::unlessMasked(Value visible, const std::vector<Value>& in,
+                                                      const std::function<Value(Value, uint32_t)>& plain,
+                                                      const std::function<Value(Value, uint32_t)>& masked) {
+  std::vector<Value> vars, out;
+  for (size_t i = 0; i < in.size(); ++i)
+    vars.push_back(f().variable(tc_));
+  const auto fill = [&](const std::function<Value(Value, uint32_t)>& fn) {
+    return [&, fn] {
+      for (uint32_t i = 0; i < in.size(); ++i)
+        f().store(vars[i], fn(in[i], i));
+    };
+  };
+  f().ifThenElse(visible, fill(plain), fill(masked));
+  for (const Value& v : vars)
+    out.push_back(f().load(v));
+  return out;
+}
+
 FunctionId AttentionCoopEmitter::columnFunction(const char* name, Value array) {
   FunctionBuilder& fn = m_.function(name, f32_, {u32_, u32_, f32_, u32_});
   fn.ret(fn.load(fn.accessChain(array, {fn.iadd(fn.param(3), fn.param(1))})));

@@ -69,6 +69,15 @@ protected:
   // 0: query row0 + row and key col0 + col, or (transposed, for the key-row pass) key row0 + row and query
   // col0 + col.
   spv::FunctionId probabilityFunction(bool transposed);
+  // (row, col, f32 s, f32 lse) -> exp(scale * s - lse), for blocks every query of which sees every key.
+  spv::FunctionId unmaskedProbabilityFunction();
+  // Every query of [q0, q0 + nq) sees every key of [k0, k0 + nk): no mask needed on that block.
+  spv::Value fullyVisible(spv::Value q0, uint32_t nq, spv::Value k0, uint32_t nk);
+  // Per block of `in`: plain(block) where `visible` (subgroup-uniform), else masked(block), through Function
+  // variables (one branch for the whole tile).
+  std::vector<spv::Value> unlessMasked(spv::Value visible, const std::vector<spv::Value>& in,
+                                       const std::function<spv::Value(spv::Value, uint32_t)>& plain,
+                                       const std::function<spv::Value(spv::Value, uint32_t)>& masked);
   // (row, col, f32 x, u32 offset) -> array[offset + col] (a Workgroup f32 array): column-constant matrices.
   spv::FunctionId columnFunction(const char* name, spv::Value array);
   // A 16 x 16 accumulator whose row r holds the value of the lanes of row r, through this subgroup's 256 f32

@@ -70,13 +70,21 @@ private:
     walkKeyTiles(shK_, shV_, [&](Value t0) {
       f().workgroupBarrier();
       const uint32_t kbs = p_.tile / 16;
-      std::vector<Value> s(kbs);
+      std::vector<Value> raw(kbs);
+      for (uint32_t kb = 0; kb < kbs; ++kb) {
+        raw[kb] = f().coopFill(tc_, f().f32(0.0f));
+        for (uint32_t d = 0; d < blocks_; ++d)
+          raw[kb] = f().coopMulAdd(qa_[d], tileB(shK_, kb, d, CoopLayout::ColumnMajorKHR), raw[kb]);
+      }
+      // Scaled scores; the mask only on tiles where some row of this subgroup misses some key.
+      const std::vector<Value> s = unlessMasked(
+          fullyVisible(sgRow0_, 16, t0, p_.tile), raw,
+          [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
+          [&](Value x, uint32_t kb) {
+            return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
+          });
       Value rowMax;
       for (uint32_t kb = 0; kb < kbs; ++kb) {
-        Value acc = f().coopFill(tc_, f().f32(0.0f));
-        for (uint32_t d = 0; d < blocks_; ++d)
-          acc = f().coopMulAdd(qa_[d], tileB(shK_, kb, d, CoopLayout::ColumnMajorKHR), acc);
-        s[kb] = f().coopPerElement(acc, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
         const Value mx = f().coopReduce(tc_, s[kb], CoopReduce::Row, maxOf_);
         rowMax = kb ? f().coopPerElement(rowMax, max2_, {mx}) : mx;
       }
