@@ -18,7 +18,7 @@ Tensor project(Tape& tape, const BlockShape& s, const BlockWeights& w, const Ten
   const uint32_t B = s.batch, T = s.T, H = s.config.heads, D = s.headDim;
   const Tensor merged =
       autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}).reshape({B * T, H * D});
-  return linear(tape, s, merged, w.projW, w.projB);
+  return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, &w.projB);
 }
 
 } // namespace
@@ -26,17 +26,18 @@ Tensor project(Tape& tape, const BlockShape& s, const BlockWeights& w, const Ten
 Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h) {
   const uint32_t B = s.batch, T = s.T, H = s.config.heads, Hkv = s.kvHeads, D = s.headDim;
   const uint32_t group = H / Hkv;
+  const Tensor hin = gemmInput(tape, s, h);
   Tensor q, k, v;
   if (s.config.packedQkv) {
     const uint32_t width = (H + 2 * Hkv) * D;
-    const Tensor qkv = linear(tape, s, h, w.qkvW, w.qkvB);
+    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB);
     q = splitHeads(tape, s, qkv, width, 0, H);
     k = splitHeads(tape, s, qkv, width, H * D, Hkv);
     v = splitHeads(tape, s, qkv, width, (H + Hkv) * D, Hkv);
   } else {
-    q = splitHeads(tape, s, linear(tape, s, h, w.qW, w.qB), H * D, 0, H);
-    k = splitHeads(tape, s, linear(tape, s, h, w.kW, w.kB), Hkv * D, 0, Hkv);
-    v = splitHeads(tape, s, linear(tape, s, h, w.vW, w.vB), Hkv * D, 0, Hkv);
+    q = splitHeads(tape, s, autograd::linear(tape, hin, w.qW, &w.qB), H * D, 0, H);
+    k = splitHeads(tape, s, autograd::linear(tape, hin, w.kW, &w.kB), Hkv * D, 0, Hkv);
+    v = splitHeads(tape, s, autograd::linear(tape, hin, w.vW, &w.vB), Hkv * D, 0, Hkv);
   }
   if (s.config.rope) {
     q = autograd::rope(tape, q, s.ropeTable, D, T);
@@ -60,8 +61,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   qk.batch = B * Hkv;
   qk.transB = true;
   qk.alpha = static_cast<float>(1.0 / std::sqrt(double(D)));
-  qk.f16Compute = s.mixed();
-  const Tensor scores = autograd::matmul(tape, q, k, qk);
+  const Tensor scores = autograd::matmul(tape, gemmInput(tape, s, q), gemmInput(tape, s, k), qk);
   ops::SoftmaxOptions sm;
   sm.causalQueries = T;
   const Tensor probs = autograd::softmax(tape, scores, B * H * T, T, sm);
@@ -70,8 +70,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   pv.N = D;
   pv.K = T;
   pv.batch = B * Hkv;
-  pv.f16Compute = s.mixed();
-  const Tensor o = autograd::matmul(tape, probs, v, pv);
+  const Tensor o = autograd::matmul(tape, gemmInput(tape, s, probs), gemmInput(tape, s, v), pv);
   return project(tape, s, w, o);
 }
 

@@ -183,16 +183,19 @@ struct Gpt::Impl {
     return Tensor::parameter(p.data.range(), p.grad.range(), p.shape);
   }
 
-  // GEMM operands of this call: the f32 parameters in both precisions (Mixed multiplies them as f16, rounding
-  // them as the GEMM stages them).
+  // GEMM operands of this call: f16 copies in Mixed mode, made once up front (outside any checkpoint).
   struct Weights {
     std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
   };
-  Weights prepare(Tape&) const {
+  Weights prepare(Tape& tape) const {
     Weights w;
     w.gemm.resize(params.size());
+    const bool mixed = cfg.precision == Precision::Mixed;
     for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].shape.size() == 2 && int(i) != wpe) w.gemm[i] = param(int(i));
+      if (params[i].shape.size() == 2 && int(i) != wpe) {
+        const Tensor t = param(int(i));
+        w.gemm[i] = mixed ? autograd::cast(tape, t, DType::F16) : t;
+      }
     return w;
   }
 
@@ -265,8 +268,7 @@ struct Gpt::Impl {
     head.N = cfg.vocab;
     head.K = C;
     head.transB = true;
-    head.f16Compute = cfg.precision == Precision::Mixed;
-    return autograd::matmul(tape, xf, w.gemm[size_t(wte)], head);
+    return autograd::matmul(tape, detail::gemmInput(tape, shape, xf), w.gemm[size_t(wte)], head);
   }
 
   void meanLoss(Tape& tape, const Tensor& logits, const vk::BufferRange& targets,

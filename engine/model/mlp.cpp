@@ -3,18 +3,19 @@
 namespace helios::model::detail {
 
 Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h) {
+  const Tensor hin = gemmInput(tape, s, h);
   Tensor act;
   if (s.config.mlp == MlpKind::SwiGLU) {
-    const Tensor gate = linear(tape, s, h, w.gateW, w.gateB);
-    const Tensor up = linear(tape, s, h, w.upW, w.upB);
+    const Tensor gate = autograd::linear(tape, hin, w.gateW, &w.gateB);
+    const Tensor up = autograd::linear(tape, hin, w.upW, &w.upB);
     act = autograd::mul(tape, autograd::activation(tape, ops::Activation::Silu, gate), up);
   } else if (s.fuseGelu) {
-    act = linear(tape, s, h, w.fcW, w.fcB, /*gelu=*/true);
+    act = autograd::linear(tape, hin, w.fcW, &w.fcB, /*gelu=*/true);
   } else {
     // Training keeps the pre-activation for GELU's backward, so bias GEMM and GELU run separately.
-    act = autograd::activation(tape, ops::Activation::Gelu, linear(tape, s, h, w.fcW, w.fcB));
+    act = autograd::activation(tape, ops::Activation::Gelu, autograd::linear(tape, hin, w.fcW, &w.fcB));
   }
-  return linear(tape, s, act, w.mlpProjW, w.mlpProjB);
+  return autograd::linear(tape, gemmInput(tape, s, act), w.mlpProjW, &w.mlpProjB);
 }
 
 } // namespace helios::model::detail

@@ -7,9 +7,8 @@ Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& 
   return autograd::layerNorm(tape, x, gamma, beta, config.normEps);
 }
 
-Tensor linear(Tape& tape, const BlockShape& s, const Tensor& x, const Tensor& w, const Tensor& bias,
-              bool gelu) {
-  return autograd::linear(tape, x, w, &bias, gelu, s.mixed());
+Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x) {
+  return s.mixed() ? autograd::cast(tape, x, autograd::DType::F16) : x;
 }
 
 Tensor block(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& x) {
