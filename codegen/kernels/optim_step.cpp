@@ -15,7 +15,8 @@ constexpr float kMaxFloat = 3.402823466e38f;
 
 Kernel finish(Module& m, const OptimStepParams& p, const PushConstants& pc, uint32_t buffers) {
   Kernel k;
-  k.name = std::string("optim_") + toString(p.kernel) + "_f32_wg" + std::to_string(p.localSize);
+  k.name = std::string("optim_") + toString(p.kernel) + (p.vec4 ? "_vec4" : "_f32") + "_wg" +
+           std::to_string(p.localSize);
   if (p.kernel != OptimKernel::AdamW) k.name += std::string("_") + codegen::toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
@@ -99,10 +100,11 @@ Kernel generateControl(const OptimStepParams& p) {
 Kernel generateAdamWCtrl(const OptimStepParams& p) {
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32();
-  const Buffer pb = m.storageBuffer(0, f32, Access::ReadWrite);
-  const Buffer mb = m.storageBuffer(1, f32, Access::ReadWrite);
-  const Buffer vb = m.storageBuffer(2, f32, Access::ReadWrite);
-  const Buffer gb = m.storageBuffer(3, f32, Access::ReadWrite);
+  const TypeId elem = p.vec4 ? m.vectorType(f32, 4) : f32; // vec4: 16-byte loads, a quarter of the steps
+  const Buffer pb = m.storageBuffer(0, elem, Access::ReadWrite);
+  const Buffer mb = m.storageBuffer(1, elem, Access::ReadWrite);
+  const Buffer vb = m.storageBuffer(2, elem, Access::ReadWrite);
+  const Buffer gb = m.storageBuffer(3, elem, Access::ReadWrite);
   const Buffer cb = m.storageBuffer(4, f32, Access::ReadOnly);
   const PushConstants pc = m.pushConstants({u32, f32, f32, f32, f32, f32});
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
@@ -114,19 +116,22 @@ Kernel generateAdamWCtrl(const OptimStepParams& p) {
   const Value one = f.f32(1.0f);
   const Value oneMinusB1 = f.fsub(one, beta1), oneMinusB2 = f.fsub(one, beta2);
   const Value stride = f.imul(f.builtin(BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
+  // x * scalar for the element type; a scalar widened to it.
+  const auto times = [&](Value x, Value s) { return p.vec4 ? f.vectorTimesScalar(x, s) : f.fmul(x, s); };
+  const auto widen = [&](Value s) { return p.vec4 ? f.splat(elem, s) : s; };
   f.forRange(f.globalId(0), n, stride, [&](Value i) {
     const Value gRaw = f.loadAt(gb, i);
-    f.storeAt(gb, i, f.f32(0.0f));
+    f.storeAt(gb, i, widen(f.f32(0.0f)));
     f.ifThen(apply, [&] {
-      const Value g = f.fmul(gRaw, gradMul);
-      const Value mNew = f.fadd(f.fmul(beta1, f.loadAt(mb, i)), f.fmul(oneMinusB1, g));
-      const Value vNew = f.fadd(f.fmul(beta2, f.loadAt(vb, i)), f.fmul(oneMinusB2, f.fmul(g, g)));
+      const Value g = times(gRaw, gradMul);
+      const Value mNew = f.fadd(times(f.loadAt(mb, i), beta1), times(g, oneMinusB1));
+      const Value vNew = f.fadd(times(f.loadAt(vb, i), beta2), times(f.fmul(g, g), oneMinusB2));
       f.storeAt(mb, i, mNew);
       f.storeAt(vb, i, vNew);
       const Value pOld = f.loadAt(pb, i);
-      const Value update =
-          f.fadd(f.fdiv(f.fmul(mNew, invBc1), f.fadd(f.sqrt(f.fmul(vNew, invBc2)), eps)), f.fmul(wd, pOld));
-      f.storeAt(pb, i, f.fsub(pOld, f.fmul(lr, update)));
+      const Value update = f.fadd(
+          f.fdiv(times(mNew, invBc1), f.fadd(f.sqrt(times(vNew, invBc2)), widen(eps))), times(pOld, wd));
+      f.storeAt(pb, i, f.fsub(pOld, times(update, lr)));
     });
   });
   f.ret();
@@ -149,7 +154,7 @@ const char* toString(OptimKernel k) {
 
 std::string OptimStepParams::cacheKey() const {
   std::string key = std::string("optim_step:") + toString(kernel) + ":f32:";
-  if (kernel == OptimKernel::AdamW) return key + "wg" + std::to_string(localSize);
+  if (kernel == OptimKernel::AdamW) return key + "wg" + std::to_string(localSize) + (vec4 ? ":vec4" : "");
   return key + rowKernelKeySuffix(localSize, strategy);
 }
 
@@ -182,6 +187,7 @@ void registerOptimStep(KernelRegistry& registry) {
              for (uint32_t wg : {64u, 256u})
                ks.push_back(generateOptimStep({k, wg, s}));
          ks.push_back(generateOptimStep({OptimKernel::AdamW, 256, ReduceStrategy::Subgroup}));
+         ks.push_back(generateOptimStep({OptimKernel::AdamW, 256, ReduceStrategy::Subgroup, true}));
          return ks;
        }});
 }

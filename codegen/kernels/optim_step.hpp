@@ -58,7 +58,8 @@ struct OptimStepParams {
   OptimKernel kernel = OptimKernel::GradSumsq;
   uint32_t localSize = 256;
   ReduceStrategy strategy = ReduceStrategy::Subgroup; // GradSumsq and Control
-  std::string cacheKey() const;                       // "optim_step:grad_sumsq:f32:wg256:subgroup"
+  bool vec4 = false; // AdamW: four elements per invocation and step (n in vec4s; 16-byte aligned buffers)
+  std::string cacheKey() const; // "optim_step:grad_sumsq:f32:wg256:subgroup"; AdamW "...:wg256[:vec4]"
 };
 
 Kernel generateOptimStep(const OptimStepParams& p);

@@ -12,7 +12,8 @@ namespace helios::ops {
 namespace {
 
 constexpr uint32_t kLocal = 256;
-constexpr uint32_t kMaxSlotsPerTensor = 64;
+// Enough workgroups to keep every SM streaming: 64 left the H100's 132 SMs half idle (960 us for 60M floats).
+constexpr uint32_t kMaxSlotsPerTensor = 1024;
 
 void requireFloats(const char* op, const char* what, const vk::BufferRange& r, uint64_t n) {
   if (r.size != 0 && r.size < 4 * n)
@@ -85,16 +86,20 @@ void adamwCtrl(Executor& exec, vk::BufferRange p, vk::BufferRange m, vk::BufferR
   requireFloats("ops::adamwCtrl", "g", g, n);
   requireFloats("ops::adamwCtrl", "control", control, 4);
   if (n == 0) return;
+  // Four elements per step where every range allows 16-byte access.
+  const bool vec4 =
+      n % 4 == 0 && p.offset % 16 == 0 && m.offset % 16 == 0 && v.offset % 16 == 0 && g.offset % 16 == 0;
   const codegen::OptimStepParams params{codegen::OptimKernel::AdamW, kLocal,
-                                        codegen::ReduceStrategy::Subgroup};
-  const codegen::AdamWCtrlPush push{n, h.lr, h.beta1, h.beta2, h.eps, h.weightDecay};
+                                        codegen::ReduceStrategy::Subgroup, vec4};
+  const uint32_t steps = vec4 ? n / 4 : n;
+  const codegen::AdamWCtrlPush push{steps, h.lr, h.beta1, h.beta2, h.eps, h.weightDecay};
   exec.dispatch(pipelineFor(exec, params),
                 {{p, Access::ReadWrite},
                  {m, Access::ReadWrite},
                  {v, Access::ReadWrite},
                  {g, Access::ReadWrite},
                  {control, Access::Read}},
-                push, vk::Groups{gridStrideGroups(exec.context(), n, kLocal), 1, 1});
+                push, vk::Groups{gridStrideGroups(exec.context(), steps, kLocal), 1, 1});
 }
 
 } // namespace helios::ops
