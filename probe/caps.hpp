@@ -39,6 +39,16 @@ struct FlexibleDimensionsProperty {
   bool operator==(const FlexibleDimensionsProperty&) const = default;
 };
 
+// VkPhysicalDeviceCooperativeMatrix2FeaturesNV (VK_NV_cooperative_matrix2): which of its parts the device
+// has. Helios' attention keeps its per-row maths on the accumulators only with reductions, conversions and
+// per-element operations together.
+struct CoopMatrix2Features {
+  bool known = false; // queried live, or present in the capture (older captures lack it)
+  bool workgroupScope = false, flexibleDimensions = false, reductions = false, conversions = false,
+       perElementOperations = false, tensorAddressing = false, blockLoads = false;
+  bool operator==(const CoopMatrix2Features&) const = default;
+};
+
 // The device extensions the probe reports on, in report order.
 inline constexpr std::array<std::string_view, 9> kRelevantExtensions = {
     "VK_KHR_cooperative_matrix",
@@ -71,7 +81,8 @@ struct DeviceCaps {
   bool storage_buffer_16bit = false;   // storageBuffer16BitAccess feature
   std::vector<CoopMatrixProperty> coop_khr;
   std::vector<FlexibleDimensionsProperty> coop_nv2;
-  std::string source; // where captured data came from; "" for a live query
+  CoopMatrix2Features coop_nv2_features; // all false without VK_NV_cooperative_matrix2
+  std::string source;                    // where captured data came from; "" for a live query
 
   bool hasExtension(std::string_view ext) const;
   bool operator==(const DeviceCaps&) const = default;

@@ -13,7 +13,8 @@ int runProbe(const ProbeOptions& options, std::ostream& out, std::ostream& err) 
   try {
     const auto devices = options.fromJson.empty() ? queryAllDevices() : loadCapsFile(options.fromJson);
     // HELIOS_DEVICE picks among this machine's devices; a captured file is filtered by --device only.
-    const auto picked = selectDevices(devices, options.fromJson.empty() ? deviceSelector(options.device) : options.device);
+    const auto picked =
+        selectDevices(devices, options.fromJson.empty() ? deviceSelector(options.device) : options.device);
     if (options.json) {
       std::vector<DeviceCaps> chosen;
       for (auto i : picked)

@@ -55,8 +55,19 @@ std::string coopTable(const DeviceCaps& c) {
 }
 
 std::string flexTable(const DeviceCaps& c) {
-  std::string head =
-      fmt::format("  Flexible dimensions (VK_NV_cooperative_matrix2): {}\n", c.coop_nv2.size());
+  std::string head;
+  if (c.hasExtension("VK_NV_cooperative_matrix2") && !c.coop_nv2_features.known)
+    head = "  VK_NV_cooperative_matrix2 features: not recorded in this capture\n";
+  else if (c.hasExtension("VK_NV_cooperative_matrix2")) {
+    const CoopMatrix2Features& f = c.coop_nv2_features;
+    head = fmt::format("  VK_NV_cooperative_matrix2 features: workgroup scope {}, flexible dimensions {}, "
+                       "reductions {}, conversions {}, per-element operations {}, tensor addressing {}, "
+                       "block loads {}\n",
+                       yesNo(f.workgroupScope), yesNo(f.flexibleDimensions), yesNo(f.reductions),
+                       yesNo(f.conversions), yesNo(f.perElementOperations), yesNo(f.tensorAddressing),
+                       yesNo(f.blockLoads));
+  }
+  head += fmt::format("  Flexible dimensions (VK_NV_cooperative_matrix2): {}\n", c.coop_nv2.size());
   if (c.coop_nv2.empty()) return head;
   TextTable t({"MGran", "NGran", "KGran", "A", "B", "C", "Result", "saturating", "scope", "invocations"},
               {true, true, true, false, false, false, false, false, false, true});

@@ -205,6 +205,18 @@ DeviceCaps readDevice(const json& doc, const std::string& path) {
       c.coop_nv2.push_back(readFlex(Obj(flex[i], join(path, flexKey, i))));
   }
 
+  if (o.has("coop_nv2_features")) { // captures before this field: all false
+    const Obj f(o.need("coop_nv2_features"), o.field("coop_nv2_features"));
+    c.coop_nv2_features = {true,
+                           f.boolean("workgroup_scope", false),
+                           f.boolean("flexible_dimensions", false),
+                           f.boolean("reductions", false),
+                           f.boolean("conversions", false),
+                           f.boolean("per_element_operations", false),
+                           f.boolean("tensor_addressing", false),
+                           f.boolean("block_loads", false)};
+  }
+
   if (o.has("extensions")) {
     const json& exts = o.array("extensions");
     for (std::size_t i = 0; i < exts.size(); ++i) {

@@ -54,6 +54,15 @@ nlohmann::json toJson(const DeviceCaps& c) {
   d["coop_nv2"] = nlohmann::json::array();
   for (const auto& p : c.coop_nv2)
     d["coop_nv2"].push_back(flexToJson(p));
+  const CoopMatrix2Features& f = c.coop_nv2_features;
+  if (f.known)
+    d["coop_nv2_features"] = {{"workgroup_scope", f.workgroupScope},
+                              {"flexible_dimensions", f.flexibleDimensions},
+                              {"reductions", f.reductions},
+                              {"conversions", f.conversions},
+                              {"per_element_operations", f.perElementOperations},
+                              {"tensor_addressing", f.tensorAddressing},
+                              {"block_loads", f.blockLoads}};
   if (auto best = bestF16F32(c.coop_khr))
     d["best_f16_f32"] = {{"M", best->M}, {"N", best->N}, {"K", best->K}, {"score", best->score}};
   else

@@ -126,13 +126,26 @@ DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device) {
     VkPhysicalDeviceShaderFloat16Int8Features f16{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
     VkPhysicalDevice16BitStorageFeatures storage16{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
     const bool hasF16 = api >= VK_API_VERSION_1_2 || has("VK_KHR_shader_float16_int8");
+    const bool hasCoop2 = has("VK_NV_cooperative_matrix2");
     tail = &feats.pNext;
     chain(tail, storage16); // core in 1.1
     if (hasF16) chain(tail, f16);
+    if (hasCoop2) chain(tail, coop2);
     getFeats2(device, &feats);
     caps.shader_float16 = hasF16 && f16.shaderFloat16 == VK_TRUE;
     caps.storage_buffer_16bit = storage16.storageBuffer16BitAccess == VK_TRUE;
+    if (hasCoop2)
+      caps.coop_nv2_features = {true,
+                                coop2.cooperativeMatrixWorkgroupScope == VK_TRUE,
+                                coop2.cooperativeMatrixFlexibleDimensions == VK_TRUE,
+                                coop2.cooperativeMatrixReductions == VK_TRUE,
+                                coop2.cooperativeMatrixConversions == VK_TRUE,
+                                coop2.cooperativeMatrixPerElementOperations == VK_TRUE,
+                                coop2.cooperativeMatrixTensorAddressing == VK_TRUE,
+                                coop2.cooperativeMatrixBlockLoads == VK_TRUE};
   }
   caps.driver = caps.driver_name.empty() ? caps.driver_version : caps.driver_name;
   if (!caps.driver_info.empty()) caps.driver += " " + caps.driver_info;

@@ -12,11 +12,16 @@ namespace {
 
 VkPhysicalDeviceType toVk(DeviceType type) {
   switch (type) {
-  case DeviceType::IntegratedGpu: return VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
-  case DeviceType::DiscreteGpu: return VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
-  case DeviceType::VirtualGpu: return VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
-  case DeviceType::Cpu: return VK_PHYSICAL_DEVICE_TYPE_CPU;
-  default: return VK_PHYSICAL_DEVICE_TYPE_OTHER;
+  case DeviceType::IntegratedGpu:
+    return VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+  case DeviceType::DiscreteGpu:
+    return VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+  case DeviceType::VirtualGpu:
+    return VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU;
+  case DeviceType::Cpu:
+    return VK_PHYSICAL_DEVICE_TYPE_CPU;
+  default:
+    return VK_PHYSICAL_DEVICE_TYPE_OTHER;
   }
 }
 
@@ -28,11 +33,13 @@ uint32_t parseApiVersion(const std::string& text) {
 
 } // namespace
 
-// The probe lists devices it cannot use too, so it matches with the engine's rules but skips its usability check.
+// The probe lists devices it cannot use too, so it matches with the engine's rules but skips its usability
+// check.
 std::vector<std::size_t> selectDevices(const std::vector<DeviceCaps>& devices, std::string_view selector) {
   std::vector<std::size_t> picked;
   if (selector.empty()) {
-    for (std::size_t i = 0; i < devices.size(); ++i) picked.push_back(i);
+    for (std::size_t i = 0; i < devices.size(); ++i)
+      picked.push_back(i);
     return picked;
   }
   std::vector<vk::DeviceCandidate> candidates;

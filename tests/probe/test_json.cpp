@@ -87,6 +87,22 @@ TEST_CASE("every fixture survives toJson -> capsFromJson", "[probe][json]") {
     CHECK(back[1] == original);
     CHECK(capsFromFixtureJson(toJson(original)) == original);
   }
+  // The NV2 feature bits round-trip one by one (captures without them read all false).
+  DeviceCaps c = loadFixture("nvidia-h100-580.json");
+  CHECK(c.coop_nv2_features == CoopMatrix2Features{});
+  bool CoopMatrix2Features::*const bits[] = {&CoopMatrix2Features::workgroupScope,
+                                             &CoopMatrix2Features::flexibleDimensions,
+                                             &CoopMatrix2Features::reductions,
+                                             &CoopMatrix2Features::conversions,
+                                             &CoopMatrix2Features::perElementOperations,
+                                             &CoopMatrix2Features::tensorAddressing,
+                                             &CoopMatrix2Features::blockLoads};
+  for (auto bit : bits) {
+    DeviceCaps one = c;
+    one.coop_nv2_features.known = true;
+    one.coop_nv2_features.*bit = true;
+    CHECK(capsFromFixtureJson(toJson(one)) == one);
+  }
 }
 
 TEST_CASE("missing and mistyped fields are named with their index", "[probe][json]") {

@@ -22,9 +22,11 @@ TEST_CASE("selectDevices takes an index or a case-insensitive name substring", "
   CHECK(selectDevices(devices, "1") == std::vector<std::size_t>{1});
   CHECK(selectDevices(devices, "radeon") == std::vector<std::size_t>{1});
   CHECK(selectDevices(devices, "h100") == std::vector<std::size_t>{0});
-  CHECK_THROWS_WITH(selectDevices(devices, "2"), ContainsSubstring("Device index 2 is out of range: there are 2 devices"));
-  CHECK_THROWS_WITH(selectDevices(devices, "intel"),
-                    ContainsSubstring("No Vulkan device name contains \"intel\"; available: [0] NVIDIA H100"));
+  CHECK_THROWS_WITH(selectDevices(devices, "2"),
+                    ContainsSubstring("Device index 2 is out of range: there are 2 devices"));
+  CHECK_THROWS_WITH(
+      selectDevices(devices, "intel"),
+      ContainsSubstring("No Vulkan device name contains \"intel\"; available: [0] NVIDIA H100"));
 }
 
 TEST_CASE("TextTable aligns columns", "[probe][format]") {
@@ -41,6 +43,13 @@ TEST_CASE("formatDevice shows the tables and the choice", "[probe][format]") {
   CHECK_THAT(text,
              ContainsSubstring("    16  16  16  float16   float16   float32  float32  no          subgroup"));
   CHECK_THAT(text, ContainsSubstring("Flexible dimensions (VK_NV_cooperative_matrix2): 5"));
+  CHECK_THAT(text, ContainsSubstring("VK_NV_cooperative_matrix2 features: not recorded in this capture"));
+  DeviceCaps live = loadFixture("nvidia-h100-580.json");
+  live.coop_nv2_features = {true, true, true, true, true, true, true, false};
+  CHECK_THAT(
+      formatDevice(live, 0),
+      ContainsSubstring("features: workgroup scope yes, flexible dimensions yes, reductions yes, conversions "
+                        "yes, per-element operations yes, tensor addressing yes, block loads no"));
   CHECK_THAT(text, ContainsSubstring("Best f16 x f16 -> f32 shape: 16x16x16 (score 4096)"));
   const auto none = formatDevice(loadFixture("intel-hd5500-hasvk.json"), 0);
   CHECK_THAT(none, ContainsSubstring("Best f16 x f16 -> f32 shape: none (tiled fallback)"));
