@@ -4,10 +4,13 @@
 // passes (attention.hpp): every tensor is f32 in memory; q, k, v and dO are rounded to f16 as they are
 // staged into shared memory (16-byte vectors, zero past the end), and everything accumulates in f32.
 //
-// Each subgroup owns 16 rows (query rows; key rows for KeyValueGrad) and walks tiles of 32 rows of the
-// other side, staged per step. Per step and subgroup, the 16 x 32 products that need per-row maths (S, and
+// Each subgroup owns 16 rows (query rows; key rows for KeyValueGrad) and walks tiles of `tile` rows of the
+// other side, staged per step. Per step and subgroup, the 16 x tile products that need per-row maths (S, and
 // dP = dO V^T in the backward) go through shared memory, where two lanes per row apply the mask and the
-// softmax and write P (or dS) back as f16 for the next coop MulAdd.
+// softmax and write P (or dS) back as f16 for the next coop MulAdd. With rowOps (VK_NV_cooperative_matrix2
+// reductions, per-element operations and conversions) that per-row maths runs on the accumulators instead,
+// and in the loop nothing but the staged tiles goes through shared memory. Staged rows are padded (pad) so
+// the 16-row coop loads do not conflict on shared-memory banks.
 //   Forward:      online softmax (running max m and sum l per row, O rescaled in the lanes' registers),
 //                 O = P V / l, lse = m + log l (a row that sees no key: 0 and -inf).
 //   QueryGrad:    delta = dO . O (written out), dQ = scale * dS K with P = exp(scale S - lse) recomputed and
