@@ -106,7 +106,7 @@ if has coopnum; then
     printf '%-28s [coop] %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.coop.log" | tr '\n' ' ' | cut -c1-160)" |
       tee -a "$OUT/tests-coop.txt"
     if [ "$name" = test_attention ]; then # coop attention variants (COOP_TEST_VARIANTS)
-      for v in ${COOP_TEST_VARIANTS:-HELIOS_ATTENTION_PREFETCH=0 HELIOS_ATTENTION_ROWOPS=0 HELIOS_ATTENTION_TILE=128 HELIOS_ATTENTION_SUBGROUPS=8}; do
+      for v in ${COOP_TEST_VARIANTS:-HELIOS_ATTENTION_PREFETCH=0 HELIOS_ATTENTION_ROWOPS=0 HELIOS_ATTENTION_TILE=128 HELIOS_ATTENTION_SUBGROUPS=8 HELIOS_ATTENTION_PAD=0}; do
         if env "$v" timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop-$v.log" 2>&1; then res=ok; else res=FAIL; fi
         printf '%-28s [coop] %s %s  %s\n' "$name" "$v" "$res" \
           "$(tail -n 2 "$OUT/$name.coop-$v.log" | tr '\n' ' ' | cut -c1-140)" | tee -a "$OUT/tests-coop.txt"

@@ -53,6 +53,17 @@ bool envIs(const char* name, const char* value) {
   return e && std::string(e) == value;
 }
 
+// A whole number from the environment, or `fallback` when unset; anything else is an error naming the
+// variable.
+uint32_t envU32(const char* name, uint32_t fallback) {
+  const char* e = std::getenv(name);
+  if (!e) return fallback;
+  const std::string text(e);
+  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
+    throw std::invalid_argument(std::string(name) + "=" + text + ": expected a whole number");
+  return static_cast<uint32_t>(std::stoul(text));
+}
+
 // The pipeline and grid of one pass, coop or fallback.
 struct Pass {
   const vk::Pipeline* pipeline;
@@ -81,9 +92,8 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
       codegen::attentionCoopParams(pass, headDim, causal, device.limits().maxComputeSharedMemorySize, rowOps);
   if (p.rowOps) {
     auto q = p;
-    if (const char* t = std::getenv("HELIOS_ATTENTION_TILE")) q.tile = static_cast<uint32_t>(std::stoul(t));
-    if (const char* g = std::getenv("HELIOS_ATTENTION_SUBGROUPS"))
-      q.subgroups = static_cast<uint32_t>(std::stoul(g));
+    q.tile = envU32("HELIOS_ATTENTION_TILE", q.tile);
+    q.subgroups = envU32("HELIOS_ATTENTION_SUBGROUPS", q.subgroups);
     if (q.sharedBytes() <= q.maxSharedBytes) {
       q.validate(); // a tile or subgroup count out of range is an error
       p = q;
