@@ -36,10 +36,9 @@ protected:
 
   std::vector<Value> zeroAccs(uint32_t n) {
     std::vector<Value> out;
-    const Value zero = f().coopFill(tc_, f().f32(0.0f));
     for (uint32_t i = 0; i < n; ++i) {
       out.push_back(f().variable(tc_));
-      f().store(out.back(), zero);
+      f().store(out.back(), zeroAcc_);
     }
     return out;
   }
@@ -97,17 +96,12 @@ private:
     f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))),
                [&] { f().storeAt(delta_, f().iadd(qBase_, row_), delta_i_); });
 
-    const Value mine = f().imul(sg_, c(16));
-    stage(shRows_, q_, qBase_, blockRow_, p_.rows(), Tq_);
+    qa_ = ownedRowsAsA(shRows_, q_, qBase_, Tq_);
     f().workgroupBarrier();
-    qa_ = loadA(shRows_, mine);
-    f().workgroupBarrier();
-    stage(shRows_, dO_, qBase_, blockRow_, p_.rows(), Tq_);
-    f().workgroupBarrier();
-    doa_ = loadA(shRows_, mine);
+    doa_ = ownedRowsAsA(shRows_, dO_, qBase_, Tq_);
     dq_ = zeroAccs(blocks_);
     if (p_.rowOps) {
-      sgRow0_ = f().iadd(blockRow_, mine);
+      sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
       lseM_ = rowMatrix(shS_, lse_i_);
       deltaM_ = rowMatrix(shS_, delta_i_);
       prob_ = probabilityFunction(false);
@@ -119,13 +113,10 @@ private:
   void stepInRegisters(Value t0) {
     f().workgroupBarrier();
     const uint32_t kbs = p_.tile / 16;
-    std::vector<Value> s(kbs), dp(kbs), dsa;
+    std::vector<Value> s, dp, dsa;
     for (uint32_t kb = 0; kb < kbs; ++kb) {
-      s[kb] = dp[kb] = f().coopFill(tc_, f().f32(0.0f));
-      for (uint32_t d = 0; d < blocks_; ++d) {
-        s[kb] = f().coopMulAdd(qa_[d], tileB(shK_, kb, d, CoopLayout::ColumnMajorKHR), s[kb]);
-        dp[kb] = f().coopMulAdd(doa_[d], tileB(shV_, kb, d, CoopLayout::ColumnMajorKHR), dp[kb]);
-      }
+      s.push_back(productBlock(qa_, shK_, kb));   // S = Q K^T
+      dp.push_back(productBlock(doa_, shV_, kb)); // dP = dO V^T
     }
     const std::vector<Value> pr = unlessMasked(
         fullyVisible(sgRow0_, 16, t0, p_.tile), s,
@@ -135,12 +126,8 @@ private:
         });
     for (uint32_t kb = 0; kb < kbs; ++kb)
       dsa.push_back(f().coopConvert(f().fmul(pr[kb], f().fsub(dp[kb], deltaM_)), ta_));
-    for (uint32_t d = 0; d < blocks_; ++d) {
-      Value acc = f().load(dq_[d]);
-      for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
-        acc = f().coopMulAdd(dsa[kb], tileB(shK_, kb, d, CoopLayout::RowMajorKHR), acc);
-      f().store(dq_[d], acc);
-    }
+    for (uint32_t d = 0; d < blocks_; ++d) // dQ += dS K
+      f().store(dq_[d], addTileProduct(f().load(dq_[d]), dsa, shK_, d));
     f().workgroupBarrier();
   }
 
@@ -231,14 +218,9 @@ private:
     kvBase_ = f().imul(bkv, Tk_);
     blockRow_ = f().imul(f().workgroupId(0), c(p_.rows()));
     row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
-    const Value mine = f().imul(sg_, c(16));
-    stage(shRows_, k_, kvBase_, blockRow_, p_.rows(), Tk_);
+    ka_ = ownedRowsAsA(shRows_, k_, kvBase_, Tk_);
     f().workgroupBarrier();
-    ka_ = loadA(shRows_, mine);
-    f().workgroupBarrier();
-    stage(shRows_, v_, kvBase_, blockRow_, p_.rows(), Tk_);
-    f().workgroupBarrier();
-    va_ = loadA(shRows_, mine);
+    va_ = ownedRowsAsA(shRows_, v_, kvBase_, Tk_);
     dk_ = zeroAccs(blocks_);
     dv_ = zeroAccs(blocks_);
   }
@@ -286,16 +268,13 @@ private:
   // The row-ops step: S^T, dP^T, P^T and dS^T as accumulators; lse and delta of the tile's queries as
   // column-constant matrices.
   void stepInRegisters(Value i0) {
-    const Value row0 = f().iadd(blockRow_, f().imul(sg_, c(16))), zero = f().coopFill(tc_, f().f32(0.0f));
+    const Value row0 = f().iadd(blockRow_, f().imul(sg_, c(16)));
     const uint32_t kbs = p_.tile / 16;
-    std::vector<Value> s(kbs), dp(kbs), lse(kbs), pa, dsa;
+    std::vector<Value> s, dp, lse, pa, dsa;
     for (uint32_t kb = 0; kb < kbs; ++kb) {
-      s[kb] = dp[kb] = zero;
-      for (uint32_t d = 0; d < blocks_; ++d) {
-        s[kb] = f().coopMulAdd(ka_[d], tileB(shQ_, kb, d, CoopLayout::ColumnMajorKHR), s[kb]);
-        dp[kb] = f().coopMulAdd(va_[d], tileB(shDO_, kb, d, CoopLayout::ColumnMajorKHR), dp[kb]);
-      }
-      lse[kb] = f().coopPerElement(zero, lseCol_, {c(16 * kb)});
+      s.push_back(productBlock(ka_, shQ_, kb));   // S^T = K Q^T
+      dp.push_back(productBlock(va_, shDO_, kb)); // dP^T = V dO^T
+      lse.push_back(f().coopPerElement(zeroAcc_, lseCol_, {c(16 * kb)}));
     }
     // Queries [i0, i0 + tile) against this subgroup's 16 keys.
     const std::vector<Value> pr = unlessMasked(
@@ -305,18 +284,13 @@ private:
           return f().coopPerElement(x, prob_, {row0, f().iadd(i0, c(16 * kb)), lse[kb]});
         });
     for (uint32_t kb = 0; kb < kbs; ++kb) {
-      const Value delta = f().coopPerElement(zero, deltaCol_, {c(16 * kb)});
+      const Value delta = f().coopPerElement(zeroAcc_, deltaCol_, {c(16 * kb)});
       pa.push_back(f().coopConvert(pr[kb], ta_));
       dsa.push_back(f().coopConvert(f().fmul(pr[kb], f().fsub(dp[kb], delta)), ta_));
     }
     for (uint32_t d = 0; d < blocks_; ++d) {
-      Value v = f().load(dv_[d]), k = f().load(dk_[d]);
-      for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-        v = f().coopMulAdd(pa[kb], tileB(shDO_, kb, d, CoopLayout::RowMajorKHR), v);
-        k = f().coopMulAdd(dsa[kb], tileB(shQ_, kb, d, CoopLayout::RowMajorKHR), k);
-      }
-      f().store(dv_[d], v);
-      f().store(dk_[d], k);
+      f().store(dv_[d], addTileProduct(f().load(dv_[d]), pa, shDO_, d)); // dV += P^T dO
+      f().store(dk_[d], addTileProduct(f().load(dk_[d]), dsa, shQ_, d)); // dK += dS^T Q
     }
     f().workgroupBarrier();
   }

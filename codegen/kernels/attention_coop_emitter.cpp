@@ -1,5 +1,7 @@
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
+#include "codegen/kernels/half_pack.hpp"
+
 #include <cmath>
 #include <utility>
 
@@ -14,10 +16,8 @@ void AttentionCoopEmitter::declareTypes() {
   f32_ = m_.f32();
   f16_ = m_.f16();
   u32_ = m_.u32();
-  uvec2_ = m_.vectorType(u32_, 2);
   uvec4_ = m_.vectorType(u32_, 4);
   vec4_ = m_.vectorType(f32_, 4);
-  hvec4_ = m_.vectorType(f16_, 4);
   ta_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixAKHR);
   tb_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixBKHR);
   tc_ = m_.coopMatrixType(f32_, 16, 16, CoopUse::MatrixAccumulatorKHR);
@@ -36,6 +36,7 @@ void AttentionCoopEmitter::beginMain() {
   const Value lane = f().builtin(BuiltIn::SubgroupLocalInvocationId);
   rowInSg_ = f().shr(lane, c(1));
   half_ = f().bitAnd(lane, c(1));
+  zeroAcc_ = f().coopFill(tc_, f().f32(0.0f));
 }
 
 void AttentionCoopEmitter::declareQkv() {
@@ -87,13 +88,9 @@ std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, Value base, V
     // A trailing partial pass reads a valid vector and put() skips the store.
     const Value idx = f().umin(f().iadd(lid_, c(e * n)), c(vecs - 1));
     const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
-    // Two f32 vec4s per 8 halves; a row past the end reads the last row and yields zeros.
-    const Value g =
-        f().imul(f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_))), c(2));
-    const auto packed = [&](Value v) {
-      return f().bitcast(f().convert(f().loadAt(rows, v), hvec4_), uvec2_);
-    };
-    const Value h8 = f().construct(uvec4_, {packed(g), packed(f().iadd(g, c(1)))});
+    // A row past the end reads the last row and yields zeros.
+    const Value h8 = loadF32AsHalf8(
+        f(), rows, f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_))));
     regs.push_back(f().select(f().lt(row, total), h8, zero));
   }
   return regs;
@@ -145,6 +142,13 @@ void AttentionCoopEmitter::next(TileStream& s, Value first, Value nextFirst) {
   const auto ahead = fetch(*s.rows, s.base, nextFirst, p_.tile, s.total);
   for (size_t i = 0; i < ahead.size(); ++i)
     f().store(s.held[i], ahead[i]);
+}
+
+std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(Value shared, const Buffer& rows, Value base,
+                                                      Value total) {
+  stage(shared, rows, base, blockRow_, p_.rows(), total);
+  f().workgroupBarrier();
+  return loadA(shared, f().imul(sg_, c(16)));
 }
 
 std::vector<Value> AttentionCoopEmitter::loadA(Value shared, Value row) {
@@ -249,15 +253,23 @@ Value AttentionCoopEmitter::rowValue(Value scratch, Value matrix) {
   return v;
 }
 
+Value AttentionCoopEmitter::productBlock(const std::vector<Value>& xa, Value tile, uint32_t kb) {
+  Value acc = zeroAcc_;
+  for (uint32_t d = 0; d < blocks_; ++d)
+    acc = f().coopMulAdd(xa[d], tileB(tile, kb, d, CoopLayout::ColumnMajorKHR), acc);
+  return acc;
+}
+
+Value AttentionCoopEmitter::addTileProduct(Value acc, const std::vector<Value>& wa, Value tile, uint32_t d) {
+  for (uint32_t kb = 0; kb < wa.size(); ++kb)
+    acc = f().coopMulAdd(wa[kb], tileB(tile, kb, d, CoopLayout::RowMajorKHR), acc);
+  return acc;
+}
+
 void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, Value tile) {
-  for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-    Value acc = f().coopFill(tc_, f().f32(0.0f));
-    for (uint32_t d = 0; d < blocks_; ++d) {
-      acc = f().coopMulAdd(xa[d], tileB(tile, kb, d, CoopLayout::ColumnMajorKHR), acc);
-    }
-    f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), acc, c(p_.tile),
-                  CoopLayout::RowMajorKHR);
-  }
+  for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
+    f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), productBlock(xa, tile, kb),
+                  c(p_.tile), CoopLayout::RowMajorKHR);
 }
 
 void AttentionCoopEmitter::accumulate(const std::vector<Value>& accs, Value w, Value tile) {
@@ -265,13 +277,8 @@ void AttentionCoopEmitter::accumulate(const std::vector<Value>& accs, Value w, V
   for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
     wa.push_back(f().coopLoad(ta_, f().accessChain(w, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
                               CoopLayout::RowMajorKHR));
-  for (uint32_t d = 0; d < blocks_; ++d) {
-    Value acc = f().load(accs[d]);
-    for (uint32_t kb = 0; kb < p_.tile / 16; ++kb) {
-      acc = f().coopMulAdd(wa[kb], tileB(tile, kb, d, CoopLayout::RowMajorKHR), acc);
-    }
-    f().store(accs[d], acc);
-  }
+  for (uint32_t d = 0; d < blocks_; ++d)
+    f().store(accs[d], addTileProduct(f().load(accs[d]), wa, tile, d));
 }
 
 void AttentionCoopEmitter::subgroupBarrier() {

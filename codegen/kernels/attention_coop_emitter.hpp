@@ -53,6 +53,10 @@ protected:
   void next(TileStream& s, spv::Value first, spv::Value nextFirst);
   // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
   std::vector<spv::Value> loadA(spv::Value shared, spv::Value row);
+  // The workgroup's rows [blockRow_, blockRow_ + rows()) of a tensor side staged into `shared`, then this
+  // subgroup's 16 of them as A matrices (a barrier between; the caller puts one before restaging `shared`).
+  std::vector<spv::Value> ownedRowsAsA(spv::Value shared, const spv::Buffer& rows, spv::Value base,
+                                       spv::Value total);
   // The 16 x 16 block (rows kb, columns d of 16) of a staged tile as a B matrix: RowMajor reads the tile's
   // rows as B's rows (P V), ColumnMajor as B's columns (Q K^T).
   spv::Value tileB(spv::Value tile, uint32_t kb, uint32_t d, spv::CoopLayout layout);
@@ -86,8 +90,12 @@ protected:
   spv::Value rowValue(spv::Value scratch, spv::Value matrix);
   static constexpr float kMasked = -1.0e30f; // a masked score: finite, so masked rows never make NaN
 
-  // dst (16 x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T: X as A matrices across D, Y the
-  // staged tile (its rows read column-major as B).
+  // Block kb (16 x 16) of X Y^T: X as A matrices across D, Y the staged tile (rows kb*16.. read column-major
+  // as B).
+  spv::Value productBlock(const std::vector<spv::Value>& xa, spv::Value tile, uint32_t kb);
+  // acc + W Y_d: W (16 x tile) as A matrices, one per 16 columns; Y_d the staged tile's 16-column block d.
+  spv::Value addTileProduct(spv::Value acc, const std::vector<spv::Value>& wa, spv::Value tile, uint32_t d);
+  // dst (16 x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T, block by block.
   void productT(spv::Value dst, const std::vector<spv::Value>& xa, spv::Value tile);
   // accs[d] += W Y_d: W the 16 x tile f16 block at this subgroup's sBase_ in `w`, Y_d the staged tile's
   // 16-column block d (accs: Function variables of accumulator matrices).
@@ -119,10 +127,11 @@ protected:
   uint32_t d8_, rowVecs_, blocks_; // 16-byte vectors (8 halves) per f16 row, per staged row; 16-column blocks
   spv::Module m_;
   spv::FunctionBuilder* f_ = nullptr;
-  spv::TypeId f32_, f16_, u32_, uvec2_, uvec4_, vec4_, hvec4_, ta_, tb_, tc_;
+  spv::TypeId f32_, f16_, u32_, uvec4_, vec4_, ta_, tb_, tc_;
   spv::PushConstants pc_;
   spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
-  spv::Value sBase_; // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
+  spv::Value zeroAcc_; // a zero 16 x 16 accumulator, made once at the top of main
+  spv::Value sBase_;   // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
   spv::Buffer q_, k_, v_;
   spv::Value qBase_, kvBase_, blockRow_, row_;
 };

@@ -40,16 +40,13 @@ private:
     limit_ = keyLimit(f().umin(row_, f().isub(Tq_, c(1))));
     sBase_ = f().imul(sg_, c(16 * p_.tile)); // this subgroup's S / P scratch
 
-    stage(shQ_, q_, qBase_, blockRow_, p_.rows(), Tq_);
-    f().workgroupBarrier();
-    qa_ = loadA(shQ_, f().imul(sg_, c(16)));
+    qa_ = ownedRowsAsA(shQ_, q_, qBase_, Tq_);
 
     mVar_ = f().variable(f32_, f().f32(kMinFloat));
     lVar_ = f().variable(f32_, f().f32(0.0f));
-    const Value zero = f().coopFill(tc_, f().f32(0.0f));
     for (uint32_t d = 0; d < blocks_; ++d) {
       oAcc_.push_back(f().variable(tc_));
-      f().store(oAcc_.back(), zero);
+      f().store(oAcc_.back(), zeroAcc_);
     }
   }
 

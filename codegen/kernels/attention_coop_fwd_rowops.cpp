@@ -52,17 +52,14 @@ private:
     ownQueryRows();
     sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
     sBase_ = f().imul(sg_, c(256));
-    stage(shQ_, q_, qBase_, blockRow_, p_.rows(), Tq_);
-    f().workgroupBarrier();
-    qa_ = loadA(shQ_, f().imul(sg_, c(16)));
+    qa_ = ownedRowsAsA(shQ_, q_, qBase_, Tq_);
     mVar_ = f().variable(tc_);
     f().store(mVar_, f().coopFill(tc_, f().f32(kMasked)));
-    const Value zero = f().coopFill(tc_, f().f32(0.0f));
     lVar_ = f().variable(tc_);
-    f().store(lVar_, zero);
+    f().store(lVar_, zeroAcc_);
     for (uint32_t d = 0; d < blocks_; ++d) {
       oAcc_.push_back(f().variable(tc_));
-      f().store(oAcc_.back(), zero);
+      f().store(oAcc_.back(), zeroAcc_);
     }
   }
 
@@ -70,12 +67,9 @@ private:
     walkKeyTiles(shK_, shV_, [&](Value t0) {
       f().workgroupBarrier();
       const uint32_t kbs = p_.tile / 16;
-      std::vector<Value> raw(kbs);
-      for (uint32_t kb = 0; kb < kbs; ++kb) {
-        raw[kb] = f().coopFill(tc_, f().f32(0.0f));
-        for (uint32_t d = 0; d < blocks_; ++d)
-          raw[kb] = f().coopMulAdd(qa_[d], tileB(shK_, kb, d, CoopLayout::ColumnMajorKHR), raw[kb]);
-      }
+      std::vector<Value> raw;
+      for (uint32_t kb = 0; kb < kbs; ++kb)
+        raw.push_back(productBlock(qa_, shK_, kb)); // S = Q K^T
       // Scaled scores; the mask only on tiles where some row of this subgroup misses some key.
       const std::vector<Value> s = unlessMasked(
           fullyVisible(sgRow0_, 16, t0, p_.tile), raw,
@@ -101,12 +95,8 @@ private:
       }
       f().store(lVar_, f().fadd(f().fmul(f().load(lVar_), corr), rowSum));
       f().store(mVar_, mNew);
-      for (uint32_t d = 0; d < blocks_; ++d) {
-        Value acc = f().fmul(f().load(oAcc_[d]), corr);
-        for (uint32_t kb = 0; kb < kbs; ++kb)
-          acc = f().coopMulAdd(pa[kb], tileB(shV_, kb, d, CoopLayout::RowMajorKHR), acc);
-        f().store(oAcc_[d], acc);
-      }
+      for (uint32_t d = 0; d < blocks_; ++d) // O = O corr + P V
+        f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr), pa, shV_, d));
       f().workgroupBarrier();
     });
   }

@@ -19,6 +19,7 @@
 
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "codegen/kernels/gemm_coop_parts.hpp"
+#include "codegen/kernels/half_pack.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -183,14 +184,7 @@ private:
     std::vector<Value> regs;
     for (const Slot& s : slots) {
       const Value at = f_.iadd(base, s.global);
-      if (!f32) {
-        regs.push_back(f_.loadAt(buf, at));
-        continue;
-      }
-      const TypeId hvec4 = m_.vectorType(f16_, 4), uvec2 = m_.vectorType(u32_, 2);
-      const auto half4 = [&](Value i) { return f_.bitcast(f_.convert(f_.loadAt(buf, i), hvec4), uvec2); };
-      const Value g = f_.shl(at, c(1));
-      regs.push_back(f_.construct(uvec4_, {half4(g), half4(f_.iadd(g, c(1)))}));
+      regs.push_back(f32 ? loadF32AsHalf8(f_, buf, at) : f_.loadAt(buf, at));
     }
     return regs;
   }
