@@ -1,6 +1,8 @@
 // The optimizer-step kernels against host arithmetic: sums of squares per tensor (grid-stride included), the
 // control dispatch (norm, clip factor, overflow flag, AdamW step counter, bias corrections, record), and
 // AdamW reading the control buffer (update, gradient zeroing, skip).
+#include "codegen/kernels/optim_step.hpp"
+#include "codegen/spirv/tools.hpp"
 #include "engine/ops/optim_step.hpp"
 #include "support/random.hpp"
 
@@ -26,6 +28,20 @@ struct Tensor {
 };
 
 } // namespace
+
+TEST_CASE("optim_step: every kernel of the sweep passes spirv-val (scalar and four-wide AdamW)",
+          "[train][optim]") {
+  codegen::KernelRegistry reg;
+  codegen::registerOptimStep(reg);
+  const auto ks = reg.find("optim_step")->all();
+  CHECK(ks.size() == 10);
+  for (const auto& k : ks) {
+    INFO(k.name);
+    const auto r = helios::spv::validate(k.spirv);
+    CHECK(r.ok);
+    if (!r.ok) UNSCOPED_INFO(r.message);
+  }
+}
 
 TEST_CASE("optim_step: norm, control and AdamW match the host", "[train][optim]") {
   ops::ImmediateExecutor exec(ctx());
