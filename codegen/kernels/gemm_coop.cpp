@@ -309,7 +309,8 @@ std::string GemmCoopParams::cacheKey() const {
          "," + str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" +
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
-         str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B);
+         str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) +
+         ":tl" + str(tensorLayouts);
 }
 
 std::string GemmCoopParams::name() const {
@@ -326,6 +327,7 @@ std::string GemmCoopParams::name() const {
     add({"_", str(BM), "x", str(BN), "x", str(BK), "_wg", str(invocations()), "_g", str(coopM), "x",
          str(coopN), "x", str(coopK)});
     if (groupM > 1) add({"_r", str(groupM)});
+    if (tensorLayouts) add({"_tl"});
     return n;
   }
   add({"_", str(BM),     "x",  str(BN),     "x",  str(BK),    "_sg", str(sgRows),
@@ -350,6 +352,7 @@ void GemmCoopParams::validate() const {
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
+  require(!tensorLayouts, me + "tensor layouts are for workgroup scope");
   require(sgRows && sgCols && BM % (sgRows * coopM) == 0,
           me + "BM=" + str(BM) + " is not a multiple of sgRows*coopM=" + str(sgRows * coopM));
   require(BN % (sgCols * coopN) == 0,
@@ -496,11 +499,12 @@ void registerGemmCoop(KernelRegistry& registry) {
          g.padA = g.padB = 0;
          add(g);
          // Workgroup scope (NV coopmat2): every tiling the H100 list allows, then every variant on
-         // the default 128x128x32 and a swizzled raster.
+         // the default 128x128x32 (both load kinds) and a swizzled raster.
          const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
          for (const GemmCoopParams& p : wg)
            add(p);
-         addVariants(wg.front());
+         addVariants(wg[0]); // tensor-layout loads
+         addVariants(wg[1]); // pointer loads
          GemmCoopParams r = wg.front();
          r.groupM = 8;
          add(r);

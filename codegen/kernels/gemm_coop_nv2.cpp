@@ -3,12 +3,15 @@
 //
 //   setup:     tile origin (swizzled workgroup id), batch offsets, accumulator = 0
 //   main loop: for kt in K / BK: load A's BM x BK slice and B's BK x BN slice straight from global memory as
-//              workgroup-scope matrices, MulAdd into the one BM x BN accumulator the workgroup owns
+//              workgroup-scope matrices (pointer + stride loads, or slices of tensor layouts), MulAdd into the
+//              one BM x BN accumulator the workgroup owns
 //   epilogue:  shared with the subgroup kernel (gemm_coop_parts): alpha, beta * C, bias, GELU, store
 //
 // The driver decides how the workgroup's invocations share the matrices and how operands are staged, so the
 // kernel declares no shared memory and has no barriers of its own.
 #include "codegen/kernels/gemm_coop_nv2.hpp"
+
+#include <optional>
 
 #include "codegen/kernels/gemm_coop_parts.hpp"
 
@@ -24,10 +27,11 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
   const TypeId tc = m.coopMatrixType(f32, p.BM, p.BN, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup);
   const TypeId tcOut =
       p.outF16 ? m.coopMatrixType(f16, p.BM, p.BN, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup) : tc;
-  // A and B as 16-byte vectors (same bindings and alignment rules as the subgroup kernel): strides and
-  // offsets below are in vectors of 8 halves.
-  const Buffer a = m.storageBuffer(0, uvec4, Access::ReadOnly);
-  const Buffer b = m.storageBuffer(1, uvec4, Access::ReadOnly);
+  // Pointer loads read A and B as 16-byte vectors (same bindings and alignment rules as the subgroup
+  // kernel: strides and offsets in vectors of 8 halves); tensor-layout loads read them as halves.
+  const TypeId operand = p.tensorLayouts ? f16 : uvec4;
+  const Buffer a = m.storageBuffer(0, operand, Access::ReadOnly);
+  const Buffer b = m.storageBuffer(1, operand, Access::ReadOnly);
   const Buffer c =
       m.storageBuffer(2, p.outF16 ? f16 : f32, p.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
   Buffer bias;
@@ -41,28 +45,52 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
   const coop::TileIndex tile = coop::tileIndex(f, p.groupM);
   const Value m0 = f.imul(tile.m, k(p.BM)), n0 = f.imul(tile.n, k(p.BN));
   const coop::BatchOffsets batch = coop::batchOffsets(f, pc, p.batched);
-  const Value batchA = p.batched ? f.shr(batch.a, k(3)) : k(0),
-              batchB = p.batched ? f.shr(batch.b, k(3)) : k(0);
-  const Value mVecs = f.shr(M, k(3)), nVecs = f.shr(N, k(3)), kVecs = f.shr(K, k(3));
-
-  // A: rows m0.. of an M x K matrix (row-major), or columns m0.. of a K x M one (column-major loads).
-  const Value originA = f.iadd(batchA, p.transA ? f.shr(m0, k(3)) : f.imul(m0, kVecs));
-  const Value stepA = p.transA ? f.imul(k(p.BK), mVecs) : k(p.BK / 8);
-  const Value strideA = p.transA ? mVecs : kVecs;
-  // B: columns n0.. of a K x N matrix (row-major), or rows n0.. of an N x K one (column-major loads).
-  const Value originB = f.iadd(batchB, p.transB ? f.imul(n0, kVecs) : f.shr(n0, k(3)));
-  const Value stepB = p.transB ? k(p.BK / 8) : f.imul(k(p.BK), nVecs);
-  const Value strideB = p.transB ? kVecs : nVecs;
-  const CoopLayout layoutA = p.transA ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
-  const CoopLayout layoutB = p.transB ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
-
   const Value acc = f.variable(tc);
   f.store(acc, f.coopFill(tc, f.f32(0.0f)));
-  f.forRange(k(0), f.udiv(K, k(p.BK)), [&](Value kt) {
-    const Value fa = f.coopLoad(ta, f.at(a, f.iadd(originA, f.imul(kt, stepA))), strideA, layoutA);
-    const Value fb = f.coopLoad(tb, f.at(b, f.iadd(originB, f.imul(kt, stepB))), strideB, layoutB);
-    f.store(acc, f.coopMulAdd(fa, fb, f.load(acc)));
-  });
+  const Value steps = f.udiv(K, k(p.BK));
+
+  if (p.tensorLayouts) {
+    // A is M x K (or K x M, read through a transposing view), B is K x N (or N x K); each step loads the
+    // slices at (m0, k0) and (k0, n0). The driver stages them through shared memory.
+    const TypeId layoutType = m.tensorLayoutType(2);
+    const auto layout = [&](Value rows, Value cols) {
+      return f.tensorLayoutDimensions(f.createTensorLayout(layoutType), {rows, cols});
+    };
+    const Value layoutA = p.transA ? layout(K, M) : layout(M, K);
+    const Value layoutB = p.transB ? layout(N, K) : layout(K, N);
+    std::optional<Value> transpose;
+    if (p.transA || p.transB) transpose = f.createTensorView(m.tensorViewType(false, {1, 0}));
+    const Value baseA = f.at(a, batch.a), baseB = f.at(b, batch.b);
+    f.forRange(k(0), steps, [&](Value kt) {
+      const Value k0 = f.imul(kt, k(p.BK));
+      const Value sliceA = p.transA ? f.tensorLayoutSlice(layoutA, {{k0, k(p.BK)}, {m0, k(p.BM)}})
+                                    : f.tensorLayoutSlice(layoutA, {{m0, k(p.BM)}, {k0, k(p.BK)}});
+      const Value sliceB = p.transB ? f.tensorLayoutSlice(layoutB, {{n0, k(p.BN)}, {k0, k(p.BK)}})
+                                    : f.tensorLayoutSlice(layoutB, {{k0, k(p.BK)}, {n0, k(p.BN)}});
+      const Value fa = f.coopLoadTensor(ta, baseA, sliceA, p.transA ? transpose : std::nullopt);
+      const Value fb = f.coopLoadTensor(tb, baseB, sliceB, p.transB ? transpose : std::nullopt);
+      f.store(acc, f.coopMulAdd(fa, fb, f.load(acc)));
+    });
+  } else {
+    const Value batchA = p.batched ? f.shr(batch.a, k(3)) : k(0),
+                batchB = p.batched ? f.shr(batch.b, k(3)) : k(0);
+    const Value mVecs = f.shr(M, k(3)), nVecs = f.shr(N, k(3)), kVecs = f.shr(K, k(3));
+    // A: rows m0.. of an M x K matrix (row-major), or columns m0.. of a K x M one (column-major loads).
+    const Value originA = f.iadd(batchA, p.transA ? f.shr(m0, k(3)) : f.imul(m0, kVecs));
+    const Value stepA = p.transA ? f.imul(k(p.BK), mVecs) : k(p.BK / 8);
+    const Value strideA = p.transA ? mVecs : kVecs;
+    // B: columns n0.. of a K x N matrix (row-major), or rows n0.. of an N x K one (column-major loads).
+    const Value originB = f.iadd(batchB, p.transB ? f.imul(n0, kVecs) : f.shr(n0, k(3)));
+    const Value stepB = p.transB ? k(p.BK / 8) : f.imul(k(p.BK), nVecs);
+    const Value strideB = p.transB ? kVecs : nVecs;
+    const CoopLayout layoutA = p.transA ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
+    const CoopLayout layoutB = p.transB ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
+    f.forRange(k(0), steps, [&](Value kt) {
+      const Value fa = f.coopLoad(ta, f.at(a, f.iadd(originA, f.imul(kt, stepA))), strideA, layoutA);
+      const Value fb = f.coopLoad(tb, f.at(b, f.iadd(originB, f.imul(kt, stepB))), strideB, layoutB);
+      f.store(acc, f.coopMulAdd(fa, fb, f.load(acc)));
+    });
+  }
 
   const coop::Epilogue e{
       p, m, f, tc, tcOut, c, bias, N, f.loadPush(pc, 3), f.loadPush(pc, 4), f.variable(tc)};
@@ -99,6 +127,10 @@ std::vector<GemmCoopParams> gemmCoopWorkgroupTilings(const std::vector<Workgroup
       p.subgroupSize = subgroupSize;
       try {
         p.validate();
+        // Tensor-layout loads first (the extension's documented fast path), then pointer loads.
+        p.tensorLayouts = true;
+        out.push_back(p);
+        p.tensorLayouts = false;
         out.push_back(p);
       } catch (const std::invalid_argument&) {
       }

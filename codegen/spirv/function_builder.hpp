@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "codegen/spirv/ids.hpp"
@@ -197,6 +198,20 @@ public:
   // OpCooperativeMatrixPerElementOpNV: fn(u32 row, u32 col, T element, extra...) -> T for every element;
   // a matrix among `extra` passes its corresponding element.
   Value coopPerElement(Value matrix, const FunctionId& fn, const std::vector<Value>& extra = {});
+
+  // ---- tensor addressing (tensor_addressing.cpp; SPV_NV_tensor_addressing, SPV_NV_cooperative_matrix2) ----
+  // Layouts and views are values: every setter returns a new one. Dimensions, strides, offsets and spans are
+  // u32 values in elements of the buffer the layout addresses.
+  Value createTensorLayout(TypeId layoutType);
+  Value tensorLayoutDimensions(Value layout, const std::vector<Value>& dims); // row-major strides implied
+  Value tensorLayoutStrides(Value layout, const std::vector<Value>& strides);
+  Value tensorLayoutSlice(Value layout, const std::vector<std::pair<Value, Value>>& offsetSpan);
+  Value createTensorView(TypeId viewType);
+  // OpCooperativeMatrixLoadTensorNV: the layout's slice (through `view` if given) from the buffer at
+  // `pointer`; elements the clamp mode leaves out read as 0.
+  Value coopLoadTensor(TypeId matrixType, Value pointer, Value layout, std::optional<Value> view = {});
+  // OpCooperativeMatrixStoreTensorNV: elements outside the layout's dimensions are not written.
+  void coopStoreTensor(Value pointer, Value matrix, Value layout, std::optional<Value> view = {});
 
   // ---- raw escape hatches (no type checking; operands are raw words, ids via ref()) ----
   Value op(Op opcode, TypeId resultType, const std::vector<uint32_t>& operands);

@@ -27,6 +27,7 @@ using CoopUse = ::spv::CooperativeMatrixUse;
 using CoopLayout = ::spv::CooperativeMatrixLayout;
 using CoopOperands = ::spv::CooperativeMatrixOperandsMask;
 using CoopReduce = ::spv::CooperativeMatrixReduceMask;
+using TensorClampMode = ::spv::TensorClampMode;
 
 // Thrown for any misuse of the builder (type mismatches, instructions after a terminator, ...).
 class BuildError : public std::runtime_error {

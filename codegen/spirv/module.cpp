@@ -333,6 +333,10 @@ std::string Module::typeName(TypeId t) const {
   case TypeKind::CoopMatrix:
     return "coopmat<" + typeName(i.elem) + ", " + std::to_string(i.count) + "x" + std::to_string(i.cols) +
            ", " + ::spv::CooperativeMatrixUseToString(i.use) + ">";
+  case TypeKind::TensorLayout:
+    return "tensorLayout<" + std::to_string(i.count) + ">";
+  case TypeKind::TensorView:
+    return "tensorView<" + std::to_string(i.count) + ">";
   }
   return "?";
 }

@@ -91,6 +91,11 @@ public:
   TypeId functionType(TypeId returnType, const std::vector<TypeId>& params);
   TypeId coopMatrixType(TypeId component, uint32_t rows, uint32_t cols, CoopUse use,
                         Scope scope = Scope::Subgroup);
+  // SPV_NV_tensor_addressing (tensor_addressing.cpp): a tensor layout of `dims` dimensions, and a view that
+  // permutes them (permutation[i] = which layout dimension is the view's i-th; hasDimensions: the view
+  // carries its own dimensions and strides).
+  TypeId tensorLayoutType(uint32_t dims, TensorClampMode clamp = TensorClampMode::Undefined);
+  TypeId tensorViewType(bool hasDimensions, const std::vector<uint32_t>& permutation);
 
   const TypeInfo& typeInfo(TypeId t) const;
   std::string typeName(TypeId t) const;    // "float32", "vec4<uint32>", "ptr<StorageBuffer, ...>"

@@ -20,6 +20,8 @@ enum class TypeKind : uint8_t {
   Pointer,
   Function,
   CoopMatrix,
+  TensorLayout, // SPV_NV_tensor_addressing; count = dimensions
+  TensorView,   // count = dimensions, cols = 1 if the view has its own dimensions
 };
 
 struct TypeInfo {

@@ -116,3 +116,33 @@ TEST_CASE("module-level misuse is rejected", "[spirv][errors]") {
     CHECK_THROWS_WITH(f.accessChain(s, {f.u32(2)}), ContainsSubstring("struct index 2 out of range"));
   }
 }
+
+TEST_CASE("tensor layout and view misuse is rejected", "[spirv][errors][coop]") {
+  Module m;
+  const TypeId layout2 = m.tensorLayoutType(2), layout3 = m.tensorLayoutType(3);
+  const TypeId view2 = m.tensorViewType(false, {1, 0});
+  CHECK_THROWS_WITH(m.tensorLayoutType(0), ContainsSubstring("1 to 5 dimensions"));
+  CHECK_THROWS_WITH(m.tensorViewType(false, {0, 0}), ContainsSubstring("list 0..1 once each"));
+  CHECK_THROWS_WITH(m.tensorViewType(true, {2, 0}), ContainsSubstring("list 0..1 once each"));
+  const TypeId tc = m.coopMatrixType(m.f32(), 64, 64, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup);
+  const Buffer c = m.storageBuffer(0, m.f32());
+  FunctionBuilder& f = m.entryPoint("main", {128, 1, 1});
+  const Value l2 = f.createTensorLayout(layout2), l3 = f.createTensorLayout(layout3);
+  CHECK_THROWS_WITH(f.createTensorLayout(view2), ContainsSubstring("is not a tensor layout type"));
+  CHECK_THROWS_WITH(f.createTensorView(layout2), ContainsSubstring("is not a tensor view type"));
+  CHECK_THROWS_WITH(f.tensorLayoutDimensions(l2, {f.u32(4)}),
+                    ContainsSubstring("1 operands for a 2-dimensional layout (want 2)"));
+  CHECK_THROWS_WITH(f.tensorLayoutDimensions(l2, {f.u32(4), f.f32(1.0f)}),
+                    ContainsSubstring("is not a 32-bit integer"));
+  CHECK_THROWS_WITH(f.tensorLayoutSlice(l2, {{f.u32(0), f.u32(4)}}),
+                    ContainsSubstring("2 operands for a 2-dimensional layout (want 4)"));
+  const Value view = f.createTensorView(view2);
+  const Value zero = f.coopFill(tc, f.f32(0.0f));
+  CHECK_THROWS_WITH(f.coopStoreTensor(f.at(c, f.u32(0)), zero, l3, view),
+                    ContainsSubstring("is not a tensor view of the layout's 3 dimensions"));
+  CHECK_THROWS_WITH(f.coopLoadTensor(m.f32(), f.at(c, f.u32(0)), l2),
+                    ContainsSubstring("is not a cooperative matrix"));
+  CHECK_THROWS_WITH(f.coopStoreTensor(f.at(c, f.u32(0)), zero, view),
+                    ContainsSubstring("is not a tensor layout"));
+  f.ret();
+}

@@ -272,3 +272,52 @@ TEST_CASE("edge cases of structured control flow validate", "[spirv][kernels][cf
   f.unreachable();
   requireValid(m.build());
 }
+
+TEST_CASE("workgroup-scope GEMM through tensor layouts and views validates", "[spirv][kernels][coop]") {
+  Module m;
+  const TypeId f16 = m.f16(), f32 = m.f32(), u32 = m.u32();
+  const Buffer a = m.storageBuffer(0, f16, Access::ReadOnly);
+  const Buffer b = m.storageBuffer(1, f16, Access::ReadOnly);
+  const Buffer c = m.storageBuffer(2, f32, Access::WriteOnly);
+  const PushConstants pc = m.pushConstants({u32, u32, u32});
+  const TypeId ta = m.coopMatrixType(f16, 64, 32, CoopUse::MatrixAKHR, Scope::Workgroup);
+  const TypeId tb = m.coopMatrixType(f16, 32, 64, CoopUse::MatrixBKHR, Scope::Workgroup);
+  const TypeId tc = m.coopMatrixType(f32, 64, 64, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup);
+  const TypeId layout2 = m.tensorLayoutType(2);
+  CHECK(m.tensorLayoutType(2) == layout2);
+  CHECK(m.tensorLayoutType(2, TensorClampMode::Constant) != layout2);
+  const TypeId transposed = m.tensorViewType(false, {1, 0});
+  CHECK(m.tensorViewType(false, {1, 0}) == transposed);
+  FunctionBuilder& f = m.entryPoint("main", {128, 1, 1});
+  const Value M = f.loadPush(pc, 0), N = f.loadPush(pc, 1), K = f.loadPush(pc, 2);
+  // A is M x K; B is stored N x K and read transposed through the view; C is M x N with explicit strides.
+  const Value la = f.tensorLayoutDimensions(f.createTensorLayout(layout2), {M, K});
+  const Value lb = f.tensorLayoutDimensions(f.createTensorLayout(layout2), {N, K});
+  const Value lc = f.tensorLayoutStrides(f.tensorLayoutDimensions(f.createTensorLayout(layout2), {M, N}),
+                                         {N, f.u32(1)});
+  const Value view = f.createTensorView(transposed);
+  const Value acc = f.variable(tc);
+  f.store(acc, f.coopFill(tc, f.f32(0.0f)));
+  f.forRange(f.u32(0), K, f.u32(32), [&](Value k0) {
+    const Value ma =
+        f.coopLoadTensor(ta, f.at(a, f.u32(0)), f.tensorLayoutSlice(la, {{f.u32(0), f.u32(64)}, {k0, f.u32(32)}}));
+    const Value mb = f.coopLoadTensor(tb, f.at(b, f.u32(0)),
+                                      f.tensorLayoutSlice(lb, {{f.u32(0), f.u32(64)}, {k0, f.u32(32)}}), view);
+    f.store(acc, f.coopMulAdd(ma, mb, f.load(acc)));
+  });
+  f.coopStoreTensor(f.at(c, f.u32(0)), f.load(acc),
+                    f.tensorLayoutSlice(lc, {{f.u32(0), f.u32(64)}, {f.u32(0), f.u32(64)}}));
+  f.ret();
+  const auto words = m.build();
+  requireValid(words);
+  CHECK(test::hasCapability(words, Capability::TensorAddressingNV));
+  CHECK(test::hasCapability(words, Capability::CooperativeMatrixTensorAddressingNV));
+  const auto exts = test::extensions(words);
+  CHECK(std::set<std::string>(exts.begin(), exts.end()) ==
+        std::set<std::string>{"SPV_KHR_cooperative_matrix", "SPV_NV_cooperative_matrix2",
+                              "SPV_NV_tensor_addressing"});
+  const std::string dis = disassemble(words);
+  CHECK_THAT(dis, ContainsSubstring("OpCooperativeMatrixLoadTensorNV"));
+  CHECK_THAT(dis, ContainsSubstring("TensorView"));
+  CHECK_THAT(dis, ContainsSubstring("OpCooperativeMatrixStoreTensorNV"));
+}
