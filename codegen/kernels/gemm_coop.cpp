@@ -310,7 +310,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) +
-         ":tl" + str(tensorLayouts);
+         ":tl" + str(tensorLayouts) + ":u" + str(unroll);
 }
 
 std::string GemmCoopParams::name() const {
@@ -327,6 +327,7 @@ std::string GemmCoopParams::name() const {
     add({"_", str(BM), "x", str(BN), "x", str(BK), "_wg", str(invocations()), "_g", str(coopM), "x",
          str(coopN), "x", str(coopK)});
     if (groupM > 1) add({"_r", str(groupM)});
+    if (unroll > 1) add({"_u", str(unroll)});
     if (tensorLayouts) add({"_tl"});
     return n;
   }
@@ -348,11 +349,12 @@ void GemmCoopParams::validate() const {
     require(BK % 8 == 0 && BN % 8 == 0 && BM % 8 == 0,
             me + "tile sides must be multiples of 8 (16-byte loads)");
     require(stages == 1 && padA == 0 && padB == 0, me + "workgroup scope has no stages or padding");
+    require(unroll >= 1 && unroll <= 16, me + "unroll must be 1 to 16");
     require(!f32A && !f32B, me + "workgroup scope reads f16 operands only");
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
-  require(!tensorLayouts, me + "tensor layouts are for workgroup scope");
+  require(!tensorLayouts && unroll == 1, me + "tensor layouts and unrolling are for workgroup scope");
   require(sgRows && sgCols && BM % (sgRows * coopM) == 0,
           me + "BM=" + str(BM) + " is not a multiple of sgRows*coopM=" + str(sgRows * coopM));
   require(BN % (sgCols * coopN) == 0,

@@ -48,6 +48,7 @@ struct GemmCoopParams {
   // sets the invocation count, and stages/padding do not apply (1 and 0).
   bool workgroupScope = false;
   bool tensorLayouts = false;      // workgroup scope: A and B through tensor layouts (LoadTensorNV)
+  uint32_t unroll = 1;             // workgroup scope: K slices per loop trip (the rest one by one)
   uint32_t subgroupSize = 32;      // pipeline's required subgroup size
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
@@ -60,7 +61,7 @@ struct GemmCoopParams {
   uint32_t sharedBytes() const;                     // bytes of shared memory the kernel declares
   std::string cacheKey() const;                     // covers every field
   // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8";
-  // "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16" (+ "_tl" with tensor layouts)
+  // "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16" (+ "_u8" unrolled, "_tl" tensor layouts)
   std::string name() const;
   // Throws std::invalid_argument naming the broken constraint (divisibility, shared memory, ...).
   void validate() const;

@@ -11,6 +11,8 @@
 // kernel declares no shared memory and has no barriers of its own.
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 
 #include "codegen/kernels/gemm_coop_parts.hpp"
@@ -48,20 +50,35 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
   const Value acc = f.variable(tc);
   f.store(acc, f.coopFill(tc, f.f32(0.0f)));
   const Value steps = f.udiv(K, k(p.BK));
+  // The K walk, `unroll` slices per trip (straight-line code the driver can software-pipeline: with one
+  // slice per trip its loads and MulAdds serialise), then the remaining slices one by one.
+  const auto walkK = [&](const std::function<void(Value)>& slice) {
+    const uint32_t u = std::max(p.unroll, 1u);
+    const Value full = u > 1 ? f.imul(f.udiv(steps, k(u)), k(u)) : steps;
+    if (u > 1)
+      f.forRange(k(0), full, k(u), [&](Value kt) {
+        for (uint32_t j = 0; j < u; ++j)
+          slice(j ? f.iadd(kt, k(j)) : kt);
+      });
+    f.forRange(full, steps, slice);
+  };
 
   if (p.tensorLayouts) {
     // A is M x K (or K x M, read through a transposing view), B is K x N (or N x K); each step loads the
-    // slices at (m0, k0) and (k0, n0). The driver stages them through shared memory.
+    // slices at (m0, k0) and (k0, n0). Row strides are set explicitly with their low three bits cleared
+    // (the policy guarantees multiples of 8), which tells the driver rows are 16-byte aligned.
     const TypeId layoutType = m.tensorLayoutType(2);
+    const Value align = k(~7u);
     const auto layout = [&](Value rows, Value cols) {
-      return f.tensorLayoutDimensions(f.createTensorLayout(layoutType), {rows, cols});
+      const Value l = f.tensorLayoutDimensions(f.createTensorLayout(layoutType), {rows, cols});
+      return f.tensorLayoutStrides(l, {f.bitAnd(cols, align), k(1)});
     };
     const Value layoutA = p.transA ? layout(K, M) : layout(M, K);
     const Value layoutB = p.transB ? layout(N, K) : layout(K, N);
     std::optional<Value> transpose;
     if (p.transA || p.transB) transpose = f.createTensorView(m.tensorViewType(false, {1, 0}));
     const Value baseA = f.at(a, batch.a), baseB = f.at(b, batch.b);
-    f.forRange(k(0), steps, [&](Value kt) {
+    walkK([&](Value kt) {
       const Value k0 = f.imul(kt, k(p.BK));
       const Value sliceA = p.transA ? f.tensorLayoutSlice(layoutA, {{k0, k(p.BK)}, {m0, k(p.BM)}})
                                     : f.tensorLayoutSlice(layoutA, {{m0, k(p.BM)}, {k0, k(p.BK)}});
@@ -85,7 +102,7 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
     const Value strideB = p.transB ? kVecs : nVecs;
     const CoopLayout layoutA = p.transA ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
     const CoopLayout layoutB = p.transB ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
-    f.forRange(k(0), steps, [&](Value kt) {
+    walkK([&](Value kt) {
       const Value fa = f.coopLoad(ta, f.at(a, f.iadd(originA, f.imul(kt, stepA))), strideA, layoutA);
       const Value fb = f.coopLoad(tb, f.at(b, f.iadd(originB, f.imul(kt, stepB))), strideB, layoutB);
       f.store(acc, f.coopMulAdd(fa, fb, f.load(acc)));
@@ -127,10 +144,14 @@ std::vector<GemmCoopParams> gemmCoopWorkgroupTilings(const std::vector<Workgroup
       p.subgroupSize = subgroupSize;
       try {
         p.validate();
-        // Tensor-layout loads first (the extension's documented fast path), then pointer loads.
+        // K unrolled 8 slices per trip, tensor-layout loads first, then pointer loads; then the plain
+        // one-slice loop (the first version, kept for comparison).
+        p.unroll = 8;
         p.tensorLayouts = true;
         out.push_back(p);
         p.tensorLayouts = false;
+        out.push_back(p);
+        p.unroll = 1;
         out.push_back(p);
       } catch (const std::invalid_argument&) {
       }
