@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "codegen/kernels/gemm_coop.hpp"
+#include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "codegen/spirv/tools.hpp"
 
 using Catch::Matchers::ContainsSubstring;
@@ -93,6 +94,8 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.workgroupScope = true; });
   with([](GemmCoopParams& p) { p.f32A = true; });
   with([](GemmCoopParams& p) { p.f32B = true; });
+  with([](GemmCoopParams& p) { p.tensorLayouts = true; });
+  with([](GemmCoopParams& p) { p.unroll = 8; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());
@@ -134,4 +137,37 @@ TEST_CASE("gemm_coop: every menu tiling fits 48 KiB and the menu shrinks with th
   CHECK(small.size() < all.size());
   for (const auto& p : small)
     CHECK(p.sharedBytes() <= 24576);
+}
+
+TEST_CASE("gemm_coop: workgroup scope walks K in unrolled trips, then slice by slice", "[gemm_coop]") {
+  const auto wg = helios::codegen::gemmCoopWorkgroupTilings(helios::codegen::h100WorkgroupCoopShapes());
+  REQUIRE(wg.size() >= 3);
+  CHECK(wg[0].tensorLayouts);
+  CHECK(wg[0].unroll == 8);
+  const auto count = [](const GemmCoopParams& p, const std::string& op) {
+    const std::string dis = helios::spv::disassemble(helios::codegen::generateGemmCoop(p).spirv);
+    size_t n = 0;
+    for (size_t at = dis.find(op); at != std::string::npos; at = dis.find(op, at + op.size()))
+      ++n;
+    return n;
+  };
+  // Unrolled by 8: eight slices in the trip loop plus one in the remainder loop, two loads each.
+  CHECK(count(wg[0], "OpCooperativeMatrixLoadTensorNV") == 18);
+  CHECK(count(wg[0], "OpCooperativeMatrixMulAddKHR") == 9);
+  GemmCoopParams one = wg[0];
+  one.unroll = 1; // no trip loop: one slice per iteration from 0
+  CHECK(count(one, "OpCooperativeMatrixLoadTensorNV") == 2);
+  CHECK(count(one, "OpCooperativeMatrixMulAddKHR") == 1);
+  CHECK(count(one, "OpLoopMerge") == 1);
+  CHECK(count(wg[0], "OpLoopMerge") == 2);
+  GemmCoopParams ptr = wg[0];
+  ptr.tensorLayouts = false;
+  CHECK(count(ptr, "OpCooperativeMatrixLoadKHR") == 18);
+  CHECK(count(ptr, "OpCooperativeMatrixLoadTensorNV") == 0);
+  GemmCoopParams bad = wg[0];
+  bad.unroll = 17;
+  CHECK_THROWS_WITH(bad.validate(), ContainsSubstring("unroll must be 1 to 16"));
+  GemmCoopParams sub; // subgroup scope has its own staging
+  sub.tensorLayouts = true;
+  CHECK_THROWS_WITH(sub.validate(), ContainsSubstring("tensor layouts and unrolling are for workgroup scope"));
 }

@@ -122,13 +122,15 @@ TEST_CASE("policy: with NV coopmat2 the workgroup-scope kernel comes first", "[m
   CHECK(p.decision == CoopDecision::DirectCoop);
   CHECK(p.params.workgroupScope);
   CHECK(p.params.BM == 128);
-  CHECK(p.params.BN == 128);
+  CHECK(p.params.BN == 256);
   CHECK(p.params.invocations() == 256);
   CHECK(p.params.coopM == 32); // the 256-invocation granularity, not the KHR shape
   CHECK(p.params.coopN == 32);
   CHECK(p.params.coopK == 16);
+  CHECK(p.params.tensorLayouts); // tensor-layout loads, K unrolled: the fast form on the 580 driver
+  CHECK(p.params.unroll == 8);
   CHECK_NOTHROW(p.params.validate());
-  CHECK_THAT(p.params.name(), ContainsSubstring("gemm_coop2_nn_f32_128x128x32_wg256"));
+  CHECK_THAT(p.params.name(), ContainsSubstring("gemm_coop2_nn_f32_128x256x32_wg256_g32x32x16_u8_tl"));
   // Small: the 64x64 tile on 128 invocations launches more workgroups.
   const CoopPlan s = planMatmul(problem(256, 256, 64), d);
   CHECK(s.params.workgroupScope);

@@ -157,8 +157,9 @@ void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
       }
     }
   }
-  // Shared-row padding of the fastest: none (bank conflicts) and twice the default.
-  for (uint32_t pad : {0u, 16u}) {
+  // Shared-row padding of the fastest: none (bank conflicts) and twice the default (subgroup scope only:
+  // the workgroup-scope kernel's staging belongs to the driver).
+  for (uint32_t pad : best.workgroupScope ? std::vector<uint32_t>{} : std::vector<uint32_t>{0u, 16u}) {
     codegen::GemmCoopParams p = best;
     p.padA = p.padB = pad;
     const double tf = timeCoop(p, {S, S, S}, "padding sweep");
