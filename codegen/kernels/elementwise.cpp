@@ -98,7 +98,7 @@ uint32_t ewNumBuffers(EwOp op) {
 
 std::string ElementwiseParams::cacheKey() const {
   return std::string("ew:") + toString(op) + ":" + toString(type) + (broadcast ? ":bcast" : ":flat") + ":wg" +
-         std::to_string(localSize);
+         std::to_string(localSize) + (outF16 ? ":f16out" : "");
 }
 
 Kernel generateElementwise(const ElementwiseParams& p) {
@@ -107,6 +107,10 @@ Kernel generateElementwise(const ElementwiseParams& p) {
                                 toString(p.op));
   if (isCast(p.op) && p.type != EwType::F32)
     throw std::invalid_argument("elementwise: casts have fixed types; use type = f32 in their parameters");
+  if (p.outF16 && (isCast(p.op) || p.op == EwOp::Axpy || p.op == EwOp::Fill || p.op == EwOp::Copy ||
+                   p.type != EwType::F32))
+    throw std::invalid_argument(std::string("elementwise: an f16 output is for math ops on f32, not ") +
+                                toString(p.op) + " on " + toString(p.type));
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("elementwise: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
@@ -115,7 +119,9 @@ Kernel generateElementwise(const ElementwiseParams& p) {
   const spv::TypeId f32 = m.f32(), u32 = m.u32();
   const spv::TypeId storage = p.type == EwType::F16 ? m.f16() : f32;
   const spv::TypeId inT = p.op == EwOp::CastF16ToF32 ? m.f16() : p.op == EwOp::CastF32ToF16 ? f32 : storage;
-  const spv::TypeId outT = p.op == EwOp::CastF32ToF16 ? m.f16() : p.op == EwOp::CastF16ToF32 ? f32 : storage;
+  const spv::TypeId outT = p.op == EwOp::CastF32ToF16 || p.outF16 ? m.f16()
+                           : p.op == EwOp::CastF16ToF32           ? f32
+                                                                   : storage;
 
   std::vector<spv::Buffer> bufs;
   const auto addBuffer = [&](spv::TypeId t, spv::Access access) {
@@ -215,7 +221,7 @@ Kernel generateElementwise(const ElementwiseParams& p) {
 
   Kernel k;
   k.name = std::string("ew_") + toString(p.op) + "_" + toString(p.type) + (p.broadcast ? "_bcast" : "") +
-           "_wg" + std::to_string(p.localSize);
+           (p.outF16 ? "_f16out" : "") + "_wg" + std::to_string(p.localSize);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = numBuffers;
@@ -238,8 +244,11 @@ void registerElementwise(KernelRegistry& registry) {
              if (isCast(op) && t != EwType::F32) continue;
              for (bool bc : {false, true}) {
                if (bc && !isBinary(op)) continue;
-               for (uint32_t ls : {64u, 256u})
+               for (uint32_t ls : {64u, 256u}) {
                  ks.push_back(generateElementwise({op, t, bc, ls}));
+                 const bool math = !isCast(op) && op != EwOp::Axpy && op != EwOp::Fill && op != EwOp::Copy;
+                 if (math && t == EwType::F32) ks.push_back(generateElementwise({op, t, bc, ls, true}));
+               }
              }
            }
          }

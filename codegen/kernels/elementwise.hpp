@@ -65,11 +65,15 @@ struct ElementwiseParams {
   EwType type = EwType::F32;
   bool broadcast = false; // Add/Sub/Mul only: b has `cols` elements, reused for every row
   uint32_t localSize = 256;
-  std::string cacheKey() const; // "ew:add:f32:bcast:wg256"
+  // The output in f16 while the inputs stay in `type` = F32 (math ops only): the producer of a GEMM's f16
+  // operand writes it directly instead of leaving a cast to a separate kernel.
+  bool outF16 = false;
+  std::string cacheKey() const; // "ew:add:f32:bcast:wg256" (":f16out")
 };
 
 // Throws std::invalid_argument for inconsistent parameters (broadcast on a non-binary op, a cast with
-// type != F32, a local size that is not a power of two in [32, 1024]).
+// type != F32, outF16 on anything but a math op on F32, a local size that is not a power of two in
+// [32, 1024]).
 Kernel generateElementwise(const ElementwiseParams& p);
 void registerElementwise(KernelRegistry& registry);
 

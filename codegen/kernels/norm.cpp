@@ -1,5 +1,7 @@
 #include "codegen/kernels/norm.hpp"
 
+#include <stdexcept>
+
 namespace helios::codegen {
 
 using namespace helios::spv;
@@ -19,16 +21,16 @@ const char* toString(NormPass p) {
 }
 
 std::string NormParams::cacheKey() const {
-  return std::string("norm:") + toString(kind) + ":" + toString(pass) +
-         ":f32:" + rowKernelKeySuffix(localSize, strategy);
+  return std::string("norm:") + toString(kind) + ":" + toString(pass) + ":f32:" + (outF16 ? "f16out:" : "") +
+         rowKernelKeySuffix(localSize, strategy);
 }
 
 namespace {
 
 Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
   Kernel k;
-  k.name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32_wg" +
-           std::to_string(p.localSize) + "_" + toString(p.strategy);
+  k.name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
+           (p.outF16 ? "_f16out" : "") + "_wg" + std::to_string(p.localSize) + "_" + toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = numBuffers;
@@ -45,7 +47,7 @@ Kernel forward(const NormParams& p) {
   const Buffer x = m.storageBuffer(b++, f32, Access::ReadOnly);
   const Buffer gamma = m.storageBuffer(b++, f32, Access::ReadOnly);
   const Buffer beta = ln ? m.storageBuffer(b++, f32, Access::ReadOnly) : Buffer{};
-  const Buffer y = m.storageBuffer(b++, f32, Access::WriteOnly);
+  const Buffer y = m.storageBuffer(b++, p.outF16 ? m.f16() : f32, Access::WriteOnly);
   const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::WriteOnly) : Buffer{};
   const Buffer rstd = m.storageBuffer(b++, f32, Access::WriteOnly);
   const PushConstants pc = m.pushConstants({u32, u32, f32});
@@ -78,7 +80,8 @@ Kernel forward(const NormParams& p) {
     const Value xv = f.loadAt(x, i);
     const Value g = f.loadAt(gamma, j);
     const Value xhat = ln ? f.fmul(f.fsub(xv, mu), rs) : f.fmul(xv, rs);
-    f.storeAt(y, i, ln ? f.fma(xhat, g, f.loadAt(beta, j)) : f.fmul(xhat, g));
+    const Value yv = ln ? f.fma(xhat, g, f.loadAt(beta, j)) : f.fmul(xhat, g);
+    f.storeAt(y, i, p.outF16 ? f.convert(yv, y.element) : yv);
   });
   f.ifThen(f.eq(f.localId(0), f.u32(0)), [&] {
     if (ln) f.storeAt(mean, row, mu);
@@ -166,6 +169,8 @@ Kernel backwardRows(const NormParams& p) {
 
 Kernel generateNorm(const NormParams& p) {
   checkRowLocalSize(p.localSize, "norm");
+  if (p.outF16 && p.pass != NormPass::Forward)
+    throw std::invalid_argument("norm: an f16 output is for the forward pass");
   switch (p.pass) {
   case NormPass::Forward:
     return forward(p);
@@ -184,8 +189,10 @@ void registerNorm(KernelRegistry& registry) {
                   for (auto kind : {NormKind::LayerNorm, NormKind::RmsNorm})
                     for (auto pass : {NormPass::Forward, NormPass::BackwardRows})
                       for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
-                        for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
+                        for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree}) {
                           ks.push_back(generateNorm({kind, pass, wg, s}));
+                          if (pass == NormPass::Forward) ks.push_back(generateNorm({kind, pass, wg, s, true}));
+                        }
                   return ks;
                 }});
 }

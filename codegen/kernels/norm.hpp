@@ -40,7 +40,8 @@ struct NormParams {
   NormPass pass = NormPass::Forward;
   uint32_t localSize = 128;
   ReduceStrategy strategy = ReduceStrategy::Subgroup;
-  std::string cacheKey() const; // "norm:layernorm:fwd:f32:wg128:subgroup"
+  bool outF16 = false;          // Forward: y in f16 (a GEMM's f16 operand written directly; no cast pass)
+  std::string cacheKey() const; // "norm:layernorm:fwd:f32:wg128:subgroup" ("fwd:f32:f16out:...")
 };
 
 Kernel generateNorm(const NormParams& p);

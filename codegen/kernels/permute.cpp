@@ -7,22 +7,37 @@
 
 namespace helios::codegen {
 
+const char* toString(PermuteType t) {
+  switch (t) {
+  case PermuteType::F32:
+    return "f32";
+  case PermuteType::F16:
+    return "f16";
+  case PermuteType::F32ToF16:
+    return "f32_f16";
+  }
+  return "?";
+}
+
 std::string PermuteParams::cacheKey() const {
-  return std::string("permute:") + (type == PermuteType::F16 ? "f16" : "f32") +
-         (accumulate ? ":acc" : ":copy") + ":wg" + std::to_string(localSize);
+  return std::string("permute:") + toString(type) + (accumulate ? ":acc" : ":copy") + ":wg" +
+         std::to_string(localSize);
 }
 
 Kernel generatePermute(const PermuteParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("permute: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
+  if (p.accumulate && p.type == PermuteType::F32ToF16)
+    throw std::invalid_argument("permute: f32 -> f16 copies only (no accumulate)");
   using spv::Value;
   spv::Module m;
   const spv::TypeId u32 = m.u32();
-  const spv::TypeId elem = p.type == PermuteType::F16 ? m.f16() : m.f32();
-  const spv::Buffer src = m.storageBuffer(0, elem, spv::Access::ReadOnly);
+  const spv::TypeId srcElem = p.type == PermuteType::F16 ? m.f16() : m.f32();
+  const spv::TypeId dstElem = p.type == PermuteType::F32 ? m.f32() : m.f16();
+  const spv::Buffer src = m.storageBuffer(0, srcElem, spv::Access::ReadOnly);
   const spv::Buffer dst =
-      m.storageBuffer(1, elem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
+      m.storageBuffer(1, dstElem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
   const spv::PushConstants pc = m.pushConstants(std::vector<spv::TypeId>(14, u32));
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value total = f.loadPush(pc, 0), n1 = f.loadPush(pc, 1), n2 = f.loadPush(pc, 2),
@@ -53,13 +68,13 @@ Kernel generatePermute(const PermuteParams& p) {
       const Value old = f.loadAt(dst, d);
       f.storeAt(dst, d, f.fadd(old, v));
     } else {
-      f.storeAt(dst, d, v);
+      f.storeAt(dst, d, srcElem == dstElem ? v : f.convert(v, dstElem));
     }
   });
   f.ret();
   Kernel k;
-  k.name = std::string("permute_") + (p.type == PermuteType::F16 ? "f16" : "f32") +
-           (p.accumulate ? "_acc" : "_copy") + "_wg" + std::to_string(p.localSize);
+  k.name = std::string("permute_") + toString(p.type) + (p.accumulate ? "_acc" : "_copy") + "_wg" +
+           std::to_string(p.localSize);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = 2;
@@ -69,14 +84,14 @@ Kernel generatePermute(const PermuteParams& p) {
 }
 
 void registerPermute(KernelRegistry& registry) {
-  registry.add({"permute", "strided 4-D copy / accumulate (tensor permutes, QKV split and re-pack), f32/f16",
+  registry.add({"permute", "strided 4-D copy / accumulate (tensor permutes, QKV split and re-pack), f32/f16, f32 -> f16",
                 [] { return generatePermute({}); },
                 [] {
                   std::vector<Kernel> ks;
-                  for (PermuteType t : {PermuteType::F32, PermuteType::F16})
+                  for (PermuteType t : {PermuteType::F32, PermuteType::F16, PermuteType::F32ToF16})
                     for (bool acc : {false, true})
                       for (uint32_t ls : {64u, 256u})
-                        ks.push_back(generatePermute({t, acc, ls}));
+                        if (!acc || t != PermuteType::F32ToF16) ks.push_back(generatePermute({t, acc, ls}));
                   return ks;
                 }});
 }

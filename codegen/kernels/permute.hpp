@@ -15,7 +15,9 @@
 
 namespace helios::codegen {
 
-enum class PermuteType : uint8_t { F32, F16 };
+// F32ToF16: f32 source, f16 destination (copy only): a permute that also makes a GEMM's f16 operand.
+enum class PermuteType : uint8_t { F32, F16, F32ToF16 };
+const char* toString(PermuteType t); // "f32", "f16", "f32_f16"
 
 struct PermutePush {
   uint32_t total = 0, n1 = 1, n2 = 1, n3 = 1;

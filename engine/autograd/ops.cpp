@@ -221,11 +221,14 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
   return y;
 }
 
-Tensor activation(Tape& tape, ops::Activation act, const Tensor& x) {
+Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out) {
   requireF32("activation", x);
   const bool grad = tape.needsGrad({&x});
-  Tensor y = tape.empty(x.shape, DType::F32, grad, "activation");
-  ops::activation(tape.exec(), act, x.data, y.data, x.count());
+  Tensor y = tape.empty(x.shape, out, grad, "activation");
+  if (out == DType::F16)
+    ops::activationToF16(tape.exec(), act, x.data, y.data, x.count());
+  else
+    ops::activation(tape.exec(), act, x.data, y.data, x.count());
   if (grad)
     tape.push([&tape, act, x, y] {
       const vk::BufferRange dy = tape.gradOf(y);
@@ -236,17 +239,18 @@ Tensor activation(Tape& tape, ops::Activation act, const Tensor& x) {
   return y;
 }
 
-Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps) {
+Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps, DType out) {
   requireF32("layerNorm", x);
   const uint32_t cols = lastDim(x), rows = static_cast<uint32_t>(x.elements() / cols);
   if (gamma.count() != cols || beta.count() != cols)
     throw std::invalid_argument("autograd::layerNorm: gamma/beta must hold " + std::to_string(cols) +
                                 " elements");
   const bool grad = tape.needsGrad({&x, &gamma, &beta});
-  Tensor y = tape.empty(x.shape, DType::F32, grad, "layerNorm");
+  Tensor y = tape.empty(x.shape, out, grad, "layerNorm");
   const vk::BufferRange mean = tape.allocate(uint64_t(rows) * 4, "layerNorm mean");
   const vk::BufferRange rstd = tape.allocate(uint64_t(rows) * 4, "layerNorm rstd");
-  ops::layerNorm(tape.exec(), x.data, gamma.data, beta.data, y.data, mean, rstd, rows, cols, eps);
+  ops::layerNorm(tape.exec(), x.data, gamma.data, beta.data, y.data, mean, rstd, rows, cols, eps, {},
+                 out == DType::F16);
   if (grad)
     tape.push([&tape, x, gamma, beta, y, mean, rstd, rows, cols] {
       const vk::BufferRange dy = tape.gradOf(y);
@@ -263,15 +267,15 @@ Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor&
   return y;
 }
 
-Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps) {
+Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DType out) {
   requireF32("rmsNorm", x);
   const uint32_t cols = lastDim(x), rows = static_cast<uint32_t>(x.elements() / cols);
   if (gamma.count() != cols)
     throw std::invalid_argument("autograd::rmsNorm: gamma must hold " + std::to_string(cols) + " elements");
   const bool grad = tape.needsGrad({&x, &gamma});
-  Tensor y = tape.empty(x.shape, DType::F32, grad, "rmsNorm");
+  Tensor y = tape.empty(x.shape, out, grad, "rmsNorm");
   const vk::BufferRange rstd = tape.allocate(uint64_t(rows) * 4, "rmsNorm rstd");
-  ops::rmsNorm(tape.exec(), x.data, gamma.data, y.data, rstd, rows, cols, eps);
+  ops::rmsNorm(tape.exec(), x.data, gamma.data, y.data, rstd, rows, cols, eps, {}, out == DType::F16);
   if (grad)
     tape.push([&tape, x, gamma, y, rstd, rows, cols] {
       const vk::BufferRange dy = tape.gradOf(y);
@@ -305,10 +309,14 @@ Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t 
 }
 
 Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape, uint32_t srcOffset,
-               const std::array<uint32_t, 4>& srcStrides) {
+               const std::array<uint32_t, 4>& srcStrides, bool toF16) {
+  if (toF16) requireF32("permute (to f16)", x);
   const bool grad = tape.needsGrad({&x});
-  Tensor y = tape.empty({shape[0], shape[1], shape[2], shape[3]}, x.dtype, grad, "permute");
-  const ops::PermuteType type = x.dtype == DType::F16 ? ops::PermuteType::F16 : ops::PermuteType::F32;
+  Tensor y = tape.empty({shape[0], shape[1], shape[2], shape[3]}, toF16 ? DType::F16 : x.dtype, grad,
+                        "permute");
+  const ops::PermuteType type = toF16                  ? ops::PermuteType::F32ToF16
+                                : x.dtype == DType::F16 ? ops::PermuteType::F16
+                                                        : ops::PermuteType::F32;
   ops::PermuteArgs args;
   args.shape = shape;
   args.srcOffset = srcOffset;

@@ -42,20 +42,23 @@ Tensor add(Tape& tape, const Tensor& a, const Tensor& b);
 Tensor addBroadcast(Tape& tape, const Tensor& x, const Tensor& b);
 // y = a * b elementwise.
 Tensor mul(Tape& tape, const Tensor& a, const Tensor& b);
-// y = act(x) (GELU tanh form, SiLU, ReLU).
-Tensor activation(Tape& tape, ops::Activation act, const Tensor& x);
+// y = act(x) (GELU tanh form, SiLU, ReLU). out = F16: y rounded to f16 in the same pass (for a GEMM's
+// operand: no separate cast); its gradient stays f32 and the backward reads only x.
+Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out = DType::F32);
 
-// Along the last axis of x [rows, cols]; gamma/beta [cols].
-Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps);
-Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps);
+// Along the last axis of x [rows, cols]; gamma/beta [cols]. out = F16 as for activation().
+Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
+                 DType out = DType::F32);
+Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DType out = DType::F32);
 
 // out[t, :] = table[ids[t], :] for `tokens` int32 ids; table [vocab, dim].
 Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens);
 
 // y (dense, `shape`) [i0, i1, i2, i3] = x[srcOffset + sum ik * srcStrides[k]] (f32). The addressed elements
 // of x must be distinct. Backward scatters dy back (accumulating; a full permutation of x overwrites).
+// toF16: an f32 x gives an f16 y (rounded in the same pass, as for activation()).
 Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape, uint32_t srcOffset,
-               const std::array<uint32_t, 4>& srcStrides);
+               const std::array<uint32_t, 4>& srcStrides, bool toF16 = false);
 
 // Rotary embedding of x [rows, headDim] whose row r sits at position r % T; table: ops::ropeTable(>= T, D).
 Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T);

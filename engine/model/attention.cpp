@@ -16,8 +16,9 @@ Tensor splitHeads(Tape& tape, const BlockShape& s, const Tensor& x, uint32_t wid
 // Heads [B, H, T, D] -> [B, T, H, D] = [B*T, C], then the output projection.
 Tensor project(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& o) {
   const uint32_t B = s.batch, T = s.T, H = s.config.heads, D = s.headDim;
+  const bool toF16 = s.gemmOperand() == autograd::DType::F16 && o.dtype == autograd::DType::F32;
   const Tensor merged =
-      autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}).reshape({B * T, H * D});
+      autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}, toF16).reshape({B * T, H * D});
   return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, &w.projB);
 }
 

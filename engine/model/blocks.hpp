@@ -28,11 +28,16 @@ struct BlockShape {
   vk::BufferRange ropeTable; // [context, D/2, 2] when config.rope
   bool fuseGelu = false;     // forward-only calls: GEMM with the fused bias + GELU epilogue
   bool mixed() const { return config.precision == Precision::Mixed; }
+  // The storage a producer whose only consumer is a GEMM writes: f16 in Mixed mode with fused casts.
+  autograd::DType gemmOperand() const {
+    return mixed() && config.fusedCasts ? autograd::DType::F16 : autograd::DType::F32;
+  }
 };
 
-// x [rows, C] -> norm(x) with the configured kind (beta unused for RMSNorm).
-Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& gamma, const Tensor& beta);
-// GEMM input in the configured precision (an f16 copy in Mixed mode). Casting first beats letting the coop
+// x [rows, C] -> norm(x) with the configured kind (beta unused for RMSNorm), stored as `out`.
+Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& gamma, const Tensor& beta,
+            autograd::DType out = autograd::DType::F32);
+// GEMM input in the configured precision (an f16 copy in Mixed mode; x itself when already f16). Casting first beats letting the coop
 // GEMM round f32 operands as it stages them (MatmulSpec::f16Compute): on the H100 the single-stage kernel's
 // doubled loads cost more than the casts (GPT-2 small mixed 157K -> 142K tokens/s, f31dbe4).
 Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x);

@@ -262,7 +262,7 @@ struct Gpt::Impl {
       const auto fn = [shape, bw](Tape& t, const Tensor& in) { return detail::block(t, shape, bw, in); };
       x = cfg.checkpointActivations ? autograd::checkpoint(tape, x, fn) : fn(tape, x);
     }
-    const Tensor xf = detail::norm(tape, cfg, x, param(lnfW), param(lnfB));
+    const Tensor xf = detail::norm(tape, cfg, x, param(lnfW), param(lnfB), shape.gemmOperand());
     autograd::MatmulSpec head; // logits = xf Wte^T (tied)
     head.M = BT;
     head.N = cfg.vocab;

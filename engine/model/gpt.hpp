@@ -33,6 +33,9 @@ struct GptConfig {
   float normEps = 1e-5f;
   bool checkpointActivations = false; // recompute each block's activations in backward
   Precision precision = Precision::F32;
+  // Mixed precision: the producers of GEMM operands (norms, GELU, the head merge) write f16 directly; false
+  // leaves the rounding to separate cast kernels (same bits, more passes; kept for testing).
+  bool fusedCasts = true;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;

@@ -13,7 +13,8 @@ Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor&
     act = autograd::linear(tape, hin, w.fcW, &w.fcB, /*gelu=*/true);
   } else {
     // Training keeps the pre-activation for GELU's backward, so bias GEMM and GELU run separately.
-    act = autograd::activation(tape, ops::Activation::Gelu, autograd::linear(tape, hin, w.fcW, &w.fcB));
+    act = autograd::activation(tape, ops::Activation::Gelu, autograd::linear(tape, hin, w.fcW, &w.fcB),
+                               s.gemmOperand());
   }
   return autograd::linear(tape, gemmInput(tape, s, act), w.mlpProjW, &w.mlpProjB);
 }

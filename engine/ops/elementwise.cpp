@@ -75,8 +75,8 @@ uint32_t gridStrideGroups(const vk::Context& ctx, uint64_t n, uint32_t localSize
 
 void elementwise(Executor& exec, const ElementwiseParams& params, std::span<const Binding> bindings,
                  const ElementwisePush& push, uint32_t maxGroups) {
-  const bool f16 =
-      params.type == EwType::F16 || params.op == EwOp::CastF16ToF32 || params.op == EwOp::CastF32ToF16;
+  const bool f16 = params.type == EwType::F16 || params.outF16 || params.op == EwOp::CastF16ToF32 ||
+                   params.op == EwOp::CastF32ToF16;
   const auto& features = exec.context().device().features();
   if (f16 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
     throw std::runtime_error(
@@ -153,6 +153,17 @@ void activation(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRan
   requireElements(codegen::toString(op), "x", x, n, type);
   requireElements(codegen::toString(op), "out", out, n, type);
   run(exec, op, type, false, {{x, Access::Read}, {out, Access::Write}}, n, 1, 0.0f);
+}
+
+void activationToF16(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n) {
+  const EwOp op = activationOp(act, false);
+  requireCount(codegen::toString(op), n);
+  requireElements(codegen::toString(op), "x", x, n, EwType::F32);
+  requireElements(codegen::toString(op), "out (f16)", out, n, EwType::F16);
+  if (n == 0) return;
+  const std::initializer_list<Binding> bindings{{x, Access::Read}, {out, Access::Write}};
+  elementwise(exec, ElementwiseParams{op, EwType::F32, false, kLocalSize, true},
+              std::span<const Binding>(bindings.begin(), bindings.size()), ElementwisePush{n, 1, 0.0f, 0});
 }
 
 void activationBackward(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,

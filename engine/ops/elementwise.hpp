@@ -55,6 +55,8 @@ void axpySlices(Executor& exec, float alpha, vk::BufferRange x, uint32_t slices,
 // out = f(x); GELU is the tanh form.
 void activation(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n,
                 EwType type = EwType::F32);
+// out = f(x) rounded to f16 (x f32): the activation and the cast to a GEMM's f16 operand in one pass.
+void activationToF16(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n);
 // dx = dy * f'(x); dx may alias dy.
 void activationBackward(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,
                         vk::BufferRange dx, uint32_t n, EwType type = EwType::F32);

@@ -28,11 +28,14 @@ struct PushBackward {
 };
 
 void checkForward(const char* op, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
-                  const vk::BufferRange& gamma, const vk::BufferRange& y) {
+                  const vk::BufferRange& gamma, const vk::BufferRange& y, bool yF16) {
   checkShape(op, rows, cols);
   checkElems(op, "x", x, uint64_t(rows) * cols);
   checkElems(op, "gamma", gamma, cols);
-  checkElems(op, "y", y, uint64_t(rows) * cols);
+  if (!yF16) return checkElems(op, "y", y, uint64_t(rows) * cols);
+  if (y.size < uint64_t(rows) * cols * 2)
+    throw std::invalid_argument(std::string(op) + ": y holds " + std::to_string(y.size / 2) +
+                                " f16 elements, needs " + std::to_string(uint64_t(rows) * cols));
 }
 
 void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
@@ -49,8 +52,14 @@ void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, 
   checkElems(op, "scratch", scratch, normBackwardScratchBytes(kind, rows, cols) / 4);
 }
 
-NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c) {
-  return {kind, pass, c.localSize, c.strategy};
+// An f16 y needs 16-bit storage buffers.
+void requireF16Storage(Executor& exec, const char* op, bool yF16) {
+  if (yF16 && !exec.context().device().features().storageBuffer16BitAccess)
+    throw std::runtime_error(std::string(op) + ": an f16 y needs storageBuffer16BitAccess, which this device lacks");
+}
+
+NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c, bool outF16 = false) {
+  return {kind, pass, c.localSize, c.strategy, outF16};
 }
 
 } // namespace
@@ -90,14 +99,16 @@ uint64_t normBackwardScratchBytes(NormKind kind, uint32_t rows, uint32_t cols) {
 
 void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange beta,
                vk::BufferRange y, vk::BufferRange mean, vk::BufferRange rstd, uint32_t rows, uint32_t cols,
-               float eps, RowKernelChoice kernel) {
-  checkForward("layerNorm", rows, cols, x, gamma, y);
+               float eps, RowKernelChoice kernel, bool yF16) {
+  checkForward("layerNorm", rows, cols, x, gamma, y, yF16);
+  requireF16Storage(exec, "layerNorm", yF16);
   checkElems("layerNorm", "beta", beta, cols);
   checkElems("layerNorm", "mean", mean, rows);
   checkElems("layerNorm", "rstd", rstd, rows);
   if (rows == 0) return;
-  const auto& pipe = exec.pipeline(
-      params(NormKind::LayerNorm, NormPass::Forward, resolve(exec, kernel, cols)), codegen::generateNorm);
+  const auto& pipe =
+      exec.pipeline(params(NormKind::LayerNorm, NormPass::Forward, resolve(exec, kernel, cols), yF16),
+                    codegen::generateNorm);
   exec.dispatch(pipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
@@ -133,12 +144,15 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
 }
 
 void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange y,
-             vk::BufferRange rstd, uint32_t rows, uint32_t cols, float eps, RowKernelChoice kernel) {
-  checkForward("rmsNorm", rows, cols, x, gamma, y);
+             vk::BufferRange rstd, uint32_t rows, uint32_t cols, float eps, RowKernelChoice kernel,
+             bool yF16) {
+  checkForward("rmsNorm", rows, cols, x, gamma, y, yF16);
+  requireF16Storage(exec, "rmsNorm", yF16);
   checkElems("rmsNorm", "rstd", rstd, rows);
   if (rows == 0) return;
-  const auto& pipe = exec.pipeline(params(NormKind::RmsNorm, NormPass::Forward, resolve(exec, kernel, cols)),
-                                   codegen::generateNorm);
+  const auto& pipe =
+      exec.pipeline(params(NormKind::RmsNorm, NormPass::Forward, resolve(exec, kernel, cols), yF16),
+                    codegen::generateNorm);
   exec.dispatch(pipe, {{x, Access::Read}, {gamma, Access::Read}, {y, Access::Write}, {rstd, Access::Write}},
                 PushRows{rows, cols, eps}, rowGrid(rows));
 }

@@ -37,11 +37,13 @@ void permute(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Per
   const uint64_t total = uint64_t(a.shape[0]) * a.shape[1] * a.shape[2] * a.shape[3];
   if (total == 0) return;
   if (total >= (1ull << 31)) throw std::invalid_argument("ops::permute: more than 2^31 elements");
-  const uint64_t elemBytes = a.type == PermuteType::F16 ? 2 : 4;
-  checkRange("src", src, lastIndex(a.srcOffset, a.shape, a.srcStrides), elemBytes);
-  checkRange("dst", dst, lastIndex(a.dstOffset, a.shape, a.dstStrides), elemBytes);
+  if (a.accumulate && a.type == PermuteType::F32ToF16)
+    throw std::invalid_argument("ops::permute: an f32 -> f16 permute cannot accumulate");
+  const uint64_t srcBytes = a.type == PermuteType::F16 ? 2 : 4, dstBytes = a.type == PermuteType::F32 ? 4 : 2;
+  checkRange("src", src, lastIndex(a.srcOffset, a.shape, a.srcStrides), srcBytes);
+  checkRange("dst", dst, lastIndex(a.dstOffset, a.shape, a.dstStrides), dstBytes);
   const auto& features = exec.context().device().features();
-  if (a.type == PermuteType::F16 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
+  if (a.type != PermuteType::F32 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
     throw std::runtime_error("ops::permute: f16 needs shaderFloat16 and storageBuffer16BitAccess");
   codegen::PermutePush push;
   push.total = static_cast<uint32_t>(total);

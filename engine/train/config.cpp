@@ -44,6 +44,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"rope", c.rope},
           {"packed_qkv", c.packedQkv},
           {"fused_attention", c.fusedAttention},
+          {"fused_casts", c.fusedCasts},
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
           {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
@@ -52,7 +53,8 @@ nlohmann::json toJson(const model::GptConfig& c) {
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   refuseUnknown(j,
                 {"vocab", "context", "layers", "dim", "heads", "kv_heads", "mlp_mult", "norm", "mlp", "rope",
-                 "packed_qkv", "fused_attention", "norm_eps", "checkpoint_activations", "precision"},
+                 "packed_qkv", "fused_attention", "fused_casts", "norm_eps", "checkpoint_activations",
+                 "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);
@@ -64,6 +66,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "rope", c.rope);
   readKey(j, "packed_qkv", c.packedQkv);
   readKey(j, "fused_attention", c.fusedAttention);
+  readKey(j, "fused_casts", c.fusedCasts);
   readKey(j, "norm_eps", c.normEps);
   readKey(j, "checkpoint_activations", c.checkpointActivations);
   std::string s;

@@ -9,6 +9,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 
 using namespace helios;
 using autograd::Tape;
@@ -74,6 +75,44 @@ TEST_CASE("autograd permute: [B,T,H,D] <-> [B,H,T,D], full and partial views", "
         }
   CHECK(ref::maxAbsError(yv, yRef) == 0.0);
   CHECK(ref::maxAbsError(g, gRef) == 0.0);
+}
+
+TEST_CASE("autograd permute to f16: the f32 permute rounded, same f32 gradient", "[model][permute]") {
+  const auto& f = ctx().device().features();
+  if (!(f.shaderFloat16 && f.storageBuffer16BitAccess)) SKIP("device lacks 16-bit storage");
+  const uint32_t B = 2, T = 7, H = 3, D = 33; // [B, H, T, D] -> [B, T, H, D], as the head merge
+  const size_t n = size_t(B) * H * T * D;
+  const auto x = test::randomFloats(n, -70000, 70000); // past f16's range too: inf, as a cast gives
+  const auto dy = test::randomFloats(n);
+  vk::Buffer xb = upload(x, "x"), dyb = upload(dy, "dy");
+  vk::Buffer g32 = upload(std::vector<float>(n, 7.0f), "g32"), g16 = upload(std::vector<float>(n, 7.0f), "g16");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  const auto leaf = [&](const vk::Buffer& grad) {
+    Tensor t = Tensor::constant(xb.range(), {B, H, T, D});
+    t.gradSlot = std::make_shared<autograd::GradSlot>();
+    t.gradSlot->range = grad.range();
+    return t;
+  };
+  const std::array<uint32_t, 4> shape{B, T, H, D}, strides{H * T * D, D, T * D, 1};
+  const Tensor y32 = autograd::permute(tape, leaf(g32), shape, 0, strides);
+  const Tensor y16 = autograd::permute(tape, leaf(g16), shape, 0, strides, true);
+  CHECK(y16.dtype == autograd::DType::F16);
+  tape.seedGrad(y32, dyb.range());
+  tape.seedGrad(y16, dyb.range());
+  tape.backward();
+  exec.flush();
+  vk::Buffer cast = ctx().buffer(n * 2, "cast"), got = ctx().buffer(n * 2, "y16");
+  ops::castF32ToF16(exec, y32.data, cast.range(), static_cast<uint32_t>(n));
+  ops::copy(exec, y16.data, got.range(), static_cast<uint32_t>(n), ops::EwType::F16);
+  exec.flush();
+  CHECK(ctx().downloadVector<uint16_t>(got, n) == ctx().downloadVector<uint16_t>(cast, n));
+  CHECK(download(g16, n) == download(g32, n));
+  CHECK(download(g32, n)[T * D] == dy[D]); // x[0, h=1, 0, 0] went to y[0, 0, h=1, 0]: the scatter's spot check
+  CHECK_THROWS_WITH(autograd::permute(tape, y16, shape, 0, strides, true),
+                    Catch::Matchers::ContainsSubstring("expects f32 tensors"));
 }
 
 TEST_CASE("autograd permute: a full permutation overwrites, then accumulates", "[model][permute]") {

@@ -369,6 +369,39 @@ TEST_CASE("f16 storage variants of the math ops") {
   CHECK(missing == 0);
 }
 
+// An activation written straight to f16 (a GEMM operand) is the f32 activation rounded once: the same bits
+// as activation() followed by castF32ToF16, and within half an f16 ulp (plus f32 math) of float64.
+TEST_CASE("activations to f16 equal the f32 activation then a cast, bit for bit") {
+  if (!f16Supported()) SKIP("device lacks shaderFloat16 / storageBuffer16BitAccess");
+  INFO("seed " << test::testSeed());
+  const auto a = GENERATE(ops::Activation::Gelu, ops::Activation::Silu, ops::Activation::Relu);
+  const uint32_t n = GENERATE(1u, 7u, 33u, 127u, 513u, 4096u);
+  INFO(actName(a) << " n " << n);
+  auto x = test::randomFloats(n, -8, 8);
+  if (n > 8) x[0] = -60.f, x[1] = 60.f, x[2] = 0.f;
+  auto dx = input(x), d32 = poisonedF32(n);
+  auto fused = deviceBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "act16");
+  auto cast = deviceBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "cast16");
+  flushRun([&](ops::Executor& e) {
+    ops::activationToF16(e, a, head(dx, n), head(fused, n, 2), n);
+    ops::activation(e, a, head(dx, n), head(d32, n), n);
+    ops::castF32ToF16(e, head(d32, n), head(cast, n, 2), n);
+  });
+  size_t missing = 0;
+  const auto got = readF16AsF32(fused, n, &missing);
+  CHECK(missing == 0);
+  CHECK(ctx().downloadVector<uint16_t>(fused, n) == ctx().downloadVector<uint16_t>(cast, n));
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const double want = act(a, x[i]);
+    const double ulp = std::ldexp(1.0, std::ilogb(std::max(std::fabs(want), 6.2e-5)) - 10);
+    bad += std::fabs(got[i] - want) > ulp + 1e-5;
+  }
+  CHECK(bad == 0);
+  CHECK_THROWS_WITH(codegen::generateElementwise({codegen::EwOp::Copy, codegen::EwType::F32, false, 256, true}),
+                    ContainsSubstring("an f16 output is for math ops on f32, not copy"));
+}
+
 // f16 -> f32 is exact (bit-exact vs the host conversion); f32 -> f16 must be within one f16 ulp
 // (round-to-nearest-even on most drivers; the rounding mode of OpFConvert is not pinned down by Vulkan).
 TEST_CASE("casts f32 <-> f16, fill and copy") {

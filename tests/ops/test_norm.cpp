@@ -6,6 +6,8 @@
 // their norm and the norm of the summed terms (see termNorms); finite differences <= 1e-3;
 // GLSL oracle <= 2e-6. The backward's dgamma/dbeta come from a two-stage block reduction and must be
 // bit-identical run to run.
+#include "engine/core/half.hpp"
+#include "engine/ops/elementwise.hpp"
 #include "engine/ops/norm.hpp"
 #include "support/device_io.hpp"
 #include "support/random.hpp"
@@ -292,4 +294,62 @@ TEST_CASE("norms reject mismatched sizes", "[norm][errors]") {
                                          r.range(), b.range(), 3, 4),
                     ContainsSubstring("rmsNormBackward: dgamma holds 3"));
   CHECK(exec.dispatches() == 0);
+}
+
+// The forward written straight to f16 (a GEMM operand): the f32 result rounded once, so the same bits as the
+// f32 forward followed by the cast kernel, on every shape; mean and rstd unchanged.
+TEST_CASE("norm forward with an f16 y equals the f32 forward rounded, bit for bit", "[norm]") {
+  const auto& f = ctx().device().features();
+  if (!(f.shaderFloat16 && f.storageBuffer16BitAccess)) SKIP("device lacks 16-bit storage");
+  INFO("seed " << test::testSeed());
+  const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
+  for (auto [rows, cols] : shapes()) {
+    INFO((kind == NormKind::LayerNorm ? "layernorm " : "rmsnorm ") << rows << "x" << cols);
+    const Inputs in(rows, cols);
+    const size_t n = in.n();
+    auto bx = input(in.x, "x"), bg = input(in.gamma, "gamma"), bb = input(in.beta, "beta");
+    auto by = output(n, "y"), bm = output(rows, "mean"), br = output(rows, "rstd");
+    auto bm16 = output(rows, "mean16"), br16 = output(rows, "rstd16");
+    constexpr uint16_t kPoison16 = 0x7e5b;
+    auto by16 = input(std::vector<uint16_t>(n + 1, kPoison16), "y16");
+    auto bcast = input(std::vector<uint16_t>(n, kPoison16), "cast16");
+    vk::BufferRange y16 = by16.range();
+    y16.size = n * 2;
+    ops::ImmediateExecutor exec(ctx());
+    if (kind == NormKind::LayerNorm) {
+      ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), br.range(), rows, cols,
+                     kEps);
+      ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), y16, bm16.range(), br16.range(), rows, cols,
+                     kEps, {}, true);
+    } else {
+      ops::rmsNorm(exec, bx.range(), bg.range(), by.range(), br.range(), rows, cols, kEps);
+      ops::rmsNorm(exec, bx.range(), bg.range(), y16, br16.range(), rows, cols, kEps, {}, true);
+    }
+    exec.flush(); // y complete before the cast reads it
+    ops::castF32ToF16(exec, by.range(), bcast.range(), static_cast<uint32_t>(n));
+    exec.flush();
+    const auto y = result(by, n);
+    const auto half = ctx().downloadVector<uint16_t>(by16, n + 1);
+    const auto cast = ctx().downloadVector<uint16_t>(bcast, n);
+    CHECK(half[n] == kPoison16); // the guard past the end
+    size_t mismatched = 0, unwritten = 0, far = 0; // far: more than half an f16 ulp from y
+    for (size_t i = 0; i < n; ++i) {
+      mismatched += half[i] != cast[i];
+      unwritten += half[i] == kPoison16;
+      far += std::fabs(halfToFloat(half[i]) - y[i]) > std::fabs(y[i]) * 4.9e-4 + 6e-8;
+    }
+    CHECK(mismatched == 0);
+    CHECK(unwritten == 0);
+    CHECK(far == 0);
+    CHECK(result(br16, rows) == result(br, rows));
+    if (kind == NormKind::LayerNorm) CHECK(result(bm16, rows) == result(bm, rows));
+  }
+  auto small = output(4, "small");
+  ops::ImmediateExecutor exec(ctx());
+  auto x = input(std::vector<float>(12, 1.0f), "x"), g = input(std::vector<float>(4, 1.0f), "g");
+  auto r = output(3, "r");
+  vk::BufferRange y = small.range();
+  y.size = 20; // 10 halves for 12 elements
+  CHECK_THROWS_WITH(ops::rmsNorm(exec, x.range(), g.range(), y, r.range(), 3, 4, kEps, {}, true),
+                    ContainsSubstring("rmsNorm: y holds 10 f16 elements, needs 12"));
 }

@@ -86,6 +86,27 @@ TEST_CASE(
   checkFusedFollowsUnfused(model::Precision::Mixed, 1e-2f);
 }
 
+TEST_CASE("trainer: mixed precision with the casts fused into their producers gives the same bits",
+          "[train][gpt]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  // Norms, GELU and the head merge write the GEMMs' f16 operands themselves: the same f32 values rounded
+  // once, so the same losses and weights, in fewer dispatches (four casts per block and one for the head).
+  auto cfg = test::microGptConfig();
+  cfg.gpt.precision = model::Precision::Mixed;
+  cfg.seqLen = cfg.gpt.context = 32;
+  cfg.steps = 4;
+  Run fused(cfg);
+  cfg.gpt.fusedCasts = false;
+  Run separate(cfg);
+  fused.trainer->train();
+  separate.trainer->train();
+  CHECK(fused.losses() == separate.losses());
+  CHECK(fused.weights() == separate.weights());
+  const auto dispatches = [](const Run& r) { return r.trainer->records().back().stats.dispatches; };
+  CHECK(dispatches(fused) + 4 * cfg.gpt.layers + 1 <= dispatches(separate));
+}
+
 TEST_CASE("trainer: a micro GPT trains in mixed precision with dynamic loss scaling", "[train][gpt]") {
   HELIOS_REQUIRE_CORPUS();
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
