@@ -5,20 +5,26 @@ namespace helios::codegen {
 using namespace helios::spv;
 
 std::string CrossEntropyParams::cacheKey() const {
-  return "cross_entropy:f32:i32:" + rowKernelKeySuffix(localSize, strategy);
+  return std::string("cross_entropy:") + (f16 ? "f16" : "f32") + ":i32:" +
+         rowKernelKeySuffix(localSize, strategy);
 }
 
 Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   checkRowLocalSize(p.localSize, "cross_entropy");
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32(), i32 = m.i32();
-  const Buffer logits = m.storageBuffer(0, f32, Access::ReadOnly);
+  const TypeId store = p.f16 ? m.f16() : f32;
+  const Buffer logits = m.storageBuffer(0, store, Access::ReadOnly);
   const Buffer targets = m.storageBuffer(1, i32, Access::ReadOnly);
   const Buffer loss = m.storageBuffer(2, f32, Access::WriteOnly);
-  const Buffer dlogits = m.storageBuffer(3, f32, Access::WriteOnly);
+  const Buffer dlogits = m.storageBuffer(3, store, Access::WriteOnly);
   const PushConstants pc = m.pushConstants({u32, u32, f32});
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+  const auto logitAt = [&](Value i) {
+    const Value v = f.loadAt(logits, i);
+    return p.f16 ? f.convert(v, f32) : v;
+  };
 
   const Value row = rowIndex(f);
   const Value rows = f.loadPush(pc, 0), vocab = f.loadPush(pc, 1), gradScale = f.loadPush(pc, 2);
@@ -32,7 +38,7 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   const Value mVar = f.variable(f32, f.f32(kMinFloat));
   const Value sVar = f.variable(f32, f.f32(0.0f));
   forColumns(f, vocab, p.localSize, [&](Value j) {
-    const Value v = f.loadAt(logits, f.iadd(base, j));
+    const Value v = logitAt(f.iadd(base, j));
     const Value mOld = f.load(mVar);
     const Value mNew = f.fmax(mOld, v);
     f.store(sVar, f.fadd(f.fmul(f.load(sVar), f.exp(f.fsub(mOld, mNew))), f.exp(f.fsub(v, mNew))));
@@ -45,20 +51,22 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
 
   f.ifThen(f.eq(f.localId(0), f.u32(0)), [&] {
     const Value safeTarget = f.select(valid, target, f.u32(0));
-    const Value picked = f.loadAt(logits, f.iadd(base, safeTarget));
+    const Value picked = logitAt(f.iadd(base, safeTarget));
     const Value l = f.fsub(f.fadd(rowMax, f.log(sum)), picked);
     f.storeAt(loss, row, f.select(valid, l, f.f32(0.0f)));
   });
   forColumns(f, vocab, p.localSize, [&](Value j) {
     const Value i = f.iadd(base, j);
-    const Value prob = f.fmul(f.exp(f.fsub(f.loadAt(logits, i), rowMax)), inv);
+    const Value prob = f.fmul(f.exp(f.fsub(logitAt(i), rowMax)), inv);
     const Value onehot = f.select(f.eq(j, target), f.f32(1.0f), f.f32(0.0f));
-    f.storeAt(dlogits, i, f.fmul(f.fsub(prob, onehot), scale));
+    const Value d = f.fmul(f.fsub(prob, onehot), scale);
+    f.storeAt(dlogits, i, p.f16 ? f.convert(d, store) : d);
   });
   f.ret();
 
   Kernel k;
-  k.name = "cross_entropy_f32_wg" + std::to_string(p.localSize) + "_" + toString(p.strategy);
+  k.name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + "_wg" + std::to_string(p.localSize) + "_" +
+           toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = 4;
@@ -75,7 +83,8 @@ void registerCrossEntropy(KernelRegistry& registry) {
                   std::vector<Kernel> ks;
                   for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
                     for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
-                      ks.push_back(generateCrossEntropy({wg, s}));
+                      for (bool half : {false, true})
+                        ks.push_back(generateCrossEntropy({wg, s, half}));
                   return ks;
                 }});
 }

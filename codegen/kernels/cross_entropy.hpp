@@ -1,5 +1,5 @@
 #pragma once
-// Fused softmax cross-entropy with logits, along the last axis (f32 logits, int32 targets, row-major):
+// Fused softmax cross-entropy with logits, along the last axis (f32 or f16 logits, int32 targets, row-major):
 //   loss[r]       = logsumexp(logits[r, :]) - logits[r, t],  t = targets[r]
 //   dlogits[r, j] = (softmax(logits[r, :])[j] - (j == t)) * gradScale
 // Ignore-index convention: a target outside [0, vocab) (e.g. -1 or -100 for padding) gives loss[r] = 0 and
@@ -20,7 +20,10 @@ namespace helios::codegen {
 struct CrossEntropyParams {
   uint32_t localSize = 256;
   ReduceStrategy strategy = ReduceStrategy::Subgroup;
-  std::string cacheKey() const; // "cross_entropy:f32:i32:wg256:subgroup"
+  // logits and dlogits stored as f16 (the math stays f32): a mixed-precision head's logits are read and its
+  // gradient written at half the bytes, and the gradient is the f16 operand its GEMMs take.
+  bool f16 = false;
+  std::string cacheKey() const; // "cross_entropy:f32:i32:wg256:subgroup" ("cross_entropy:f16:...")
 };
 
 Kernel generateCrossEntropy(const CrossEntropyParams& p);

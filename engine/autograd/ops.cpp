@@ -75,12 +75,13 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
   if (s.f16Compute && a.dtype != DType::F32)
     throw std::invalid_argument("autograd::matmul: f16Compute multiplies f32 tensors as f16");
   if (bias && s.batch != 1) throw std::invalid_argument("autograd::matmul: bias needs batch == 1");
+  if (bias && s.outF16) throw std::invalid_argument("autograd::matmul: an f16 output takes no bias");
   if (a.elements() != uint64_t(s.batch) * s.M * s.K || b.elements() != uint64_t(s.batch) * s.K * s.N)
     throw std::invalid_argument("autograd::matmul: operand sizes do not match M, N, K, batch");
   const bool grad = tape.needsGrad({&a, &b, bias});
   if (grad && s.gelu)
     throw std::logic_error("autograd::matmul: the fused GELU epilogue has no backward; use activation()");
-  Tensor c = tape.empty({s.batch * s.M, s.N}, DType::F32, grad, "matmul output");
+  Tensor c = tape.empty({s.batch * s.M, s.N}, s.outF16 ? DType::F16 : DType::F32, grad, "matmul output");
   const ops::MatmulDType type = a.dtype == DType::F16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
   ops::MatmulArgs args;
   args.a = a.data;
@@ -97,18 +98,15 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
   args.gelu = s.gelu;
   args.aType = type;
   args.f16Compute = s.f16Compute;
+  if (s.outF16) args.outType = ops::MatmulDType::F16;
   ops::matmul(tape.exec(), args);
   if (!grad) return c;
   const Tensor biasT = bias ? *bias : Tensor{};
   tape.push([&tape, a, b, c, s, biasT, type] {
     ops::Executor& exec = tape.exec();
-    const uint64_t nC = c.elements();
-    const vk::BufferRange dC = tape.gradOf(c);
-    vk::BufferRange dCin = dC;
-    if (type == ops::MatmulDType::F16 && (a.requiresGrad() || b.requiresGrad())) {
-      dCin = tape.allocate(nC * 2, "matmul dC f16");
-      ops::castF32ToF16(exec, dC, dCin, static_cast<uint32_t>(nC));
-    }
+    // f16 operands take dC in f16: the gradient slot's f16 form (cast once, or as a producer handed it).
+    const bool f16 = type == ops::MatmulDType::F16 && (a.requiresGrad() || b.requiresGrad());
+    const vk::BufferRange dCin = f16 ? tape.gradOfF16(c) : tape.gradOf(c);
     const auto gemm = [&](vk::BufferRange A, vk::BufferRange B, const Tape::Target& t, uint32_t M, uint32_t N,
                           uint32_t K, bool tA, bool tB) {
       ops::MatmulArgs g;
@@ -141,7 +139,7 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
       else // dB^T [N, K] = alpha dC^T op(A)
         gemm(dCin, a.data, t, s.N, s.K, s.M, true, s.transA);
     }
-    if (biasT.requiresGrad()) columnSumInto(tape, biasT, dC, s.M, s.N);
+    if (biasT.requiresGrad()) columnSumInto(tape, biasT, tape.gradOf(c), s.M, s.N);
   });
   return c;
 }
@@ -413,13 +411,19 @@ Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 Tensor crossEntropy(Tape& tape, const Tensor& logits, vk::BufferRange targets, float gradScale) {
-  requireF32("crossEntropy", logits);
   const uint32_t vocab = lastDim(logits), rows = static_cast<uint32_t>(logits.elements() / vocab);
   const bool grad = tape.needsGrad({&logits});
+  const bool f16 = logits.dtype == DType::F16;
   Tensor loss = tape.empty({rows}, DType::F32, false, "cross-entropy loss");
-  const vk::BufferRange dlogits = tape.allocate(logits.elements() * 4, "dlogits");
-  ops::crossEntropy(tape.exec(), logits.data, targets, loss.data, dlogits, rows, vocab, gradScale);
-  if (grad) tape.push([&tape, logits, dlogits] { tape.passGrad(logits, dlogits, true); });
+  const vk::BufferRange dlogits = tape.allocate(logits.elements() * (f16 ? 2 : 4), "dlogits");
+  ops::crossEntropy(tape.exec(), logits.data, targets, loss.data, dlogits, rows, vocab, gradScale, {}, f16);
+  if (grad)
+    tape.push([&tape, logits, dlogits, f16] {
+      if (f16)
+        tape.passGradF16(logits, dlogits);
+      else
+        tape.passGrad(logits, dlogits, true);
+    });
   return loss;
 }
 

@@ -28,6 +28,9 @@ struct MatmulSpec {
   // f32 operands multiplied as f16 with f32 accumulation, in the forward and both gradient GEMMs (mixed
   // precision without cast kernels; ops::MatmulArgs::f16Compute).
   bool f16Compute = false;
+  // C stored as f16 (f32 accumulation; no bias): e.g. a mixed-precision head's logits, whose gradient the
+  // cross-entropy then hands back in f16 (Tape::passGradF16) for the backward GEMMs to take as it is.
+  bool outF16 = false;
 };
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& spec,
               const Tensor* bias = nullptr);
@@ -74,6 +77,7 @@ Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
 
 // Fused softmax cross-entropy: returns the per-row loss [rows] (no gradient); the backward hands
 // (softmax - onehot) * gradScale to the logits [rows, vocab]. Targets outside [0, vocab) are ignored.
+// f16 logits are read as f16 (the loss math is f32) and their gradient is handed back in f16.
 Tensor crossEntropy(Tape& tape, const Tensor& logits, vk::BufferRange targets, float gradScale);
 
 // Activation checkpointing: y = fn(tape, x), but only x and y are kept. The forward runs fn on a no-grad tape

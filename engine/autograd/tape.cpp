@@ -59,6 +59,10 @@ void Tape::backward() {
 vk::BufferRange Tape::gradStorage(const Tensor& t) {
   GradSlot& s = *t.gradSlot;
   if (s.range.buffer == VK_NULL_HANDLE) s.range = ws_.allocate(t.elements() * 4, "gradient");
+  if (s.halfOnly) { // widen the f16 gradient for an f32 reader or writer (exact; `half` stays valid)
+    ops::castF16ToF32(exec_, s.half, s.range, t.count());
+    s.halfOnly = false;
+  }
   return s.range;
 }
 
@@ -76,12 +80,14 @@ void Tape::seedGrad(const Tensor& y, vk::BufferRange grad) {
   if (!y.gradSlot) throw std::logic_error("Tape::seedGrad: tensor has no gradient slot");
   y.gradSlot->range = grad;
   y.gradSlot->written = true;
+  y.gradSlot->halfValid = y.gradSlot->halfOnly = false;
 }
 
 Tape::Target Tape::target(const Tensor& t) {
   GradSlot& s = *t.gradSlot;
   Target r{gradStorage(t), s.written || s.persistent};
   s.written = true;
+  s.halfValid = false;
   return r;
 }
 
@@ -97,6 +103,7 @@ void Tape::commit(const Tensor& t, const Sink& k) {
     ops::add(exec_, g, k.range, g, t.count());
   }
   t.gradSlot->written = true;
+  t.gradSlot->halfValid = false;
 }
 
 void Tape::passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias) {
@@ -113,6 +120,31 @@ void Tape::passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias) {
     ops::add(exec_, r, g, r, t.count());
   }
   s.written = true;
+  s.halfValid = false;
+}
+
+vk::BufferRange Tape::gradOfF16(const Tensor& y) {
+  GradSlot& s = *y.gradSlot;
+  if (s.halfValid) return s.half;
+  const vk::BufferRange g = gradOf(y);
+  s.half = ws_.allocate(y.elements() * 2, "gradient f16"); // never into a range a producer handed over
+  ops::castF32ToF16(exec_, g, s.half, y.count());
+  s.halfValid = true;
+  return s.half;
+}
+
+void Tape::passGradF16(const Tensor& t, vk::BufferRange g16) {
+  if (!t.gradSlot) return;
+  GradSlot& s = *t.gradSlot;
+  if (!s.written && !s.persistent) {
+    s.half = g16;
+    s.halfValid = s.halfOnly = true;
+    s.written = true;
+    return;
+  }
+  const vk::BufferRange g = ws_.allocate(t.elements() * 4, "gradient f32 from f16");
+  ops::castF16ToF32(exec_, g16, g, t.count());
+  passGrad(t, g, false);
 }
 
 } // namespace helios::autograd

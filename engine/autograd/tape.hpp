@@ -65,6 +65,12 @@ public:
   // t.grad += g. allowAlias: when the slot has no storage and no value, it takes `g` itself (no copy); only
   // for a `g` nobody writes to afterwards.
   void passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias);
+  // y's gradient rounded to f16 (for a GEMM's f16 operand): cast once and kept while valid, or the f16
+  // gradient a producer passed with passGradF16 (no cast at all).
+  vk::BufferRange gradOfF16(const Tensor& y);
+  // t.grad += g16 (f16, nobody writes it afterwards): kept as f16 when it is t's first gradient, widened to
+  // f32 only if something reads or adds to t's gradient in f32.
+  void passGradF16(const Tensor& t, vk::BufferRange g16);
 
 private:
   ops::Executor& exec_;

@@ -23,6 +23,12 @@ struct GradSlot {
   vk::BufferRange range;
   bool written = false;
   bool persistent = false;
+  // The gradient rounded to f16, for GEMMs that take it as an f16 operand (Tape::gradOfF16): valid while no
+  // f32 write follows. halfOnly: the gradient exists only there (a producer wrote f16, Tape::passGradF16);
+  // the first f32 access widens it into `range`.
+  vk::BufferRange half;
+  bool halfValid = false;
+  bool halfOnly = false;
 };
 
 struct Tensor {

@@ -268,6 +268,7 @@ struct Gpt::Impl {
     head.N = cfg.vocab;
     head.K = C;
     head.transB = true;
+    head.outF16 = shape.mixed() && cfg.f16Logits && !inference;
     return autograd::matmul(tape, detail::gemmInput(tape, shape, xf), w.gemm[size_t(wte)], head);
   }
 

@@ -36,6 +36,9 @@ struct GptConfig {
   // Mixed precision: the producers of GEMM operands (norms, GELU, the head merge) write f16 directly; false
   // leaves the rounding to separate cast kernels (same bits, more passes; kept for testing).
   bool fusedCasts = true;
+  // Mixed-precision training: the head writes f16 logits and the loss hands back an f16 gradient (half the
+  // bytes of the step's largest tensors; the loss itself is computed in f32). Forward-only calls keep f32.
+  bool f16Logits = true;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;

@@ -45,6 +45,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"packed_qkv", c.packedQkv},
           {"fused_attention", c.fusedAttention},
           {"fused_casts", c.fusedCasts},
+          {"f16_logits", c.f16Logits},
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
           {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
@@ -53,7 +54,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   refuseUnknown(j,
                 {"vocab", "context", "layers", "dim", "heads", "kv_heads", "mlp_mult", "norm", "mlp", "rope",
-                 "packed_qkv", "fused_attention", "fused_casts", "norm_eps", "checkpoint_activations",
+                 "packed_qkv", "fused_attention", "fused_casts", "f16_logits", "norm_eps", "checkpoint_activations",
                  "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
@@ -67,6 +68,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "packed_qkv", c.packedQkv);
   readKey(j, "fused_attention", c.fusedAttention);
   readKey(j, "fused_casts", c.fusedCasts);
+  readKey(j, "f16_logits", c.f16Logits);
   readKey(j, "norm_eps", c.normEps);
   readKey(j, "checkpoint_activations", c.checkpointActivations);
   std::string s;

@@ -2,12 +2,15 @@
 // scatter-accumulate backward), RoPE (forward and the transposed backward) and the matmul backward for every
 // transpose combination, each against float64 references.
 #include "engine/autograd/ops.hpp"
+#include "engine/core/half.hpp"
 #include "engine/ops/rope.hpp"
 #include "gpt_reference.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+#include <cmath>
+#include <random>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
@@ -253,4 +256,112 @@ TEST_CASE("autograd linear: bias gradient by column sums (one and two stages), a
   CHECK(ref::relError(download(yHost, yRef.size()), yRef) < 1e-5);
   CHECK(ref::relError(download(gw, w.size()), gwRef) < 1e-5);
   CHECK(ref::relError(download(gbias, out), gbRef) < 1e-5);
+}
+
+// The mixed-precision head: logits = x W^T stored as f16, the cross-entropy reads them and hands back its
+// gradient in f16, and the backward GEMMs take it without a cast. Against float64 on the f16 inputs: the
+// loss within the logits' f16 rounding, dX and dW within 5e-3 (relative Frobenius); one more f32 gradient on
+// the logits afterwards is added to the widened f16 one.
+TEST_CASE("autograd f16 logits: matmul to f16, cross-entropy hands back an f16 gradient", "[model][matmul]") {
+  const auto& f = ctx().device().features();
+  if (!(f.shaderFloat16 && f.storageBuffer16BitAccess)) SKIP("device lacks 16-bit storage");
+  const uint32_t M = 33, N = 127, K = 24; // rows, vocab, width
+  std::vector<uint16_t> xh(size_t(M) * K), wh(size_t(N) * K);
+  std::vector<double> x(xh.size()), w(wh.size());
+  for (size_t i = 0; i < xh.size(); ++i) x[i] = halfToFloat(xh[i] = floatToHalf(test::randomFloats(1, -2, 2)[0]));
+  for (size_t i = 0; i < wh.size(); ++i) w[i] = halfToFloat(wh[i] = floatToHalf(test::randomFloats(1, -1, 1)[0]));
+  std::uniform_int_distribution<int32_t> pick(0, int32_t(N) - 1);
+  std::vector<int32_t> targets(M);
+  for (auto& t : targets)
+    t = pick(test::rng());
+  vk::Buffer xb = ctx().buffer(xh.size() * 2, "x16"), wb = ctx().buffer(wh.size() * 2, "w16");
+  ctx().uploadVector(xb, xh);
+  ctx().uploadVector(wb, wh);
+  vk::Buffer tb = ctx().buffer(M * 4, "targets");
+  ctx().uploadVector(tb, targets);
+  vk::Buffer gx = upload(std::vector<float>(x.size(), 0.0f), "gx"), gw = upload(std::vector<float>(w.size(), 0.0f), "gw");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  Tensor xt = Tensor::parameter(xb.range(), gx.range(), {M, K});
+  Tensor wt = Tensor::parameter(wb.range(), gw.range(), {N, K});
+  xt.dtype = wt.dtype = autograd::DType::F16;
+  autograd::MatmulSpec s;
+  s.M = M;
+  s.N = N;
+  s.K = K;
+  s.transB = true;
+  s.outF16 = true;
+  const Tensor logits = autograd::matmul(tape, xt, wt, s);
+  CHECK(logits.dtype == autograd::DType::F16);
+  const float scale = 1.0f / M;
+  const Tensor loss = autograd::crossEntropy(tape, logits, tb.range(), scale);
+  tape.backward();
+  vk::Buffer lossHost = ctx().buffer(M * 4, "loss");
+  ops::copy(exec, loss.data, lossHost.range(), M);
+  exec.flush();
+  // float64 reference on the f16 inputs.
+  ref::Vec dl(size_t(M) * N), lossRef(M), dx(x.size(), 0.0), dw(w.size(), 0.0);
+  for (uint32_t r = 0; r < M; ++r) {
+    std::vector<double> z(N);
+    double mx = -1e300;
+    for (uint32_t c = 0; c < N; ++c) {
+      for (uint32_t k = 0; k < K; ++k)
+        z[c] += x[size_t(r) * K + k] * w[size_t(c) * K + k];
+      mx = std::max(mx, z[c]);
+    }
+    double sum = 0;
+    for (double v : z)
+      sum += std::exp(v - mx);
+    lossRef[r] = mx + std::log(sum) - z[targets[r]];
+    for (uint32_t c = 0; c < N; ++c)
+      dl[size_t(r) * N + c] = (std::exp(z[c] - mx) / sum - (int32_t(c) == targets[r])) * scale;
+  }
+  for (uint32_t r = 0; r < M; ++r)
+    for (uint32_t c = 0; c < N; ++c)
+      for (uint32_t k = 0; k < K; ++k) {
+        dx[size_t(r) * K + k] += dl[size_t(r) * N + c] * w[size_t(c) * K + k];
+        dw[size_t(c) * K + k] += dl[size_t(r) * N + c] * x[size_t(r) * K + k];
+      }
+  CHECK(ref::maxAbsError(download(lossHost, M), lossRef) < 2e-2); // logits rounded to f16 (|z| < 8)
+  CHECK(ref::relError(download(gx, x.size()), dx) < 5e-3);
+  CHECK(ref::relError(download(gw, w.size()), dw) < 5e-3);
+}
+
+TEST_CASE("tape: an f16 gradient is widened for f32 readers and recast after f32 writes", "[model]") {
+  const auto& f = ctx().device().features();
+  if (!(f.shaderFloat16 && f.storageBuffer16BitAccess)) SKIP("device lacks 16-bit storage");
+  const uint32_t n = 513;
+  std::vector<uint16_t> g16(n);
+  std::vector<float> g(n), more = test::randomFloats(n);
+  for (uint32_t i = 0; i < n; ++i)
+    g[i] = halfToFloat(g16[i] = floatToHalf(test::randomFloats(1)[0]));
+  vk::Buffer hb = ctx().buffer(n * 2, "g16"), mb = upload(more, "more"), xb = upload(g, "x");
+  ctx().uploadVector(hb, g16);
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  Tensor t = tape.empty({n}, autograd::DType::F32, true, "t");
+  tape.passGradF16(t, hb.range());
+  const auto same = [](vk::BufferRange a, vk::BufferRange b) { return a.buffer == b.buffer && a.offset == b.offset; };
+  CHECK(same(tape.gradOfF16(t), hb.range())); // handed back as it is: no cast
+  const vk::BufferRange wide = tape.gradOf(t);          // widened for an f32 reader
+  vk::Buffer wideHost = ctx().buffer(n * 4, "wide");
+  ops::copy(exec, wide, wideHost.range(), n);
+  tape.passGrad(t, mb.range(), false); // an f32 write: the f16 form is stale now
+  const vk::BufferRange again = tape.gradOfF16(t);
+  CHECK_FALSE(same(again, hb.range()));
+  vk::Buffer againHost = ctx().buffer(n * 2, "again");
+  ops::copy(exec, again, againHost.range(), n, ops::EwType::F16);
+  exec.flush();
+  CHECK(download(wideHost, n) == g);
+  const auto sum = ctx().downloadVector<uint16_t>(againHost, n);
+  size_t far = 0;
+  for (uint32_t i = 0; i < n; ++i) {
+    const double want = double(g[i]) + more[i];
+    far += std::fabs(halfToFloat(sum[i]) - want) > std::fabs(want) * 1e-3 + 1e-4;
+  }
+  CHECK(far == 0);
 }

@@ -107,6 +107,30 @@ TEST_CASE("trainer: mixed precision with the casts fused into their producers gi
   CHECK(dispatches(fused) + 4 * cfg.gpt.layers + 1 <= dispatches(separate));
 }
 
+TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve", "[train][gpt]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  // The head writes f16 logits and the loss hands back an f16 gradient: the loss is computed in f32 from
+  // logits rounded to f16, so the curves agree to f16 noise, in fewer dispatches (no cast of the gradient).
+  auto cfg = test::microGptConfig();
+  cfg.gpt.precision = model::Precision::Mixed;
+  cfg.seqLen = cfg.gpt.context = 32;
+  cfg.steps = 8;
+  Run half(cfg);
+  cfg.gpt.f16Logits = false;
+  Run full(cfg);
+  half.trainer->train();
+  full.trainer->train();
+  const auto a = half.losses(), b = full.losses();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(std::fabs(a[i] - b[i]) <= 1e-2f * std::fabs(b[i]));
+  CHECK(a != b); // the logits really were rounded
+  CHECK(a.back() < a.front() - 0.3f);
+  const auto dispatches = [](const Run& r) { return r.trainer->records().back().stats.dispatches; };
+  CHECK(dispatches(half) < dispatches(full));
+}
+
 TEST_CASE("trainer: a micro GPT trains in mixed precision with dynamic loss scaling", "[train][gpt]") {
   HELIOS_REQUIRE_CORPUS();
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
