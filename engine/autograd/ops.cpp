@@ -169,9 +169,8 @@ Tensor add(Tape& tape, const Tensor& a, const Tensor& b) {
   ops::add(tape.exec(), a.data, b.data, y.data, a.count());
   if (grad)
     tape.push([&tape, a, b, y] {
-      const vk::BufferRange dy = tape.gradOf(y);
-      tape.passGrad(a, dy, true);
-      tape.passGrad(b, dy, false);
+      tape.shareGrad(y, a); // both take dy itself; a later writer copies first if it must
+      tape.shareGrad(y, b);
     });
   return y;
 }
@@ -327,7 +326,7 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
       const vk::BufferRange dy = tape.gradOf(y);
       GradSlot& slot = *x.gradSlot;
       const bool hasValue = slot.written || slot.persistent;
-      const vk::BufferRange g = tape.gradStorage(x);
+      const vk::BufferRange g = tape.gradForWrite(x);
       bool accumulate = hasValue;
       if (!hasValue && y.elements() != x.elements()) { // a partial view: the rest of dx is zero
         ops::fill(tape.exec(), g, x.count(), 0.0f);

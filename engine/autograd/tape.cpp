@@ -51,8 +51,13 @@ bool Tape::needsGrad(std::initializer_list<const Tensor*> inputs) const {
 }
 
 void Tape::backward() {
-  for (auto it = closures_.rbegin(); it != closures_.rend(); ++it)
+  for (auto it = closures_.rbegin(); it != closures_.rend(); ++it) {
     (*it)();
+    // The gradients this closure read were its outputs': no later closure reads them.
+    for (const auto& slot : read_)
+      slot->released = true;
+    read_.clear();
+  }
   closures_.clear();
 }
 
@@ -67,6 +72,7 @@ vk::BufferRange Tape::gradStorage(const Tensor& t) {
 }
 
 vk::BufferRange Tape::gradOf(const Tensor& y) {
+  read_.push_back(y.gradSlot);
   GradSlot& s = *y.gradSlot;
   const vk::BufferRange r = gradStorage(y);
   if (!s.written && !s.persistent) {
@@ -83,8 +89,52 @@ void Tape::seedGrad(const Tensor& y, vk::BufferRange grad) {
   y.gradSlot->halfValid = y.gradSlot->halfOnly = false;
 }
 
+void Tape::prepareWrite(const Tensor& t) {
+  GradSlot& s = *t.gradSlot;
+  bool live = false;
+  for (const auto& w : s.sharers)
+    if (const auto o = w.lock(); o && !o->released && o->range.buffer == s.range.buffer &&
+                                 o->range.offset == s.range.offset)
+      live = true;
+  s.sharers.clear();
+  if (!live) return;
+  const vk::BufferRange own = ws_.allocate(t.elements() * 4, "gradient (copy on write)");
+  ops::copy(exec_, s.range, own, t.count());
+  s.range = own;
+}
+
+vk::BufferRange Tape::gradForWrite(const Tensor& t) {
+  gradStorage(t);
+  if (!t.gradSlot->sharers.empty()) prepareWrite(t);
+  t.gradSlot->halfValid = false;
+  return t.gradSlot->range;
+}
+
+void Tape::shareGrad(const Tensor& from, const Tensor& to) {
+  if (!to.gradSlot) return;
+  GradSlot& s = *to.gradSlot;
+  const vk::BufferRange g = gradOf(from);
+  if (s.written || s.persistent || s.range.buffer != VK_NULL_HANDLE) {
+    passGrad(to, g, false);
+    return;
+  }
+  // Every slot already on this range learns of the new one and the other way round.
+  GradSlot& f = *from.gradSlot;
+  std::vector<std::shared_ptr<GradSlot>> group{from.gradSlot};
+  for (const auto& w : f.sharers)
+    if (auto o = w.lock()) group.push_back(std::move(o));
+  for (const auto& o : group) {
+    o->sharers.push_back(to.gradSlot);
+    s.sharers.push_back(o);
+  }
+  s.range = g;
+  s.written = true;
+  s.halfValid = false;
+}
+
 Tape::Target Tape::target(const Tensor& t) {
   GradSlot& s = *t.gradSlot;
+  if (!s.sharers.empty()) prepareWrite(t);
   Target r{gradStorage(t), s.written || s.persistent};
   s.written = true;
   s.halfValid = false;
@@ -99,7 +149,7 @@ Tape::Sink Tape::sink(const Tensor& t) {
 
 void Tape::commit(const Tensor& t, const Sink& k) {
   if (!k.direct) {
-    const vk::BufferRange g = gradStorage(t);
+    const vk::BufferRange g = gradForWrite(t);
     ops::add(exec_, g, k.range, g, t.count());
   }
   t.gradSlot->written = true;
@@ -116,7 +166,7 @@ void Tape::passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias) {
       ops::copy(exec_, g, gradStorage(t), t.count());
     }
   } else {
-    const vk::BufferRange r = gradStorage(t);
+    const vk::BufferRange r = gradForWrite(t);
     ops::add(exec_, r, g, r, t.count());
   }
   s.written = true;
@@ -125,7 +175,10 @@ void Tape::passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias) {
 
 vk::BufferRange Tape::gradOfF16(const Tensor& y) {
   GradSlot& s = *y.gradSlot;
-  if (s.halfValid) return s.half;
+  if (s.halfValid) {
+    read_.push_back(y.gradSlot);
+    return s.half;
+  }
   const vk::BufferRange g = gradOf(y);
   s.half = ws_.allocate(y.elements() * 2, "gradient f16"); // never into a range a producer handed over
   ops::castF32ToF16(exec_, g, s.half, y.count());

@@ -65,6 +65,12 @@ public:
   // t.grad += g. allowAlias: when the slot has no storage and no value, it takes `g` itself (no copy); only
   // for a `g` nobody writes to afterwards.
   void passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias);
+  // to.grad += from.grad without a copy where possible: a `to` with no gradient yet takes from's range
+  // itself, shared (whichever sharer is written first while another may still be read gets a private copy).
+  // For ops whose output gradient passes unchanged to inputs (add).
+  void shareGrad(const Tensor& from, const Tensor& to);
+  // The slot's storage for an op that writes or accumulates into it directly (copy-on-write if shared).
+  vk::BufferRange gradForWrite(const Tensor& t);
   // y's gradient rounded to f16 (for a GEMM's f16 operand): cast once and kept while valid, or the f16
   // gradient a producer passed with passGradF16 (no cast at all).
   vk::BufferRange gradOfF16(const Tensor& y);
@@ -73,10 +79,14 @@ public:
   void passGradF16(const Tensor& t, vk::BufferRange g16);
 
 private:
+  // Before writing into t's slot: a private copy if its range is shared with a slot still to be read.
+  void prepareWrite(const Tensor& t);
+
   ops::Executor& exec_;
   Workspace& ws_;
   bool recording_;
   std::vector<std::function<void()>> closures_;
+  std::vector<std::shared_ptr<GradSlot>> read_; // gradients read by the running closure (released after it)
 };
 
 } // namespace helios::autograd

@@ -29,6 +29,10 @@ struct GradSlot {
   vk::BufferRange half;
   bool halfValid = false;
   bool halfOnly = false;
+  // Slots holding this very range (one gradient handed to several inputs without a copy, Tape::shareGrad):
+  // the first writer takes a private copy while another may still be read.
+  std::vector<std::weak_ptr<GradSlot>> sharers;
+  bool released = false; // its producer's backward has run: nobody reads this gradient any more
 };
 
 struct Tensor {
