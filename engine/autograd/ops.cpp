@@ -1,5 +1,7 @@
 #include "engine/autograd/ops.hpp"
 
+#include <algorithm>
+
 #include "engine/ops/column_sum.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/embedding.hpp"
@@ -342,6 +344,53 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
       ops::permute(tape.exec(), dy, g, back);
     });
   return y;
+}
+
+std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views) {
+  uint64_t covered = 0;
+  for (const PermuteView& v : views)
+    covered += uint64_t(v.shape[0]) * v.shape[1] * v.shape[2] * v.shape[3];
+  if (covered != x.elements())
+    throw std::invalid_argument("autograd::permuteSplit: the views hold " + std::to_string(covered) +
+                                " elements, x " + std::to_string(x.elements()) + " (they must partition x)");
+  const bool grad = tape.needsGrad({&x});
+  const ops::PermuteType type = x.dtype == DType::F16 ? ops::PermuteType::F16 : ops::PermuteType::F32;
+  std::vector<Tensor> ys;
+  for (const PermuteView& v : views) {
+    Tensor y = tape.empty({v.shape[0], v.shape[1], v.shape[2], v.shape[3]}, x.dtype, grad, "permute split");
+    ops::PermuteArgs args;
+    args.shape = v.shape;
+    args.srcOffset = v.srcOffset;
+    args.srcStrides = v.srcStrides;
+    args.dstStrides = ops::denseStrides(v.shape);
+    args.type = type;
+    ops::permute(tape.exec(), x.data, y.data, args);
+    ys.push_back(std::move(y));
+  }
+  if (grad)
+    tape.push([&tape, x, ys, views] {
+      GradSlot& slot = *x.gradSlot;
+      bool accumulate = slot.written || slot.persistent;
+      const bool allParts =
+          std::all_of(ys.begin(), ys.end(), [](const Tensor& y) { return y.gradSlot->written; });
+      const vk::BufferRange g = tape.gradForWrite(x);
+      if (!accumulate && !allParts) { // some part has no gradient: it must read as zero
+        ops::fill(tape.exec(), g, x.count(), 0.0f);
+        accumulate = true;
+      }
+      slot.written = true;
+      for (size_t i = 0; i < ys.size(); ++i) {
+        if (!ys[i].gradSlot->written) continue;
+        ops::PermuteArgs back;
+        back.shape = views[i].shape;
+        back.srcStrides = ops::denseStrides(views[i].shape);
+        back.dstOffset = views[i].srcOffset;
+        back.dstStrides = views[i].srcStrides;
+        back.accumulate = accumulate;
+        ops::permute(tape.exec(), tape.gradOf(ys[i]), g, back);
+      }
+    });
+  return ys;
 }
 
 Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T) {

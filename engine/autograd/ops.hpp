@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 namespace helios::autograd {
 
@@ -62,6 +63,16 @@ Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t 
 // toF16: an f32 x gives an f16 y (rounded in the same pass, as for activation()).
 Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape, uint32_t srcOffset,
                const std::array<uint32_t, 4>& srcStrides, bool toF16 = false);
+
+// Several permute() views that together partition x (every element of x in exactly one view, e.g. Q, K and
+// V of a packed projection): the same forward, but one backward writes every part of dx directly, without
+// zero-filling dx first and accumulating each part into it.
+struct PermuteView {
+  std::array<uint32_t, 4> shape;
+  uint32_t srcOffset = 0;
+  std::array<uint32_t, 4> srcStrides;
+};
+std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views);
 
 // Rotary embedding of x [rows, headDim] whose row r sits at position r % T; table: ops::ropeTable(>= T, D).
 Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T);

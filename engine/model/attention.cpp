@@ -32,9 +32,14 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   if (s.config.packedQkv) {
     const uint32_t width = (H + 2 * Hkv) * D;
     const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB);
-    q = splitHeads(tape, s, qkv, width, 0, H);
-    k = splitHeads(tape, s, qkv, width, H * D, Hkv);
-    v = splitHeads(tape, s, qkv, width, (H + Hkv) * D, Hkv);
+    // Q, K and V partition the packed projection: one backward writes all of dqkv.
+    const auto view = [&](uint32_t col, uint32_t heads) {
+      return autograd::PermuteView{{s.batch, heads, T, D}, col, {T * width, D, width, 1}};
+    };
+    const auto parts = autograd::permuteSplit(tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)});
+    q = parts[0];
+    k = parts[1];
+    v = parts[2];
   } else {
     q = splitHeads(tape, s, autograd::linear(tape, hin, w.qW, &w.qB), H * D, 0, H);
     k = splitHeads(tape, s, autograd::linear(tape, hin, w.kW, &w.kB), Hkv * D, 0, Hkv);

@@ -461,3 +461,57 @@ TEST_CASE("autograd add shares its gradient along a residual chain", "[model][ad
     want[i] = double(dy[i]) * (1.0 + h[i]) * (1.0 + g[i]);
   CHECK(ref::maxAbsError(gradOfLeaf(exec, x0), want) < 1e-5);
 }
+
+// Q, K and V views of a packed [B*T, 3*H*D] projection: the same values as three permutes; the backward
+// writes each part of dx once (no fill), zeroes a part without a gradient, and adds when dx already holds one.
+TEST_CASE("autograd permuteSplit: the views partition x, one backward writes every part", "[model][permute]") {
+  const uint32_t B = 2, T = 3, H = 4, D = 5, W = 3 * H * D;
+  const auto x = test::randomFloats(size_t(B) * T * W);
+  const size_t part = size_t(B) * H * T * D;
+  const auto dy = test::randomFloats(3 * part);
+  const int present = GENERATE(3, 2); // parts that receive a gradient
+  const bool preWritten = GENERATE(false, true);
+  INFO("parts with a gradient " << present << ", dx already written " << preWritten);
+  vk::Buffer xb = upload(x, "x"), dyb = upload(dy, "dy"), pre = upload(std::vector<float>(x.size(), 0.5f), "pre");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  Tensor xt = leaf(xb, {B * T, W});
+  if (preWritten) {
+    xt.gradSlot->range = pre.range();
+    xt.gradSlot->written = true;
+  }
+  std::vector<autograd::PermuteView> views;
+  for (uint32_t s = 0; s < 3; ++s)
+    views.push_back({{B, H, T, D}, s * H * D, {T * W, D, W, 1}});
+  const auto ys = autograd::permuteSplit(tape, xt, views);
+  REQUIRE(ys.size() == 3);
+  for (int s = 0; s < present; ++s)
+    tape.seedGrad(ys[size_t(s)], vk::subrange(dyb.range(), s * part * 4, part * 4));
+  tape.backward();
+  exec.flush();
+  ref::Vec yRef(3 * part), gRef(x.size(), preWritten ? 0.5 : 0.0);
+  for (uint32_t s = 0; s < 3; ++s)
+    for (uint32_t b = 0; b < B; ++b)
+      for (uint32_t h = 0; h < H; ++h)
+        for (uint32_t t = 0; t < T; ++t)
+          for (uint32_t d = 0; d < D; ++d) {
+            const size_t src = size_t(b) * T * W + size_t(t) * W + s * H * D + h * D + d;
+            const size_t dst = s * part + ((size_t(b) * H + h) * T + t) * D + d;
+            yRef[dst] = x[src];
+            if (int(s) < present) gRef[src] += dy[dst];
+          }
+  std::vector<float> yv;
+  for (const Tensor& y : ys) {
+    vk::Buffer host = ctx().buffer(y.bytes(), "y");
+    ops::copy(exec, y.data, host.range(), y.count());
+    exec.flush();
+    const auto v = download(host, y.elements());
+    yv.insert(yv.end(), v.begin(), v.end());
+  }
+  CHECK(ref::maxAbsError(yv, yRef) == 0.0);
+  CHECK(ref::maxAbsError(gradOfLeaf(exec, xt), gRef) < 1e-6);
+  views.pop_back();
+  CHECK_THROWS_WITH(autograd::permuteSplit(tape, xt, views), Catch::Matchers::ContainsSubstring("must partition x"));
+}
