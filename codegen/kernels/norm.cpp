@@ -22,7 +22,7 @@ const char* toString(NormPass p) {
 
 std::string NormParams::cacheKey() const {
   return std::string("norm:") + toString(kind) + ":" + toString(pass) + ":f32:" + (outF16 ? "f16out:" : "") +
-         rowKernelKeySuffix(localSize, strategy);
+         rowKernelKeySuffix(localSize, strategy) + (accumulate ? ":acc" : "");
 }
 
 namespace {
@@ -30,7 +30,8 @@ namespace {
 Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
   Kernel k;
   k.name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
-           (p.outF16 ? "_f16out" : "") + "_wg" + std::to_string(p.localSize) + "_" + toString(p.strategy);
+           (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + "_wg" + std::to_string(p.localSize) + "_" +
+           toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = numBuffers;
@@ -101,7 +102,7 @@ Kernel backwardRows(const NormParams& p) {
   const Buffer dy = m.storageBuffer(b++, f32, Access::ReadOnly);
   const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::ReadOnly) : Buffer{};
   const Buffer rstd = m.storageBuffer(b++, f32, Access::ReadOnly);
-  const Buffer dx = m.storageBuffer(b++, f32, Access::WriteOnly);
+  const Buffer dx = m.storageBuffer(b++, f32, p.accumulate ? Access::ReadWrite : Access::WriteOnly);
   const Buffer partials = m.storageBuffer(b++, f32, Access::ReadWrite);
   const PushConstants pc = m.pushConstants({u32, u32, u32});
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
@@ -147,7 +148,8 @@ Kernel backwardRows(const NormParams& p) {
       const Value dyv = f.loadAt(dy, i);
       const Value g = f.fmul(dyv, f.loadAt(gamma, j));
       const Value inner = ln ? f.fsub(f.fsub(g, meanG), f.fmul(xh, k)) : f.fsub(g, f.fmul(xv, k));
-      f.storeAt(dx, i, f.fmul(rs, inner));
+      const Value dxv = f.fmul(rs, inner);
+      f.storeAt(dx, i, p.accumulate ? f.fadd(f.loadAt(dx, i), dxv) : dxv);
       // Partial sums of this block: the first row stores, later rows add (the load of the first row's
       // stale value is discarded by the select, so the scratch needs no clearing).
       const Value gp = f.iadd(gammaBase, j);
@@ -171,6 +173,8 @@ Kernel generateNorm(const NormParams& p) {
   checkRowLocalSize(p.localSize, "norm");
   if (p.outF16 && p.pass != NormPass::Forward)
     throw std::invalid_argument("norm: an f16 output is for the forward pass");
+  if (p.accumulate && p.pass != NormPass::BackwardRows)
+    throw std::invalid_argument("norm: accumulate is for the backward pass");
   switch (p.pass) {
   case NormPass::Forward:
     return forward(p);
@@ -192,6 +196,7 @@ void registerNorm(KernelRegistry& registry) {
                         for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree}) {
                           ks.push_back(generateNorm({kind, pass, wg, s}));
                           if (pass == NormPass::Forward) ks.push_back(generateNorm({kind, pass, wg, s, true}));
+                          else ks.push_back(generateNorm({kind, pass, wg, s, false, true}));
                         }
                   return ks;
                 }});

@@ -41,7 +41,8 @@ struct NormParams {
   uint32_t localSize = 128;
   ReduceStrategy strategy = ReduceStrategy::Subgroup;
   bool outF16 = false;          // Forward: y in f16 (a GEMM's f16 operand written directly; no cast pass)
-  std::string cacheKey() const; // "norm:layernorm:fwd:f32:wg128:subgroup" ("fwd:f32:f16out:...")
+  bool accumulate = false;      // BackwardRows: dx += (reads dx; a gradient that already holds a value)
+  std::string cacheKey() const; // "norm:layernorm:fwd:f32:wg128:subgroup" ("fwd:f32:f16out:...", ":acc")
 };
 
 Kernel generateNorm(const NormParams& p);

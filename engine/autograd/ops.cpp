@@ -45,6 +45,11 @@ MaybeSink sinkOrScratch(Tape& tape, const Tensor& t) {
 void finish(Tape& tape, const Tensor& t, const MaybeSink& s) {
   if (s.commit) tape.commit(t, s.sink);
 }
+// For kernels that can accumulate: t's target, or a throwaway temporary when t needs no gradient.
+Tape::Target targetOrScratch(Tape& tape, const Tensor& t) {
+  if (t.requiresGrad()) return tape.target(t);
+  return {tape.allocate(t.elements() * 4, "unused gradient"), false};
+}
 
 // Column sums of dy [rows, cols] into t's gradient (bias gradients), deterministic: ops::columnSum. A
 // 1 x rows x cols GEMM with a ones vector did this before and ran a 128x128 tile for one row of output (9% of
@@ -255,11 +260,11 @@ Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor&
       const vk::BufferRange dy = tape.gradOf(y);
       const vk::BufferRange scratch = tape.allocate(
           ops::normBackwardScratchBytes(codegen::NormKind::LayerNorm, rows, cols), "norm scratch");
-      const MaybeSink sx = sinkOrScratch(tape, x), sg = sinkOrScratch(tape, gamma),
-                      sb = sinkOrScratch(tape, beta);
-      ops::layerNormBackward(tape.exec(), x.data, gamma.data, dy, mean, rstd, sx.sink.range, sg.sink.range,
-                             sb.sink.range, scratch, rows, cols);
-      finish(tape, x, sx);
+      // dx accumulates in the kernel when x already has a gradient (the residual stream's, usually).
+      const Tape::Target tx = targetOrScratch(tape, x);
+      const MaybeSink sg = sinkOrScratch(tape, gamma), sb = sinkOrScratch(tape, beta);
+      ops::layerNormBackward(tape.exec(), x.data, gamma.data, dy, mean, rstd, tx.range, sg.sink.range,
+                             sb.sink.range, scratch, rows, cols, {}, tx.accumulate);
       finish(tape, gamma, sg);
       finish(tape, beta, sb);
     });
@@ -280,10 +285,10 @@ Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DTyp
       const vk::BufferRange dy = tape.gradOf(y);
       const vk::BufferRange scratch = tape.allocate(
           ops::normBackwardScratchBytes(codegen::NormKind::RmsNorm, rows, cols), "norm scratch");
-      const MaybeSink sx = sinkOrScratch(tape, x), sg = sinkOrScratch(tape, gamma);
-      ops::rmsNormBackward(tape.exec(), x.data, gamma.data, dy, rstd, sx.sink.range, sg.sink.range, scratch,
-                           rows, cols);
-      finish(tape, x, sx);
+      const Tape::Target tx = targetOrScratch(tape, x);
+      const MaybeSink sg = sinkOrScratch(tape, gamma);
+      ops::rmsNormBackward(tape.exec(), x.data, gamma.data, dy, rstd, tx.range, sg.sink.range, scratch, rows,
+                           cols, {}, tx.accumulate);
       finish(tape, gamma, sg);
     });
   return y;

@@ -58,8 +58,9 @@ void requireF16Storage(Executor& exec, const char* op, bool yF16) {
     throw std::runtime_error(std::string(op) + ": an f16 y needs storageBuffer16BitAccess, which this device lacks");
 }
 
-NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c, bool outF16 = false) {
-  return {kind, pass, c.localSize, c.strategy, outF16};
+NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c, bool outF16 = false,
+                  bool accumulate = false) {
+  return {kind, pass, c.localSize, c.strategy, outF16, accumulate};
 }
 
 } // namespace
@@ -122,7 +123,7 @@ void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buf
 void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
                        vk::BufferRange mean, vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
                        vk::BufferRange dbeta, vk::BufferRange scratch, uint32_t rows, uint32_t cols,
-                       RowKernelChoice kernel) {
+                       RowKernelChoice kernel, bool accumulateDx) {
   checkBackward("layerNormBackward", NormKind::LayerNorm, rows, cols, x, gamma, dy, dx, dgamma, scratch);
   checkElems("layerNormBackward", "dbeta", dbeta, cols);
   checkElems("layerNormBackward", "mean", mean, rows);
@@ -130,14 +131,15 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
   const NormBackwardPlan plan = normBackwardPlan(rows);
   const RowKernelChoice c = resolve(exec, kernel, cols);
   const auto& rowsPipe =
-      exec.pipeline(params(NormKind::LayerNorm, NormPass::BackwardRows, c), codegen::generateNorm);
+      exec.pipeline(params(NormKind::LayerNorm, NormPass::BackwardRows, c, false, accumulateDx),
+                    codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
                  {dy, Access::Read},
                  {mean, Access::Read},
                  {rstd, Access::Read},
-                 {dx, Access::Write},
+                 {dx, accumulateDx ? Access::ReadWrite : Access::Write},
                  {scratch, Access::ReadWrite}},
                 PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
   sumPartials(exec, scratch, rows, cols, {dgamma, dbeta});
@@ -159,19 +161,21 @@ void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buffe
 
 void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
                      vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
-                     vk::BufferRange scratch, uint32_t rows, uint32_t cols, RowKernelChoice kernel) {
+                     vk::BufferRange scratch, uint32_t rows, uint32_t cols, RowKernelChoice kernel,
+                     bool accumulateDx) {
   checkBackward("rmsNormBackward", NormKind::RmsNorm, rows, cols, x, gamma, dy, dx, dgamma, scratch);
   checkElems("rmsNormBackward", "rstd", rstd, rows);
   const NormBackwardPlan plan = normBackwardPlan(rows);
   const RowKernelChoice c = resolve(exec, kernel, cols);
   const auto& rowsPipe =
-      exec.pipeline(params(NormKind::RmsNorm, NormPass::BackwardRows, c), codegen::generateNorm);
+      exec.pipeline(params(NormKind::RmsNorm, NormPass::BackwardRows, c, false, accumulateDx),
+                    codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
                  {dy, Access::Read},
                  {rstd, Access::Read},
-                 {dx, Access::Write},
+                 {dx, accumulateDx ? Access::ReadWrite : Access::Write},
                  {scratch, Access::ReadWrite}},
                 PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
   sumPartials(exec, scratch, rows, cols, {dgamma});

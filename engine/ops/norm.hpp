@@ -29,10 +29,11 @@ void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buf
 
 // From x, gamma, dy and the forward's saved mean/rstd: dx (rows*cols), dgamma and dbeta (cols, overwritten,
 // not accumulated). scratch: normBackwardScratchBytes(LayerNorm, rows, cols) bytes. rows must be > 0.
+// accumulateDx: dx += the gradient (dx already holds one, e.g. the residual stream's).
 void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
                        vk::BufferRange mean, vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
                        vk::BufferRange dbeta, vk::BufferRange scratch, uint32_t rows, uint32_t cols,
-                       RowKernelChoice kernel = {});
+                       RowKernelChoice kernel = {}, bool accumulateDx = false);
 
 // y = x * rstd * gamma, rstd = 1/sqrt(mean(x^2) + eps); writes rstd[rows].
 void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange y,
@@ -42,6 +43,7 @@ void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buffe
 // dx and dgamma (overwritten) from x, gamma, dy and the saved rstd; scratch as for layerNormBackward.
 void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
                      vk::BufferRange rstd, vk::BufferRange dx, vk::BufferRange dgamma,
-                     vk::BufferRange scratch, uint32_t rows, uint32_t cols, RowKernelChoice kernel = {});
+                     vk::BufferRange scratch, uint32_t rows, uint32_t cols, RowKernelChoice kernel = {},
+                     bool accumulateDx = false);
 
 } // namespace helios::ops

@@ -353,3 +353,44 @@ TEST_CASE("norm forward with an f16 y equals the f32 forward rounded, bit for bi
   CHECK_THROWS_WITH(ops::rmsNorm(exec, x.range(), g.range(), y, r.range(), 3, 4, kEps, {}, true),
                     ContainsSubstring("rmsNorm: y holds 10 f16 elements, needs 12"));
 }
+
+// The backward adding into a dx that already holds a gradient (the residual stream's) gives exactly the
+// f32 sum of that gradient and the plain backward's dx, for both norms.
+TEST_CASE("norm backward accumulates into dx when asked", "[norm]") {
+  INFO("seed " << test::testSeed());
+  const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
+  for (auto [rows, cols] : {std::pair{1u, 7u}, {33u, 127u}, {127u, 513u}}) {
+    INFO((kind == NormKind::LayerNorm ? "layernorm " : "rmsnorm ") << rows << "x" << cols);
+    const Inputs in(rows, cols);
+    const size_t n = in.n();
+    const auto prior = test::randomFloats(n);
+    const bool ln = kind == NormKind::LayerNorm;
+    auto bx = input(in.x, "x"), bg = input(in.gamma, "gamma"), bb = input(in.beta, "beta"),
+         bdy = input(in.dy, "dy");
+    auto by = output(n, "y"), bm = output(rows, "mean"), br = output(rows, "rstd");
+    auto plain = output(n, "dx"), acc = input(prior, "dx+");
+    auto bdg = output(cols, "dgamma"), bdb = output(cols, "dbeta");
+    auto scratch = ctx().buffer(ops::normBackwardScratchBytes(kind, rows, cols), "scratch");
+    ops::ImmediateExecutor exec(ctx());
+    for (bool accumulate : {false, true}) {
+      const vk::BufferRange dx = accumulate ? acc.range() : plain.range();
+      if (ln) {
+        ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), br.range(), rows, cols,
+                       kEps);
+        ops::layerNormBackward(exec, bx.range(), bg.range(), bdy.range(), bm.range(), br.range(), dx, bdg.range(),
+                               bdb.range(), scratch.range(), rows, cols, {}, accumulate);
+      } else {
+        ops::rmsNorm(exec, bx.range(), bg.range(), by.range(), br.range(), rows, cols, kEps);
+        ops::rmsNormBackward(exec, bx.range(), bg.range(), bdy.range(), br.range(), dx, bdg.range(),
+                             scratch.range(), rows, cols, {}, accumulate);
+      }
+    }
+    exec.flush();
+    const auto d = result(plain, n);
+    const auto summed = ctx().downloadVector<float>(acc, n);
+    size_t mismatched = 0;
+    for (size_t i = 0; i < n; ++i)
+      mismatched += summed[i] != prior[i] + d[i];
+    CHECK(mismatched == 0);
+  }
+}
