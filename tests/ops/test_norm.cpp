@@ -354,8 +354,9 @@ TEST_CASE("norm forward with an f16 y equals the f32 forward rounded, bit for bi
                     ContainsSubstring("rmsNorm: y holds 10 f16 elements, needs 12"));
 }
 
-// The backward adding into a dx that already holds a gradient (the residual stream's) gives exactly the
-// f32 sum of that gradient and the plain backward's dx, for both norms.
+// The backward adding into a dx that already holds a gradient (the residual stream's) gives the f32 sum of
+// that gradient and the plain backward's dx, for both norms: exactly, or within an ulp or two of the larger
+// term where the driver contracts the multiply and the add into one FMA (NVIDIA does).
 TEST_CASE("norm backward accumulates into dx when asked", "[norm]") {
   INFO("seed " << test::testSeed());
   const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
@@ -389,8 +390,10 @@ TEST_CASE("norm backward accumulates into dx when asked", "[norm]") {
     const auto d = result(plain, n);
     const auto summed = ctx().downloadVector<float>(acc, n);
     size_t mismatched = 0;
-    for (size_t i = 0; i < n; ++i)
-      mismatched += summed[i] != prior[i] + d[i];
+    for (size_t i = 0; i < n; ++i) {
+      const double scale = std::max(std::fabs(double(prior[i])), std::fabs(double(d[i])));
+      mismatched += std::fabs(double(summed[i]) - (double(prior[i]) + d[i])) > scale * 2.5e-7 + 1e-30;
+    }
     CHECK(mismatched == 0);
   }
 }
