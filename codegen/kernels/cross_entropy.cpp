@@ -5,8 +5,8 @@ namespace helios::codegen {
 using namespace helios::spv;
 
 std::string CrossEntropyParams::cacheKey() const {
-  return std::string("cross_entropy:") + (f16 ? "f16" : "f32") + ":i32:" +
-         rowKernelKeySuffix(localSize, strategy);
+  return std::string("cross_entropy:") + (f16 ? "f16" : "f32") +
+         ":i32:" + rowKernelKeySuffix(localSize, strategy);
 }
 
 Kernel generateCrossEntropy(const CrossEntropyParams& p) {
@@ -65,8 +65,8 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   f.ret();
 
   Kernel k;
-  k.name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + "_wg" + std::to_string(p.localSize) + "_" +
-           toString(p.strategy);
+  k.name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + "_wg" + std::to_string(p.localSize) +
+           "_" + toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = 4;

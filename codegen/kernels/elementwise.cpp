@@ -121,7 +121,7 @@ Kernel generateElementwise(const ElementwiseParams& p) {
   const spv::TypeId inT = p.op == EwOp::CastF16ToF32 ? m.f16() : p.op == EwOp::CastF32ToF16 ? f32 : storage;
   const spv::TypeId outT = p.op == EwOp::CastF32ToF16 || p.outF16 ? m.f16()
                            : p.op == EwOp::CastF16ToF32           ? f32
-                                                                   : storage;
+                                                                  : storage;
 
   std::vector<spv::Buffer> bufs;
   const auto addBuffer = [&](spv::TypeId t, spv::Access access) {

@@ -309,8 +309,8 @@ std::string GemmCoopParams::cacheKey() const {
          "," + str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" +
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
-         str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) +
-         ":tl" + str(tensorLayouts) + ":u" + str(unroll);
+         str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
+         str(unroll);
 }
 
 std::string GemmCoopParams::name() const {

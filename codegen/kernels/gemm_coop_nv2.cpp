@@ -3,8 +3,8 @@
 //
 //   setup:     tile origin (swizzled workgroup id), batch offsets, accumulator = 0
 //   main loop: for kt in K / BK: load A's BM x BK slice and B's BK x BN slice straight from global memory as
-//              workgroup-scope matrices (pointer + stride loads, or slices of tensor layouts), MulAdd into the
-//              one BM x BN accumulator the workgroup owns
+//              workgroup-scope matrices (pointer + stride loads, or slices of tensor layouts), MulAdd into
+//              the one BM x BN accumulator the workgroup owns
 //   epilogue:  shared with the subgroup kernel (gemm_coop_parts): alpha, beta * C, bias, GELU, store
 //
 // The driver decides how the workgroup's invocations share the matrices and how operands are staged, so the

@@ -30,8 +30,8 @@ namespace {
 Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
   Kernel k;
   k.name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
-           (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + "_wg" + std::to_string(p.localSize) + "_" +
-           toString(p.strategy);
+           (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + "_wg" + std::to_string(p.localSize) +
+           "_" + toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = numBuffers;
@@ -195,8 +195,10 @@ void registerNorm(KernelRegistry& registry) {
                       for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
                         for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree}) {
                           ks.push_back(generateNorm({kind, pass, wg, s}));
-                          if (pass == NormPass::Forward) ks.push_back(generateNorm({kind, pass, wg, s, true}));
-                          else ks.push_back(generateNorm({kind, pass, wg, s, false, true}));
+                          if (pass == NormPass::Forward)
+                            ks.push_back(generateNorm({kind, pass, wg, s, true}));
+                          else
+                            ks.push_back(generateNorm({kind, pass, wg, s, false, true}));
                         }
                   return ks;
                 }});

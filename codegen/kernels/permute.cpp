@@ -84,7 +84,8 @@ Kernel generatePermute(const PermuteParams& p) {
 }
 
 void registerPermute(KernelRegistry& registry) {
-  registry.add({"permute", "strided 4-D copy / accumulate (tensor permutes, QKV split and re-pack), f32/f16, f32 -> f16",
+  registry.add({"permute",
+                "strided 4-D copy / accumulate (tensor permutes, QKV split and re-pack), f32/f16, f32 -> f16",
                 [] { return generatePermute({}); },
                 [] {
                   std::vector<Kernel> ks;

@@ -11,7 +11,8 @@ constexpr const char* kCoop2Extension = "SPV_NV_cooperative_matrix2";
 } // namespace
 
 TypeId Module::tensorLayoutType(uint32_t dims, TensorClampMode clamp) {
-  if (dims == 0 || dims > 5) throw BuildError("tensorLayoutType: 1 to 5 dimensions, got " + std::to_string(dims));
+  if (dims == 0 || dims > 5)
+    throw BuildError("tensorLayoutType: 1 to 5 dimensions, got " + std::to_string(dims));
   addCapability(Capability::TensorAddressingNV);
   addExtension(kTensorExtension);
   const Value d = constU32(dims), c = constU32(static_cast<uint32_t>(clamp));
@@ -23,11 +24,13 @@ TypeId Module::tensorViewType(bool hasDimensions, const std::vector<uint32_t>& p
   const auto dims = static_cast<uint32_t>(permutation.size());
   std::vector<bool> seen(dims, false);
   for (uint32_t p : permutation) {
-    if (p >= dims || seen[p]) throw BuildError("tensorViewType: the permutation must list 0.." +
-                                               std::to_string(dims - 1) + " once each");
+    if (p >= dims || seen[p])
+      throw BuildError("tensorViewType: the permutation must list 0.." + std::to_string(dims - 1) +
+                       " once each");
     seen[p] = true;
   }
-  if (dims == 0 || dims > 5) throw BuildError("tensorViewType: 1 to 5 dimensions, got " + std::to_string(dims));
+  if (dims == 0 || dims > 5)
+    throw BuildError("tensorViewType: 1 to 5 dimensions, got " + std::to_string(dims));
   addCapability(Capability::TensorAddressingNV);
   addExtension(kTensorExtension);
   std::vector<uint32_t> operands{constU32(dims).id, constBool(hasDimensions).id};
@@ -83,7 +86,8 @@ Value FunctionBuilder::tensorLayoutStrides(Value layout, const std::vector<Value
                     layoutOperands(*this, m_, "tensorLayoutStrides", layout, strides, 1));
 }
 
-Value FunctionBuilder::tensorLayoutSlice(Value layout, const std::vector<std::pair<Value, Value>>& offsetSpan) {
+Value FunctionBuilder::tensorLayoutSlice(Value layout,
+                                         const std::vector<std::pair<Value, Value>>& offsetSpan) {
   std::vector<Value> flat;
   for (const auto& [offset, span] : offsetSpan) {
     flat.push_back(offset);
@@ -108,13 +112,14 @@ void checkTensorAccess(const Module& m, const char* what, TypeId matrixType, Val
   if (view) {
     const TypeInfo& vi = m.typeInfo(view->type);
     if (vi.kind != TypeKind::TensorView || vi.count != li.count)
-      throw BuildError(std::string(what) + ": " + m.describe(*view) + " is not a tensor view of the layout's " +
-                       std::to_string(li.count) + " dimensions");
+      throw BuildError(std::string(what) + ": " + m.describe(*view) +
+                       " is not a tensor view of the layout's " + std::to_string(li.count) + " dimensions");
   }
 }
 } // namespace
 
-Value FunctionBuilder::coopLoadTensor(TypeId matrixType, Value pointer, Value layout, std::optional<Value> view) {
+Value FunctionBuilder::coopLoadTensor(TypeId matrixType, Value pointer, Value layout,
+                                      std::optional<Value> view) {
   checkTensorAccess(m_, "coopLoadTensor", matrixType, pointer, layout, view);
   m_.addCapability(Capability::CooperativeMatrixTensorAddressingNV);
   m_.addExtension(kCoop2Extension);

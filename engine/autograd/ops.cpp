@@ -316,9 +316,9 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
                const std::array<uint32_t, 4>& srcStrides, bool toF16) {
   if (toF16) requireF32("permute (to f16)", x);
   const bool grad = tape.needsGrad({&x});
-  Tensor y = tape.empty({shape[0], shape[1], shape[2], shape[3]}, toF16 ? DType::F16 : x.dtype, grad,
-                        "permute");
-  const ops::PermuteType type = toF16                  ? ops::PermuteType::F32ToF16
+  Tensor y =
+      tape.empty({shape[0], shape[1], shape[2], shape[3]}, toF16 ? DType::F16 : x.dtype, grad, "permute");
+  const ops::PermuteType type = toF16                   ? ops::PermuteType::F32ToF16
                                 : x.dtype == DType::F16 ? ops::PermuteType::F16
                                                         : ops::PermuteType::F32;
   ops::PermuteArgs args;

@@ -93,8 +93,8 @@ void Tape::prepareWrite(const Tensor& t) {
   GradSlot& s = *t.gradSlot;
   bool live = false;
   for (const auto& w : s.sharers)
-    if (const auto o = w.lock(); o && !o->released && o->range.buffer == s.range.buffer &&
-                                 o->range.offset == s.range.offset)
+    if (const auto o = w.lock();
+        o && !o->released && o->range.buffer == s.range.buffer && o->range.offset == s.range.offset)
       live = true;
   s.sharers.clear();
   if (!live) return;

@@ -36,7 +36,8 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     const auto view = [&](uint32_t col, uint32_t heads) {
       return autograd::PermuteView{{s.batch, heads, T, D}, col, {T * width, D, width, 1}};
     };
-    const auto parts = autograd::permuteSplit(tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)});
+    const auto parts =
+        autograd::permuteSplit(tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)});
     q = parts[0];
     k = parts[1];
     v = parts[2];

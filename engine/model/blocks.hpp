@@ -37,9 +37,10 @@ struct BlockShape {
 // x [rows, C] -> norm(x) with the configured kind (beta unused for RMSNorm), stored as `out`.
 Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& gamma, const Tensor& beta,
             autograd::DType out = autograd::DType::F32);
-// GEMM input in the configured precision (an f16 copy in Mixed mode; x itself when already f16). Casting first beats letting the coop
-// GEMM round f32 operands as it stages them (MatmulSpec::f16Compute): on the H100 the single-stage kernel's
-// doubled loads cost more than the casts (GPT-2 small mixed 157K -> 142K tokens/s, f31dbe4).
+// GEMM input in the configured precision (an f16 copy in Mixed mode; x itself when already f16). Casting
+// first beats letting the coop GEMM round f32 operands as it stages them (MatmulSpec::f16Compute): on the
+// H100 the single-stage kernel's doubled loads cost more than the casts (GPT-2 small mixed 157K -> 142K
+// tokens/s, f31dbe4).
 Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x);
 // Causal multi-head (grouped-query) self-attention of h [B*T, C], including the output projection.
 Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h);

@@ -14,8 +14,9 @@ void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange target
   const uint64_t n = uint64_t(rows) * vocab;
   const auto checkHalf = [n](const char* name, const vk::BufferRange& r) {
     if (r.size < 2 * n)
-      throw std::invalid_argument(std::string("crossEntropy: ") + name + " holds " + std::to_string(r.size / 2) +
-                                  " f16 elements but needs " + std::to_string(n));
+      throw std::invalid_argument(std::string("crossEntropy: ") + name + " holds " +
+                                  std::to_string(r.size / 2) + " f16 elements but needs " +
+                                  std::to_string(n));
   };
   if (f16) {
     checkHalf("logits", logits);
@@ -27,7 +28,8 @@ void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange target
   checkElems("crossEntropy", "targets", targets, rows);
   checkElems("crossEntropy", "loss", loss, rows);
   if (f16 && !exec.context().device().features().storageBuffer16BitAccess)
-    throw std::runtime_error("crossEntropy: f16 logits need storageBuffer16BitAccess, which this device lacks");
+    throw std::runtime_error(
+        "crossEntropy: f16 logits need storageBuffer16BitAccess, which this device lacks");
   if (rows == 0) return;
   const RowKernelChoice c = resolve(exec, kernel, vocab);
   const codegen::CrossEntropyParams params{c.localSize, c.strategy, f16};

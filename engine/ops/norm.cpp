@@ -55,7 +55,8 @@ void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, 
 // An f16 y needs 16-bit storage buffers.
 void requireF16Storage(Executor& exec, const char* op, bool yF16) {
   if (yF16 && !exec.context().device().features().storageBuffer16BitAccess)
-    throw std::runtime_error(std::string(op) + ": an f16 y needs storageBuffer16BitAccess, which this device lacks");
+    throw std::runtime_error(std::string(op) +
+                             ": an f16 y needs storageBuffer16BitAccess, which this device lacks");
 }
 
 NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c, bool outF16 = false,
@@ -130,9 +131,8 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
   checkElems("layerNormBackward", "rstd", rstd, rows);
   const NormBackwardPlan plan = normBackwardPlan(rows);
   const RowKernelChoice c = resolve(exec, kernel, cols);
-  const auto& rowsPipe =
-      exec.pipeline(params(NormKind::LayerNorm, NormPass::BackwardRows, c, false, accumulateDx),
-                    codegen::generateNorm);
+  const auto& rowsPipe = exec.pipeline(
+      params(NormKind::LayerNorm, NormPass::BackwardRows, c, false, accumulateDx), codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
@@ -152,9 +152,8 @@ void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buffe
   requireF16Storage(exec, "rmsNorm", yF16);
   checkElems("rmsNorm", "rstd", rstd, rows);
   if (rows == 0) return;
-  const auto& pipe =
-      exec.pipeline(params(NormKind::RmsNorm, NormPass::Forward, resolve(exec, kernel, cols), yF16),
-                    codegen::generateNorm);
+  const auto& pipe = exec.pipeline(
+      params(NormKind::RmsNorm, NormPass::Forward, resolve(exec, kernel, cols), yF16), codegen::generateNorm);
   exec.dispatch(pipe, {{x, Access::Read}, {gamma, Access::Read}, {y, Access::Write}, {rstd, Access::Write}},
                 PushRows{rows, cols, eps}, rowGrid(rows));
 }
@@ -167,9 +166,8 @@ void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, v
   checkElems("rmsNormBackward", "rstd", rstd, rows);
   const NormBackwardPlan plan = normBackwardPlan(rows);
   const RowKernelChoice c = resolve(exec, kernel, cols);
-  const auto& rowsPipe =
-      exec.pipeline(params(NormKind::RmsNorm, NormPass::BackwardRows, c, false, accumulateDx),
-                    codegen::generateNorm);
+  const auto& rowsPipe = exec.pipeline(
+      params(NormKind::RmsNorm, NormPass::BackwardRows, c, false, accumulateDx), codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},

@@ -54,8 +54,8 @@ nlohmann::json toJson(const model::GptConfig& c) {
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   refuseUnknown(j,
                 {"vocab", "context", "layers", "dim", "heads", "kv_heads", "mlp_mult", "norm", "mlp", "rope",
-                 "packed_qkv", "fused_attention", "fused_casts", "f16_logits", "norm_eps", "checkpoint_activations",
-                 "precision"},
+                 "packed_qkv", "fused_attention", "fused_casts", "f16_logits", "norm_eps",
+                 "checkpoint_activations", "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);

@@ -293,16 +293,16 @@ TEST_CASE("workgroup-scope GEMM through tensor layouts and views validates", "[s
   // A is M x K; B is stored N x K and read transposed through the view; C is M x N with explicit strides.
   const Value la = f.tensorLayoutDimensions(f.createTensorLayout(layout2), {M, K});
   const Value lb = f.tensorLayoutDimensions(f.createTensorLayout(layout2), {N, K});
-  const Value lc = f.tensorLayoutStrides(f.tensorLayoutDimensions(f.createTensorLayout(layout2), {M, N}),
-                                         {N, f.u32(1)});
+  const Value lc =
+      f.tensorLayoutStrides(f.tensorLayoutDimensions(f.createTensorLayout(layout2), {M, N}), {N, f.u32(1)});
   const Value view = f.createTensorView(transposed);
   const Value acc = f.variable(tc);
   f.store(acc, f.coopFill(tc, f.f32(0.0f)));
   f.forRange(f.u32(0), K, f.u32(32), [&](Value k0) {
-    const Value ma =
-        f.coopLoadTensor(ta, f.at(a, f.u32(0)), f.tensorLayoutSlice(la, {{f.u32(0), f.u32(64)}, {k0, f.u32(32)}}));
-    const Value mb = f.coopLoadTensor(tb, f.at(b, f.u32(0)),
-                                      f.tensorLayoutSlice(lb, {{f.u32(0), f.u32(64)}, {k0, f.u32(32)}}), view);
+    const Value ma = f.coopLoadTensor(ta, f.at(a, f.u32(0)),
+                                      f.tensorLayoutSlice(la, {{f.u32(0), f.u32(64)}, {k0, f.u32(32)}}));
+    const Value mb = f.coopLoadTensor(
+        tb, f.at(b, f.u32(0)), f.tensorLayoutSlice(lb, {{f.u32(0), f.u32(64)}, {k0, f.u32(32)}}), view);
     f.store(acc, f.coopMulAdd(ma, mb, f.load(acc)));
   });
   f.coopStoreTensor(f.at(c, f.u32(0)), f.load(acc),
@@ -313,9 +313,9 @@ TEST_CASE("workgroup-scope GEMM through tensor layouts and views validates", "[s
   CHECK(test::hasCapability(words, Capability::TensorAddressingNV));
   CHECK(test::hasCapability(words, Capability::CooperativeMatrixTensorAddressingNV));
   const auto exts = test::extensions(words);
-  CHECK(std::set<std::string>(exts.begin(), exts.end()) ==
-        std::set<std::string>{"SPV_KHR_cooperative_matrix", "SPV_NV_cooperative_matrix2",
-                              "SPV_NV_tensor_addressing"});
+  CHECK(std::set<std::string>(exts.begin(), exts.end()) == std::set<std::string>{"SPV_KHR_cooperative_matrix",
+                                                                                 "SPV_NV_cooperative_matrix2",
+                                                                                 "SPV_NV_tensor_addressing"});
   const std::string dis = disassemble(words);
   CHECK_THAT(dis, ContainsSubstring("OpCooperativeMatrixLoadTensorNV"));
   CHECK_THAT(dis, ContainsSubstring("TensorView"));

@@ -9,10 +9,10 @@
 #include "support/reference.hpp"
 
 #include <catch2/catch_test_macros.hpp>
-#include <cmath>
-#include <random>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
+#include <random>
 
 using namespace helios;
 using autograd::Tape;
@@ -88,7 +88,8 @@ TEST_CASE("autograd permute to f16: the f32 permute rounded, same f32 gradient",
   const auto x = test::randomFloats(n, -70000, 70000); // past f16's range too: inf, as a cast gives
   const auto dy = test::randomFloats(n);
   vk::Buffer xb = upload(x, "x"), dyb = upload(dy, "dy");
-  vk::Buffer g32 = upload(std::vector<float>(n, 7.0f), "g32"), g16 = upload(std::vector<float>(n, 7.0f), "g16");
+  vk::Buffer g32 = upload(std::vector<float>(n, 7.0f), "g32"),
+             g16 = upload(std::vector<float>(n, 7.0f), "g16");
   ops::ImmediateExecutor exec(ctx());
   graph::StepArena arena(ctx());
   autograd::Workspace ws(arena);
@@ -113,7 +114,8 @@ TEST_CASE("autograd permute to f16: the f32 permute rounded, same f32 gradient",
   exec.flush();
   CHECK(ctx().downloadVector<uint16_t>(got, n) == ctx().downloadVector<uint16_t>(cast, n));
   CHECK(download(g16, n) == download(g32, n));
-  CHECK(download(g32, n)[T * D] == dy[D]); // x[0, h=1, 0, 0] went to y[0, 0, h=1, 0]: the scatter's spot check
+  CHECK(download(g32, n)[T * D] ==
+        dy[D]); // x[0, h=1, 0, 0] went to y[0, 0, h=1, 0]: the scatter's spot check
   CHECK_THROWS_WITH(autograd::permute(tape, y16, shape, 0, strides, true),
                     Catch::Matchers::ContainsSubstring("expects f32 tensors"));
 }
@@ -268,8 +270,10 @@ TEST_CASE("autograd f16 logits: matmul to f16, cross-entropy hands back an f16 g
   const uint32_t M = 33, N = 127, K = 24; // rows, vocab, width
   std::vector<uint16_t> xh(size_t(M) * K), wh(size_t(N) * K);
   std::vector<double> x(xh.size()), w(wh.size());
-  for (size_t i = 0; i < xh.size(); ++i) x[i] = halfToFloat(xh[i] = floatToHalf(test::randomFloats(1, -2, 2)[0]));
-  for (size_t i = 0; i < wh.size(); ++i) w[i] = halfToFloat(wh[i] = floatToHalf(test::randomFloats(1, -1, 1)[0]));
+  for (size_t i = 0; i < xh.size(); ++i)
+    x[i] = halfToFloat(xh[i] = floatToHalf(test::randomFloats(1, -2, 2)[0]));
+  for (size_t i = 0; i < wh.size(); ++i)
+    w[i] = halfToFloat(wh[i] = floatToHalf(test::randomFloats(1, -1, 1)[0]));
   std::uniform_int_distribution<int32_t> pick(0, int32_t(N) - 1);
   std::vector<int32_t> targets(M);
   for (auto& t : targets)
@@ -279,7 +283,8 @@ TEST_CASE("autograd f16 logits: matmul to f16, cross-entropy hands back an f16 g
   ctx().uploadVector(wb, wh);
   vk::Buffer tb = ctx().buffer(M * 4, "targets");
   ctx().uploadVector(tb, targets);
-  vk::Buffer gx = upload(std::vector<float>(x.size(), 0.0f), "gx"), gw = upload(std::vector<float>(w.size(), 0.0f), "gw");
+  vk::Buffer gx = upload(std::vector<float>(x.size(), 0.0f), "gx"),
+             gw = upload(std::vector<float>(w.size(), 0.0f), "gw");
   ops::ImmediateExecutor exec(ctx());
   graph::StepArena arena(ctx());
   autograd::Workspace ws(arena);
@@ -345,9 +350,11 @@ TEST_CASE("tape: an f16 gradient is widened for f32 readers and recast after f32
   Tape tape(exec, ws);
   Tensor t = tape.empty({n}, autograd::DType::F32, true, "t");
   tape.passGradF16(t, hb.range());
-  const auto same = [](vk::BufferRange a, vk::BufferRange b) { return a.buffer == b.buffer && a.offset == b.offset; };
-  CHECK(same(tape.gradOfF16(t), hb.range())); // handed back as it is: no cast
-  const vk::BufferRange wide = tape.gradOf(t);          // widened for an f32 reader
+  const auto same = [](vk::BufferRange a, vk::BufferRange b) {
+    return a.buffer == b.buffer && a.offset == b.offset;
+  };
+  CHECK(same(tape.gradOfF16(t), hb.range()));  // handed back as it is: no cast
+  const vk::BufferRange wide = tape.gradOf(t); // widened for an f32 reader
   vk::Buffer wideHost = ctx().buffer(n * 4, "wide");
   ops::copy(exec, wide, wideHost.range(), n);
   tape.passGrad(t, mb.range(), false); // an f32 write: the f16 form is stale now
@@ -400,7 +407,8 @@ TEST_CASE("autograd add shares its gradient: y = a + a W (the writer copies firs
   s.M = M;
   s.N = K;
   s.K = K;
-  const Tensor y = autograd::add(tape, at, autograd::matmul(tape, at, Tensor::constant(wb.range(), {K, K}), s));
+  const Tensor y =
+      autograd::add(tape, at, autograd::matmul(tape, at, Tensor::constant(wb.range(), {K, K}), s));
   tape.seedGrad(y, dyb.range());
   tape.backward();
   // da = dy + dy W^T: the matmul's backward reads dy (its output's gradient) while it writes da, which
@@ -463,8 +471,10 @@ TEST_CASE("autograd add shares its gradient along a residual chain", "[model][ad
 }
 
 // Q, K and V views of a packed [B*T, 3*H*D] projection: the same values as three permutes; the backward
-// writes each part of dx once (no fill), zeroes a part without a gradient, and adds when dx already holds one.
-TEST_CASE("autograd permuteSplit: the views partition x, one backward writes every part", "[model][permute]") {
+// writes each part of dx once (no fill), zeroes a part without a gradient, and adds when dx already holds
+// one.
+TEST_CASE("autograd permuteSplit: the views partition x, one backward writes every part",
+          "[model][permute]") {
   const uint32_t B = 2, T = 3, H = 4, D = 5, W = 3 * H * D;
   const auto x = test::randomFloats(size_t(B) * T * W);
   const size_t part = size_t(B) * H * T * D;
@@ -472,7 +482,8 @@ TEST_CASE("autograd permuteSplit: the views partition x, one backward writes eve
   const int present = GENERATE(3, 2); // parts that receive a gradient
   const bool preWritten = GENERATE(false, true);
   INFO("parts with a gradient " << present << ", dx already written " << preWritten);
-  vk::Buffer xb = upload(x, "x"), dyb = upload(dy, "dy"), pre = upload(std::vector<float>(x.size(), 0.5f), "pre");
+  vk::Buffer xb = upload(x, "x"), dyb = upload(dy, "dy"),
+             pre = upload(std::vector<float>(x.size(), 0.5f), "pre");
   ops::ImmediateExecutor exec(ctx());
   graph::StepArena arena(ctx());
   autograd::Workspace ws(arena);
@@ -513,5 +524,6 @@ TEST_CASE("autograd permuteSplit: the views partition x, one backward writes eve
   CHECK(ref::maxAbsError(yv, yRef) == 0.0);
   CHECK(ref::maxAbsError(gradOfLeaf(exec, xt), gRef) < 1e-6);
   views.pop_back();
-  CHECK_THROWS_WITH(autograd::permuteSplit(tape, xt, views), Catch::Matchers::ContainsSubstring("must partition x"));
+  CHECK_THROWS_WITH(autograd::permuteSplit(tape, xt, views),
+                    Catch::Matchers::ContainsSubstring("must partition x"));
 }

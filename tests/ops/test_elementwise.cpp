@@ -398,8 +398,9 @@ TEST_CASE("activations to f16 equal the f32 activation then a cast, bit for bit"
     bad += std::fabs(got[i] - want) > ulp + 1e-5;
   }
   CHECK(bad == 0);
-  CHECK_THROWS_WITH(codegen::generateElementwise({codegen::EwOp::Copy, codegen::EwType::F32, false, 256, true}),
-                    ContainsSubstring("an f16 output is for math ops on f32, not copy"));
+  CHECK_THROWS_WITH(
+      codegen::generateElementwise({codegen::EwOp::Copy, codegen::EwType::F32, false, 256, true}),
+      ContainsSubstring("an f16 output is for math ops on f32, not copy"));
 }
 
 // f16 -> f32 is exact (bit-exact vs the host conversion); f32 -> f16 must be within one f16 ulp

@@ -169,5 +169,6 @@ TEST_CASE("gemm_coop: workgroup scope walks K in unrolled trips, then slice by s
   CHECK_THROWS_WITH(bad.validate(), ContainsSubstring("unroll must be 1 to 16"));
   GemmCoopParams sub; // subgroup scope has its own staging
   sub.tensorLayouts = true;
-  CHECK_THROWS_WITH(sub.validate(), ContainsSubstring("tensor layouts and unrolling are for workgroup scope"));
+  CHECK_THROWS_WITH(sub.validate(),
+                    ContainsSubstring("tensor layouts and unrolling are for workgroup scope"));
 }

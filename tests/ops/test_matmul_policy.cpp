@@ -473,7 +473,8 @@ TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 probl
       br[i] = halfToFloat(bh[i] = floatToHalf(b[i]));
     vk::Buffer a32 = ctx->buffer(a.size() * 4, "A f32"), b32 = ctx->buffer(b.size() * 4, "B f32"),
                a16 = ctx->buffer(a.size() * 2, "A f16"), b16 = ctx->buffer(b.size() * 2, "B f16"),
-               c1 = ctx->buffer(batch * M * N * 4, "C f16Compute"), c2 = ctx->buffer(batch * M * N * 4, "C f16");
+               c1 = ctx->buffer(batch * M * N * 4, "C f16Compute"),
+               c2 = ctx->buffer(batch * M * N * 4, "C f16");
     ctx->uploadVector(a32, a);
     ctx->uploadVector(b32, b);
     ctx->uploadVector(a16, ah);
@@ -502,7 +503,8 @@ TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 probl
     exec.flush();
     const auto got = ctx->downloadVector<float>(c1, batch * M * N);
     const auto cast = ctx->downloadVector<float>(c2, batch * M * N);
-    INFO(M << "x" << N << "x" << K << " batch " << batch << (c.transA ? " tA" : "") << (c.transB ? " tB" : ""));
+    INFO(M << "x" << N << "x" << K << " batch " << batch << (c.transA ? " tA" : "")
+           << (c.transB ? " tB" : ""));
     CHECK(std::memcmp(got.data(), cast.data(), got.size() * 4) == 0);
     ref::GemmShape s{c.M, c.N, c.K, 1, c.transA, c.transB, 1.0f, 0.0f, false, false};
     ref::Vec want(batch * M * N);

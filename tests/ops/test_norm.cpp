@@ -331,7 +331,7 @@ TEST_CASE("norm forward with an f16 y equals the f32 forward rounded, bit for bi
     const auto y = result(by, n);
     const auto half = ctx().downloadVector<uint16_t>(by16, n + 1);
     const auto cast = ctx().downloadVector<uint16_t>(bcast, n);
-    CHECK(half[n] == kPoison16); // the guard past the end
+    CHECK(half[n] == kPoison16);                   // the guard past the end
     size_t mismatched = 0, unwritten = 0, far = 0; // far: more than half an f16 ulp from y
     for (size_t i = 0; i < n; ++i) {
       mismatched += half[i] != cast[i];
@@ -376,10 +376,10 @@ TEST_CASE("norm backward accumulates into dx when asked", "[norm]") {
     for (bool accumulate : {false, true}) {
       const vk::BufferRange dx = accumulate ? acc.range() : plain.range();
       if (ln) {
-        ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), br.range(), rows, cols,
-                       kEps);
-        ops::layerNormBackward(exec, bx.range(), bg.range(), bdy.range(), bm.range(), br.range(), dx, bdg.range(),
-                               bdb.range(), scratch.range(), rows, cols, {}, accumulate);
+        ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), br.range(), rows,
+                       cols, kEps);
+        ops::layerNormBackward(exec, bx.range(), bg.range(), bdy.range(), bm.range(), br.range(), dx,
+                               bdg.range(), bdb.range(), scratch.range(), rows, cols, {}, accumulate);
       } else {
         ops::rmsNorm(exec, bx.range(), bg.range(), by.range(), br.range(), rows, cols, kEps);
         ops::rmsNormBackward(exec, bx.range(), bg.range(), bdy.range(), br.range(), dx, bdg.range(),
