@@ -116,6 +116,19 @@ void checkTensorAccess(const Module& m, const char* what, TypeId matrixType, Val
                        " is not a tensor view of the layout's " + std::to_string(li.count) + " dimensions");
   }
 }
+// `head` (pointer, object, layout), then the memory operands (none) and the tensor-addressing operands
+// (the view, if any).
+std::vector<uint32_t> tensorAccessOperands(FunctionBuilder& f, std::vector<uint32_t> head,
+                                           const std::optional<Value>& view) {
+  head.push_back(0u);
+  if (view) {
+    head.push_back(static_cast<uint32_t>(::spv::TensorAddressingOperandsMask::TensorView));
+    head.push_back(f.ref(*view));
+  } else {
+    head.push_back(0u);
+  }
+  return head;
+}
 } // namespace
 
 Value FunctionBuilder::coopLoadTensor(TypeId matrixType, Value pointer, Value layout,
@@ -125,28 +138,16 @@ Value FunctionBuilder::coopLoadTensor(TypeId matrixType, Value pointer, Value la
   m_.addExtension(kCoop2Extension);
   // The Object operand supplies the elements the layout clamps away: zeros.
   const Value zeros = m_.constant(matrixType, 0.0);
-  std::vector<uint32_t> ops{ref(pointer), ref(zeros), ref(layout), 0u};
-  if (view) {
-    ops.push_back(static_cast<uint32_t>(::spv::TensorAddressingOperandsMask::TensorView));
-    ops.push_back(ref(*view));
-  } else {
-    ops.push_back(0u);
-  }
-  return emitResult(Op::OpCooperativeMatrixLoadTensorNV, matrixType, ops);
+  return emitResult(Op::OpCooperativeMatrixLoadTensorNV, matrixType,
+                    tensorAccessOperands(*this, {ref(pointer), ref(zeros), ref(layout)}, view));
 }
 
 void FunctionBuilder::coopStoreTensor(Value pointer, Value matrix, Value layout, std::optional<Value> view) {
   checkTensorAccess(m_, "coopStoreTensor", matrix.type, pointer, layout, view);
   m_.addCapability(Capability::CooperativeMatrixTensorAddressingNV);
   m_.addExtension(kCoop2Extension);
-  std::vector<uint32_t> ops{ref(pointer), ref(matrix), ref(layout), 0u};
-  if (view) {
-    ops.push_back(static_cast<uint32_t>(::spv::TensorAddressingOperandsMask::TensorView));
-    ops.push_back(ref(*view));
-  } else {
-    ops.push_back(0u);
-  }
-  opNoResult(Op::OpCooperativeMatrixStoreTensorNV, ops);
+  opNoResult(Op::OpCooperativeMatrixStoreTensorNV,
+             tensorAccessOperands(*this, {ref(pointer), ref(matrix), ref(layout)}, view));
 }
 
 } // namespace helios::spv

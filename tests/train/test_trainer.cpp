@@ -86,16 +86,24 @@ TEST_CASE(
   checkFusedFollowsUnfused(model::Precision::Mixed, 1e-2f);
 }
 
+namespace {
+// The micro GPT in mixed precision on 32-token sequences, for `steps` steps.
+train::TrainConfig mixedMicroGpt(uint32_t steps) {
+  auto cfg = test::microGptConfig();
+  cfg.gpt.precision = model::Precision::Mixed;
+  cfg.seqLen = cfg.gpt.context = 32;
+  cfg.steps = steps;
+  return cfg;
+}
+} // namespace
+
 TEST_CASE("trainer: mixed precision with the casts fused into their producers gives the same bits",
           "[train][gpt]") {
   HELIOS_REQUIRE_CORPUS();
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
   // Norms, GELU and the head merge write the GEMMs' f16 operands themselves: the same f32 values rounded
   // once, so the same losses and weights, in fewer dispatches (four casts per block and one for the head).
-  auto cfg = test::microGptConfig();
-  cfg.gpt.precision = model::Precision::Mixed;
-  cfg.seqLen = cfg.gpt.context = 32;
-  cfg.steps = 4;
+  auto cfg = mixedMicroGpt(4);
   Run fused(cfg);
   cfg.gpt.fusedCasts = false;
   Run separate(cfg);
@@ -112,10 +120,7 @@ TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
   // The head writes f16 logits and the loss hands back an f16 gradient: the loss is computed in f32 from
   // logits rounded to f16, so the curves agree to f16 noise, in fewer dispatches (no cast of the gradient).
-  auto cfg = test::microGptConfig();
-  cfg.gpt.precision = model::Precision::Mixed;
-  cfg.seqLen = cfg.gpt.context = 32;
-  cfg.steps = 8;
+  auto cfg = mixedMicroGpt(8);
   Run half(cfg);
   cfg.gpt.f16Logits = false;
   Run full(cfg);
@@ -134,10 +139,7 @@ TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve
 TEST_CASE("trainer: a micro GPT trains in mixed precision with dynamic loss scaling", "[train][gpt]") {
   HELIOS_REQUIRE_CORPUS();
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
-  auto cfg = test::microGptConfig();
-  cfg.gpt.precision = model::Precision::Mixed;
-  cfg.seqLen = cfg.gpt.context = 32;
-  cfg.steps = 12;
+  auto cfg = mixedMicroGpt(12);
   cfg.gradAccum = 2;
   Run run(cfg);
   CHECK(run.trainer->lossScale() == 65536.0f);
