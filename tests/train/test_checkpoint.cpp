@@ -153,3 +153,35 @@ TEST_CASE("checkpoint: weights round trip; other architectures, shapes and steps
   train::writeSafetensors(dir / "optimizer.safetensors", f2);
   CHECK_THROWS_WITH(b.trainer->resume(dir), ContainsSubstring("the checkpoint was trained on kjv"));
 }
+
+TEST_CASE("checkpoint: how a GPT computes may change on resume, its shape may not", "[train][checkpoint]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  const auto dir = test::tempDir("checkpoint-gpt");
+  auto cfg = test::microGptConfig();
+  cfg.steps = 2;
+  test::Run a(cfg);
+  a.trainer->train();
+  a.trainer->saveCheckpoint(dir);
+  // Precision, recomputation and the mixed-precision fusions are free; a checkpoint written before a key
+  // existed (here: the fusion flags removed from its metadata) loads too.
+  auto file = train::readSafetensors(dir / "model.safetensors");
+  nlohmann::json arch = nlohmann::json::parse(file.metadata.at("helios.model"));
+  arch.erase("fused_casts");
+  arch.erase("f16_logits");
+  file.metadata["helios.model"] = arch.dump();
+  train::writeSafetensors(dir / "model.safetensors", file);
+  auto computes = cfg;
+  computes.gpt.precision = model::Precision::Mixed;
+  computes.gpt.fusedCasts = false;
+  computes.gpt.f16Logits = false;
+  computes.gpt.checkpointActivations = true;
+  auto other = train::makeModel(test::trainCtx(), test::modelJsonFor(computes), 5);
+  CHECK_NOTHROW(train::loadCheckpoint(test::trainCtx(), dir, *other, true));
+  auto wider = cfg;
+  wider.gpt.dim = 128;
+  auto shaped = train::makeModel(test::trainCtx(), test::modelJsonFor(wider), 5);
+  CHECK_THROWS_WITH(train::loadCheckpoint(test::trainCtx(), dir, *shaped, false),
+                    ContainsSubstring("architecture differs") &&
+                        ContainsSubstring("dim 64 (checkpoint) vs 128"));
+}
