@@ -105,7 +105,7 @@ void Tape::prepareWrite(const Tensor& t) {
 
 vk::BufferRange Tape::gradForWrite(const Tensor& t) {
   gradStorage(t);
-  if (!t.gradSlot->sharers.empty()) prepareWrite(t);
+  prepareWrite(t);
   t.gradSlot->halfValid = false;
   return t.gradSlot->range;
 }
@@ -118,11 +118,12 @@ void Tape::shareGrad(const Tensor& from, const Tensor& to) {
     passGrad(to, g, false);
     return;
   }
-  // Every slot already on this range learns of the new one and the other way round.
+  // Every slot still read from this range learns of the new one and the other way round (released ones are
+  // read by nobody, so the group stays as small as the live part of a residual chain).
   GradSlot& f = *from.gradSlot;
   std::vector<std::shared_ptr<GradSlot>> group{from.gradSlot};
   for (const auto& w : f.sharers)
-    if (auto o = w.lock()) group.push_back(std::move(o));
+    if (auto o = w.lock(); o && !o->released) group.push_back(std::move(o));
   for (const auto& o : group) {
     o->sharers.push_back(to.gradSlot);
     s.sharers.push_back(o);
@@ -134,10 +135,8 @@ void Tape::shareGrad(const Tensor& from, const Tensor& to) {
 
 Tape::Target Tape::target(const Tensor& t) {
   GradSlot& s = *t.gradSlot;
-  if (!s.sharers.empty()) prepareWrite(t);
-  Target r{gradStorage(t), s.written || s.persistent};
+  Target r{gradForWrite(t), s.written || s.persistent};
   s.written = true;
-  s.halfValid = false;
   return r;
 }
 

@@ -1,8 +1,5 @@
 #include "engine/ops/cross_entropy.hpp"
 
-#include <stdexcept>
-#include <string>
-
 namespace helios::ops {
 
 using namespace rows_detail;
@@ -12,24 +9,16 @@ void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange target
                   RowKernelChoice kernel, bool f16) {
   checkShape("crossEntropy", rows, vocab);
   const uint64_t n = uint64_t(rows) * vocab;
-  const auto checkHalf = [n](const char* name, const vk::BufferRange& r) {
-    if (r.size < 2 * n)
-      throw std::invalid_argument(std::string("crossEntropy: ") + name + " holds " +
-                                  std::to_string(r.size / 2) + " f16 elements but needs " +
-                                  std::to_string(n));
-  };
   if (f16) {
-    checkHalf("logits", logits);
-    checkHalf("dlogits", dlogits);
+    checkHalfElems("crossEntropy", "logits", logits, n);
+    checkHalfElems("crossEntropy", "dlogits", dlogits, n);
+    requireF16Storage(exec, "crossEntropy");
   } else {
     checkElems("crossEntropy", "logits", logits, n);
     checkElems("crossEntropy", "dlogits", dlogits, n);
   }
   checkElems("crossEntropy", "targets", targets, rows);
   checkElems("crossEntropy", "loss", loss, rows);
-  if (f16 && !exec.context().device().features().storageBuffer16BitAccess)
-    throw std::runtime_error(
-        "crossEntropy: f16 logits need storageBuffer16BitAccess, which this device lacks");
   if (rows == 0) return;
   const RowKernelChoice c = resolve(exec, kernel, vocab);
   const codegen::CrossEntropyParams params{c.localSize, c.strategy, f16};

@@ -58,9 +58,9 @@ EwOp activationOp(Activation a, bool backward) {
 }
 
 void run(Executor& exec, EwOp op, EwType type, bool broadcast, std::initializer_list<Binding> bindings,
-         uint32_t n, uint32_t cols, float alpha) {
+         uint32_t n, uint32_t cols, float alpha, bool outF16 = false) {
   if (n == 0) return;
-  elementwise(exec, ElementwiseParams{op, type, broadcast, kLocalSize},
+  elementwise(exec, ElementwiseParams{op, type, broadcast, kLocalSize, outF16},
               std::span<const Binding>(bindings.begin(), bindings.size()),
               ElementwisePush{n, cols, alpha, 0});
 }
@@ -160,10 +160,7 @@ void activationToF16(Executor& exec, Activation act, vk::BufferRange x, vk::Buff
   requireCount(codegen::toString(op), n);
   requireElements(codegen::toString(op), "x", x, n, EwType::F32);
   requireElements(codegen::toString(op), "out (f16)", out, n, EwType::F16);
-  if (n == 0) return;
-  const std::initializer_list<Binding> bindings{{x, Access::Read}, {out, Access::Write}};
-  elementwise(exec, ElementwiseParams{op, EwType::F32, false, kLocalSize, true},
-              std::span<const Binding>(bindings.begin(), bindings.size()), ElementwisePush{n, 1, 0.0f, 0});
+  run(exec, op, EwType::F32, false, {{x, Access::Read}, {out, Access::Write}}, n, 1, 0.0f, true);
 }
 
 void activationBackward(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,

@@ -32,10 +32,10 @@ void checkForward(const char* op, uint32_t rows, uint32_t cols, const vk::Buffer
   checkShape(op, rows, cols);
   checkElems(op, "x", x, uint64_t(rows) * cols);
   checkElems(op, "gamma", gamma, cols);
-  if (!yF16) return checkElems(op, "y", y, uint64_t(rows) * cols);
-  if (y.size < uint64_t(rows) * cols * 2)
-    throw std::invalid_argument(std::string(op) + ": y holds " + std::to_string(y.size / 2) +
-                                " f16 elements, needs " + std::to_string(uint64_t(rows) * cols));
+  if (yF16)
+    checkHalfElems(op, "y", y, uint64_t(rows) * cols);
+  else
+    checkElems(op, "y", y, uint64_t(rows) * cols);
 }
 
 void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
@@ -50,13 +50,6 @@ void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, 
   checkElems(op, "dx", dx, n);
   checkElems(op, "dgamma", dgamma, cols);
   checkElems(op, "scratch", scratch, normBackwardScratchBytes(kind, rows, cols) / 4);
-}
-
-// An f16 y needs 16-bit storage buffers.
-void requireF16Storage(Executor& exec, const char* op, bool yF16) {
-  if (yF16 && !exec.context().device().features().storageBuffer16BitAccess)
-    throw std::runtime_error(std::string(op) +
-                             ": an f16 y needs storageBuffer16BitAccess, which this device lacks");
 }
 
 NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c, bool outF16 = false,
@@ -103,7 +96,7 @@ void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buf
                vk::BufferRange y, vk::BufferRange mean, vk::BufferRange rstd, uint32_t rows, uint32_t cols,
                float eps, RowKernelChoice kernel, bool yF16) {
   checkForward("layerNorm", rows, cols, x, gamma, y, yF16);
-  requireF16Storage(exec, "layerNorm", yF16);
+  if (yF16) requireF16Storage(exec, "layerNorm");
   checkElems("layerNorm", "beta", beta, cols);
   checkElems("layerNorm", "mean", mean, rows);
   checkElems("layerNorm", "rstd", rstd, rows);
@@ -149,7 +142,7 @@ void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buffe
              vk::BufferRange rstd, uint32_t rows, uint32_t cols, float eps, RowKernelChoice kernel,
              bool yF16) {
   checkForward("rmsNorm", rows, cols, x, gamma, y, yF16);
-  requireF16Storage(exec, "rmsNorm", yF16);
+  if (yF16) requireF16Storage(exec, "rmsNorm");
   checkElems("rmsNorm", "rstd", rstd, rows);
   if (rows == 0) return;
   const auto& pipe = exec.pipeline(

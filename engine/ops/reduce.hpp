@@ -29,6 +29,10 @@ vk::Groups rowGrid(uint32_t rows);
 void checkShape(const char* op, uint32_t rows, uint32_t cols);
 // Throws std::invalid_argument when `range` holds fewer than `count` 4-byte elements, naming the operand.
 void checkElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count);
+// The same for a tensor of `count` f16 elements.
+void checkHalfElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count);
+// Throws std::runtime_error naming `op` when the device cannot bind f16 storage buffers.
+void requireF16Storage(Executor& exec, const char* op);
 } // namespace rows_detail
 
 // out[r] = op(x[r, :]) for r < rows; x holds rows*cols f32, out rows f32. rows == 0 dispatches nothing.
