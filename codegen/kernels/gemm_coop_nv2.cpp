@@ -11,7 +11,6 @@
 // kernel declares no shared memory and has no barriers of its own.
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 
-#include <algorithm>
 #include <functional>
 #include <optional>
 
@@ -53,7 +52,7 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
   // The K walk, `unroll` slices per trip (straight-line code the driver can software-pipeline: with one
   // slice per trip its loads and MulAdds serialise), then the remaining slices one by one.
   const auto walkK = [&](const std::function<void(Value)>& slice) {
-    const uint32_t u = std::max(p.unroll, 1u);
+    const uint32_t u = p.unroll; // validate() keeps it in 1..16
     const Value full = u > 1 ? f.imul(f.udiv(steps, k(u)), k(u)) : k(0);
     if (u > 1)
       f.forRange(k(0), full, k(u), [&](Value kt) {
