@@ -8,7 +8,8 @@
 # GEMMs (TN, K = 16384) beside cuBLAS; sweep: every coop GEMM tiling timed at 4096^3 with warm clocks.
 # Knobs: COOP2=0 (skip the coopmat2 pass), COOP_CHECK=0 (skip the numerical check), ATTENTION_KERNELS
 # (KERNEL[:VAR=value,...] entries),
-# TESTS="test_a test_b" (only these test binaries in the tests step).
+# TESTS="test_a test_b" (only these test binaries in the tests and coopnum steps), COOP_TEST_VARIANTS
+# (VAR=value[,VAR=value] entries: test_attention's [coop] cases rerun under each).
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-out   # everything lands here; packed into $FINAL/results.tgz at the end (few files come back)
@@ -101,13 +102,14 @@ if has coopnum; then
   echo "== coop-matrix test cases on the GPU"
   for t in .dev/bin/test_*; do
     name=$(basename "$t")
+    [ -n "${TESTS:-}" ] && [[ " $TESTS " != *" $name "* ]] && continue
     "$t" --list-tags 2>/dev/null | grep -q '\[coop\]' || continue
     if timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop.log" 2>&1; then res=ok; else res=FAIL; fi
     printf '%-28s [coop] %s  %s\n' "$name" "$res" "$(tail -n 2 "$OUT/$name.coop.log" | tr '\n' ' ' | cut -c1-160)" |
       tee -a "$OUT/tests-coop.txt"
     if [ "$name" = test_attention ]; then # coop attention variants (COOP_TEST_VARIANTS)
       for v in ${COOP_TEST_VARIANTS:-HELIOS_ATTENTION_PREFETCH=0 HELIOS_ATTENTION_ROWOPS=0 HELIOS_ATTENTION_TILE=128 HELIOS_ATTENTION_SUBGROUPS=8 HELIOS_ATTENTION_PAD=0}; do
-        if env "$v" timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop-$v.log" 2>&1; then res=ok; else res=FAIL; fi
+        if env ${v//,/ } timeout "${TEST_TIMEOUT:-300}" "$t" '[coop]' >"$OUT/$name.coop-$v.log" 2>&1; then res=ok; else res=FAIL; fi
         printf '%-28s [coop] %s %s  %s\n' "$name" "$v" "$res" \
           "$(tail -n 2 "$OUT/$name.coop-$v.log" | tr '\n' ' ' | cut -c1-140)" | tee -a "$OUT/tests-coop.txt"
       done

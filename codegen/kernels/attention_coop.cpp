@@ -2,6 +2,7 @@
 // attention_coop_bwd.cpp on the shared scaffolding of attention_coop_emitter.hpp.
 #include "codegen/kernels/attention_coop.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
@@ -17,7 +18,8 @@ void require(bool ok, const std::string& what) {
 } // namespace
 
 uint32_t AttentionCoopParams::sharedBytes() const {
-  const uint32_t staged = (2 * headDim + 16 * pad) * (rows() + 2 * tile); // f16: owned rows, two tiles
+  // f16 rows: the owned rows, then two tiles over the same bytes (attention_coop_emitter.hpp's StagingAreas).
+  const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), 2 * tile);
   const uint32_t perRow = subgroups * 16 * tile; // entries of each per-subgroup scratch
   if (rowOps) // only the 16 x 16 f32 trips of setup and finish (+ the tile's lse and delta for dK/dV)
     return staged + subgroups * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
@@ -138,6 +140,10 @@ void registerAttentionCoop(KernelRegistry& registry) {
                  r.tile = tile;
                  if (r.sharedBytes() <= r.maxSharedBytes) ks.push_back(generateAttentionCoop(r));
                }
+               AttentionCoopParams wide = attentionCoopParams(pass, d, causal, 49152, true);
+               wide.tile = 32; // 128 owned rows: half the tile traffic per row
+               wide.subgroups = 8;
+               if (wide.sharedBytes() <= wide.maxSharedBytes) ks.push_back(generateAttentionCoop(wide));
                AttentionCoopParams unpadded = p;
                unpadded.pad = 0;
                ks.push_back(generateAttentionCoop(unpadded));

@@ -67,9 +67,10 @@ public:
     delta_ = m_.storageBuffer(7, f32_, Access::WriteOnly);
     pushBytes = pc_.size;
     beginMain();
-    shRows_ = stagingArray(p_.rows());
-    shK_ = stagingArray(p_.tile);
-    shV_ = stagingArray(p_.tile);
+    const StagingAreas staged = declareStaging();
+    shRows_ = staged.rows;
+    shK_ = staged.first;
+    shV_ = staged.second;
     declareScratch();
     setup();
     walkKeyTiles(shK_, shV_, [&](Value t0) { step(t0); });
@@ -97,7 +98,6 @@ private:
                [&] { f().storeAt(delta_, f().iadd(qBase_, row_), delta_i_); });
 
     qa_ = ownedRowsAsA(shRows_, q_, qBase_, Tq_);
-    f().workgroupBarrier();
     doa_ = ownedRowsAsA(shRows_, dO_, qBase_, Tq_);
     dq_ = zeroAccs(blocks_);
     if (p_.rowOps) {
@@ -152,7 +152,7 @@ private:
   }
 
   Buffer o_, dO_, lse_, dQ_, delta_;
-  Value shRows_, shK_, shV_;
+  Staging shRows_, shK_, shV_;
   Value limit_, lse_i_, delta_i_;
   Value sgRow0_, lseM_, deltaM_; // row ops
   FunctionId prob_, unmasked_;
@@ -176,9 +176,10 @@ public:
     dV_ = outputRows(7);
     pushBytes = pc_.size;
     beginMain();
-    shRows_ = stagingArray(p_.rows());
-    shQ_ = stagingArray(p_.tile);
-    shDO_ = stagingArray(p_.tile);
+    const StagingAreas staged = declareStaging();
+    shRows_ = staged.rows;
+    shQ_ = staged.first;
+    shDO_ = staged.second;
     shLse_ = m_.workgroupArray(f32_, p_.tile);
     shDelta_ = m_.workgroupArray(f32_, p_.tile);
     if (!p_.rowOps) shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
@@ -219,7 +220,6 @@ private:
     blockRow_ = f().imul(f().workgroupId(0), c(p_.rows()));
     row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
     ka_ = ownedRowsAsA(shRows_, k_, kvBase_, Tk_);
-    f().workgroupBarrier();
     va_ = ownedRowsAsA(shRows_, v_, kvBase_, Tk_);
     dk_ = zeroAccs(blocks_);
     dv_ = zeroAccs(blocks_);
@@ -296,7 +296,8 @@ private:
   }
 
   Buffer dO_, lse_, delta_, dK_, dV_;
-  Value shRows_, shQ_, shDO_, shLse_, shDelta_, shP_;
+  Staging shRows_, shQ_, shDO_;
+  Value shLse_, shDelta_, shP_;
   FunctionId prob_, unmasked_, lseCol_, deltaCol_;
   Value b_, kvh_;
   std::vector<Value> ka_, va_, dk_, dv_;

@@ -2,6 +2,7 @@
 
 #include "codegen/kernels/half_pack.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -39,6 +40,11 @@ void AttentionCoopEmitter::beginMain() {
   zeroAcc_ = f().coopFill(tc_, f().f32(0.0f));
 }
 
+AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging() {
+  const Value array = m_.workgroupArray(uvec4_, std::max(p_.rows(), 2 * p_.tile) * rowVecs_);
+  return {{array, 0}, {array, 0}, {array, p_.tile * rowVecs_}};
+}
+
 void AttentionCoopEmitter::declareQkv() {
   q_ = inputRows(0);
   k_ = inputRows(1);
@@ -56,7 +62,7 @@ void AttentionCoopEmitter::ownQueryRows() {
   row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
 }
 
-void AttentionCoopEmitter::walkKeyTiles(Value shK, Value shV, const std::function<void(Value)>& body) {
+void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV, const std::function<void(Value)>& body) {
   const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
   const Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
   TileStream ks = tileStream(shK, k_, kvBase_, Tk_), vs = tileStream(shV, v_, kvBase_, Tk_);
@@ -96,14 +102,14 @@ std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, Value base, V
   return regs;
 }
 
-void AttentionCoopEmitter::put(Value shared, const std::vector<Value>& regs, uint32_t count) {
+void AttentionCoopEmitter::put(const Staging& shared, const std::vector<Value>& regs, uint32_t count) {
   const uint32_t vecs = count * d8_, n = p_.invocations();
   for (uint32_t e = 0; e < regs.size(); ++e) {
     const Value idx = f().iadd(lid_, c(e * n));
     const auto body = [&] {
       const Value at =
           p_.pad ? f().iadd(f().imul(f().udiv(idx, c(d8_)), c(rowVecs_)), f().rem(idx, c(d8_))) : idx;
-      f().store(f().accessChain(shared, {at}), regs[e]);
+      f().store(f().accessChain(shared.array, {f().iadd(at, c(shared.offset))}), regs[e]);
     };
     if ((e + 1) * n <= vecs)
       body();
@@ -112,12 +118,12 @@ void AttentionCoopEmitter::put(Value shared, const std::vector<Value>& regs, uin
   }
 }
 
-void AttentionCoopEmitter::stage(Value shared, const Buffer& rows, Value base, Value first, uint32_t count,
+void AttentionCoopEmitter::stage(const Staging& shared, const Buffer& rows, Value base, Value first, uint32_t count,
                                  Value total) {
   put(shared, fetch(rows, base, first, count, total), count);
 }
 
-AttentionCoopEmitter::TileStream AttentionCoopEmitter::tileStream(Value shared, const Buffer& rows,
+AttentionCoopEmitter::TileStream AttentionCoopEmitter::tileStream(const Staging& shared, const Buffer& rows,
                                                                   Value base, Value total) {
   return {shared, &rows, base, total, {}};
 }
@@ -144,24 +150,28 @@ void AttentionCoopEmitter::next(TileStream& s, Value first, Value nextFirst) {
     f().store(s.held[i], ahead[i]);
 }
 
-std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(Value shared, const Buffer& rows, Value base,
+std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(const Staging& shared, const Buffer& rows, Value base,
                                                       Value total) {
   stage(shared, rows, base, blockRow_, p_.rows(), total);
   f().workgroupBarrier();
-  return loadA(shared, f().imul(sg_, c(16)));
+  std::vector<Value> a = loadA(shared, f().imul(sg_, c(16)));
+  f().workgroupBarrier();
+  return a;
 }
 
-std::vector<Value> AttentionCoopEmitter::loadA(Value shared, Value row) {
+std::vector<Value> AttentionCoopEmitter::loadA(const Staging& shared, Value row) {
   std::vector<Value> out;
   const Value at = f().imul(row, c(rowVecs_));
   for (uint32_t d = 0; d < blocks_; ++d)
-    out.push_back(f().coopLoad(ta_, f().accessChain(shared, {f().iadd(at, c(2 * d))}), c(rowVecs_),
+    out.push_back(f().coopLoad(ta_, f().accessChain(shared.array, {f().iadd(at, c(shared.offset + 2 * d))}),
+                               c(rowVecs_),
                                CoopLayout::RowMajorKHR));
   return out;
 }
 
-Value AttentionCoopEmitter::tileB(Value tile, uint32_t kb, uint32_t d, CoopLayout layout) {
-  return f().coopLoad(tb_, f().accessChain(tile, {c(kb * 16 * rowVecs_ + 2 * d)}), c(rowVecs_), layout);
+Value AttentionCoopEmitter::tileB(const Staging& tile, uint32_t kb, uint32_t d, CoopLayout layout) {
+  return f().coopLoad(tb_, f().accessChain(tile.array, {c(tile.offset + kb * 16 * rowVecs_ + 2 * d)}),
+                      c(rowVecs_), layout);
 }
 
 FunctionId AttentionCoopEmitter::combineFunction(const char* name, const Binary& op) {
@@ -253,26 +263,27 @@ Value AttentionCoopEmitter::rowValue(Value scratch, Value matrix) {
   return v;
 }
 
-Value AttentionCoopEmitter::productBlock(const std::vector<Value>& xa, Value tile, uint32_t kb) {
+Value AttentionCoopEmitter::productBlock(const std::vector<Value>& xa, const Staging& tile, uint32_t kb) {
   Value acc = zeroAcc_;
   for (uint32_t d = 0; d < blocks_; ++d)
     acc = f().coopMulAdd(xa[d], tileB(tile, kb, d, CoopLayout::ColumnMajorKHR), acc);
   return acc;
 }
 
-Value AttentionCoopEmitter::addTileProduct(Value acc, const std::vector<Value>& wa, Value tile, uint32_t d) {
+Value AttentionCoopEmitter::addTileProduct(Value acc, const std::vector<Value>& wa, const Staging& tile,
+                                           uint32_t d) {
   for (uint32_t kb = 0; kb < wa.size(); ++kb)
     acc = f().coopMulAdd(wa[kb], tileB(tile, kb, d, CoopLayout::RowMajorKHR), acc);
   return acc;
 }
 
-void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, Value tile) {
+void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, const Staging& tile) {
   for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
     f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), productBlock(xa, tile, kb),
                   c(p_.tile), CoopLayout::RowMajorKHR);
 }
 
-void AttentionCoopEmitter::accumulate(const std::vector<Value>& accs, Value w, Value tile) {
+void AttentionCoopEmitter::accumulate(const std::vector<Value>& accs, Value w, const Staging& tile) {
   std::vector<Value> wa;
   for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
     wa.push_back(f().coopLoad(ta_, f().accessChain(w, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
@@ -328,9 +339,10 @@ void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
   lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
   pushBytes = pc_.size;
   beginMain();
-  shQ_ = stagingArray(p_.rows());
-  shK_ = stagingArray(p_.tile);
-  shV_ = stagingArray(p_.tile);
+  const StagingAreas staged = declareStaging();
+  shQ_ = staged.rows;
+  shK_ = staged.first;
+  shV_ = staged.second;
 }
 
 void ForwardEmitterBase::writeLse(Value l, Value m) {

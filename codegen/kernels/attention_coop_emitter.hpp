@@ -12,6 +12,12 @@
 
 namespace helios::codegen::detail {
 
+// A region of staged f16 rows: a Workgroup array of 16-byte vectors and the vector the region starts at.
+struct Staging {
+  spv::Value array;
+  uint32_t offset = 0;
+};
+
 class AttentionCoopEmitter {
 protected:
   explicit AttentionCoopEmitter(const AttentionCoopParams& p);
@@ -27,39 +33,44 @@ protected:
   void declareQkv();                        // q_, k_, v_ at bindings 0, 1, 2 (every pass)
   spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, o, dO)
   spv::Buffer outputRows(uint32_t binding); // f32 rows written as vec4 (dQ, dK, dV)
-  spv::Value stagingArray(uint32_t rows) { return m_.workgroupArray(uvec4_, rows * rowVecs_); }
+  // Every pass stages its owned rows once (setup) and then streams two tiles: both live in one array, the
+  // tiles over the bytes the owned rows used (ownedRowsAsA() returns only when every subgroup has read them).
+  struct StagingAreas {
+    Staging rows, first, second;
+  };
+  StagingAreas declareStaging();
 
   // Rows [first, first + count) of a tensor side whose rows start at row `base` (`total` rows, D floats
   // each) into `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
-  void stage(spv::Value shared, const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
+  void stage(const Staging& shared, const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
              spv::Value total);
   // stage() in two halves, so a loop can issue the global loads of its next tile before computing on the
   // current one: fetch() returns this invocation's packed vectors, put() stores them.
   std::vector<spv::Value> fetch(const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
                                 spv::Value total);
-  void put(spv::Value shared, const std::vector<spv::Value>& regs, uint32_t count);
+  void put(const Staging& shared, const std::vector<spv::Value>& regs, uint32_t count);
 
   // A tile of `tile` rows walked by a loop, prefetched one step ahead through Function variables (when
   // p.prefetch): begin(first) before the loop; in the loop, next() stores the held tile to shared memory and
   // issues the loads of the tile at `nextFirst`.
   struct TileStream {
-    spv::Value shared;
+    Staging shared;
     const spv::Buffer* rows;
     spv::Value base, total;
     std::vector<spv::Value> held; // Function variables
   };
-  TileStream tileStream(spv::Value shared, const spv::Buffer& rows, spv::Value base, spv::Value total);
+  TileStream tileStream(const Staging& shared, const spv::Buffer& rows, spv::Value base, spv::Value total);
   void begin(TileStream& s, spv::Value first);
   void next(TileStream& s, spv::Value first, spv::Value nextFirst);
   // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
-  std::vector<spv::Value> loadA(spv::Value shared, spv::Value row);
+  std::vector<spv::Value> loadA(const Staging& shared, spv::Value row);
   // The workgroup's rows [blockRow_, blockRow_ + rows()) of a tensor side staged into `shared`, then this
-  // subgroup's 16 of them as A matrices (a barrier between; the caller puts one before restaging `shared`).
-  std::vector<spv::Value> ownedRowsAsA(spv::Value shared, const spv::Buffer& rows, spv::Value base,
+  // subgroup's 16 of them as A matrices; a barrier after, so `shared` (and what aliases it) can be restaged.
+  std::vector<spv::Value> ownedRowsAsA(const Staging& shared, const spv::Buffer& rows, spv::Value base,
                                        spv::Value total);
   // The 16 x 16 block (rows kb, columns d of 16) of a staged tile as a B matrix: RowMajor reads the tile's
   // rows as B's rows (P V), ColumnMajor as B's columns (Q K^T).
-  spv::Value tileB(spv::Value tile, uint32_t kb, uint32_t d, spv::CoopLayout layout);
+  spv::Value tileB(const Staging& tile, uint32_t kb, uint32_t d, spv::CoopLayout layout);
 
   // Helper functions for the NV2 row operations (p.rowOps). combineFunction: (f32, f32) -> f32 for
   // coopReduce; elementFunction: (u32 row, u32 col, f32 x, f32 y) -> f32 for coopPerElement with one extra
@@ -92,21 +103,22 @@ protected:
 
   // Block kb (16 x 16) of X Y^T: X as A matrices across D, Y the staged tile (rows kb*16.. read column-major
   // as B).
-  spv::Value productBlock(const std::vector<spv::Value>& xa, spv::Value tile, uint32_t kb);
+  spv::Value productBlock(const std::vector<spv::Value>& xa, const Staging& tile, uint32_t kb);
   // acc + W Y_d: W (16 x tile) as A matrices, one per 16 columns; Y_d the staged tile's 16-column block d.
-  spv::Value addTileProduct(spv::Value acc, const std::vector<spv::Value>& wa, spv::Value tile, uint32_t d);
+  spv::Value addTileProduct(spv::Value acc, const std::vector<spv::Value>& wa, const Staging& tile,
+                            uint32_t d);
   // dst (16 x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T, block by block.
-  void productT(spv::Value dst, const std::vector<spv::Value>& xa, spv::Value tile);
+  void productT(spv::Value dst, const std::vector<spv::Value>& xa, const Staging& tile);
   // accs[d] += W Y_d: W the 16 x tile f16 block at this subgroup's sBase_ in `w`, Y_d the staged tile's
   // 16-column block d (accs: Function variables of accumulator matrices).
-  void accumulate(const std::vector<spv::Value>& accs, spv::Value w, spv::Value tile);
+  void accumulate(const std::vector<spv::Value>& accs, spv::Value w, const Staging& tile);
 
   // Passes that own query rows (forward, dQ): this workgroup's head (qBase_, kvBase_: first rows of its q and
   // kv heads), block (blockRow_; causal hands the last, longest blocks out first) and this lane's row_.
   void ownQueryRows();
   // Their walk over the key tiles up to the last key the block's last real row sees: K and V streamed into
   // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key.
-  void walkKeyTiles(spv::Value shK, spv::Value shV, const std::function<void(spv::Value)>& body);
+  void walkKeyTiles(const Staging& shK, const Staging& shV, const std::function<void(spv::Value)>& body);
 
   // A subgroup-wide barrier that also orders this subgroup's shared-memory writes before its reads.
   void subgroupBarrier();
@@ -147,7 +159,7 @@ protected:
   void writeLse(spv::Value l, spv::Value m);
 
   spv::Buffer o_, lse_;
-  spv::Value shQ_, shK_, shV_;
+  Staging shQ_, shK_, shV_;
 };
 
 // The passes, each a complete module (AttentionCoopParams::pass picks one in generateAttentionCoop).

@@ -261,8 +261,8 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   codegen::registerAttentionCoop(reg);
   const auto ks = reg.find("attention.coop")->all();
   // 3 passes x D 16, 64, 128 x dense/causal x (default, unpadded, 1 subgroup, no prefetch), + 32-key
-  // forwards, + the NV2 row-ops passes at every tile that fits 48 KiB (36 of them).
-  CHECK(ks.size() == 110);
+  // forwards, + the NV2 row-ops passes at every tile that fits 48 KiB and with 8 subgroups (66 of them).
+  CHECK(ks.size() == 142);
   size_t rowOps = 0;
   for (const auto& k : ks) {
     INFO(k.name);
@@ -270,7 +270,7 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     CHECK(k.requiredSubgroupSize == 32);
     rowOps += k.name.find("_rowops") != std::string::npos;
   }
-  CHECK(rowOps == 36);
+  CHECK(rowOps == 66);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
@@ -280,10 +280,10 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   CHECK(rowOpsFwd.sharedBytes() < khr.sharedBytes());
   CHECK_THROWS_WITH(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 24, false),
                     ContainsSubstring("multiple of 16"));
-  // The KHR forward takes 64-key tiles where four subgroups fit with padded rows (D = 16), 32 from D = 64;
-  // every pass fits 48 KiB with padded staging rows.
+  // The KHR forward takes 64-key tiles where four subgroups fit with padded rows (D = 16 and 64: the tiles
+  // reuse the owned rows' staging), 32 at D = 128; every pass fits 48 KiB with padded staging rows.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 16, true).tile == 64);
-  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true).tile == 32);
+  CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true).tile == 64);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true).tile == 32);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true).tile == 32);
   for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
@@ -292,6 +292,14 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
       const auto p = codegen::attentionCoopParams(pass, 128, true, 49152, nv2);
       CHECK(p.sharedBytes() <= 49152);
       CHECK(p.pad == 1);
+      // Row ops at D = 128: 64-key tiles with 4 subgroups, or 128 owned rows (8 subgroups) with 32-key tiles.
+      if (nv2) {
+        CHECK(p.tile == 64);
+        auto wide = p;
+        wide.tile = 32;
+        wide.subgroups = 8;
+        CHECK_NOTHROW(wide.validate());
+      }
     }
 }
 
