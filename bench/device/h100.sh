@@ -84,14 +84,16 @@ if has attention; then
   echo "== fused attention (fallback f32, and coop) vs PyTorch SDPA (f16 flash and f32)"
   ASHAPES=${ATTENTION_SHAPES:-1x8x512x64,2x8x256x64,4x12x1024x64,8x16x2048x128,1x8x4096x64}
   (cd bench/torch && python3 attention.py --shapes "$ASHAPES") >"$OUT/torch_attention.json"
-  # Entries: KERNEL[:VAR=value,...] (e.g. coop:HELIOS_ATTENTION_ROWOPS=0); coop-nopf = coop without prefetch.
+  # Entries: KERNEL[:VAR=value,...] (e.g. coop:HELIOS_ATTENTION_ROWOPS=0); coop-nopf = coop without prefetch;
+  # coop-h16 = coop on f16 q, k, v.
   for entry in ${ATTENTION_KERNELS:-fallback coop}; do
     kernel=${entry%%:*}; envs=; [ "$entry" != "$kernel" ] && envs=${entry#*:}
     [ "$kernel" = coop-nopf ] && kernel=coop && envs=HELIOS_ATTENTION_PREFETCH=0
+    qkv=f32; [ "$kernel" = coop-h16 ] && kernel=coop && qkv=f16 # q, k, v stored as f16, as SDPA f16 reads them
     label=$(echo "$entry" | tr ':=,' '-__')
     # Two passes over the shapes, the second recorded: the first shape of a process read 2-10x slow even
     # with 1 s of warm-up per measurement.
-    env ${envs//,/ } helios-bench attention --kernel "$kernel" --shapes "$ASHAPES" --repeat 10 --passes 2 \
+    env ${envs//,/ } helios-bench attention --kernel "$kernel" --qkv $qkv --shapes "$ASHAPES" --repeat 10 --passes 2 \
       --label "$label" --json "$OUT/helios_attention_$label.json" >"$OUT/helios_attention_$label.txt" 2>&1
     python3 bench/merge_attention.py --helios "$OUT/helios_attention_$label.json" --torch "$OUT/torch_attention.json" \
       --out "$OUT/attention_$label.json" | tee -a "$OUT/summary.txt"

@@ -3,6 +3,7 @@
 #include "codegen/kernels/attention_coop.hpp"
 
 #include <algorithm>
+#include <set>
 #include <stdexcept>
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
@@ -38,13 +39,15 @@ std::string AttentionCoopParams::cacheKey() const {
   return std::string("attention_coop:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
-         std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad);
+         std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
+         (halfQkv ? ":h16" : "");
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
-         (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad");
+         (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
+         (halfQkv ? "_h16" : "");
 }
 
 void AttentionCoopParams::validate() const {
@@ -135,33 +138,42 @@ void registerAttentionCoop(KernelRegistry& registry) {
        [] { return generateAttentionCoop(attentionCoopParams(AttentionPass::Forward, 64, true)); },
        [] {
          std::vector<Kernel> ks;
+         std::set<std::string> seen;
+         const auto add = [&](const AttentionCoopParams& p) {
+           if (seen.insert(p.cacheKey()).second) ks.push_back(generateAttentionCoop(p));
+         };
          for (AttentionPass pass :
               {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
            for (uint32_t d : {16u, 64u, 128u})
              for (bool causal : {false, true}) {
                AttentionCoopParams p = attentionCoopParams(pass, d, causal);
-               ks.push_back(generateAttentionCoop(p));
+               add(p);
                if (p.tile == 64) { // the 32-key forward too
                  AttentionCoopParams t32 = p;
                  t32.tile = 32;
-                 ks.push_back(generateAttentionCoop(t32));
+                 add(t32);
                }
-               for (uint32_t tile : {32u, 64u, 128u}) { // the NV2 row-ops variant at its tilings
-                 AttentionCoopParams r = attentionCoopParams(pass, d, causal, 49152, true);
-                 r.tile = tile;
-                 if (r.sharedBytes() <= r.maxSharedBytes) ks.push_back(generateAttentionCoop(r));
-               }
-               AttentionCoopParams wide = attentionCoopParams(pass, d, causal, 49152, true);
-               wide.tile = 32; // 128 owned rows: half the tile traffic per row
-               wide.subgroups = 8;
-               if (wide.sharedBytes() <= wide.maxSharedBytes) ks.push_back(generateAttentionCoop(wide));
+               // The NV2 row-ops variant: 4 and 8 subgroups at every tile that fits, and on f16 q, k, v.
+               AttentionCoopParams r = attentionCoopParams(pass, d, causal, 49152, true);
+               for (uint32_t sg : {4u, 8u})
+                 for (uint32_t tile : {32u, 64u, 128u}) {
+                   AttentionCoopParams t = r;
+                   t.subgroups = sg;
+                   t.tile = tile;
+                   if (t.sharedBytes() <= t.maxSharedBytes) add(t);
+                 }
+               r.halfQkv = true;
+               add(r);
+               AttentionCoopParams khr16 = p; // the KHR passes on f16 q, k, v
+               khr16.halfQkv = true;
+               add(khr16);
                AttentionCoopParams unpadded = p;
                unpadded.pad = 0;
-               ks.push_back(generateAttentionCoop(unpadded));
+               add(unpadded);
                p.subgroups = 1;
-               ks.push_back(generateAttentionCoop(p));
+               add(p);
                p.prefetch = false;
-               ks.push_back(generateAttentionCoop(p));
+               add(p);
              }
          return ks;
        }});

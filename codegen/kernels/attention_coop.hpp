@@ -43,6 +43,9 @@ struct AttentionCoopParams {
   // 16-byte vectors appended to every staged f16 row: rows of D = 64 or 128 halves would otherwise start on
   // the same shared-memory banks, and the coop loads that read 16 of them at once would conflict.
   uint32_t pad = 1;
+  // q, k and v stored as f16 (bindings 0-2 hold halves, staged as they are); o, dO, lse and every output
+  // stay f32.
+  bool halfQkv = false;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
 
@@ -50,8 +53,9 @@ struct AttentionCoopParams {
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
   std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops")
-  std::string name() const; // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops")
-  void validate() const;    // throws std::invalid_argument naming the broken constraint
+  // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v)
+  std::string name() const;
+  void validate() const; // throws std::invalid_argument naming the broken constraint
 };
 
 // The pass's tiling: the forward takes 64-key tiles with 4 subgroups where they fit; otherwise 32-key

@@ -46,9 +46,13 @@ AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging() {
 }
 
 void AttentionCoopEmitter::declareQkv() {
-  q_ = inputRows(0);
-  k_ = inputRows(1);
-  v_ = inputRows(2);
+  // f16 rows are read as 16-byte vectors of 8 halves, just as fetch() packs f32 rows.
+  const auto rows = [&](uint32_t binding) {
+    return p_.halfQkv ? m_.storageBuffer(binding, uvec4_, Access::ReadOnly) : inputRows(binding);
+  };
+  q_ = rows(0);
+  k_ = rows(1);
+  v_ = rows(2);
 }
 
 void AttentionCoopEmitter::ownQueryRows() {
@@ -62,7 +66,8 @@ void AttentionCoopEmitter::ownQueryRows() {
   row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
 }
 
-void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV, const std::function<void(Value)>& body) {
+void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV,
+                                        const std::function<void(Value)>& body) {
   const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
   const Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
   TileStream ks = tileStream(shK, k_, kvBase_, Tk_), vs = tileStream(shV, v_, kvBase_, Tk_);
@@ -95,8 +100,8 @@ std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, Value base, V
     const Value idx = f().umin(f().iadd(lid_, c(e * n)), c(vecs - 1));
     const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
     // A row past the end reads the last row and yields zeros.
-    const Value h8 = loadF32AsHalf8(
-        f(), rows, f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_))));
+    const Value at = f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_)));
+    const Value h8 = rows.element == uvec4_ ? f().loadAt(rows, at) : loadF32AsHalf8(f(), rows, at);
     regs.push_back(f().select(f().lt(row, total), h8, zero));
   }
   return regs;
@@ -118,8 +123,8 @@ void AttentionCoopEmitter::put(const Staging& shared, const std::vector<Value>& 
   }
 }
 
-void AttentionCoopEmitter::stage(const Staging& shared, const Buffer& rows, Value base, Value first, uint32_t count,
-                                 Value total) {
+void AttentionCoopEmitter::stage(const Staging& shared, const Buffer& rows, Value base, Value first,
+                                 uint32_t count, Value total) {
   put(shared, fetch(rows, base, first, count, total), count);
 }
 
@@ -164,8 +169,7 @@ std::vector<Value> AttentionCoopEmitter::loadA(const Staging& shared, Value row)
   const Value at = f().imul(row, c(rowVecs_));
   for (uint32_t d = 0; d < blocks_; ++d)
     out.push_back(f().coopLoad(ta_, f().accessChain(shared.array, {f().iadd(at, c(shared.offset + 2 * d))}),
-                               c(rowVecs_),
-                               CoopLayout::RowMajorKHR));
+                               c(rowVecs_), CoopLayout::RowMajorKHR));
   return out;
 }
 

@@ -42,8 +42,8 @@ protected:
 
   // Rows [first, first + count) of a tensor side whose rows start at row `base` (`total` rows, D floats
   // each) into `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
-  void stage(const Staging& shared, const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
-             spv::Value total);
+  void stage(const Staging& shared, const spv::Buffer& rows, spv::Value base, spv::Value first,
+             uint32_t count, spv::Value total);
   // stage() in two halves, so a loop can issue the global loads of its next tile before computing on the
   // current one: fetch() returns this invocation's packed vectors, put() stores them.
   std::vector<spv::Value> fetch(const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,

@@ -351,7 +351,9 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
   return y;
 }
 
-std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views) {
+std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views,
+                                 bool toF16) {
+  if (toF16) requireF32("permuteSplit (to f16)", x);
   uint64_t covered = 0;
   for (const PermuteView& v : views)
     covered += uint64_t(v.shape[0]) * v.shape[1] * v.shape[2] * v.shape[3];
@@ -359,10 +361,13 @@ std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<
     throw std::invalid_argument("autograd::permuteSplit: the views hold " + std::to_string(covered) +
                                 " elements, x " + std::to_string(x.elements()) + " (they must partition x)");
   const bool grad = tape.needsGrad({&x});
-  const ops::PermuteType type = x.dtype == DType::F16 ? ops::PermuteType::F16 : ops::PermuteType::F32;
+  const ops::PermuteType type = toF16                   ? ops::PermuteType::F32ToF16
+                                : x.dtype == DType::F16 ? ops::PermuteType::F16
+                                                        : ops::PermuteType::F32;
   std::vector<Tensor> ys;
   for (const PermuteView& v : views) {
-    Tensor y = tape.empty({v.shape[0], v.shape[1], v.shape[2], v.shape[3]}, x.dtype, grad, "permute split");
+    Tensor y = tape.empty({v.shape[0], v.shape[1], v.shape[2], v.shape[3]}, toF16 ? DType::F16 : x.dtype,
+                          grad, "permute split");
     ops::PermuteArgs args;
     args.shape = v.shape;
     args.srcOffset = v.srcOffset;
@@ -433,9 +438,12 @@ Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,
 }
 
 Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
-                 const ops::AttentionShape& shape) {
-  for (const Tensor* t : {&q, &k, &v})
-    requireF32("attention", *t);
+                 const ops::AttentionShape& shapeIn) {
+  // f16 q, k, v go to the coop kernels as they are (ops::AttentionShape::halfQkv); gradients stay f32.
+  if (q.dtype != k.dtype || q.dtype != v.dtype)
+    throw std::invalid_argument("autograd::attention: q, k and v must have one storage type");
+  ops::AttentionShape shape = shapeIn;
+  shape.halfQkv = q.dtype == DType::F16;
   const uint64_t rows = uint64_t(shape.batch) * shape.heads * shape.Tq;
   if (q.elements() != rows * shape.headDim ||
       k.elements() != uint64_t(shape.batch) * shape.kvHeads * shape.Tk * shape.headDim ||

@@ -72,7 +72,9 @@ struct PermuteView {
   uint32_t srcOffset = 0;
   std::array<uint32_t, 4> srcStrides;
 };
-std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views);
+// toF16: the parts are written as f16 from an f32 x (their gradients stay f32).
+std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views,
+                                 bool toF16 = false);
 
 // Rotary embedding of x [rows, headDim] whose row r sits at position r % T; table: ops::ropeTable(>= T, D).
 Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T);

@@ -22,6 +22,14 @@ Tensor project(Tape& tape, const BlockShape& s, const BlockWeights& w, const Ten
   return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, &w.projB);
 }
 
+// Q, K and V as f16 for the fused coop kernels, which round them to f16 anyway: the split writes half the
+// bytes and the kernels read half. Mixed precision with fused casts, without RoPE (which works on f32), on a
+// device where the coop attention runs.
+bool halfQkv(Tape& tape, const BlockShape& s) {
+  return s.gemmOperand() == autograd::DType::F16 && s.config.fusedAttention && !s.config.rope &&
+         ops::attentionCoopAvailable(tape.exec().context().device(), s.headDim);
+}
+
 } // namespace
 
 Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h) {
@@ -36,8 +44,8 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     const auto view = [&](uint32_t col, uint32_t heads) {
       return autograd::PermuteView{{s.batch, heads, T, D}, col, {T * width, D, width, 1}};
     };
-    const auto parts =
-        autograd::permuteSplit(tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)});
+    const auto parts = autograd::permuteSplit(
+        tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)}, halfQkv(tape, s));
     q = parts[0];
     k = parts[1];
     v = parts[2];

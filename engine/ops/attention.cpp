@@ -34,17 +34,23 @@ codegen::AttentionPush push(const AttentionShape& s) {
 // Whether the coop passes run for these ranges (the coop kernels read and write 16-byte vectors).
 bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
              std::initializer_list<vk::BufferRange> rs) {
-  if (s.kernel == AttentionKernel::Fallback) return false;
+  if (s.kernel == AttentionKernel::Fallback) {
+    if (s.halfQkv)
+      throw std::invalid_argument(std::string(op) +
+                                  ": the fallback kernels read f32 q/k/v (halfQkv is coop only)");
+    return false;
+  }
   bool aligned = true;
   for (const vk::BufferRange& r : rs)
     aligned = aligned && r.offset % 16 == 0;
   const bool ok = aligned && attentionCoopAvailable(exec.context().device(), s.headDim);
-  if (!ok && s.kernel == AttentionKernel::Coop)
+  if (!ok && (s.kernel == AttentionKernel::Coop || s.halfQkv))
     throw std::invalid_argument(
         std::string(op) +
         ": the coop kernels need 16x16x16 f16 cooperative matrices on 32-wide subgroups, a "
         "head dim that is a multiple of 16 up to 128 (got " +
-        std::to_string(s.headDim) + ") and 16-byte aligned ranges" + (aligned ? "" : " (a range is not)"));
+        std::to_string(s.headDim) + ") and 16-byte aligned ranges" + (aligned ? "" : " (a range is not)") +
+        (s.halfQkv ? "; f16 q/k/v are read by the coop kernels only" : ""));
   return ok;
 }
 
@@ -72,7 +78,8 @@ struct Pass {
 
 Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
   if (coop) {
-    const auto p = attentionCoopPass(exec.context().device(), which, s.headDim, s.causal);
+    auto p = attentionCoopPass(exec.context().device(), which, s.headDim, s.causal);
+    p.halfQkv = s.halfQkv;
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
   const auto p = codegen::attentionParams(which, s.headDim, s.causal);
@@ -115,9 +122,10 @@ void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::
   checkShape("attentionForward", s);
   const uint64_t qElems = uint64_t(s.batch) * s.heads * s.Tq * s.headDim,
                  kvElems = uint64_t(s.batch) * s.kvHeads * s.Tk * s.headDim;
-  checkElems("attentionForward", "q", q, qElems);
-  checkElems("attentionForward", "k", k, kvElems);
-  checkElems("attentionForward", "v", v, kvElems);
+  const auto checkQkv = s.halfQkv ? rows_detail::checkHalfElems : checkElems;
+  checkQkv("attentionForward", "q", q, qElems);
+  checkQkv("attentionForward", "k", k, kvElems);
+  checkQkv("attentionForward", "v", v, kvElems);
   checkElems("attentionForward", "o", o, qElems);
   checkElems("attentionForward", "lse", lse, uint64_t(s.batch) * s.heads * s.Tq);
   const bool coop = useCoop(exec, "attentionForward", s, {q, k, v, o});
@@ -138,12 +146,13 @@ void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk:
   const uint64_t qElems = uint64_t(s.batch) * s.heads * s.Tq * s.headDim,
                  kvElems = uint64_t(s.batch) * s.kvHeads * s.Tk * s.headDim,
                  rows = uint64_t(s.batch) * s.heads * s.Tq;
-  for (auto [name, r, n] : {std::tuple{"q", q, qElems},
-                            {"o", o, qElems},
+  const auto checkQkv = s.halfQkv ? rows_detail::checkHalfElems : checkElems;
+  checkQkv("attentionBackward", "q", q, qElems);
+  checkQkv("attentionBackward", "k", k, kvElems);
+  checkQkv("attentionBackward", "v", v, kvElems);
+  for (auto [name, r, n] : {std::tuple{"o", o, qElems},
                             {"dO", dO, qElems},
                             {"dQ", dQ, qElems},
-                            {"k", k, kvElems},
-                            {"v", v, kvElems},
                             {"dK", dK, kvElems},
                             {"dV", dV, kvElems},
                             {"lse", lse, rows},

@@ -21,6 +21,9 @@ struct AttentionShape {
   bool causal = false;
   float scale = 1.0f; // scores = scale * q . k (usually 1 / sqrt(headDim))
   AttentionKernel kernel = AttentionKernel::Fallback;
+  // q, k and v hold f16 (what the coop passes read anyway: half the bytes, no rounding in the kernel). Coop
+  // passes only: anything that would take the fallback is an error. o, lse, dO and the gradients stay f32.
+  bool halfQkv = false;
 };
 
 // o = softmax(scale q k^T [mask]) v per (batch, head); lse = the log-sum-exp of each score row.

@@ -117,7 +117,14 @@ Run runDevice(const ops::AttentionShape& s, const std::vector<float>& q, const s
               const std::vector<float>& v, const std::vector<float>& dO) {
   using namespace helios::test;
   const size_t nq = q.size(), nk = k.size(), rows = size_t(s.batch) * s.heads * s.Tq;
-  auto dq_ = input(q, "q"), dk_ = input(k, "k"), dv_ = input(v, "v"), ddO = input(dO, "dO");
+  // halfQkv: q, k, v uploaded as f16 (the values must be f16-representable for a bit-exact comparison).
+  const auto qkvInput = [&](const std::vector<float>& x, const char* what) {
+    if (!s.halfQkv) return input(x, what);
+    std::vector<uint16_t> h(x.size());
+    std::transform(x.begin(), x.end(), h.begin(), [](float f) { return floatToHalf(f); });
+    return input(h, what);
+  };
+  auto dq_ = qkvInput(q, "q"), dk_ = qkvInput(k, "k"), dv_ = qkvInput(v, "v"), ddO = input(dO, "dO");
   auto o = output(nq, "o"), lse = output(rows, "lse"), gq = output(nq, "dQ"), gk = output(nk, "dK"),
        gv = output(nk, "dV"), delta = output(rows, "delta");
   const auto head = [](const vk::Buffer& b, size_t n) {
@@ -189,8 +196,9 @@ void checkAgainstReference(
 }
 
 ops::AttentionShape shape(uint32_t B, uint32_t H, uint32_t Hkv, uint32_t Tq, uint32_t Tk, uint32_t D,
-                          bool causal, ops::AttentionKernel kernel = ops::AttentionKernel::Fallback) {
-  return {B, H, Hkv, Tq, Tk, D, causal, static_cast<float>(1.0 / std::sqrt(double(D))), kernel};
+                          bool causal, ops::AttentionKernel kernel = ops::AttentionKernel::Fallback,
+                          bool halfQkv = false) {
+  return {B, H, Hkv, Tq, Tk, D, causal, static_cast<float>(1.0 / std::sqrt(double(D))), kernel, halfQkv};
 }
 
 } // namespace
@@ -261,8 +269,9 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   codegen::registerAttentionCoop(reg);
   const auto ks = reg.find("attention.coop")->all();
   // 3 passes x D 16, 64, 128 x dense/causal x (default, unpadded, 1 subgroup, no prefetch), + 32-key
-  // forwards, + the NV2 row-ops passes at every tile that fits 48 KiB and with 8 subgroups (66 of them).
-  CHECK(ks.size() == 142);
+  // forwards, + the NV2 row-ops passes with 4 and 8 subgroups at every tile that fits 48 KiB (96 of them),
+  // + f16 q/k/v on the default KHR and row-ops passes (18 each).
+  CHECK(ks.size() == 208);
   size_t rowOps = 0;
   for (const auto& k : ks) {
     INFO(k.name);
@@ -270,7 +279,7 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     CHECK(k.requiredSubgroupSize == 32);
     rowOps += k.name.find("_rowops") != std::string::npos;
   }
-  CHECK(rowOps == 66);
+  CHECK(rowOps == 114);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
@@ -317,6 +326,39 @@ TEST_CASE("attention coop: asking for it where it cannot run is an error, Auto f
   ops::attentionForward(e, bq.range(), bq.range(), bq.range(), o.range(), lse.range(), s);
   e.flush();
   CHECK(std::isfinite(helios::test::result(lse, 64)[63]));
+  // f16 q/k/v are for the coop kernels only: no silent fallback reading halves as floats.
+  s.halfQkv = true;
+  CHECK_THROWS_WITH(ops::attentionForward(e, bq.range(), bq.range(), bq.range(), o.range(), lse.range(), s),
+                    ContainsSubstring("f16 q/k/v"));
+  s.kernel = ops::AttentionKernel::Fallback;
+  CHECK_THROWS_WITH(ops::attentionForward(e, bq.range(), bq.range(), bq.range(), o.range(), lse.range(), s),
+                    ContainsSubstring("halfQkv is coop only"));
+}
+
+TEST_CASE("attention coop: f16 q/k/v give the bits of f32 q/k/v holding the same values (GPU)",
+          "[attention][coop]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  const bool causal = GENERATE(false, true);
+  const auto [T, D] =
+      GENERATE(std::pair{7u, 64u}, std::pair{127u, 128u}, std::pair{513u, 64u}, std::pair{256u, 128u});
+  ops::AttentionShape s = shape(2, 4, 2, T, T, D, causal, ops::AttentionKernel::Coop); // grouped-query
+  INFO("T" << T << " D" << D << (causal ? " causal" : " dense") << " seed " << test::testSeed());
+  const size_t nq = size_t(2) * 4 * T * D, nk = size_t(2) * 2 * T * D;
+  auto q = test::randomFloats(nq, -2, 2), k = test::randomFloats(nk, -2, 2), v = test::randomFloats(nk),
+       dO = test::randomFloats(nq);
+  for (auto* x : {&q, &k, &v, &dO})
+    for (float& e : *x)
+      e = halfToFloat(floatToHalf(e));
+  const Run f32 = runDevice(s, q, k, v, dO);
+  s.halfQkv = true;
+  const Run f16 = runDevice(s, q, k, v, dO);
+  CHECK(f16.o == f32.o);
+  CHECK(f16.lse == f32.lse);
+  CHECK(f16.dq == f32.dq);
+  CHECK(f16.dk == f32.dk);
+  CHECK(f16.dv == f32.dv);
+  // And against float64 directly, on the row-ops passes' defaults.
+  checkAgainstReference(shape(1, 8, 2, 65, 65, D, causal, ops::AttentionKernel::Coop, true));
 }
 
 TEST_CASE("attention coop: forward and backward match float64 on f16 inputs (GPU with cooperative matrices)",

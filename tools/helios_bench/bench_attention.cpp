@@ -61,11 +61,12 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
 
 // Registers, spills and shared memory of the coop passes for this head dim and mask, as the driver reports
 // them (VK_KHR_pipeline_executable_properties); empty where it reports nothing.
-nlohmann::json coopPassStats(vk::Context& ctx, uint32_t D, bool causal) {
+nlohmann::json coopPassStats(vk::Context& ctx, uint32_t D, bool causal, bool halfQkv) {
   nlohmann::json out = nlohmann::json::object();
   for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
                     codegen::AttentionPass::KeyValueGrad}) {
-    const auto p = ops::attentionCoopPass(ctx.device(), pass, D, causal); // what the op runs
+    auto p = ops::attentionCoopPass(ctx.device(), pass, D, causal); // what the op runs
+    p.halfQkv = halfQkv;
     nlohmann::json stats = nlohmann::json::object();
     std::string line;
     for (const auto& st :
@@ -86,9 +87,12 @@ nlohmann::json coopPassStats(vk::Context& ctx, uint32_t D, bool causal) {
 nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
                               const AttentionBenchOptions& options) {
   nlohmann::json result = header(ctx, common, "attention");
-  const bool coop = options.kernel == "coop";
-  result["kernel"] = coop ? "fused coop (KHR cooperative matrices; q, k, v, dO rounded to f16)"
+  const bool coop = options.kernel == "coop", halfQkv = options.qkv == "f16";
+  if (halfQkv && !coop) throw std::invalid_argument("--qkv f16 needs --kernel coop");
+  result["kernel"] = coop ? (halfQkv ? "fused coop (KHR cooperative matrices; f16 q, k, v; dO rounded to f16)"
+                                     : "fused coop (KHR cooperative matrices; q, k, v, dO rounded to f16)")
                           : "fused fallback (f32, no cooperative matrices)";
+  result["qkv"] = options.qkv;
   nlohmann::json rows = nlohmann::json::array();
   std::mt19937_64 gen(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -116,13 +120,22 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
       ctx.uploadVector(b, x);
       return b;
     };
-    auto bq = upload(q, "q"), bk = upload(k, "k"), bv = upload(v, "v"), bdO = upload(dO, "dO");
+    const auto uploadQkv = [&](const std::vector<float>& x, const char* what) {
+      if (!halfQkv) return upload(x, what);
+      std::vector<uint16_t> h(x.size());
+      std::transform(x.begin(), x.end(), h.begin(), floatToHalf);
+      auto b = ctx.buffer(h.size() * 2, what);
+      ctx.uploadVector(b, h);
+      return b;
+    };
+    auto bq = uploadQkv(q, "q"), bk = uploadQkv(k, "k"), bv = uploadQkv(v, "v"), bdO = upload(dO, "dO");
     auto o = ctx.buffer(n * 4, "o"), lse = ctx.buffer(nrows * 4, "lse"), dq = ctx.buffer(n * 4, "dQ"),
          dk = ctx.buffer(n * 4, "dK"), dv = ctx.buffer(n * 4, "dV"), delta = ctx.buffer(nrows * 4, "delta");
     for (const std::string& mask : options.masks) {
       const bool causal = mask == "causal";
       ops::AttentionShape shape{s.B, s.H, s.H, s.S, s.S, s.D, causal, float(1.0 / std::sqrt(double(s.D)))};
       shape.kernel = coop ? ops::AttentionKernel::Coop : ops::AttentionKernel::Fallback;
+      shape.halfQkv = halfQkv;
       const auto forward = [&](ops::Executor& e) {
         ops::attentionForward(e, bq.range(), bk.range(), bv.range(), o.range(), lse.range(), shape);
       };
@@ -161,7 +174,7 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     for (const std::string& text : options.shapes)
       for (const std::string& mask : options.masks)
         if (seen.insert({parseShape(text).D, mask == "causal"}).second)
-          stats.update(coopPassStats(ctx, parseShape(text).D, mask == "causal"));
+          stats.update(coopPassStats(ctx, parseShape(text).D, mask == "causal", halfQkv));
     result["pipeline_stats"] = stats;
   }
   return result;

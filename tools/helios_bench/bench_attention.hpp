@@ -12,6 +12,7 @@ struct AttentionBenchOptions {
   std::vector<std::string> modes{"fwd", "fwdbwd"}; // forward, or forward + backward
   uint32_t passes = 1;             // times over the whole shape list; only the last pass is recorded
   std::string kernel = "fallback"; // fallback (f32) | coop (f16 inputs, forward only)
+  std::string qkv = "f32";         // storage of q, k, v: f32 | f16 (coop only; what SDPA f16 reads)
 };
 
 // Fused attention (ops::attentionForward / attentionBackward) time and TFLOP/s per shape, mask and mode,

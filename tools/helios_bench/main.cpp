@@ -64,6 +64,9 @@ int main(int argc, char** argv) {
                    "fallback (f32) or coop (cooperative matrices; q, k, v, dO rounded to f16)")
       ->check(CLI::IsMember({"fallback", "coop"}))
       ->capture_default_str();
+  attentionCmd->add_option("--qkv", attention.qkv, "storage of q, k and v: f32, or f16 (coop only)")
+      ->check(CLI::IsMember({"f32", "f16"}))
+      ->capture_default_str();
   attentionCmd
       ->add_option("--passes", attention.passes,
                    "times over the shape list, recording the last (the first shape of a process read 2-10x "
