@@ -75,12 +75,14 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
   p.headDim = headDim;
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;
-  // Row ops at D > 64: 128 owned rows (8 subgroups) and 32-key tiles. Each staged tile then serves twice
-  // the rows, and no register spills; on the H100 at B8 H16 S2048 D128 it beat 64-key tiles with 4
-  // subgroups (causal forward 930 vs 1055 us, forward + backward 3516 vs 4676 us).
+  // Row ops at D > 64: 128 owned rows (8 subgroups), so each staged tile serves twice the rows, and 64-key
+  // tiles; the forward without prefetch (its registers are full). H100, B8 H16 S2048 D128, f16 q/k/v,
+  // forward / forward + backward: causal 769 / 3066-3099 us, dense 1203 / 5186-5239 us, against 778 / 3163
+  // and 1301 / 5397 with 32-key tiles (and 1055 / 4676 causal with 64-key tiles on 4 subgroups, f32 q/k/v).
   if (rowOps && headDim > 64) {
-    p.tile = 32;
+    p.tile = 64;
     p.subgroups = 8;
+    p.prefetch = pass != AttentionPass::Forward;
     if (p.sharedBytes() <= maxSharedBytes) {
       p.validate();
       return p;

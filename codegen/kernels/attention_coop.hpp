@@ -60,7 +60,8 @@ struct AttentionCoopParams {
 
 // The pass's tiling: the forward takes 64-key tiles with 4 subgroups where they fit; otherwise 32-key
 // tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the NV2 variant
-// (64-key tiles with 4 subgroups for every pass where they fit; at D > 64, 32-key tiles with 8).
+// (64-key tiles with 4 subgroups for every pass where they fit; at D > 64 with 8 subgroups, and the
+// forward without prefetch).
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
                                         uint32_t maxSharedBytes = 49152, bool rowOps = false);
 Kernel generateAttentionCoop(const AttentionCoopParams& p);
