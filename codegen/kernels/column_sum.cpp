@@ -17,20 +17,27 @@ const char* tag(ColumnSumPass pass) {
 } // namespace
 
 std::string ColumnSumParams::cacheKey() const {
-  return std::string("column_sum:") + tag(pass) + ":f32:wg" + std::to_string(localSize);
+  return std::string("column_sum:") + tag(pass) + ":f32:wg" + std::to_string(localSize) +
+         (inF16 ? ":f16" : "");
 }
 
 std::string ColumnSumParams::name() const {
-  return std::string("column_sum_") + tag(pass) + "_f32_wg" + std::to_string(localSize);
+  return std::string("column_sum_") + tag(pass) + (inF16 ? "_f16" : "_f32") + "_wg" +
+         std::to_string(localSize);
 }
 
 Kernel generateColumnSum(const ColumnSumParams& p) {
   if (p.localSize == 0 || p.localSize > 1024 || p.localSize % 32)
     throw std::invalid_argument(p.name() + ": localSize must be a multiple of 32 up to 1024");
   const bool blocks = p.pass == ColumnSumPass::Blocks;
+  if (p.inF16 && !blocks) throw std::invalid_argument(p.name() + ": only the block pass reads f16");
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32();
-  const Buffer in = m.storageBuffer(0, f32, Access::ReadOnly);
+  const Buffer in = m.storageBuffer(0, p.inF16 ? m.f16() : f32, Access::ReadOnly);
+  const auto load = [&](FunctionBuilder& f, Value at) {
+    const Value x = f.loadAt(in, at);
+    return p.inF16 ? f.convert(x, f32) : x;
+  };
   const Buffer out = m.storageBuffer(1, f32, blocks ? Access::WriteOnly : Access::ReadWrite);
   const PushConstants pc = m.pushConstants({u32, u32, u32, f32});
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
@@ -43,9 +50,8 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
       const Value blockRows = f.loadPush(pc, 2), b = f.workgroupId(1);
       const Value first = f.imul(b, blockRows);
       const Value last = f.umin(rows, f.iadd(first, blockRows));
-      f.forRange(first, last, [&](Value r) {
-        f.store(acc, f.fadd(f.load(acc), f.loadAt(in, f.iadd(f.imul(r, cols), j))));
-      });
+      f.forRange(first, last,
+                 [&](Value r) { f.store(acc, f.fadd(f.load(acc), load(f, f.iadd(f.imul(r, cols), j)))); });
       f.storeAt(out, f.iadd(f.imul(b, cols), j), f.load(acc));
     });
   } else {
@@ -90,6 +96,7 @@ void registerColumnSum(KernelRegistry& registry) {
                   for (auto pass : {ColumnSumPass::Blocks, ColumnSumPass::Finish})
                     for (uint32_t wg : {64u, 256u})
                       ks.push_back(generateColumnSum({pass, wg}));
+                  ks.push_back(generateColumnSum({ColumnSumPass::Blocks, 256, true}));
                   return ks;
                 }});
 }

@@ -1,6 +1,6 @@
 #pragma once
-// Column sums of a row-major f32 matrix x [rows, cols] (bias gradients: db = sum over tokens of dy), in two
-// deterministic passes (fixed order, no atomics):
+// Column sums of a row-major f32 (or f16) matrix x [rows, cols] (bias gradients: db = sum over tokens of dy),
+// in two deterministic passes (fixed order, no atomics):
 //   Blocks: partial[b, j] = sum over rows r of block b (blockRows consecutive rows, in order) of x[r, j].
 //     Bindings: 0 x (read), 1 partial (write). Push ColumnSumPush{rows, cols, blockRows, beta unused}.
 //     Grid: {ceil(cols / localSize), numBlocks, 1}; invocation j of a workgroup column owns column j.
@@ -23,8 +23,9 @@ enum class ColumnSumPass : uint8_t { Blocks, Finish };
 struct ColumnSumParams {
   ColumnSumPass pass = ColumnSumPass::Blocks;
   uint32_t localSize = 256;
-  std::string cacheKey() const; // "column_sum:blocks:f32:wg256"
-  std::string name() const;     // "column_sum_blocks_f32_wg256"
+  bool inF16 = false;           // Blocks: x holds f16 (mixed-precision gradients); the sums stay f32
+  std::string cacheKey() const; // "column_sum:blocks:f32:wg256" (":f16" for f16 x)
+  std::string name() const;     // "column_sum_blocks_f32_wg256" ("column_sum_blocks_f16_wg256")
 };
 
 struct ColumnSumPush {

@@ -54,11 +54,17 @@ Tape::Target targetOrScratch(Tape& tape, const Tensor& t) {
 // Column sums of dy [rows, cols] into t's gradient (bias gradients), deterministic: ops::columnSum. A
 // 1 x rows x cols GEMM with a ones vector did this before and ran a 128x128 tile for one row of output (9% of
 // a char-model step on the H100).
-void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols) {
+void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols,
+                   bool dyF16 = false) {
   const Tape::Target tg = tape.target(t);
   const vk::BufferRange scratch =
       tape.allocate(ops::columnSumScratchBytes(rows, cols), "column partial sums");
-  ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f);
+  ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f, dyF16);
+}
+
+// x has no gradient yet: a producer may hand it over in f16 (Tape::passGradF16).
+bool gradStillEmpty(const Tensor& x) {
+  return x.gradSlot && !x.gradSlot->written && !x.gradSlot->persistent;
 }
 
 } // namespace
@@ -113,6 +119,7 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
     ops::Executor& exec = tape.exec();
     // f16 operands take dC in f16: the gradient slot's f16 form (cast once, or as a producer handed it).
     const bool f16 = type == ops::MatmulDType::F16 && (a.requiresGrad() || b.requiresGrad());
+    const bool halfOnly = c.gradSlot->halfOnly; // handed over in f16 only: the bias sums read that too
     const vk::BufferRange dCin = f16 ? tape.gradOfF16(c) : tape.gradOf(c);
     const auto gemm = [&](vk::BufferRange A, vk::BufferRange B, const Tape::Target& t, uint32_t M, uint32_t N,
                           uint32_t K, bool tA, bool tB) {
@@ -146,7 +153,12 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
       else // dB^T [N, K] = alpha dC^T op(A)
         gemm(dCin, a.data, t, s.N, s.K, s.M, true, s.transA);
     }
-    if (biasT.requiresGrad()) columnSumInto(tape, biasT, tape.gradOf(c), s.M, s.N);
+    if (biasT.requiresGrad()) {
+      if (f16 && halfOnly)
+        columnSumInto(tape, biasT, dCin, s.M, s.N, true);
+      else
+        columnSumInto(tape, biasT, tape.gradOf(c), s.M, s.N);
+    }
   });
   return c;
 }
@@ -225,7 +237,7 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
   return y;
 }
 
-Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out) {
+Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out, bool f16Grad) {
   requireF32("activation", x);
   const bool grad = tape.needsGrad({&x});
   Tensor y = tape.empty(x.shape, out, grad, "activation");
@@ -234,8 +246,14 @@ Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out) {
   else
     ops::activation(tape.exec(), act, x.data, y.data, x.count());
   if (grad)
-    tape.push([&tape, act, x, y] {
+    tape.push([&tape, act, x, y, f16Grad] {
       const vk::BufferRange dy = tape.gradOf(y);
+      if (f16Grad && gradStillEmpty(x)) {
+        const vk::BufferRange dx16 = tape.allocate(x.elements() * 2, "activation gradient f16");
+        ops::activationBackwardToF16(tape.exec(), act, x.data, dy, dx16, x.count());
+        tape.passGradF16(x, dx16);
+        return;
+      }
       const Tape::Sink s = tape.sink(x);
       ops::activationBackward(tape.exec(), act, x.data, dy, s.range, x.count());
       tape.commit(x, s);
@@ -352,7 +370,7 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
 }
 
 std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views,
-                                 bool toF16) {
+                                 bool toF16, bool f16Grad) {
   if (toF16) requireF32("permuteSplit (to f16)", x);
   uint64_t covered = 0;
   for (const PermuteView& v : views)
@@ -378,11 +396,25 @@ std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<
     ys.push_back(std::move(y));
   }
   if (grad)
-    tape.push([&tape, x, ys, views] {
+    tape.push([&tape, x, ys, views, f16Grad] {
       GradSlot& slot = *x.gradSlot;
       bool accumulate = slot.written || slot.persistent;
       const bool allParts =
           std::all_of(ys.begin(), ys.end(), [](const Tensor& y) { return y.gradSlot->written; });
+      if (f16Grad && allParts && gradStillEmpty(x)) {
+        const vk::BufferRange g16 = tape.allocate(x.elements() * 2, "permute split gradient f16");
+        for (size_t i = 0; i < ys.size(); ++i) {
+          ops::PermuteArgs back;
+          back.shape = views[i].shape;
+          back.srcStrides = ops::denseStrides(views[i].shape);
+          back.dstOffset = views[i].srcOffset;
+          back.dstStrides = views[i].srcStrides;
+          back.type = ops::PermuteType::F32ToF16;
+          ops::permute(tape.exec(), tape.gradOf(ys[i]), g16, back);
+        }
+        tape.passGradF16(x, g16);
+        return;
+      }
       const vk::BufferRange g = tape.gradForWrite(x);
       if (!accumulate && !allParts) { // some part has no gradient: it must read as zero
         ops::fill(tape.exec(), g, x.count(), 0.0f);

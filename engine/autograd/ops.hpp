@@ -47,8 +47,11 @@ Tensor addBroadcast(Tape& tape, const Tensor& x, const Tensor& b);
 // y = a * b elementwise.
 Tensor mul(Tape& tape, const Tensor& a, const Tensor& b);
 // y = act(x) (GELU tanh form, SiLU, ReLU). out = F16: y rounded to f16 in the same pass (for a GEMM's
-// operand: no separate cast); its gradient stays f32 and the backward reads only x.
-Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out = DType::F32);
+// operand: no separate cast); its gradient stays f32 and the backward reads only x. f16Grad: x's gradient is
+// handed back in f16 (Tape::passGradF16) when it is x's first, for an x whose only reader is this op and
+// whose producer takes f16 gradients (a GEMM with f16 operands: no cast, and its bias sums read the f16).
+Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out = DType::F32,
+                  bool f16Grad = false);
 
 // Along the last axis of x [rows, cols]; gamma/beta [cols]. out = F16 as for activation().
 Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
@@ -72,9 +75,10 @@ struct PermuteView {
   uint32_t srcOffset = 0;
   std::array<uint32_t, 4> srcStrides;
 };
-// toF16: the parts are written as f16 from an f32 x (their gradients stay f32).
+// toF16: the parts are written as f16 from an f32 x (their gradients stay f32). f16Grad: x's gradient in
+// f16, as for activation().
 std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views,
-                                 bool toF16 = false);
+                                 bool toF16 = false, bool f16Grad = false);
 
 // Rotary embedding of x [rows, headDim] whose row r sits at position r % T; table: ops::ropeTable(>= T, D).
 Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T);

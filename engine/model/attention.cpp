@@ -44,8 +44,9 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     const auto view = [&](uint32_t col, uint32_t heads) {
       return autograd::PermuteView{{s.batch, heads, T, D}, col, {T * width, D, width, 1}};
     };
+    const bool half = halfQkv(tape, s);
     const auto parts = autograd::permuteSplit(
-        tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)}, halfQkv(tape, s));
+        tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)}, half, half && s.f16Grads());
     q = parts[0];
     k = parts[1];
     v = parts[2];

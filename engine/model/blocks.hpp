@@ -32,6 +32,8 @@ struct BlockShape {
   autograd::DType gemmOperand() const {
     return mixed() && config.fusedCasts ? autograd::DType::F16 : autograd::DType::F32;
   }
+  // Gradients that only meet f16 GEMMs travel as f16 (GptConfig::f16Grads).
+  bool f16Grads() const { return gemmOperand() == autograd::DType::F16 && config.f16Grads; }
 };
 
 // x [rows, C] -> norm(x) with the configured kind (beta unused for RMSNorm), stored as `out`.

@@ -39,6 +39,9 @@ struct GptConfig {
   // Mixed-precision training: the head writes f16 logits and the loss hands back an f16 gradient (half the
   // bytes of the step's largest tensors; the loss itself is computed in f32). Forward-only calls keep f32.
   bool f16Logits = true;
+  // Mixed precision with fused casts: the GELU backward and the Q/K/V split's backward hand their gradients
+  // to the GEMMs before them in f16 (no cast; those GEMMs' bias sums add the f16 values in f32).
+  bool f16Grads = true;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;

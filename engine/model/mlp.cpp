@@ -14,7 +14,7 @@ Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor&
   } else {
     // Training keeps the pre-activation for GELU's backward, so bias GEMM and GELU run separately.
     act = autograd::activation(tape, ops::Activation::Gelu, autograd::linear(tape, hin, w.fcW, &w.fcB),
-                               s.gemmOperand());
+                               s.gemmOperand(), s.f16Grads());
   }
   return autograd::linear(tape, gemmInput(tape, s, act), w.mlpProjW, &w.mlpProjB);
 }

@@ -31,13 +31,18 @@ uint64_t columnSumScratchBytes(uint32_t rows, uint32_t cols) {
 }
 
 void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
-               uint32_t cols, float beta) {
+               uint32_t cols, float beta, bool xF16) {
   using rows_detail::checkElems;
   if (cols == 0) throw std::invalid_argument("columnSum: cols is 0");
   if (uint64_t(rows) * cols >= (1ull << 32))
     throw std::invalid_argument("columnSum: rows*cols = " + std::to_string(uint64_t(rows) * cols) +
                                 " exceeds 2^32-1");
-  checkElems("columnSum", "x", x, uint64_t(rows) * cols);
+  if (xF16) {
+    rows_detail::requireF16Storage(exec, "columnSum");
+    rows_detail::checkHalfElems("columnSum", "x", x, uint64_t(rows) * cols);
+  } else {
+    checkElems("columnSum", "x", x, uint64_t(rows) * cols);
+  }
   checkElems("columnSum", "out", out, cols);
   checkElems("columnSum", "scratch", scratch, columnSumScratchBytes(rows, cols) / 4);
   if (rows == 0) {
@@ -49,9 +54,10 @@ void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::Buffe
   }
   const ColumnSumPlan plan = columnSumPlan(rows);
   using codegen::ColumnSumParams, codegen::ColumnSumPass, codegen::ColumnSumPush;
-  exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Blocks, kLocalSize}, codegen::generateColumnSum),
-                {{x, Access::Read}, {scratch, Access::Write}},
-                ColumnSumPush{rows, cols, plan.blockRows, 0.0f}, columnGroups(cols, plan.numBlocks));
+  exec.dispatch(
+      exec.pipeline(ColumnSumParams{ColumnSumPass::Blocks, kLocalSize, xF16}, codegen::generateColumnSum),
+      {{x, Access::Read}, {scratch, Access::Write}}, ColumnSumPush{rows, cols, plan.blockRows, 0.0f},
+      columnGroups(cols, plan.numBlocks));
   exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Finish, kLocalSize}, codegen::generateColumnSum),
                 {{scratch, Access::Read}, {out, beta != 0.0f ? Access::ReadWrite : Access::Write}},
                 ColumnSumPush{plan.numBlocks, cols, 0, beta}, vk::Groups{(cols + 31) / 32, 1, 1});

@@ -16,8 +16,9 @@ ColumnSumPlan columnSumPlan(uint32_t rows);
 // Bytes of scratch columnSum() needs (the block partial sums).
 uint64_t columnSumScratchBytes(uint32_t rows, uint32_t cols);
 
-// x: rows*cols f32; out: cols f32; scratch: columnSumScratchBytes(rows, cols). rows == 0: out = beta * out.
+// x: rows*cols f32 (f16 with xF16; the sums stay f32); out: cols f32; scratch: columnSumScratchBytes(rows,
+// cols). rows == 0: out = beta * out.
 void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
-               uint32_t cols, float beta = 0.0f);
+               uint32_t cols, float beta = 0.0f, bool xF16 = false);
 
 } // namespace helios::ops

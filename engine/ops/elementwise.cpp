@@ -173,6 +173,17 @@ void activationBackward(Executor& exec, Activation act, vk::BufferRange x, vk::B
   run(exec, op, type, false, {{x, Access::Read}, {dy, Access::Read}, {dx, Access::Write}}, n, 1, 0.0f);
 }
 
+void activationBackwardToF16(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,
+                             vk::BufferRange dx16, uint32_t n) {
+  const EwOp op = activationOp(act, true);
+  requireCount(codegen::toString(op), n);
+  requireElements(codegen::toString(op), "x", x, n, EwType::F32);
+  requireElements(codegen::toString(op), "dy", dy, n, EwType::F32);
+  requireElements(codegen::toString(op), "dx (f16)", dx16, n, EwType::F16);
+  run(exec, op, EwType::F32, false, {{x, Access::Read}, {dy, Access::Read}, {dx16, Access::Write}}, n, 1,
+      0.0f, true);
+}
+
 void castF32ToF16(Executor& exec, vk::BufferRange src, vk::BufferRange dst, uint32_t n) {
   requireCount("cast_f32_f16", n);
   requireElements("cast_f32_f16", "src", src, n, EwType::F32);

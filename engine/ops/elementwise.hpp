@@ -60,6 +60,9 @@ void activationToF16(Executor& exec, Activation act, vk::BufferRange x, vk::Buff
 // dx = dy * f'(x); dx may alias dy.
 void activationBackward(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,
                         vk::BufferRange dx, uint32_t n, EwType type = EwType::F32);
+// The same with dx rounded to f16 (x, dy f32): the gradient a GEMM with f16 operands reads, without a cast.
+void activationBackwardToF16(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,
+                             vk::BufferRange dx16, uint32_t n);
 
 // Round to nearest even (f32 -> f16; overflow gives inf) and exact widening (f16 -> f32).
 void castF32ToF16(Executor& exec, vk::BufferRange src, vk::BufferRange dst, uint32_t n);

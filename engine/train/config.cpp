@@ -46,6 +46,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"fused_attention", c.fusedAttention},
           {"fused_casts", c.fusedCasts},
           {"f16_logits", c.f16Logits},
+          {"f16_grads", c.f16Grads},
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
           {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
@@ -54,7 +55,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   refuseUnknown(j,
                 {"vocab", "context", "layers", "dim", "heads", "kv_heads", "mlp_mult", "norm", "mlp", "rope",
-                 "packed_qkv", "fused_attention", "fused_casts", "f16_logits", "norm_eps",
+                 "packed_qkv", "fused_attention", "fused_casts", "f16_logits", "f16_grads", "norm_eps",
                  "checkpoint_activations", "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
@@ -69,6 +70,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "fused_attention", c.fusedAttention);
   readKey(j, "fused_casts", c.fusedCasts);
   readKey(j, "f16_logits", c.f16Logits);
+  readKey(j, "f16_grads", c.f16Grads);
   readKey(j, "norm_eps", c.normEps);
   readKey(j, "checkpoint_activations", c.checkpointActivations);
   std::string s;

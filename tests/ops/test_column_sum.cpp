@@ -3,10 +3,12 @@
 // repeatability to the bit, and the argument checks.
 #include "codegen/kernels/column_sum.hpp"
 #include "codegen/spirv/tools.hpp"
+#include "engine/core/half.hpp"
 #include "engine/ops/column_sum.hpp"
 #include "support/device_io.hpp"
 #include "support/random.hpp"
 
+#include <algorithm>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -19,9 +21,12 @@ using test::ctx;
 
 namespace {
 
+// xF16: x uploaded as f16 (its values must be f16-representable for the float64 reference to see them).
 std::vector<float> run(const std::vector<float>& x, uint32_t rows, uint32_t cols, float beta,
-                       const std::vector<float>* start) {
-  auto bx = test::input(x.empty() ? std::vector<float>{0.0f} : x, "x");
+                       const std::vector<float>* start, bool xF16 = false) {
+  std::vector<uint16_t> h(std::max<size_t>(x.size(), 1), 0);
+  std::transform(x.begin(), x.end(), h.begin(), [](float f) { return floatToHalf(f); });
+  auto bx = xF16 ? test::input(h, "x") : test::input(x.empty() ? std::vector<float>{0.0f} : x, "x");
   auto out = test::output(cols, "out");
   if (start) {
     std::vector<float> init = *start;
@@ -33,7 +38,7 @@ std::vector<float> run(const std::vector<float>& x, uint32_t rows, uint32_t cols
     ops::ImmediateExecutor e(ctx());
     vk::BufferRange o = out.range();
     o.size = uint64_t(cols) * 4;
-    ops::columnSum(e, bx.range(), o, scratch.range(), rows, cols, beta);
+    ops::columnSum(e, bx.range(), o, scratch.range(), rows, cols, beta, xF16);
     e.flush();
   }
   return test::result(out, cols);
@@ -61,7 +66,7 @@ TEST_CASE("column sums: every kernel of the sweep passes spirv-val", "[column_su
   codegen::KernelRegistry reg;
   codegen::registerColumnSum(reg);
   const auto ks = reg.find("columns.sum_f32")->all();
-  CHECK(ks.size() == 4);
+  CHECK(ks.size() == 5); // both passes at two local sizes, and the block pass on f16 x
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
@@ -77,6 +82,20 @@ TEST_CASE("column sums match float64, odd and aligned shapes, overwrite and accu
   const auto start = test::randomFloats(cols);
   // beta == 0 must not read the (poisoned, NaN) output; beta != 0 adds to what is there.
   const auto got = run(x, rows, cols, beta, beta != 0.0f ? &start : nullptr);
+  CHECK(relError(got, x, rows, cols, beta, &start) < 1e-6);
+}
+
+TEST_CASE("column sums of f16 x (mixed-precision gradients) match float64", "[column_sum]") {
+  if (!ctx().device().features().storageBuffer16BitAccess) SKIP("no 16-bit storage buffers");
+  const uint32_t rows = GENERATE(1u, 7u, 127u, 513u, 4096u);
+  const uint32_t cols = GENERATE(1u, 33u, 768u);
+  const float beta = GENERATE(0.0f, 1.0f);
+  INFO("rows " << rows << " cols " << cols << " beta " << beta << " seed " << test::testSeed());
+  auto x = test::randomFloats(size_t(rows) * cols, -4, 4);
+  for (float& v : x)
+    v = halfToFloat(floatToHalf(v));
+  const auto start = test::randomFloats(cols);
+  const auto got = run(x, rows, cols, beta, beta != 0.0f ? &start : nullptr, true);
   CHECK(relError(got, x, rows, cols, beta, &start) < 1e-6);
 }
 

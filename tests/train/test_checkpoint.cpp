@@ -169,12 +169,14 @@ TEST_CASE("checkpoint: how a GPT computes may change on resume, its shape may no
   nlohmann::json arch = nlohmann::json::parse(file.metadata.at("helios.model"));
   arch.erase("fused_casts");
   arch.erase("f16_logits");
+  arch.erase("f16_grads");
   file.metadata["helios.model"] = arch.dump();
   train::writeSafetensors(dir / "model.safetensors", file);
   auto computes = cfg;
   computes.gpt.precision = model::Precision::Mixed;
   computes.gpt.fusedCasts = false;
   computes.gpt.f16Logits = false;
+  computes.gpt.f16Grads = false;
   computes.gpt.checkpointActivations = true;
   auto other = train::makeModel(test::trainCtx(), test::modelJsonFor(computes), 5);
   CHECK_NOTHROW(train::loadCheckpoint(test::trainCtx(), dir, *other, true));

@@ -103,7 +103,9 @@ TEST_CASE("trainer: mixed precision with the casts fused into their producers gi
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
   // Norms, GELU and the head merge write the GEMMs' f16 operands themselves: the same f32 values rounded
   // once, so the same losses and weights, in fewer dispatches (four casts per block and one for the head).
+  // (f16 gradients change the bias sums' inputs: they have their own test below.)
   auto cfg = mixedMicroGpt(4);
+  cfg.gpt.f16Grads = false;
   Run fused(cfg);
   cfg.gpt.fusedCasts = false;
   Run separate(cfg);
@@ -113,6 +115,28 @@ TEST_CASE("trainer: mixed precision with the casts fused into their producers gi
   CHECK(fused.weights() == separate.weights());
   const auto dispatches = [](const Run& r) { return r.trainer->records().back().stats.dispatches; };
   CHECK(dispatches(fused) + 4 * cfg.gpt.layers + 1 <= dispatches(separate));
+}
+
+TEST_CASE("trainer: f16 gradients into the GEMMs follow the f32-gradient curve in fewer dispatches",
+          "[train][gpt]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  // The GELU backward hands fc1 its gradient in f16: the GEMMs read the same rounded values as before (they
+  // were cast), only fc1's bias sums now add f16-rounded terms, so the curves agree to f16 noise, and the
+  // cast of that gradient is gone (one dispatch per block).
+  auto cfg = mixedMicroGpt(8);
+  Run half(cfg);
+  cfg.gpt.f16Grads = false;
+  Run full(cfg);
+  half.trainer->train();
+  full.trainer->train();
+  const auto a = half.losses(), b = full.losses();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(std::fabs(a[i] - b[i]) <= 1e-2f * std::fabs(b[i]));
+  CHECK(a.back() < a.front() - 0.3f);
+  const auto dispatches = [](const Run& r) { return r.trainer->records().back().stats.dispatches; };
+  CHECK(dispatches(half) + cfg.gpt.layers <= dispatches(full));
 }
 
 TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve", "[train][gpt]") {
