@@ -21,7 +21,7 @@ const char* toString(PermuteType t) {
 
 std::string PermuteParams::cacheKey() const {
   return std::string("permute:") + toString(type) + (accumulate ? ":acc" : ":copy") + ":wg" +
-         std::to_string(localSize);
+         std::to_string(localSize) + (vec4 ? ":v4" : "");
 }
 
 Kernel generatePermute(const PermuteParams& p) {
@@ -33,8 +33,9 @@ Kernel generatePermute(const PermuteParams& p) {
   using spv::Value;
   spv::Module m;
   const spv::TypeId u32 = m.u32();
-  const spv::TypeId srcElem = p.type == PermuteType::F16 ? m.f16() : m.f32();
-  const spv::TypeId dstElem = p.type == PermuteType::F32 ? m.f32() : m.f16();
+  const auto elem = [&](spv::TypeId scalar) { return p.vec4 ? m.vectorType(scalar, 4) : scalar; };
+  const spv::TypeId srcElem = elem(p.type == PermuteType::F16 ? m.f16() : m.f32());
+  const spv::TypeId dstElem = elem(p.type == PermuteType::F32 ? m.f32() : m.f16());
   const spv::Buffer src = m.storageBuffer(0, srcElem, spv::Access::ReadOnly);
   const spv::Buffer dst =
       m.storageBuffer(1, dstElem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
@@ -73,8 +74,8 @@ Kernel generatePermute(const PermuteParams& p) {
   });
   f.ret();
   Kernel k;
-  k.name = std::string("permute_") + toString(p.type) + (p.accumulate ? "_acc" : "_copy") + "_wg" +
-           std::to_string(p.localSize);
+  k.name = std::string("permute_") + toString(p.type) + (p.accumulate ? "_acc" : "_copy") +
+           (p.vec4 ? "_v4" : "") + "_wg" + std::to_string(p.localSize);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = 2;
@@ -92,7 +93,9 @@ void registerPermute(KernelRegistry& registry) {
                   for (PermuteType t : {PermuteType::F32, PermuteType::F16, PermuteType::F32ToF16})
                     for (bool acc : {false, true})
                       for (uint32_t ls : {64u, 256u})
-                        if (!acc || t != PermuteType::F32ToF16) ks.push_back(generatePermute({t, acc, ls}));
+                        for (bool v4 : {false, true})
+                          if (!acc || t != PermuteType::F32ToF16)
+                            ks.push_back(generatePermute({t, acc, ls, v4}));
                   return ks;
                 }});
 }

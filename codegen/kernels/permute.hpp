@@ -29,7 +29,12 @@ struct PermuteParams {
   PermuteType type = PermuteType::F32;
   bool accumulate = false;
   uint32_t localSize = 256;
-  std::string cacheKey() const; // "permute:f32:copy:wg256"
+  // Four consecutive i3 per invocation, as 4-vectors (vec4 f32, f16vec4): the push constants then count
+  // 4-element vectors (total, n3, offsets and strides divided by 4; s3 = d3 = 1). ops::permute takes it
+  // where the innermost dimension is contiguous on both sides and everything divides by 4: a quarter of the
+  // index arithmetic and 8/16-byte accesses.
+  bool vec4 = false;
+  std::string cacheKey() const; // "permute:f32:copy:wg256" (":v4")
 };
 
 Kernel generatePermute(const PermuteParams& p);

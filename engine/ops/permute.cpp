@@ -2,6 +2,7 @@
 
 #include "engine/ops/elementwise.hpp"
 
+#include <initializer_list>
 #include <stdexcept>
 #include <string>
 
@@ -45,26 +46,38 @@ void permute(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Per
   const auto& features = exec.context().device().features();
   if (a.type != PermuteType::F32 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
     throw std::runtime_error("ops::permute: f16 needs shaderFloat16 and storageBuffer16BitAccess");
+  // Whole 4-element vectors on both sides (contiguous innermost dimension, everything divisible by 4, ranges
+  // aligned to the vector size): the vectorised kernel, which counts in vectors.
+  const auto by4 = [](std::initializer_list<uint32_t> xs) {
+    for (uint32_t x : xs)
+      if (x % 4) return false;
+    return true;
+  };
+  const bool vec4 = a.srcStrides[3] == 1 && a.dstStrides[3] == 1 &&
+                    by4({a.shape[3], a.srcOffset, a.srcStrides[0], a.srcStrides[1], a.srcStrides[2],
+                         a.dstOffset, a.dstStrides[0], a.dstStrides[1], a.dstStrides[2]}) &&
+                    src.offset % (4 * srcBytes) == 0 && dst.offset % (4 * dstBytes) == 0;
+  const uint32_t unit = vec4 ? 4 : 1;
   codegen::PermutePush push;
-  push.total = static_cast<uint32_t>(total);
+  push.total = static_cast<uint32_t>(total / unit);
   push.n1 = a.shape[1];
   push.n2 = a.shape[2];
-  push.n3 = a.shape[3];
-  push.srcOffset = a.srcOffset;
-  push.s0 = a.srcStrides[0];
-  push.s1 = a.srcStrides[1];
-  push.s2 = a.srcStrides[2];
-  push.s3 = a.srcStrides[3];
-  push.dstOffset = a.dstOffset;
-  push.d0 = a.dstStrides[0];
-  push.d1 = a.dstStrides[1];
-  push.d2 = a.dstStrides[2];
-  push.d3 = a.dstStrides[3];
-  const codegen::PermuteParams params{a.type, a.accumulate, 256};
+  push.n3 = a.shape[3] / unit;
+  push.srcOffset = a.srcOffset / unit;
+  push.s0 = a.srcStrides[0] / unit;
+  push.s1 = a.srcStrides[1] / unit;
+  push.s2 = a.srcStrides[2] / unit;
+  push.s3 = vec4 ? 1 : a.srcStrides[3];
+  push.dstOffset = a.dstOffset / unit;
+  push.d0 = a.dstStrides[0] / unit;
+  push.d1 = a.dstStrides[1] / unit;
+  push.d2 = a.dstStrides[2] / unit;
+  push.d3 = vec4 ? 1 : a.dstStrides[3];
+  const codegen::PermuteParams params{a.type, a.accumulate, 256, vec4};
   const vk::Pipeline& pipe =
       exec.pipeline(params, [](const codegen::PermuteParams& p) { return codegen::generatePermute(p); });
   exec.dispatch(pipe, {{src, Access::Read}, {dst, a.accumulate ? Access::ReadWrite : Access::Write}}, push,
-                {gridStrideGroups(exec.context(), total, params.localSize), 1, 1});
+                {gridStrideGroups(exec.context(), total / unit, params.localSize), 1, 1});
 }
 
 } // namespace helios::ops

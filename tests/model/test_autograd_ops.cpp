@@ -42,10 +42,12 @@ ref::Vec toVec(const std::vector<float>& v) {
 } // namespace
 
 TEST_CASE("autograd permute: [B,T,H,D] <-> [B,H,T,D], full and partial views", "[model][permute]") {
-  const uint32_t B = 2, T = 3, H = 4, D = 5, W = 3 * H * D; // a packed [B*T, 3*H*D] source
+  // D = 8: every offset and stride divides by 4, so ops::permute takes its 4-vector kernel; D = 5: scalar.
+  const uint32_t D = GENERATE(5u, 8u);
+  const uint32_t B = 2, T = 3, H = 4, W = 3 * H * D; // a packed [B*T, 3*H*D] source
   const auto x = test::randomFloats(size_t(B) * T * W);
   const auto dy = test::randomFloats(size_t(B) * H * T * D);
-  const uint32_t col = GENERATE(0u, H * D, 2 * H * D);
+  const uint32_t part = GENERATE(0u, 1u, 2u), col = part * H * D;
   vk::Buffer xb = upload(x, "x"), gb = upload(std::vector<float>(x.size(), 7.0f), "grad"),
              dyb = upload(dy, "dy");
   ops::ImmediateExecutor exec(ctx());
@@ -83,7 +85,8 @@ TEST_CASE("autograd permute: [B,T,H,D] <-> [B,H,T,D], full and partial views", "
 TEST_CASE("autograd permute to f16: the f32 permute rounded, same f32 gradient", "[model][permute]") {
   const auto& f = ctx().device().features();
   if (!(f.shaderFloat16 && f.storageBuffer16BitAccess)) SKIP("device lacks 16-bit storage");
-  const uint32_t B = 2, T = 7, H = 3, D = 33; // [B, H, T, D] -> [B, T, H, D], as the head merge
+  const uint32_t D = GENERATE(33u, 64u); // 64: the 4-vector kernels (f32 -> f16 forward, f32 backward)
+  const uint32_t B = 2, T = 7, H = 3;    // [B, H, T, D] -> [B, T, H, D], as the head merge
   const size_t n = size_t(B) * H * T * D;
   const auto x = test::randomFloats(n, -70000, 70000); // past f16's range too: inf, as a cast gives
   const auto dy = test::randomFloats(n);
@@ -475,7 +478,8 @@ TEST_CASE("autograd add shares its gradient along a residual chain", "[model][ad
 // one.
 TEST_CASE("autograd permuteSplit: the views partition x, one backward writes every part",
           "[model][permute]") {
-  const uint32_t B = 2, T = 3, H = 4, D = 5, W = 3 * H * D;
+  const uint32_t D = GENERATE(5u, 16u); // 16: the 4-vector kernels
+  const uint32_t B = 2, T = 3, H = 4, W = 3 * H * D;
   const auto x = test::randomFloats(size_t(B) * T * W);
   const size_t part = size_t(B) * H * T * D;
   const auto dy = test::randomFloats(3 * part);
