@@ -8,6 +8,7 @@
 #include <catch2/catch_approx.hpp>
 #include <cmath>
 #include <fstream>
+#include <functional>
 
 using namespace helios;
 using helios::test::Run;
@@ -117,6 +118,33 @@ TEST_CASE("trainer: mixed precision with the casts fused into their producers gi
   CHECK(dispatches(fused) + 4 * cfg.gpt.layers + 1 <= dispatches(separate));
 }
 
+namespace {
+
+struct F16OptionRuns {
+  std::vector<float> on, off;                   // losses per step
+  uint64_t onDispatches = 0, offDispatches = 0; // per step, last step
+};
+
+// The mixed micro GPT for 8 steps with an f16 option as configured and with `disable` applied: the two loss
+// curves agree to f16 noise (1e-2 relative) and both fall.
+F16OptionRuns compareF16Option(const std::function<void(train::TrainConfig&)>& disable) {
+  auto cfg = mixedMicroGpt(8);
+  Run on(cfg);
+  disable(cfg);
+  Run off(cfg);
+  on.trainer->train();
+  off.trainer->train();
+  F16OptionRuns r{on.losses(), off.losses(), on.trainer->records().back().stats.dispatches,
+                  off.trainer->records().back().stats.dispatches};
+  REQUIRE(r.on.size() == r.off.size());
+  for (size_t i = 0; i < r.on.size(); ++i)
+    CHECK(std::fabs(r.on[i] - r.off[i]) <= 1e-2f * std::fabs(r.off[i]));
+  CHECK(r.on.back() < r.on.front() - 0.3f);
+  return r;
+}
+
+} // namespace
+
 TEST_CASE("trainer: f16 gradients into the GEMMs follow the f32-gradient curve in fewer dispatches",
           "[train][gpt]") {
   HELIOS_REQUIRE_CORPUS();
@@ -124,19 +152,8 @@ TEST_CASE("trainer: f16 gradients into the GEMMs follow the f32-gradient curve i
   // The GELU backward hands fc1 its gradient in f16: the GEMMs read the same rounded values as before (they
   // were cast), only fc1's bias sums now add f16-rounded terms, so the curves agree to f16 noise, and the
   // cast of that gradient is gone (one dispatch per block).
-  auto cfg = mixedMicroGpt(8);
-  Run half(cfg);
-  cfg.gpt.f16Grads = false;
-  Run full(cfg);
-  half.trainer->train();
-  full.trainer->train();
-  const auto a = half.losses(), b = full.losses();
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    CHECK(std::fabs(a[i] - b[i]) <= 1e-2f * std::fabs(b[i]));
-  CHECK(a.back() < a.front() - 0.3f);
-  const auto dispatches = [](const Run& r) { return r.trainer->records().back().stats.dispatches; };
-  CHECK(dispatches(half) + cfg.gpt.layers <= dispatches(full));
+  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Grads = false; });
+  CHECK(r.onDispatches + mixedMicroGpt(8).gpt.layers <= r.offDispatches);
 }
 
 TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve", "[train][gpt]") {
@@ -144,20 +161,9 @@ TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
   // The head writes f16 logits and the loss hands back an f16 gradient: the loss is computed in f32 from
   // logits rounded to f16, so the curves agree to f16 noise, in fewer dispatches (no cast of the gradient).
-  auto cfg = mixedMicroGpt(8);
-  Run half(cfg);
-  cfg.gpt.f16Logits = false;
-  Run full(cfg);
-  half.trainer->train();
-  full.trainer->train();
-  const auto a = half.losses(), b = full.losses();
-  REQUIRE(a.size() == b.size());
-  for (size_t i = 0; i < a.size(); ++i)
-    CHECK(std::fabs(a[i] - b[i]) <= 1e-2f * std::fabs(b[i]));
-  CHECK(a != b); // the logits really were rounded
-  CHECK(a.back() < a.front() - 0.3f);
-  const auto dispatches = [](const Run& r) { return r.trainer->records().back().stats.dispatches; };
-  CHECK(dispatches(half) < dispatches(full));
+  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Logits = false; });
+  CHECK(r.on != r.off); // the logits really were rounded
+  CHECK(r.onDispatches < r.offDispatches);
 }
 
 TEST_CASE("trainer: a micro GPT trains in mixed precision with dynamic loss scaling", "[train][gpt]") {
