@@ -25,27 +25,37 @@ bool isCast(EwOp op) {
 constexpr float kGeluK = 0.7978845608028654f; // sqrt(2 / pi)
 constexpr float kGeluC = 0.044715f;
 
+// The maths in f32 or in f32 4-vectors (ElementwiseParams::vec4): constants take the value's shape.
+struct Math {
+  FunctionBuilder& f;
+  spv::TypeId t; // f32 or vec4
+  Value k(float c) const { return k(f.f32(c)); }
+  Value k(Value scalar) const { return f.module().componentCount(t) > 1 ? f.splat(t, scalar) : scalar; }
+};
+
 // 1 / (1 + exp(-z)): exp overflows to +inf for very negative z, giving exactly 0 (no NaN).
-Value sigmoid(FunctionBuilder& f, Value z) {
-  const Value one = f.f32(1.0f);
-  return f.fdiv(one, f.fadd(one, f.exp(f.fneg(z))));
+Value sigmoid(const Math& m, Value z) {
+  const Value one = m.k(1.0f);
+  return m.f.fdiv(one, m.f.fadd(one, m.f.exp(m.f.fneg(z))));
 }
 
-Value gelu(FunctionBuilder& f, Value x, bool grad) {
+Value gelu(const Math& m, Value x, bool grad) {
+  FunctionBuilder& f = m.f;
   const Value x2 = f.fmul(x, x);
-  const Value u = f.fmul(f.fmul(f.f32(kGeluK), x), f.fadd(f.f32(1.0f), f.fmul(f.f32(kGeluC), x2)));
-  const Value s = sigmoid(f, f.fmul(f.f32(2.0f), u)); // = 0.5 (1 + tanh u)
+  const Value u = f.fmul(f.fmul(m.k(kGeluK), x), f.fadd(m.k(1.0f), f.fmul(m.k(kGeluC), x2)));
+  const Value s = sigmoid(m, f.fmul(m.k(2.0f), u)); // = 0.5 (1 + tanh u)
   if (!grad) return f.fmul(x, s);
   // d/dx = 0.5 (1 + t) + 0.5 x (1 - t^2) u'(x), with 0.5 (1 + t) = s and 1 - t^2 = 4 s (1 - s).
-  const Value du = f.fmul(f.f32(kGeluK), f.fadd(f.f32(1.0f), f.fmul(f.f32(3.0f * kGeluC), x2)));
-  const Value tail = f.fmul(f.fmul(f.f32(2.0f), x), f.fmul(f.fmul(s, f.fsub(f.f32(1.0f), s)), du));
+  const Value du = f.fmul(m.k(kGeluK), f.fadd(m.k(1.0f), f.fmul(m.k(3.0f * kGeluC), x2)));
+  const Value tail = f.fmul(f.fmul(m.k(2.0f), x), f.fmul(f.fmul(s, f.fsub(m.k(1.0f), s)), du));
   return f.fadd(s, tail);
 }
 
-Value silu(FunctionBuilder& f, Value x, bool grad) {
-  const Value s = sigmoid(f, x);
+Value silu(const Math& m, Value x, bool grad) {
+  FunctionBuilder& f = m.f;
+  const Value s = sigmoid(m, x);
   if (!grad) return f.fmul(x, s);
-  return f.fmul(s, f.fadd(f.f32(1.0f), f.fmul(x, f.fsub(f.f32(1.0f), s)))); // s (1 + x (1 - s))
+  return f.fmul(s, f.fadd(m.k(1.0f), f.fmul(x, f.fsub(m.k(1.0f), s)))); // s (1 + x (1 - s))
 }
 
 } // namespace
@@ -98,7 +108,7 @@ uint32_t ewNumBuffers(EwOp op) {
 
 std::string ElementwiseParams::cacheKey() const {
   return std::string("ew:") + toString(op) + ":" + toString(type) + (broadcast ? ":bcast" : ":flat") + ":wg" +
-         std::to_string(localSize) + (outF16 ? ":f16out" : "");
+         std::to_string(localSize) + (outF16 ? ":f16out" : "") + (vec4 ? ":v4" : "");
 }
 
 Kernel generateElementwise(const ElementwiseParams& p) {
@@ -116,10 +126,13 @@ Kernel generateElementwise(const ElementwiseParams& p) {
                                 std::to_string(p.localSize));
 
   spv::Module m;
-  const spv::TypeId f32 = m.f32(), u32 = m.u32();
-  const spv::TypeId storage = p.type == EwType::F16 ? m.f16() : f32;
-  const spv::TypeId inT = p.op == EwOp::CastF16ToF32 ? m.f16() : p.op == EwOp::CastF32ToF16 ? f32 : storage;
-  const spv::TypeId outT = p.op == EwOp::CastF32ToF16 || p.outF16 ? m.f16()
+  const spv::TypeId u32 = m.u32();
+  // vec4: every buffer element, and the maths, are 4-vectors.
+  const auto shaped = [&](spv::TypeId scalar) { return p.vec4 ? m.vectorType(scalar, 4) : scalar; };
+  const spv::TypeId f32 = shaped(m.f32()), f16 = shaped(m.f16());
+  const spv::TypeId storage = p.type == EwType::F16 ? f16 : f32;
+  const spv::TypeId inT = p.op == EwOp::CastF16ToF32 ? f16 : p.op == EwOp::CastF32ToF16 ? f32 : storage;
+  const spv::TypeId outT = p.op == EwOp::CastF32ToF16 || p.outF16 ? f16
                            : p.op == EwOp::CastF16ToF32           ? f32
                                                                   : storage;
 
@@ -141,11 +154,12 @@ Kernel generateElementwise(const ElementwiseParams& p) {
       addBuffer(inT, spv::Access::ReadOnly);
     addBuffer(outT, spv::Access::WriteOnly);
   }
-  const spv::PushConstants pc = m.pushConstants({u32, u32, f32, u32});
+  const spv::PushConstants pc = m.pushConstants({u32, u32, m.f32(), u32});
 
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+  const Math math{f, f32};
   const Value n = f.loadPush(pc, 0);
-  const Value alpha = f.loadPush(pc, 2);
+  const Value alpha = math.k(f.loadPush(pc, 2));
   const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
   // Loads as f32 (converting f16 storage), stores from f32.
   const auto load = [&](const spv::Buffer& b, Value i) {
@@ -175,21 +189,22 @@ Kernel generateElementwise(const ElementwiseParams& p) {
       break;
     case EwOp::Axpy: {
       // y += alpha * (x[i] + x[n + i] + ... ) over `cols` slices of n (1: plain axpy).
-      const Value sum = f.variable(f32, f.f32(0.0f));
+      const Value sum = f.variable(f32);
+      f.store(sum, math.k(0.0f));
       f.forRange(f.u32(0), f.loadPush(pc, 1),
                  [&](Value s) { f.store(sum, f.fadd(f.load(sum), load(bufs[0], f.iadd(f.imul(s, n), i)))); });
       store(out, i, f.fadd(load(bufs[1], i), f.fmul(alpha, f.load(sum))));
       break;
     }
     case EwOp::Gelu:
-      store(out, i, gelu(f, load(bufs[0], i), false));
+      store(out, i, gelu(math, load(bufs[0], i), false));
       break;
     case EwOp::Silu:
-      store(out, i, silu(f, load(bufs[0], i), false));
+      store(out, i, silu(math, load(bufs[0], i), false));
       break;
     case EwOp::Relu: {
       const Value x = load(bufs[0], i);
-      store(out, i, f.select(f.gt(x, f.f32(0.0f)), x, f.f32(0.0f)));
+      store(out, i, f.select(f.gt(x, math.k(0.0f)), x, math.k(0.0f)));
       break;
     }
     case EwOp::GeluBackward:
@@ -199,9 +214,9 @@ Kernel generateElementwise(const ElementwiseParams& p) {
       const Value dy = load(bufs[1], i);
       Value dx;
       if (p.op == EwOp::ReluBackward)
-        dx = f.select(f.gt(x, f.f32(0.0f)), dy, f.f32(0.0f));
+        dx = f.select(f.gt(x, math.k(0.0f)), dy, math.k(0.0f));
       else
-        dx = f.fmul(dy, p.op == EwOp::GeluBackward ? gelu(f, x, true) : silu(f, x, true));
+        dx = f.fmul(dy, p.op == EwOp::GeluBackward ? gelu(math, x, true) : silu(math, x, true));
       store(out, i, dx);
       break;
     }
@@ -221,7 +236,7 @@ Kernel generateElementwise(const ElementwiseParams& p) {
 
   Kernel k;
   k.name = std::string("ew_") + toString(p.op) + "_" + toString(p.type) + (p.broadcast ? "_bcast" : "") +
-           (p.outF16 ? "_f16out" : "") + "_wg" + std::to_string(p.localSize);
+           (p.outF16 ? "_f16out" : "") + (p.vec4 ? "_v4" : "") + "_wg" + std::to_string(p.localSize);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = numBuffers;
@@ -245,9 +260,12 @@ void registerElementwise(KernelRegistry& registry) {
              for (bool bc : {false, true}) {
                if (bc && !isBinary(op)) continue;
                for (uint32_t ls : {64u, 256u}) {
-                 ks.push_back(generateElementwise({op, t, bc, ls}));
                  const bool math = !isCast(op) && op != EwOp::Axpy && op != EwOp::Fill && op != EwOp::Copy;
-                 if (math && t == EwType::F32) ks.push_back(generateElementwise({op, t, bc, ls, true}));
+                 for (bool v4 : {false, true}) {
+                   if (v4 && ls != 256) continue; // the 4-vector kernels at the local size the ops use
+                   ks.push_back(generateElementwise({op, t, bc, ls, false, v4}));
+                   if (math && t == EwType::F32) ks.push_back(generateElementwise({op, t, bc, ls, true, v4}));
+                 }
                }
              }
            }

@@ -68,7 +68,11 @@ struct ElementwiseParams {
   // The output in f16 while the inputs stay in `type` = F32 (math ops only): the producer of a GEMM's f16
   // operand writes it directly instead of leaving a cast to a separate kernel.
   bool outF16 = false;
-  std::string cacheKey() const; // "ew:add:f32:bcast:wg256" (":f16out")
+  // Four elements per step as 4-vectors (vec4 / f16vec4): n and the broadcast period then count vectors
+  // (Axpy's slice count does not change). ops::elementwise takes it where the sizes divide by 4 and every
+  // range is 16-byte aligned: fewer, wider memory accesses for the same arithmetic.
+  bool vec4 = false;
+  std::string cacheKey() const; // "ew:add:f32:bcast:wg256" (":f16out", ":v4")
 };
 
 // Throws std::invalid_argument for inconsistent parameters (broadcast on a non-binary op, a cast with

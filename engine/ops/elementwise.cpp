@@ -91,10 +91,22 @@ void elementwise(Executor& exec, const ElementwiseParams& params, std::span<cons
   if (params.broadcast && (push.cols == 0 || push.n % push.cols != 0))
     throw std::invalid_argument("ops::elementwise: broadcast period " + std::to_string(push.cols) +
                                 " does not divide n = " + std::to_string(push.n));
+  // Whole 4-vectors everywhere (n, the broadcast period, 16-byte aligned ranges): the 4-vector kernel, whose
+  // push constants count vectors.
+  const bool vec4 = push.n % 4 == 0 && (!params.broadcast || push.cols % 4 == 0) &&
+                    std::all_of(bindings.begin(), bindings.end(),
+                                [](const Binding& b) { return b.range.offset % 16 == 0; });
+  ElementwiseParams p = params;
+  ElementwisePush q = push;
+  if (vec4) {
+    p.vec4 = true;
+    q.n /= 4;
+    if (params.broadcast) q.cols /= 4;
+  }
   const vk::Pipeline& pipeline =
-      exec.pipeline(params, [](const ElementwiseParams& p) { return codegen::generateElementwise(p); });
-  const uint32_t groups = gridStrideGroups(exec.context(), push.n, params.localSize, maxGroups);
-  exec.dispatch(pipeline, bindings, &push, sizeof(push), {groups, 1, 1});
+      exec.pipeline(p, [](const ElementwiseParams& x) { return codegen::generateElementwise(x); });
+  const uint32_t groups = gridStrideGroups(exec.context(), q.n, p.localSize, maxGroups);
+  exec.dispatch(pipeline, bindings, &q, sizeof(q), {groups, 1, 1});
 }
 
 void binary(Executor& exec, BinaryOp op, vk::BufferRange a, vk::BufferRange b, vk::BufferRange out,
