@@ -6,14 +6,15 @@ using namespace helios::spv;
 
 std::string CrossEntropyParams::cacheKey() const {
   return std::string("cross_entropy:") + (f16 ? "f16" : "f32") +
-         ":i32:" + rowKernelKeySuffix(localSize, strategy);
+         ":i32:" + rowKernelKeySuffix(localSize, strategy) + (vec4 ? ":v4" : "");
 }
 
 Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   checkRowLocalSize(p.localSize, "cross_entropy");
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32(), i32 = m.i32();
-  const TypeId store = p.f16 ? m.f16() : f32;
+  const TypeId f32v = p.vec4 ? m.vectorType(f32, 4) : f32; // one logit, or four
+  const TypeId store = p.vec4 ? m.vectorType(p.f16 ? m.f16() : f32, 4) : p.f16 ? m.f16() : f32;
   const Buffer logits = m.storageBuffer(0, store, Access::ReadOnly);
   const Buffer targets = m.storageBuffer(1, i32, Access::ReadOnly);
   const Buffer loss = m.storageBuffer(2, f32, Access::WriteOnly);
@@ -21,15 +22,17 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   const PushConstants pc = m.pushConstants({u32, u32, f32});
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
-  const auto logitAt = [&](Value i) {
+  const auto logitAt = [&](Value i) { // i counts elements of `store` (logits, or groups of four)
     const Value v = f.loadAt(logits, i);
-    return p.f16 ? f.convert(v, f32) : v;
+    return p.f16 ? f.convert(v, f32v) : v;
   };
+  const auto splat = [&](Value s) { return p.vec4 ? f.splat(f32v, s) : s; };
 
   const Value row = rowIndex(f);
   const Value rows = f.loadPush(pc, 0), vocab = f.loadPush(pc, 1), gradScale = f.loadPush(pc, 2);
   f.ifThen(f.ge(row, rows), [&] { f.ret(); });
-  const Value base = f.imul(row, vocab);
+  const Value width = p.vec4 ? f.shr(vocab, f.u32(2)) : vocab; // elements of `store` per row
+  const Value base = f.imul(row, width);
   // As unsigned, a negative target is huge, so one compare covers both ends of [0, vocab).
   const Value target = f.bitcast(f.loadAt(targets, row), u32);
   const Value valid = f.lt(target, vocab);
@@ -37,11 +40,23 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
 
   const Value mVar = f.variable(f32, f.f32(kMinFloat));
   const Value sVar = f.variable(f32, f.f32(0.0f));
-  forColumns(f, vocab, p.localSize, [&](Value j) {
+  forColumns(f, width, p.localSize, [&](Value j) {
     const Value v = logitAt(f.iadd(base, j));
     const Value mOld = f.load(mVar);
-    const Value mNew = f.fmax(mOld, v);
-    f.store(sVar, f.fadd(f.fmul(f.load(sVar), f.exp(f.fsub(mOld, mNew))), f.exp(f.fsub(v, mNew))));
+    if (!p.vec4) {
+      const Value mNew = f.fmax(mOld, v);
+      f.store(sVar, f.fadd(f.fmul(f.load(sVar), f.exp(f.fsub(mOld, mNew))), f.exp(f.fsub(v, mNew))));
+      f.store(mVar, mNew);
+      return;
+    }
+    Value mx = f.extract(v, {0});
+    for (uint32_t c = 1; c < 4; ++c)
+      mx = f.fmax(mx, f.extract(v, {c}));
+    const Value mNew = f.fmax(mOld, mx);
+    const Value e = f.exp(f.fsub(v, splat(mNew)));
+    const Value sum4 =
+        f.fadd(f.fadd(f.extract(e, {0}), f.extract(e, {1})), f.fadd(f.extract(e, {2}), f.extract(e, {3})));
+    f.store(sVar, f.fadd(f.fmul(f.load(sVar), f.exp(f.fsub(mOld, mNew))), sum4));
     f.store(mVar, mNew);
   });
   const Value mLocal = f.load(mVar);
@@ -51,22 +66,29 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
 
   f.ifThen(f.eq(f.localId(0), f.u32(0)), [&] {
     const Value safeTarget = f.select(valid, target, f.u32(0));
-    const Value picked = logitAt(f.iadd(base, safeTarget));
+    const Value picked = p.vec4 ? f.extractDynamic(logitAt(f.iadd(base, f.shr(safeTarget, f.u32(2)))),
+                                                   f.bitAnd(safeTarget, f.u32(3)))
+                                : logitAt(f.iadd(base, safeTarget));
     const Value l = f.fsub(f.fadd(rowMax, f.log(sum)), picked);
     f.storeAt(loss, row, f.select(valid, l, f.f32(0.0f)));
   });
-  forColumns(f, vocab, p.localSize, [&](Value j) {
+  // Columns of element j: j (scalar), or 4j + {0, 1, 2, 3}.
+  const TypeId u32v = p.vec4 ? m.vectorType(u32, 4) : u32;
+  const Value lanes = p.vec4 ? m.constComposite(u32v, {f.u32(0), f.u32(1), f.u32(2), f.u32(3)}) : f.u32(0);
+  const auto usplat = [&](Value s) { return p.vec4 ? f.splat(u32v, s) : s; };
+  forColumns(f, width, p.localSize, [&](Value j) {
     const Value i = f.iadd(base, j);
-    const Value prob = f.fmul(f.exp(f.fsub(logitAt(i), rowMax)), inv);
-    const Value onehot = f.select(f.eq(j, target), f.f32(1.0f), f.f32(0.0f));
-    const Value d = f.fmul(f.fsub(prob, onehot), scale);
+    const Value prob = f.fmul(f.exp(f.fsub(logitAt(i), splat(rowMax))), splat(inv));
+    const Value cols = p.vec4 ? f.iadd(usplat(f.shl(j, f.u32(2))), lanes) : j;
+    const Value onehot = f.select(f.eq(cols, usplat(target)), splat(f.f32(1.0f)), splat(f.f32(0.0f)));
+    const Value d = f.fmul(f.fsub(prob, onehot), splat(scale));
     f.storeAt(dlogits, i, p.f16 ? f.convert(d, store) : d);
   });
   f.ret();
 
   Kernel k;
-  k.name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + "_wg" + std::to_string(p.localSize) +
-           "_" + toString(p.strategy);
+  k.name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + (p.vec4 ? "_v4" : "") + "_wg" +
+           std::to_string(p.localSize) + "_" + toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = 4;
@@ -84,7 +106,8 @@ void registerCrossEntropy(KernelRegistry& registry) {
                   for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
                     for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
                       for (bool half : {false, true})
-                        ks.push_back(generateCrossEntropy({wg, s, half}));
+                        for (bool v4 : {false, true})
+                          ks.push_back(generateCrossEntropy({wg, s, half, v4}));
                   return ks;
                 }});
 }

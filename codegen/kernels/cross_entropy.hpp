@@ -23,7 +23,10 @@ struct CrossEntropyParams {
   // logits and dlogits stored as f16 (the math stays f32): a mixed-precision head's logits are read and its
   // gradient written at half the bytes, and the gradient is the f16 operand its GEMMs take.
   bool f16 = false;
-  std::string cacheKey() const; // "cross_entropy:f32:i32:wg256:subgroup" ("cross_entropy:f16:...")
+  // Logits and dlogits read and written as 4-vectors (vocab % 4 == 0, 16-byte aligned ranges; the op
+  // decides): wider accesses, and the online max/sum takes one rescale per 4 logits.
+  bool vec4 = false;
+  std::string cacheKey() const; // "cross_entropy:f32:i32:wg256:subgroup" ("cross_entropy:f16:...", ":v4")
 };
 
 Kernel generateCrossEntropy(const CrossEntropyParams& p);

@@ -21,7 +21,9 @@ void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange target
   checkElems("crossEntropy", "loss", loss, rows);
   if (rows == 0) return;
   const RowKernelChoice c = resolve(exec, kernel, vocab);
-  const codegen::CrossEntropyParams params{c.localSize, c.strategy, f16};
+  // Whole 4-vectors per row (and aligned ranges): the 4-vector kernel.
+  const bool vec4 = vocab % 4 == 0 && logits.offset % 16 == 0 && dlogits.offset % 16 == 0;
+  const codegen::CrossEntropyParams params{c.localSize, c.strategy, f16, vec4};
   const auto& pipe = exec.pipeline(params, codegen::generateCrossEntropy);
   struct Push {
     uint32_t rows, vocab;
