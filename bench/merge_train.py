@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Joins helios-train run directories (metrics.jsonl) with bench/torch/gpt_train.py JSON from the same run.
 
-Helios tokens/s counts the tokens of every step after the first 5 (pipeline creation and warm-up) over the
-wall time they took (the GPU runs ahead of the CPU, so per-step CPU times alone do not measure throughput).
+Helios tokens/s is measured the way bench/torch/gpt_train.py measures PyTorch: after a warm-up of at least 5
+steps and 3 seconds (clocks, pipeline creation), the median over windows of 10 consecutive steps of tokens
+over the wall time the window took (the GPU runs ahead of the CPU, so per-step CPU times alone do not
+measure throughput; a window's span does). tokens_per_s_after_step5 keeps the earlier measure: every step
+after the fifth, warm-up included.
 """
 import argparse
 import datetime
@@ -25,6 +28,20 @@ def device_meta():
     except (OSError, subprocess.SubprocessError, ValueError):
         pass
     return meta
+
+
+def steady_rate(records, tokens_per_step, warmup_steps=5, warmup_s=3.0, window=10):
+    """Median tokens/s over windows of `window` steps after the warm-up; None when no whole window is left."""
+    if not records:
+        return None
+    start = records[0]["elapsed_s"]
+    warm = [r for r in records if r["step"] > warmup_steps and r["elapsed_s"] - start >= warmup_s]
+    rates = []
+    for i in range(0, len(warm) - window, window):  # window steps between records i and i + window
+        span = warm[i + window]["elapsed_s"] - warm[i]["elapsed_s"]
+        if span > 0:
+            rates.append(tokens_per_step * window / span)
+    return statistics.median(rates) if rates else None
 
 
 def main():
@@ -54,11 +71,12 @@ def main():
         steady = [r for r in records if r.get("step", 0) > 5]
         train = json.load(open(os.path.join(args.runs, name, "config.json")))["train"]
         tokens_per_step = train["batch"] * train.get("seq_len", train.get("context", 0)) * train.get("grad_accum", 1)
-        rate = None
+        rate = after5 = None
         if len(steady) >= 2 and tokens_per_step:
-            rate = tokens_per_step * (len(steady) - 1) / (steady[-1]["elapsed_s"] - steady[0]["elapsed_s"])
+            after5 = tokens_per_step * (len(steady) - 1) / (steady[-1]["elapsed_s"] - steady[0]["elapsed_s"])
+            rate = steady_rate(records, tokens_per_step) or after5
         row = {"config": config, "precision": precision, "steps": len(records), "tokens_per_step": tokens_per_step,
-               "tokens_per_s": rate,
+               "tokens_per_s": rate, "tokens_per_s_after_step5": after5,
                "submits_per_step": statistics.median([r["submits"] for r in steady]) if steady else None,
                "dispatches_per_step": statistics.median([r["dispatches"] for r in steady]) if steady else None,
                "final_loss": records[-1]["loss"] if records else None}

@@ -2,6 +2,7 @@
 # Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
 #   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [PROFILE_CONFIGS="char gpt2-small"] [UNFUSED_CONFIGS="char"]
+#   [STEPS=60] [CHAR_STEPS=400]
 #   bash bench/device/h100-train.sh
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
@@ -13,12 +14,15 @@ export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-} PATH=$PWD/.dev/bin:$PA
 export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
 export HELIOS_CORPUS=$PWD/.deps/corpus/kjv.txt
 helios-probe >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-STEPS=${STEPS:-60}
+# Enough steps for merge_train.py's steady-state windows after a 3 s warm-up, as PyTorch gets (the char
+# model's mixed step is ~12 ms: 60 steps would end inside the warm-up).
+STEPS=${STEPS:-60} CHAR_STEPS=${CHAR_STEPS:-400}
 for cfg in ${CONFIGS:-char gpt2-small}; do
   for prec in ${PRECISIONS:-f32 mixed}; do
     echo "== helios-train $cfg $prec"
     batch=(); [ "$cfg" = gpt2-small ] && [ -n "${GPT2_BATCH:-}" ] && batch=(--batch "$GPT2_BATCH")
-    timeout 300 helios-train --preset "$cfg" --precision "$prec" --steps "$STEPS" --out "$OUT/$cfg-$prec" "${batch[@]}" \
+    steps=$STEPS; [ "$cfg" = char ] && steps=$CHAR_STEPS
+    timeout 300 helios-train --preset "$cfg" --precision "$prec" --steps "$steps" --out "$OUT/$cfg-$prec" "${batch[@]}" \
       --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 | tail -n 8 | tee "$OUT/$cfg-$prec.txt"
   done
 done
