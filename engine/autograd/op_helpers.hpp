@@ -1,0 +1,33 @@
+#pragma once
+// What the autograd ops (ops_*.cpp) share: argument checks, gradient sinks and targets for kernels that
+// always write, the bias-gradient column sums. Internal to engine/autograd.
+#include <cstdint>
+
+#include "engine/autograd/tape.hpp"
+
+namespace helios::autograd::detail {
+
+void requireF32(const char* op, const Tensor& t);
+void requireSameCount(const char* op, const Tensor& a, const Tensor& b);
+uint32_t lastDim(const Tensor& t);
+
+// A sink when the tensor needs a gradient, else a throwaway temporary (ops that always write every output).
+struct MaybeSink {
+  Tape::Sink sink;
+  bool commit = false;
+};
+MaybeSink sinkOrScratch(Tape& tape, const Tensor& t);
+void finish(Tape& tape, const Tensor& t, const MaybeSink& s);
+// For kernels that can accumulate: t's target, or a throwaway temporary when t needs no gradient.
+Tape::Target targetOrScratch(Tape& tape, const Tensor& t);
+
+// Column sums of dy [rows, cols] (f16 with dyF16) into t's gradient (bias gradients), deterministic:
+// ops::columnSum. A 1 x rows x cols GEMM with a ones vector did this before and ran a 128x128 tile for one
+// row of output (9% of a char-model step on the H100).
+void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols,
+                   bool dyF16 = false);
+
+// x has no gradient yet: a producer may hand it over in f16 (Tape::passGradF16).
+bool gradStillEmpty(const Tensor& x);
+
+} // namespace helios::autograd::detail

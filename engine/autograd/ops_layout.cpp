@@ -1,0 +1,156 @@
+// Autograd ops that move data: embedding lookup, permutes (and a packed projection split into views), RoPE.
+#include "engine/autograd/ops.hpp"
+
+#include "engine/autograd/op_helpers.hpp"
+#include "engine/ops/elementwise.hpp"
+#include "engine/ops/embedding.hpp"
+#include "engine/ops/permute.hpp"
+#include "engine/ops/rope.hpp"
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace helios::autograd {
+
+using namespace detail;
+
+Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens) {
+  requireF32("embedding", table);
+  if (table.shape.size() != 2) throw std::invalid_argument("autograd::embedding: table must be [vocab, dim]");
+  const uint32_t vocab = table.shape[0], dim = table.shape[1];
+  const bool grad = tape.needsGrad({&table});
+  Tensor y = tape.empty({tokens, dim}, DType::F32, grad, "embedding");
+  ops::embedding(tape.exec(), table.data, ids, y.data, tokens, vocab, dim);
+  if (grad)
+    tape.push([&tape, table, ids, y, tokens, vocab, dim] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const vk::BufferRange ws =
+          tape.allocate(ops::embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "embedding workspace");
+      const Tape::Target t = tape.target(table);
+      ops::embeddingBackward(tape.exec(), ids, dy, t.range, ws, tokens, vocab, dim, t.accumulate);
+    });
+  return y;
+}
+
+Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape, uint32_t srcOffset,
+               const std::array<uint32_t, 4>& srcStrides, bool toF16) {
+  if (toF16) requireF32("permute (to f16)", x);
+  const bool grad = tape.needsGrad({&x});
+  Tensor y =
+      tape.empty({shape[0], shape[1], shape[2], shape[3]}, toF16 ? DType::F16 : x.dtype, grad, "permute");
+  const ops::PermuteType type = toF16                   ? ops::PermuteType::F32ToF16
+                                : x.dtype == DType::F16 ? ops::PermuteType::F16
+                                                        : ops::PermuteType::F32;
+  ops::PermuteArgs args;
+  args.shape = shape;
+  args.srcOffset = srcOffset;
+  args.srcStrides = srcStrides;
+  args.dstStrides = ops::denseStrides(shape);
+  args.type = type;
+  ops::permute(tape.exec(), x.data, y.data, args);
+  if (grad)
+    tape.push([&tape, x, y, shape, srcOffset, srcStrides] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      GradSlot& slot = *x.gradSlot;
+      const bool hasValue = slot.written || slot.persistent;
+      const vk::BufferRange g = tape.gradForWrite(x);
+      bool accumulate = hasValue;
+      if (!hasValue && y.elements() != x.elements()) { // a partial view: the rest of dx is zero
+        ops::fill(tape.exec(), g, x.count(), 0.0f);
+        accumulate = true;
+      }
+      slot.written = true;
+      ops::PermuteArgs back;
+      back.shape = shape;
+      back.srcStrides = ops::denseStrides(shape);
+      back.dstOffset = srcOffset;
+      back.dstStrides = srcStrides;
+      back.accumulate = accumulate;
+      ops::permute(tape.exec(), dy, g, back);
+    });
+  return y;
+}
+
+std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views,
+                                 bool toF16, bool f16Grad) {
+  if (toF16) requireF32("permuteSplit (to f16)", x);
+  uint64_t covered = 0;
+  for (const PermuteView& v : views)
+    covered += uint64_t(v.shape[0]) * v.shape[1] * v.shape[2] * v.shape[3];
+  if (covered != x.elements())
+    throw std::invalid_argument("autograd::permuteSplit: the views hold " + std::to_string(covered) +
+                                " elements, x " + std::to_string(x.elements()) + " (they must partition x)");
+  const bool grad = tape.needsGrad({&x});
+  const ops::PermuteType type = toF16                   ? ops::PermuteType::F32ToF16
+                                : x.dtype == DType::F16 ? ops::PermuteType::F16
+                                                        : ops::PermuteType::F32;
+  std::vector<Tensor> ys;
+  for (const PermuteView& v : views) {
+    Tensor y = tape.empty({v.shape[0], v.shape[1], v.shape[2], v.shape[3]}, toF16 ? DType::F16 : x.dtype,
+                          grad, "permute split");
+    ops::PermuteArgs args;
+    args.shape = v.shape;
+    args.srcOffset = v.srcOffset;
+    args.srcStrides = v.srcStrides;
+    args.dstStrides = ops::denseStrides(v.shape);
+    args.type = type;
+    ops::permute(tape.exec(), x.data, y.data, args);
+    ys.push_back(std::move(y));
+  }
+  if (grad)
+    tape.push([&tape, x, ys, views, f16Grad] {
+      GradSlot& slot = *x.gradSlot;
+      bool accumulate = slot.written || slot.persistent;
+      const bool allParts =
+          std::all_of(ys.begin(), ys.end(), [](const Tensor& y) { return y.gradSlot->written; });
+      if (f16Grad && allParts && gradStillEmpty(x)) {
+        const vk::BufferRange g16 = tape.allocate(x.elements() * 2, "permute split gradient f16");
+        for (size_t i = 0; i < ys.size(); ++i) {
+          ops::PermuteArgs back;
+          back.shape = views[i].shape;
+          back.srcStrides = ops::denseStrides(views[i].shape);
+          back.dstOffset = views[i].srcOffset;
+          back.dstStrides = views[i].srcStrides;
+          back.type = ops::PermuteType::F32ToF16;
+          ops::permute(tape.exec(), tape.gradOf(ys[i]), g16, back);
+        }
+        tape.passGradF16(x, g16);
+        return;
+      }
+      const vk::BufferRange g = tape.gradForWrite(x);
+      if (!accumulate && !allParts) { // some part has no gradient: it must read as zero
+        ops::fill(tape.exec(), g, x.count(), 0.0f);
+        accumulate = true;
+      }
+      slot.written = true;
+      for (size_t i = 0; i < ys.size(); ++i) {
+        if (!ys[i].gradSlot->written) continue;
+        ops::PermuteArgs back;
+        back.shape = views[i].shape;
+        back.srcStrides = ops::denseStrides(views[i].shape);
+        back.dstOffset = views[i].srcOffset;
+        back.dstStrides = views[i].srcStrides;
+        back.accumulate = accumulate;
+        ops::permute(tape.exec(), tape.gradOf(ys[i]), g, back);
+      }
+    });
+  return ys;
+}
+
+Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T) {
+  requireF32("rope", x);
+  const uint32_t rows = static_cast<uint32_t>(x.elements() / headDim);
+  const bool grad = tape.needsGrad({&x});
+  Tensor y = tape.empty(x.shape, DType::F32, grad, "rope");
+  ops::rope(tape.exec(), x.data, table, y.data, rows, headDim, T);
+  if (grad)
+    tape.push([&tape, x, y, table, rows, headDim, T] {
+      const vk::BufferRange dy = tape.gradOf(y);
+      const Tape::Sink s = tape.sink(x);
+      ops::rope(tape.exec(), dy, table, s.range, rows, headDim, T, true);
+      tape.commit(x, s);
+    });
+  return y;
+}
+
+} // namespace helios::autograd
