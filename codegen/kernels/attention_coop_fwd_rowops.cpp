@@ -71,9 +71,9 @@ private:
       for (uint32_t kb = 0; kb < kbs; ++kb)
         raw.push_back(productBlock(qa_, shK_, kb)); // S = Q K^T
       // Scaled scores; the mask only on tiles where some row of this subgroup misses some key.
-      const Value visible = fullyVisible(sgRow0_, 16, t0, p_.tile);
       const std::vector<Value> s = unlessMasked(
-          visible, raw, [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
+          fullyVisible(sgRow0_, 16, t0, p_.tile), raw,
+          [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
           [&](Value x, uint32_t kb) {
             return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
           });
@@ -85,15 +85,10 @@ private:
       const Value mOld = f().load(mVar_);
       const Value mNew = f().coopPerElement(mOld, max2_, {rowMax});
       const Value corr = f().coopPerElement(mOld, expDiff_, {mNew});
-      // P = exp(S - m_new); on fully visible tiles no score is masked, so the masked-score test is skipped
-      // (same values).
-      const std::vector<Value> prs = unlessMasked(
-          visible, s, [&](Value x, uint32_t) { return f().coopPerElement(x, expDiff_, {mNew}); },
-          [&](Value x, uint32_t) { return f().coopPerElement(x, expShift_, {mNew}); });
       std::vector<Value> pa(kbs);
       Value rowSum;
       for (uint32_t kb = 0; kb < kbs; ++kb) {
-        const Value pr = prs[kb];
+        const Value pr = f().coopPerElement(s[kb], expShift_, {mNew});
         pa[kb] = f().coopConvert(pr, ta_);
         const Value sum = f().coopReduce(tc_, pr, CoopReduce::Row, sumOf_);
         rowSum = kb ? f().fadd(rowSum, sum) : sum;
