@@ -14,6 +14,42 @@ namespace helios::autograd {
 
 using namespace detail;
 
+namespace {
+
+ops::PermuteType permuteType(const Tensor& x, bool toF16) {
+  return toF16                   ? ops::PermuteType::F32ToF16
+         : x.dtype == DType::F16 ? ops::PermuteType::F16
+                                 : ops::PermuteType::F32;
+}
+
+// The view (shape at offset with strides) of x gathered into a dense tensor.
+ops::PermuteArgs gather(const std::array<uint32_t, 4>& shape, uint32_t offset,
+                        const std::array<uint32_t, 4>& strides, ops::PermuteType type) {
+  ops::PermuteArgs a;
+  a.shape = shape;
+  a.srcOffset = offset;
+  a.srcStrides = strides;
+  a.dstStrides = ops::denseStrides(shape);
+  a.type = type;
+  return a;
+}
+
+// A dense gradient scattered back into that view of dx (written, or added to what dx holds).
+ops::PermuteArgs scatter(const std::array<uint32_t, 4>& shape, uint32_t offset,
+                         const std::array<uint32_t, 4>& strides, bool accumulate,
+                         ops::PermuteType type = ops::PermuteType::F32) {
+  ops::PermuteArgs a;
+  a.shape = shape;
+  a.srcStrides = ops::denseStrides(shape);
+  a.dstOffset = offset;
+  a.dstStrides = strides;
+  a.accumulate = accumulate;
+  a.type = type;
+  return a;
+}
+
+} // namespace
+
 Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens) {
   requireF32("embedding", table);
   if (table.shape.size() != 2) throw std::invalid_argument("autograd::embedding: table must be [vocab, dim]");
@@ -38,16 +74,7 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
   const bool grad = tape.needsGrad({&x});
   Tensor y =
       tape.empty({shape[0], shape[1], shape[2], shape[3]}, toF16 ? DType::F16 : x.dtype, grad, "permute");
-  const ops::PermuteType type = toF16                   ? ops::PermuteType::F32ToF16
-                                : x.dtype == DType::F16 ? ops::PermuteType::F16
-                                                        : ops::PermuteType::F32;
-  ops::PermuteArgs args;
-  args.shape = shape;
-  args.srcOffset = srcOffset;
-  args.srcStrides = srcStrides;
-  args.dstStrides = ops::denseStrides(shape);
-  args.type = type;
-  ops::permute(tape.exec(), x.data, y.data, args);
+  ops::permute(tape.exec(), x.data, y.data, gather(shape, srcOffset, srcStrides, permuteType(x, toF16)));
   if (grad)
     tape.push([&tape, x, y, shape, srcOffset, srcStrides] {
       const vk::BufferRange dy = tape.gradOf(y);
@@ -60,13 +87,7 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
         accumulate = true;
       }
       slot.written = true;
-      ops::PermuteArgs back;
-      back.shape = shape;
-      back.srcStrides = ops::denseStrides(shape);
-      back.dstOffset = srcOffset;
-      back.dstStrides = srcStrides;
-      back.accumulate = accumulate;
-      ops::permute(tape.exec(), dy, g, back);
+      ops::permute(tape.exec(), dy, g, scatter(shape, srcOffset, srcStrides, accumulate));
     });
   return y;
 }
@@ -81,20 +102,12 @@ std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<
     throw std::invalid_argument("autograd::permuteSplit: the views hold " + std::to_string(covered) +
                                 " elements, x " + std::to_string(x.elements()) + " (they must partition x)");
   const bool grad = tape.needsGrad({&x});
-  const ops::PermuteType type = toF16                   ? ops::PermuteType::F32ToF16
-                                : x.dtype == DType::F16 ? ops::PermuteType::F16
-                                                        : ops::PermuteType::F32;
+  const ops::PermuteType type = permuteType(x, toF16);
   std::vector<Tensor> ys;
   for (const PermuteView& v : views) {
     Tensor y = tape.empty({v.shape[0], v.shape[1], v.shape[2], v.shape[3]}, toF16 ? DType::F16 : x.dtype,
                           grad, "permute split");
-    ops::PermuteArgs args;
-    args.shape = v.shape;
-    args.srcOffset = v.srcOffset;
-    args.srcStrides = v.srcStrides;
-    args.dstStrides = ops::denseStrides(v.shape);
-    args.type = type;
-    ops::permute(tape.exec(), x.data, y.data, args);
+    ops::permute(tape.exec(), x.data, y.data, gather(v.shape, v.srcOffset, v.srcStrides, type));
     ys.push_back(std::move(y));
   }
   if (grad)
@@ -105,15 +118,10 @@ std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<
           std::all_of(ys.begin(), ys.end(), [](const Tensor& y) { return y.gradSlot->written; });
       if (f16Grad && allParts && gradStillEmpty(x)) {
         const vk::BufferRange g16 = tape.allocate(x.elements() * 2, "permute split gradient f16");
-        for (size_t i = 0; i < ys.size(); ++i) {
-          ops::PermuteArgs back;
-          back.shape = views[i].shape;
-          back.srcStrides = ops::denseStrides(views[i].shape);
-          back.dstOffset = views[i].srcOffset;
-          back.dstStrides = views[i].srcStrides;
-          back.type = ops::PermuteType::F32ToF16;
-          ops::permute(tape.exec(), tape.gradOf(ys[i]), g16, back);
-        }
+        for (size_t i = 0; i < ys.size(); ++i)
+          ops::permute(tape.exec(), tape.gradOf(ys[i]), g16,
+                       scatter(views[i].shape, views[i].srcOffset, views[i].srcStrides, false,
+                               ops::PermuteType::F32ToF16));
         tape.passGradF16(x, g16);
         return;
       }
@@ -125,13 +133,8 @@ std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<
       slot.written = true;
       for (size_t i = 0; i < ys.size(); ++i) {
         if (!ys[i].gradSlot->written) continue;
-        ops::PermuteArgs back;
-        back.shape = views[i].shape;
-        back.srcStrides = ops::denseStrides(views[i].shape);
-        back.dstOffset = views[i].srcOffset;
-        back.dstStrides = views[i].srcStrides;
-        back.accumulate = accumulate;
-        ops::permute(tape.exec(), tape.gradOf(ys[i]), g, back);
+        ops::permute(tape.exec(), tape.gradOf(ys[i]), g,
+                     scatter(views[i].shape, views[i].srcOffset, views[i].srcStrides, accumulate));
       }
     });
   return ys;
