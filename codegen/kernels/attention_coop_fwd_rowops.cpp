@@ -64,41 +64,48 @@ private:
   }
 
   void keyLoop() {
+    if (p_.interleave) {
+      walkKeyTilesInterleaved(shK_, shV_, [&](Value t0, const Between& between) { step(t0, between); });
+      return;
+    }
     walkKeyTiles(shK_, shV_, [&](Value t0) {
       f().workgroupBarrier();
-      const uint32_t kbs = p_.tile / 16;
-      std::vector<Value> raw;
-      for (uint32_t kb = 0; kb < kbs; ++kb)
-        raw.push_back(productBlock(qa_, shK_, kb)); // S = Q K^T
-      // Scaled scores; the mask only on tiles where some row of this subgroup misses some key.
-      const std::vector<Value> s = unlessMasked(
-          fullyVisible(sgRow0_, 16, t0, p_.tile), raw,
-          [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
-          [&](Value x, uint32_t kb) {
-            return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
-          });
-      Value rowMax;
-      for (uint32_t kb = 0; kb < kbs; ++kb) {
-        const Value mx = f().coopReduce(tc_, s[kb], CoopReduce::Row, maxOf_);
-        rowMax = kb ? f().coopPerElement(rowMax, max2_, {mx}) : mx;
-      }
-      const Value mOld = f().load(mVar_);
-      const Value mNew = f().coopPerElement(mOld, max2_, {rowMax});
-      const Value corr = f().coopPerElement(mOld, expDiff_, {mNew});
-      std::vector<Value> pa(kbs);
-      Value rowSum;
-      for (uint32_t kb = 0; kb < kbs; ++kb) {
-        const Value pr = f().coopPerElement(s[kb], expShift_, {mNew});
-        pa[kb] = f().coopConvert(pr, ta_);
-        const Value sum = f().coopReduce(tc_, pr, CoopReduce::Row, sumOf_);
-        rowSum = kb ? f().fadd(rowSum, sum) : sum;
-      }
-      f().store(lVar_, f().fadd(f().fmul(f().load(lVar_), corr), rowSum));
-      f().store(mVar_, mNew);
-      for (uint32_t d = 0; d < blocks_; ++d) // O = O corr + P V
-        f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr), pa, shV_, d));
+      step(t0, [] {});
       f().workgroupBarrier();
     });
+  }
+
+  // One key tile: the scores and the softmax read K, then (after `between`) O's update reads V.
+  void step(Value t0, const Between& between) {
+    const uint32_t kbs = p_.tile / 16;
+    std::vector<Value> raw;
+    for (uint32_t kb = 0; kb < kbs; ++kb)
+      raw.push_back(productBlock(qa_, shK_, kb)); // S = Q K^T
+    // Scaled scores; the mask only on tiles where some row of this subgroup misses some key.
+    const std::vector<Value> s = unlessMasked(
+        fullyVisible(sgRow0_, 16, t0, p_.tile), raw, [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
+        [&](Value x, uint32_t kb) { return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))}); });
+    Value rowMax;
+    for (uint32_t kb = 0; kb < kbs; ++kb) {
+      const Value mx = f().coopReduce(tc_, s[kb], CoopReduce::Row, maxOf_);
+      rowMax = kb ? f().coopPerElement(rowMax, max2_, {mx}) : mx;
+    }
+    const Value mOld = f().load(mVar_);
+    const Value mNew = f().coopPerElement(mOld, max2_, {rowMax});
+    const Value corr = f().coopPerElement(mOld, expDiff_, {mNew});
+    std::vector<Value> pa(kbs);
+    Value rowSum;
+    for (uint32_t kb = 0; kb < kbs; ++kb) {
+      const Value pr = f().coopPerElement(s[kb], expShift_, {mNew});
+      pa[kb] = f().coopConvert(pr, ta_);
+      const Value sum = f().coopReduce(tc_, pr, CoopReduce::Row, sumOf_);
+      rowSum = kb ? f().fadd(rowSum, sum) : sum;
+    }
+    f().store(lVar_, f().fadd(f().fmul(f().load(lVar_), corr), rowSum));
+    f().store(mVar_, mNew);
+    between();
+    for (uint32_t d = 0; d < blocks_; ++d) // O = O corr + P V
+      f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr), pa, shV_, d));
   }
 
   void finish() {

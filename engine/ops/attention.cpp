@@ -107,6 +107,10 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
     }
   }
   if (envIs("HELIOS_ATTENTION_PREFETCH", "0")) p.prefetch = false;
+  if (envIs("HELIOS_ATTENTION_INTERLEAVE", "1") && p.rowOps && pass == AttentionPass::Forward) {
+    p.prefetch = false;
+    p.interleave = true;
+  }
   if (envIs("HELIOS_ATTENTION_PAD", "0")) p.pad = 0;
   return p;
 }
