@@ -38,8 +38,7 @@ uint32_t AttentionCoopParams::sharedBytes() const {
 std::string AttentionCoopParams::cacheKey() const {
   return std::string("attention_coop:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
-         (prefetch ? ":pf1" : ":pf0") + (interleave ? ":il" : "") +
-         (softmaxKeys ? ":sk" + std::to_string(softmaxKeys) : "") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
+         (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
          (halfQkv ? ":h16" : "");
 }
@@ -47,8 +46,7 @@ std::string AttentionCoopParams::cacheKey() const {
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
-         (prefetch ? "" : "_nopf") + (interleave ? "_il" : "") +
-         (softmaxKeys ? "_s" + std::to_string(softmaxKeys) : "") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
+         (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
          (halfQkv ? "_h16" : "");
 }
 
@@ -61,11 +59,6 @@ void AttentionCoopParams::validate() const {
   else
     require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
             me + "tile must be 32 (two lanes per row, 16 columns each), or 64 for the forward");
-  require(!interleave || (pass == AttentionPass::Forward && rowOps && !prefetch),
-          me + "interleaved staging is for the row-ops forward, without prefetch");
-  require(softmaxKeys == 0 || (pass == AttentionPass::Forward && rowOps && !interleave &&
-                                softmaxKeys % 16 == 0 && tile % softmaxKeys == 0),
-          me + "softmax slices are for the row-ops forward (not interleaved), multiples of 16 dividing the tile");
   require(subgroupSize == 32, me + "needs 32-wide subgroups (two lanes for each of 16 rows)");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
   require(pad <= 1, me + "pad must be 0 or 1 (16-byte vectors per staged row)");
@@ -171,15 +164,6 @@ void registerAttentionCoop(KernelRegistry& registry) {
                    t.tile = tile;
                    if (t.sharedBytes() <= t.maxSharedBytes) add(t);
                  }
-               if (pass == AttentionPass::Forward) { // interleaved K / V staging
-                 AttentionCoopParams il = r;
-                 il.prefetch = false;
-                 il.interleave = true;
-                 add(il);
-                 AttentionCoopParams sliced = r; // 32-key softmax slices of the staged tile
-                 sliced.softmaxKeys = 32;
-                 if (sliced.tile > 32) add(sliced);
-               }
                r.halfQkv = true;
                add(r);
                AttentionCoopParams khr16 = p; // the KHR passes on f16 q, k, v

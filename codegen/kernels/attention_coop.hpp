@@ -36,12 +36,6 @@ struct AttentionCoopParams {
   uint32_t tile =
       32; // rows of the other side per step (two lanes per row cover tile/2 each; 64: forward only)
   bool prefetch = true; // issue the global loads of the next tile before computing on the current one
-  // Row-ops forward only, instead of prefetch: stage V while the scores read K, and the next K while O's
-  // update reads V (one tile of registers in flight instead of two; for kernels whose registers are full).
-  bool interleave = false;
-  // Row-ops forward: keys per online-softmax update within a staged tile (16, 32, ...; 0 = the whole tile).
-  // Smaller slices hold fewer score registers; the tile still sets the barriers per key.
-  uint32_t softmaxKeys = 0;
   // The per-row maths on the accumulators through VK_NV_cooperative_matrix2 reductions, per-element
   // operations and use conversions (attention_coop_fwd_rowops.cpp; the backward's stepInRegisters): no
   // S/P/dS scratch, no subgroup barriers in the loop; tiles of 32, 64 or 128.
@@ -59,8 +53,7 @@ struct AttentionCoopParams {
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
   std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops")
-  // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_il" interleaved, "_s32" 32-key softmax slices,
-  // "_rowops", "_h16" f16 q/k/v)
+  // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v)
   std::string name() const;
   void validate() const; // throws std::invalid_argument naming the broken constraint
 };

@@ -81,28 +81,6 @@ void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV,
   });
 }
 
-void AttentionCoopEmitter::walkKeyTilesInterleaved(const Staging& shK, const Staging& shV,
-                                                   const std::function<void(Value, const Between&)>& body) {
-  const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
-  const Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
-  stage(shK, k_, kvBase_, c(0), p_.tile, Tk_);
-  f().workgroupBarrier();
-  f().forRange(c(0), tiles, [&](Value t) {
-    const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
-    // V_t is in flight while the body reads K_t; K_t+1 while it reads V_t. Each barrier both publishes the
-    // tile just stored and retires every read of the buffer that is written next.
-    const std::vector<Value> vRegs = fetch(v_, kvBase_, t0, p_.tile, Tk_);
-    std::vector<Value> kRegs;
-    body(t0, [&] {
-      put(shV, vRegs, p_.tile);
-      f().workgroupBarrier();
-      kRegs = fetch(k_, kvBase_, t1, p_.tile, Tk_);
-    });
-    put(shK, kRegs, p_.tile);
-    f().workgroupBarrier();
-  });
-}
-
 Buffer AttentionCoopEmitter::inputRows(uint32_t binding) {
   return m_.storageBuffer(binding, vec4_, Access::ReadOnly);
 }

@@ -119,12 +119,6 @@ protected:
   // Their walk over the key tiles up to the last key the block's last real row sees: K and V streamed into
   // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key.
   void walkKeyTiles(const Staging& shK, const Staging& shV, const std::function<void(spv::Value)>& body);
-  // The same walk with K and V staged half a step apart (p.interleave): body(t0, between) reads K_t before
-  // calling between() and V_t after it. V_t's global loads are in flight during the first half and K_t+1's
-  // during the second, so only one tile of registers is held at a time.
-  using Between = std::function<void()>;
-  void walkKeyTilesInterleaved(const Staging& shK, const Staging& shV,
-                               const std::function<void(spv::Value, const Between&)>& body);
 
   // A subgroup-wide barrier that also orders this subgroup's shared-memory writes before its reads.
   void subgroupBarrier();

@@ -64,62 +64,41 @@ private:
   }
 
   void keyLoop() {
-    if (p_.interleave) {
-      walkKeyTilesInterleaved(shK_, shV_, [&](Value t0, const Between& between) { step(t0, between); });
-      return;
-    }
     walkKeyTiles(shK_, shV_, [&](Value t0) {
       f().workgroupBarrier();
-      step(t0, [] {});
+      const uint32_t kbs = p_.tile / 16;
+      std::vector<Value> raw;
+      for (uint32_t kb = 0; kb < kbs; ++kb)
+        raw.push_back(productBlock(qa_, shK_, kb)); // S = Q K^T
+      // Scaled scores; the mask only on tiles where some row of this subgroup misses some key.
+      const std::vector<Value> s = unlessMasked(
+          fullyVisible(sgRow0_, 16, t0, p_.tile), raw,
+          [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
+          [&](Value x, uint32_t kb) {
+            return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
+          });
+      Value rowMax;
+      for (uint32_t kb = 0; kb < kbs; ++kb) {
+        const Value mx = f().coopReduce(tc_, s[kb], CoopReduce::Row, maxOf_);
+        rowMax = kb ? f().coopPerElement(rowMax, max2_, {mx}) : mx;
+      }
+      const Value mOld = f().load(mVar_);
+      const Value mNew = f().coopPerElement(mOld, max2_, {rowMax});
+      const Value corr = f().coopPerElement(mOld, expDiff_, {mNew});
+      std::vector<Value> pa(kbs);
+      Value rowSum;
+      for (uint32_t kb = 0; kb < kbs; ++kb) {
+        const Value pr = f().coopPerElement(s[kb], expShift_, {mNew});
+        pa[kb] = f().coopConvert(pr, ta_);
+        const Value sum = f().coopReduce(tc_, pr, CoopReduce::Row, sumOf_);
+        rowSum = kb ? f().fadd(rowSum, sum) : sum;
+      }
+      f().store(lVar_, f().fadd(f().fmul(f().load(lVar_), corr), rowSum));
+      f().store(mVar_, mNew);
+      for (uint32_t d = 0; d < blocks_; ++d) // O = O corr + P V
+        f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr), pa, shV_, d));
       f().workgroupBarrier();
     });
-  }
-
-  // One key tile: the scores and the softmax read K, then (after `between`) O's update reads V. With
-  // p.softmaxKeys, the tile is taken in slices of that many keys, each with its own online-softmax update:
-  // fewer score and probability registers live at once, for the same barriers per key.
-  void step(Value t0, const Between& between) {
-    const uint32_t keys = p_.softmaxKeys ? p_.softmaxKeys : p_.tile;
-    for (uint32_t k0 = 0; k0 < p_.tile; k0 += keys) {
-      const Staging kSlice{shK_.array, shK_.offset + k0 * rowVecs_};
-      const Staging vSlice{shV_.array, shV_.offset + k0 * rowVecs_};
-      const std::vector<Value> pa = softmaxSlice(f().iadd(t0, c(k0)), keys, kSlice);
-      if (k0 + keys >= p_.tile) between();
-      for (uint32_t d = 0; d < blocks_; ++d) // O = O corr + P V
-        f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr_), pa, vSlice, d));
-    }
-  }
-
-  // Keys [s0, s0 + keys) of the tile (staged at kSlice): S = mask(scale Q K^T), m and l updated, corr_ =
-  // exp(m_old - m_new); returns P as f16 A matrices.
-  std::vector<Value> softmaxSlice(Value s0, uint32_t keys, const Staging& kSlice) {
-    const uint32_t kbs = keys / 16;
-    std::vector<Value> raw;
-    for (uint32_t kb = 0; kb < kbs; ++kb)
-      raw.push_back(productBlock(qa_, kSlice, kb)); // S = Q K^T
-    // Scaled scores; the mask only on slices where some row of this subgroup misses some key.
-    const std::vector<Value> s = unlessMasked(
-        fullyVisible(sgRow0_, 16, s0, keys), raw, [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
-        [&](Value x, uint32_t kb) { return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(s0, c(16 * kb))}); });
-    Value rowMax;
-    for (uint32_t kb = 0; kb < kbs; ++kb) {
-      const Value mx = f().coopReduce(tc_, s[kb], CoopReduce::Row, maxOf_);
-      rowMax = kb ? f().coopPerElement(rowMax, max2_, {mx}) : mx;
-    }
-    const Value mOld = f().load(mVar_);
-    const Value mNew = f().coopPerElement(mOld, max2_, {rowMax});
-    corr_ = f().coopPerElement(mOld, expDiff_, {mNew});
-    std::vector<Value> pa(kbs);
-    Value rowSum;
-    for (uint32_t kb = 0; kb < kbs; ++kb) {
-      const Value pr = f().coopPerElement(s[kb], expShift_, {mNew});
-      pa[kb] = f().coopConvert(pr, ta_);
-      const Value sum = f().coopReduce(tc_, pr, CoopReduce::Row, sumOf_);
-      rowSum = kb ? f().fadd(rowSum, sum) : sum;
-    }
-    f().store(lVar_, f().fadd(f().fmul(f().load(lVar_), corr_), rowSum));
-    f().store(mVar_, mNew);
-    return pa;
   }
 
   void finish() {
@@ -130,7 +109,7 @@ private:
   }
 
   Value shOut_;
-  Value sgRow0_, mVar_, lVar_, corr_;
+  Value sgRow0_, mVar_, lVar_;
   FunctionId mask_, maxOf_, sumOf_, max2_, expShift_, expDiff_;
   std::vector<Value> qa_, oAcc_;
 };

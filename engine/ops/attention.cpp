@@ -107,15 +107,6 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
     }
   }
   if (envIs("HELIOS_ATTENTION_PREFETCH", "0")) p.prefetch = false;
-  if (envIs("HELIOS_ATTENTION_PREFETCH", "1")) p.prefetch = true;
-  if (envIs("HELIOS_ATTENTION_INTERLEAVE", "1") && p.rowOps && pass == AttentionPass::Forward) {
-    p.prefetch = false;
-    p.interleave = true;
-  }
-  if (p.rowOps && pass == AttentionPass::Forward) {
-    p.softmaxKeys = envU32("HELIOS_ATTENTION_SOFTMAX_KEYS", p.softmaxKeys);
-    p.validate();
-  }
   if (envIs("HELIOS_ATTENTION_PAD", "0")) p.pad = 0;
   return p;
 }
