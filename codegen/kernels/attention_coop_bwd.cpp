@@ -102,7 +102,7 @@ private:
     dq_ = zeroAccs(blocks_);
     if (p_.rowOps) {
       sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
-      lseM_ = rowMatrix(shS_, lse_i_);
+      lseM_ = rowMatrix(shS_, f().fmul(lse_i_, f().f32(kLog2e))); // exp2 units
       deltaM_ = rowMatrix(shS_, delta_i_);
       prob_ = probabilityFunction(false);
       unmasked_ = unmaskedProbabilityFunction();
@@ -120,9 +120,9 @@ private:
     }
     const std::vector<Value> pr = unlessMasked(
         fullyVisible(sgRow0_, 16, t0, p_.tile), s,
-        [&](Value x, uint32_t) { return f().coopPerElement(x, unmasked_, {lseM_}); },
+        [&](Value x, uint32_t) { return f().coopPerElement(x, unmasked_, {lseM_, scaleLog2e_}); },
         [&](Value x, uint32_t kb) {
-          return f().coopPerElement(x, prob_, {sgRow0_, f().iadd(t0, c(16 * kb)), lseM_});
+          return f().coopPerElement(x, prob_, {sgRow0_, f().iadd(t0, c(16 * kb)), lseM_, scaleLog2e_});
         });
     for (uint32_t kb = 0; kb < kbs; ++kb)
       dsa.push_back(f().coopConvert(f().fmul(pr[kb], f().fsub(dp[kb], deltaM_)), ta_));
@@ -238,7 +238,9 @@ private:
       f().ifThen(f().lt(col, c(p_.tile)), [&] {
         const Value i = f().iadd(i0, col), inside = f().lt(i, Tq_);
         const Value at = f().iadd(qBase_, f().umin(i, f().isub(Tq_, c(1))));
-        f().store(f().accessChain(shLse_, {col}), f().select(inside, f().loadAt(lse_, at), f().f32(0.0f)));
+        // The row-ops step takes lse in exp2 units (probabilityFunction).
+        const Value lse = p_.rowOps ? f().fmul(f().loadAt(lse_, at), f().f32(kLog2e)) : f().loadAt(lse_, at);
+        f().store(f().accessChain(shLse_, {col}), f().select(inside, lse, f().f32(0.0f)));
         f().store(f().accessChain(shDelta_, {col}),
                   f().select(inside, f().loadAt(delta_, at), f().f32(0.0f)));
       });
@@ -279,9 +281,9 @@ private:
     // Queries [i0, i0 + tile) against this subgroup's 16 keys.
     const std::vector<Value> pr = unlessMasked(
         fullyVisible(i0, p_.tile, row0, 16), s,
-        [&](Value x, uint32_t kb) { return f().coopPerElement(x, unmasked_, {lse[kb]}); },
+        [&](Value x, uint32_t kb) { return f().coopPerElement(x, unmasked_, {lse[kb], scaleLog2e_}); },
         [&](Value x, uint32_t kb) {
-          return f().coopPerElement(x, prob_, {row0, f().iadd(i0, c(16 * kb)), lse[kb]});
+          return f().coopPerElement(x, prob_, {row0, f().iadd(i0, c(16 * kb)), lse[kb], scaleLog2e_});
         });
     for (uint32_t kb = 0; kb < kbs; ++kb) {
       const Value delta = f().coopPerElement(zeroAcc_, deltaCol_, {c(16 * kb)});

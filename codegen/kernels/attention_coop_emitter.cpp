@@ -32,6 +32,7 @@ void AttentionCoopEmitter::beginMain() {
   H_ = f().loadPush(pc_, 2);
   Hkv_ = f().loadPush(pc_, 3);
   scale_ = f().loadPush(pc_, 4);
+  scaleLog2e_ = f().fmul(scale_, f().f32(kLog2e));
   lid_ = f().localId(0);
   sg_ = f().builtin(BuiltIn::SubgroupId);
   const Value lane = f().builtin(BuiltIn::SubgroupLocalInvocationId);
@@ -193,28 +194,28 @@ FunctionId AttentionCoopEmitter::elementFunction(const char* name, const Binary&
 FunctionId AttentionCoopEmitter::scoreMaskFunction() {
   FunctionBuilder& fn = m_.function("score_mask", f32_, {u32_, u32_, f32_, u32_, u32_});
   const Value i = fn.iadd(fn.param(3), fn.param(0)), j = fn.iadd(fn.param(4), fn.param(1));
-  const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1), scale = fn.loadPush(pc_, 4);
+  const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1);
   Value sees = fn.logicalAnd(fn.lt(i, tq), fn.lt(j, tk));
   if (p_.causal) sees = fn.logicalAnd(sees, fn.le(fn.iadd(j, tq), fn.iadd(i, tk)));
-  fn.ret(fn.select(sees, fn.fmul(fn.param(2), scale), fn.f32(kMasked)));
+  fn.ret(fn.select(sees, fn.param(2), fn.f32(kMasked)));
   return fn.id();
 }
 
 FunctionId AttentionCoopEmitter::probabilityFunction(bool transposed) {
-  FunctionBuilder& fn =
-      m_.function(transposed ? "probability_t" : "probability", f32_, {u32_, u32_, f32_, u32_, u32_, f32_});
+  FunctionBuilder& fn = m_.function(transposed ? "probability_t" : "probability", f32_,
+                                    {u32_, u32_, f32_, u32_, u32_, f32_, f32_});
   Value i = fn.iadd(fn.param(3), fn.param(0)), j = fn.iadd(fn.param(4), fn.param(1));
   if (transposed) std::swap(i, j);
-  const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1), scale = fn.loadPush(pc_, 4);
+  const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1);
   Value sees = fn.logicalAnd(fn.lt(i, tq), fn.lt(j, tk));
   if (p_.causal) sees = fn.logicalAnd(sees, fn.le(fn.iadd(j, tq), fn.iadd(i, tk)));
-  fn.ret(fn.select(sees, fn.exp(fn.fsub(fn.fmul(scale, fn.param(2)), fn.param(5))), fn.f32(0.0f)));
+  fn.ret(fn.select(sees, fn.exp2(fn.fma(fn.param(2), fn.param(6), fn.fneg(fn.param(5)))), fn.f32(0.0f)));
   return fn.id();
 }
 
 FunctionId AttentionCoopEmitter::unmaskedProbabilityFunction() {
-  FunctionBuilder& fn = m_.function("probability_unmasked", f32_, {u32_, u32_, f32_, f32_});
-  fn.ret(fn.exp(fn.fsub(fn.fmul(fn.loadPush(pc_, 4), fn.param(2)), fn.param(3))));
+  FunctionBuilder& fn = m_.function("probability_unmasked", f32_, {u32_, u32_, f32_, f32_, f32_});
+  fn.ret(fn.exp2(fn.fma(fn.param(2), fn.param(4), fn.fneg(fn.param(3)))));
   return fn.id();
 }
 

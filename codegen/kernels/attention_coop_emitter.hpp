@@ -74,17 +74,17 @@ protected:
 
   // Helper functions for the NV2 row operations (p.rowOps). combineFunction: (f32, f32) -> f32 for
   // coopReduce; elementFunction: (u32 row, u32 col, f32 x, f32 y) -> f32 for coopPerElement with one extra
-  // matrix; scoreMaskFunction: (row, col, f32 s, u32 row0, u32 col0) -> scale * s where query row0 + row
+  // matrix; scoreMaskFunction: (row, col, f32 s, u32 row0, u32 col0) -> s (unscaled) where query row0 + row
   // sees key col0 + col, else kMasked.
   using Binary = std::function<spv::Value(spv::FunctionBuilder&, spv::Value, spv::Value)>;
   spv::FunctionId combineFunction(const char* name, const Binary& op);
   spv::FunctionId elementFunction(const char* name, const Binary& op);
   spv::FunctionId scoreMaskFunction();
-  // (row, col, f32 s, u32 row0, u32 col0, f32 lse) -> exp(scale * s - lse) where the query sees the key, else
-  // 0: query row0 + row and key col0 + col, or (transposed, for the key-row pass) key row0 + row and query
-  // col0 + col.
+  // (row, col, f32 s, u32 row0, u32 col0, f32 lse2, f32 c) -> exp2(c s - lse2) where the query sees the key,
+  // else 0, with c = scaleLog2e_ and lse2 = lse * log2(e) (one fma and one exp2 per score): query row0 + row
+  // and key col0 + col, or (transposed, for the key-row pass) key row0 + row and query col0 + col.
   spv::FunctionId probabilityFunction(bool transposed);
-  // (row, col, f32 s, f32 lse) -> exp(scale * s - lse), for blocks every query of which sees every key.
+  // (row, col, f32 s, f32 lse2, f32 c) -> exp2(c s - lse2), for blocks every query of which sees every key.
   spv::FunctionId unmaskedProbabilityFunction();
   // Every query of [q0, q0 + nq) sees every key of [k0, k0 + nk): no mask needed on that block.
   spv::Value fullyVisible(spv::Value q0, uint32_t nq, spv::Value k0, uint32_t nk);
@@ -100,6 +100,7 @@ protected:
   spv::Value rowMatrix(spv::Value scratch, spv::Value v);
   spv::Value rowValue(spv::Value scratch, spv::Value matrix);
   static constexpr float kMasked = -1.0e30f; // a masked score: finite, so masked rows never make NaN
+  static constexpr float kLog2e = 1.4426950408889634f;
 
   // Block kb (16 x 16) of X Y^T: X as A matrices across D, Y the staged tile (rows kb*16.. read column-major
   // as B).
@@ -142,6 +143,7 @@ protected:
   spv::TypeId f32_, f16_, u32_, uvec4_, vec4_, ta_, tb_, tc_;
   spv::PushConstants pc_;
   spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
+  spv::Value scaleLog2e_; // scale * log2(e): scores go through exp2
   spv::Value zeroAcc_; // a zero 16 x 16 accumulator, made once at the top of main
   spv::Value sBase_;   // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
   spv::Buffer q_, k_, v_;

@@ -1,15 +1,18 @@
 // The forward pass of the coop attention family with the softmax on the accumulators (p.rowOps, needs the
 // reductions, per-element operations and use conversions of VK_NV_cooperative_matrix2). Same interface and
-// results as attention_coop_fwd.cpp, but S and P never leave registers: per key tile and subgroup,
+// results as attention_coop_fwd.cpp, but S and P never leave registers: per key tile and subgroup, with
+// scores kept unscaled (scale > 0, so the row max commutes with it) and c = scale * log2(e),
 //
-//   S_kb  = mask(scale * Q K_kb^T)                 per-element function (masked scores: kMasked)
-//   m_new = max(m, rowmax(S_kb) over kb)           row reductions; every column of a row holds its value
-//   P_kb  = exp(S_kb - m_new)  (0 where masked)    per-element function
-//   l     = l * exp(m - m_new) + rowsum(P_kb)
-//   O     = O * exp(m - m_new) + sum_kb f16(P_kb) V_kb
+//   S_kb  = mask(Q K_kb^T)                         per-element function, only on tiles that need it
+//   m_new = max(m, rowmax(max_kb S_kb))            element-wise max over the blocks, then one row reduction
+//   P_kb  = exp2(c S_kb - c m_new)                 one fma and one exp2 per score (0 where masked)
+//   L     = L * exp2(c (m - m_new)) + sum_kb P_kb  element-wise: the row sums wait for the finish
+//   O     = O * exp2(c (m - m_new)) + sum_kb f16(P_kb) V_kb
 //
-// m and l are 16 x 16 accumulators whose rows are constant, so the rescale of O is an element-wise product:
-// the exact online softmax, no lazy threshold, no shared-memory scratch in the loop and no subgroup barriers.
+// m is a 16 x 16 accumulator whose rows are constant, so the rescales are element-wise products: the exact
+// online softmax, no shared-memory scratch in the loop and no subgroup barriers. At D = 128 the MulAdds
+// leave little issue time, so the per-score work is kept to the fma and the exp2 and the loop holds two
+// row reductions fewer per block.
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
@@ -40,12 +43,18 @@ private:
     maxOf_ = combineFunction("max_of", [](FunctionBuilder& g, Value a, Value b) { return g.fmax(a, b); });
     sumOf_ = combineFunction("sum_of", [](FunctionBuilder& g, Value a, Value b) { return g.fadd(a, b); });
     max2_ = elementFunction("max2", [](FunctionBuilder& g, Value a, Value b) { return g.fmax(a, b); });
-    // exp(s - m), 0 for a masked score (also when the whole row is masked so far and m is kMasked too).
-    expShift_ = elementFunction("exp_shift", [](FunctionBuilder& g, Value s, Value m) {
-      return g.select(g.gt(s, g.f32(0.5f * kMasked)), g.exp(g.fsub(s, m)), g.f32(0.0f));
-    });
-    expDiff_ =
-        elementFunction("exp_diff", [](FunctionBuilder& g, Value a, Value b) { return g.exp(g.fsub(a, b)); });
+    // exp2(c s - cm) with cm = c m: one fma and one exp2.
+    expScaled_ = scaledFunction("exp_scaled", false);
+    // The same, 0 for a masked score (also when the whole row is masked so far and m is kMasked too).
+    expScaledMasked_ = scaledFunction("exp_scaled_masked", true);
+  }
+
+  // (row, col, f32 s, f32 cm, f32 c) -> exp2(c s - cm) [0 where s is masked].
+  FunctionId scaledFunction(const char* name, bool masked) {
+    FunctionBuilder& fn = m_.function(name, f32_, {u32_, u32_, f32_, f32_, f32_});
+    const Value s = fn.param(2), e = fn.exp2(fn.fma(s, fn.param(4), fn.fneg(fn.param(3))));
+    fn.ret(masked ? fn.select(fn.gt(s, fn.f32(0.5f * kMasked)), e, fn.f32(0.0f)) : e);
+    return fn.id();
   }
 
   void setup() {
@@ -64,36 +73,38 @@ private:
   }
 
   void keyLoop() {
+    const Value c2 = scaleLog2e_;
     walkKeyTiles(shK_, shV_, [&](Value t0) {
       f().workgroupBarrier();
       const uint32_t kbs = p_.tile / 16;
       std::vector<Value> raw;
       for (uint32_t kb = 0; kb < kbs; ++kb)
         raw.push_back(productBlock(qa_, shK_, kb)); // S = Q K^T
-      // Scaled scores; the mask only on tiles where some row of this subgroup misses some key.
+      // The mask and its compare only on tiles where some row of this subgroup misses some key.
+      const Value visible = fullyVisible(sgRow0_, 16, t0, p_.tile);
       const std::vector<Value> s = unlessMasked(
-          fullyVisible(sgRow0_, 16, t0, p_.tile), raw,
-          [&](Value x, uint32_t) { return f().coopScale(x, scale_); },
+          visible, raw, [&](Value x, uint32_t) { return x; },
           [&](Value x, uint32_t kb) {
             return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
           });
-      Value rowMax;
-      for (uint32_t kb = 0; kb < kbs; ++kb) {
-        const Value mx = f().coopReduce(tc_, s[kb], CoopReduce::Row, maxOf_);
-        rowMax = kb ? f().coopPerElement(rowMax, max2_, {mx}) : mx;
-      }
+      Value blockMax = s[0];
+      for (uint32_t kb = 1; kb < kbs; ++kb)
+        blockMax = f().coopPerElement(blockMax, max2_, {s[kb]});
       const Value mOld = f().load(mVar_);
-      const Value mNew = f().coopPerElement(mOld, max2_, {rowMax});
-      const Value corr = f().coopPerElement(mOld, expDiff_, {mNew});
+      const Value mNew =
+          f().coopPerElement(mOld, max2_, {f().coopReduce(tc_, blockMax, CoopReduce::Row, maxOf_)});
+      const Value cm = f().coopScale(mNew, c2);
+      const Value corr = f().coopPerElement(f().coopScale(mOld, c2), expScaled_, {cm, f().f32(1.0f)});
+      const std::vector<Value> pr = unlessMasked(
+          visible, s, [&](Value x, uint32_t) { return f().coopPerElement(x, expScaled_, {cm, c2}); },
+          [&](Value x, uint32_t) { return f().coopPerElement(x, expScaledMasked_, {cm, c2}); });
       std::vector<Value> pa(kbs);
-      Value rowSum;
+      Value sum = f().fmul(f().load(lVar_), corr);
       for (uint32_t kb = 0; kb < kbs; ++kb) {
-        const Value pr = f().coopPerElement(s[kb], expShift_, {mNew});
-        pa[kb] = f().coopConvert(pr, ta_);
-        const Value sum = f().coopReduce(tc_, pr, CoopReduce::Row, sumOf_);
-        rowSum = kb ? f().fadd(rowSum, sum) : sum;
+        pa[kb] = f().coopConvert(pr[kb], ta_);
+        sum = f().fadd(sum, pr[kb]);
       }
-      f().store(lVar_, f().fadd(f().fmul(f().load(lVar_), corr), rowSum));
+      f().store(lVar_, sum);
       f().store(mVar_, mNew);
       for (uint32_t d = 0; d < blocks_; ++d) // O = O corr + P V
         f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr), pa, shV_, d));
@@ -102,7 +113,9 @@ private:
   }
 
   void finish() {
-    const Value l = rowValue(shOut_, f().load(lVar_)), m = rowValue(shOut_, f().load(mVar_));
+    // L holds partial sums: reduce its rows once; m is in unscaled score units.
+    const Value l = rowValue(shOut_, f().coopReduce(tc_, f().load(lVar_), CoopReduce::Row, sumOf_));
+    const Value m = f().fmul(rowValue(shOut_, f().load(mVar_)), scale_);
     const Value inv = f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
     writeRows(oAcc_, inv, shOut_, sBase_, o_, qBase_, row_, Tq_);
     writeLse(l, m);
@@ -110,7 +123,7 @@ private:
 
   Value shOut_;
   Value sgRow0_, mVar_, lVar_;
-  FunctionId mask_, maxOf_, sumOf_, max2_, expShift_, expDiff_;
+  FunctionId mask_, maxOf_, sumOf_, max2_, expScaled_, expScaledMasked_;
   std::vector<Value> qa_, oAcc_;
 };
 
