@@ -94,7 +94,9 @@ private:
       const Value mNew =
           f().coopPerElement(mOld, max2_, {f().coopReduce(tc_, blockMax, CoopReduce::Row, maxOf_)});
       const Value cm = f().coopScale(mNew, c2);
-      const Value corr = f().coopPerElement(f().coopScale(mOld, c2), expScaled_, {cm, f().f32(1.0f)});
+      // exp2(c (m_old - m_new)) from the difference: written as c m_old - c m_new, the fma the compiler
+      // contracts it into leaves a rounding residual of c kMasked (~1e22) on rows that have seen no key yet.
+      const Value corr = f().coopPerElement(f().fsub(mOld, mNew), expScaled_, {zeroAcc_, c2});
       const std::vector<Value> pr = unlessMasked(
           visible, s, [&](Value x, uint32_t) { return f().coopPerElement(x, expScaled_, {cm, c2}); },
           [&](Value x, uint32_t) { return f().coopPerElement(x, expScaledMasked_, {cm, c2}); });
