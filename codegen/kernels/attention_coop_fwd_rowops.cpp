@@ -73,41 +73,50 @@ private:
   }
 
   void keyLoop() {
-    const Value c2 = scaleLog2e_;
+    const uint32_t kbs = p_.tile / 16;
+    std::vector<Value> paVars;
+    for (uint32_t kb = 0; kb < kbs; ++kb)
+      paVars.push_back(f().variable(ta_));
+    const Value corrVar = f().variable(tc_);
     walkKeyTiles(shK_, shV_, [&](Value t0) {
       f().workgroupBarrier();
-      const uint32_t kbs = p_.tile / 16;
       std::vector<Value> raw;
       for (uint32_t kb = 0; kb < kbs; ++kb)
         raw.push_back(productBlock(qa_, shK_, kb)); // S = Q K^T
-      // The mask and its compare only on tiles where some row of this subgroup misses some key.
-      const Value visible = fullyVisible(sgRow0_, 16, t0, p_.tile);
-      const std::vector<Value> s = unlessMasked(
-          visible, raw, [&](Value x, uint32_t) { return x; },
-          [&](Value x, uint32_t kb) {
-            return f().coopPerElement(x, mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
-          });
-      Value blockMax = s[0];
-      for (uint32_t kb = 1; kb < kbs; ++kb)
-        blockMax = f().coopPerElement(blockMax, max2_, {s[kb]});
-      const Value mOld = f().load(mVar_);
-      const Value mNew =
-          f().coopPerElement(mOld, max2_, {f().coopReduce(tc_, blockMax, CoopReduce::Row, maxOf_)});
-      const Value cm = f().coopScale(mNew, c2);
-      // exp2(c (m_old - m_new)) from the difference: written as c m_old - c m_new, the fma the compiler
-      // contracts it into leaves a rounding residual of c kMasked (~1e22) on rows that have seen no key yet.
-      const Value corr = f().coopPerElement(f().fsub(mOld, mNew), expScaled_, {zeroAcc_, c2});
-      const std::vector<Value> pr = unlessMasked(
-          visible, s, [&](Value x, uint32_t) { return f().coopPerElement(x, expScaled_, {cm, c2}); },
-          [&](Value x, uint32_t) { return f().coopPerElement(x, expScaledMasked_, {cm, c2}); });
-      std::vector<Value> pa(kbs);
-      Value sum = f().fmul(f().load(lVar_), corr);
-      for (uint32_t kb = 0; kb < kbs; ++kb) {
-        pa[kb] = f().coopConvert(pr[kb], ta_);
-        sum = f().fadd(sum, pr[kb]);
-      }
-      f().store(lVar_, sum);
-      f().store(mVar_, mNew);
+      // The softmax is emitted twice, one branch per tile: with the mask and its compare where some row of
+      // this subgroup misses some key, without them elsewhere.
+      const auto softmax = [&](bool masked) {
+        return [&, masked] {
+          std::vector<Value> s = raw;
+          if (masked)
+            for (uint32_t kb = 0; kb < kbs; ++kb)
+              s[kb] = f().coopPerElement(raw[kb], mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
+          Value blockMax = s[0];
+          for (uint32_t kb = 1; kb < kbs; ++kb)
+            blockMax = f().coopPerElement(blockMax, max2_, {s[kb]});
+          const Value mOld = f().load(mVar_);
+          const Value mNew =
+              f().coopPerElement(mOld, max2_, {f().coopReduce(tc_, blockMax, CoopReduce::Row, maxOf_)});
+          const Value cm = f().coopScale(mNew, scaleLog2e_);
+          // exp2(c (m_old - m_new)) from the difference: written as c m_old - c m_new, the fma the compiler
+          // contracts it into leaves a rounding residual of c kMasked (~1e22) on rows that have seen no key.
+          const Value corr = f().coopPerElement(f().fsub(mOld, mNew), expScaled_, {zeroAcc_, scaleLog2e_});
+          Value sum = f().fmul(f().load(lVar_), corr);
+          for (uint32_t kb = 0; kb < kbs; ++kb) {
+            const Value pr = f().coopPerElement(s[kb], masked ? expScaledMasked_ : expScaled_, {cm, scaleLog2e_});
+            f().store(paVars[kb], f().coopConvert(pr, ta_));
+            sum = f().fadd(sum, pr);
+          }
+          f().store(lVar_, sum);
+          f().store(mVar_, mNew);
+          f().store(corrVar, corr);
+        };
+      };
+      f().ifThenElse(fullyVisible(sgRow0_, 16, t0, p_.tile), softmax(false), softmax(true));
+      std::vector<Value> pa;
+      for (const Value& v : paVars)
+        pa.push_back(f().load(v));
+      const Value corr = f().load(corrVar);
       for (uint32_t d = 0; d < blocks_; ++d) // O = O corr + P V
         f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr), pa, shV_, d));
       f().workgroupBarrier();
