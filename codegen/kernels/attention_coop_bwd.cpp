@@ -120,7 +120,9 @@ private:
     }
     const std::vector<Value> pr = unlessMasked(
         fullyVisible(sgRow0_, 16, t0, p_.tile), s,
-        [&](Value x, uint32_t) { return f().coopPerElement(x, unmasked_, {lseM_, scaleLog2e_}); },
+        [&](Value x, uint32_t) {
+          return f().coopPerElement(x, unmasked_, {lseM_, scaleLog2e_});
+        },
         [&](Value x, uint32_t kb) {
           return f().coopPerElement(x, prob_, {sgRow0_, f().iadd(t0, c(16 * kb)), lseM_, scaleLog2e_});
         });
@@ -281,7 +283,9 @@ private:
     // Queries [i0, i0 + tile) against this subgroup's 16 keys.
     const std::vector<Value> pr = unlessMasked(
         fullyVisible(i0, p_.tile, row0, 16), s,
-        [&](Value x, uint32_t kb) { return f().coopPerElement(x, unmasked_, {lse[kb], scaleLog2e_}); },
+        [&](Value x, uint32_t kb) {
+          return f().coopPerElement(x, unmasked_, {lse[kb], scaleLog2e_});
+        },
         [&](Value x, uint32_t kb) {
           return f().coopPerElement(x, prob_, {row0, f().iadd(i0, c(16 * kb)), lse[kb], scaleLog2e_});
         });

@@ -144,8 +144,8 @@ protected:
   spv::PushConstants pc_;
   spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
   spv::Value scaleLog2e_; // scale * log2(e): scores go through exp2
-  spv::Value zeroAcc_; // a zero 16 x 16 accumulator, made once at the top of main
-  spv::Value sBase_;   // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
+  spv::Value zeroAcc_;    // a zero 16 x 16 accumulator, made once at the top of main
+  spv::Value sBase_;      // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
   spv::Buffer q_, k_, v_;
   spv::Value qBase_, kvBase_, blockRow_, row_;
 };

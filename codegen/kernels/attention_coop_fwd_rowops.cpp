@@ -103,7 +103,8 @@ private:
           const Value corr = f().coopPerElement(f().fsub(mOld, mNew), expScaled_, {zeroAcc_, scaleLog2e_});
           Value sum = f().fmul(f().load(lVar_), corr);
           for (uint32_t kb = 0; kb < kbs; ++kb) {
-            const Value pr = f().coopPerElement(s[kb], masked ? expScaledMasked_ : expScaled_, {cm, scaleLog2e_});
+            const Value pr =
+                f().coopPerElement(s[kb], masked ? expScaledMasked_ : expScaled_, {cm, scaleLog2e_});
             f().store(paVars[kb], f().coopConvert(pr, ta_));
             sum = f().fadd(sum, pr);
           }

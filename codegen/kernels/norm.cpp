@@ -22,7 +22,7 @@ const char* toString(NormPass p) {
 
 std::string NormParams::cacheKey() const {
   return std::string("norm:") + toString(kind) + ":" + toString(pass) + ":f32:" + (outF16 ? "f16out:" : "") +
-         rowKernelKeySuffix(localSize, strategy) + (accumulate ? ":acc" : "");
+         rowKernelKeySuffix(localSize, strategy) + (accumulate ? ":acc" : "") + (vec4 ? ":v4" : "");
 }
 
 namespace {
@@ -30,8 +30,8 @@ namespace {
 Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
   Kernel k;
   k.name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
-           (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + "_wg" + std::to_string(p.localSize) +
-           "_" + toString(p.strategy);
+           (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + (p.vec4 ? "_v4" : "") + "_wg" +
+           std::to_string(p.localSize) + "_" + toString(p.strategy);
   k.cacheKey = p.cacheKey();
   k.spirv = m.build();
   k.numBuffers = numBuffers;
@@ -40,47 +40,67 @@ Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t 
   return k;
 }
 
+// Column elements as scalars or, with p.vec4, as 4-vectors: `width` of them per row; scalars splat to the
+// element type and per-invocation sums fold to one float before the workgroup reduction.
+struct Lanes {
+  FunctionBuilder& f;
+  TypeId type; // f32 or vec4
+  bool vec4;
+  Value splat(Value s) const { return vec4 ? f.splat(type, s) : s; }
+  Value fold(Value v) const { return vec4 ? f.dot(v, splat(f.f32(1.0f))) : v; }
+  Value width(Value cols) const { return vec4 ? f.shr(cols, f.u32(2)) : cols; }
+  Value zero(Module& m) const {
+    const Value z = f.f32(0.0f);
+    return vec4 ? m.constComposite(type, {z, z, z, z}) : z;
+  }
+};
+
 Kernel forward(const NormParams& p) {
   const bool ln = p.kind == NormKind::LayerNorm;
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32(), u32 = m.u32(), el = p.vec4 ? m.vectorType(f32, 4) : f32;
+  const TypeId yEl = p.outF16 ? (p.vec4 ? m.vectorType(m.f16(), 4) : m.f16()) : el;
   uint32_t b = 0;
-  const Buffer x = m.storageBuffer(b++, f32, Access::ReadOnly);
-  const Buffer gamma = m.storageBuffer(b++, f32, Access::ReadOnly);
-  const Buffer beta = ln ? m.storageBuffer(b++, f32, Access::ReadOnly) : Buffer{};
-  const Buffer y = m.storageBuffer(b++, p.outF16 ? m.f16() : f32, Access::WriteOnly);
+  const Buffer x = m.storageBuffer(b++, el, Access::ReadOnly);
+  const Buffer gamma = m.storageBuffer(b++, el, Access::ReadOnly);
+  const Buffer beta = ln ? m.storageBuffer(b++, el, Access::ReadOnly) : Buffer{};
+  const Buffer y = m.storageBuffer(b++, yEl, Access::WriteOnly);
   const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::WriteOnly) : Buffer{};
   const Buffer rstd = m.storageBuffer(b++, f32, Access::WriteOnly);
   const PushConstants pc = m.pushConstants({u32, u32, f32});
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+  const Lanes v{f, el, p.vec4};
 
   const Value row = rowIndex(f);
   const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1), eps = f.loadPush(pc, 2);
   f.ifThen(f.ge(row, rows), [&] { f.ret(); });
-  const Value base = f.imul(row, cols);
+  const Value width = v.width(cols);
+  const Value base = f.imul(row, width);
   const Value colsF = f.convert(cols, f32);
-  const Value acc = f.variable(f32, f.f32(0.0f));
+  const Value acc = f.variable(el, v.zero(m));
 
   Value mu = f.f32(0.0f);
   if (ln) {
-    forColumns(f, cols, p.localSize,
+    forColumns(f, width, p.localSize,
                [&](Value j) { f.store(acc, f.fadd(f.load(acc), f.loadAt(x, f.iadd(base, j)))); });
-    mu = f.fdiv(reducer.reduce(f, f.load(acc), Combine::Sum), colsF);
-    f.store(acc, f.f32(0.0f));
+    mu = f.fdiv(reducer.reduce(f, v.fold(f.load(acc)), Combine::Sum), colsF);
+    f.store(acc, v.zero(m));
   }
+  const Value muV = v.splat(mu);
   // Sum of squares about the mean (LayerNorm) or about 0 (RMSNorm).
-  forColumns(f, cols, p.localSize, [&](Value j) {
-    const Value d = ln ? f.fsub(f.loadAt(x, f.iadd(base, j)), mu) : f.loadAt(x, f.iadd(base, j));
+  forColumns(f, width, p.localSize, [&](Value j) {
+    const Value d = ln ? f.fsub(f.loadAt(x, f.iadd(base, j)), muV) : f.loadAt(x, f.iadd(base, j));
     f.store(acc, f.fma(d, d, f.load(acc)));
   });
-  const Value var = f.fdiv(reducer.reduce(f, f.load(acc), Combine::Sum), colsF);
+  const Value var = f.fdiv(reducer.reduce(f, v.fold(f.load(acc)), Combine::Sum), colsF);
   const Value rs = f.inverseSqrt(f.fadd(var, eps));
-  forColumns(f, cols, p.localSize, [&](Value j) {
+  const Value rsV = v.splat(rs);
+  forColumns(f, width, p.localSize, [&](Value j) {
     const Value i = f.iadd(base, j);
     const Value xv = f.loadAt(x, i);
     const Value g = f.loadAt(gamma, j);
-    const Value xhat = ln ? f.fmul(f.fsub(xv, mu), rs) : f.fmul(xv, rs);
+    const Value xhat = ln ? f.fmul(f.fsub(xv, muV), rsV) : f.fmul(xv, rsV);
     const Value yv = ln ? f.fma(xhat, g, f.loadAt(beta, j)) : f.fmul(xhat, g);
     f.storeAt(y, i, p.outF16 ? f.convert(yv, y.element) : yv);
   });
@@ -95,41 +115,43 @@ Kernel forward(const NormParams& p) {
 Kernel backwardRows(const NormParams& p) {
   const bool ln = p.kind == NormKind::LayerNorm;
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32(), u32 = m.u32(), el = p.vec4 ? m.vectorType(f32, 4) : f32;
   uint32_t b = 0;
-  const Buffer x = m.storageBuffer(b++, f32, Access::ReadOnly);
-  const Buffer gamma = m.storageBuffer(b++, f32, Access::ReadOnly);
-  const Buffer dy = m.storageBuffer(b++, f32, Access::ReadOnly);
+  const Buffer x = m.storageBuffer(b++, el, Access::ReadOnly);
+  const Buffer gamma = m.storageBuffer(b++, el, Access::ReadOnly);
+  const Buffer dy = m.storageBuffer(b++, el, Access::ReadOnly);
   const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::ReadOnly) : Buffer{};
   const Buffer rstd = m.storageBuffer(b++, f32, Access::ReadOnly);
-  const Buffer dx = m.storageBuffer(b++, f32, p.accumulate ? Access::ReadWrite : Access::WriteOnly);
-  const Buffer partials = m.storageBuffer(b++, f32, Access::ReadWrite);
+  const Buffer dx = m.storageBuffer(b++, el, p.accumulate ? Access::ReadWrite : Access::WriteOnly);
+  const Buffer partials = m.storageBuffer(b++, el, Access::ReadWrite);
   const PushConstants pc = m.pushConstants({u32, u32, u32});
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
+  const Lanes v{f, el, p.vec4};
 
   const Value block = f.workgroupId(0);
   const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1), blockRows = f.loadPush(pc, 2);
   const Value first = f.imul(block, blockRows);
   f.ifThen(f.ge(first, rows), [&] { f.ret(); });
   const Value last = f.umin(rows, f.iadd(first, blockRows));
+  const Value width = v.width(cols);
   // partials layout: [part][numBlocks][cols]; part 0 dgamma, part 1 dbeta.
   const Value numBlocks = f.builtin(BuiltIn::NumWorkgroups, 0);
-  const Value gammaBase = f.imul(block, cols);
-  const Value betaBase = f.iadd(f.imul(numBlocks, cols), gammaBase);
+  const Value gammaBase = f.imul(block, width);
+  const Value betaBase = f.iadd(f.imul(numBlocks, width), gammaBase);
   const Value invCols = f.fdiv(f.f32(1.0f), f.convert(cols, f32));
-  const Value acc1 = f.variable(f32), acc2 = f.variable(f32);
+  const Value acc1 = f.variable(el), acc2 = f.variable(el);
 
   f.forRange(first, last, [&](Value row) {
-    const Value base = f.imul(row, cols);
-    const Value mu = ln ? f.loadAt(mean, row) : f.f32(0.0f);
-    const Value rs = f.loadAt(rstd, row);
+    const Value base = f.imul(row, width);
+    const Value mu = v.splat(ln ? f.loadAt(mean, row) : f.f32(0.0f));
+    const Value rsS = f.loadAt(rstd, row), rs = v.splat(rsS);
     const Value isFirst = f.eq(row, first);
     // xhat (LayerNorm) or x (RMSNorm), and g = dy * gamma.
     const auto xhatOf = [&](Value xv) { return ln ? f.fmul(f.fsub(xv, mu), rs) : xv; };
-    f.store(acc1, f.f32(0.0f));
-    f.store(acc2, f.f32(0.0f));
-    forColumns(f, cols, p.localSize, [&](Value j) {
+    f.store(acc1, v.zero(m));
+    f.store(acc2, v.zero(m));
+    forColumns(f, width, p.localSize, [&](Value j) {
       const Value i = f.iadd(base, j);
       const Value xh = xhatOf(f.loadAt(x, i));
       const Value dyv = f.loadAt(dy, i);
@@ -137,11 +159,12 @@ Kernel backwardRows(const NormParams& p) {
       if (ln) f.store(acc1, f.fadd(f.load(acc1), g));
       f.store(acc2, f.fma(g, xh, f.load(acc2)));
     });
-    const Value meanG = ln ? f.fmul(reducer.reduce(f, f.load(acc1), Combine::Sum), invCols) : f.f32(0.0f);
-    const Value meanGX = f.fmul(reducer.reduce(f, f.load(acc2), Combine::Sum), invCols);
+    const Value meanG =
+        v.splat(ln ? f.fmul(reducer.reduce(f, v.fold(f.load(acc1)), Combine::Sum), invCols) : f.f32(0.0f));
+    const Value meanGX = f.fmul(reducer.reduce(f, v.fold(f.load(acc2)), Combine::Sum), invCols);
     // RMSNorm: dx = rstd * (g - x * rstd^2 * mean(g*x)) = rstd * (g - x * k), k = rstd^2 * mean(g*x).
-    const Value k = ln ? meanGX : f.fmul(f.fmul(rs, rs), meanGX);
-    forColumns(f, cols, p.localSize, [&](Value j) {
+    const Value k = v.splat(ln ? meanGX : f.fmul(f.fmul(rsS, rsS), meanGX));
+    forColumns(f, width, p.localSize, [&](Value j) {
       const Value i = f.iadd(base, j);
       const Value xv = f.loadAt(x, i);
       const Value xh = xhatOf(xv);
@@ -195,10 +218,13 @@ void registerNorm(KernelRegistry& registry) {
                       for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
                         for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree}) {
                           ks.push_back(generateNorm({kind, pass, wg, s}));
-                          if (pass == NormPass::Forward)
-                            ks.push_back(generateNorm({kind, pass, wg, s, true}));
-                          else
-                            ks.push_back(generateNorm({kind, pass, wg, s, false, true}));
+                          ks.push_back(generateNorm({kind, pass, wg, s, false, false, true}));
+                          for (bool v4 : {false, true}) {
+                            if (pass == NormPass::Forward)
+                              ks.push_back(generateNorm({kind, pass, wg, s, true, false, v4}));
+                            else
+                              ks.push_back(generateNorm({kind, pass, wg, s, false, true, v4}));
+                          }
                         }
                   return ks;
                 }});

@@ -40,9 +40,13 @@ struct NormParams {
   NormPass pass = NormPass::Forward;
   uint32_t localSize = 128;
   ReduceStrategy strategy = ReduceStrategy::Subgroup;
-  bool outF16 = false;          // Forward: y in f16 (a GEMM's f16 operand written directly; no cast pass)
-  bool accumulate = false;      // BackwardRows: dx += (reads dx; a gradient that already holds a value)
-  std::string cacheKey() const; // "norm:layernorm:fwd:f32:wg128:subgroup" ("fwd:f32:f16out:...", ":acc")
+  bool outF16 = false;     // Forward: y in f16 (a GEMM's f16 operand written directly; no cast pass)
+  bool accumulate = false; // BackwardRows: dx += (reads dx; a gradient that already holds a value)
+  // Every per-column tensor (x, gamma, beta, y, dy, dx, partials) read and written as 4-vectors: needs
+  // cols % 4 == 0 and 16-byte-aligned bindings (8-byte for an f16 y).
+  bool vec4 = false;
+  std::string
+  cacheKey() const; // "norm:layernorm:fwd:f32:wg128:subgroup" ("fwd:f32:f16out:...", ":acc", ":v4")
 };
 
 Kernel generateNorm(const NormParams& p);

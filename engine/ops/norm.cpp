@@ -53,8 +53,19 @@ void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, 
 }
 
 NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c, bool outF16 = false,
-                  bool accumulate = false) {
-  return {kind, pass, c.localSize, c.strategy, outF16, accumulate};
+                  bool accumulate = false, bool vec4 = false) {
+  return {kind, pass, c.localSize, c.strategy, outF16, accumulate, vec4};
+}
+
+// 4-vector loads and stores: whole vectors per row and 16-byte-aligned bindings (8-byte for f16 ones).
+bool useVec4(uint32_t cols, std::initializer_list<vk::BufferRange> f32Ranges,
+             std::initializer_list<vk::BufferRange> f16Ranges = {}) {
+  if (cols % 4) return false;
+  for (const vk::BufferRange& r : f32Ranges)
+    if (r.offset % 16) return false;
+  for (const vk::BufferRange& r : f16Ranges)
+    if (r.offset % 8) return false;
+  return true;
 }
 
 } // namespace
@@ -101,9 +112,10 @@ void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buf
   checkElems("layerNorm", "mean", mean, rows);
   checkElems("layerNorm", "rstd", rstd, rows);
   if (rows == 0) return;
-  const auto& pipe =
-      exec.pipeline(params(NormKind::LayerNorm, NormPass::Forward, resolve(exec, kernel, cols), yF16),
-                    codegen::generateNorm);
+  const bool v4 = yF16 ? useVec4(cols, {x, gamma, beta}, {y}) : useVec4(cols, {x, gamma, beta, y});
+  const auto& pipe = exec.pipeline(params(NormKind::LayerNorm, NormPass::Forward,
+                                          resolve(exec, kernel, v4 ? cols / 4 : cols), yF16, false, v4),
+                                   codegen::generateNorm);
   exec.dispatch(pipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
@@ -123,9 +135,10 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
   checkElems("layerNormBackward", "mean", mean, rows);
   checkElems("layerNormBackward", "rstd", rstd, rows);
   const NormBackwardPlan plan = normBackwardPlan(rows);
-  const RowKernelChoice c = resolve(exec, kernel, cols);
+  const bool v4 = useVec4(cols, {x, gamma, dy, dx, scratch});
+  const RowKernelChoice c = resolve(exec, kernel, v4 ? cols / 4 : cols); // invocations per row: vectors
   const auto& rowsPipe = exec.pipeline(
-      params(NormKind::LayerNorm, NormPass::BackwardRows, c, false, accumulateDx), codegen::generateNorm);
+      params(NormKind::LayerNorm, NormPass::BackwardRows, c, false, accumulateDx, v4), codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
@@ -145,8 +158,10 @@ void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buffe
   if (yF16) requireF16Storage(exec, "rmsNorm");
   checkElems("rmsNorm", "rstd", rstd, rows);
   if (rows == 0) return;
-  const auto& pipe = exec.pipeline(
-      params(NormKind::RmsNorm, NormPass::Forward, resolve(exec, kernel, cols), yF16), codegen::generateNorm);
+  const bool v4 = yF16 ? useVec4(cols, {x, gamma}, {y}) : useVec4(cols, {x, gamma, y});
+  const auto& pipe = exec.pipeline(params(NormKind::RmsNorm, NormPass::Forward,
+                                          resolve(exec, kernel, v4 ? cols / 4 : cols), yF16, false, v4),
+                                   codegen::generateNorm);
   exec.dispatch(pipe, {{x, Access::Read}, {gamma, Access::Read}, {y, Access::Write}, {rstd, Access::Write}},
                 PushRows{rows, cols, eps}, rowGrid(rows));
 }
@@ -158,9 +173,10 @@ void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, v
   checkBackward("rmsNormBackward", NormKind::RmsNorm, rows, cols, x, gamma, dy, dx, dgamma, scratch);
   checkElems("rmsNormBackward", "rstd", rstd, rows);
   const NormBackwardPlan plan = normBackwardPlan(rows);
-  const RowKernelChoice c = resolve(exec, kernel, cols);
+  const bool v4 = useVec4(cols, {x, gamma, dy, dx, scratch});
+  const RowKernelChoice c = resolve(exec, kernel, v4 ? cols / 4 : cols); // invocations per row: vectors
   const auto& rowsPipe = exec.pipeline(
-      params(NormKind::RmsNorm, NormPass::BackwardRows, c, false, accumulateDx), codegen::generateNorm);
+      params(NormKind::RmsNorm, NormPass::BackwardRows, c, false, accumulateDx, v4), codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
