@@ -50,6 +50,11 @@ TileCopy tileB(const GemmCoopParams& p) {
                   : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
 }
 
+// Vectors per staged C row of a subgroup's tile in the staged store: the f32 row plus one of padding.
+uint32_t stagedRowVecs(const GemmCoopParams& p) {
+  return p.warpN() / 4 + 1;
+}
+
 void require(bool ok, const std::string& what) {
   if (!ok) throw std::invalid_argument("gemm_coop: " + what);
 }
@@ -84,7 +89,11 @@ private:
     const TypeId vec4 = m_.vectorType(f32_, 4);
     a_ = m_.storageBuffer(0, p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
     b_ = m_.storageBuffer(1, p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
-    c_ = m_.storageBuffer(2, p_.outF16 ? f16_ : f32_, p_.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
+    // A staged store writes C as row vectors (4 floats, or 4 halves).
+    const TypeId cElement = p_.stagedStore ? (p_.outF16 ? m_.vectorType(f16_, 4) : vec4)
+                            : p_.outF16    ? f16_
+                                           : f32_;
+    c_ = m_.storageBuffer(2, cElement, p_.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
     if (p_.bias) bias_ = m_.storageBuffer(3, p_.outF16 ? f16_ : f32_, Access::ReadOnly);
     pc_ = m_.pushConstants({u32_, u32_, u32_, f32_, f32_, u32_, u32_, u32_});
     const TileCopy ca = tileA(p_), cb = tileB(p_);
@@ -271,6 +280,7 @@ private:
         p_, m_, f_, tc_, tcOut_, c_, bias_, N_, f_.loadPush(pc_, 3), f_.loadPush(pc_, 4), f_.variable(tc_)};
     const Value warpRow = f_.iadd(m0_, f_.imul(sgRow_, c(p_.warpM())));
     const Value warpCol = f_.iadd(n0_, f_.imul(sgCol_, c(p_.warpN())));
+    if (p_.stagedStore) return stagedEpilogue(e, warpRow, warpCol);
     const Value warpC = f_.iadd(cBase_, f_.iadd(f_.imul(warpRow, N_), warpCol));
     const Value rowStep = f_.imul(N_, c(p_.coopM));
     for (uint32_t i = 0; i < p_.accM(); ++i)
@@ -279,6 +289,42 @@ private:
         coop::storeC(e, f_.load(acc_[i * p_.accN() + j]),
                      f_.iadd(f_.iadd(warpC, f_.imul(c(i), rowStep)), col), f_.iadd(warpCol, col));
       }
+  }
+
+  // C through shared memory (after the main loop's last barrier the A staging is free): per row of coop
+  // blocks, the subgroup stores its accumulators (epilogue applied, f32) into its own padded region, then
+  // copies the coopM rows out as 16-byte vectors, each row's vectors by consecutive lanes.
+  void stagedEpilogue(const coop::Epilogue& e, Value warpRow, Value warpCol) {
+    const uint32_t rowVecs = stagedRowVecs(p_), rowOut = p_.warpN() / 4; // vectors per staged / output row
+    const Value region = f_.imul(f_.builtin(BuiltIn::SubgroupId), c(p_.coopM * rowVecs));
+    const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
+    const TypeId vec4 = m_.vectorType(f32_, 4);
+    const Value nVecs = f_.shr(N_, c(2)), colVec = f_.shr(warpCol, c(2)), baseC = f_.shr(cBase_, c(2));
+    const auto subgroupBarrier = [&] {
+      f_.controlBarrier(Scope::Subgroup, Scope::Workgroup,
+                        static_cast<uint32_t>(MemorySemanticsMask::AcquireRelease) |
+                            static_cast<uint32_t>(MemorySemanticsMask::WorkgroupMemory));
+    };
+    for (uint32_t i = 0; i < p_.accM(); ++i) {
+      const Value row0 = f_.iadd(warpRow, c(i * p_.coopM));
+      for (uint32_t j = 0; j < p_.accN(); ++j) {
+        const Value col = f_.iadd(warpCol, c(j * p_.coopN));
+        const Value v =
+            coop::epilogueValue(e, f_.load(acc_[i * p_.accN() + j]), f_.iadd(f_.imul(row0, N_), col), col);
+        f_.coopStore(f_.accessChain(shA_, {f_.iadd(region, c(j * p_.coopN / 4))}), v, c(rowVecs),
+                     CoopLayout::RowMajorKHR);
+      }
+      subgroupBarrier();
+      for (uint32_t k = 0; k < p_.coopM * rowOut / p_.subgroupSize; ++k) {
+        const Value idx = f_.iadd(lane, c(k * p_.subgroupSize));
+        const Value r = f_.udiv(idx, c(rowOut)), cv = f_.rem(idx, c(rowOut));
+        const Value x = f_.bitcast(
+            f_.load(f_.accessChain(shA_, {f_.iadd(region, f_.iadd(f_.imul(r, c(rowVecs)), cv))})), vec4);
+        const Value at = f_.iadd(baseC, f_.iadd(f_.imul(f_.iadd(row0, r), nVecs), f_.iadd(colVec, cv)));
+        f_.storeAt(c_, at, p_.outF16 ? f_.convert(x, c_.element) : x);
+      }
+      subgroupBarrier();
+    }
   }
 
   const GemmCoopParams& p_;
@@ -310,7 +356,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
-         str(unroll);
+         str(unroll) + (stagedStore ? ":ss" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -335,6 +381,7 @@ std::string GemmCoopParams::name() const {
        "x", str(sgCols), "_s", str(stages), "_c", str(coopM), "x",   str(coopN),
        "x", str(coopK),  "_p", str(padA),   "_",  str(padB)});
   if (groupM > 1) add({"_g", str(groupM)});
+  if (stagedStore) add({"_ss"});
   return n;
 }
 
@@ -351,6 +398,7 @@ void GemmCoopParams::validate() const {
     require(stages == 1 && padA == 0 && padB == 0, me + "workgroup scope has no stages or padding");
     require(unroll >= 1 && unroll <= 16, me + "unroll must be 1 to 16");
     require(!f32A && !f32B, me + "workgroup scope reads f16 operands only");
+    require(!stagedStore, me + "the staged store is for subgroup scope");
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
@@ -372,6 +420,13 @@ void GemmCoopParams::validate() const {
   require((tb.rows * tb.vecsPerRow) % invocations() == 0, me + "B slice (" + str(tb.rows * tb.vecsPerRow) +
                                                               " vectors) does not split over " +
                                                               str(invocations()) + " invocations");
+  if (stagedStore) {
+    require(!alphaBeta, me + "the staged store has no alpha/beta");
+    require(coopN % 4 == 0 && (coopM * warpN() / 4) % subgroupSize == 0,
+            me + "the staged store copies whole rows of 16-byte vectors per lane");
+    require(subgroups() * coopM * stagedRowVecs(*this) <= stages * ta.stageVecs(),
+            me + "the staged store's regions do not fit in the A staging");
+  }
   require(sharedBytes() <= maxSharedBytes,
           me + "needs " + str(sharedBytes()) + " bytes of shared memory, device allows " +
               str(maxSharedBytes) + " (use fewer stages, a smaller BK or a smaller tile)");
@@ -476,6 +531,18 @@ void registerGemmCoop(KernelRegistry& registry) {
          };
          for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
            addVariants(base);
+         // The staged C store on every layout, output type, batching and epilogue without alpha/beta.
+         for (uint32_t bits = 0; bits < 64; ++bits) {
+           GemmCoopParams p = gemmCoopDefault();
+           p.stagedStore = true;
+           p.transA = bits & 1;
+           p.transB = bits & 2;
+           p.outF16 = bits & 4;
+           p.batched = bits & 8;
+           p.bias = bits & 16;
+           p.gelu = bits & 32;
+           add(p);
+         }
          // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
          for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
            GemmCoopParams p = gemmCoopDefault(cm, cn, ck);

@@ -43,6 +43,10 @@ struct GemmCoopParams {
   bool bias = false;      // + bias[n]
   bool gelu = false;      // GELU (tanh form), applied last
   uint32_t groupM = 0;    // workgroup raster swizzle: 0 = row-major; g = bands of g tile rows (L2 reuse)
+  // Subgroup scope, no alpha/beta: C leaves through shared memory (each subgroup's accumulators, one row of
+  // coop blocks at a time, then 16-byte row vectors to C) instead of coop stores straight to memory. Needs
+  // C 16-byte aligned (8 for f16).
+  bool stagedStore = false;
   // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).

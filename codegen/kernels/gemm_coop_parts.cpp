@@ -47,6 +47,11 @@ void geluInPlace(const Epilogue& e, Value var) {
 } // namespace
 
 void storeC(const Epilogue& e, Value acc, Value cIndex, Value biasIndex) {
+  e.f.coopStore(e.f.at(e.c, cIndex), e.f.convert(epilogueValue(e, acc, cIndex, biasIndex), e.tcOut), e.N,
+                CoopLayout::RowMajorKHR);
+}
+
+Value epilogueValue(const Epilogue& e, Value acc, Value cIndex, Value biasIndex) {
   FunctionBuilder& f = e.f;
   Value v = acc;
   if (e.p.alphaBeta) {
@@ -67,7 +72,7 @@ void storeC(const Epilogue& e, Value acc, Value cIndex, Value biasIndex) {
     geluInPlace(e, e.tmp);
     v = f.load(e.tmp);
   }
-  f.coopStore(f.at(e.c, cIndex), f.convert(v, e.tcOut), e.N, CoopLayout::RowMajorKHR);
+  return v;
 }
 
 } // namespace helios::codegen::coop

@@ -33,5 +33,8 @@ struct Epilogue {
   spv::Value tmp; // a Function variable of type tc
 };
 void storeC(const Epilogue& e, spv::Value acc, spv::Value cIndex, spv::Value biasIndex);
+// The same maths without the store: the f32 accumulator C's element gets (alpha, beta * C read at cIndex,
+// bias, GELU), for a caller that stores it its own way.
+spv::Value epilogueValue(const Epilogue& e, spv::Value acc, spv::Value cIndex, spv::Value biasIndex);
 
 } // namespace helios::codegen::coop

@@ -58,6 +58,21 @@ vk::BufferRange rangeOf(const vk::Buffer& b) {
   return b.range();
 }
 
+// C leaves the subgroup-scope kernel through shared memory (GemmCoopParams::stagedStore) where the kernel
+// allows it and C's binding is aligned for row vectors. Opt-in for now: HELIOS_GEMM_STAGED_STORE=1.
+codegen::GemmCoopParams withStagedStore(codegen::GemmCoopParams p, const vk::BufferRange& c) {
+  const char* e = std::getenv("HELIOS_GEMM_STAGED_STORE");
+  if (!e || std::string(e) != "1" || p.workgroupScope || p.alphaBeta || c.offset % (p.outF16 ? 8 : 16))
+    return p;
+  p.stagedStore = true;
+  try {
+    p.validate();
+  } catch (const std::invalid_argument&) {
+    p.stagedStore = false;
+  }
+  return p;
+}
+
 // The coop kernel (or the tiled stand-in) on buffers that already have the plan's sizes.
 struct Gemm {
   vk::BufferRange a, b, c, bias;
@@ -85,8 +100,9 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     matmul(exec, t);
     return;
   }
-  const codegen::GemmCoopParams params = coopKernelParams(plan, args);
+  codegen::GemmCoopParams params = coopKernelParams(plan, args);
   params.validate();
+  params = withStagedStore(params, g.c);
   const vk::Pipeline& pipeline =
       exec.pipeline(params, [](const codegen::GemmCoopParams& p) { return codegen::generateGemmCoop(p); });
   const codegen::GemmCoopPush push{g.M, g.N, g.K, args.alpha, args.beta, g.strideA, g.strideB, g.strideC};

@@ -96,6 +96,7 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.f32B = true; });
   with([](GemmCoopParams& p) { p.tensorLayouts = true; });
   with([](GemmCoopParams& p) { p.unroll = 8; });
+  with([](GemmCoopParams& p) { p.stagedStore = true; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());
@@ -125,6 +126,16 @@ TEST_CASE("gemm_coop: invalid parameters fail with a clear message", "[gemm_coop
   q = {};
   q.stages = 3;
   REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("stages must be 1 or 2"));
+  // The staged C store: no alpha/beta, and its per-subgroup regions must fit in the A staging.
+  q = helios::codegen::gemmCoopDefault();
+  q.stagedStore = true;
+  CHECK_NOTHROW(q.validate());
+  q.alphaBeta = true;
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("no alpha/beta"));
+  q.alphaBeta = false;
+  q.BK = 16; // A staging 128 x 24 halves: 384 vectors, the regions need 4 x 16 x 17
+  q.stages = 2;
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("do not fit in the A staging"));
 }
 
 TEST_CASE("gemm_coop: every menu tiling fits 48 KiB and the menu shrinks with the limit", "[gemm_coop]") {
