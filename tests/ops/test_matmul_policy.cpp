@@ -96,6 +96,24 @@ TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_poli
   CHECK(planMatmul(problem(192, 320, 96), h100()).decision == CoopDecision::DirectCoop);
 }
 
+TEST_CASE("policy: C leaves through shared memory where the kernel and C's binding allow it",
+          "[matmul_policy]") {
+  const CoopPlan p = planMatmul(problem(4096, 4096, 4096), h100());
+  MatmulArgs args;
+  args.c.offset = 256;
+  CHECK(coopKernelParams(p, args).stagedStore);
+  args.c.offset = 8; // row vectors of 4 floats need 16 bytes; of 4 halves, 8
+  CHECK_FALSE(coopKernelParams(p, args).stagedStore);
+  CoopPlan half = p;
+  half.params.outF16 = true;
+  CHECK(coopKernelParams(half, args).stagedStore);
+  args.c.offset = 0;
+  args.beta = 1.0f; // alpha/beta reads C through coop loads: the direct store stays
+  CHECK_FALSE(coopKernelParams(p, args).stagedStore);
+  args.beta = 0.0f;
+  CHECK(coopKernelParams(p, args).name().ends_with("_ss"));
+}
+
 namespace {
 // The H100 fixture plus its VK_NV_cooperative_matrix2 list (as the 580 driver reports it, int8 and bf16
 // entries included: the policy must skip them).
