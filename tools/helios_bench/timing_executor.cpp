@@ -16,6 +16,11 @@ double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
   static bool first = true;
   const double warmupMs = first ? std::max(options.warmupMs, 2000.0) : options.warmupMs;
   first = false;
+  // One call before the warm-up clock starts: it creates the pipelines, and a compile that ate the warm-up
+  // left the GPU at idle clocks for the timed windows (a TN 4096^3 GEMM read 117-125 TFLOP/s right after its
+  // pipeline was built, 325 at 8192^3 with the same kernel).
+  run(exec);
+  exec.flush();
   const auto start = std::chrono::steady_clock::now();
   uint32_t batch = std::max(options.warmup, 1u);
   do {
