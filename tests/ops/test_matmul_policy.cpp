@@ -94,6 +94,10 @@ TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_poli
   CHECK(s.params.BM == 64);
   // Aligned only to the 64x64 tile: still direct.
   CHECK(planMatmul(problem(192, 320, 96), h100()).decision == CoopDecision::DirectCoop);
+  // Grids of at least 16 x 16 tiles walk bands of 8 tile rows (L2 reuse of B); narrower ones row by row.
+  CHECK(p.params.groupM == 8);
+  CHECK(planMatmul(problem(16384, 50304, 768), h100()).params.groupM == 8);
+  CHECK(planMatmul(problem(16384, 768, 768), h100()).params.groupM == 0);
 }
 
 TEST_CASE("policy: C leaves through shared memory where the kernel and C's binding allow it",
