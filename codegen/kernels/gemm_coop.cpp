@@ -526,23 +526,14 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.alphaBeta = bits & 16;
              p.bias = bits & 32;
              p.gelu = bits & 64;
+             if (p.stagedStore && p.alphaBeta) continue; // the staged store has no alpha/beta
              add(p);
            }
          };
-         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
+         GemmCoopParams staged = gemmCoopDefault(); // and with the staged C store
+         staged.stagedStore = true;
+         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3], staged})
            addVariants(base);
-         // The staged C store on every layout, output type, batching and epilogue without alpha/beta.
-         for (uint32_t bits = 0; bits < 64; ++bits) {
-           GemmCoopParams p = gemmCoopDefault();
-           p.stagedStore = true;
-           p.transA = bits & 1;
-           p.transB = bits & 2;
-           p.outF16 = bits & 4;
-           p.batched = bits & 8;
-           p.bias = bits & 16;
-           p.gelu = bits & 32;
-           add(p);
-         }
          // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
          for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
            GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
