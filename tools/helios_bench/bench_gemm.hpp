@@ -15,6 +15,8 @@ struct GemmBenchOptions {
   std::string out = "f32";                           // storage of C: f32 | f16
   std::string kernel = "auto";                       // auto | tiled | coop
   uint32_t samples = 256;                            // output elements checked against a float64 dot product
+  float beta =
+      0.0f; // C = A*B + beta*C: times the accumulating epilogue (the spot check is skipped: C drifts)
 };
 
 nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const GemmBenchOptions& options);

@@ -43,6 +43,10 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   gemmCmd->add_option("--dtype", gemm.dtype, "Storage of A and B")->check(CLI::IsMember({"f32", "f16"}));
   gemmCmd->add_option("--out", gemm.out, "Storage of C")->check(CLI::IsMember({"f32", "f16"}));
+  gemmCmd
+      ->add_option("--beta", gemm.beta,
+                   "C = A*B + beta*C (timing only: C accumulates over the runs, no check)")
+      ->capture_default_str();
   gemmCmd->add_option("--kernel", gemm.kernel, "Kernel family")
       ->check(CLI::IsMember({"auto", "tiled", "coop"}));
   gemmCmd->add_flag(
