@@ -43,17 +43,17 @@ private:
     maxOf_ = combineFunction("max_of", [](FunctionBuilder& g, Value a, Value b) { return g.fmax(a, b); });
     sumOf_ = combineFunction("sum_of", [](FunctionBuilder& g, Value a, Value b) { return g.fadd(a, b); });
     max2_ = elementFunction("max2", [](FunctionBuilder& g, Value a, Value b) { return g.fmax(a, b); });
-    // exp2(c s - cm) with cm = c m: one fma and one exp2.
-    expScaled_ = scaledFunction("exp_scaled", false);
+    // exp2(c s - cm) with cm = c m: the backward's probability, with c m in place of its lse.
+    expScaled_ = unmaskedProbabilityFunction();
     // The same, 0 for a masked score (also when the whole row is masked so far and m is kMasked too).
-    expScaledMasked_ = scaledFunction("exp_scaled_masked", true);
+    expScaledMasked_ = expScaledMaskedFunction();
   }
 
-  // (row, col, f32 s, f32 cm, f32 c) -> exp2(c s - cm) [0 where s is masked].
-  FunctionId scaledFunction(const char* name, bool masked) {
-    FunctionBuilder& fn = m_.function(name, f32_, {u32_, u32_, f32_, f32_, f32_});
+  // (row, col, f32 s, f32 cm, f32 c) -> exp2(c s - cm), 0 where s is masked.
+  FunctionId expScaledMaskedFunction() {
+    FunctionBuilder& fn = m_.function("exp_scaled_masked", f32_, {u32_, u32_, f32_, f32_, f32_});
     const Value s = fn.param(2), e = fn.exp2(fn.fma(s, fn.param(4), fn.fneg(fn.param(3))));
-    fn.ret(masked ? fn.select(fn.gt(s, fn.f32(0.5f * kMasked)), e, fn.f32(0.0f)) : e);
+    fn.ret(fn.select(fn.gt(s, fn.f32(0.5f * kMasked)), e, fn.f32(0.0f)));
     return fn.id();
   }
 

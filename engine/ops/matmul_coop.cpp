@@ -62,10 +62,16 @@ vk::BufferRange rangeOf(const vk::Buffer& b) {
 // allows it and C's binding is aligned for row vectors: on the H100 the K = 768 GEMMs of GPT-2 small ran
 // 26-54% faster (bench/results/2026-11-24-h100-gemm-staged-store.json). HELIOS_GEMM_STAGED_STORE=0 turns it
 // off.
+bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c) {
+  return c.offset % (p.outF16 ? 8 : 16) == 0;
+}
+
 bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c) {
-  const char* e = std::getenv("HELIOS_GEMM_STAGED_STORE");
-  if ((e && std::string(e) == "0") || p.workgroupScope || p.alphaBeta || c.offset % (p.outF16 ? 8 : 16))
-    return false;
+  static const bool disabled = [] {
+    const char* e = std::getenv("HELIOS_GEMM_STAGED_STORE");
+    return e && std::string(e) == "0";
+  }();
+  if (disabled || p.workgroupScope || p.alphaBeta || !rowVectorAligned(p, c)) return false;
   p.stagedStore = true;
   try {
     p.validate();
@@ -103,7 +109,7 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     return;
   }
   codegen::GemmCoopParams params = coopKernelParams(plan, args);
-  params.stagedStore = params.stagedStore && stagedStoreFits(params, g.c); // g.c: maybe a padded copy
+  params.stagedStore = params.stagedStore && rowVectorAligned(params, g.c); // g.c: maybe a padded copy
   params.validate();
   const vk::Pipeline& pipeline =
       exec.pipeline(params, [](const codegen::GemmCoopParams& p) { return codegen::generateGemmCoop(p); });
