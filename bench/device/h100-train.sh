@@ -2,6 +2,7 @@
 # Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
 #   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [PROFILE_CONFIGS="char gpt2-small"] [UNFUSED_CONFIGS="char"]
+#   [SPLIT_CONFIGS="gpt2-small"]
 #   [STEPS=60] [CHAR_STEPS=400]
 #   bash bench/device/h100-train.sh
 set -uo pipefail
@@ -26,13 +27,18 @@ for cfg in ${CONFIGS:-char gpt2-small}; do
       --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 | tail -n 8 | tee "$OUT/$cfg-$prec.txt"
   done
 done
-# The unfused attention path (GEMM, softmax, GEMM) on the same configs, mixed precision.
-for cfg in ${UNFUSED_CONFIGS:-}; do
-  echo "== helios-train $cfg mixed, unfused attention"
-  batch=(); [ "$cfg" = gpt2-small ] && [ -n "${GPT2_BATCH:-}" ] && batch=(--batch "$GPT2_BATCH")
-  timeout 300 helios-train --preset "$cfg" --precision mixed --attention unfused --steps "$STEPS" \
-    --out "$OUT/${cfg}_unfused-mixed" "${batch[@]}" --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 |
-    tail -n 8 | tee "$OUT/${cfg}_unfused-mixed.txt"
+# Other attention paths on the same configs, mixed precision: unfused (GEMM, softmax, GEMM) and split (the
+# fused kernels on [B, H, T, D] copies of the heads).
+for variant in unfused split; do
+  configs=UNFUSED_CONFIGS; [ $variant = split ] && configs=SPLIT_CONFIGS
+  for cfg in ${!configs:-}; do
+    echo "== helios-train $cfg mixed, $variant attention"
+    batch=(); [ "$cfg" = gpt2-small ] && [ -n "${GPT2_BATCH:-}" ] && batch=(--batch "$GPT2_BATCH")
+    steps=$STEPS; [ "$cfg" = char ] && steps=$CHAR_STEPS
+    timeout 300 helios-train --preset "$cfg" --precision mixed --attention $variant --steps "$steps" \
+      --out "$OUT/${cfg}_$variant-mixed" "${batch[@]}" --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 |
+      tail -n 8 | tee "$OUT/${cfg}_$variant-mixed.txt"
+  done
 done
 echo "== PyTorch eager"
 python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 40 --windows 5 --json "$OUT/torch_char.json" | tail -n 3

@@ -40,14 +40,14 @@ std::string AttentionCoopParams::cacheKey() const {
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
-         (halfQkv ? ":h16" : "");
+         (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "");
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
          (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
-         (halfQkv ? "_h16" : "");
+         (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "");
 }
 
 void AttentionCoopParams::validate() const {
@@ -165,6 +165,10 @@ void registerAttentionCoop(KernelRegistry& registry) {
                    if (t.sharedBytes() <= t.maxSharedBytes) add(t);
                  }
                r.halfQkv = true;
+               add(r);
+               r.halfOut = true; // the model's packed layout: f16 in and out
+               add(r);
+               r.halfQkv = false;
                add(r);
                AttentionCoopParams khr16 = p; // the KHR passes on f16 q, k, v
                khr16.halfQkv = true;

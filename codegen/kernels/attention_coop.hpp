@@ -19,6 +19,12 @@
 //                 and dP^T = V dO^T (runs after QueryGrad, which writes delta).
 // Grid: {ceil(owned rows / rows()), B * H (B * Hkv for KeyValueGrad), 1}; local size {subgroups * 32};
 // required subgroup size 32. Causal forward and QueryGrad hand the last (longest) row blocks out first.
+//
+// Layouts: unlike the fallback, the coop passes take AttentionCoopPush, whose strides place every head's rows
+// anywhere: row t of head h of batch b starts at element b * batch + h * head + t * row of its tensor. The
+// [B, H, T, D] layout is {D, T D, H T D}; rows of a packed [B T, W] projection (the model's QKV, and O
+// written where the output projection reads it) are {W, D, T W}. q and dQ share one layout, k, v, dK and dV
+// another, o and dO a third; lse and delta stay [B, H, Tq].
 #include <cstdint>
 #include <string>
 
@@ -46,6 +52,8 @@ struct AttentionCoopParams {
   // q, k and v stored as f16 (bindings 0-2 hold halves, staged as they are); o, dO, lse and every output
   // stay f32.
   bool halfQkv = false;
+  // o, dQ, dK and dV stored as f16 (o read back as f16 by QueryGrad): what an f16 GEMM reads next.
+  bool halfOut = false;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
 
@@ -53,10 +61,22 @@ struct AttentionCoopParams {
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
   std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops")
-  // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v)
+  // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v, "_o16"
+  // f16 outputs)
   std::string name() const;
   void validate() const; // throws std::invalid_argument naming the broken constraint
 };
+
+// Push constants of every coop pass: the fallback's AttentionPush, then the row, head and batch strides of
+// the q, kv and o layouts, each in units of 8 elements (every row starts on a 16-byte f16 vector).
+struct AttentionCoopLayout {
+  uint32_t row = 0, head = 0, batch = 0;
+};
+struct AttentionCoopPush {
+  AttentionPush shape;
+  AttentionCoopLayout q, kv, o;
+};
+static_assert(sizeof(AttentionCoopPush) == 56);
 
 // The pass's tiling: the forward takes 64-key tiles with 4 subgroups where they fit; otherwise 32-key
 // tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the NV2 variant

@@ -10,6 +10,8 @@
 // enter as row-constant matrices (dQ) or column-constant ones read from the staged tile (dK/dV).
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
+#include <tuple>
+
 namespace helios::codegen::detail {
 
 using namespace helios::spv;
@@ -60,7 +62,7 @@ public:
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareTypes();
     declareQkv();
-    o_ = inputRows(3);
+    o_ = p_.halfOut ? m_.storageBuffer(3, uvec4_, Access::ReadOnly) : inputRows(3);
     dO_ = inputRows(4);
     lse_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
     dQ_ = outputRows(6);
@@ -74,7 +76,7 @@ public:
     declareScratch();
     setup();
     walkKeyTiles(shK_, shV_, [&](Value t0) { step(t0); });
-    writeRows(dq_, scale_, shS_, sBase_, dQ_, qBase_, row_, Tq_);
+    writeRows(dq_, scale_, shS_, sBase_, dQ_, qAt_, row_, Tq_);
     f().ret();
     return m_.build();
   }
@@ -84,21 +86,30 @@ private:
     ownQueryRows();
     const Value clamped = f().umin(row_, f().isub(Tq_, c(1)));
     limit_ = keyLimit(clamped);
-    lse_i_ = f().loadAt(lse_, f().iadd(qBase_, clamped));
+    lse_i_ = f().loadAt(lse_, f().iadd(lseBase_, clamped));
 
-    // delta = dO . O over the row, each lane of the pair taking half of D.
-    const uint32_t half = p_.headDim / 8; // vec4s per lane
-    const Value at =
-        f().iadd(f().imul(f().iadd(qBase_, clamped), c(p_.headDim / 4)), f().imul(half_, c(half)));
+    // delta = dO . O over the row, each lane of the pair taking half of D: 8-element units from at8.
+    const uint32_t half = p_.headDim / 16;
+    const Value at8 = f().iadd(f().iadd(oAt_.base, f().imul(clamped, oAt_.stride)), f().imul(half_, c(half)));
     Value sum = f().f32(0.0f);
-    for (uint32_t e = 0; e < half; ++e)
-      sum = f().fadd(sum, f().dot(f().loadAt(dO_, f().iadd(at, c(e))), f().loadAt(o_, f().iadd(at, c(e)))));
+    for (uint32_t e = 0; e < half; ++e) {
+      const Value u = f().iadd(at8, c(e)), v = f().imul(u, c(2));
+      const Value dO0 = f().loadAt(dO_, v), dO1 = f().loadAt(dO_, f().iadd(v, c(1)));
+      Value o0, o1;
+      if (p_.halfOut) {
+        std::tie(o0, o1) = unpackHalf8(f().loadAt(o_, u));
+      } else {
+        o0 = f().loadAt(o_, v);
+        o1 = f().loadAt(o_, f().iadd(v, c(1)));
+      }
+      sum = f().fadd(sum, f().fadd(f().dot(dO0, o0), f().dot(dO1, o1)));
+    }
     delta_i_ = f().fadd(sum, f().subgroupShuffleXor(sum, c(1)));
     f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))),
-               [&] { f().storeAt(delta_, f().iadd(qBase_, row_), delta_i_); });
+               [&] { f().storeAt(delta_, f().iadd(lseBase_, row_), delta_i_); });
 
-    qa_ = ownedRowsAsA(shRows_, q_, qBase_, Tq_);
-    doa_ = ownedRowsAsA(shRows_, dO_, qBase_, Tq_);
+    qa_ = ownedRowsAsA(shRows_, q_, qAt_, Tq_);
+    doa_ = ownedRowsAsA(shRows_, dO_, oAt_, Tq_);
     dq_ = zeroAccs(blocks_);
     if (p_.rowOps) {
       sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
@@ -195,8 +206,11 @@ public:
     setup();
     const Value group = f().udiv(H_, Hkv_);
     f().forRange(c(0), group, [&](Value g) {
-      qBase_ = f().imul(f().iadd(f().imul(b_, H_), f().iadd(f().imul(kvh_, group), g)), Tq_);
-      TileStream qs = tileStream(shQ_, q_, qBase_, Tq_), ds = tileStream(shDO_, dO_, qBase_, Tq_);
+      const Value h = f().iadd(f().imul(kvh_, group), g);
+      qAt_ = headRows(0, b_, h);
+      oAt_ = headRows(2, b_, h);
+      lseBase_ = f().imul(f().iadd(f().imul(b_, H_), h), Tq_);
+      TileStream qs = tileStream(shQ_, q_, qAt_, Tq_), ds = tileStream(shDO_, dO_, oAt_, Tq_);
       const Value first = firstTile();
       begin(qs, f().imul(first, c(p_.tile)));
       begin(ds, f().imul(first, c(p_.tile)));
@@ -207,8 +221,8 @@ public:
         step(i0);
       });
     });
-    writeRows(dk_, scale_, shS_, sBase_, dK_, kvBase_, row_, Tk_);
-    writeRows(dv_, f().f32(1.0f), shS_, sBase_, dV_, kvBase_, row_, Tk_);
+    writeRows(dk_, scale_, shS_, sBase_, dK_, kvAt_, row_, Tk_);
+    writeRows(dv_, f().f32(1.0f), shS_, sBase_, dV_, kvAt_, row_, Tk_);
     f().ret();
     return m_.build();
   }
@@ -218,11 +232,11 @@ private:
     const Value bkv = f().workgroupId(1);
     b_ = f().udiv(bkv, Hkv_);
     kvh_ = f().rem(bkv, Hkv_);
-    kvBase_ = f().imul(bkv, Tk_);
+    kvAt_ = headRows(1, b_, kvh_);
     blockRow_ = f().imul(f().workgroupId(0), c(p_.rows()));
     row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
-    ka_ = ownedRowsAsA(shRows_, k_, kvBase_, Tk_);
-    va_ = ownedRowsAsA(shRows_, v_, kvBase_, Tk_);
+    ka_ = ownedRowsAsA(shRows_, k_, kvAt_, Tk_);
+    va_ = ownedRowsAsA(shRows_, v_, kvAt_, Tk_);
     dk_ = zeroAccs(blocks_);
     dv_ = zeroAccs(blocks_);
   }
@@ -239,7 +253,7 @@ private:
       const Value col = f().iadd(lid_, c(e * p_.invocations()));
       f().ifThen(f().lt(col, c(p_.tile)), [&] {
         const Value i = f().iadd(i0, col), inside = f().lt(i, Tq_);
-        const Value at = f().iadd(qBase_, f().umin(i, f().isub(Tq_, c(1))));
+        const Value at = f().iadd(lseBase_, f().umin(i, f().isub(Tq_, c(1))));
         // The row-ops step takes lse in exp2 units (probabilityFunction).
         const Value lse = p_.rowOps ? f().fmul(f().loadAt(lse_, at), f().f32(kLog2e)) : f().loadAt(lse_, at);
         f().store(f().accessChain(shLse_, {col}), f().select(inside, lse, f().f32(0.0f)));

@@ -22,7 +22,9 @@ void AttentionCoopEmitter::declareTypes() {
   ta_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixAKHR);
   tb_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixBKHR);
   tc_ = m_.coopMatrixType(f32_, 16, 16, CoopUse::MatrixAccumulatorKHR);
-  pc_ = m_.pushConstants({u32_, u32_, u32_, u32_, f32_}); // AttentionPush
+  std::vector<TypeId> push{u32_, u32_, u32_, u32_, f32_}; // AttentionCoopPush
+  push.insert(push.end(), 9, u32_);
+  pc_ = m_.pushConstants(push);
 }
 
 void AttentionCoopEmitter::beginMain() {
@@ -32,6 +34,9 @@ void AttentionCoopEmitter::beginMain() {
   H_ = f().loadPush(pc_, 2);
   Hkv_ = f().loadPush(pc_, 3);
   scale_ = f().loadPush(pc_, 4);
+  for (uint32_t l = 0; l < 3; ++l)
+    for (uint32_t e = 0; e < 3; ++e)
+      layout_[l][e] = f().loadPush(pc_, 5 + 3 * l + e);
   scaleLog2e_ = f().fmul(scale_, f().f32(kLog2e));
   lid_ = f().localId(0);
   sg_ = f().builtin(BuiltIn::SubgroupId);
@@ -56,10 +61,17 @@ void AttentionCoopEmitter::declareQkv() {
   v_ = rows(2);
 }
 
+HeadRows AttentionCoopEmitter::headRows(uint32_t layout, Value b, Value h) {
+  const Value* l = layout_[layout];
+  return {f().iadd(f().imul(b, l[2]), f().imul(h, l[1])), l[0]};
+}
+
 void AttentionCoopEmitter::ownQueryRows() {
   const Value bh = f().workgroupId(1), b = f().udiv(bh, H_), h = f().rem(bh, H_);
-  qBase_ = f().imul(bh, Tq_);
-  kvBase_ = f().imul(f().iadd(f().imul(b, Hkv_), f().udiv(h, f().udiv(H_, Hkv_))), Tk_);
+  qAt_ = headRows(0, b, h);
+  kvAt_ = headRows(1, b, f().udiv(h, f().udiv(H_, Hkv_)));
+  oAt_ = headRows(2, b, h);
+  lseBase_ = f().imul(bh, Tq_);
   Value block = f().workgroupId(0);
   if (p_.causal) // the last row blocks see the most keys: hand them out first (shorter tail)
     block = f().isub(f().isub(f().udiv(f().iadd(Tq_, c(p_.rows() - 1)), c(p_.rows())), c(1)), block);
@@ -71,7 +83,7 @@ void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV,
                                         const std::function<void(Value)>& body) {
   const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
   const Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
-  TileStream ks = tileStream(shK, k_, kvBase_, Tk_), vs = tileStream(shV, v_, kvBase_, Tk_);
+  TileStream ks = tileStream(shK, k_, kvAt_, Tk_), vs = tileStream(shV, v_, kvAt_, Tk_);
   begin(ks, c(0));
   begin(vs, c(0));
   f().forRange(c(0), tiles, [&](Value t) {
@@ -87,11 +99,11 @@ Buffer AttentionCoopEmitter::inputRows(uint32_t binding) {
 }
 
 Buffer AttentionCoopEmitter::outputRows(uint32_t binding) {
-  return m_.storageBuffer(binding, vec4_, Access::WriteOnly);
+  return m_.storageBuffer(binding, p_.halfOut ? uvec4_ : vec4_, Access::WriteOnly);
 }
 
-std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, Value base, Value first, uint32_t count,
-                                               Value total) {
+std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, const HeadRows& head, Value first,
+                                               uint32_t count, Value total) {
   const uint32_t vecs = count * d8_, n = p_.invocations();
   const Value zero = m_.constComposite(uvec4_, {c(0), c(0), c(0), c(0)});
   const Value last = f().isub(total, c(1));
@@ -101,7 +113,8 @@ std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, Value base, V
     const Value idx = f().umin(f().iadd(lid_, c(e * n)), c(vecs - 1));
     const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
     // A row past the end reads the last row and yields zeros.
-    const Value at = f().iadd(f().imul(f().iadd(base, f().umin(row, last)), c(d8_)), f().rem(idx, c(d8_)));
+    const Value at =
+        f().iadd(f().iadd(head.base, f().imul(f().umin(row, last), head.stride)), f().rem(idx, c(d8_)));
     const Value h8 = rows.element == uvec4_ ? f().loadAt(rows, at) : loadF32AsHalf8(f(), rows, at);
     regs.push_back(f().select(f().lt(row, total), h8, zero));
   }
@@ -124,19 +137,19 @@ void AttentionCoopEmitter::put(const Staging& shared, const std::vector<Value>& 
   }
 }
 
-void AttentionCoopEmitter::stage(const Staging& shared, const Buffer& rows, Value base, Value first,
+void AttentionCoopEmitter::stage(const Staging& shared, const Buffer& rows, const HeadRows& at, Value first,
                                  uint32_t count, Value total) {
-  put(shared, fetch(rows, base, first, count, total), count);
+  put(shared, fetch(rows, at, first, count, total), count);
 }
 
 AttentionCoopEmitter::TileStream AttentionCoopEmitter::tileStream(const Staging& shared, const Buffer& rows,
-                                                                  Value base, Value total) {
-  return {shared, &rows, base, total, {}};
+                                                                  const HeadRows& at, Value total) {
+  return {shared, &rows, at, total, {}};
 }
 
 void AttentionCoopEmitter::begin(TileStream& s, Value first) {
   if (!p_.prefetch) return;
-  for (const Value& r : fetch(*s.rows, s.base, first, p_.tile, s.total)) {
+  for (const Value& r : fetch(*s.rows, s.at, first, p_.tile, s.total)) {
     s.held.push_back(f().variable(uvec4_));
     f().store(s.held.back(), r);
   }
@@ -144,21 +157,21 @@ void AttentionCoopEmitter::begin(TileStream& s, Value first) {
 
 void AttentionCoopEmitter::next(TileStream& s, Value first, Value nextFirst) {
   if (!p_.prefetch) {
-    stage(s.shared, *s.rows, s.base, first, p_.tile, s.total);
+    stage(s.shared, *s.rows, s.at, first, p_.tile, s.total);
     return;
   }
   std::vector<Value> regs;
   for (const Value& v : s.held)
     regs.push_back(f().load(v));
   put(s.shared, regs, p_.tile);
-  const auto ahead = fetch(*s.rows, s.base, nextFirst, p_.tile, s.total);
+  const auto ahead = fetch(*s.rows, s.at, nextFirst, p_.tile, s.total);
   for (size_t i = 0; i < ahead.size(); ++i)
     f().store(s.held[i], ahead[i]);
 }
 
-std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(const Staging& shared, const Buffer& rows, Value base,
-                                                      Value total) {
-  stage(shared, rows, base, blockRow_, p_.rows(), total);
+std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(const Staging& shared, const Buffer& rows,
+                                                      const HeadRows& at, Value total) {
+  stage(shared, rows, at, blockRow_, p_.rows(), total);
   f().workgroupBarrier();
   std::vector<Value> a = loadA(shared, f().imul(sg_, c(16)));
   f().workgroupBarrier();
@@ -317,24 +330,43 @@ Value AttentionCoopEmitter::sees(Value i, Value j) {
 }
 
 void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale, Value scratch,
-                                     Value scratchBase, const Buffer& out, Value base, Value row,
+                                     Value scratchBase, const Buffer& out, const HeadRows& at, Value row,
                                      Value total) {
   const Value mine = f().iadd(scratchBase, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
-  const Value outVec = f().iadd(f().imul(f().iadd(base, row), c(p_.headDim / 4)), f().imul(half_, c(2)));
+  // This lane's 8 columns of block d: 8-element unit rowAt + 2 d + half (two vec4 from twice that).
+  const Value rowAt =
+      f().iadd(f().iadd(at.base, f().imul(f().umin(row, f().isub(total, c(1))), at.stride)), half_);
+  const TypeId hvec4 = m_.vectorType(f16_, 4), uvec2 = m_.vectorType(u32_, 2);
   for (uint32_t d = 0; d < blocks_; ++d) {
     f().coopStore(f().accessChain(scratch, {scratchBase}), f().load(accs[d]), c(16), CoopLayout::RowMajorKHR);
     subgroupBarrier();
     f().ifThen(f().lt(row, total), [&] {
+      std::vector<Value> v4;
       for (uint32_t h = 0; h < 2; ++h) {
         std::vector<Value> x;
         for (uint32_t e = 0; e < 4; ++e)
           x.push_back(f().load(f().accessChain(scratch, {f().iadd(mine, c(4 * h + e))})));
-        f().storeAt(out, f().iadd(outVec, c(4 * d + h)),
-                    f().vectorTimesScalar(f().construct(vec4_, x), scale));
+        v4.push_back(f().vectorTimesScalar(f().construct(vec4_, x), scale));
+      }
+      const Value at8 = f().iadd(rowAt, c(2 * d));
+      if (p_.halfOut) {
+        const auto h4 = [&](Value v) { return f().bitcast(f().convert(v, hvec4), uvec2); };
+        f().storeAt(out, at8, f().shuffle(h4(v4[0]), h4(v4[1]), {0, 1, 2, 3}));
+      } else {
+        for (uint32_t h = 0; h < 2; ++h)
+          f().storeAt(out, f().iadd(f().imul(at8, c(2)), c(h)), v4[h]);
       }
     });
     subgroupBarrier();
   }
+}
+
+std::pair<Value, Value> AttentionCoopEmitter::unpackHalf8(Value h8) {
+  const TypeId hvec4 = m_.vectorType(f16_, 4);
+  const auto f4 = [&](uint32_t i) {
+    return f().convert(f().bitcast(f().shuffle(h8, h8, {2 * i, 2 * i + 1}), hvec4), vec4_);
+  };
+  return {f4(0), f4(1)};
 }
 
 void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
@@ -354,7 +386,7 @@ void ForwardEmitterBase::writeLse(Value l, Value m) {
   const Value seen = f().gt(l, f().f32(0.0f));
   f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))), [&] {
     const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
-    f().storeAt(lse_, f().iadd(qBase_, row_), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));
+    f().storeAt(lse_, f().iadd(lseBase_, row_), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));
   });
 }
 

@@ -18,6 +18,12 @@ struct Staging {
   uint32_t offset = 0;
 };
 
+// Where one head's rows of a tensor are: row t starts at 16-byte vector base + t * stride (units of 8
+// elements, as AttentionCoopPush's strides).
+struct HeadRows {
+  spv::Value base, stride;
+};
+
 class AttentionCoopEmitter {
 protected:
   explicit AttentionCoopEmitter(const AttentionCoopParams& p);
@@ -31,8 +37,10 @@ protected:
   void beginMain();
 
   void declareQkv();                        // q_, k_, v_ at bindings 0, 1, 2 (every pass)
-  spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, o, dO)
-  spv::Buffer outputRows(uint32_t binding); // f32 rows written as vec4 (dQ, dK, dV)
+  spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, dO)
+  spv::Buffer outputRows(uint32_t binding); // o, dQ, dK, dV: vec4 rows, or uvec4 of 8 halves (halfOut)
+  // The head's rows in a layout of the push constants (0: q, 1: kv, 2: o), for batch b and head h.
+  HeadRows headRows(uint32_t layout, spv::Value b, spv::Value h);
   // Every pass stages its owned rows once (setup) and then streams two tiles: both live in one array, the
   // tiles over the bytes the owned rows used (ownedRowsAsA() returns only when every subgroup has read them).
   struct StagingAreas {
@@ -42,11 +50,11 @@ protected:
 
   // Rows [first, first + count) of a tensor side whose rows start at row `base` (`total` rows, D floats
   // each) into `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
-  void stage(const Staging& shared, const spv::Buffer& rows, spv::Value base, spv::Value first,
+  void stage(const Staging& shared, const spv::Buffer& rows, const HeadRows& at, spv::Value first,
              uint32_t count, spv::Value total);
   // stage() in two halves, so a loop can issue the global loads of its next tile before computing on the
   // current one: fetch() returns this invocation's packed vectors, put() stores them.
-  std::vector<spv::Value> fetch(const spv::Buffer& rows, spv::Value base, spv::Value first, uint32_t count,
+  std::vector<spv::Value> fetch(const spv::Buffer& rows, const HeadRows& at, spv::Value first, uint32_t count,
                                 spv::Value total);
   void put(const Staging& shared, const std::vector<spv::Value>& regs, uint32_t count);
 
@@ -56,17 +64,18 @@ protected:
   struct TileStream {
     Staging shared;
     const spv::Buffer* rows;
-    spv::Value base, total;
+    HeadRows at;
+    spv::Value total;
     std::vector<spv::Value> held; // Function variables
   };
-  TileStream tileStream(const Staging& shared, const spv::Buffer& rows, spv::Value base, spv::Value total);
+  TileStream tileStream(const Staging& shared, const spv::Buffer& rows, const HeadRows& at, spv::Value total);
   void begin(TileStream& s, spv::Value first);
   void next(TileStream& s, spv::Value first, spv::Value nextFirst);
   // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
   std::vector<spv::Value> loadA(const Staging& shared, spv::Value row);
   // The workgroup's rows [blockRow_, blockRow_ + rows()) of a tensor side staged into `shared`, then this
   // subgroup's 16 of them as A matrices; a barrier after, so `shared` (and what aliases it) can be restaged.
-  std::vector<spv::Value> ownedRowsAsA(const Staging& shared, const spv::Buffer& rows, spv::Value base,
+  std::vector<spv::Value> ownedRowsAsA(const Staging& shared, const spv::Buffer& rows, const HeadRows& at,
                                        spv::Value total);
   // The 16 x 16 block (rows kb, columns d of 16) of a staged tile as a B matrix: RowMajor reads the tile's
   // rows as B's rows (P V), ColumnMajor as B's columns (Q K^T).
@@ -114,8 +123,8 @@ protected:
   // 16-column block d (accs: Function variables of accumulator matrices).
   void accumulate(const std::vector<spv::Value>& accs, spv::Value w, const Staging& tile);
 
-  // Passes that own query rows (forward, dQ): this workgroup's head (qBase_, kvBase_: first rows of its q and
-  // kv heads), block (blockRow_; causal hands the last, longest blocks out first) and this lane's row_.
+  // Passes that own query rows (forward, dQ): this workgroup's heads (qAt_, kvAt_, oAt_, lseBase_), block
+  // (blockRow_; causal hands the last, longest blocks out first) and this lane's row_.
   void ownQueryRows();
   // Their walk over the key tiles up to the last key the block's last real row sees: K and V streamed into
   // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key.
@@ -129,12 +138,14 @@ protected:
   // Query i sees key j.
   spv::Value sees(spv::Value i, spv::Value j);
 
-  // `accs` (16 x 16 f32 accumulators across D, this subgroup's 16 rows) times `scale` into rows of `out`
-  // (rows start at row `base`; `row` is this lane's row, written only when row < total), through `scratch`
-  // (f32, 256 entries from scratchBase). Two lanes per row, 8 columns of every 16 each.
+  // `accs` (16 x 16 f32 accumulators across D, this subgroup's 16 rows) times `scale` into the head's rows
+  // of `out` (f32, or f16 with halfOut; `row` is this lane's row, written only when row < total), through
+  // `scratch` (f32, 256 entries from scratchBase). Two lanes per row, 8 columns of every 16 each.
   void writeRows(const std::vector<spv::Value>& accs, spv::Value scale, spv::Value scratch,
-                 spv::Value scratchBase, const spv::Buffer& out, spv::Value base, spv::Value row,
+                 spv::Value scratchBase, const spv::Buffer& out, const HeadRows& at, spv::Value row,
                  spv::Value total);
+  // 8 halves (a uvec4) as two vec4.
+  std::pair<spv::Value, spv::Value> unpackHalf8(spv::Value h8);
 
   const AttentionCoopParams& p_;
   uint32_t d8_, rowVecs_, blocks_; // 16-byte vectors (8 halves) per f16 row, per staged row; 16-column blocks
@@ -143,11 +154,14 @@ protected:
   spv::TypeId f32_, f16_, u32_, uvec4_, vec4_, ta_, tb_, tc_;
   spv::PushConstants pc_;
   spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
-  spv::Value scaleLog2e_; // scale * log2(e): scores go through exp2
-  spv::Value zeroAcc_;    // a zero 16 x 16 accumulator, made once at the top of main
-  spv::Value sBase_;      // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
+  spv::Value layout_[3][3]; // push constants: {row, head, batch} of the q, kv and o layouts
+  spv::Value scaleLog2e_;   // scale * log2(e): scores go through exp2
+  spv::Value zeroAcc_;      // a zero 16 x 16 accumulator, made once at the top of main
+  spv::Value sBase_; // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
   spv::Buffer q_, k_, v_;
-  spv::Value qBase_, kvBase_, blockRow_, row_;
+  HeadRows qAt_, kvAt_, oAt_;
+  spv::Value lseBase_; // the q head's first entry of lse and delta
+  spv::Value blockRow_, row_;
 };
 
 // What both forwards share (attention_coop_fwd.cpp, attention_coop_fwd_rowops.cpp): bindings q, k, v, o, lse,

@@ -40,7 +40,7 @@ private:
     limit_ = keyLimit(f().umin(row_, f().isub(Tq_, c(1))));
     sBase_ = f().imul(sg_, c(16 * p_.tile)); // this subgroup's S / P scratch
 
-    qa_ = ownedRowsAsA(shQ_, q_, qBase_, Tq_);
+    qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
 
     mVar_ = f().variable(f32_, f().f32(kMinFloat));
     lVar_ = f().variable(f32_, f().f32(0.0f));
@@ -115,7 +115,7 @@ private:
   void finish() {
     const Value l = f().load(lVar_), seen = f().gt(l, f().f32(0.0f));
     const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-    writeRows(oAcc_, inv, shS_, sBase_, o_, qBase_, row_, Tq_);
+    writeRows(oAcc_, inv, shS_, sBase_, o_, oAt_, row_, Tq_);
     writeLse(l, f().load(mVar_));
   }
 

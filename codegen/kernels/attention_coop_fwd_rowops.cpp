@@ -61,7 +61,7 @@ private:
     ownQueryRows();
     sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
     sBase_ = f().imul(sg_, c(256));
-    qa_ = ownedRowsAsA(shQ_, q_, qBase_, Tq_);
+    qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
     mVar_ = f().variable(tc_);
     f().store(mVar_, f().coopFill(tc_, f().f32(kMasked)));
     lVar_ = f().variable(tc_);
@@ -129,7 +129,7 @@ private:
     const Value l = rowValue(shOut_, f().coopReduce(tc_, f().load(lVar_), CoopReduce::Row, sumOf_));
     const Value m = f().fmul(rowValue(shOut_, f().load(mVar_)), scale_);
     const Value inv = f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-    writeRows(oAcc_, inv, shOut_, sBase_, o_, qBase_, row_, Tq_);
+    writeRows(oAcc_, inv, shOut_, sBase_, o_, oAt_, row_, Tq_);
     writeLse(l, m);
   }
 

@@ -92,6 +92,12 @@ Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,
 Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
                  const ops::AttentionShape& shape);
 
+// Fused attention straight from a packed projection: qkv [B T, (H + 2 Hkv) D] (f32 or f16; q heads, then k,
+// then v, as one linear layer writes them) -> o [B T, H D], the heads already merged for the output
+// projection: no split or merge copies. Tq = Tk = T; coop passes only (ops::AttentionKernel::Coop), which
+// read the heads in place. halfOut: o is f16 and qkv's gradient is handed back in f16.
+Tensor attentionPacked(Tape& tape, const Tensor& qkv, const ops::AttentionShape& shape, bool halfOut);
+
 // Fused softmax cross-entropy: returns the per-row loss [rows] (no gradient); the backward hands
 // (softmax - onehot) * gradScale to the logits [rows, vocab]. Targets outside [0, vocab) are ignored.
 // f16 logits are read as f16 (the loss math is f32) and their gradient is handed back in f16.

@@ -4,6 +4,7 @@
 #include "engine/autograd/op_helpers.hpp"
 #include "engine/ops/cross_entropy.hpp"
 #include "engine/ops/softmax.hpp"
+#include <array>
 #include <stdexcept>
 #include <string>
 
@@ -59,6 +60,50 @@ Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
                              sv.range, delta, shape);
       for (const auto& [t, s] : {std::pair{&q, &sq}, {&k, &sk}, {&v, &sv}})
         if (t->gradSlot) tape.commit(*t, *s);
+    });
+  return o;
+}
+
+Tensor attentionPacked(Tape& tape, const Tensor& qkv, const ops::AttentionShape& shapeIn, bool halfOut) {
+  ops::AttentionShape s = shapeIn;
+  const uint32_t B = s.batch, H = s.heads, G = s.kvHeads, T = s.Tq, D = s.headDim, W = (H + 2 * G) * D,
+                 C = H * D;
+  if (s.Tk != T) throw std::invalid_argument("autograd::attentionPacked: Tq and Tk must match");
+  if (qkv.elements() != uint64_t(B) * T * W)
+    throw std::invalid_argument("autograd::attentionPacked: qkv is not [B T, (H + 2 Hkv) D]");
+  s.kernel = ops::AttentionKernel::Coop;
+  s.halfQkv = qkv.dtype == DType::F16;
+  s.halfOut = halfOut;
+  s.qLayout = s.kvLayout = {W, D, T * W};
+  s.oLayout = {C, D, T * C};
+  const VkDeviceSize inBytes = s.halfQkv ? 2 : 4, outBytes = halfOut ? 2 : 4;
+  // Bindings of q, k and v (or their gradients) inside one packed buffer: from the first column of each.
+  const auto parts = [k = VkDeviceSize(C), v = VkDeviceSize(C + G * D)](vk::BufferRange r,
+                                                                        VkDeviceSize bytes) {
+    std::array<vk::BufferRange, 3> p{r, r, r};
+    p[1].offset += k * bytes;
+    p[1].size -= k * bytes;
+    p[2].offset += v * bytes;
+    p[2].size -= v * bytes;
+    return p;
+  };
+  const bool grad = tape.needsGrad({&qkv});
+  Tensor o = tape.empty({B * T, C}, halfOut ? DType::F16 : DType::F32, grad, "attention output");
+  const uint64_t rows = uint64_t(B) * H * T;
+  const vk::BufferRange lse = tape.allocate(rows * 4, "attention lse");
+  const auto in = parts(qkv.data, inBytes);
+  ops::attentionForward(tape.exec(), in[0], in[1], in[2], o.data, lse, s);
+  if (grad)
+    tape.push([&tape, qkv, o, lse, s, rows, in, parts, outBytes, halfOut] {
+      const vk::BufferRange dO = tape.gradOf(o);
+      const vk::BufferRange delta = tape.allocate(rows * 4, "attention delta");
+      const vk::BufferRange dqkv = tape.allocate(qkv.elements() * outBytes, "attention dqkv");
+      const auto d = parts(dqkv, outBytes);
+      ops::attentionBackward(tape.exec(), in[0], in[1], in[2], o.data, lse, dO, d[0], d[1], d[2], delta, s);
+      if (halfOut)
+        tape.passGradF16(qkv, dqkv);
+      else
+        tape.passGrad(qkv, dqkv, true);
     });
   return o;
 }

@@ -30,6 +30,18 @@ bool halfQkv(Tape& tape, const BlockShape& s) {
          ops::attentionCoopAvailable(tape.exec().context().device(), s.headDim);
 }
 
+// The fused kernels read Q, K and V in place from the packed projection and write O merged in f16
+// (GptConfig::packedAttention): the head offsets inside a row must be valid binding offsets, for the f32
+// projection and its f16 gradient.
+bool packedHeads(Tape& tape, const BlockShape& s) {
+  const uint32_t D = s.headDim, cols[2] = {s.config.heads * D, (s.config.heads + s.kvHeads) * D};
+  const VkDeviceSize align = tape.exec().context().device().limits().minStorageBufferOffsetAlignment;
+  bool aligned = true;
+  for (uint32_t c : cols)
+    aligned = aligned && (VkDeviceSize(c) * 2) % align == 0 && (VkDeviceSize(c) * 4) % align == 0;
+  return s.config.packedQkv && s.config.packedAttention && s.f16Grads() && halfQkv(tape, s) && aligned;
+}
+
 } // namespace
 
 Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h) {
@@ -37,6 +49,13 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   const uint32_t group = H / Hkv;
   const Tensor hin = gemmInput(tape, s, h);
   Tensor q, k, v;
+  const float scale = static_cast<float>(1.0 / std::sqrt(double(D)));
+  if (packedHeads(tape, s)) {
+    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB);
+    const Tensor o =
+        autograd::attentionPacked(tape, qkv, {B, H, Hkv, T, T, D, true, scale}, /*halfOut=*/true);
+    return autograd::linear(tape, o, w.projW, &w.projB);
+  }
   if (s.config.packedQkv) {
     const uint32_t width = (H + 2 * Hkv) * D;
     const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB);
@@ -60,7 +79,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     k = autograd::rope(tape, k, s.ropeTable, D, T);
   }
   if (s.config.fusedAttention) {
-    ops::AttentionShape as{B, H, Hkv, T, T, D, true, static_cast<float>(1.0 / std::sqrt(double(D)))};
+    ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
     // Mixed precision takes the cooperative-matrix kernels where the device has them (q, k, v and dO
     // rounded to f16, as the GEMM inputs are); F32 keeps the f32 fallback.
     as.kernel = s.mixed() ? ops::AttentionKernel::Auto : ops::AttentionKernel::Fallback;
@@ -76,7 +95,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   qk.K = D;
   qk.batch = B * Hkv;
   qk.transB = true;
-  qk.alpha = static_cast<float>(1.0 / std::sqrt(double(D)));
+  qk.alpha = scale;
   const Tensor scores = autograd::matmul(tape, gemmInput(tape, s, q), gemmInput(tape, s, k), qk);
   ops::SoftmaxOptions sm;
   sm.causalQueries = T;

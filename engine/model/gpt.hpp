@@ -30,6 +30,10 @@ struct GptConfig {
   bool rope = false;          // rotary position embeddings instead of learned positions
   bool packedQkv = true;      // one GEMM for Q, K and V
   bool fusedAttention = true; // ops::attention* (scores never in memory); false: GEMM, softmax, GEMM
+  // Mixed precision, fused attention on a coop device, packed QKV, f16 gradients, no RoPE: the kernels read
+  // the heads straight from the QKV projection's rows and write O already merged, in f16 (no split or merge
+  // copies, forward or backward). false: the heads are split into [B, H, T, D] copies first.
+  bool packedAttention = true;
   float normEps = 1e-5f;
   bool checkpointActivations = false; // recompute each block's activations in backward
   Precision precision = Precision::F32;

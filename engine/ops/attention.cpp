@@ -31,9 +31,51 @@ codegen::AttentionPush push(const AttentionShape& s) {
   return {s.Tq, s.Tk, s.heads, s.kvHeads, s.scale};
 }
 
+// A layout with its defaults filled in: [B, heads, T, D] contiguous where it was left zero.
+AttentionLayout resolved(const AttentionLayout& l, uint32_t heads, uint32_t T, uint32_t D) {
+  return l.contiguous() ? AttentionLayout{D, T * D, heads * T * D} : l;
+}
+
+// Elements a tensor of this layout spans (the last row's end).
+uint64_t span(const AttentionShape& s, const AttentionLayout& l, uint32_t heads, uint32_t T) {
+  if (!s.batch || !heads || !T) return 0;
+  return uint64_t(s.batch - 1) * l.batch + uint64_t(heads - 1) * l.head + uint64_t(T - 1) * l.row + s.headDim;
+}
+
+struct Spans {
+  uint64_t q, kv, o;
+};
+
+// Checks the layouts (coop only where not contiguous; strides in whole 16-byte f16 vectors) and returns the
+// elements each side spans.
+Spans checkLayouts(const char* op, const AttentionShape& s) {
+  const bool custom = !s.qLayout.contiguous() || !s.kvLayout.contiguous() || !s.oLayout.contiguous();
+  if ((custom || s.halfOut) && s.kernel == AttentionKernel::Fallback)
+    throw std::invalid_argument(std::string(op) +
+                                ": the fallback kernels take contiguous f32 tensors (layouts and halfOut are "
+                                "coop only)");
+  for (const AttentionLayout* l : {&s.qLayout, &s.kvLayout, &s.oLayout})
+    if (l->row % 8 || l->head % 8 || l->batch % 8)
+      throw std::invalid_argument(std::string(op) + ": layout strides must be multiples of 8 elements");
+  return {span(s, resolved(s.qLayout, s.heads, s.Tq, s.headDim), s.heads, s.Tq),
+          span(s, resolved(s.kvLayout, s.kvHeads, s.Tk, s.headDim), s.kvHeads, s.Tk),
+          span(s, resolved(s.oLayout, s.heads, s.Tq, s.headDim), s.heads, s.Tq)};
+}
+
+codegen::AttentionCoopPush coopPush(const AttentionShape& s) {
+  const auto units = [](const AttentionLayout& l) {
+    return codegen::AttentionCoopLayout{l.row / 8, l.head / 8, l.batch / 8};
+  };
+  return {push(s), units(resolved(s.qLayout, s.heads, s.Tq, s.headDim)),
+          units(resolved(s.kvLayout, s.kvHeads, s.Tk, s.headDim)),
+          units(resolved(s.oLayout, s.heads, s.Tq, s.headDim))};
+}
+
 // Whether the coop passes run for these ranges (the coop kernels read and write 16-byte vectors).
 bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
              std::initializer_list<vk::BufferRange> rs) {
+  const bool coopOnly =
+      s.halfOut || !s.qLayout.contiguous() || !s.kvLayout.contiguous() || !s.oLayout.contiguous();
   if (s.kernel == AttentionKernel::Fallback) {
     if (s.halfQkv)
       throw std::invalid_argument(std::string(op) +
@@ -44,13 +86,14 @@ bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
   for (const vk::BufferRange& r : rs)
     aligned = aligned && r.offset % 16 == 0;
   const bool ok = aligned && attentionCoopAvailable(exec.context().device(), s.headDim);
-  if (!ok && (s.kernel == AttentionKernel::Coop || s.halfQkv))
+  if (!ok && (s.kernel == AttentionKernel::Coop || s.halfQkv || coopOnly))
     throw std::invalid_argument(
         std::string(op) +
         ": the coop kernels need 16x16x16 f16 cooperative matrices on 32-wide subgroups, a "
         "head dim that is a multiple of 16 up to 128 (got " +
         std::to_string(s.headDim) + ") and 16-byte aligned ranges" + (aligned ? "" : " (a range is not)") +
-        (s.halfQkv ? "; f16 q/k/v are read by the coop kernels only" : ""));
+        (s.halfQkv ? "; f16 q/k/v are read by the coop kernels only" : "") +
+        (coopOnly ? "; layouts and f16 outputs are coop only" : ""));
   return ok;
 }
 
@@ -80,6 +123,7 @@ Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coo
   if (coop) {
     auto p = attentionCoopPass(exec.context().device(), which, s.headDim, s.causal);
     p.halfQkv = s.halfQkv;
+    p.halfOut = s.halfOut;
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
   const auto p = codegen::attentionParams(which, s.headDim, s.causal);
@@ -88,6 +132,16 @@ Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coo
 
 uint32_t groups(uint32_t rows, const Pass& p) {
   return (rows + p.rowsPerGroup - 1) / p.rowsPerGroup;
+}
+
+// One pass's dispatch with the push constants of its family.
+void run(Executor& exec, const Pass& p, bool coop, std::initializer_list<Binding> bindings,
+         const AttentionShape& s, uint32_t ownedRows, uint32_t heads) {
+  const vk::Groups grid{groups(ownedRows, p), s.batch * heads, 1};
+  if (coop)
+    exec.dispatch(*p.pipeline, bindings, coopPush(s), grid);
+  else
+    exec.dispatch(*p.pipeline, bindings, push(s), grid);
 }
 
 } // namespace
@@ -120,22 +174,20 @@ bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
 void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
                       vk::BufferRange o, vk::BufferRange lse, const AttentionShape& s) {
   checkShape("attentionForward", s);
-  const uint64_t qElems = uint64_t(s.batch) * s.heads * s.Tq * s.headDim,
-                 kvElems = uint64_t(s.batch) * s.kvHeads * s.Tk * s.headDim;
+  const Spans n = checkLayouts("attentionForward", s);
   const auto checkQkv = s.halfQkv ? rows_detail::checkHalfElems : checkElems;
-  checkQkv("attentionForward", "q", q, qElems);
-  checkQkv("attentionForward", "k", k, kvElems);
-  checkQkv("attentionForward", "v", v, kvElems);
-  checkElems("attentionForward", "o", o, qElems);
+  checkQkv("attentionForward", "q", q, n.q);
+  checkQkv("attentionForward", "k", k, n.kv);
+  checkQkv("attentionForward", "v", v, n.kv);
+  (s.halfOut ? rows_detail::checkHalfElems : checkElems)("attentionForward", "o", o, n.o);
   checkElems("attentionForward", "lse", lse, uint64_t(s.batch) * s.heads * s.Tq);
   const bool coop = useCoop(exec, "attentionForward", s, {q, k, v, o});
   if (!s.batch || !s.Tq) return;
   if (!s.Tk) throw std::invalid_argument("attentionForward: Tk is 0 (no keys)");
   const Pass p = pass(exec, AttentionPass::Forward, s, coop);
-  exec.dispatch(
-      *p.pipeline,
-      {{q, Access::Read}, {k, Access::Read}, {v, Access::Read}, {o, Access::Write}, {lse, Access::Write}},
-      push(s), {groups(s.Tq, p), s.batch * s.heads, 1});
+  run(exec, p, coop,
+      {{q, Access::Read}, {k, Access::Read}, {v, Access::Read}, {o, Access::Write}, {lse, Access::Write}}, s,
+      s.Tq, s.heads);
 }
 
 void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
@@ -143,45 +195,44 @@ void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk:
                        vk::BufferRange dK, vk::BufferRange dV, vk::BufferRange delta,
                        const AttentionShape& s) {
   checkShape("attentionBackward", s);
-  const uint64_t qElems = uint64_t(s.batch) * s.heads * s.Tq * s.headDim,
-                 kvElems = uint64_t(s.batch) * s.kvHeads * s.Tk * s.headDim,
-                 rows = uint64_t(s.batch) * s.heads * s.Tq;
+  const Spans n = checkLayouts("attentionBackward", s);
+  const uint64_t rows = uint64_t(s.batch) * s.heads * s.Tq;
   const auto checkQkv = s.halfQkv ? rows_detail::checkHalfElems : checkElems;
-  checkQkv("attentionBackward", "q", q, qElems);
-  checkQkv("attentionBackward", "k", k, kvElems);
-  checkQkv("attentionBackward", "v", v, kvElems);
-  for (auto [name, r, n] : {std::tuple{"o", o, qElems},
-                            {"dO", dO, qElems},
-                            {"dQ", dQ, qElems},
-                            {"dK", dK, kvElems},
-                            {"dV", dV, kvElems},
-                            {"lse", lse, rows},
-                            {"delta", delta, rows}})
-    checkElems("attentionBackward", name, r, n);
+  const auto checkOut = s.halfOut ? rows_detail::checkHalfElems : checkElems;
+  checkQkv("attentionBackward", "q", q, n.q);
+  checkQkv("attentionBackward", "k", k, n.kv);
+  checkQkv("attentionBackward", "v", v, n.kv);
+  checkOut("attentionBackward", "o", o, n.o);
+  checkOut("attentionBackward", "dQ", dQ, n.q);
+  checkOut("attentionBackward", "dK", dK, n.kv);
+  checkOut("attentionBackward", "dV", dV, n.kv);
+  checkElems("attentionBackward", "dO", dO, n.o);
+  checkElems("attentionBackward", "lse", lse, rows);
+  checkElems("attentionBackward", "delta", delta, rows);
   const bool coop = useCoop(exec, "attentionBackward", s, {q, k, v, o, dO, dQ, dK, dV});
   if (!s.batch || !s.Tq || !s.Tk) return;
   const Pass pq = pass(exec, AttentionPass::QueryGrad, s, coop);
-  exec.dispatch(*pq.pipeline,
-                {{q, Access::Read},
-                 {k, Access::Read},
-                 {v, Access::Read},
-                 {o, Access::Read},
-                 {dO, Access::Read},
-                 {lse, Access::Read},
-                 {dQ, Access::Write},
-                 {delta, Access::Write}},
-                push(s), {groups(s.Tq, pq), s.batch * s.heads, 1});
+  run(exec, pq, coop,
+      {{q, Access::Read},
+       {k, Access::Read},
+       {v, Access::Read},
+       {o, Access::Read},
+       {dO, Access::Read},
+       {lse, Access::Read},
+       {dQ, Access::Write},
+       {delta, Access::Write}},
+      s, s.Tq, s.heads);
   const Pass pkv = pass(exec, AttentionPass::KeyValueGrad, s, coop);
-  exec.dispatch(*pkv.pipeline,
-                {{q, Access::Read},
-                 {k, Access::Read},
-                 {v, Access::Read},
-                 {dO, Access::Read},
-                 {lse, Access::Read},
-                 {delta, Access::Read},
-                 {dK, Access::Write},
-                 {dV, Access::Write}},
-                push(s), {groups(s.Tk, pkv), s.batch * s.kvHeads, 1});
+  run(exec, pkv, coop,
+      {{q, Access::Read},
+       {k, Access::Read},
+       {v, Access::Read},
+       {dO, Access::Read},
+       {lse, Access::Read},
+       {delta, Access::Read},
+       {dK, Access::Write},
+       {dV, Access::Write}},
+      s, s.Tk, s.kvHeads);
 }
 
 } // namespace helios::ops

@@ -1,5 +1,6 @@
 #pragma once
-// Fused attention (codegen/kernels/attention.hpp): the score matrix never reaches memory. f32, row-major:
+// Fused attention (codegen/kernels/attention.hpp): the score matrix never reaches memory. f32, row-major,
+// by default (AttentionShape's layouts place the heads elsewhere, and halfQkv / halfOut store f16):
 //   q, o, dO, dQ [batch, heads, Tq, headDim]; k, v, dK, dV [batch, kvHeads, Tk, headDim];
 //   lse, delta [batch, heads, Tq].
 // heads must be a multiple of kvHeads (query head h reads kv head h / (heads / kvHeads)). With `causal`,
@@ -16,6 +17,14 @@ namespace helios::ops {
 // attentionCoopAvailable() and every range starts 16-byte aligned; Coop throws where it cannot run.
 enum class AttentionKernel : uint8_t { Fallback, Auto, Coop };
 
+// Where a tensor's heads are (elements): row t of head h of batch b starts at b * batch + h * head + t * row.
+// All zero (the default) is [B, heads, T, D] contiguous. Other layouts, such as the rows of a packed [B T, W]
+// projection ({W, D, T W}), are read and written by the coop passes only; every stride a multiple of 8.
+struct AttentionLayout {
+  uint32_t row = 0, head = 0, batch = 0;
+  bool contiguous() const { return !row && !head && !batch; }
+};
+
 struct AttentionShape {
   uint32_t batch = 1, heads = 1, kvHeads = 1, Tq = 0, Tk = 0, headDim = 64;
   bool causal = false;
@@ -24,6 +33,10 @@ struct AttentionShape {
   // q, k and v hold f16 (what the coop passes read anyway: half the bytes, no rounding in the kernel). Coop
   // passes only: anything that would take the fallback is an error. o, lse, dO and the gradients stay f32.
   bool halfQkv = false;
+  // o, dQ, dK and dV stored as f16 (coop passes only; o is read back as f16 by the backward).
+  bool halfOut = false;
+  // q and dQ; k, v, dK and dV; o and dO (coop passes only where not contiguous).
+  AttentionLayout qLayout, kvLayout, oLayout;
 };
 
 // o = softmax(scale q k^T [mask]) v per (batch, head); lse = the log-sum-exp of each score row.

@@ -275,7 +275,8 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   nlohmann::json arch = metadataJson(weights, "helios.model", wpath);
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
-  for (const char* free : {"precision", "checkpoint_activations", "fused_casts", "f16_logits", "f16_grads"}) {
+  for (const char* free : {"precision", "checkpoint_activations", "fused_casts", "f16_logits", "f16_grads",
+                           "packed_attention"}) {
     arch.erase(free);
     mine.erase(free);
   }

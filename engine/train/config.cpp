@@ -44,6 +44,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"rope", c.rope},
           {"packed_qkv", c.packedQkv},
           {"fused_attention", c.fusedAttention},
+          {"packed_attention", c.packedAttention},
           {"fused_casts", c.fusedCasts},
           {"f16_logits", c.f16Logits},
           {"f16_grads", c.f16Grads},
@@ -55,8 +56,8 @@ nlohmann::json toJson(const model::GptConfig& c) {
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   refuseUnknown(j,
                 {"vocab", "context", "layers", "dim", "heads", "kv_heads", "mlp_mult", "norm", "mlp", "rope",
-                 "packed_qkv", "fused_attention", "fused_casts", "f16_logits", "f16_grads", "norm_eps",
-                 "checkpoint_activations", "precision"},
+                 "packed_qkv", "fused_attention", "packed_attention", "fused_casts", "f16_logits",
+                 "f16_grads", "norm_eps", "checkpoint_activations", "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);
@@ -68,6 +69,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "rope", c.rope);
   readKey(j, "packed_qkv", c.packedQkv);
   readKey(j, "fused_attention", c.fusedAttention);
+  readKey(j, "packed_attention", c.packedAttention);
   readKey(j, "fused_casts", c.fusedCasts);
   readKey(j, "f16_logits", c.f16Logits);
   readKey(j, "f16_grads", c.f16Grads);

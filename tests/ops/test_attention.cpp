@@ -195,6 +195,92 @@ void checkAgainstReference(
   CHECK(nan == 0);
 }
 
+// The model's layout: q, k and v heads read from the rows of a packed [B T, (H + 2 Hkv) D] projection (q
+// columns, then k, then v), O and dO as [B T, H D], and dQ, dK, dV written into a packed gradient shaped like
+// the projection. Tq == Tk. Unpacked into the head-major Run the reference compares.
+Run runPacked(ops::AttentionShape s, const std::vector<float>& q, const std::vector<float>& k,
+              const std::vector<float>& v, const std::vector<float>& dO) {
+  using namespace helios::test;
+  const uint32_t B = s.batch, H = s.heads, G = s.kvHeads, T = s.Tq, D = s.headDim, W = (H + 2 * G) * D,
+                 C = H * D;
+  s.qLayout = {W, D, T * W};
+  s.kvLayout = {W, D, T * W};
+  s.oLayout = {C, D, T * C};
+  const size_t rows = size_t(B) * T, nlse = size_t(B) * H * T;
+  // Element (b, head, t, d) of the packed rows, with `col` the head's first column.
+  const auto packedAt = [&](uint32_t b, uint32_t t, uint32_t col, uint32_t d, uint32_t width) {
+    return (size_t(b) * T + t) * width + col + d;
+  };
+  const auto headAt = [&](uint32_t b, uint32_t h, uint32_t heads, uint32_t t, uint32_t d) {
+    return ((size_t(b) * heads + h) * T + t) * D + d;
+  };
+  // Visits every element of q (part 0), k (1) and v (2) with its packed and head-major indices.
+  const auto eachQkv = [&](const std::function<void(int, size_t, size_t)>& fn) {
+    for (uint32_t b = 0; b < B; ++b)
+      for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t d = 0; d < D; ++d) {
+          for (uint32_t h = 0; h < H; ++h)
+            fn(0, packedAt(b, t, h * D, d, W), headAt(b, h, H, t, d));
+          for (uint32_t g = 0; g < G; ++g) {
+            fn(1, packedAt(b, t, (H + g) * D, d, W), headAt(b, g, G, t, d));
+            fn(2, packedAt(b, t, (H + G + g) * D, d, W), headAt(b, g, G, t, d));
+          }
+        }
+  };
+  std::vector<float> qkv(rows * W), dOp(rows * C);
+  const std::vector<float>* parts[3] = {&q, &k, &v};
+  eachQkv([&](int part, size_t at, size_t head) { qkv[at] = (*parts[part])[head]; });
+  for (uint32_t b = 0; b < B; ++b)
+    for (uint32_t h = 0; h < H; ++h)
+      for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t d = 0; d < D; ++d)
+          dOp[packedAt(b, t, h * D, d, C)] = dO[headAt(b, h, H, t, d)];
+  std::vector<uint16_t> qkvHalf(qkv.size());
+  std::transform(qkv.begin(), qkv.end(), qkvHalf.begin(), [](float f) { return floatToHalf(f); });
+  auto bqkv = s.halfQkv ? input(qkvHalf, "qkv") : input(qkv, "qkv"), bdO = input(dOp, "dO");
+  const auto out = [&](size_t n, const char* what) {
+    return s.halfOut ? outputHalf(n, what) : output(n, what);
+  };
+  auto o = out(rows * C, "o"), dqkv = out(rows * W, "dqkv"), lse = output(nlse, "lse"),
+       delta = output(nlse, "delta");
+  const auto part = [](const vk::Buffer& buf, size_t elems, size_t elemBytes, size_t from) {
+    vk::BufferRange r = buf.range();
+    r.offset += from * elemBytes;
+    r.size = (elems - from) * elemBytes;
+    return r;
+  };
+  const size_t inBytes = s.halfQkv ? 2 : 4, outBytes = s.halfOut ? 2 : 4;
+  const auto in3 = [&](size_t col) { return part(bqkv, rows * W, inBytes, col); };
+  const auto grad3 = [&](size_t col) { return part(dqkv, rows * W, outBytes, col); };
+  {
+    ops::ImmediateExecutor e(ctx());
+    ops::attentionForward(e, in3(0), in3(C), in3(C + G * D), part(o, rows * C, outBytes, 0),
+                          part(lse, nlse, 4, 0), s);
+    ops::attentionBackward(e, in3(0), in3(C), in3(C + G * D), part(o, rows * C, outBytes, 0),
+                           part(lse, nlse, 4, 0), bdO.range(), grad3(0), grad3(C), grad3(C + G * D),
+                           part(delta, nlse, 4, 0), s);
+    e.flush();
+  }
+  const auto floats = [&](const vk::Buffer& b, size_t n) {
+    if (!s.halfOut) return result(b, n);
+    const std::vector<uint16_t> h = resultHalf(b, n);
+    std::vector<float> f(n);
+    std::transform(h.begin(), h.end(), f.begin(), [](uint16_t x) { return halfToFloat(x); });
+    return f;
+  };
+  const std::vector<float> op = floats(o, rows * C), g = floats(dqkv, rows * W);
+  Run r{std::vector<float>(q.size()), result(lse, nlse), std::vector<float>(q.size()),
+        std::vector<float>(k.size()), std::vector<float>(v.size())};
+  for (uint32_t b = 0; b < B; ++b)
+    for (uint32_t h = 0; h < H; ++h)
+      for (uint32_t t = 0; t < T; ++t)
+        for (uint32_t d = 0; d < D; ++d)
+          r.o[headAt(b, h, H, t, d)] = op[packedAt(b, t, h * D, d, C)];
+  std::vector<float>* grads[3] = {&r.dq, &r.dk, &r.dv};
+  eachQkv([&](int which, size_t at, size_t head) { (*grads[which])[head] = g[at]; });
+  return r;
+}
+
 ops::AttentionShape shape(uint32_t B, uint32_t H, uint32_t Hkv, uint32_t Tq, uint32_t Tk, uint32_t D,
                           bool causal, ops::AttentionKernel kernel = ops::AttentionKernel::Fallback,
                           bool halfQkv = false) {
@@ -270,8 +356,9 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   const auto ks = reg.find("attention.coop")->all();
   // 3 passes x D 16, 64, 128 x dense/causal x (default, unpadded, 1 subgroup, no prefetch), + 32-key
   // forwards, + the NV2 row-ops passes with 4 and 8 subgroups at every tile that fits 48 KiB (96 of them),
-  // + f16 q/k/v on the default KHR and row-ops passes (18 each).
-  CHECK(ks.size() == 208);
+  // + f16 q/k/v on the default KHR and row-ops passes (18 each), + the row-ops passes with f16 outputs on
+  // f16 and f32 q/k/v (18 each).
+  CHECK(ks.size() == 244);
   size_t rowOps = 0;
   for (const auto& k : ks) {
     INFO(k.name);
@@ -279,7 +366,7 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     CHECK(k.requiredSubgroupSize == 32);
     rowOps += k.name.find("_rowops") != std::string::npos;
   }
-  CHECK(rowOps == 114);
+  CHECK(rowOps == 150);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
@@ -331,6 +418,59 @@ TEST_CASE("attention coop: asking for it where it cannot run is an error, Auto f
   s.kernel = ops::AttentionKernel::Fallback;
   CHECK_THROWS_WITH(ops::attentionForward(e, bq.range(), bq.range(), bq.range(), o.range(), lse.range(), s),
                     ContainsSubstring("halfQkv is coop only"));
+}
+
+TEST_CASE("attention: layouts and f16 outputs are coop only, strides are checked", "[attention]") {
+  auto buf = ctx().buffer(1 << 20, "x");
+  const auto r = buf.range();
+  ops::ImmediateExecutor e(ctx());
+  ops::AttentionShape s = shape(1, 2, 2, 8, 8, 64, true);
+  s.oLayout = {128, 64, 1024};
+  CHECK_THROWS_WITH(ops::attentionForward(e, r, r, r, r, r, s), ContainsSubstring("coop only"));
+  s.oLayout = {};
+  s.halfOut = true;
+  CHECK_THROWS_WITH(ops::attentionForward(e, r, r, r, r, r, s), ContainsSubstring("coop only"));
+  s.halfOut = false;
+  s.kernel = ops::AttentionKernel::Auto;
+  s.qLayout = {100, 64, 1000};
+  CHECK_THROWS_WITH(ops::attentionForward(e, r, r, r, r, r, s), ContainsSubstring("multiples of 8"));
+  // A layout reaching past its range (1 MiB): 8 rows 256 KiB apart.
+  s.qLayout = {65536, 64, 65536 * 8};
+  CHECK_THROWS_WITH(ops::attentionForward(e, r, r, r, r, r, s), ContainsSubstring("q"));
+}
+
+TEST_CASE("attention coop: heads in packed projection rows, outputs in f16 (GPU)", "[attention][coop]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  const bool causal = GENERATE(false, true);
+  const auto [T, D] =
+      GENERATE(std::pair{7u, 64u}, std::pair{127u, 128u}, std::pair{256u, 64u}, std::pair{513u, 128u});
+  ops::AttentionShape s = shape(2, 4, 2, T, T, D, causal, ops::AttentionKernel::Coop); // grouped-query
+  INFO("T" << T << " D" << D << (causal ? " causal" : " dense") << " seed " << test::testSeed());
+  const size_t nq = size_t(2) * 4 * T * D, nk = size_t(2) * 2 * T * D;
+  auto q = test::randomFloats(nq, -2, 2), k = test::randomFloats(nk, -2, 2), v = test::randomFloats(nk),
+       dO = test::randomFloats(nq);
+  for (auto* x : {&q, &k, &v, &dO})
+    for (float& e : *x)
+      e = halfToFloat(floatToHalf(e));
+  // f32 in and out: the same kernel maths on other addresses, so the same bits as the contiguous layout.
+  const Run contiguous = runDevice(s, q, k, v, dO);
+  const Run packed = runPacked(s, q, k, v, dO);
+  CHECK(packed.o == contiguous.o);
+  CHECK(packed.lse == contiguous.lse);
+  CHECK(packed.dq == contiguous.dq);
+  CHECK(packed.dk == contiguous.dk);
+  CHECK(packed.dv == contiguous.dv);
+  // f16 in and out (the model's path): within the coop tolerances of float64; lse is unaffected.
+  s.halfQkv = true;
+  s.halfOut = true;
+  const Run half = runPacked(s, q, k, v, dO);
+  const Ref ref = reference(s, q, k, v, dO);
+  CHECK(half.lse == contiguous.lse);
+  for (const auto& [g, r] :
+       {std::pair{&half.o, &ref.o}, {&half.dq, &ref.dq}, {&half.dk, &ref.dk}, {&half.dv, &ref.dv}}) {
+    CHECK(relFrobenius(*g, *r) < 2e-3);
+    CHECK(relError(*g, *r) < 1e-2);
+  }
 }
 
 TEST_CASE("attention coop: f16 q/k/v give the bits of f32 q/k/v holding the same values (GPU)",

@@ -4,7 +4,9 @@
 #include "engine/vk/context.hpp"
 #include "support/random.hpp"
 
+#include <algorithm>
 #include <catch2/catch_test_macros.hpp>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -45,6 +47,24 @@ inline std::vector<float> result(const vk::Buffer& b, size_t n) {
     unwritten += isPoison(v[i]);
   CHECK(unwritten == 0);
   CHECK(isPoison(v[n]));
+  v.resize(n);
+  return v;
+}
+
+// f16 outputs: n halves plus a guard, all holding a NaN pattern no kernel writes.
+constexpr uint16_t kPoisonF16 = 0x7E5A;
+
+inline vk::Buffer outputHalf(size_t n, const char* what) {
+  auto b = ctx().buffer((n + 1) * 2, what);
+  ctx().uploadVector(b, std::vector<uint16_t>(n + 1, kPoisonF16));
+  return b;
+}
+
+// Downloads n halves (the raw bits); checks every one was written and the guard was not.
+inline std::vector<uint16_t> resultHalf(const vk::Buffer& b, size_t n) {
+  auto v = ctx().downloadVector<uint16_t>(b, n + 1);
+  CHECK(std::count(v.begin(), v.end() - 1, kPoisonF16) == 0);
+  CHECK(v[n] == kPoisonF16);
   v.resize(n);
   return v;
 }

@@ -3,6 +3,7 @@
 // directory holds metrics.jsonl, loss.svg and a checkpoint.
 #include "common.hpp"
 
+#include "engine/ops/attention.hpp"
 #include "engine/train/checkpoint.hpp"
 
 #include <catch2/catch_approx.hpp>
@@ -154,6 +155,20 @@ TEST_CASE("trainer: f16 gradients into the GEMMs follow the f32-gradient curve i
   // cast of that gradient is gone (one dispatch per block).
   const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Grads = false; });
   CHECK(r.onDispatches + mixedMicroGpt(8).gpt.layers <= r.offDispatches);
+}
+
+TEST_CASE("trainer: attention on the packed QKV rows follows the split-heads curve in fewer dispatches (GPU)",
+          "[train][gpt][attention]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  const auto cfg = mixedMicroGpt(8);
+  if (!ops::attentionCoopAvailable(test::trainCtx().device(), cfg.gpt.dim / cfg.gpt.heads))
+    SKIP("the packed path needs the coop attention");
+  // Same kernels on the same values, read and written in place: q, k, v are the projection's (f32, rounded
+  // as they are staged, as the split's f16 copies were), only O and the gradients land in f16 where the split
+  // path rounded them in its merge permutes. The split, the O merge and both backward permutes are gone.
+  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.packedAttention = false; });
+  CHECK(r.onDispatches + 2 * cfg.gpt.layers <= r.offDispatches);
 }
 
 TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve", "[train][gpt]") {

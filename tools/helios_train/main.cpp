@@ -69,7 +69,10 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   if (given("--sync-every")) c.syncEvery = f.syncEvery;
   if (given("--time-every")) c.timeEvery = f.timeEvery;
   if (given("--profile")) c.profile = f.profile;
-  if (given("--attention")) c.gpt.fusedAttention = f.attention == "fused";
+  if (given("--attention")) {
+    c.gpt.fusedAttention = f.attention != "unfused";
+    c.gpt.packedAttention = f.attention == "fused";
+  }
   if (given("--precision"))
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
 }
@@ -251,8 +254,10 @@ int main(int argc, char** argv) {
   app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
   app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling");
   app.add_option("--attention", f.attention,
-                 "fused (one kernel per direction, scores never in memory) or unfused (GEMM, softmax, GEMM)")
-      ->check(CLI::IsMember({"fused", "unfused"}));
+                 "fused (one kernel per direction, scores never in memory; heads read in place from the QKV "
+                 "projection where the device allows), split (the same kernels on [B, H, T, D] copies of the "
+                 "heads) or unfused (GEMM, softmax, GEMM)")
+      ->check(CLI::IsMember({"fused", "split", "unfused"}));
   app.add_option("--precision", f.precision, "f32, or mixed (f16 GEMM inputs + dynamic loss scaling)")
       ->check(CLI::IsMember({"f32", "mixed"}));
   app.add_option("--model", f.model, "gpt, or bigram (a one-table baseline)")
