@@ -2,7 +2,7 @@
 # Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
 #   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [PROFILE_CONFIGS="char gpt2-small"] [UNFUSED_CONFIGS="char"]
-#   [SPLIT_CONFIGS="gpt2-small"]
+#   [SPLIT_CONFIGS="gpt2-small"] [GPT_VARIANTS='f32hidden={"f16_hidden":false}']
 #   [STEPS=60] [CHAR_STEPS=400]
 #   bash bench/device/h100-train.sh
 set -uo pipefail
@@ -39,6 +39,17 @@ for variant in unfused split; do
       --out "$OUT/${cfg}_$variant-mixed" "${batch[@]}" --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 |
       tail -n 8 | tee "$OUT/${cfg}_$variant-mixed.txt"
   done
+done
+# GPT config variants of gpt2-small, mixed precision: GPT_VARIANTS="name={json} ..." (JSON without spaces,
+# keys of the run's config.json "gpt" section), e.g. f32hidden={"f16_hidden":false}.
+for v in ${GPT_VARIANTS:-}; do
+  name=${v%%=*}
+  echo "{\"gpt\": ${v#*=}}" >"$OUT/variant-$name.json"
+  echo "== helios-train gpt2-small mixed, $name"
+  batch=(); [ -n "${GPT2_BATCH:-}" ] && batch=(--batch "$GPT2_BATCH")
+  timeout 300 helios-train --preset gpt2-small --precision mixed --config "$OUT/variant-$name.json" --steps "$STEPS" \
+    --out "$OUT/gpt2-small_$name-mixed" "${batch[@]}" --eval-every 100000 --checkpoint-every 100000 --log-every 10 2>&1 |
+    tail -n 8 | tee "$OUT/gpt2-small_$name-mixed.txt"
 done
 echo "== PyTorch eager"
 python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 40 --windows 5 --json "$OUT/torch_char.json" | tail -n 3

@@ -29,9 +29,13 @@ struct MatmulSpec {
   // f32 operands multiplied as f16 with f32 accumulation, in the forward and both gradient GEMMs (mixed
   // precision without cast kernels; ops::MatmulArgs::f16Compute).
   bool f16Compute = false;
-  // C stored as f16 (f32 accumulation; no bias): e.g. a mixed-precision head's logits, whose gradient the
-  // cross-entropy then hands back in f16 (Tape::passGradF16) for the backward GEMMs to take as it is.
+  // C stored as f16 (f32 accumulation; a bias must then be f16 too): e.g. a mixed-precision head's logits,
+  // whose gradient the cross-entropy then hands back in f16 (Tape::passGradF16) for the backward GEMMs to
+  // take as it is.
   bool outF16 = false;
+  // f16 operands: dA is written in f16 and handed back with Tape::passGradF16 when it is A's first gradient
+  // (an A whose only reader is this GEMM, e.g. an f16 activation: its backward then runs on f16).
+  bool f16GradA = false;
 };
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& spec,
               const Tensor* bias = nullptr);
@@ -50,6 +54,8 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b);
 // operand: no separate cast); its gradient stays f32 and the backward reads only x. f16Grad: x's gradient is
 // handed back in f16 (Tape::passGradF16) when it is x's first, for an x whose only reader is this op and
 // whose producer takes f16 gradients (a GEMM with f16 operands: no cast, and its bias sums read the f16).
+// An f16 x (out must be F16): everything in f16, y's gradient read in f16 (Tape::gradOfF16) and x's handed
+// back in f16.
 Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out = DType::F32,
                   bool f16Grad = false);
 

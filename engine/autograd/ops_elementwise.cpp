@@ -82,8 +82,28 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
   return y;
 }
 
+namespace {
+
+// activation() on an f16 x: forward and backward on f16 storage (f32 arithmetic), gradients in f16.
+Tensor activationF16(Tape& tape, ops::Activation act, const Tensor& x, DType out) {
+  if (out != DType::F16) throw std::invalid_argument("autograd::activation: an f16 x gives an f16 y");
+  const bool grad = tape.needsGrad({&x});
+  Tensor y = tape.empty(x.shape, DType::F16, grad, "activation");
+  ops::activation(tape.exec(), act, x.data, y.data, x.count(), ops::EwType::F16);
+  if (grad)
+    tape.push([&tape, act, x, y] {
+      const vk::BufferRange dy16 = tape.gradOfF16(y);
+      const vk::BufferRange dx16 = tape.allocate(x.elements() * 2, "activation gradient f16");
+      ops::activationBackward(tape.exec(), act, x.data, dy16, dx16, x.count(), ops::EwType::F16);
+      tape.passGradF16(x, dx16);
+    });
+  return y;
+}
+
+} // namespace
+
 Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out, bool f16Grad) {
-  requireF32("activation", x);
+  if (x.dtype == DType::F16) return activationF16(tape, act, x, out);
   const bool grad = tape.needsGrad({&x});
   Tensor y = tape.empty(x.shape, out, grad, "activation");
   if (out == DType::F16)

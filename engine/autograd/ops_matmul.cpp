@@ -15,7 +15,10 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
   if (s.f16Compute && a.dtype != DType::F32)
     throw std::invalid_argument("autograd::matmul: f16Compute multiplies f32 tensors as f16");
   if (bias && s.batch != 1) throw std::invalid_argument("autograd::matmul: bias needs batch == 1");
-  if (bias && s.outF16) throw std::invalid_argument("autograd::matmul: an f16 output takes no bias");
+  if (bias && (bias->dtype == DType::F16) != s.outF16)
+    throw std::invalid_argument("autograd::matmul: the bias is stored like C (f16 with outF16, else f32)");
+  if (s.f16GradA && a.dtype != DType::F16)
+    throw std::invalid_argument("autograd::matmul: f16GradA needs f16 operands");
   if (a.elements() != uint64_t(s.batch) * s.M * s.K || b.elements() != uint64_t(s.batch) * s.K * s.N)
     throw std::invalid_argument("autograd::matmul: operand sizes do not match M, N, K, batch");
   const bool grad = tape.needsGrad({&a, &b, bias});
@@ -49,7 +52,7 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
     const bool halfOnly = c.gradSlot->halfOnly; // handed over in f16 only: the bias sums read that too
     const vk::BufferRange dCin = f16 ? tape.gradOfF16(c) : tape.gradOf(c);
     const auto gemm = [&](vk::BufferRange A, vk::BufferRange B, const Tape::Target& t, uint32_t M, uint32_t N,
-                          uint32_t K, bool tA, bool tB) {
+                          uint32_t K, bool tA, bool tB, bool outF16 = false) {
       ops::MatmulArgs g;
       g.a = A;
       g.b = B;
@@ -64,9 +67,14 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
       g.beta = t.accumulate ? 1.0f : 0.0f;
       g.aType = type;
       g.f16Compute = s.f16Compute; // dC stays f32 and is rounded with the operand it meets
+      if (outF16) g.outType = ops::MatmulDType::F16;
       ops::matmul(exec, g);
     };
-    if (a.requiresGrad()) {
+    if (a.requiresGrad() && s.f16GradA && !s.transA && gradStillEmpty(a)) { // dA [M, K] in f16
+      const vk::BufferRange dA16 = tape.allocate(a.elements() * 2, "matmul dA f16");
+      gemm(dCin, b.data, {dA16, false}, s.M, s.K, s.N, false, !s.transB, true);
+      tape.passGradF16(a, dA16);
+    } else if (a.requiresGrad()) {
       const Tape::Target t = tape.target(a);
       if (!s.transA) // dA [M, K] = alpha dC op(B)^T
         gemm(dCin, b.data, t, s.M, s.K, s.N, false, !s.transB);

@@ -51,7 +51,11 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   Tensor q, k, v;
   const float scale = static_cast<float>(1.0 / std::sqrt(double(D)));
   if (packedHeads(tape, s)) {
-    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB);
+    // The projection writes f16 (the values the kernels would round q, k, v to as they stage them).
+    autograd::MatmulSpec proj{B * T, w.qkvW.shape[0], w.qkvW.shape[1], 1, false, true};
+    proj.outF16 = true;
+    const Tensor bias16 = autograd::cast(tape, w.qkvB, autograd::DType::F16);
+    const Tensor qkv = autograd::matmul(tape, hin, w.qkvW, proj, &bias16);
     const Tensor o =
         autograd::attentionPacked(tape, qkv, {B, H, Hkv, T, T, D, true, scale}, /*halfOut=*/true);
     return autograd::linear(tape, o, w.projW, &w.projB);

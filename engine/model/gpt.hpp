@@ -46,6 +46,10 @@ struct GptConfig {
   // Mixed precision with fused casts: the GELU backward and the Q/K/V split's backward hand their gradients
   // to the GEMMs before them in f16 (no cast; those GEMMs' bias sums add the f16 values in f32).
   bool f16Grads = true;
+  // Mixed precision with f16 gradients and GELU: the MLP's hidden layer lives in f16. fc1 writes its
+  // pre-activations in f16 (with an f16 copy of its bias), GELU runs on f16 in both directions, and fc2 hands
+  // its input gradient back in f16: the widest activations of the block at half the bytes.
+  bool f16Hidden = true;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;

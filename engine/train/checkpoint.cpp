@@ -276,7 +276,7 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
   for (const char* free : {"precision", "checkpoint_activations", "fused_casts", "f16_logits", "f16_grads",
-                           "packed_attention"}) {
+                           "packed_attention", "f16_hidden"}) {
     arch.erase(free);
     mine.erase(free);
   }

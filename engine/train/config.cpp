@@ -48,6 +48,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"fused_casts", c.fusedCasts},
           {"f16_logits", c.f16Logits},
           {"f16_grads", c.f16Grads},
+          {"f16_hidden", c.f16Hidden},
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
           {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
@@ -55,9 +56,26 @@ nlohmann::json toJson(const model::GptConfig& c) {
 
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   refuseUnknown(j,
-                {"vocab", "context", "layers", "dim", "heads", "kv_heads", "mlp_mult", "norm", "mlp", "rope",
-                 "packed_qkv", "fused_attention", "packed_attention", "fused_casts", "f16_logits",
-                 "f16_grads", "norm_eps", "checkpoint_activations", "precision"},
+                {"vocab",
+                 "context",
+                 "layers",
+                 "dim",
+                 "heads",
+                 "kv_heads",
+                 "mlp_mult",
+                 "norm",
+                 "mlp",
+                 "rope",
+                 "packed_qkv",
+                 "fused_attention",
+                 "packed_attention",
+                 "fused_casts",
+                 "f16_logits",
+                 "f16_grads",
+                 "f16_hidden",
+                 "norm_eps",
+                 "checkpoint_activations",
+                 "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);
@@ -73,6 +91,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "fused_casts", c.fusedCasts);
   readKey(j, "f16_logits", c.f16Logits);
   readKey(j, "f16_grads", c.f16Grads);
+  readKey(j, "f16_hidden", c.f16Hidden);
   readKey(j, "norm_eps", c.normEps);
   readKey(j, "checkpoint_activations", c.checkpointActivations);
   std::string s;

@@ -171,6 +171,7 @@ TEST_CASE("checkpoint: how a GPT computes may change on resume, its shape may no
   arch.erase("f16_logits");
   arch.erase("f16_grads");
   arch.erase("packed_attention");
+  arch.erase("f16_hidden");
   file.metadata["helios.model"] = arch.dump();
   train::writeSafetensors(dir / "model.safetensors", file);
   auto computes = cfg;
@@ -179,6 +180,7 @@ TEST_CASE("checkpoint: how a GPT computes may change on resume, its shape may no
   computes.gpt.f16Logits = false;
   computes.gpt.f16Grads = false;
   computes.gpt.packedAttention = false;
+  computes.gpt.f16Hidden = false;
   computes.gpt.checkpointActivations = true;
   auto other = train::makeModel(test::trainCtx(), test::modelJsonFor(computes), 5);
   CHECK_NOTHROW(train::loadCheckpoint(test::trainCtx(), dir, *other, true));

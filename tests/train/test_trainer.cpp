@@ -126,10 +126,12 @@ struct F16OptionRuns {
   uint64_t onDispatches = 0, offDispatches = 0; // per step, last step
 };
 
-// The mixed micro GPT for 8 steps with an f16 option as configured and with `disable` applied: the two loss
-// curves agree to f16 noise (1e-2 relative) and both fall.
-F16OptionRuns compareF16Option(const std::function<void(train::TrainConfig&)>& disable) {
+// The mixed micro GPT for 8 steps (`both` applied to each run) with an f16 option as configured and with
+// `disable` applied: the two loss curves agree to f16 noise (1e-2 relative) and both fall.
+F16OptionRuns compareF16Option(const std::function<void(train::TrainConfig&)>& disable,
+                               const std::function<void(train::TrainConfig&)>& both = {}) {
   auto cfg = mixedMicroGpt(8);
+  if (both) both(cfg);
   Run on(cfg);
   disable(cfg);
   Run off(cfg);
@@ -152,8 +154,10 @@ TEST_CASE("trainer: f16 gradients into the GEMMs follow the f32-gradient curve i
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
   // The GELU backward hands fc1 its gradient in f16: the GEMMs read the same rounded values as before (they
   // were cast), only fc1's bias sums now add f16-rounded terms, so the curves agree to f16 noise, and the
-  // cast of that gradient is gone (one dispatch per block).
-  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Grads = false; });
+  // cast of that gradient is gone (one dispatch per block). (The f16 hidden layer, which needs f16
+  // gradients, is off in both runs.)
+  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Grads = false; },
+                                  [](train::TrainConfig& c) { c.gpt.f16Hidden = false; });
   CHECK(r.onDispatches + mixedMicroGpt(8).gpt.layers <= r.offDispatches);
 }
 
@@ -169,6 +173,15 @@ TEST_CASE("trainer: attention on the packed QKV rows follows the split-heads cur
   // path rounded them in its merge permutes. The split, the O merge and both backward permutes are gone.
   const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.packedAttention = false; });
   CHECK(r.onDispatches + 2 * cfg.gpt.layers <= r.offDispatches);
+}
+
+TEST_CASE("trainer: the MLP's hidden layer in f16 follows the f32-hidden curve", "[train][gpt]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  // fc1's pre-activations, GELU's input and fc2's input gradient are rounded to f16 (the GEMMs read f16
+  // operands already): f16 noise on the curve, and one more dispatch per block (fc1's bias cast to f16).
+  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Hidden = false; });
+  CHECK(r.onDispatches == r.offDispatches + mixedMicroGpt(8).gpt.layers);
 }
 
 TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve", "[train][gpt]") {
