@@ -37,55 +37,118 @@ void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, ui
   });
 }
 
+// Token t of segment s = t / segment: next[t] = the next token of its segment with the same id (kChainEnd if
+// none); the first token of each id in its segment (a head) records itself, plus one, in heads[s, id].
+// Both scans stay inside the segment.
 void link(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls) {
   const spv::Buffer ids = m.storageBuffer(0, m.i32(), spv::Access::ReadOnly);
-  const spv::Buffer ws = m.storageBuffer(1, m.u32(), spv::Access::ReadWrite);
-  const Value tokens = f.loadPush(pc, 0);
+  const spv::Buffer next = m.storageBuffer(1, m.u32(), spv::Access::WriteOnly);
+  const spv::Buffer heads = m.storageBuffer(2, m.u32(), spv::Access::WriteOnly);
+  const Value tokens = f.loadPush(pc, 0), vocab = f.loadPush(pc, 2), segment = f.loadPush(pc, 3);
   const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(ls));
-  const Value next = f.variable(m.u32());
+  const Value found = f.variable(m.u32()), isHead = f.variable(m.boolType());
   f.forRange(f.globalId(0), tokens, stride, [&](Value t) {
     const Value id = f.loadAt(ids, t);
-    f.store(next, f.u32(kEmbeddingChainEnd));
-    f.forRange(f.iadd(t, f.u32(1)), tokens, [&](Value s) {
-      f.ifThen(f.eq(f.loadAt(ids, s), id), [&] {
-        f.store(next, s);
+    const Value seg = f.udiv(t, segment), first = f.imul(seg, segment);
+    f.store(found, f.u32(kEmbeddingChainEnd));
+    f.forRange(f.iadd(t, f.u32(1)), f.umin(tokens, f.iadd(first, segment)), [&](Value u) {
+      f.ifThen(f.eq(f.loadAt(ids, u), id), [&] {
+        f.store(found, u);
         f.breakLoop();
       });
     });
-    const Value nx = f.load(next);
-    f.storeAt(ws, t, nx);
-    f.ifThen(f.ne(nx, f.u32(kEmbeddingChainEnd)), [&] { f.storeAt(ws, f.iadd(tokens, nx), f.u32(1)); });
+    f.storeAt(next, t, f.load(found));
+    f.store(isHead, f.boolean(true));
+    f.forRange(first, t, [&](Value u) {
+      f.ifThen(f.eq(f.loadAt(ids, u), id), [&] {
+        f.store(isHead, f.boolean(false));
+        f.breakLoop();
+      });
+    });
+    f.ifThen(f.logicalAnd(f.load(isHead), idInRange(f, m, id, vocab)), [&] {
+      f.storeAt(heads, f.iadd(f.imul(seg, vocab), f.convert(id, m.u32())), f.iadd(t, f.u32(1)));
+    });
   });
 }
 
+// For each head t (x: columns, y: tokens): partials[t, j] = the sum of dOut[s, j] over its segment's chain,
+// in token order.
 void accumulate(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls) {
   const spv::Buffer dOut = m.storageBuffer(0, m.f32(), spv::Access::ReadOnly);
   const spv::Buffer ids = m.storageBuffer(1, m.i32(), spv::Access::ReadOnly);
-  const spv::Buffer ws = m.storageBuffer(2, m.u32(), spv::Access::ReadOnly);
-  const spv::Buffer dTable = m.storageBuffer(3, m.f32(), spv::Access::ReadWrite);
-  const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2);
+  const spv::Buffer next = m.storageBuffer(2, m.u32(), spv::Access::ReadOnly);
+  const spv::Buffer heads = m.storageBuffer(3, m.u32(), spv::Access::ReadOnly);
+  const spv::Buffer partials = m.storageBuffer(4, m.f32(), spv::Access::WriteOnly);
+  const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2),
+              segment = f.loadPush(pc, 3);
   const Value strideX = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(ls));
   const Value strideY = f.builtin(spv::BuiltIn::NumWorkgroups, 1);
   const Value acc = f.variable(m.f32());
   const Value cur = f.variable(m.u32());
   f.forRange(f.workgroupId(1), tokens, strideY, [&](Value t) {
     const Value id = f.loadAt(ids, t);
-    const Value head = f.eq(f.loadAt(ws, f.iadd(tokens, t)), f.u32(0));
-    f.ifThen(f.logicalAnd(head, idInRange(f, m, id, vocab)), [&] {
-      const Value row = f.imul(f.convert(id, m.u32()), dim);
+    const Value inRange = idInRange(f, m, id, vocab);
+    const Value at =
+        f.iadd(f.imul(f.udiv(t, segment), vocab), f.select(inRange, f.convert(id, m.u32()), f.u32(0)));
+    f.ifThen(f.logicalAnd(inRange, f.eq(f.loadAt(heads, at), f.iadd(t, f.u32(1)))), [&] {
       f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
-        const Value dst = f.iadd(row, j);
-        f.store(acc, f.loadAt(dTable, dst));
+        f.store(acc, f.f32(0.0f));
         f.store(cur, t);
         f.whileLoop([&] { return f.ne(f.load(cur), f.u32(kEmbeddingChainEnd)); },
                     [&] {
-                      const Value s = f.load(cur);
-                      f.store(acc, f.fadd(f.load(acc), f.loadAt(dOut, f.iadd(f.imul(s, dim), j))));
-                      f.store(cur, f.loadAt(ws, s));
+                      const Value u = f.load(cur);
+                      f.store(acc, f.fadd(f.load(acc), f.loadAt(dOut, f.iadd(f.imul(u, dim), j))));
+                      f.store(cur, f.loadAt(next, u));
                     });
-        f.storeAt(dTable, dst, f.load(acc));
+        f.storeAt(partials, f.iadd(f.imul(t, dim), j), f.load(acc));
       });
     });
+  });
+}
+
+// For each head t whose segment is the first holding its id (x: columns, y: tokens): dTable[id, j] += the
+// partials of that id's heads, in segment order. Exactly one invocation writes each (id, column).
+void combine(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls) {
+  const spv::Buffer ids = m.storageBuffer(0, m.i32(), spv::Access::ReadOnly);
+  const spv::Buffer heads = m.storageBuffer(1, m.u32(), spv::Access::ReadOnly);
+  const spv::Buffer partials = m.storageBuffer(2, m.f32(), spv::Access::ReadOnly);
+  const spv::Buffer dTable = m.storageBuffer(3, m.f32(), spv::Access::ReadWrite);
+  const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2),
+              segment = f.loadPush(pc, 3);
+  const Value segments = f.udiv(f.iadd(tokens, f.isub(segment, f.u32(1))), segment);
+  const Value strideX = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(ls));
+  const Value strideY = f.builtin(spv::BuiltIn::NumWorkgroups, 1);
+  const Value acc = f.variable(m.f32()), firstSeg = f.variable(m.boolType());
+  f.forRange(f.workgroupId(1), tokens, strideY, [&](Value t) {
+    const Value id = f.loadAt(ids, t);
+    const Value inRange = idInRange(f, m, id, vocab);
+    const Value v = f.select(inRange, f.convert(id, m.u32()), f.u32(0));
+    const Value seg = f.udiv(t, segment);
+    f.ifThen(f.logicalAnd(inRange, f.eq(f.loadAt(heads, f.iadd(f.imul(seg, vocab), v)), f.iadd(t, f.u32(1)))),
+             [&] {
+               f.store(firstSeg, f.boolean(true));
+               f.forRange(f.u32(0), seg, [&](Value s) {
+                 f.ifThen(f.ne(f.loadAt(heads, f.iadd(f.imul(s, vocab), v)), f.u32(0)), [&] {
+                   f.store(firstSeg, f.boolean(false));
+                   f.breakLoop();
+                 });
+               });
+               f.ifThen(f.load(firstSeg), [&] {
+                 const Value row = f.imul(v, dim);
+                 f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
+                   const Value dst = f.iadd(row, j);
+                   f.store(acc, f.loadAt(dTable, dst));
+                   f.forRange(seg, segments, [&](Value s) {
+                     const Value h = f.loadAt(heads, f.iadd(f.imul(s, vocab), v));
+                     f.ifThen(f.ne(h, f.u32(0)), [&] {
+                       const Value src = f.iadd(f.imul(f.isub(h, f.u32(1)), dim), j);
+                       f.store(acc, f.fadd(f.load(acc), f.loadAt(partials, src)));
+                     });
+                   });
+                   f.storeAt(dTable, dst, f.load(acc));
+                 });
+               });
+             });
   });
 }
 
@@ -131,6 +194,8 @@ const char* toString(EmbeddingKernel k) {
     return "accumulate";
   case EmbeddingKernel::SegmentSums:
     return "segment_sums";
+  case EmbeddingKernel::Combine:
+    return "combine";
   }
   return "?";
 }
@@ -154,10 +219,14 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
     break;
   case EmbeddingKernel::Link:
     link(m, f, pc, p.localSize);
-    numBuffers = 2;
+    numBuffers = 3;
     break;
   case EmbeddingKernel::Accumulate:
     accumulate(m, f, pc, p.localSize);
+    numBuffers = 5;
+    break;
+  case EmbeddingKernel::Combine:
+    combine(m, f, pc, p.localSize);
     numBuffers = 4;
     break;
   case EmbeddingKernel::SegmentSums:
@@ -184,12 +253,13 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
 void registerEmbedding(KernelRegistry& registry) {
   registry.add(
       {"embedding",
-       "embedding gather (out-of-range id -> zeros); deterministic backward: chain-linked scatter-add, or "
-       "per-segment sums for small vocabularies",
+       "embedding gather (out-of-range id -> zeros); deterministic backward: per-segment chains combined in "
+       "segment order, or per-segment sums for small vocabularies",
        [] { return generateEmbedding({}); },
        [] {
          std::vector<Kernel> ks;
-         for (auto k : {EmbeddingKernel::Gather, EmbeddingKernel::Link, EmbeddingKernel::Accumulate})
+         for (auto k : {EmbeddingKernel::Gather, EmbeddingKernel::Link, EmbeddingKernel::Accumulate,
+                        EmbeddingKernel::Combine})
            for (uint32_t ls : {64u, 256u})
              ks.push_back(generateEmbedding({k, ls}));
          ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, 32}));

@@ -5,23 +5,23 @@
 //   Bindings: 0 table (vocab*dim, read), 1 ids (tokens, int32, read), 2 out (tokens*dim, write).
 //   Grid: x strides over columns, y over tokens (both grid-stride loops).
 //
-// Backward: dTable[ids[t], :] += dOut[t, :] for every token t, in token order, with no float atomics, so
-// the result is bit-identical from run to run. Two kernels and a workspace of 2*tokens uint32:
-//   Link (one invocation per token, grid-stride): next[t] = the smallest s > t with ids[s] == ids[t]
-//     (0xffffffff if none), and hasPrev[s] = 1 for that s. hasPrev (workspace[tokens..2*tokens)) must be
-//     zero before the kernel runs (the op clears it). Afterwards each distinct id owns exactly one
-//     chain of tokens, in increasing order, starting at its first occurrence (hasPrev == 0).
-//     Bindings: 0 ids (read), 1 workspace (read-write).
-//   Accumulate (x: columns, y: tokens, both grid-stride): for a chain head t with an id in range, every
-//     column j walks the chain in token order: acc = dTable[id, j]; acc += dOut[s, j] for s in the chain;
-//     dTable[id, j] = acc. Exactly one invocation writes each (id, column), so no atomics are needed.
-//     Bindings: 0 dOut (tokens*dim, read), 1 ids (read), 2 workspace (read), 3 dTable (vocab*dim,
-//     read-write).
-//   Cost for V=50304, T=16384, D=768: Link reads ids (64 KiB, cache-resident) with an early-exit forward
-//   scan, O(T) per token at worst (tokens that occur once); Accumulate reads dOut once (T*D floats) and
-//   reads/writes only the rows that occur (distinct*D floats), with distinct*D-way parallelism. The only
-//   serial part is a chain walk per frequent id (length = its count), which is short for natural text.
-//   Rows whose id does not occur are untouched (the op clears dTable first unless accumulating).
+// Backward: dTable[ids[t], :] += dOut[t, :] for every token t, with no float atomics, so the result is
+// bit-identical from run to run: the tokens are cut into segments of `segment` (push `pad`), each id's
+// tokens summed in token order within a segment, then those sums added in segment order. Three kernels;
+// workspace: next (tokens uint32), heads (segments * vocab uint32, zeroed by the op first), partials
+// (tokens * dim f32).
+//   Link (one invocation per token, grid-stride): next[t] = the next token of t's segment with the same id
+//     (0xffffffff if none); a token with no earlier one of its id in its segment is that id's head there:
+//     heads[segment, id] = t + 1. Both scans stay inside the segment. Bindings: 0 ids, 1 next, 2 heads.
+//   Accumulate (x: columns, y: tokens, both grid-stride): for each head t, partials[t, j] = the sum of
+//     dOut[s, j] over its chain. Bindings: 0 dOut, 1 ids, 2 next, 3 heads, 4 partials.
+//   Combine (x: columns, y: tokens): for each head in the first segment holding its id, dTable[id, j] += the
+//     partials of every segment's head of that id, in segment order; exactly one invocation writes each (id,
+//     column). Bindings: 0 ids, 1 heads, 2 partials, 3 dTable (read-write).
+//   The serial parts are bounded by the segment (a chain walk, the link scans) and by the segment count (the
+//   combine), whatever the ids: a byte-level GPT-2 (256 ids, a few thousand spaces per step) no longer walks
+//   one chain per id across the whole batch. Rows whose id does not occur are untouched (the op clears dTable
+//   first unless accumulating).
 // Small vocabularies (<= kEmbeddingSmallVocab ids: character models, where every id has a chain hundreds of
 // tokens long and the walk above is serial) use per-segment sums instead:
 //   SegmentSums (x: columns, one invocation each; y: segments of `segment` consecutive tokens):
@@ -38,7 +38,7 @@
 
 namespace helios::codegen {
 
-enum class EmbeddingKernel : uint8_t { Gather, Link, Accumulate, SegmentSums };
+enum class EmbeddingKernel : uint8_t { Gather, Link, Accumulate, SegmentSums, Combine };
 const char* toString(EmbeddingKernel k);
 
 struct EmbeddingPush {

@@ -71,19 +71,43 @@ constexpr uint64_t kMaxPartialBytes = 64ull << 20;
 
 } // namespace
 
+namespace {
+
+// Where the chains' arrays start in the workspace: offsets rounded up to 256 bytes, the largest
+// minStorageBufferOffsetAlignment Vulkan allows.
+struct ChainOffsets {
+  uint64_t heads, partials;
+};
+ChainOffsets chainOffsets(const EmbeddingBackwardPlan& p, uint32_t tokens, uint32_t vocab) {
+  const auto up = [](uint64_t b) { return (b + 255) / 256 * 256; };
+  const uint64_t heads = up(4ull * tokens);
+  return {heads, up(heads + 4ull * p.segments * vocab)};
+}
+
+} // namespace
+
 EmbeddingBackwardPlan embeddingBackwardPlan(uint32_t tokens, uint32_t vocab, uint32_t dim) {
   EmbeddingBackwardPlan p;
-  if (vocab == 0 || vocab > codegen::kEmbeddingSmallVocab || tokens == 0 || dim == 0) return p;
-  p.segments = std::clamp<uint32_t>((tokens + kSegmentTokens - 1) / kSegmentTokens, 1, kMaxSegments);
-  p.segmentTokens = (tokens + p.segments - 1) / p.segments;
-  p.segments = (tokens + p.segmentTokens - 1) / p.segmentTokens; // no empty trailing segment
-  p.segmented = uint64_t(p.segments) * vocab * dim * 4 <= kMaxPartialBytes;
+  if (vocab == 0 || tokens == 0 || dim == 0) return p;
+  const auto cut = [&](uint32_t maxSegments) {
+    p.segments = std::clamp<uint32_t>((tokens + kSegmentTokens - 1) / kSegmentTokens, 1, maxSegments);
+    p.segmentTokens = (tokens + p.segments - 1) / p.segments;
+    p.segments = (tokens + p.segmentTokens - 1) / p.segmentTokens; // no empty trailing segment
+  };
+  if (vocab <= codegen::kEmbeddingSmallVocab) {
+    cut(kMaxSegments);
+    p.segmented = uint64_t(p.segments) * vocab * dim * 4 <= kMaxPartialBytes;
+    if (p.segmented) return p;
+  }
+  // Chains: the heads table (segments x vocab) within the same bound as the partials.
+  cut(static_cast<uint32_t>(std::max<uint64_t>(1, kMaxPartialBytes / (4ull * vocab))));
   return p;
 }
 
 uint64_t embeddingBackwardWorkspaceBytes(uint32_t tokens, uint32_t vocab, uint32_t dim) {
   const EmbeddingBackwardPlan p = embeddingBackwardPlan(tokens, vocab, dim);
-  if (!p.segmented) return 8ull * tokens;
+  if (!p.segmented) // next, heads, partials
+    return chainOffsets(p, tokens, vocab).partials + 4ull * tokens * dim;
   return uint64_t(p.segments) * vocab * dim * 4 + columnSumScratchBytes(p.segments, vocab * dim);
 }
 
@@ -117,17 +141,27 @@ void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut
   }
   if (!accumulate && vocab != 0 && dim != 0) fill(exec, dTable, vocab * dim, 0.0f);
   if (tokens == 0 || dim == 0) return;
-  const EmbeddingPush push{tokens, dim, vocab, 0};
-  // Clear the head flags (all-zero bits are 0.0f); the chain links are overwritten by the link kernel.
-  fill(exec, workspace, 2 * tokens, 0.0f);
+  const EmbeddingPush push{tokens, dim, vocab, plan.segmentTokens};
+  const ChainOffsets at = chainOffsets(plan, tokens, vocab);
+  const vk::BufferRange next = vk::subrange(workspace, 0, 4ull * tokens),
+                        heads = vk::subrange(workspace, at.heads, 4ull * plan.segments * vocab),
+                        partials = vk::subrange(workspace, at.partials, 4ull * tokens * dim);
+  fill(exec, heads, plan.segments * vocab, 0.0f); // 0: no head (all-zero bits are 0.0f)
   constexpr uint32_t linkLs = 64;
   exec.dispatch(pipeline(exec, EmbeddingKernel::Link, linkLs),
-                {{ids, Access::Read}, {workspace, Access::ReadWrite}}, push,
+                {{ids, Access::Read}, {next, Access::Write}, {heads, Access::Write}}, push,
                 vk::Groups{gridStrideGroups(exec.context(), tokens, linkLs), 1, 1});
   const uint32_t ls = columnLocalSize(dim);
+  exec.dispatch(pipeline(exec, EmbeddingKernel::Accumulate, ls),
+                {{dOut, Access::Read},
+                 {ids, Access::Read},
+                 {next, Access::Read},
+                 {heads, Access::Read},
+                 {partials, Access::Write}},
+                push, rowGroups(exec.context(), tokens, dim, ls));
   exec.dispatch(
-      pipeline(exec, EmbeddingKernel::Accumulate, ls),
-      {{dOut, Access::Read}, {ids, Access::Read}, {workspace, Access::Read}, {dTable, Access::ReadWrite}},
+      pipeline(exec, EmbeddingKernel::Combine, ls),
+      {{ids, Access::Read}, {heads, Access::Read}, {partials, Access::Read}, {dTable, Access::ReadWrite}},
       push, rowGroups(exec.context(), tokens, dim, ls));
 }
 

@@ -12,15 +12,16 @@ namespace helios::ops {
 void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::BufferRange out,
                uint32_t tokens, uint32_t vocab, uint32_t dim);
 
-// How embeddingBackward sums: per-segment sums for a small vocabulary (at most kEmbeddingSmallVocab ids, the
-// partials within 64 MiB), else chain-linked scatter-add (codegen/kernels/embedding.hpp).
+// How embeddingBackward sums (codegen/kernels/embedding.hpp): per-segment sums for a small vocabulary (at
+// most kEmbeddingSmallVocab ids, the partials within 64 MiB), else per-segment chains (`segments` of
+// `segmentTokens` tokens, the heads table within 64 MiB) combined in segment order.
 struct EmbeddingBackwardPlan {
   bool segmented = false;
   uint32_t segments = 0, segmentTokens = 0;
 };
 EmbeddingBackwardPlan embeddingBackwardPlan(uint32_t tokens, uint32_t vocab, uint32_t dim);
-// Bytes of scratch embeddingBackward needs: the segment partials and their column-sum scratch, or 2 x tokens
-// uint32 (chain links and head flags).
+// Bytes of scratch embeddingBackward needs: the segment partials and their column-sum scratch, or the chains'
+// links (tokens uint32), heads (segments x vocab uint32) and sums (tokens x dim f32).
 uint64_t embeddingBackwardWorkspaceBytes(uint32_t tokens, uint32_t vocab, uint32_t dim);
 
 // dTable[ids[t], :] += dOut[t, :] for every token, summed in a fixed order without float atomics:
