@@ -1,5 +1,6 @@
 #include "codegen/kernels/embedding.hpp"
 
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -34,6 +35,20 @@ void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, ui
           inRange, [&] { f.storeAt(out, f.iadd(dst, j), f.loadAt(table, f.iadd(src, j))); },
           [&] { f.storeAt(out, f.iadd(dst, j), f.f32(0.0f)); });
     });
+  });
+}
+
+// body(t, id, segment) for every token t (y: grid-stride over tokens) that heads its id's chain in its
+// segment (Link's heads table holds t + 1 there); ids out of range head nothing.
+void forEachHead(spv::Module& m, FunctionBuilder& f, const spv::Buffer& ids, const spv::Buffer& heads,
+                 const spv::PushConstants& pc, const std::function<void(Value, Value, Value)>& body) {
+  const Value tokens = f.loadPush(pc, 0), vocab = f.loadPush(pc, 2), segment = f.loadPush(pc, 3);
+  f.forRange(f.workgroupId(1), tokens, f.builtin(spv::BuiltIn::NumWorkgroups, 1), [&](Value t) {
+    const Value id = f.loadAt(ids, t);
+    const Value inRange = idInRange(f, m, id, vocab);
+    const Value v = f.select(inRange, f.convert(id, m.u32()), f.u32(0)), seg = f.udiv(t, segment);
+    f.ifThen(f.logicalAnd(inRange, f.eq(f.loadAt(heads, f.iadd(f.imul(seg, vocab), v)), f.iadd(t, f.u32(1)))),
+             [&] { body(t, v, seg); });
   });
 }
 
@@ -79,29 +94,21 @@ void accumulate(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc
   const spv::Buffer next = m.storageBuffer(2, m.u32(), spv::Access::ReadOnly);
   const spv::Buffer heads = m.storageBuffer(3, m.u32(), spv::Access::ReadOnly);
   const spv::Buffer partials = m.storageBuffer(4, m.f32(), spv::Access::WriteOnly);
-  const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2),
-              segment = f.loadPush(pc, 3);
+  const Value dim = f.loadPush(pc, 1);
   const Value strideX = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(ls));
-  const Value strideY = f.builtin(spv::BuiltIn::NumWorkgroups, 1);
   const Value acc = f.variable(m.f32());
   const Value cur = f.variable(m.u32());
-  f.forRange(f.workgroupId(1), tokens, strideY, [&](Value t) {
-    const Value id = f.loadAt(ids, t);
-    const Value inRange = idInRange(f, m, id, vocab);
-    const Value at =
-        f.iadd(f.imul(f.udiv(t, segment), vocab), f.select(inRange, f.convert(id, m.u32()), f.u32(0)));
-    f.ifThen(f.logicalAnd(inRange, f.eq(f.loadAt(heads, at), f.iadd(t, f.u32(1)))), [&] {
-      f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
-        f.store(acc, f.f32(0.0f));
-        f.store(cur, t);
-        f.whileLoop([&] { return f.ne(f.load(cur), f.u32(kEmbeddingChainEnd)); },
-                    [&] {
-                      const Value u = f.load(cur);
-                      f.store(acc, f.fadd(f.load(acc), f.loadAt(dOut, f.iadd(f.imul(u, dim), j))));
-                      f.store(cur, f.loadAt(next, u));
-                    });
-        f.storeAt(partials, f.iadd(f.imul(t, dim), j), f.load(acc));
-      });
+  forEachHead(m, f, ids, heads, pc, [&](Value t, Value, Value) {
+    f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
+      f.store(acc, f.f32(0.0f));
+      f.store(cur, t);
+      f.whileLoop([&] { return f.ne(f.load(cur), f.u32(kEmbeddingChainEnd)); },
+                  [&] {
+                    const Value u = f.load(cur);
+                    f.store(acc, f.fadd(f.load(acc), f.loadAt(dOut, f.iadd(f.imul(u, dim), j))));
+                    f.store(cur, f.loadAt(next, u));
+                  });
+      f.storeAt(partials, f.iadd(f.imul(t, dim), j), f.load(acc));
     });
   });
 }
@@ -117,38 +124,30 @@ void combine(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, u
               segment = f.loadPush(pc, 3);
   const Value segments = f.udiv(f.iadd(tokens, f.isub(segment, f.u32(1))), segment);
   const Value strideX = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(ls));
-  const Value strideY = f.builtin(spv::BuiltIn::NumWorkgroups, 1);
   const Value acc = f.variable(m.f32()), firstSeg = f.variable(m.boolType());
-  f.forRange(f.workgroupId(1), tokens, strideY, [&](Value t) {
-    const Value id = f.loadAt(ids, t);
-    const Value inRange = idInRange(f, m, id, vocab);
-    const Value v = f.select(inRange, f.convert(id, m.u32()), f.u32(0));
-    const Value seg = f.udiv(t, segment);
-    f.ifThen(f.logicalAnd(inRange, f.eq(f.loadAt(heads, f.iadd(f.imul(seg, vocab), v)), f.iadd(t, f.u32(1)))),
-             [&] {
-               f.store(firstSeg, f.boolean(true));
-               f.forRange(f.u32(0), seg, [&](Value s) {
-                 f.ifThen(f.ne(f.loadAt(heads, f.iadd(f.imul(s, vocab), v)), f.u32(0)), [&] {
-                   f.store(firstSeg, f.boolean(false));
-                   f.breakLoop();
-                 });
-               });
-               f.ifThen(f.load(firstSeg), [&] {
-                 const Value row = f.imul(v, dim);
-                 f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
-                   const Value dst = f.iadd(row, j);
-                   f.store(acc, f.loadAt(dTable, dst));
-                   f.forRange(seg, segments, [&](Value s) {
-                     const Value h = f.loadAt(heads, f.iadd(f.imul(s, vocab), v));
-                     f.ifThen(f.ne(h, f.u32(0)), [&] {
-                       const Value src = f.iadd(f.imul(f.isub(h, f.u32(1)), dim), j);
-                       f.store(acc, f.fadd(f.load(acc), f.loadAt(partials, src)));
-                     });
-                   });
-                   f.storeAt(dTable, dst, f.load(acc));
-                 });
-               });
-             });
+  forEachHead(m, f, ids, heads, pc, [&](Value, Value v, Value seg) {
+    f.store(firstSeg, f.boolean(true));
+    f.forRange(f.u32(0), seg, [&](Value s) {
+      f.ifThen(f.ne(f.loadAt(heads, f.iadd(f.imul(s, vocab), v)), f.u32(0)), [&] {
+        f.store(firstSeg, f.boolean(false));
+        f.breakLoop();
+      });
+    });
+    f.ifThen(f.load(firstSeg), [&] {
+      const Value row = f.imul(v, dim);
+      f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
+        const Value dst = f.iadd(row, j);
+        f.store(acc, f.loadAt(dTable, dst));
+        f.forRange(seg, segments, [&](Value s) {
+          const Value h = f.loadAt(heads, f.iadd(f.imul(s, vocab), v));
+          f.ifThen(f.ne(h, f.u32(0)), [&] {
+            const Value src = f.iadd(f.imul(f.isub(h, f.u32(1)), dim), j);
+            f.store(acc, f.fadd(f.load(acc), f.loadAt(partials, src)));
+          });
+        });
+        f.storeAt(dTable, dst, f.load(acc));
+      });
+    });
   });
 }
 

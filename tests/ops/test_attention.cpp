@@ -281,6 +281,32 @@ Run runPacked(ops::AttentionShape s, const std::vector<float>& q, const std::vec
   return r;
 }
 
+// Every output of two runs bit for bit.
+void checkSameBits(const Run& a, const Run& b) {
+  CHECK(a.o == b.o);
+  CHECK(a.lse == b.lse);
+  CHECK(a.dq == b.dq);
+  CHECK(a.dk == b.dk);
+  CHECK(a.dv == b.dv);
+}
+
+struct Inputs {
+  std::vector<float> q, k, v, dO;
+};
+
+// Random q, k (in [-2, 2]), v and dO for the shape, every value f16-representable (what the coop kernels
+// read, so a float64 reference sees the same inputs).
+Inputs halfValuedInputs(const ops::AttentionShape& s) {
+  const size_t nq = size_t(s.batch) * s.heads * s.Tq * s.headDim,
+               nk = size_t(s.batch) * s.kvHeads * s.Tk * s.headDim;
+  Inputs in{test::randomFloats(nq, -2, 2), test::randomFloats(nk, -2, 2), test::randomFloats(nk),
+            test::randomFloats(nq)};
+  for (auto* x : {&in.q, &in.k, &in.v, &in.dO})
+    for (float& e : *x)
+      e = halfToFloat(floatToHalf(e));
+  return in;
+}
+
 ops::AttentionShape shape(uint32_t B, uint32_t H, uint32_t Hkv, uint32_t Tq, uint32_t Tk, uint32_t D,
                           bool causal, ops::AttentionKernel kernel = ops::AttentionKernel::Fallback,
                           bool halfQkv = false) {
@@ -446,20 +472,11 @@ TEST_CASE("attention coop: heads in packed projection rows, outputs in f16 (GPU)
       GENERATE(std::pair{7u, 64u}, std::pair{127u, 128u}, std::pair{256u, 64u}, std::pair{513u, 128u});
   ops::AttentionShape s = shape(2, 4, 2, T, T, D, causal, ops::AttentionKernel::Coop); // grouped-query
   INFO("T" << T << " D" << D << (causal ? " causal" : " dense") << " seed " << test::testSeed());
-  const size_t nq = size_t(2) * 4 * T * D, nk = size_t(2) * 2 * T * D;
-  auto q = test::randomFloats(nq, -2, 2), k = test::randomFloats(nk, -2, 2), v = test::randomFloats(nk),
-       dO = test::randomFloats(nq);
-  for (auto* x : {&q, &k, &v, &dO})
-    for (float& e : *x)
-      e = halfToFloat(floatToHalf(e));
+  const auto [q, k, v, dO] = halfValuedInputs(s);
   // f32 in and out: the same kernel maths on other addresses, so the same bits as the contiguous layout.
   const Run contiguous = runDevice(s, q, k, v, dO);
   const Run packed = runPacked(s, q, k, v, dO);
-  CHECK(packed.o == contiguous.o);
-  CHECK(packed.lse == contiguous.lse);
-  CHECK(packed.dq == contiguous.dq);
-  CHECK(packed.dk == contiguous.dk);
-  CHECK(packed.dv == contiguous.dv);
+  checkSameBits(packed, contiguous);
   // f16 in and out (the model's path): within the coop tolerances of float64; lse is unaffected.
   s.halfQkv = true;
   s.halfOut = true;
@@ -481,20 +498,11 @@ TEST_CASE("attention coop: f16 q/k/v give the bits of f32 q/k/v holding the same
       GENERATE(std::pair{7u, 64u}, std::pair{127u, 128u}, std::pair{513u, 64u}, std::pair{256u, 128u});
   ops::AttentionShape s = shape(2, 4, 2, T, T, D, causal, ops::AttentionKernel::Coop); // grouped-query
   INFO("T" << T << " D" << D << (causal ? " causal" : " dense") << " seed " << test::testSeed());
-  const size_t nq = size_t(2) * 4 * T * D, nk = size_t(2) * 2 * T * D;
-  auto q = test::randomFloats(nq, -2, 2), k = test::randomFloats(nk, -2, 2), v = test::randomFloats(nk),
-       dO = test::randomFloats(nq);
-  for (auto* x : {&q, &k, &v, &dO})
-    for (float& e : *x)
-      e = halfToFloat(floatToHalf(e));
+  const auto [q, k, v, dO] = halfValuedInputs(s);
   const Run f32 = runDevice(s, q, k, v, dO);
   s.halfQkv = true;
   const Run f16 = runDevice(s, q, k, v, dO);
-  CHECK(f16.o == f32.o);
-  CHECK(f16.lse == f32.lse);
-  CHECK(f16.dq == f32.dq);
-  CHECK(f16.dk == f32.dk);
-  CHECK(f16.dv == f32.dv);
+  checkSameBits(f16, f32);
   // And against float64 directly, on the row-ops passes' defaults.
   checkAgainstReference(shape(1, 8, 2, 65, 65, D, causal, ops::AttentionKernel::Coop, true));
 }
@@ -547,9 +555,6 @@ TEST_CASE("attention coop: long sequences, and 3 runs give identical bits (GPU w
   const Run first = runDevice(s, q, k, v, dO);
   for (int r = 0; r < 2; ++r) {
     const Run again = runDevice(s, q, k, v, dO);
-    CHECK(again.o == first.o);
-    CHECK(again.dq == first.dq);
-    CHECK(again.dk == first.dk);
-    CHECK(again.dv == first.dv);
+    checkSameBits(again, first);
   }
 }
