@@ -16,7 +16,8 @@ import subprocess
 
 
 def device_meta():
-    """Device, driver, commit and date for the JSON (nvidia-smi where present; commit from $HELIOS_COMMIT)."""
+    """Device, driver, commit and date for the JSON (nvidia-smi where present, else helios-probe; commit from
+    $HELIOS_COMMIT)."""
     meta = {"commit": os.environ.get("HELIOS_COMMIT"),
             "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
     try:
@@ -27,6 +28,14 @@ def device_meta():
             meta.update({"device": name, "driver": "NVIDIA " + driver})
     except (OSError, subprocess.SubprocessError, ValueError):
         pass
+    if "device" not in meta:  # no NVIDIA GPU (e.g. lavapipe): what helios-probe reports
+        try:
+            probe = os.environ.get("HELIOS_PROBE", "helios-probe")
+            out = subprocess.run([probe, "--json"], capture_output=True, text=True, timeout=60).stdout
+            dev = json.loads(out)["devices"][0]
+            meta.update({"device": dev.get("name"), "driver": dev.get("driver")})
+        except (OSError, subprocess.SubprocessError, ValueError, KeyError, IndexError):
+            pass
     return meta
 
 
