@@ -1,5 +1,5 @@
 // The autograd GEMMs against float64 references: dA, dB and dbias for every transpose combination, bias
-// column sums, and the f16-logits head whose cross-entropy hands back an f16 gradient.
+// column sums, the f16-logits head whose cross-entropy hands back an f16 gradient, and the f16 hidden layer.
 #include "autograd_test_util.hpp"
 #include "engine/autograd/ops.hpp"
 #include "engine/core/half.hpp"
@@ -8,6 +8,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
 #include <random>
 
@@ -168,4 +169,96 @@ TEST_CASE("autograd f16 logits: matmul to f16, cross-entropy hands back an f16 g
   CHECK(ref::maxAbsError(download(lossHost, M), lossRef) < 2e-2); // logits rounded to f16 (|z| < 8)
   CHECK(ref::relError(download(gx, x.size()), dx) < 5e-3);
   CHECK(ref::relError(download(gw, w.size()), dw) < 5e-3);
+}
+
+// The MLP's f16 hidden layer (GptConfig::f16Hidden): fc1 writes f16 with an f16 copy of its f32 bias, GELU
+// runs on f16, fc2 hands its input gradient back in f16 (MatmulSpec::f16GradA). Against float64 on the f16
+// inputs: every gradient within 1e-2 (max norm), the f16 roundings of h, GELU(h) and the two gradients.
+TEST_CASE("autograd f16 hidden layer: f16 output with an f16 bias, GELU on f16, dA in f16",
+          "[model][matmul]") {
+  const auto& f = ctx().device().features();
+  if (!(f.shaderFloat16 && f.storageBuffer16BitAccess)) SKIP("device lacks 16-bit storage");
+  const uint32_t M = 33, K = 24, H = 40, N = 7; // rows, in, hidden, out
+  const auto halfValued = [](size_t n, float lo, float hi) {
+    std::vector<uint16_t> h(n);
+    for (auto& e : h)
+      e = floatToHalf(test::randomFloats(1, lo, hi)[0]);
+    return h;
+  };
+  const auto widen = [](const std::vector<uint16_t>& h) {
+    std::vector<double> d(h.size());
+    for (size_t i = 0; i < h.size(); ++i)
+      d[i] = halfToFloat(h[i]);
+    return d;
+  };
+  const auto xh = halfValued(size_t(M) * K, -1, 1), w1h = halfValued(size_t(H) * K, -0.5f, 0.5f),
+             w2h = halfValued(size_t(N) * H, -0.5f, 0.5f);
+  const auto b1 = test::randomFloats(H, -0.5f, 0.5f), b2 = test::randomFloats(N, -0.5f, 0.5f),
+             dy = test::randomFloats(size_t(M) * N);
+  const auto halfBuffer = [](const std::vector<uint16_t>& h, const char* what) {
+    vk::Buffer b = ctx().buffer(h.size() * 2, what);
+    ctx().uploadVector(b, h);
+    return b;
+  };
+  vk::Buffer xb = halfBuffer(xh, "x16"), w1b = halfBuffer(w1h, "w1"), w2b = halfBuffer(w2h, "w2"),
+             b1b = upload(b1, "b1"), b2b = upload(b2, "b2"), dyb = upload(dy, "dy");
+  const auto zeros = [](size_t n, const char* what) { return upload(std::vector<float>(n, 0.0f), what); };
+  vk::Buffer gx = zeros(xh.size(), "gx"), gw1 = zeros(w1h.size(), "gw1"), gw2 = zeros(w2h.size(), "gw2"),
+             gb1 = zeros(H, "gb1"), gb2 = zeros(N, "gb2");
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  autograd::Workspace ws(arena);
+  Tape tape(exec, ws);
+  Tensor xt = Tensor::parameter(xb.range(), gx.range(), {M, K}),
+         w1t = Tensor::parameter(w1b.range(), gw1.range(), {H, K}),
+         w2t = Tensor::parameter(w2b.range(), gw2.range(), {N, H});
+  xt.dtype = w1t.dtype = w2t.dtype = autograd::DType::F16;
+  const Tensor b1t = Tensor::parameter(b1b.range(), gb1.range(), {H}),
+               b2t = Tensor::parameter(b2b.range(), gb2.range(), {N});
+  autograd::MatmulSpec fc1{M, H, K, 1, false, true};
+  fc1.outF16 = true;
+  const Tensor b1h = autograd::cast(tape, b1t, autograd::DType::F16);
+  CHECK_THROWS_WITH(autograd::matmul(tape, xt, w1t, fc1, &b1t),
+                    Catch::Matchers::ContainsSubstring("stored like C"));
+  const Tensor h = autograd::matmul(tape, xt, w1t, fc1, &b1h);
+  const Tensor act = autograd::activation(tape, ops::Activation::Gelu, h, autograd::DType::F16);
+  CHECK(act.dtype == autograd::DType::F16);
+  autograd::MatmulSpec fc2{M, N, H, 1, false, true};
+  fc2.f16GradA = true;
+  const Tensor y = autograd::matmul(tape, act, w2t, fc2, &b2t);
+  tape.seedGrad(y, dyb.range());
+  tape.backward();
+  exec.flush();
+  const auto x = widen(xh), w1 = widen(w1h), w2 = widen(w2h);
+  ref::Vec dx(x.size(), 0.0), dw1(w1.size(), 0.0), dw2(w2.size(), 0.0), db1(H, 0.0), db2(N, 0.0);
+  for (uint32_t r = 0; r < M; ++r) {
+    std::vector<double> pre(H), a(H), da(H, 0.0);
+    for (uint32_t j = 0; j < H; ++j) {
+      pre[j] = b1[j];
+      for (uint32_t k = 0; k < K; ++k)
+        pre[j] += x[size_t(r) * K + k] * w1[size_t(j) * K + k];
+      a[j] = ref::gelu(pre[j]);
+    }
+    for (uint32_t n = 0; n < N; ++n) {
+      const double g = dy[size_t(r) * N + n];
+      db2[n] += g;
+      for (uint32_t j = 0; j < H; ++j) {
+        dw2[size_t(n) * H + j] += g * a[j];
+        da[j] += g * w2[size_t(n) * H + j];
+      }
+    }
+    for (uint32_t j = 0; j < H; ++j) {
+      const double dh = da[j] * ref::geluGrad(pre[j]);
+      db1[j] += dh;
+      for (uint32_t k = 0; k < K; ++k) {
+        dw1[size_t(j) * K + k] += dh * x[size_t(r) * K + k];
+        dx[size_t(r) * K + k] += dh * w1[size_t(j) * K + k];
+      }
+    }
+  }
+  CHECK(ref::relError(download(gx, x.size()), dx) < 1e-2);
+  CHECK(ref::relError(download(gw1, w1.size()), dw1) < 1e-2);
+  CHECK(ref::relError(download(gb1, H), db1) < 1e-2);
+  CHECK(ref::relError(download(gw2, w2.size()), dw2) < 1e-2);
+  CHECK(ref::relError(download(gb2, N), db2) < 1e-2);
 }
