@@ -7,13 +7,12 @@
 //              with 2 stages the next slice's global loads are issued before computing the current one and
 //              land in the other buffer afterwards (one barrier per step)
 //   epilogue:  alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 coop load of C's type), GELU over
-//   the
-//              accumulator's components, convert, coop store to C
+//              the accumulator's components, convert, coop store to C (or, with stagedStore, through shared
+//              memory as 16-byte rows)
+// The tiling menu and the registry's sweep live in gemm_coop_registry.cpp.
 #include "codegen/kernels/gemm_coop.hpp"
 
-#include <array>
 #include <initializer_list>
-#include <set>
 #include <stdexcept>
 #include <string_view>
 
@@ -452,124 +451,6 @@ codegen::Kernel generateGemmCoop(const GemmCoopParams& params) {
   k.localSize = {params.invocations(), 1, 1};
   k.requiredSubgroupSize = params.subgroupSize;
   return k;
-}
-
-std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint32_t coopK,
-                                            uint32_t maxSharedBytes) {
-  struct T {
-    uint32_t BM, BN, BK, sgRows, sgCols, stages;
-  };
-  const T menu[] = {
-      // Measured on the H100 (580 driver, 4096^3): 128x128x64 single-stage first (72-86 TFLOP/s), then the
-      // 8-subgroup 64x64-per-subgroup tiles, then the double-buffered ones (their prefetch registers spill).
-      {128, 128, 64, 2, 2, 1}, {128, 256, 32, 2, 4, 1}, {256, 128, 32, 4, 2, 1}, {128, 128, 32, 2, 2, 2},
-      {128, 256, 16, 2, 4, 2}, {256, 128, 16, 4, 2, 2}, {128, 128, 32, 2, 2, 1}, {128, 128, 16, 2, 2, 2},
-      {128, 128, 32, 2, 4, 2}, {128, 128, 32, 4, 2, 2}, {128, 64, 32, 2, 2, 2},  {64, 128, 32, 2, 2, 2},
-      {64, 64, 64, 2, 2, 2},   {64, 64, 32, 2, 2, 2},   {64, 64, 32, 1, 2, 2},
-  };
-  std::vector<GemmCoopParams> out;
-  for (const T& t : menu) {
-    GemmCoopParams p;
-    p.coopM = coopM;
-    p.coopN = coopN;
-    p.coopK = coopK;
-    p.BM = t.BM;
-    p.BN = t.BN;
-    p.BK = t.BK;
-    p.sgRows = t.sgRows;
-    p.sgCols = t.sgCols;
-    p.stages = t.stages;
-    p.maxSharedBytes = maxSharedBytes;
-    try {
-      p.validate();
-      out.push_back(p);
-    } catch (const std::invalid_argument&) {
-    }
-  }
-  return out;
-}
-
-GemmCoopParams gemmCoopDefault(uint32_t coopM, uint32_t coopN, uint32_t coopK, uint32_t maxSharedBytes) {
-  const auto t = gemmCoopTilings(coopM, coopN, coopK, maxSharedBytes);
-  if (t.empty()) throw std::invalid_argument("gemm_coop: no tiling fits this device");
-  return t.front();
-}
-
-void registerGemmCoop(KernelRegistry& registry) {
-  registry.add(
-      {"gemm.coop",
-       "cooperative-matrix GEMM f16 x f16 -> f32: KHR subgroup scope, shared-memory staged; NV coopmat2 "
-       "workgroup scope",
-       [] { return generateGemmCoop(gemmCoopDefault()); },
-       [] {
-         std::vector<Kernel> ks;
-         std::set<std::string> seen;
-         const auto add = [&](const GemmCoopParams& p) {
-           if (seen.insert(p.cacheKey()).second) ks.push_back(generateGemmCoop(p));
-         };
-         // Every tiling, plain NN and the heaviest epilogue on TN.
-         for (GemmCoopParams p : gemmCoopTilings()) {
-           add(p);
-           p.transA = true;
-           p.batched = p.alphaBeta = p.bias = p.gelu = true;
-           add(p);
-         }
-         // Every variant on two tilings (the single-stage default and a double-buffered one): every
-         // combination of layouts, f16 output, batching and the epilogue on one tiling.
-         const auto addVariants = [&](const GemmCoopParams& base) {
-           for (uint32_t bits = 0; bits < 128; ++bits) {
-             GemmCoopParams p = base;
-             p.transA = bits & 1;
-             p.transB = bits & 2;
-             p.outF16 = bits & 4;
-             p.batched = bits & 8;
-             p.alphaBeta = bits & 16;
-             p.bias = bits & 32;
-             p.gelu = bits & 64;
-             if (p.stagedStore && p.alphaBeta) continue; // the staged store has no alpha/beta
-             add(p);
-           }
-         };
-         GemmCoopParams staged = gemmCoopDefault(); // and with the staged C store
-         staged.stagedStore = true;
-         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3], staged})
-           addVariants(base);
-         // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
-         for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
-           GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
-           add(p);
-           p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
-           add(p);
-         }
-         // f32 operands rounded while staged: each side and both, on every layout, single and double
-         // buffered.
-         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
-           for (uint32_t bits = 1; bits < 16; ++bits) {
-             GemmCoopParams p = base;
-             p.f32A = bits & 1;
-             p.f32B = bits & 2;
-             if (!p.f32A && !p.f32B) continue;
-             p.transA = bits & 4;
-             p.transB = bits & 8;
-             add(p);
-           }
-         GemmCoopParams g = gemmCoopDefault();
-         g.groupM = 8;
-         add(g);
-         g.padA = g.padB = 0;
-         add(g);
-         // Workgroup scope (NV coopmat2): every tiling the H100 list allows, then every variant on
-         // the default 128x128x32 (both load kinds) and a swizzled raster.
-         const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
-         for (const GemmCoopParams& p : wg)
-           add(p);
-         addVariants(wg[0]); // tensor-layout loads
-         addVariants(wg[1]); // pointer loads
-         GemmCoopParams r = wg.front();
-         r.groupM = 8;
-         add(r);
-         return ks;
-       }});
 }
 
 } // namespace helios::codegen
