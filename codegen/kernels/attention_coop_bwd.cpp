@@ -9,6 +9,7 @@
 // delta) is element-wise arithmetic on accumulators, and both convert straight into A operands; lse and delta
 // enter as row-constant matrices (dQ) or column-constant ones read from the staged tile (dK/dV).
 #include "codegen/kernels/attention_coop_emitter.hpp"
+#include "codegen/kernels/half_pack.hpp"
 
 #include <tuple>
 
@@ -97,7 +98,7 @@ private:
       const Value dO0 = f().loadAt(dO_, v), dO1 = f().loadAt(dO_, f().iadd(v, c(1)));
       Value o0, o1;
       if (p_.halfOut) {
-        std::tie(o0, o1) = unpackHalf8(f().loadAt(o_, u));
+        std::tie(o0, o1) = unpackHalf8(f(), f().loadAt(o_, u));
       } else {
         o0 = f().loadAt(o_, v);
         o1 = f().loadAt(o_, f().iadd(v, c(1)));

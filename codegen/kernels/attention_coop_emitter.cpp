@@ -336,7 +336,6 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale
   // This lane's 8 columns of block d: 8-element unit rowAt + 2 d + half (two vec4 from twice that).
   const Value rowAt =
       f().iadd(f().iadd(at.base, f().imul(f().umin(row, f().isub(total, c(1))), at.stride)), half_);
-  const TypeId hvec4 = m_.vectorType(f16_, 4), uvec2 = m_.vectorType(u32_, 2);
   for (uint32_t d = 0; d < blocks_; ++d) {
     f().coopStore(f().accessChain(scratch, {scratchBase}), f().load(accs[d]), c(16), CoopLayout::RowMajorKHR);
     subgroupBarrier();
@@ -350,8 +349,7 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale
       }
       const Value at8 = f().iadd(rowAt, c(2 * d));
       if (p_.halfOut) {
-        const auto h4 = [&](Value v) { return f().bitcast(f().convert(v, hvec4), uvec2); };
-        f().storeAt(out, at8, f().shuffle(h4(v4[0]), h4(v4[1]), {0, 1, 2, 3}));
+        f().storeAt(out, at8, packHalf8(f(), v4[0], v4[1]));
       } else {
         for (uint32_t h = 0; h < 2; ++h)
           f().storeAt(out, f().iadd(f().imul(at8, c(2)), c(h)), v4[h]);
@@ -359,14 +357,6 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale
     });
     subgroupBarrier();
   }
-}
-
-std::pair<Value, Value> AttentionCoopEmitter::unpackHalf8(Value h8) {
-  const TypeId hvec4 = m_.vectorType(f16_, 4);
-  const auto f4 = [&](uint32_t i) {
-    return f().convert(f().bitcast(f().shuffle(h8, h8, {2 * i, 2 * i + 1}), hvec4), vec4_);
-  };
-  return {f4(0), f4(1)};
 }
 
 void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {

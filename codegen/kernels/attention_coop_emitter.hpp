@@ -48,8 +48,8 @@ protected:
   };
   StagingAreas declareStaging();
 
-  // Rows [first, first + count) of a tensor side whose rows start at row `base` (`total` rows, D floats
-  // each) into `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
+  // Rows [first, first + count) of one head's rows `at` (`total` rows of D elements, f32 or f16) into
+  // `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
   void stage(const Staging& shared, const spv::Buffer& rows, const HeadRows& at, spv::Value first,
              uint32_t count, spv::Value total);
   // stage() in two halves, so a loop can issue the global loads of its next tile before computing on the
@@ -144,8 +144,6 @@ protected:
   void writeRows(const std::vector<spv::Value>& accs, spv::Value scale, spv::Value scratch,
                  spv::Value scratchBase, const spv::Buffer& out, const HeadRows& at, spv::Value row,
                  spv::Value total);
-  // 8 halves (a uvec4) as two vec4.
-  std::pair<spv::Value, spv::Value> unpackHalf8(spv::Value h8);
 
   const AttentionCoopParams& p_;
   uint32_t d8_, rowVecs_, blocks_; // 16-byte vectors (8 halves) per f16 row, per staged row; 16-column blocks

@@ -40,9 +40,17 @@ struct MatmulSpec {
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& spec,
               const Tensor* bias = nullptr);
 
+// How linear() multiplies (each a MatmulSpec field of the same name).
+struct LinearOptions {
+  bool gelu = false;       // the fused GELU epilogue (forward only)
+  bool f16Compute = false; // f32 operands multiplied as f16
+  bool outF16 = false; // y stored as f16; an f32 bias is cast to an f16 copy first (its gradient flows back)
+  bool f16GradA = false; // x's gradient handed back in f16
+};
+
 // y = x * W^T + bias for x [rows, in] and W [out, in] (PyTorch Linear). bias may be null.
-Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu = false,
-              bool f16Compute = false);
+Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias,
+              const LinearOptions& options = {});
 
 // y = a + b (same element count; the shape of a).
 Tensor add(Tape& tape, const Tensor& a, const Tensor& b);

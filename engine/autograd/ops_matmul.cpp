@@ -98,7 +98,8 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
   return c;
 }
 
-Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, bool gelu, bool f16Compute) {
+Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias,
+              const LinearOptions& options) {
   if (w.shape.size() != 2) throw std::invalid_argument("autograd::linear: weight must be [out, in]");
   const uint32_t out = w.shape[0], in = w.shape[1];
   if (x.elements() % in != 0)
@@ -109,8 +110,14 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias, 
   s.N = out;
   s.K = in;
   s.transB = true;
-  s.gelu = gelu;
-  s.f16Compute = f16Compute;
+  s.gelu = options.gelu;
+  s.f16Compute = options.f16Compute;
+  s.outF16 = options.outF16;
+  s.f16GradA = options.f16GradA;
+  if (bias && options.outF16 && bias->dtype == DType::F32) {
+    const Tensor bias16 = cast(tape, *bias, DType::F16);
+    return matmul(tape, x, w, s, &bias16);
+  }
   return matmul(tape, x, w, s, bias);
 }
 

@@ -31,14 +31,14 @@ bool halfQkv(Tape& tape, const BlockShape& s) {
 }
 
 // The fused kernels read Q, K and V in place from the packed projection and write O merged in f16
-// (GptConfig::packedAttention): the head offsets inside a row must be valid binding offsets, for the f32
+// (GptConfig::packedAttention): the head offsets inside a row must be valid binding offsets into the f16
 // projection and its f16 gradient.
 bool packedHeads(Tape& tape, const BlockShape& s) {
   const uint32_t D = s.headDim, cols[2] = {s.config.heads * D, (s.config.heads + s.kvHeads) * D};
   const VkDeviceSize align = tape.exec().context().device().limits().minStorageBufferOffsetAlignment;
   bool aligned = true;
   for (uint32_t c : cols)
-    aligned = aligned && (VkDeviceSize(c) * 2) % align == 0 && (VkDeviceSize(c) * 4) % align == 0;
+    aligned = aligned && (VkDeviceSize(c) * 2) % align == 0;
   return s.config.packedQkv && s.config.packedAttention && s.f16Grads() && halfQkv(tape, s) && aligned;
 }
 
@@ -52,10 +52,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   const float scale = static_cast<float>(1.0 / std::sqrt(double(D)));
   if (packedHeads(tape, s)) {
     // The projection writes f16 (the values the kernels would round q, k, v to as they stage them).
-    autograd::MatmulSpec proj{B * T, w.qkvW.shape[0], w.qkvW.shape[1], 1, false, true};
-    proj.outF16 = true;
-    const Tensor bias16 = autograd::cast(tape, w.qkvB, autograd::DType::F16);
-    const Tensor qkv = autograd::matmul(tape, hin, w.qkvW, proj, &bias16);
+    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB, {.outF16 = true});
     const Tensor o =
         autograd::attentionPacked(tape, qkv, {B, H, Hkv, T, T, D, true, scale}, /*halfOut=*/true);
     return autograd::linear(tape, o, w.projW, &w.projB);

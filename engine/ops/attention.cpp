@@ -46,11 +46,15 @@ struct Spans {
   uint64_t q, kv, o;
 };
 
+// Layouts other than contiguous, and f16 outputs: what only the coop passes do.
+bool coopOnly(const AttentionShape& s) {
+  return s.halfOut || !s.qLayout.contiguous() || !s.kvLayout.contiguous() || !s.oLayout.contiguous();
+}
+
 // Checks the layouts (coop only where not contiguous; strides in whole 16-byte f16 vectors) and returns the
 // elements each side spans.
 Spans checkLayouts(const char* op, const AttentionShape& s) {
-  const bool custom = !s.qLayout.contiguous() || !s.kvLayout.contiguous() || !s.oLayout.contiguous();
-  if ((custom || s.halfOut) && s.kernel == AttentionKernel::Fallback)
+  if (coopOnly(s) && s.kernel == AttentionKernel::Fallback)
     throw std::invalid_argument(std::string(op) +
                                 ": the fallback kernels take contiguous f32 tensors (layouts and halfOut are "
                                 "coop only)");
@@ -74,8 +78,6 @@ codegen::AttentionCoopPush coopPush(const AttentionShape& s) {
 // Whether the coop passes run for these ranges (the coop kernels read and write 16-byte vectors).
 bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
              std::initializer_list<vk::BufferRange> rs) {
-  const bool coopOnly =
-      s.halfOut || !s.qLayout.contiguous() || !s.kvLayout.contiguous() || !s.oLayout.contiguous();
   if (s.kernel == AttentionKernel::Fallback) {
     if (s.halfQkv)
       throw std::invalid_argument(std::string(op) +
@@ -86,14 +88,14 @@ bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
   for (const vk::BufferRange& r : rs)
     aligned = aligned && r.offset % 16 == 0;
   const bool ok = aligned && attentionCoopAvailable(exec.context().device(), s.headDim);
-  if (!ok && (s.kernel == AttentionKernel::Coop || s.halfQkv || coopOnly))
+  if (!ok && (s.kernel == AttentionKernel::Coop || s.halfQkv || coopOnly(s)))
     throw std::invalid_argument(
         std::string(op) +
         ": the coop kernels need 16x16x16 f16 cooperative matrices on 32-wide subgroups, a "
         "head dim that is a multiple of 16 up to 128 (got " +
         std::to_string(s.headDim) + ") and 16-byte aligned ranges" + (aligned ? "" : " (a range is not)") +
         (s.halfQkv ? "; f16 q/k/v are read by the coop kernels only" : "") +
-        (coopOnly ? "; layouts and f16 outputs are coop only" : ""));
+        (coopOnly(s) ? "; layouts and f16 outputs are coop only" : ""));
   return ok;
 }
 
