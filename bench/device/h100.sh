@@ -3,9 +3,10 @@
 # the same run. Run from the repository root on the device machine with .gl, .dev and build/shaders carried
 # (bench/device/stage.sh prepares them). Writes logs and JSON under $OUT.
 #   HELIOS_COMMIT=<sha> bash bench/device/h100.sh [probe] [tests] [gemm] [coop] [attention] [dispatch]
-#                                                 [coopnum] [splitk] [sweep]   (default: the first six)
+#                                                 [coopnum] [splitk] [sweep] [explore]   (default: the first six)
 # coopnum: only the coop-matrix test cases ([coop] tags) of every test binary; splitk: the weight-gradient
-# GEMMs (TN, K = 16384) beside cuBLAS; sweep: every coop GEMM tiling timed at 4096^3 with warm clocks.
+# GEMMs (TN, K = 16384) beside cuBLAS; sweep: every coop GEMM tiling timed at 4096^3 with warm clocks;
+# explore: the same plus the candidates off the menus (helios-coop-check --explore), numerics checked first.
 # Knobs: COOP2=0 (skip the coopmat2 pass), COOP_CHECK=0 (skip the numerical check), ATTENTION_KERNELS
 # (KERNEL[:VAR=value,...] entries),
 # TESTS="test_a test_b" (only these test binaries in the tests and coopnum steps), COOP_TEST_VARIANTS
@@ -133,6 +134,12 @@ if has sweep; then
   echo "== coop GEMM tiling sweep at 4096^3 (timing only, warm clocks)"
   HELIOS_COOP_CHECK=$PWD/.dev/bin/helios-coop-check timeout 300 bash bench/h100/run.sh "$OUT/sweep" --no-checks \
     --warmup-ms 300 2>&1 | tail -30
+fi
+
+if has explore; then
+  echo "== coop GEMM candidates off the menus (helios-coop-check --explore): checked, then timed at 4096^3"
+  HELIOS_COOP_CHECK=$PWD/.dev/bin/helios-coop-check timeout 420 bash bench/h100/run.sh "$OUT/explore" --explore \
+    --seed 1 --warmup-ms 300 2>&1 | grep -E "FAIL|ERROR|sweep|fastest|exit" | tail -120
 fi
 
 if has dispatch; then

@@ -5,7 +5,8 @@
 //   main loop: for kt in K / BK: loadTileToShared (global -> registers -> shared, 16-byte vectors, all
 //              invocations), barrier, computeStage (coop loads from shared, MulAdd into the accumulators);
 //              with 2 stages the next slice's global loads are issued before computing the current one and
-//              land in the other buffer afterwards (one barrier per step)
+//              land in the other buffer afterwards (one barrier per step); with copy subgroups
+//              (`producers`) only those load and store the next slice while the others compute
 //   epilogue:  alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 coop load of C's type), GELU over
 //              the accumulator's components, convert, coop store to C (or, with stagedStore, through shared
 //              memory as 16-byte rows)
@@ -138,11 +139,17 @@ private:
       stepB_ = f_.imul(c(p_.BK), nVecs);
       rowVecsB_ = nVecs;
     }
-    const Value tid = f_.localId(0);
+    const Value sg = f_.builtin(BuiltIn::SubgroupId);
+    // Copy slots: every invocation's, or the copy subgroups' (rank among them; meaningless elsewhere).
+    Value tid = f_.localId(0);
+    if (p_.producers) {
+      isCopier_ = f_.ge(sg, c(p_.subgroups()));
+      tid = f_.iadd(f_.imul(f_.isub(sg, c(p_.subgroups())), c(p_.subgroupSize)),
+                    f_.builtin(BuiltIn::SubgroupLocalInvocationId));
+    }
     slotsA_ = copySlots(copyA_, rowVecsA_, tid);
     slotsB_ = copySlots(copyB_, rowVecsB_, tid);
 
-    const Value sg = f_.builtin(BuiltIn::SubgroupId);
     sgRow_ = f_.udiv(sg, c(p_.sgCols));
     sgCol_ = f_.rem(sg, c(p_.sgCols));
     // Shared-memory vector offset of this subgroup's first A / B fragment within a stage.
@@ -163,7 +170,7 @@ private:
   };
   std::vector<Slot> copySlots(const TileCopy& t, Value globalRowVecs, Value tid) {
     std::vector<Slot> slots;
-    const uint32_t total = t.rows * t.vecsPerRow, n = p_.invocations();
+    const uint32_t total = t.rows * t.vecsPerRow, n = p_.copiers();
     if (n % t.vecsPerRow == 0) {
       // Slot i is slot 0 moved down i * n / vecsPerRow rows: one per-invocation offset plus uniform steps.
       const Value row = f_.udiv(tid, c(t.vecsPerRow)), col = f_.rem(tid, c(t.vecsPerRow));
@@ -247,6 +254,7 @@ private:
   void mainLoop() {
     const Value steps = f_.udiv(K_, c(p_.BK));
     const uint32_t stageA = copyA_.stageVecs(), stageB = copyB_.stageVecs();
+    if (p_.producers) return specialisedLoop(steps, stageA, stageB);
     if (p_.stages == 1) {
       f_.forRange(c(0), steps, [&](Value kt) {
         loadTileToShared(kt, c(0), c(0));
@@ -274,7 +282,33 @@ private:
     });
   }
 
+  // Warp-specialised double buffering: in step kt the copy subgroups move slice kt + 1 (clamped to the last,
+  // so the body is straight-line) into the buffer nobody reads, the others compute on slice kt; one barrier
+  // ends the step. Branches are per subgroup, so the coop operations stay in subgroup-uniform control flow.
+  void specialisedLoop(Value steps, uint32_t stageA, uint32_t stageB) {
+    f_.ifThen(isCopier_, [&] { loadTileToShared(c(0), c(0), c(0)); });
+    f_.workgroupBarrier();
+    const Value last = f_.isub(steps, c(1));
+    f_.forRange(c(0), steps, [&](Value kt) {
+      const Value stage = f_.bitAnd(kt, c(1));
+      f_.ifThenElse(
+          isCopier_,
+          [&] {
+            const Value other = f_.bitXor(stage, c(1));
+            loadTileToShared(f_.umin(f_.iadd(kt, c(1)), last), f_.imul(other, c(stageA)),
+                             f_.imul(other, c(stageB)));
+          },
+          [&] { computeStage(f_.imul(stage, c(stageA)), f_.imul(stage, c(stageB))); });
+      f_.workgroupBarrier();
+    });
+  }
+
   void epilogue() {
+    if (p_.producers) return f_.ifThen(f_.logicalNot(isCopier_), [&] { storeResult(); });
+    storeResult();
+  }
+
+  void storeResult() {
     const coop::Epilogue e{
         p_, m_, f_, tc_, tcOut_, c_, bias_, N_, f_.loadPush(pc_, 3), f_.loadPush(pc_, 4), f_.variable(tc_)};
     const Value warpRow = f_.iadd(m0_, f_.imul(sgRow_, c(p_.warpM())));
@@ -337,7 +371,7 @@ private:
   Value M_, N_, K_, m0_, n0_, cBase_;
   Value originA_, originB_, stepA_, stepB_, rowVecsA_, rowVecsB_;
   std::vector<Slot> slotsA_, slotsB_;
-  Value sgRow_, sgCol_, warpA_, warpB_;
+  Value sgRow_, sgCol_, warpA_, warpB_, isCopier_;
   std::vector<Value> acc_;
 };
 
@@ -355,7 +389,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
-         str(unroll) + (stagedStore ? ":ss" : "");
+         str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -381,6 +415,7 @@ std::string GemmCoopParams::name() const {
        "x", str(coopK),  "_p", str(padA),   "_",  str(padB)});
   if (groupM > 1) add({"_g", str(groupM)});
   if (stagedStore) add({"_ss"});
+  if (producers) add({"_ws", str(producers)});
   return n;
 }
 
@@ -398,6 +433,7 @@ void GemmCoopParams::validate() const {
     require(unroll >= 1 && unroll <= 16, me + "unroll must be 1 to 16");
     require(!f32A && !f32B, me + "workgroup scope reads f16 operands only");
     require(!stagedStore, me + "the staged store is for subgroup scope");
+    require(!producers, me + "copy subgroups are for subgroup scope");
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
@@ -408,17 +444,16 @@ void GemmCoopParams::validate() const {
           me + "BN=" + str(BN) + " is not a multiple of sgCols*coopN=" + str(sgCols * coopN));
   require(BK && BK % coopK == 0, me + "BK=" + str(BK) + " is not a multiple of coopK=" + str(coopK));
   require(stages == 1 || stages == 2, me + "stages must be 1 or 2");
+  require(!producers || stages == 2, me + "copy subgroups need 2 stages");
   require(padA % 8 == 0 && padB % 8 == 0, me + "padding must be a multiple of 8 halves (16-byte rows)");
   require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
   require(accM() * accN() <= 32,
           me + str(accM() * accN()) + " accumulators per subgroup (at most 32; more would spill)");
   const TileCopy ta = tileA(*this), tb = tileB(*this);
-  require((ta.rows * ta.vecsPerRow) % invocations() == 0, me + "A slice (" + str(ta.rows * ta.vecsPerRow) +
-                                                              " vectors) does not split over " +
-                                                              str(invocations()) + " invocations");
-  require((tb.rows * tb.vecsPerRow) % invocations() == 0, me + "B slice (" + str(tb.rows * tb.vecsPerRow) +
-                                                              " vectors) does not split over " +
-                                                              str(invocations()) + " invocations");
+  for (const auto& [side, t] : {std::pair{"A", ta}, std::pair{"B", tb}})
+    require((t.rows * t.vecsPerRow) % copiers() == 0, me + side + " slice (" + str(t.rows * t.vecsPerRow) +
+                                                          " vectors) does not split over " + str(copiers()) +
+                                                          " copying invocations");
   if (stagedStore) {
     require(!alphaBeta, me + "the staged store has no alpha/beta");
     require(coopN % 4 == 0 && (coopM * warpN() / 4) % subgroupSize == 0,

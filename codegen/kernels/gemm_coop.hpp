@@ -31,6 +31,11 @@ struct GemmCoopParams {
   // Subgroups laid out sgRows x sgCols over the tile: each covers (BM/sgRows) x (BN/sgCols).
   uint32_t sgRows = 2, sgCols = 2;
   uint32_t stages = 2; // 1: load, barrier, compute, barrier; 2: double-buffered shared memory
+  // Copy subgroups (warp specialisation): this many extra subgroups only move the next K slice from global
+  // to shared memory while the sgRows x sgCols subgroups compute on the current one, so the global loads'
+  // latency hides behind MulAdds without prefetch registers in the computing subgroups. 0: every invocation
+  // copies. Needs 2 stages.
+  uint32_t producers = 0;
   uint32_t padA = 8,
            padB = 8;      // halves appended to each shared row (multiples of 8: rows stay 16-byte aligned)
   bool transA = false;    // A stored K x M (column-major coop loads; no explicit transpose)
@@ -56,15 +61,16 @@ struct GemmCoopParams {
   uint32_t subgroupSize = 32;      // pipeline's required subgroup size
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
-  uint32_t subgroups() const { return sgRows * sgCols; }
-  uint32_t invocations() const { return subgroups() * subgroupSize; }
+  uint32_t subgroups() const { return sgRows * sgCols; } // the computing subgroups
+  uint32_t invocations() const { return (subgroups() + producers) * subgroupSize; }
+  uint32_t copiers() const { return producers ? producers * subgroupSize : invocations(); } // copy slices
   uint32_t warpM() const { return BM / sgRows; } // rows of C per subgroup
   uint32_t warpN() const { return BN / sgCols; }
   uint32_t accM() const { return warpM() / coopM; } // accumulator matrices per subgroup, down
   uint32_t accN() const { return warpN() / coopN; } // and across
   uint32_t sharedBytes() const;                     // bytes of shared memory the kernel declares
   std::string cacheKey() const;                     // covers every field
-  // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8";
+  // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8" (+ "_ws4" with 4 copy subgroups);
   // "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16" (+ "_u8" unrolled, "_tl" tensor layouts)
   std::string name() const;
   // Throws std::invalid_argument naming the broken constraint (divisibility, shared memory, ...).

@@ -110,6 +110,16 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.transB = bits & 8;
              add(p);
            }
+         // Copy subgroups (warp specialisation): 1, 2 and 4 of them beside 4 or 8 computing subgroups, and
+         // every variant on one.
+         for (auto [bk, cols, ws] : {std::array<uint32_t, 3>{32, 2, 4}, {32, 2, 1}, {16, 4, 2}}) {
+           GemmCoopParams p = gemmCoopTilings()[3]; // 128x128, double-buffered
+           p.BK = bk;
+           p.sgCols = cols;
+           p.producers = ws;
+           if (ws == 4) addVariants(p);
+           add(p);
+         }
          GemmCoopParams g = gemmCoopDefault();
          g.groupM = 8;
          add(g);

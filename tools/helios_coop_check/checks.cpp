@@ -222,7 +222,7 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
 
 } // namespace
 
-std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev) {
+std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev, bool explore) {
   auto out = codegen::gemmCoopWorkgroupTilings(dev.workgroupShapes, dev.subgroupSize);
   std::erase_if(out, [&](const codegen::GemmCoopParams& p) {
     return std::max({p.BM, p.BN, p.BK}) > dev.workgroupMaxDimension;
@@ -230,6 +230,54 @@ std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev) 
   for (const auto& p : codegen::gemmCoopTilings(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
                                                 dev.coopK ? dev.coopK : 16, dev.maxSharedBytes))
     out.push_back(p);
+  if (explore)
+    for (const auto& p : explorationTilings(dev))
+      if (std::find(out.begin(), out.end(), p) == out.end()) out.push_back(p);
+  return out;
+}
+
+std::vector<codegen::GemmCoopParams> explorationTilings(const ops::CoopDeviceInfo& dev) {
+  std::vector<codegen::GemmCoopParams> out;
+  const auto keep = [&](codegen::GemmCoopParams p) {
+    try {
+      p.validate();
+      if (std::max({p.BM, p.BN, p.BK}) <= dev.workgroupMaxDimension) out.push_back(p);
+    } catch (const std::invalid_argument&) {
+    }
+  };
+  // coopmat2: the largest tiles over K slices of 16 to 64 and 2 to 16 slices per loop trip (the driver stages
+  // the slices itself, so these set how deep it can pipeline within 48 KiB).
+  const auto wg = codegen::gemmCoopWorkgroupTilings(dev.workgroupShapes, dev.subgroupSize);
+  if (!wg.empty())
+    for (auto [bm, bn] : {std::pair{128u, 256u}, {256u, 128u}, {128u, 128u}})
+      for (uint32_t bk : {16u, 32u, 64u})
+        for (uint32_t u : {2u, 4u, 8u, 16u}) {
+          codegen::GemmCoopParams p = wg.front(); // tensor layouts, the 256-invocation shape
+          p.BM = bm;
+          p.BN = bn;
+          p.BK = bk;
+          p.unroll = u;
+          keep(p);
+        }
+  // Subgroup scope with copy subgroups: {BM, BN, BK, sgRows, sgCols, producers}, double-buffered.
+  struct T {
+    uint32_t BM, BN, BK, sgRows, sgCols, producers;
+  };
+  for (const T& t : {T{128, 128, 32, 2, 2, 4}, T{128, 128, 32, 2, 2, 2}, T{128, 128, 32, 2, 2, 1},
+                     T{128, 128, 16, 2, 2, 4}, T{128, 128, 32, 2, 4, 2}, T{128, 128, 32, 2, 4, 4},
+                     T{256, 128, 16, 4, 2, 4}, T{128, 256, 16, 2, 4, 4}, T{256, 128, 16, 4, 2, 2}}) {
+    codegen::GemmCoopParams p =
+        codegen::gemmCoopDefault(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
+                                 dev.coopK ? dev.coopK : 16, dev.maxSharedBytes);
+    p.BM = t.BM;
+    p.BN = t.BN;
+    p.BK = t.BK;
+    p.sgRows = t.sgRows;
+    p.sgCols = t.sgCols;
+    p.stages = 2;
+    p.producers = t.producers;
+    keep(p);
+  }
   return out;
 }
 
@@ -237,7 +285,7 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
   rng().seed(opt.seed);
   std::vector<Case> cases;
   const bool direct = dev.coopMatrix && !opt.tiledInner;
-  const auto tilings = allTilings(dev);
+  const auto tilings = allTilings(dev, opt.explore);
   if (direct) {
     // Every tiling, NN and a TN/NT with the full epilogue, K with an odd number of steps (double buffering).
     for (size_t t = 0; t < tilings.size(); ++t) {

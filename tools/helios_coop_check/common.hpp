@@ -20,6 +20,7 @@ struct Options {
   uint32_t size = 4096;     // the square size every tiling is timed at
   uint32_t stressRuns = 20; // repeated runs of one kernel that must all be bit-identical
   bool checks = true, timing = true;
+  bool explore = false; // also check and time candidate tilings outside the menus (explorationTilings)
   uint64_t seed = 0;
 };
 
@@ -50,8 +51,12 @@ std::vector<double> referenceGemm(const Case& c, const std::vector<float>& a, co
                                   const std::vector<float>& bias, const std::vector<float>& c0);
 double relFrobenius(const std::vector<float>& out, const std::vector<double>& ref); // NaN -> inf
 
-// Every tiling the device can run: workgroup scope (NV coopmat2) first, then the subgroup-scope menu.
-std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev);
+// Every tiling the device can run: workgroup scope (NV coopmat2) first, then the subgroup-scope menu; with
+// `explore`, then the candidates of explorationTilings().
+std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev, bool explore);
+// Candidates not (yet) on a menu: coopmat2 tiles over K slices and unroll depths, and subgroup-scope tiles
+// with copy subgroups. Those the device cannot hold are left out.
+std::vector<codegen::GemmCoopParams> explorationTilings(const ops::CoopDeviceInfo& dev);
 
 void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report);
 void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& opt, Report& report);

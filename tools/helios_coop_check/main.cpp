@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
   opt.seed = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   app.add_option("--json", jsonPath, "Write the report as JSON to this file");
   app.add_flag("--quick", opt.quick, "Fewer cases and tilings");
+  app.add_flag("--explore", opt.explore, "Also check and time candidate tilings that are on no menu");
   app.add_flag("--no-timing", noTiming, "Checks only");
   app.add_flag("--no-checks", noChecks, "Timing only");
   app.add_option("--size", opt.size, "Square size every tiling is timed at")->capture_default_str();

@@ -142,7 +142,7 @@ void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
   };
 
   // 1. Every tiling at S^3, row-major raster and bands of 8 tile rows.
-  const auto tilings = allTilings(dev);
+  const auto tilings = allTilings(dev, opt.explore);
   codegen::GemmCoopParams best = tilings.front();
   double bestTflops = 0;
   for (size_t t = 0; t < tilings.size(); ++t) {
