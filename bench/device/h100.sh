@@ -138,8 +138,9 @@ fi
 
 if has explore; then
   echo "== coop GEMM candidates off the menus (helios-coop-check --explore): checked, then timed at 4096^3"
+  # EXPLORE_FLAGS: e.g. "--only-explored --no-checks --rasters 0" (coopmat2 pipelines take seconds each to build)
   HELIOS_COOP_CHECK=$PWD/.dev/bin/helios-coop-check timeout 420 bash bench/h100/run.sh "$OUT/explore" --explore \
-    --seed 1 --warmup-ms 300 2>&1 | grep -E "FAIL|ERROR|sweep|fastest|exit" | tail -120
+    --seed 1 --warmup-ms 300 ${EXPLORE_FLAGS:-} 2>&1 | grep -E "FAIL|ERROR|sweep|fastest|exit" | tail -120
 fi
 
 if has dispatch; then

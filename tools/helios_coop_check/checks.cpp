@@ -222,7 +222,9 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
 
 } // namespace
 
-std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev, bool explore) {
+std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev, bool explore,
+                                                bool onlyExplored) {
+  if (onlyExplored) return explorationTilings(dev);
   auto out = codegen::gemmCoopWorkgroupTilings(dev.workgroupShapes, dev.subgroupSize);
   std::erase_if(out, [&](const codegen::GemmCoopParams& p) {
     return std::max({p.BM, p.BN, p.BK}) > dev.workgroupMaxDimension;
@@ -285,7 +287,7 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
   rng().seed(opt.seed);
   std::vector<Case> cases;
   const bool direct = dev.coopMatrix && !opt.tiledInner;
-  const auto tilings = allTilings(dev, opt.explore);
+  const auto tilings = allTilings(dev, opt.explore, opt.onlyExplored);
   if (direct) {
     // Every tiling, NN and a TN/NT with the full epilogue, K with an odd number of steps (double buffering).
     for (size_t t = 0; t < tilings.size(); ++t) {

@@ -20,7 +20,9 @@ struct Options {
   uint32_t size = 4096;     // the square size every tiling is timed at
   uint32_t stressRuns = 20; // repeated runs of one kernel that must all be bit-identical
   bool checks = true, timing = true;
-  bool explore = false; // also check and time candidate tilings outside the menus (explorationTilings)
+  bool explore = false;      // also check and time candidate tilings outside the menus (explorationTilings)
+  bool onlyExplored = false; // only those candidates, and only the tiling sweep is timed
+  std::vector<uint32_t> rasters{0, 8}; // raster swizzles (groupM) every tiling is timed with
   uint64_t seed = 0;
 };
 
@@ -52,8 +54,9 @@ std::vector<double> referenceGemm(const Case& c, const std::vector<float>& a, co
 double relFrobenius(const std::vector<float>& out, const std::vector<double>& ref); // NaN -> inf
 
 // Every tiling the device can run: workgroup scope (NV coopmat2) first, then the subgroup-scope menu; with
-// `explore`, then the candidates of explorationTilings().
-std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev, bool explore);
+// `explore`, then the candidates of explorationTilings() (with `onlyExplored`, those alone).
+std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev, bool explore,
+                                                bool onlyExplored = false);
 // Candidates not (yet) on a menu: coopmat2 tiles over K slices and unroll depths, and subgroup-scope tiles
 // with copy subgroups. Those the device cannot hold are left out.
 std::vector<codegen::GemmCoopParams> explorationTilings(const ops::CoopDeviceInfo& dev);

@@ -24,6 +24,11 @@ int main(int argc, char** argv) {
   app.add_option("--json", jsonPath, "Write the report as JSON to this file");
   app.add_flag("--quick", opt.quick, "Fewer cases and tilings");
   app.add_flag("--explore", opt.explore, "Also check and time candidate tilings that are on no menu");
+  app.add_flag("--only-explored", opt.onlyExplored,
+               "Only the candidates of --explore, and only the tiling sweep is timed");
+  app.add_option("--rasters", opt.rasters, "Raster swizzles (groupM) every tiling is timed with")
+      ->delimiter(',')
+      ->capture_default_str();
   app.add_flag("--no-timing", noTiming, "Checks only");
   app.add_flag("--no-checks", noChecks, "Timing only");
   app.add_option("--size", opt.size, "Square size every tiling is timed at")->capture_default_str();

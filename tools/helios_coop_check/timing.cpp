@@ -141,13 +141,13 @@ void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
     }
   };
 
-  // 1. Every tiling at S^3, row-major raster and bands of 8 tile rows.
-  const auto tilings = allTilings(dev, opt.explore);
+  // 1. Every tiling at S^3 with each raster of --rasters (row-major, bands of 8 tile rows).
+  const auto tilings = allTilings(dev, opt.explore, opt.onlyExplored);
   codegen::GemmCoopParams best = tilings.front();
   double bestTflops = 0;
   for (size_t t = 0; t < tilings.size(); ++t) {
     if (opt.quick && t > 3) break;
-    for (uint32_t g : {0u, 8u}) {
+    for (uint32_t g : opt.rasters) {
       codegen::GemmCoopParams p = tilings[t];
       p.groupM = g;
       const double tf = timeCoop(p, {S, S, S}, "tiling sweep");
@@ -171,6 +171,10 @@ void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
   fmt::print("fastest tiling at {}^3: {} ({:.1f} TFLOP/s)\n", S, best.name(), bestTflops);
   report.json["fastest"] = {
       {"kernel", best.name()}, {"key", best.cacheKey()}, {"tflops", bestTflops}, {"size", S}};
+  if (opt.onlyExplored) {
+    report.json["timings"] = timings;
+    return;
+  }
 
   // 2. The fastest on other shapes, layouts and epilogues.
   const std::vector<Shape> shapes = {{S, S, S, 1, true, false},
