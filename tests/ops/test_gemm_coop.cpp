@@ -97,6 +97,7 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.tensorLayouts = true; });
   with([](GemmCoopParams& p) { p.unroll = 8; });
   with([](GemmCoopParams& p) { p.stagedStore = true; });
+  with([](GemmCoopParams& p) { p.producers = 4; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());
@@ -182,4 +183,39 @@ TEST_CASE("gemm_coop: workgroup scope walks K in unrolled trips, then slice by s
   sub.tensorLayouts = true;
   CHECK_THROWS_WITH(sub.validate(),
                     ContainsSubstring("tensor layouts and unrolling are for workgroup scope"));
+}
+
+TEST_CASE("gemm_coop: copy subgroups move the slices while the others compute", "[gemm_coop]") {
+  GemmCoopParams p = helios::codegen::gemmCoopTilings()[3]; // 128x128x32, double-buffered
+  REQUIRE(p.stages == 2);
+  p.producers = 4;
+  REQUIRE_NOTHROW(p.validate());
+  CHECK(p.invocations() == 256); // 4 computing + 4 copying subgroups
+  CHECK(p.copiers() == 128);
+  CHECK_THAT(p.name(), ContainsSubstring("_ws4"));
+  const helios::codegen::Kernel k = helios::codegen::generateGemmCoop(p);
+  CHECK(k.localSize[0] == 256);
+  const std::string dis = helios::spv::disassemble(k.spirv);
+  const auto count = [&](const std::string& op) {
+    size_t n = 0;
+    for (size_t at = dis.find(op); at != std::string::npos; at = dis.find(op, at + op.size()))
+      ++n;
+    return n;
+  };
+  // One barrier after the prologue's copy and one per step; the MulAdds (2 k-steps x 4 x 4 accumulators per
+  // slice) are emitted once, in the computing branch. (Numerics: helios-coop-check --explore on a GPU.)
+  CHECK(count("OpCooperativeMatrixMulAddKHR") == 32);
+  CHECK(count("OpControlBarrier") == 2);
+  CHECK(count("OpSelectionMerge") >= 3); // prologue copy, copy-or-compute, epilogue
+
+  GemmCoopParams one = p;
+  one.stages = 1;
+  CHECK_THROWS_WITH(one.validate(), ContainsSubstring("copy subgroups need 2 stages"));
+  GemmCoopParams odd = p;
+  odd.producers = 3; // 512 vectors do not split over 96 invocations
+  CHECK_THROWS_WITH(odd.validate(), ContainsSubstring("does not split over 96 copying invocations"));
+  GemmCoopParams wg =
+      helios::codegen::gemmCoopWorkgroupTilings(helios::codegen::h100WorkgroupCoopShapes())[0];
+  wg.producers = 2;
+  CHECK_THROWS_WITH(wg.validate(), ContainsSubstring("copy subgroups are for subgroup scope"));
 }
