@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A/B timing of the f16 coop GEMM under environment variants, beside one cuBLAS run from the same device call.
 # Run from the repository root on the device machine with .gl and .dev carried (bench/device/stage.sh).
-#   HELIOS_COMMIT=<sha> [SHAPES=MxNxK,...] [LAYOUTS=nn,nt,tn] [OUTS="f32 f16"] [CHECK=1] \
+#   HELIOS_COMMIT=<sha> [SHAPES=MxNxK,...] [LAYOUTS=nn,nt,tn] [OUTS="f32 f16"] [CHECK=1] [KERNEL=tiled TILES=t1,t2] \
 #     bash bench/device/ab-gemm.sh "label=VAR=v[,VAR=v]" ...      (an entry "base=" runs with no variable)
 # CHECK=1 also runs the numerical coop check (bench/h100/run.sh) under each variant that sets a variable. Results: $FINAL/ab-gemm.tgz
 # (one merged JSON per output type, every variant a run) and the summary lines on stdout.
@@ -19,8 +19,8 @@ LAYOUTS=${LAYOUTS:-nn,nt,tn}
 for entry in "$@"; do
   label=${entry%%=*}; envs=${entry#*=}
   for out in ${OUTS:-f32 f16}; do
-    env ${envs//,/ } helios-bench gemm --kernel auto --dtype f16 --out "$out" --shapes "$SHAPES" --layouts "$LAYOUTS" \
-      --label "$label" --json "$OUT/helios_${label}_$out.json" >"$OUT/helios_${label}_$out.txt" 2>&1 ||
+    env ${envs//,/ } helios-bench gemm --kernel "${KERNEL:-auto}" ${TILES:+--tiles "$TILES"} --dtype f16 --out "$out" \
+      --shapes "$SHAPES" --layouts "$LAYOUTS" --label "$label" --json "$OUT/helios_${label}_$out.json" >"$OUT/helios_${label}_$out.txt" 2>&1 ||
       tail -n 3 "$OUT/helios_${label}_$out.txt"
   done
   if [ "${CHECK:-0}" = 1 ] && [ -n "$envs" ]; then
