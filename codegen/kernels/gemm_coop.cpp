@@ -10,6 +10,8 @@
 //   epilogue:  alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 coop load of C's type), GELU over
 //              the accumulator's components, convert, coop store to C (or, with stagedStore, through shared
 //              memory as 16-byte rows)
+// Bounded (any shape): the copies read f16 scalars with bounds checks, and C goes through shared memory as
+// scalars, the epilogue applied per element and only inside M x N.
 // The tiling menu and the registry's sweep live in gemm_coop_registry.cpp.
 #include "codegen/kernels/gemm_coop.hpp"
 
@@ -87,8 +89,8 @@ private:
     tcOut_ = p_.outF16 ? m_.coopMatrixType(f16_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR) : tc_;
     // An f32 operand is read as pairs of vec4 per 8-element vector and rounded to f16 as it is staged.
     const TypeId vec4 = m_.vectorType(f32_, 4);
-    a_ = m_.storageBuffer(0, p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
-    b_ = m_.storageBuffer(1, p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
+    a_ = m_.storageBuffer(0, p_.bounded ? f16_ : p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
+    b_ = m_.storageBuffer(1, p_.bounded ? f16_ : p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
     // A staged store writes C as row vectors (4 floats, or 4 halves).
     const TypeId cElement = p_.stagedStore ? (p_.outF16 ? m_.vectorType(f16_, 4) : vec4)
                             : p_.outF16    ? f16_
@@ -119,6 +121,15 @@ private:
     const Value batchA = p_.batched ? f_.shr(batch.a, c(3)) : c(0); // in vectors
     const Value batchB = p_.batched ? f_.shr(batch.b, c(3)) : c(0);
     cBase_ = batch.c;
+    if (p_.bounded) {
+      // Rows and columns of each operand's stored matrix, and where the tile starts in them (the K side
+      // advances by BK per step). Offsets in elements.
+      const Value zero = c(0);
+      edgeA_ = p_.transA ? Edge{batch.a, zero, K_, m0_, M_, M_, true}
+                         : Edge{batch.a, m0_, M_, zero, K_, K_, false};
+      edgeB_ = p_.transB ? Edge{batch.b, n0_, N_, zero, K_, K_, false}
+                         : Edge{batch.b, zero, K_, n0_, N_, N_, true};
+    }
     const Value mVecs = f_.shr(M_, c(3)), nVecs = f_.shr(N_, c(3)), kVecs = f_.shr(K_, c(3));
     // Slice origins (vectors) and per-step advance.
     if (p_.transA) {
@@ -167,6 +178,7 @@ private:
   // Per-invocation (global offset, shared offset) of each vector it copies, relative to the slice origin.
   struct Slot {
     Value global, shared;
+    Value row, col; // in the slice: row, and column in 8-element vectors
   };
   std::vector<Slot> copySlots(const TileCopy& t, Value globalRowVecs, Value tid) {
     std::vector<Slot> slots;
@@ -179,15 +191,16 @@ private:
       const uint32_t rowsPerSlot = n / t.vecsPerRow;
       const Value gStep = f_.imul(globalRowVecs, c(rowsPerSlot));
       for (uint32_t i = 0; i < total / n; ++i)
-        slots.push_back(
-            {i ? f_.iadd(g0, f_.imul(gStep, c(i))) : g0, f_.iadd(s0, c(i * rowsPerSlot * t.sharedRowVecs))});
+        slots.push_back({i ? f_.iadd(g0, f_.imul(gStep, c(i))) : g0,
+                         f_.iadd(s0, c(i * rowsPerSlot * t.sharedRowVecs)),
+                         i ? f_.iadd(row, c(i * rowsPerSlot)) : row, col});
       return slots;
     }
     for (uint32_t i = 0; i < total / n; ++i) {
       const Value idx = f_.iadd(tid, c(i * n));
       const Value row = f_.udiv(idx, c(t.vecsPerRow)), col = f_.rem(idx, c(t.vecsPerRow));
-      slots.push_back(
-          {f_.iadd(f_.imul(row, globalRowVecs), col), f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col)});
+      slots.push_back({f_.iadd(f_.imul(row, globalRowVecs), col),
+                       f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col), row, col});
     }
     return slots;
   }
@@ -211,7 +224,48 @@ private:
       f_.store(f_.accessChain(shared, {f_.iadd(stageOffset, slots[i].shared)}), regs[i]);
   }
 
+  // Bounded: one operand's stored matrix (rows x cols, row stride ld, from element `base`) and where the
+  // slice starts in it; the K side (rows when kInRows) moves by BK per step.
+  struct Edge {
+    Value base, rowOrigin, rows, colOrigin, cols, ld;
+    bool kInRows;
+  };
+
+  // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix (the index
+  // is clamped too, so no read leaves the buffer).
+  std::vector<Value> loadTileBounded(const Buffer& buf, const std::vector<Slot>& slots, const Edge& e,
+                                     Value kt) {
+    const Value k0 = f_.imul(kt, c(p_.BK));
+    const Value row0 = e.kInRows ? f_.iadd(e.rowOrigin, k0) : e.rowOrigin;
+    const Value col0 = e.kInRows ? e.colOrigin : f_.iadd(e.colOrigin, k0);
+    const TypeId h2 = m_.vectorType(f16_, 2);
+    const Value zero = f_.f16(0.0f);
+    std::vector<Value> regs;
+    for (const Slot& s : slots) {
+      const Value row = f_.iadd(row0, s.row), col = f_.iadd(col0, f_.shl(s.col, c(3)));
+      const Value rowOk = f_.lt(row, e.rows);
+      const Value at = f_.iadd(e.base, f_.iadd(f_.imul(row, e.ld), col));
+      std::vector<Value> halves, words;
+      for (uint32_t i = 0; i < 8; ++i) {
+        const Value ok = f_.logicalAnd(rowOk, f_.lt(f_.iadd(col, c(i)), e.cols));
+        const Value x = f_.loadAt(buf, f_.select(ok, f_.iadd(at, c(i)), c(0)));
+        halves.push_back(f_.select(ok, x, zero));
+      }
+      for (uint32_t i = 0; i < 8; i += 2)
+        words.push_back(f_.bitcast(f_.construct(h2, {halves[i], halves[i + 1]}), u32_));
+      regs.push_back(f_.construct(uvec4_, words));
+    }
+    return regs;
+  }
+
   void loadTileToShared(Value kt, Value offA, Value offB) {
+    if (p_.bounded) {
+      const auto ra = loadTileBounded(a_, slotsA_, edgeA_, kt);
+      const auto rb = loadTileBounded(b_, slotsB_, edgeB_, kt);
+      storeTile(shA_, slotsA_, ra, offA);
+      storeTile(shB_, slotsB_, rb, offB);
+      return;
+    }
     const auto ra = loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A);
     const auto rb = loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B);
     storeTile(shA_, slotsA_, ra, offA);
@@ -252,7 +306,8 @@ private:
   }
 
   void mainLoop() {
-    const Value steps = f_.udiv(K_, c(p_.BK));
+    // Bounded: the last slice may be partial (its missing K columns are staged as zeros).
+    const Value steps = p_.bounded ? f_.udiv(f_.iadd(K_, c(p_.BK - 1)), c(p_.BK)) : f_.udiv(K_, c(p_.BK));
     const uint32_t stageA = copyA_.stageVecs(), stageB = copyB_.stageVecs();
     if (p_.producers) return specialisedLoop(steps, stageA, stageB);
     if (p_.stages == 1) {
@@ -273,8 +328,10 @@ private:
     f_.forRange(c(0), steps, [&](Value kt) {
       const Value stage = f_.bitAnd(kt, c(1)), other = f_.bitXor(stage, c(1));
       const Value next = f_.umin(f_.iadd(kt, c(1)), last);
-      const auto ra = loadTile(a_, slotsA_, originA_, stepA_, next, p_.f32A);
-      const auto rb = loadTile(b_, slotsB_, originB_, stepB_, next, p_.f32B);
+      const auto ra = p_.bounded ? loadTileBounded(a_, slotsA_, edgeA_, next)
+                                 : loadTile(a_, slotsA_, originA_, stepA_, next, p_.f32A);
+      const auto rb = p_.bounded ? loadTileBounded(b_, slotsB_, edgeB_, next)
+                                 : loadTile(b_, slotsB_, originB_, stepB_, next, p_.f32B);
       computeStage(f_.imul(stage, c(stageA)), f_.imul(stage, c(stageB)));
       storeTile(shA_, slotsA_, ra, f_.imul(other, c(stageA)));
       storeTile(shB_, slotsB_, rb, f_.imul(other, c(stageB)));
@@ -314,6 +371,7 @@ private:
     const Value warpRow = f_.iadd(m0_, f_.imul(sgRow_, c(p_.warpM())));
     const Value warpCol = f_.iadd(n0_, f_.imul(sgCol_, c(p_.warpN())));
     if (p_.stagedStore) return stagedEpilogue(e, warpRow, warpCol);
+    if (p_.bounded) return boundedEpilogue(warpRow, warpCol);
     const Value warpC = f_.iadd(cBase_, f_.iadd(f_.imul(warpRow, N_), warpCol));
     const Value rowStep = f_.imul(N_, c(p_.coopM));
     for (uint32_t i = 0; i < p_.accM(); ++i)
@@ -322,6 +380,55 @@ private:
         coop::storeC(e, f_.load(acc_[i * p_.accN() + j]),
                      f_.iadd(f_.iadd(warpC, f_.imul(c(i), rowStep)), col), f_.iadd(warpCol, col));
       }
+  }
+
+  // Bounded: per row of coop blocks, the subgroup stores its raw accumulators into its own region of the A
+  // staging (free after the main loop's last barrier), then each lane takes elements one by one, applies the
+  // epilogue and stores those inside M x N.
+  void boundedEpilogue(Value warpRow, Value warpCol) {
+    const uint32_t rowVecs = stagedRowVecs(p_), wn = p_.warpN();
+    const Value region = f_.imul(f_.builtin(BuiltIn::SubgroupId), c(p_.coopM * rowVecs));
+    const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
+    const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
+    const TypeId cType = p_.outF16 ? f16_ : f32_;
+    for (uint32_t i = 0; i < p_.accM(); ++i) {
+      const Value row0 = f_.iadd(warpRow, c(i * p_.coopM));
+      for (uint32_t j = 0; j < p_.accN(); ++j)
+        f_.coopStore(f_.accessChain(shA_, {f_.iadd(region, c(j * p_.coopN / 4))}),
+                     f_.load(acc_[i * p_.accN() + j]), c(rowVecs), CoopLayout::RowMajorKHR);
+      subgroupBarrier();
+      for (uint32_t k = 0; k < p_.coopM * wn / p_.subgroupSize; ++k) {
+        const Value idx = f_.iadd(lane, c(k * p_.subgroupSize));
+        const Value r = f_.udiv(idx, c(wn)), col = f_.rem(idx, c(wn));
+        const Value word =
+            f_.load(f_.accessChain(shA_, {f_.iadd(region, f_.iadd(f_.imul(r, c(rowVecs)), f_.shr(col, c(2)))),
+                                          f_.bitAnd(col, c(3))}));
+        const Value gr = f_.iadd(row0, r), gc = f_.iadd(warpCol, col);
+        f_.ifThen(f_.logicalAnd(f_.lt(gr, M_), f_.lt(gc, N_)), [&] {
+          const Value at = f_.iadd(cBase_, f_.iadd(f_.imul(gr, N_), gc));
+          Value v = f_.bitcast(word, f32_);
+          if (p_.alphaBeta) {
+            // beta == 0 never reads C (it may hold anything, NaN included).
+            const Value old = f_.loadAt(c_, f_.select(f_.ne(beta, f_.f32(0.0f)), at, c(0)));
+            const Value scaled = f_.fmul(beta, p_.outF16 ? f_.convert(old, f32_) : old);
+            v = f_.fadd(f_.fmul(alpha, v), f_.select(f_.ne(beta, f_.f32(0.0f)), scaled, f_.f32(0.0f)));
+          }
+          if (p_.bias) {
+            const Value b = f_.loadAt(bias_, gc);
+            v = f_.fadd(v, p_.outF16 ? f_.convert(b, f32_) : b);
+          }
+          if (p_.gelu) v = coop::gelu(f_, v);
+          f_.storeAt(c_, at, p_.outF16 ? f_.convert(v, cType) : v);
+        });
+      }
+      subgroupBarrier();
+    }
+  }
+
+  void subgroupBarrier() {
+    f_.controlBarrier(Scope::Subgroup, Scope::Workgroup,
+                      static_cast<uint32_t>(MemorySemanticsMask::AcquireRelease) |
+                          static_cast<uint32_t>(MemorySemanticsMask::WorkgroupMemory));
   }
 
   // C through shared memory (after the main loop's last barrier the A staging is free): per row of coop
@@ -333,11 +440,6 @@ private:
     const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
     const TypeId vec4 = m_.vectorType(f32_, 4);
     const Value nVecs = f_.shr(N_, c(2)), colVec = f_.shr(warpCol, c(2)), baseC = f_.shr(cBase_, c(2));
-    const auto subgroupBarrier = [&] {
-      f_.controlBarrier(Scope::Subgroup, Scope::Workgroup,
-                        static_cast<uint32_t>(MemorySemanticsMask::AcquireRelease) |
-                            static_cast<uint32_t>(MemorySemanticsMask::WorkgroupMemory));
-    };
     for (uint32_t i = 0; i < p_.accM(); ++i) {
       const Value row0 = f_.iadd(warpRow, c(i * p_.coopM));
       for (uint32_t j = 0; j < p_.accN(); ++j) {
@@ -371,6 +473,7 @@ private:
   Value M_, N_, K_, m0_, n0_, cBase_;
   Value originA_, originB_, stepA_, stepB_, rowVecsA_, rowVecsB_;
   std::vector<Slot> slotsA_, slotsB_;
+  Edge edgeA_, edgeB_;
   Value sgRow_, sgCol_, warpA_, warpB_, isCopier_;
   std::vector<Value> acc_;
 };
@@ -389,7 +492,8 @@ std::string GemmCoopParams::cacheKey() const {
          str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
-         str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "");
+         str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
+         (bounded ? ":bd" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -416,6 +520,7 @@ std::string GemmCoopParams::name() const {
   if (groupM > 1) add({"_g", str(groupM)});
   if (stagedStore) add({"_ss"});
   if (producers) add({"_ws", str(producers)});
+  if (bounded) add({"_bd"});
   return n;
 }
 
@@ -434,6 +539,7 @@ void GemmCoopParams::validate() const {
     require(!f32A && !f32B, me + "workgroup scope reads f16 operands only");
     require(!stagedStore, me + "the staged store is for subgroup scope");
     require(!producers, me + "copy subgroups are for subgroup scope");
+    require(!bounded, me + "the bounded kernel is subgroup scope");
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
@@ -454,8 +560,12 @@ void GemmCoopParams::validate() const {
     require((t.rows * t.vecsPerRow) % copiers() == 0, me + side + " slice (" + str(t.rows * t.vecsPerRow) +
                                                           " vectors) does not split over " + str(copiers()) +
                                                           " copying invocations");
-  if (stagedStore) {
-    require(!alphaBeta, me + "the staged store has no alpha/beta");
+  if (bounded) {
+    require(!f32A && !f32B, me + "the bounded kernel reads f16 operands");
+    require(!stagedStore, me + "the bounded kernel has its own store");
+  }
+  if (stagedStore || bounded) {
+    require(!alphaBeta || bounded, me + "the staged store has no alpha/beta");
     require(coopN % 4 == 0 && (coopM * warpN() / 4) % subgroupSize == 0,
             me + "the staged store copies whole rows of 16-byte vectors per lane");
     require(subgroups() * coopM * stagedRowVecs(*this) <= stages * ta.stageVecs(),
@@ -467,6 +577,7 @@ void GemmCoopParams::validate() const {
 }
 
 GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t batch) {
+  if (p.bounded) return {(N + p.BN - 1) / p.BN, (M + p.BM - 1) / p.BM, p.batched ? batch : 1u};
   return {N / p.BN, M / p.BM, p.batched ? batch : 1u};
 }
 

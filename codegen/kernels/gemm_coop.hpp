@@ -10,7 +10,7 @@
 //   epilogue: + bias[n] (C's type, optional), then GELU (tanh form, optional). beta == 0 never reads C.
 //
 // Requirements (the dispatch policy guarantees them): M % BM == 0, N % BN == 0, K % BK == 0, batch strides
-// multiples of 8 elements, A and B bindings 16-byte aligned.
+// multiples of 8 elements, A and B bindings 16-byte aligned; or none of these with `bounded`.
 // Interface: bindings 0 = A (f16), 1 = B (f16), 2 = C (f32 or f16; read when beta != 0), 3 = bias (C's type,
 // only when `bias`); push constants GemmCoopPush (same layout as the tiled GEMM's batched block); dispatch
 // gemmCoopGroups(); local size {subgroups * subgroupSize, 1, 1}; requiredSubgroupSize = subgroupSize.
@@ -52,6 +52,10 @@ struct GemmCoopParams {
   // coop blocks at a time, then 16-byte row vectors to C) instead of coop stores straight to memory. Needs
   // C 16-byte aligned (8 for f16).
   bool stagedStore = false;
+  // Any M, N, K, strides and 2-byte alignment (odd shapes without padding passes): A and B are read as f16
+  // scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared memory
+  // as bounds-checked scalars with the epilogue applied per element. f16 operands, subgroup scope.
+  bool bounded = false;
   // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).
@@ -89,7 +93,7 @@ static_assert(sizeof(GemmCoopPush) == 32);
 struct GemmCoopGroups {
   uint32_t x = 1, y = 1, z = 1;
 };
-// {N / BN, M / BM, batch}.
+// {N / BN, M / BM, batch} (rounded up when bounded).
 GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t batch);
 
 codegen::Kernel generateGemmCoop(const GemmCoopParams& params);

@@ -36,15 +36,18 @@ void geluInPlace(const Epilogue& e, Value var) {
   const TypeId ptrF32 = e.m.pointerType(StorageClass::Function, f32);
   f.forRange(f.u32(0), f.coopLength(e.tc), [&](Value i) {
     const Value ptr = f.op(Op::OpAccessChain, ptrF32, {f.ref(var), f.ref(i)});
-    const Value x = f.load(ptr);
-    const Value x3 = f.fmul(f.fmul(x, x), x);
-    Value u = f.fmul(f.f32(0.7978845608028654f), f.fma(f.f32(0.044715f), x3, x));
-    u = f.fmin(f.fmax(u, f.f32(-15.0f)), f.f32(15.0f)); // tanh is +-1 in f32 well before 15
-    f.store(ptr, f.fmul(f.fmul(f.f32(0.5f), x), f.fadd(f.f32(1.0f), f.tanh(u))));
+    f.store(ptr, gelu(f, f.load(ptr)));
   });
 }
 
 } // namespace
+
+Value gelu(FunctionBuilder& f, Value x) {
+  const Value x3 = f.fmul(f.fmul(x, x), x);
+  Value u = f.fmul(f.f32(0.7978845608028654f), f.fma(f.f32(0.044715f), x3, x));
+  u = f.fmin(f.fmax(u, f.f32(-15.0f)), f.f32(15.0f)); // tanh is +-1 in f32 well before 15
+  return f.fmul(f.fmul(f.f32(0.5f), x), f.fadd(f.f32(1.0f), f.tanh(u)));
+}
 
 void storeC(const Epilogue& e, Value acc, Value cIndex, Value biasIndex) {
   e.f.coopStore(e.f.at(e.c, cIndex), e.f.convert(epilogueValue(e, acc, cIndex, biasIndex), e.tcOut), e.N,

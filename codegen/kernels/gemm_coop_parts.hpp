@@ -21,6 +21,9 @@ struct BatchOffsets {
 };
 BatchOffsets batchOffsets(spv::FunctionBuilder& f, const spv::PushConstants& pc, bool batched);
 
+// GELU (tanh form) of one f32.
+spv::Value gelu(spv::FunctionBuilder& f, spv::Value x);
+
 // alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 load), GELU (tanh form), convert to C's type,
 // store at C[cIndex] with row stride N. `tc` is the f32 accumulator type, `tcOut` C's matrix type.
 struct Epilogue {

@@ -110,6 +110,19 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.transB = bits & 8;
              add(p);
            }
+         // Bounded (any shape): every variant on the 64x64 double-buffered tiling, NN and the heaviest
+         // epilogue on the default.
+         for (GemmCoopParams p : gemmCoopTilings())
+           if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
+             p.bounded = true;
+             addVariants(p);
+             break;
+           }
+         GemmCoopParams bd = gemmCoopDefault();
+         bd.bounded = true;
+         add(bd);
+         bd.transA = bd.outF16 = bd.alphaBeta = bd.bias = bd.gelu = true;
+         add(bd);
          // Copy subgroups (warp specialisation): 1, 2 and 4 of them beside 4 or 8 computing subgroups, and
          // every variant on one.
          for (auto [bk, cols, ws] : {std::array<uint32_t, 3>{32, 2, 4}, {32, 2, 1}, {16, 4, 2}}) {

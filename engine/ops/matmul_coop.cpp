@@ -128,6 +128,7 @@ std::string layoutMiss(const CoopPlan& plan, const MatmulArgs& a) {
   const uint32_t sA = strideOr(a.strideA, M * K), sB = strideOr(a.strideB, K * N),
                  sC = strideOr(a.strideC, M * N);
   const bool batched = a.batch > 1;
+  if (plan.inner == CoopDecision::Bounded) return {}; // scalar reads: any offset and stride
   if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
     if (a.a.offset % 16 || a.b.offset % 16) return "A or B binding not 16-byte aligned";
     if (batched && (sA % 8 || sB % 8)) return "batch strides of A or B not multiples of 8";
@@ -172,7 +173,8 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     splitK(exec, plan, args, opt);
     return;
   }
-  if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
+  if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect ||
+      plan.inner == CoopDecision::Bounded) {
     runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, plan,
             args, opt);
     return;
@@ -279,6 +281,14 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
   const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(exec.context().device());
   CoopPolicyConfig cfg = opt.config;
   if (opt.tiling) cfg.tilings = {*opt.tiling};
+  // A/B timing of unaligned problems: HELIOS_COOP_BOUNDED=0 pads them (or falls back) as before the bounded
+  // kernel; =1 runs every one of them bounded, whatever its size.
+  static const std::string bounded = [] {
+    const char* e = std::getenv("HELIOS_COOP_BOUNDED");
+    return std::string(e ? e : "");
+  }();
+  if (bounded == "0") cfg.allowBounded = false;
+  if (bounded == "1") cfg.boundedMaxFlops = 1e300;
   CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {

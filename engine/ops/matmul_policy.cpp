@@ -16,6 +16,8 @@ const char* coopDecisionName(CoopDecision d) {
     return "padded_batched";
   case CoopDecision::TransposedADirect:
     return "transposed_a_direct";
+  case CoopDecision::Bounded:
+    return "bounded";
   case CoopDecision::Rewrite:
     return "rewrite";
   case CoopDecision::Fallback:
@@ -261,8 +263,30 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     }
   }
   const auto pct = [](double x) { return fmt::format("{:.0f}%", x * 100.0); };
+  const bool overCap = bestOverhead > cfg.paddingCap * (1.0 + 1e-9) + 1e-12;
+  // Bounded: a subgroup-scope tiling, the first that fills the GPU (else the one launching the most
+  // workgroups), as for aligned problems; its edge tiles check bounds instead of being padded.
+  const codegen::GemmCoopParams* edge = nullptr;
+  for (const auto& t : tilings)
+    if (!t.workgroupScope &&
+        (!edge || (workgroups(*edge, pr.M, pr.N, pr.batch) < kFillWorkgroups &&
+                   workgroups(t, pr.M, pr.N, pr.batch) > workgroups(*edge, pr.M, pr.N, pr.batch))))
+      edge = &t;
+  if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
+      (overCap || !cfg.allowPadding || pr.flops() <= cfg.boundedMaxFlops)) {
+    codegen::GemmCoopParams t = *edge;
+    t.bounded = true;
+    CoopPlan p = finish(t, CoopDecision::Bounded,
+                        "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) +
+                            "x" + std::to_string(t.BK) + " with bounds checks");
+    p.Mp = pr.M;
+    p.Np = pr.N;
+    p.Kp = pr.K;
+    p.paddingOverhead = 0;
+    return p;
+  }
   if (!cfg.allowPadding) return miss("unaligned, padding disabled", "unaligned and padding is disabled");
-  if (bestOverhead > cfg.paddingCap * (1.0 + 1e-9) + 1e-12)
+  if (overCap)
     return miss("unaligned and over the " + pct(cfg.paddingCap) + " padding cap",
                 "unaligned and over the " + pct(cfg.paddingCap) + " padding cap (" + pct(bestOverhead) + ")");
   if (pr.flops() < cfg.minFlops)

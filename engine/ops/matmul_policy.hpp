@@ -6,7 +6,9 @@
 // the kernel reads the K x M A with column-major coop loads); a batched problem that shares one B across the
 // batch is first rewritten into one GEMM with batch*M rows; an unaligned problem is padded to the tile on the
 // GPU (slice_3d), run through the coop kernel and cropped back, when the padding adds at most `paddingCap`
-// of the work and the problem has at least `minFlops`; everything else takes the tiled fallback, with the
+// of the work and the problem has at least `minFlops` (and more than `boundedMaxFlops`, where bounded runs
+// are allowed); an unaligned problem of at least `minFlops` that is not padded runs as it is through the
+// bounds-checked coop kernel (one dispatch, no copies); everything else takes the tiled fallback, with the
 // reason recorded.
 #include <cstdint>
 #include <string>
@@ -24,10 +26,11 @@ enum class CoopDecision : uint8_t {
   PaddedBatchedCoop,
   TransposedADirect,
   Rewrite,
+  Bounded, // unaligned, run as it is by the bounds-checked coop kernel (GemmCoopParams::bounded)
   Fallback
 };
-inline constexpr uint32_t kCoopDecisionCount = 6;
-// "direct", "padded", "padded_batched", "transposed_a_direct", "rewrite", "fallback".
+inline constexpr uint32_t kCoopDecisionCount = 7;
+// "direct", "padded", "padded_batched", "transposed_a_direct", "rewrite", "bounded", "fallback".
 const char* coopDecisionName(CoopDecision d);
 inline bool isCoop(CoopDecision d) {
   return d != CoopDecision::Fallback;
@@ -72,6 +75,10 @@ struct CoopPolicyConfig {
   bool allowPadding = true;
   bool allowRewrite = true;
   bool allowSplitK = true;
+  // Unaligned problems up to this much work run bounded rather than padded (the pad and crop passes cost
+  // more than the bounds checks there); above it, padding within the cap is preferred.
+  bool allowBounded = true;
+  double boundedMaxFlops = 1e10;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;

@@ -61,6 +61,13 @@ MatmulProblem problem(uint32_t M, uint32_t N, uint32_t K, uint32_t batch = 1) {
   return p;
 }
 
+// The padded path's own rules (cap, floor), with the bounded kernel out of the way.
+CoopPolicyConfig padOnly() {
+  CoopPolicyConfig c;
+  c.allowBounded = false;
+  return c;
+}
+
 uint32_t up(uint32_t x, uint32_t m) {
   return (x + m - 1) / m * m;
 }
@@ -159,9 +166,14 @@ TEST_CASE("policy: with NV coopmat2 the workgroup-scope kernel comes first", "[m
   CHECK(s.params.BM == 64);
   CHECK(s.params.invocations() == 128);
   // K = 56 is a multiple of neither BK = 32 nor 64: padded to 64 (+14%), still workgroup scope.
-  const CoopPlan q = planMatmul(problem(1024, 1024, 56), d);
+  const CoopPlan q = planMatmul(problem(1024, 1024, 56), d, padOnly());
   CHECK(q.decision == CoopDecision::PaddedCoop);
   CHECK(q.params.workgroupScope);
+  // Run as it is instead (the default), it takes a subgroup-scope tiling: the bounded kernel is KHR only.
+  const CoopPlan qb = planMatmul(problem(1024, 1024, 56), d);
+  CHECK(qb.decision == CoopDecision::Bounded);
+  CHECK_FALSE(qb.params.workgroupScope);
+  CHECK_NOTHROW(qb.params.validate());
   // A device whose flexible dimensions stop at 64 only gets the 64x64 tile.
   CoopDeviceInfo capped = d;
   capped.workgroupMaxDimension = 64;
@@ -226,12 +238,12 @@ TEST_CASE("policy: 511x513x257 against the 20% padding cap", "[matmul_policy]") 
   const double o64 = double(up(511, 64)) * up(513, 64) * up(257, 32) / real - 1.0;
   const double best = std::min(o128, o64);
   CHECK(best == Catch::Approx(0.2607).margin(1e-3)); // 512 x 576 x 288
-  const CoopPlan p = planMatmul(problem(511, 513, 257), h100());
+  const CoopPlan p = planMatmul(problem(511, 513, 257), h100(), padOnly());
   CHECK(p.decision == CoopDecision::Fallback);
   CHECK(p.reason == "unaligned and over the 20% padding cap (26%)");
   CHECK(p.missKey == "unaligned and over the 20% padding cap");
   // A 30% cap lets it through, padded to the 64x64 tile.
-  CoopPolicyConfig cfg;
+  CoopPolicyConfig cfg = padOnly();
   cfg.paddingCap = 0.30;
   const CoopPlan q = planMatmul(problem(511, 513, 257), h100(), cfg);
   CHECK(q.decision == CoopDecision::PaddedCoop);
@@ -244,16 +256,16 @@ TEST_CASE("policy: 511x513x257 against the 20% padding cap", "[matmul_policy]") 
 
 TEST_CASE("policy: the padding cap boundary is inclusive", "[matmul_policy]") {
   // K = 80 pads to 96: exactly +20%.
-  const CoopPlan at = planMatmul(problem(1024, 1024, 80), h100());
+  const CoopPlan at = planMatmul(problem(1024, 1024, 80), h100(), padOnly());
   CHECK(at.decision == CoopDecision::PaddedCoop);
   CHECK(at.Kp == 96);
   CHECK(at.paddingOverhead == Catch::Approx(0.2));
   // K = 79 pads to 96 too: +21.5%.
-  const CoopPlan over = planMatmul(problem(1024, 1024, 79), h100());
+  const CoopPlan over = planMatmul(problem(1024, 1024, 79), h100(), padOnly());
   CHECK(over.decision == CoopDecision::Fallback);
   CHECK(over.reason == "unaligned and over the 20% padding cap (22%)");
   // The cap is configurable.
-  CoopPolicyConfig cfg;
+  CoopPolicyConfig cfg = padOnly();
   cfg.paddingCap = 0.10;
   CHECK(planMatmul(problem(1024, 1024, 80), h100(), cfg).decision == CoopDecision::Fallback);
   CHECK(planMatmul(problem(1024, 1024, 80), h100(), cfg).reason ==
@@ -261,7 +273,7 @@ TEST_CASE("policy: the padding cap boundary is inclusive", "[matmul_policy]") {
 }
 
 TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
-  CoopPolicyConfig cfg;
+  CoopPolicyConfig cfg = padOnly();
   cfg.paddingCap = 10.0; // isolate the floor
   const CoopPlan small = planMatmul(problem(63, 63, 63), h100(), cfg);
   CHECK(small.decision == CoopDecision::Fallback);
@@ -275,6 +287,48 @@ TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
   CHECK(planMatmul(pr, h100(), cfg).decision == CoopDecision::Fallback);
   // The floor does not apply to aligned problems.
   CHECK(planMatmul(problem(64, 64, 32), h100()).decision == CoopDecision::DirectCoop);
+}
+
+TEST_CASE("policy: unaligned problems run bounded unless padding is cheap enough", "[matmul_policy]") {
+  // Over the padding cap: the bounded kernel on the tiling that fills the GPU (64x64: 72 workgroups).
+  const CoopPlan p = planMatmul(problem(511, 513, 257), h100());
+  CHECK(p.decision == CoopDecision::Bounded);
+  CHECK(p.inner == CoopDecision::Bounded);
+  CHECK(p.params.bounded);
+  CHECK(p.params.BM == 64);
+  CHECK(p.params.BN == 64);
+  CHECK(p.Mp == 511);
+  CHECK(p.Np == 513);
+  CHECK(p.Kp == 257);
+  CHECK(p.paddingOverhead == 0.0);
+  CHECK(p.reason == "unaligned, run as it is on 64x64x32 with bounds checks");
+  CHECK(p.missKey.empty());
+  CHECK_NOTHROW(p.params.validate());
+  const auto g = helios::codegen::gemmCoopGroups(p.params, 511, 513, 1);
+  CHECK(g.x == 9); // ceil(513 / 64)
+  CHECK(g.y == 8);
+  // Within the cap but small: bounded too (the pad and crop passes would cost more).
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100()).decision == CoopDecision::Bounded);
+  // Within the cap and above boundedMaxFlops: padded; over the cap: bounded whatever the size.
+  const CoopPlan big = planMatmul(problem(4000, 4000, 4000), h100());
+  CHECK(big.decision == CoopDecision::PaddedCoop);
+  CHECK_FALSE(big.params.bounded);
+  const CoopPlan bigOver = planMatmul(problem(4000, 4000, 79), h100());
+  CHECK(bigOver.decision == CoopDecision::Bounded);
+  CHECK(bigOver.params.BM == 128); // 4000 x 4000 fills the GPU with the large tile
+  CoopPolicyConfig lower;
+  lower.boundedMaxFlops = 1e6;
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), lower).decision == CoopDecision::PaddedCoop);
+  // Batched unaligned: bounded, batched; below the floor: the tiled fallback still.
+  const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100());
+  CHECK(b.decision == CoopDecision::Bounded);
+  CHECK(b.params.batched);
+  const CoopPlan small = planMatmul(problem(63, 63, 63), h100());
+  CHECK(small.decision == CoopDecision::Fallback);
+  CHECK(small.missKey == "too small");
+  // Aligned problems are untouched.
+  CHECK(planMatmul(problem(4096, 4096, 4096), h100()).decision == CoopDecision::DirectCoop);
+  CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), h100()).params.bounded);
 }
 
 TEST_CASE("policy: misses name their reason", "[matmul_policy]") {
@@ -291,19 +345,19 @@ TEST_CASE("policy: misses name their reason", "[matmul_policy]") {
   p = planMatmul(problem(4096, 4096, 4096), noCoop());
   CHECK(p.decision == CoopDecision::Fallback);
   CHECK(p.reason == "no cooperative matrices on this device");
-  CoopPolicyConfig off;
+  CoopPolicyConfig off = padOnly();
   off.allowPadding = false;
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), off).decision == CoopDecision::Fallback);
 }
 
 TEST_CASE("policy: batched padding and the shared-B rewrite", "[matmul_policy]") {
-  const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100());
+  const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100(), padOnly());
   CHECK(b.decision == CoopDecision::PaddedBatchedCoop);
   CHECK(b.params.batched);
   CHECK(planMatmul(problem(512, 640, 1024, 4), h100()).decision == CoopDecision::DirectCoop);
   MatmulProblem shared = problem(250, 512, 512, 6);
   shared.sharedB = true;
-  const CoopPlan r = planMatmul(shared, h100());
+  const CoopPlan r = planMatmul(shared, h100(), padOnly());
   CHECK(r.decision == CoopDecision::Rewrite);
   CHECK(r.inner == CoopDecision::PaddedCoop);
   CHECK(r.problem.M == 1500);
@@ -316,21 +370,23 @@ TEST_CASE("policy: batched padding and the shared-B rewrite", "[matmul_policy]")
 TEST_CASE("coop stats: counters, hit rate and the one-line summary", "[coop_stats]") {
   coopStats().reset();
   CHECK(coopStatsLine() == "coop_matmul: 0/0 coop (0.0%) direct=0 padded=0 padded_batched=0 "
-                           "transposed_a_direct=0 rewrite=0 fallback=0");
+                           "transposed_a_direct=0 rewrite=0 bounded=0 fallback=0");
   for (int i = 0; i < 100; ++i)
     coopStats().record(planMatmul(problem(4096, 4096, 4096), h100()));
   for (int i = 0; i < 18; ++i)
-    coopStats().record(planMatmul(problem(1000, 1000, 1000), h100()));
-  CoopPolicyConfig cfg;
+    coopStats().record(planMatmul(problem(1000, 1000, 1000), h100(), padOnly()));
+  for (int i = 0; i < 3; ++i)
+    coopStats().record(planMatmul(problem(511, 513, 257), h100()));
+  CoopPolicyConfig cfg = padOnly();
   cfg.paddingCap = 10.0;
   coopStats().record(planMatmul(problem(63, 63, 63), h100(), cfg));
   coopStats().record(planMatmul(problem(60, 60, 60), h100(), cfg));
   const CoopStatsSnapshot s = coopStats().snapshot();
-  CHECK(s.total() == 120);
-  CHECK(s.coop() == 118);
-  CHECK(s.hitRate() == Catch::Approx(118.0 / 120.0));
-  CHECK(coopStatsLine() == "coop_matmul: 118/120 coop (98.3%) direct=100 padded=18 padded_batched=0 "
-                           "transposed_a_direct=0 rewrite=0 fallback=2 [too small: 2]");
+  CHECK(s.total() == 123);
+  CHECK(s.coop() == 121);
+  CHECK(s.hitRate() == Catch::Approx(121.0 / 123.0));
+  CHECK(coopStatsLine() == "coop_matmul: 121/123 coop (98.4%) direct=100 padded=18 padded_batched=0 "
+                           "transposed_a_direct=0 rewrite=0 bounded=3 fallback=2 [too small: 2]");
   coopStats().record(planMatmul(problem(4096, 4096, 4096), noCoop()));
   CHECK_THAT(coopStatsLine(), ContainsSubstring("[too small: 2, no cooperative matrices on this device: 1]"));
   coopStats().reset();
@@ -411,6 +467,7 @@ void runOdd(vk::Context& ctx, const OddCase& c) {
   CoopRunOptions opt;
   opt.device = h100();   // plan as on an H100 ...
   opt.tiledInner = true; // ... but run the tiled kernel inside the pad/crop
+  opt.config.allowBounded = c.expect == CoopDecision::Bounded;
   opt.record = false;
   ImmediateExecutor exec(ctx);
   const CoopPlan plan = matmulCoop(exec, args, opt);
@@ -453,6 +510,8 @@ TEST_CASE("matmul_coop: padded path with the tiled kernel standing in (odd shape
   using D = CoopDecision;
   const OddCase cases[] = {
       {250, 250, 250, 1, false, false, false, false, false, false, 1.0f, 0.0f, D::PaddedCoop},
+      {511, 513, 257, 1, false, false, false, false, false, false, 1.0f, 0.0f, D::Bounded},
+      {120, 120, 250, 3, true, false, true, true, false, false, 0.5f, 0.5f, D::Bounded},
       {250, 250, 250, 1, false, false, true, true, false, false, 0.5f, -1.25f, D::PaddedCoop},
       {250, 250, 250, 1, true, false, true, false, true, false, 1.0f, 0.0f, D::PaddedCoop},
       {250, 250, 250, 1, false, true, false, true, false, false, 2.0f, 0.5f, D::PaddedCoop},

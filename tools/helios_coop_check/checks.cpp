@@ -153,6 +153,7 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
   ro.device = dev;
   ro.tiledInner = opt.tiledInner;
   ro.tiling = c.tiling;
+  ro.config.allowBounded = !c.padOnly;
 
   nlohmann::json rec = {{"name", c.name},
                         {"M", c.M},
@@ -352,31 +353,60 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
         cases.push_back(c);
       }
   }
-  // Odd shapes through the policy: padded, padded batched, rewrite, fallback (numbers checked either way).
-  const std::string padded = opt.tiledInner || dev.coopMatrix ? "padded" : "fallback";
-  const std::string paddedB = opt.tiledInner || dev.coopMatrix ? "padded_batched" : "fallback";
+  // Odd shapes through the policy: bounded (the default for unaligned problems), then the same shapes padded
+  // (policy without the bounded kernel), padded batched, rewrite, fallback (numbers checked either way).
+  const bool coop = opt.tiledInner || dev.coopMatrix;
+  const std::string padded = coop ? "padded" : "fallback";
+  const std::string paddedB = coop ? "padded_batched" : "fallback";
+  const std::string bounded = coop ? "bounded" : "fallback";
   auto odd = [&](std::string name, uint32_t M, uint32_t N, uint32_t K, uint32_t batch, std::string expect) {
     Case c{std::move(name), M, N, K, batch};
     c.expect = std::move(expect);
+    c.padOnly = c.expect == padded || c.expect == paddedB;
     return c;
   };
-  cases.push_back(odd("odd 511x513x257 (over the cap)", 511, 513, 257, 1, "fallback"));
-  cases.push_back(odd("odd 1000x1000x1000", 1000, 1000, 1000, 1, padded));
   {
-    Case c = odd("odd 1000x1000x1000 ab+bias+gelu", 1000, 1000, 1000, 1, padded);
+    Case c = odd("odd 511x513x257 (padded: over the cap)", 511, 513, 257, 1, "fallback");
+    c.padOnly = true;
+    cases.push_back(c);
+  }
+  for (const bool pad : {false, true}) {
+    const std::string p = pad ? padded : bounded, pb = pad ? paddedB : bounded;
+    const std::string how = pad ? " padded" : " bounded";
+    if (!pad) {
+      cases.push_back(odd("odd 511x513x257" + how, 511, 513, 257, 1, p));
+      Case c =
+          odd("odd 7x33x127 tt ab+bias+gelu" + how, 7, 33, 127, 1, "fallback"); // under the 2 MFLOP floor
+      c.transA = c.transB = c.bias = c.gelu = true, c.alpha = 0.5f, c.beta = 2.0f;
+      cases.push_back(c);
+      c = odd("odd 127x513x33 nt f16 bias" + how, 127, 513, 33, 1, p);
+      c.transB = c.outF16 = c.bias = true;
+      cases.push_back(c);
+      c = odd("odd 513x127x1001 tn ab" + how, 513, 127, 1001, 1, p);
+      c.transA = true, c.alpha = -1.0f, c.beta = 0.25f;
+      cases.push_back(c);
+      c = odd("odd batched 3x129x65x97 tt f16 ab+gelu" + how, 129, 65, 97, 3, p);
+      c.transA = c.transB = c.outF16 = c.gelu = true, c.alpha = 1.5f, c.beta = 1.0f;
+      cases.push_back(c);
+    }
+    cases.push_back(odd("odd 1000x1000x1000" + how, 1000, 1000, 1000, 1, p));
+    Case c = odd("odd 1000x1000x1000 ab+bias+gelu" + how, 1000, 1000, 1000, 1, p);
     c.alpha = 0.5f, c.beta = -1.0f, c.bias = c.gelu = true;
     cases.push_back(c);
-    c = odd("odd 1000x1000x1000 tn f16 bias+gelu", 1000, 1000, 1000, 1, padded);
+    c = odd("odd 1000x1000x1000 tn f16 bias+gelu" + how, 1000, 1000, 1000, 1, p);
     c.transA = true, c.outF16 = c.bias = c.gelu = true;
     cases.push_back(c);
-    c = odd("odd 1000x1000x1000 nt ab f16", 1000, 1000, 1000, 1, padded);
+    c = odd("odd 1000x1000x1000 nt ab f16" + how, 1000, 1000, 1000, 1, p);
     c.transB = true, c.outF16 = true, c.alpha = 2.0f, c.beta = 0.5f;
     cases.push_back(c);
-    c = odd("odd batched 4x500x600x1000 ab+bias", 500, 600, 1000, 4, paddedB);
+    c = odd("odd batched 4x500x600x1000 ab+bias" + how, 500, 600, 1000, 4, pb);
     c.alpha = 1.0f, c.beta = 1.0f, c.bias = true;
     cases.push_back(c);
-    c = odd("K-only pad 512x512x1000", 512, 512, 1000, 1, padded);
+    c = odd("K-only pad 512x512x1000" + how, 512, 512, 1000, 1, p);
     cases.push_back(c);
+  }
+  {
+    Case c;
     c = odd("shared B 6x250x512x512 (rewrite)", 250, 512, 512, 6,
             opt.tiledInner || dev.coopMatrix ? "rewrite" : "fallback");
     c.sharedB = true;
@@ -390,7 +420,7 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
     m.bias = true, m.viaMatmul = true, m.expect = "direct";
     cases.push_back(m);
     m = Case{"matmul() Auto 1000x1000x1000 tn gelu", 1000, 1000, 1000};
-    m.transA = m.gelu = m.viaMatmul = true, m.expect = "padded";
+    m.transA = m.gelu = m.viaMatmul = true, m.expect = "bounded";
     cases.push_back(m);
   }
   nlohmann::json out = nlohmann::json::array();

@@ -41,6 +41,7 @@ struct Case {
   std::optional<codegen::GemmCoopParams> tiling; // force a tiling (else the policy's)
   std::string expect;                            // expected decision name ("" = any)
   bool viaMatmul = false; // through ops::matmul (MatmulKernel::Auto) instead of matmulCoop
+  bool padOnly = false;   // policy without the bounded kernel (the padded path's own cases)
 };
 
 std::mt19937_64& rng();
