@@ -1,5 +1,6 @@
 #include "engine/ops/matmul_coop.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -290,6 +291,14 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
   if (bounded == "0") cfg.allowBounded = false;
   if (bounded == "1") cfg.boundedMaxFlops = 1e300;
   CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
+  // Experiment knob: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling.
+  if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_TILE"); e && plan.inner == CoopDecision::Bounded) {
+    unsigned bm = 0, bn = 0, bk = 0, r = 0, cc = 0, st = 0;
+    if (std::sscanf(e, "%ux%ux%u_sg%ux%u_s%u", &bm, &bn, &bk, &r, &cc, &st) == 6) {
+      auto& t = plan.params;
+      t.BM = bm, t.BN = bn, t.BK = bk, t.sgRows = r, t.sgCols = cc, t.stages = st;
+    }
+  }
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {
       plan.decision = plan.inner = CoopDecision::Fallback;
