@@ -278,20 +278,17 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   return p;
 }
 
-CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& opt, bool force) {
-  const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(exec.context().device());
-  CoopPolicyConfig cfg = opt.config;
-  if (opt.tiling) cfg.tilings = {*opt.tiling};
-  // A/B timing of unaligned problems: HELIOS_COOP_BOUNDED=0 pads them (or falls back) as before the bounded
-  // kernel; =1 runs every one of them bounded, whatever its size.
+CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg) {
+  // HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
+  // whatever its size; =0 never (the default unless the caller's config allows it).
   static const std::string bounded = [] {
     const char* e = std::getenv("HELIOS_COOP_BOUNDED");
     return std::string(e ? e : "");
   }();
   if (bounded == "0") cfg.allowBounded = false;
-  if (bounded == "1") cfg.boundedMaxFlops = 1e300;
+  if (bounded == "1") cfg.allowBounded = true, cfg.boundedMaxFlops = 1e300;
   CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
-  // Experiment knob: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling.
+  // Tuning knob: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling.
   if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_TILE"); e && plan.inner == CoopDecision::Bounded) {
     unsigned bm = 0, bn = 0, bk = 0, r = 0, cc = 0, st = 0;
     if (std::sscanf(e, "%ux%ux%u_sg%ux%u_s%u", &bm, &bn, &bk, &r, &cc, &st) == 6) {
@@ -305,6 +302,14 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
       plan.missKey = plan.reason = why;
     }
   }
+  return plan;
+}
+
+CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& opt, bool force) {
+  const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(exec.context().device());
+  CoopPolicyConfig cfg = opt.config;
+  if (opt.tiling) cfg.tilings = {*opt.tiling};
+  CoopPlan plan = planMatmulCoop(args, dev, cfg);
   if (force && !isCoop(plan.decision))
     throw std::invalid_argument("matmul: coop GEMM not available for this problem (MatmulKernel::Coop): " +
                                 plan.reason);

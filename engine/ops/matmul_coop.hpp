@@ -39,6 +39,10 @@ struct CoopRunOptions {
 CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& options = {},
                     bool force = false);
 
+// The plan matmulCoop runs: planMatmul with the environment's overrides (HELIOS_COOP_BOUNDED=0/1,
+// HELIOS_COOP_BOUNDED_TILE) and the buffers' layout checked.
+CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& device, CoopPolicyConfig config = {});
+
 // The coop kernel matmulCoop dispatches for a direct plan (layout, output type and epilogue from args).
 codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs& args);
 

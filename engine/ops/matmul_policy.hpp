@@ -6,10 +6,10 @@
 // the kernel reads the K x M A with column-major coop loads); a batched problem that shares one B across the
 // batch is first rewritten into one GEMM with batch*M rows; an unaligned problem is padded to the tile on the
 // GPU (slice_3d), run through the coop kernel and cropped back, when the padding adds at most `paddingCap`
-// of the work and the problem has at least `minFlops` (and more than `boundedMaxFlops`, where bounded runs
-// are allowed); an unaligned problem of at least `minFlops` that is not padded runs as it is through the
-// bounds-checked coop kernel (one dispatch, no copies); everything else takes the tiled fallback, with the
-// reason recorded.
+// of the work and the problem has at least `minFlops`; with `allowBounded`, an unaligned problem of at
+// least `minFlops` runs as it is through the bounds-checked coop kernel instead (one dispatch, no copies)
+// unless padding is within the cap and the problem is over `boundedMaxFlops`; everything else takes the
+// tiled fallback, with the reason recorded.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,9 +75,10 @@ struct CoopPolicyConfig {
   bool allowPadding = true;
   bool allowRewrite = true;
   bool allowSplitK = true;
-  // Unaligned problems up to this much work run bounded rather than padded (the pad and crop passes cost
-  // more than the bounds checks there); above it, padding within the cap is preferred.
-  bool allowBounded = true;
+  // Unaligned problems run as they are by the bounds-checked kernel: those up to boundedMaxFlops, and those
+  // over the padding cap. Off by default: on the H100 it measured no faster than padding or the tiled
+  // fallback over the odd shapes timed (bench/results/2026-11-24-h100-gemm-bounded.json).
+  bool allowBounded = false;
   double boundedMaxFlops = 1e10;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).

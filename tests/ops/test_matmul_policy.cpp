@@ -61,10 +61,15 @@ MatmulProblem problem(uint32_t M, uint32_t N, uint32_t K, uint32_t batch = 1) {
   return p;
 }
 
-// The padded path's own rules (cap, floor), with the bounded kernel out of the way.
+// The padded path's own rules (cap, floor), the bounded kernel out of the way (the default), and with it.
 CoopPolicyConfig padOnly() {
   CoopPolicyConfig c;
   c.allowBounded = false;
+  return c;
+}
+CoopPolicyConfig withBounded() {
+  CoopPolicyConfig c;
+  c.allowBounded = true;
   return c;
 }
 
@@ -169,8 +174,8 @@ TEST_CASE("policy: with NV coopmat2 the workgroup-scope kernel comes first", "[m
   const CoopPlan q = planMatmul(problem(1024, 1024, 56), d, padOnly());
   CHECK(q.decision == CoopDecision::PaddedCoop);
   CHECK(q.params.workgroupScope);
-  // Run as it is instead (the default), it takes a subgroup-scope tiling: the bounded kernel is KHR only.
-  const CoopPlan qb = planMatmul(problem(1024, 1024, 56), d);
+  // Run as it is instead, it takes a subgroup-scope tiling: the bounded kernel is KHR only.
+  const CoopPlan qb = planMatmul(problem(1024, 1024, 56), d, withBounded());
   CHECK(qb.decision == CoopDecision::Bounded);
   CHECK_FALSE(qb.params.workgroupScope);
   CHECK_NOTHROW(qb.params.validate());
@@ -289,9 +294,14 @@ TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
   CHECK(planMatmul(problem(64, 64, 32), h100()).decision == CoopDecision::DirectCoop);
 }
 
-TEST_CASE("policy: unaligned problems run bounded unless padding is cheap enough", "[matmul_policy]") {
+TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is cheap enough",
+          "[matmul_policy]") {
+  // Off by default: the padded path's rules stand.
+  CHECK(planMatmul(problem(511, 513, 257), h100()).decision == CoopDecision::Fallback);
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100()).decision == CoopDecision::PaddedCoop);
+  const CoopPolicyConfig on = withBounded();
   // Over the padding cap: the bounded kernel on the tiling that fills the GPU (64x64: 72 workgroups).
-  const CoopPlan p = planMatmul(problem(511, 513, 257), h100());
+  const CoopPlan p = planMatmul(problem(511, 513, 257), h100(), on);
   CHECK(p.decision == CoopDecision::Bounded);
   CHECK(p.inner == CoopDecision::Bounded);
   CHECK(p.params.bounded);
@@ -308,22 +318,22 @@ TEST_CASE("policy: unaligned problems run bounded unless padding is cheap enough
   CHECK(g.x == 9); // ceil(513 / 64)
   CHECK(g.y == 8);
   // Within the cap but small: bounded too (the pad and crop passes would cost more).
-  CHECK(planMatmul(problem(1000, 1000, 1000), h100()).decision == CoopDecision::Bounded);
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), on).decision == CoopDecision::Bounded);
   // Within the cap and above boundedMaxFlops: padded; over the cap: bounded whatever the size.
-  const CoopPlan big = planMatmul(problem(4000, 4000, 4000), h100());
+  const CoopPlan big = planMatmul(problem(4000, 4000, 4000), h100(), on);
   CHECK(big.decision == CoopDecision::PaddedCoop);
   CHECK_FALSE(big.params.bounded);
-  const CoopPlan bigOver = planMatmul(problem(4000, 4000, 79), h100());
+  const CoopPlan bigOver = planMatmul(problem(4000, 4000, 79), h100(), on);
   CHECK(bigOver.decision == CoopDecision::Bounded);
   CHECK(bigOver.params.BM == 128); // 4000 x 4000 fills the GPU with the large tile
-  CoopPolicyConfig lower;
+  CoopPolicyConfig lower = on;
   lower.boundedMaxFlops = 1e6;
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), lower).decision == CoopDecision::PaddedCoop);
   // Batched unaligned: bounded, batched; below the floor: the tiled fallback still.
-  const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100());
+  const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100(), on);
   CHECK(b.decision == CoopDecision::Bounded);
   CHECK(b.params.batched);
-  const CoopPlan small = planMatmul(problem(63, 63, 63), h100());
+  const CoopPlan small = planMatmul(problem(63, 63, 63), h100(), on);
   CHECK(small.decision == CoopDecision::Fallback);
   CHECK(small.missKey == "too small");
   // Aligned problems are untouched.
@@ -376,7 +386,7 @@ TEST_CASE("coop stats: counters, hit rate and the one-line summary", "[coop_stat
   for (int i = 0; i < 18; ++i)
     coopStats().record(planMatmul(problem(1000, 1000, 1000), h100(), padOnly()));
   for (int i = 0; i < 3; ++i)
-    coopStats().record(planMatmul(problem(511, 513, 257), h100()));
+    coopStats().record(planMatmul(problem(511, 513, 257), h100(), withBounded()));
   CoopPolicyConfig cfg = padOnly();
   cfg.paddingCap = 10.0;
   coopStats().record(planMatmul(problem(63, 63, 63), h100(), cfg));

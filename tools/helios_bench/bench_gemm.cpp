@@ -31,7 +31,7 @@ Shape parseShape(const std::string& s) {
 // What matmul() dispatched for `args`: the coop kernel the policy plans (auto/coop), else "tiled".
 std::string kernelName(vk::Context& ctx, const ops::MatmulArgs& args) {
   if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return "tiled";
-  const ops::CoopPlan plan = ops::planMatmul(ops::matmulProblem(args), ops::coopDeviceInfo(ctx.device()));
+  const ops::CoopPlan plan = ops::planMatmulCoop(args, ops::coopDeviceInfo(ctx.device()));
   if (!ops::isCoop(plan.decision)) return "tiled (" + plan.reason + ")";
   return ops::coopKernelParams(plan, args).name() + " (" + ops::coopDecisionName(plan.decision) +
          (plan.splitK > 1 ? ", split K " + std::to_string(plan.splitK) : "") + ")";
