@@ -24,6 +24,7 @@ def main():
             s = ref.get((r["B"], r["H"], r["S"], r["D"], r["causal"], r["mode"], dtype))
             if s and isinstance(r.get("us"), (int, float)):
                 r[f"sdpa_{dtype}_us"] = s["ms"] * 1e3
+                r[f"sdpa_{dtype}_us_eager"] = s.get("ms_eager", s["ms"]) * 1e3
                 r[f"sdpa_{dtype}_tflops"] = s["tflops"]
                 r[f"time_ratio_to_sdpa_{dtype}"] = r["us"] / (s["ms"] * 1e3)
         if isinstance(r.get("us"), (int, float)):

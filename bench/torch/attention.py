@@ -4,7 +4,9 @@
 Prints one JSON object: {"torch", "device", "results": [{B, H, S, D, causal, mode, dtype, ms, tflops}]}, with
 FlashAttention's FLOP count (4 B H S^2 D forward, 3.5x that for forward + backward, halved when causal), the
 same count helios-bench uses. dtype f16 is SDPA's flash path; f32 is what the f32 Helios kernel computes.
-Timing: CUDA events around each call after warm-up, median of the repeats (gemm.py's time_ms).
+Timing ("ms"): back-to-back calls replayed from a CUDA graph (gemm.py's time_graph_ms): the GPU's time per
+call, as helios-bench times back-to-back dispatches; "ms_eager": CUDA events around one eager call (gemm.py's
+time_ms; includes PyTorch's launch gaps, which dominate small shapes).
 """
 import argparse
 import json
@@ -12,7 +14,7 @@ import json
 import torch
 import torch.nn.functional as F
 
-from gemm import time_ms
+from gemm import time_graph_ms, time_ms
 
 
 def main():
@@ -41,9 +43,15 @@ def main():
 
                 for mode, fn, flops in (("fwd", lambda: forward(), fwd_flops),
                                         ("fwdbwd", forward_backward, 3.5 * fwd_flops)):
-                    ms = time_ms(fn, args.warmup, args.repeat)
+                    eager = time_ms(fn, args.warmup, args.repeat)
+                    calls = 20 if flops < 1e11 else 3
+                    try:
+                        ms = time_graph_ms(fn, args.warmup, args.repeat, calls)
+                    except Exception:  # no graph capture for this call here: eager timing stands in
+                        ms, calls = eager, 0
                     results.append({"B": b, "H": h, "S": s, "D": d, "causal": causal, "mode": mode,
-                                    "dtype": dtype_name, "ms": ms, "tflops": flops / (ms * 1e-3) / 1e12})
+                                    "dtype": dtype_name, "ms": ms, "ms_eager": eager, "graph_calls": calls,
+                                    "tflops": flops / (ms * 1e-3) / 1e12})
     print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name(), "results": results},
                      indent=1))
 
