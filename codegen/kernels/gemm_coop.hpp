@@ -65,6 +65,12 @@ struct GemmCoopParams {
   uint32_t subgroupSize = 32;      // pipeline's required subgroup size
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
+  // The tiling fields at once (menus and sweeps).
+  GemmCoopParams& setTiling(uint32_t bm, uint32_t bn, uint32_t bk, uint32_t rows, uint32_t cols,
+                            uint32_t st) {
+    BM = bm, BN = bn, BK = bk, sgRows = rows, sgCols = cols, stages = st;
+    return *this;
+  }
   uint32_t subgroups() const { return sgRows * sgCols; } // the computing subgroups
   uint32_t invocations() const { return (subgroups() + producers) * subgroupSize; }
   uint32_t copiers() const { return producers ? producers * subgroupSize : invocations(); } // copy slices

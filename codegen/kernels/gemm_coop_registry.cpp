@@ -30,12 +30,7 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint
     p.coopM = coopM;
     p.coopN = coopN;
     p.coopK = coopK;
-    p.BM = t.BM;
-    p.BN = t.BN;
-    p.BK = t.BK;
-    p.sgRows = t.sgRows;
-    p.sgCols = t.sgCols;
-    p.stages = t.stages;
+    p.setTiling(t.BM, t.BN, t.BK, t.sgRows, t.sgCols, t.stages);
     p.maxSharedBytes = maxSharedBytes;
     try {
       p.validate();

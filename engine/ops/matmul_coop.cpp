@@ -292,8 +292,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_TILE"); e && plan.inner == CoopDecision::Bounded) {
     unsigned bm = 0, bn = 0, bk = 0, r = 0, cc = 0, st = 0;
     if (std::sscanf(e, "%ux%ux%u_sg%ux%u_s%u", &bm, &bn, &bk, &r, &cc, &st) == 6) {
-      auto& t = plan.params;
-      t.BM = bm, t.BN = bn, t.BK = bk, t.sgRows = r, t.sgCols = cc, t.stages = st;
+      plan.params.setTiling(bm, bn, bk, r, cc, st);
     }
   }
   if (isCoop(plan.decision)) {

@@ -272,13 +272,7 @@ std::vector<codegen::GemmCoopParams> explorationTilings(const ops::CoopDeviceInf
     codegen::GemmCoopParams p =
         codegen::gemmCoopDefault(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
                                  dev.coopK ? dev.coopK : 16, dev.maxSharedBytes);
-    p.BM = t.BM;
-    p.BN = t.BN;
-    p.BK = t.BK;
-    p.sgRows = t.sgRows;
-    p.sgCols = t.sgCols;
-    p.stages = 2;
-    p.producers = t.producers;
+    p.setTiling(t.BM, t.BN, t.BK, t.sgRows, t.sgCols, 2).producers = t.producers;
     keep(p);
   }
   return out;
