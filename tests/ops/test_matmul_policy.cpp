@@ -259,6 +259,24 @@ TEST_CASE("policy: 511x513x257 against the 20% padding cap", "[matmul_policy]") 
   CHECK_THAT(q.reason, ContainsSubstring("padded to 512x576x288"));
 }
 
+TEST_CASE("policy: padding prefers a tile that fills the GPU", "[matmul_policy]") {
+  // 1000^3 pads to 1024^3 (+7%) on either tile; the 128x128 tile launches 64 workgroups, the 64x64 one 256.
+  const CoopPlan p = planMatmul(problem(1000, 1000, 1000), h100());
+  CHECK(p.decision == CoopDecision::PaddedCoop);
+  CHECK(p.params.BM == 64);
+  CHECK(p.params.BN == 64);
+  CHECK(p.Mp == 1024);
+  CHECK(p.Kp == 1024);
+  // Large enough for the 128x128 tile to fill the GPU: it stays.
+  const CoopPlan big = planMatmul(problem(4000, 4000, 4000), h100());
+  CHECK(big.decision == CoopDecision::PaddedCoop);
+  CHECK(big.params.BM == 128);
+  // The fuller tile only within the cap: here only the 64x64 one is within it anyway.
+  CoopPolicyConfig tight = padOnly();
+  tight.paddingCap = 0.05;
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), tight).decision == CoopDecision::Fallback);
+}
+
 TEST_CASE("policy: the padding cap boundary is inclusive", "[matmul_policy]") {
   // K = 80 pads to 96: exactly +20%.
   const CoopPlan at = planMatmul(problem(1024, 1024, 80), h100(), padOnly());
