@@ -408,7 +408,8 @@ private:
           const Value at = f_.iadd(cBase_, f_.iadd(f_.imul(gr, N_), gc));
           Value v = f_.bitcast(word, f32_);
           if (p_.alphaBeta) {
-            // beta == 0 never reads C (it may hold anything, NaN included).
+            // beta == 0 discards C's value (it may hold anything, NaN included): the read is clamped to C[0]
+            // and its product selected away.
             const Value old = f_.loadAt(c_, f_.select(f_.ne(beta, f_.f32(0.0f)), at, c(0)));
             const Value scaled = f_.fmul(beta, p_.outF16 ? f_.convert(old, f32_) : old);
             v = f_.fadd(f_.fmul(alpha, v), f_.select(f_.ne(beta, f_.f32(0.0f)), scaled, f_.f32(0.0f)));
