@@ -153,6 +153,20 @@ uint64_t workgroups(const codegen::GemmCoopParams& t, uint32_t M, uint32_t N, ui
   return uint64_t{roundUp(M, t.BM) / t.BM} * (roundUp(N, t.BN) / t.BN) * batch;
 }
 
+// Among the tilings `eligible` accepts (in menu order, largest first): the first that fills the GPU, else the
+// one launching the most workgroups; nullptr when none is eligible.
+template <typename Eligible>
+const codegen::GemmCoopParams* fillingTiling(const std::vector<codegen::GemmCoopParams>& tilings,
+                                             const MatmulProblem& pr, Eligible eligible) {
+  const codegen::GemmCoopParams* pick = nullptr;
+  for (const auto& t : tilings)
+    if (eligible(t) &&
+        (!pick || (workgroups(*pick, pr.M, pr.N, pr.batch) < kFillWorkgroups &&
+                   workgroups(t, pr.M, pr.N, pr.batch) > workgroups(*pick, pr.M, pr.N, pr.batch))))
+      pick = &t;
+  return pick;
+}
+
 } // namespace
 
 CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
@@ -213,13 +227,9 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   };
 
   // Aligned to some tiling: the first that fills the GPU, else the one launching the most workgroups.
-  const codegen::GemmCoopParams* aligned = nullptr;
-  for (const auto& t : tilings) {
-    if (pr.M % t.BM || pr.N % t.BN || pr.K % t.BK) continue;
-    if (!aligned || (workgroups(*aligned, pr.M, pr.N, pr.batch) < kFillWorkgroups &&
-                     workgroups(t, pr.M, pr.N, pr.batch) > workgroups(*aligned, pr.M, pr.N, pr.batch)))
-      aligned = &t;
-  }
+  const codegen::GemmCoopParams* aligned = fillingTiling(tilings, pr, [&](const codegen::GemmCoopParams& t) {
+    return pr.M % t.BM == 0 && pr.N % t.BN == 0 && pr.K % t.BK == 0;
+  });
   if (aligned) {
     const std::string tile =
         std::to_string(aligned->BM) + "x" + std::to_string(aligned->BN) + "x" + std::to_string(aligned->BK);
@@ -260,12 +270,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
            1.0;
   };
   const auto withinCap = [&](double o) { return o <= cfg.paddingCap * (1.0 + 1e-9) + 1e-12; };
-  const codegen::GemmCoopParams* best = nullptr;
-  for (const auto& t : tilings)
-    if (withinCap(overhead(t)) &&
-        (!best || (workgroups(*best, pr.M, pr.N, pr.batch) < kFillWorkgroups &&
-                   workgroups(t, pr.M, pr.N, pr.batch) > workgroups(*best, pr.M, pr.N, pr.batch))))
-      best = &t;
+  const codegen::GemmCoopParams* best =
+      fillingTiling(tilings, pr, [&](const codegen::GemmCoopParams& t) { return withinCap(overhead(t)); });
   if (!best)
     for (const auto& t : tilings)
       if (!best || overhead(t) < overhead(*best) - 1e-12) best = &t;
@@ -274,12 +280,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   const bool overCap = !withinCap(bestOverhead);
   // Bounded: a subgroup-scope tiling, the first that fills the GPU (else the one launching the most
   // workgroups), as for aligned problems; its edge tiles check bounds instead of being padded.
-  const codegen::GemmCoopParams* edge = nullptr;
-  for (const auto& t : tilings)
-    if (!t.workgroupScope &&
-        (!edge || (workgroups(*edge, pr.M, pr.N, pr.batch) < kFillWorkgroups &&
-                   workgroups(t, pr.M, pr.N, pr.batch) > workgroups(*edge, pr.M, pr.N, pr.batch))))
-      edge = &t;
+  const codegen::GemmCoopParams* edge =
+      fillingTiling(tilings, pr, [](const codegen::GemmCoopParams& t) { return !t.workgroupScope; });
   if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
       (overCap || !cfg.allowPadding || pr.flops() <= cfg.boundedMaxFlops)) {
     codegen::GemmCoopParams t = *edge;
