@@ -15,6 +15,7 @@
 // The tiling menu and the registry's sweep live in gemm_coop_registry.cpp.
 #include "codegen/kernels/gemm_coop.hpp"
 
+#include <functional>
 #include <initializer_list>
 #include <stdexcept>
 #include <string_view>
@@ -258,16 +259,19 @@ private:
     return regs;
   }
 
+  // Global -> registers: slice kt of A, of B (bounded or not).
+  std::vector<Value> loadSliceA(Value kt) {
+    return p_.bounded ? loadTileBounded(a_, slotsA_, edgeA_, kt)
+                      : loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A);
+  }
+  std::vector<Value> loadSliceB(Value kt) {
+    return p_.bounded ? loadTileBounded(b_, slotsB_, edgeB_, kt)
+                      : loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B);
+  }
+
   void loadTileToShared(Value kt, Value offA, Value offB) {
-    if (p_.bounded) {
-      const auto ra = loadTileBounded(a_, slotsA_, edgeA_, kt);
-      const auto rb = loadTileBounded(b_, slotsB_, edgeB_, kt);
-      storeTile(shA_, slotsA_, ra, offA);
-      storeTile(shB_, slotsB_, rb, offB);
-      return;
-    }
-    const auto ra = loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A);
-    const auto rb = loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B);
+    const auto ra = loadSliceA(kt);
+    const auto rb = loadSliceB(kt);
     storeTile(shA_, slotsA_, ra, offA);
     storeTile(shB_, slotsB_, rb, offB);
   }
@@ -328,10 +332,8 @@ private:
     f_.forRange(c(0), steps, [&](Value kt) {
       const Value stage = f_.bitAnd(kt, c(1)), other = f_.bitXor(stage, c(1));
       const Value next = f_.umin(f_.iadd(kt, c(1)), last);
-      const auto ra = p_.bounded ? loadTileBounded(a_, slotsA_, edgeA_, next)
-                                 : loadTile(a_, slotsA_, originA_, stepA_, next, p_.f32A);
-      const auto rb = p_.bounded ? loadTileBounded(b_, slotsB_, edgeB_, next)
-                                 : loadTile(b_, slotsB_, originB_, stepB_, next, p_.f32B);
+      const auto ra = loadSliceA(next);
+      const auto rb = loadSliceB(next);
       computeStage(f_.imul(stage, c(stageA)), f_.imul(stage, c(stageB)));
       storeTile(shA_, slotsA_, ra, f_.imul(other, c(stageA)));
       storeTile(shB_, slotsB_, rb, f_.imul(other, c(stageB)));
@@ -382,21 +384,33 @@ private:
       }
   }
 
-  // Bounded: per row of coop blocks, the subgroup stores its raw accumulators into its own region of the A
-  // staging (free after the main loop's last barrier), then each lane takes elements one by one, applies the
-  // epilogue and stores those inside M x N.
-  void boundedEpilogue(Value warpRow, Value warpCol) {
-    const uint32_t rowVecs = stagedRowVecs(p_), wn = p_.warpN();
+  // C through shared memory (after the main loop's last barrier the A staging is free): per row i of coop
+  // blocks, the subgroup stores value(i, j, row0) of each block into its own padded region (stagedRowVecs
+  // vectors per row), then copyOut(row0, region) reads the coopM rows back out; subgroup barriers around it.
+  void throughShared(Value warpRow, const std::function<Value(uint32_t, uint32_t, Value)>& value,
+                     const std::function<void(Value, Value)>& copyOut) {
+    const uint32_t rowVecs = stagedRowVecs(p_);
     const Value region = f_.imul(f_.builtin(BuiltIn::SubgroupId), c(p_.coopM * rowVecs));
-    const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
-    const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
-    const TypeId cType = p_.outF16 ? f16_ : f32_;
     for (uint32_t i = 0; i < p_.accM(); ++i) {
       const Value row0 = f_.iadd(warpRow, c(i * p_.coopM));
       for (uint32_t j = 0; j < p_.accN(); ++j)
-        f_.coopStore(f_.accessChain(shA_, {f_.iadd(region, c(j * p_.coopN / 4))}),
-                     f_.load(acc_[i * p_.accN() + j]), c(rowVecs), CoopLayout::RowMajorKHR);
+        f_.coopStore(f_.accessChain(shA_, {f_.iadd(region, c(j * p_.coopN / 4))}), value(i, j, row0),
+                     c(rowVecs), CoopLayout::RowMajorKHR);
       subgroupBarrier();
+      copyOut(row0, region);
+      subgroupBarrier();
+    }
+  }
+
+  // Bounded: the raw accumulators go through shared memory, then each lane takes elements one by one, applies
+  // the epilogue and stores those inside M x N.
+  void boundedEpilogue(Value warpRow, Value warpCol) {
+    const uint32_t rowVecs = stagedRowVecs(p_), wn = p_.warpN();
+    const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
+    const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
+    const TypeId cType = p_.outF16 ? f16_ : f32_;
+    const auto raw = [&](uint32_t i, uint32_t j, Value) { return f_.load(acc_[i * p_.accN() + j]); };
+    throughShared(warpRow, raw, [&](Value row0, Value region) {
       for (uint32_t k = 0; k < p_.coopM * wn / p_.subgroupSize; ++k) {
         const Value idx = f_.iadd(lane, c(k * p_.subgroupSize));
         const Value r = f_.udiv(idx, c(wn)), col = f_.rem(idx, c(wn));
@@ -422,8 +436,7 @@ private:
           f_.storeAt(c_, at, p_.outF16 ? f_.convert(v, cType) : v);
         });
       }
-      subgroupBarrier();
-    }
+    });
   }
 
   void subgroupBarrier() {
@@ -432,25 +445,18 @@ private:
                           static_cast<uint32_t>(MemorySemanticsMask::WorkgroupMemory));
   }
 
-  // C through shared memory (after the main loop's last barrier the A staging is free): per row of coop
-  // blocks, the subgroup stores its accumulators (epilogue applied, f32) into its own padded region, then
-  // copies the coopM rows out as 16-byte vectors, each row's vectors by consecutive lanes.
+  // Staged store: the accumulators (epilogue applied, f32) go through shared memory, then the coopM rows
+  // leave as 16-byte vectors, each row's vectors by consecutive lanes.
   void stagedEpilogue(const coop::Epilogue& e, Value warpRow, Value warpCol) {
     const uint32_t rowVecs = stagedRowVecs(p_), rowOut = p_.warpN() / 4; // vectors per staged / output row
-    const Value region = f_.imul(f_.builtin(BuiltIn::SubgroupId), c(p_.coopM * rowVecs));
     const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
     const TypeId vec4 = m_.vectorType(f32_, 4);
     const Value nVecs = f_.shr(N_, c(2)), colVec = f_.shr(warpCol, c(2)), baseC = f_.shr(cBase_, c(2));
-    for (uint32_t i = 0; i < p_.accM(); ++i) {
-      const Value row0 = f_.iadd(warpRow, c(i * p_.coopM));
-      for (uint32_t j = 0; j < p_.accN(); ++j) {
-        const Value col = f_.iadd(warpCol, c(j * p_.coopN));
-        const Value v =
-            coop::epilogueValue(e, f_.load(acc_[i * p_.accN() + j]), f_.iadd(f_.imul(row0, N_), col), col);
-        f_.coopStore(f_.accessChain(shA_, {f_.iadd(region, c(j * p_.coopN / 4))}), v, c(rowVecs),
-                     CoopLayout::RowMajorKHR);
-      }
-      subgroupBarrier();
+    const auto withEpilogue = [&](uint32_t i, uint32_t j, Value row0) {
+      const Value col = f_.iadd(warpCol, c(j * p_.coopN));
+      return coop::epilogueValue(e, f_.load(acc_[i * p_.accN() + j]), f_.iadd(f_.imul(row0, N_), col), col);
+    };
+    throughShared(warpRow, withEpilogue, [&](Value row0, Value region) {
       for (uint32_t k = 0; k < p_.coopM * rowOut / p_.subgroupSize; ++k) {
         const Value idx = f_.iadd(lane, c(k * p_.subgroupSize));
         const Value r = f_.udiv(idx, c(rowOut)), cv = f_.rem(idx, c(rowOut));
@@ -459,8 +465,7 @@ private:
         const Value at = f_.iadd(baseC, f_.iadd(f_.imul(f_.iadd(row0, r), nVecs), f_.iadd(colVec, cv)));
         f_.storeAt(c_, at, p_.outF16 ? f_.convert(x, c_.element) : x);
       }
-      subgroupBarrier();
-    }
+    });
   }
 
   const GemmCoopParams& p_;
