@@ -4,7 +4,7 @@
 Prints one JSON object: {"torch", "device", "results": [{B, H, S, D, causal, mode, dtype, ms, tflops}]}, with
 FlashAttention's FLOP count (4 B H S^2 D forward, 3.5x that for forward + backward, halved when causal), the
 same count helios-bench uses. dtype f16 is SDPA's flash path; f32 is what the f32 Helios kernel computes.
-Timing ("ms"): back-to-back calls replayed from a CUDA graph (gemm.py's time_graph_ms): the GPU's time per
+Timing ("ms"): back-to-back calls replayed from a CUDA graph (gemm.py's time_both): the GPU's time per
 call, as helios-bench times back-to-back dispatches; "ms_eager": CUDA events around one eager call (gemm.py's
 time_ms; includes PyTorch's launch gaps, which dominate small shapes).
 """
@@ -14,7 +14,7 @@ import json
 import torch
 import torch.nn.functional as F
 
-from gemm import time_graph_ms, time_ms
+from gemm import time_both
 
 
 def main():
@@ -43,12 +43,7 @@ def main():
 
                 for mode, fn, flops in (("fwd", lambda: forward(), fwd_flops),
                                         ("fwdbwd", forward_backward, 3.5 * fwd_flops)):
-                    eager = time_ms(fn, args.warmup, args.repeat)
-                    calls = 20 if flops < 1e11 else 3
-                    try:
-                        ms = time_graph_ms(fn, args.warmup, args.repeat, calls)
-                    except Exception:  # no graph capture for this call here: eager timing stands in
-                        ms, calls = eager, 0
+                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops)
                     results.append({"B": b, "H": h, "S": s, "D": d, "causal": causal, "mode": mode,
                                     "dtype": dtype_name, "ms": ms, "ms_eager": eager, "graph_calls": calls,
                                     "tflops": flops / (ms * 1e-3) / 1e12})

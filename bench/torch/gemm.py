@@ -30,19 +30,24 @@ def operands(m, n, k, layout, dtype):
     return a, b
 
 
-def time_ms(fn, warmup, repeat):
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
+def median_event_ms(run, repeat, per=1):
+    # Median over `repeat` of the CUDA-event time around run(), divided by `per`.
     times = []
     for _ in range(repeat):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        run()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / per)
     return statistics.median(times)
+
+
+def time_ms(fn, warmup, repeat):
+    for _ in range(warmup):
+        fn()
+    torch.cuda.synchronize()
+    return median_event_ms(fn, repeat)
 
 
 def time_graph_ms(fn, warmup, repeat, calls):
@@ -58,16 +63,20 @@ def time_graph_ms(fn, warmup, repeat, calls):
             fn()
     graph.replay()
     torch.cuda.synchronize()
-    times = []
-    for _ in range(repeat):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end) / calls)
+    ms = median_event_ms(graph.replay, repeat, calls)
     del graph
-    return statistics.median(times)
+    return ms
+
+
+def time_both(fn, warmup, repeat, flops):
+    """(graph ms, eager ms, calls per replay): many calls per replay where launch gaps matter, a few for big
+    products (their outputs stay allocated in the graph's pool); eager timing stands in where capture fails."""
+    eager = time_ms(fn, warmup, repeat)
+    calls = 20 if flops < 1e11 else 3
+    try:
+        return time_graph_ms(fn, warmup, repeat, calls), eager, calls
+    except Exception:
+        return eager, eager, 0
 
 
 def main():
@@ -96,14 +105,7 @@ def main():
                     except (TypeError, RuntimeError):
                         pass
                 for out_name, fn in outs:
-                    eager = time_ms(fn, args.warmup, args.repeat)
-                    # Many calls per replay where launch gaps matter; a few for big products (their outputs
-                    # stay allocated in the graph's pool).
-                    calls = 20 if flops < 1e11 else 3
-                    try:
-                        ms = time_graph_ms(fn, args.warmup, args.repeat, calls)
-                    except RuntimeError:
-                        ms, calls = eager, 0  # no graph capture here: eager timing stands in
+                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops)
                     results.append({"M": m, "N": n, "K": k, "layout": layout, "dtype": dtype_name, "out": out_name,
                                     "ms": ms, "ms_eager": eager, "graph_calls": calls,
                                     "tflops": flops / (ms * 1e-3) / 1e12})
