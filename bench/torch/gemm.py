@@ -4,13 +4,15 @@
 Prints one JSON object: {"torch": version, "device": name, "results": [{shape, layout, dtype, out, ms, tflops}]}.
 f32 runs with TF32 off; f16 inputs run with f16 output (torch.matmul) and f32 output (mm with out_dtype,
 where this torch has it). Timing ("ms"): back-to-back calls captured in a CUDA graph and replayed, CUDA
-events around each replay, median of the repeats divided by the calls per replay: the GPU's time per call
-without the CPU's launch overhead, as helios-bench times back-to-back dispatches. "ms_eager": CUDA events
+events between replays queued right behind 300 ms of warm-up replays, median of the repeats divided by the
+calls per replay: the GPU's time per call at sustained clocks without the CPU's launch overhead, as
+helios-bench times back-to-back dispatches. "ms_eager": CUDA events
 around one eager call (includes PyTorch's dispatch gap on small shapes; the earlier figure).
 """
 import argparse
 import json
 import statistics
+import time
 
 import torch
 
@@ -50,7 +52,7 @@ def time_ms(fn, warmup, repeat):
     return median_event_ms(fn, repeat)
 
 
-def time_graph_ms(fn, warmup, repeat, calls):
+def time_graph_ms(fn, warmup, repeat, calls, busy_ms=300.0):
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(side):  # warm-up off the capture stream, as graph capture requires
@@ -63,7 +65,24 @@ def time_graph_ms(fn, warmup, repeat, calls):
             fn()
     graph.replay()
     torch.cuda.synchronize()
-    ms = median_event_ms(graph.replay, repeat, calls)
+    # Replays keep the GPU busy for busy_ms first: under work that leaves it idle half the time the H100 runs
+    # at 600-1400 MHz (nvidia-smi), and a synchronisation after every replay does. The timed replays follow
+    # the last warm-up batch with no synchronisation between them, events between replays.
+    batch, start = 1, time.perf_counter()
+    while (time.perf_counter() - start) * 1e3 < busy_ms:
+        for _ in range(batch):
+            graph.replay()
+        torch.cuda.synchronize()
+        batch = min(batch * 2, 4096)
+    for _ in range(max(batch // 2, 1)):
+        graph.replay()
+    events = [torch.cuda.Event(enable_timing=True) for _ in range(repeat + 1)]
+    events[0].record()
+    for i in range(repeat):
+        graph.replay()
+        events[i + 1].record()
+    events[-1].synchronize()
+    ms = statistics.median(events[i].elapsed_time(events[i + 1]) / calls for i in range(repeat))
     del graph
     return ms
 

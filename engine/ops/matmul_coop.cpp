@@ -280,14 +280,24 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
 
 CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg) {
   // HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
-  // whatever its size; =0 never (the default unless the caller's config allows it).
+  // whatever its size; =all aligned ones too (to time the bounds checks against the direct kernel on the
+  // same tiling); =0 never (the default unless the caller's config allows it).
   static const std::string bounded = [] {
     const char* e = std::getenv("HELIOS_COOP_BOUNDED");
     return std::string(e ? e : "");
   }();
   if (bounded == "0") cfg.allowBounded = false;
-  if (bounded == "1") cfg.allowBounded = true, cfg.boundedMaxFlops = 1e300;
+  if (bounded == "1" || bounded == "all") cfg.allowBounded = true, cfg.boundedMaxFlops = 1e300;
   CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
+  if (bounded == "all" && plan.splitK == 1 && !plan.params.workgroupScope &&
+      (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
+    plan.params.bounded = true;
+    plan.decision = plan.inner = CoopDecision::Bounded;
+  }
+  // Comparison knob: HELIOS_COOP_BOUNDED_LOADS=scalar reads every bounded slot as 8 scalars.
+  if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_LOADS");
+      e && std::string(e) == "scalar" && plan.inner == CoopDecision::Bounded)
+    plan.params.boundedScalarLoads = true;
   // Tuning knob: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling.
   if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_TILE"); e && plan.inner == CoopDecision::Bounded) {
     unsigned bm = 0, bn = 0, bk = 0, r = 0, cc = 0, st = 0;

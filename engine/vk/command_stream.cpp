@@ -4,11 +4,13 @@
 
 #include <fmt/format.h>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace helios::vk {
 
-CommandStream::CommandStream(const Device& device, uint32_t maxTimestamps)
-    : device_(device), maxTimestamps_(maxTimestamps) {
+CommandStream::CommandStream(const Device& device, uint32_t maxTimestamps, bool reusable)
+    : device_(device), maxTimestamps_(maxTimestamps), reusable_(reusable) {
   VkCommandPoolCreateInfo poolInfo{VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO};
   poolInfo.flags = VK_COMMAND_POOL_CREATE_RESET_COMMAND_BUFFER_BIT;
   poolInfo.queueFamilyIndex = device.queueFamily();
@@ -40,8 +42,10 @@ CommandStream::~CommandStream() {
 void CommandStream::ensureRecording() {
   if (pending_) throw std::logic_error("CommandStream: recording while a submission is pending; call wait()");
   if (recording_) return;
+  if (ended_) throw std::logic_error("CommandStream: recording after submit(); call reset() first");
   VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
+  begin.flags =
+      reusable_ ? VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT : VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
   check(vkBeginCommandBuffer(cmd_, &begin), "beginning a command buffer");
   if (queries_) vkCmdResetQueryPool(cmd_, queries_, 0, maxTimestamps_);
   recording_ = true;
@@ -94,17 +98,24 @@ uint32_t CommandStream::timestamp() {
   return timestamps_++;
 }
 
-void CommandStream::submit() {
-  ensureRecording();
-  check(vkEndCommandBuffer(cmd_), "ending a command buffer");
-  recording_ = false;
+void CommandStream::submit(uint32_t times) {
+  if (times != 1 && !reusable_)
+    throw std::logic_error("CommandStream: submitting " + std::to_string(times) + " times needs a reusable stream");
+  if (pending_) throw std::logic_error("CommandStream: submitting while a submission is pending; call wait()");
+  if (!ended_) {
+    ensureRecording();
+    check(vkEndCommandBuffer(cmd_), "ending a command buffer");
+    recording_ = false;
+    ended_ = true;
+  }
   VkCommandBufferSubmitInfo cmdInfo{VK_STRUCTURE_TYPE_COMMAND_BUFFER_SUBMIT_INFO};
   cmdInfo.commandBuffer = cmd_;
   VkSubmitInfo2 submit{VK_STRUCTURE_TYPE_SUBMIT_INFO_2};
   submit.commandBufferInfoCount = 1;
   submit.pCommandBufferInfos = &cmdInfo;
-  check(vkQueueSubmit2(device_.queue(), 1, &submit, fence_),
-        fmt::format("submitting {} dispatches (vkQueueSubmit2)", dispatches_));
+  const std::vector<VkSubmitInfo2> submits(times, submit);
+  check(vkQueueSubmit2(device_.queue(), times, submits.data(), fence_),
+        fmt::format("submitting {} dispatches {} time(s) (vkQueueSubmit2)", dispatches_, times));
   pending_ = true;
 }
 
@@ -136,6 +147,7 @@ void CommandStream::reset() {
   }
   check(vkResetCommandBuffer(cmd_, 0), "resetting a command buffer");
   timestamps_ = dispatches_ = barriers_ = 0;
+  ended_ = false;
 }
 
 } // namespace helios::vk

@@ -15,8 +15,9 @@ namespace helios::vk {
 
 class CommandStream {
 public:
-  // `maxTimestamps` > 0 creates a query pool for timestamp().
-  explicit CommandStream(const Device& device, uint32_t maxTimestamps = 0);
+  // `maxTimestamps` > 0 creates a query pool for timestamp(). `reusable`: the recorded work may be submitted
+  // many times over (submit(times); benchmarks' warm-up replays).
+  explicit CommandStream(const Device& device, uint32_t maxTimestamps = 0, bool reusable = false);
   CommandStream(const CommandStream&) = delete;
   CommandStream& operator=(const CommandStream&) = delete;
   ~CommandStream();
@@ -41,7 +42,9 @@ public:
   // Writes a GPU timestamp after all previous work; returns its index. Needs maxTimestamps > 0.
   uint32_t timestamp();
 
-  void submit();
+  // Submits the recorded work `times` times in a row (more than once only when reusable); recording again
+  // needs reset().
+  void submit(uint32_t times = 1);
   void wait();
   void submitAndWait() {
     submit();
@@ -64,7 +67,7 @@ private:
   VkFence fence_ = VK_NULL_HANDLE;
   VkQueryPool queries_ = VK_NULL_HANDLE;
   uint32_t maxTimestamps_ = 0, timestamps_ = 0;
-  bool recording_ = false, pending_ = false;
+  bool reusable_ = false, recording_ = false, pending_ = false, ended_ = false;
   uint32_t dispatches_ = 0, barriers_ = 0;
 };
 

@@ -107,6 +107,31 @@ TEST_CASE("a GLSL-compiled kernel dispatches and computes c = a + b") {
   CHECK(std::isnan(out[n])); // the element past the end was not written
 }
 
+TEST_CASE("a reusable command stream runs its recorded work as many times as it is submitted") {
+  const uint32_t n = GENERATE(1u, 127u, 513u);
+  const uint32_t times = GENERATE(1u, 3u);
+  auto& c = ctx();
+  const auto& pipe = c.pipelines().get(test::glslOracle("add", 3, 4, {64, 1, 1}));
+  auto x = test::randomFloats(n);
+  std::vector<float> ones(n, 1.0f);
+  auto bx = c.buffer(n * 4, "x"), bone = c.buffer(n * 4, "ones");
+  c.uploadVector(bx, x);
+  c.uploadVector(bone, ones);
+  vk::CommandStream s(c.device(), 0, true);
+  uint32_t count = n;
+  s.dispatch(pipe, {bx.range(), bone.range(), bx.range()}, count, {(n + 63) / 64}); // x += 1
+  s.barrier();
+  s.submit(times);
+  s.wait();
+  CHECK_THROWS_WITH(s.barrier(), Catch::Matchers::ContainsSubstring("call reset() first"));
+  auto out = c.downloadVector<float>(bx, n);
+  for (uint32_t i = 0; i < n; ++i)
+    REQUIRE(out[i] == x[i] + static_cast<float>(times));
+  vk::CommandStream once(c.device());
+  once.barrier();
+  CHECK_THROWS_WITH(once.submit(2), Catch::Matchers::ContainsSubstring("needs a reusable stream"));
+}
+
 TEST_CASE("pipelines are cached by key and timestamps measure GPU time") {
   auto& c = ctx();
   auto k = test::glslOracle("add", 3, 4, {64, 1, 1});

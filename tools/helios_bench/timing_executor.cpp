@@ -2,46 +2,82 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 
 namespace helios::bench {
 
+namespace {
+
+double msSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
+
+} // namespace
+
+void TimingExecutor::recordWarm(const std::function<void(ops::Executor&)>& run, uint32_t calls) {
+  warm_.reset();
+  warmRetained_.clear();
+  toWarm_ = true;
+  for (uint32_t i = 0; i < calls; ++i)
+    run(*this);
+  toWarm_ = false;
+}
+
+void TimingExecutor::replayWarm(uint32_t times) {
+  warm_.submit(times);
+  warm_.wait();
+}
+
+void TimingExecutor::replayWarmThenFlush(uint32_t times) {
+  warm_.submit(times);
+  stream_.submit();
+  warm_.wait();
+  stream_.wait();
+  marksNs_ = stream_.timestampsNs();
+  stream_.reset();
+  retained_.clear();
+}
+
 double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
                     const std::function<void(ops::Executor&)>& run) {
-  TimingExecutor exec(ctx, options.repeat + 1);
-  // Batches that double in size (up to 1024 calls per submit), so the GPU stays busy and its clocks reach
-  // their sustained level: short kernels warmed up by a few calls per submit were timed at idle clocks (the
-  // same coop attention forward read 45 us in one run and 233 us in the next).
-  // The first measurement of a process also pays for the GPU waking from idle: it gets at least 2 s of
-  // warm-up (the first shape of an attention run read 205 us where the same kernel reads 41 us warm).
+  const uint32_t windows = std::max(options.windows, 1u), repeat = std::max(options.repeat, 1u);
+  TimingExecutor exec(ctx, windows * repeat + 1);
+  // One call first: it creates the pipelines (a compile inside the warm-up would leave the GPU idle), and
+  // its wall time bounds one call's GPU time.
+  auto start = std::chrono::steady_clock::now();
+  run(exec);
+  exec.flush();
+  start = std::chrono::steady_clock::now();
+  run(exec);
+  exec.flush();
+  const double callMs = std::max(msSince(start), 1e-3);
+  // The warm-up: about 5 ms of calls recorded once, replayed until the GPU has been kept busy for warmupMs
+  // (2 s for a process's first measurement, which also wakes the GPU from idle). Replays keep the GPU busy
+  // where recording each call again would not: the H100 drops to 600-1400 MHz under work that leaves it
+  // idle half the time (seen with nvidia-smi), and short kernels timed that way read up to 4x slower in one
+  // run than in the next.
   static bool first = true;
   const double warmupMs = first ? std::max(options.warmupMs, 2000.0) : options.warmupMs;
   first = false;
-  // One call before the warm-up clock starts: it creates the pipelines, and a compile that ate the warm-up
-  // left the GPU at idle clocks for the timed windows (a TN 4096^3 GEMM read 117-125 TFLOP/s right after its
-  // pipeline was built, 325 at 8192^3 with the same kernel).
-  run(exec);
-  exec.flush();
-  const auto start = std::chrono::steady_clock::now();
-  uint32_t batch = std::max(options.warmup, 1u);
-  do {
-    for (uint32_t i = 0; i < batch; ++i)
-      run(exec);
-    exec.flush();
-    batch = std::min(batch * 2, 1024u);
-  } while (std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count() <
-           warmupMs);
-  // Several timed windows, back to back; the best window median is reported. The H100 drops to idle clocks
-  // (345-510 MHz, seen with nvidia-smi) for stretches after any CPU-side pause, and a single window that
-  // lands in one read the same 4096^3 GEMM at 88 TFLOP/s instead of 310.
-  double best = 0;
-  for (uint32_t w = 0; w < std::max(options.windows, 1u); ++w) {
+  exec.recordWarm(run, static_cast<uint32_t>(std::clamp(std::ceil(5.0 / callMs), 1.0, 1024.0)));
+  // The timed windows are recorded first, so that nothing but a submission separates the last warm-up
+  // replays from them.
+  exec.mark();
+  for (uint32_t i = 0; i < windows * repeat; ++i) {
+    run(exec);
     exec.mark();
-    for (uint32_t i = 0; i < options.repeat; ++i) {
-      run(exec);
-      exec.mark();
-    }
-    exec.flush();
-    const double m = median(exec.intervalsUs());
+  }
+  uint32_t times = 1;
+  start = std::chrono::steady_clock::now();
+  while (msSince(start) < warmupMs) {
+    exec.replayWarm(times);
+    times = std::min(times * 2, 4096u);
+  }
+  exec.replayWarmThenFlush(std::max(times / 2, 1u)); // as many replays as the last batch
+  const std::vector<double> intervals = exec.intervalsUs();
+  double best = 0;
+  for (uint32_t w = 0; w < windows; ++w) {
+    const double m = median({intervals.begin() + w * repeat, intervals.begin() + (w + 1) * repeat});
     best = w == 0 ? m : std::min(best, m);
   }
   return best;

@@ -1,7 +1,8 @@
 #pragma once
-// An executor for benchmarks: records every dispatch into one command stream (barrier after each, like the
+// An executor for benchmarks: records every dispatch into a command stream (barrier after each, like the
 // immediate executor) and lets the benchmark place GPU timestamps between op calls, so an op that expands
-// into several dispatches (padding, GEMM, crop) is timed as a whole.
+// into several dispatches (padding, GEMM, crop) is timed as a whole. Calls can also be recorded once into a
+// reusable warm-up stream and replayed, so the GPU stays busy however slowly the CPU records them.
 #include "bench_common.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -12,15 +13,17 @@ namespace helios::bench {
 
 class TimingExecutor final : public ops::Executor {
 public:
-  TimingExecutor(vk::Context& ctx, uint32_t maxMarks) : ctx_(ctx), stream_(ctx.device(), maxMarks) {}
+  TimingExecutor(vk::Context& ctx, uint32_t maxMarks)
+      : ctx_(ctx), stream_(ctx.device(), maxMarks), warm_(ctx.device(), 0, true) {}
   vk::Context& context() override { return ctx_; }
   void dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
                 size_t pushBytes, vk::Groups groups) override {
     std::vector<vk::BufferRange> ranges;
     for (const auto& b : bindings)
       ranges.push_back(b.range);
-    stream_.dispatch(pipeline, ranges, push, pushBytes, groups);
-    stream_.barrier();
+    vk::CommandStream& s = toWarm_ ? warm_ : stream_;
+    s.dispatch(pipeline, ranges, push, pushBytes, groups);
+    s.barrier();
   }
   void flush() override {
     stream_.submitAndWait();
@@ -28,8 +31,15 @@ public:
     stream_.reset();
     retained_.clear();
   }
-  void retain(vk::Buffer buffer) override { retained_.push_back(std::move(buffer)); }
+  void retain(vk::Buffer buffer) override { (toWarm_ ? warmRetained_ : retained_).push_back(std::move(buffer)); }
   void mark() { stream_.timestamp(); }
+  // Records `calls` calls of `run` into the warm-up stream (replacing what it held).
+  void recordWarm(const std::function<void(ops::Executor&)>& run, uint32_t calls);
+  // Submits the warm-up stream `times` times and waits.
+  void replayWarm(uint32_t times);
+  // Submits the warm-up stream `times` times, then the timed stream, back to back (no pause between them),
+  // and waits for both; the marks of the timed stream are read as by flush().
+  void replayWarmThenFlush(uint32_t times);
   // Intervals between consecutive marks of the last flush, in microseconds.
   std::vector<double> intervalsUs() const {
     std::vector<double> out;
@@ -40,16 +50,17 @@ public:
 
 private:
   vk::Context& ctx_;
-  vk::CommandStream stream_;
+  vk::CommandStream stream_, warm_;
+  bool toWarm_ = false;
   std::vector<double> marksNs_;
-  std::vector<vk::Buffer> retained_;
+  std::vector<vk::Buffer> retained_, warmRetained_;
 };
 
 double median(std::vector<double> v);
 
-// GPU time (us) of `run` (one op call, or a few): warm-up batches until options.warmupMs of wall time has
-// passed, then options.windows windows of options.repeat timed calls (one submission each, a timestamp
-// between calls); the smallest window median.
+// GPU time (us) of `run` (one op call, or a few): options.windows windows of options.repeat timed calls
+// (a timestamp between calls; the best window median is returned), recorded in one stream and submitted
+// right behind options.warmupMs of warm-up calls replayed from a reusable stream.
 double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
                     const std::function<void(ops::Executor&)>& run);
 
