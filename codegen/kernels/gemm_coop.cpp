@@ -90,12 +90,8 @@ private:
     tcOut_ = p_.outF16 ? m_.coopMatrixType(f16_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR) : tc_;
     // An f32 operand is read as pairs of vec4 per 8-element vector and rounded to f16 as it is staged.
     const TypeId vec4 = m_.vectorType(f32_, 4);
-    a_ = m_.storageBuffer(0, p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
-    b_ = m_.storageBuffer(1, p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
-    if (p_.bounded) { // the edges' scalar reads
-      aHalf_ = m_.storageBufferView(a_, f16_, Access::ReadOnly);
-      bHalf_ = m_.storageBufferView(b_, f16_, Access::ReadOnly);
-    }
+    a_ = m_.storageBuffer(0, p_.bounded ? f16_ : p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
+    b_ = m_.storageBuffer(1, p_.bounded ? f16_ : p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
     // A staged store writes C as row vectors (4 floats, or 4 halves).
     const TypeId cElement = p_.stagedStore ? (p_.outF16 ? m_.vectorType(f16_, 4) : vec4)
                             : p_.outF16    ? f16_
@@ -236,75 +232,40 @@ private:
     bool kInRows;
   };
 
-  // Global -> registers, bounded: each slot's 8 halves start at any element of the stored matrix. Inside
-  // it, they are cut out of the two 16-byte vectors they straddle (two coalesced loads, as in the aligned
-  // kernel, and a funnel shift); at its edges (or at the end of the buffer) they are read as scalars, zero
-  // outside the matrix.
-  std::vector<Value> loadTileBounded(const Buffer& buf, const Buffer& half, const std::vector<Slot>& slots,
-                                     const Edge& e, Value kt) {
+  // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix (the index
+  // is clamped too, so no read leaves the buffer).
+  std::vector<Value> loadTileBounded(const Buffer& buf, const std::vector<Slot>& slots, const Edge& e,
+                                     Value kt) {
     const Value k0 = f_.imul(kt, c(p_.BK));
     const Value row0 = e.kInRows ? f_.iadd(e.rowOrigin, k0) : e.rowOrigin;
     const Value col0 = e.kInRows ? e.colOrigin : f_.iadd(e.colOrigin, k0);
-    const Value vectors = f_.arrayLength(buf);
+    const TypeId h2 = m_.vectorType(f16_, 2);
+    const Value zero = f_.f16(0.0f);
     std::vector<Value> regs;
     for (const Slot& s : slots) {
       const Value row = f_.iadd(row0, s.row), col = f_.iadd(col0, f_.shl(s.col, c(3)));
       const Value rowOk = f_.lt(row, e.rows);
       const Value at = f_.iadd(e.base, f_.iadd(f_.imul(row, e.ld), col));
-      const Value q = f_.shr(at, c(3));
-      const Value inside = f_.logicalAnd(f_.logicalAnd(rowOk, f_.le(f_.iadd(col, c(8)), e.cols)),
-                                         f_.lt(f_.iadd(q, c(1)), vectors));
-      if (p_.boundedScalarLoads) {
-        regs.push_back(scalarVector(half, e, rowOk, col, at));
-        continue;
+      std::vector<Value> halves, words;
+      for (uint32_t i = 0; i < 8; ++i) {
+        const Value ok = f_.logicalAnd(rowOk, f_.lt(f_.iadd(col, c(i)), e.cols));
+        const Value x = f_.loadAt(buf, f_.select(ok, f_.iadd(at, c(i)), c(0)));
+        halves.push_back(f_.select(ok, x, zero));
       }
-      const Value v0 = f_.loadAt(buf, f_.select(inside, q, c(0)));
-      const Value v1 = f_.loadAt(buf, f_.select(inside, f_.iadd(q, c(1)), c(0)));
-      Value w[8];
-      for (uint32_t i = 0; i < 4; ++i)
-        w[i] = f_.extract(v0, {i}), w[i + 4] = f_.extract(v1, {i});
-      // Words s .. s + 4 of the 8 (s = the start's word within v0), then halves shifted down by one when
-      // the start is odd.
-      const Value r = f_.bitAnd(at, c(7)), sw = f_.shr(r, c(1)), odd = f_.ne(f_.bitAnd(r, c(1)), c(0));
-      const Value s1 = f_.eq(sw, c(1)), s2 = f_.eq(sw, c(2)), s3 = f_.eq(sw, c(3));
-      Value x[5];
-      for (uint32_t j = 0; j < 5; ++j)
-        x[j] = f_.select(s3, w[j + 3], f_.select(s2, w[j + 2], f_.select(s1, w[j + 1], w[j])));
-      std::vector<Value> words;
-      for (uint32_t j = 0; j < 4; ++j)
-        words.push_back(
-            f_.select(odd, f_.bitOr(f_.shr(x[j], c(16)), f_.shl(x[j + 1], c(16))), x[j]));
-      const Value var = f_.variable(uvec4_);
-      f_.store(var, f_.construct(uvec4_, words));
-      f_.ifThen(f_.logicalNot(inside), [&] { f_.store(var, scalarVector(half, e, rowOk, col, at)); });
-      regs.push_back(f_.load(var));
+      for (uint32_t i = 0; i < 8; i += 2)
+        words.push_back(f_.bitcast(f_.construct(h2, {halves[i], halves[i + 1]}), u32_));
+      regs.push_back(f_.construct(uvec4_, words));
     }
     return regs;
   }
 
-  // 8 halves from element `at` (columns col .. col + 7 of a row) read one by one, zero outside the matrix
-  // (the index is clamped too, so no read leaves the buffer).
-  Value scalarVector(const Buffer& half, const Edge& e, Value rowOk, Value col, Value at) {
-    const TypeId h2 = m_.vectorType(f16_, 2);
-    const Value zero = f_.f16(0.0f);
-    std::vector<Value> halves, words;
-    for (uint32_t i = 0; i < 8; ++i) {
-      const Value ok = f_.logicalAnd(rowOk, f_.lt(f_.iadd(col, c(i)), e.cols));
-      const Value x = f_.loadAt(half, f_.select(ok, f_.iadd(at, c(i)), c(0)));
-      halves.push_back(f_.select(ok, x, zero));
-    }
-    for (uint32_t i = 0; i < 8; i += 2)
-      words.push_back(f_.bitcast(f_.construct(h2, {halves[i], halves[i + 1]}), u32_));
-    return f_.construct(uvec4_, words);
-  }
-
   // Global -> registers: slice kt of A, of B (bounded or not).
   std::vector<Value> loadSliceA(Value kt) {
-    return p_.bounded ? loadTileBounded(a_, aHalf_, slotsA_, edgeA_, kt)
+    return p_.bounded ? loadTileBounded(a_, slotsA_, edgeA_, kt)
                       : loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A);
   }
   std::vector<Value> loadSliceB(Value kt) {
-    return p_.bounded ? loadTileBounded(b_, bHalf_, slotsB_, edgeB_, kt)
+    return p_.bounded ? loadTileBounded(b_, slotsB_, edgeB_, kt)
                       : loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B);
   }
 
@@ -510,7 +471,7 @@ private:
   const GemmCoopParams& p_;
   Module m_;
   TypeId u32_, f16_, f32_, uvec4_, ta_, tb_, tc_, tcOut_;
-  Buffer a_, b_, c_, bias_, aHalf_, bHalf_;
+  Buffer a_, b_, c_, bias_;
   PushConstants pc_;
   Value shA_, shB_;
   FunctionBuilder& f_;
@@ -538,7 +499,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
-         (bounded ? ":bd" : "") + (boundedScalarLoads ? ":bs" : "");
+         (bounded ? ":bd" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -566,7 +527,6 @@ std::string GemmCoopParams::name() const {
   if (stagedStore) add({"_ss"});
   if (producers) add({"_ws", str(producers)});
   if (bounded) add({"_bd"});
-  if (boundedScalarLoads) add({"_bs"});
   return n;
 }
 
@@ -610,7 +570,6 @@ void GemmCoopParams::validate() const {
     require(!f32A && !f32B, me + "the bounded kernel reads f16 operands");
     require(!stagedStore, me + "the bounded kernel has its own store");
   }
-  require(bounded || !boundedScalarLoads, me + "scalar loads are a variant of the bounded kernel");
   if (stagedStore || bounded) {
     require(!alphaBeta || bounded, me + "the staged store has no alpha/beta");
     require(coopN % 4 == 0 && (coopM * warpN() / 4) % subgroupSize == 0,

@@ -56,8 +56,6 @@ struct GemmCoopParams {
   // scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared memory
   // as bounds-checked scalars with the epilogue applied per element. f16 operands, subgroup scope.
   bool bounded = false;
-  // Bounded, for comparison: every slot read as 8 scalars, not cut out of two 16-byte vectors.
-  bool boundedScalarLoads = false;
   // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).

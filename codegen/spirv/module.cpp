@@ -592,19 +592,6 @@ Buffer Module::storageBuffer(uint32_t binding, TypeId element, Access access, ui
       throw BuildError("storageBuffer: set " + std::to_string(set) + " binding " + std::to_string(binding) +
                        " already used");
   }
-  return declareStorageBuffer(binding, element, access, set);
-}
-
-Buffer Module::storageBufferView(const Buffer& of, TypeId element, Access access) {
-  const Buffer view = declareStorageBuffer(of.binding, element, access, of.set);
-  if (access != Access::ReadOnly) {
-    decorate(of.var.id, Decoration::Aliased);
-    decorate(view.var.id, Decoration::Aliased);
-  }
-  return view;
-}
-
-Buffer Module::declareStorageBuffer(uint32_t binding, TypeId element, Access access, uint32_t set) {
   const uint32_t stride = roundUp(sizeOf(element), alignOf(element));
   const TypeId rta = runtimeArrayType(element, stride);
   const TypeId st = blockStruct({rta}, 0);

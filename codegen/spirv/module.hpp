@@ -137,9 +137,6 @@ public:
   Value workgroupArray(TypeId element, Value countConstant);
   // struct { T data[]; } with Block/Offset 0/ArrayStride, a StorageBuffer variable at (set, binding).
   Buffer storageBuffer(uint32_t binding, TypeId element, Access access = Access::ReadWrite, uint32_t set = 0);
-  // A second view of `of`'s (set, binding) with another element type (e.g. f16 scalars beside 16-byte
-  // vectors). Views that may be written are decorated Aliased, both of them.
-  Buffer storageBufferView(const Buffer& of, TypeId element, Access access);
   PushConstants pushConstants(const std::vector<TypeId>& members);
   // Input variable decorated BuiltIn (uvec3 or uint by builtin; de-duplicated).
   Value builtinVariable(BuiltIn b);
@@ -171,7 +168,6 @@ public:
 
 private:
   friend class FunctionBuilder;
-  Buffer declareStorageBuffer(uint32_t binding, TypeId element, Access access, uint32_t set);
   struct EntryPointInfo {
     size_t function;
     std::string name;

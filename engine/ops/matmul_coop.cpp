@@ -294,10 +294,6 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     plan.params.bounded = true;
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
-  // Comparison knob: HELIOS_COOP_BOUNDED_LOADS=scalar reads every bounded slot as 8 scalars.
-  if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_LOADS");
-      e && std::string(e) == "scalar" && plan.inner == CoopDecision::Bounded)
-    plan.params.boundedScalarLoads = true;
   // Tuning knob: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling.
   if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_TILE"); e && plan.inner == CoopDecision::Bounded) {
     unsigned bm = 0, bn = 0, bk = 0, r = 0, cc = 0, st = 0;

@@ -100,8 +100,10 @@ uint32_t CommandStream::timestamp() {
 
 void CommandStream::submit(uint32_t times) {
   if (times != 1 && !reusable_)
-    throw std::logic_error("CommandStream: submitting " + std::to_string(times) + " times needs a reusable stream");
-  if (pending_) throw std::logic_error("CommandStream: submitting while a submission is pending; call wait()");
+    throw std::logic_error("CommandStream: submitting " + std::to_string(times) +
+                           " times needs a reusable stream");
+  if (pending_)
+    throw std::logic_error("CommandStream: submitting while a submission is pending; call wait()");
   if (!ended_) {
     ensureRecording();
     check(vkEndCommandBuffer(cmd_), "ending a command buffer");

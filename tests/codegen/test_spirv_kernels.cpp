@@ -45,28 +45,6 @@ TEST_CASE("sample kernels validate", "[spirv][kernels]") {
   }
 }
 
-TEST_CASE("a storage buffer read through two views validates; writable views are Aliased",
-          "[spirv][kernels]") {
-  for (const Access access : {Access::ReadOnly, Access::ReadWrite}) {
-    Module m;
-    const TypeId u32 = m.u32(), f16 = m.f16();
-    const Buffer vec = m.storageBuffer(0, m.vectorType(u32, 4), access);
-    const Buffer half = m.storageBufferView(vec, f16, access);
-    const Buffer out = m.storageBuffer(1, m.f32(), Access::WriteOnly);
-    FunctionBuilder& f = m.entryPoint("main", {64, 1, 1});
-    const Value i = f.globalId(0);
-    // out[i] = half[i] + (float) bits of vec[i / 8] word (i / 2) % 4
-    const Value word = f.extractDynamic(f.loadAt(vec, f.shr(i, f.u32(3))), f.bitAnd(f.shr(i, f.u32(1)), f.u32(3)));
-    f.storeAt(out, i, f.fadd(f.convert(f.loadAt(half, i), m.f32()), f.convert(word, m.f32())));
-    f.ret();
-    const auto words = m.build();
-    requireValid(words);
-    CHECK(half.binding == 0);
-    const std::string text = disassemble(words);
-    CHECK((text.find("Aliased") != std::string::npos) == (access != Access::ReadOnly));
-  }
-}
-
 TEST_CASE("kernel registry: every sample generator's sweep validates", "[spirv][registry]") {
   helios::codegen::KernelRegistry reg;
   samples::registerSamples(reg);

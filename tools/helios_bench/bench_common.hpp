@@ -17,7 +17,7 @@ struct CommonOptions {
   // GPUs idle at low clocks and ramp up under load: keep re-running the warm-up until this much wall time has
   // passed, so the timed runs see the clocks a long-running job (and the PyTorch side) sees.
   double warmupMs = 300;
-  uint32_t windows = 5;
+  uint32_t windows = 9;
 };
 
 nlohmann::json header(const vk::Context& ctx, const CommonOptions& options, const std::string& benchmark);

@@ -20,14 +20,16 @@ int main(int argc, char** argv) {
     sub->add_option("--json", common.jsonOut, "Write the results to this JSON file");
     sub->add_option("--commit", common.commit, "Commit recorded in the JSON (default: $HELIOS_COMMIT)");
     sub->add_option("--label", common.label, "Recorded in the JSON: which configuration this run is");
-    sub->add_option("--warmup", common.warmup, "Untimed runs first")->capture_default_str();
-    sub->add_option("--warmup-ms", common.warmupMs,
-                    "Keep warming up until this much wall time has passed (clocks ramp up under load)")
+    sub->add_option("--warmup", common.warmup, "Untimed runs first (dispatch benchmark)")
         ->capture_default_str();
-    sub->add_option("--repeat", common.repeat, "Timed runs per window (the window's median)")
+    sub->add_option(
+           "--warmup-ms", common.warmupMs,
+           "Keep the GPU busy with replayed calls this long before timing (clocks ramp up under load)")
+        ->capture_default_str();
+    sub->add_option("--repeat", common.repeat, "Calls per timed window, back to back (timed together)")
         ->capture_default_str();
     sub->add_option("--windows", common.windows,
-                    "Timed windows, back to back; the best window median is reported (clock dips)")
+                    "Timed windows, back to back; the median window's time per call is reported")
         ->capture_default_str();
   };
 

@@ -41,7 +41,7 @@ void TimingExecutor::replayWarmThenFlush(uint32_t times) {
 double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
                     const std::function<void(ops::Executor&)>& run) {
   const uint32_t windows = std::max(options.windows, 1u), repeat = std::max(options.repeat, 1u);
-  TimingExecutor exec(ctx, windows * repeat + 1);
+  TimingExecutor exec(ctx, windows + 1);
   // One call first: it creates the pipelines (a compile inside the warm-up would leave the GPU idle), and
   // its wall time bounds one call's GPU time.
   auto start = std::chrono::steady_clock::now();
@@ -61,10 +61,12 @@ double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
   first = false;
   exec.recordWarm(run, static_cast<uint32_t>(std::clamp(std::ceil(5.0 / callMs), 1.0, 1024.0)));
   // The timed windows are recorded first, so that nothing but a submission separates the last warm-up
-  // replays from them.
+  // replays from them. A timestamp per window, not per call: each timestamp waits for the GPU to drain, and
+  // PyTorch's side is timed per graph replay of several calls too.
   exec.mark();
-  for (uint32_t i = 0; i < windows * repeat; ++i) {
-    run(exec);
+  for (uint32_t w = 0; w < windows; ++w) {
+    for (uint32_t i = 0; i < repeat; ++i)
+      run(exec);
     exec.mark();
   }
   uint32_t times = 1;
@@ -74,13 +76,10 @@ double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
     times = std::min(times * 2, 4096u);
   }
   exec.replayWarmThenFlush(std::max(times / 2, 1u)); // as many replays as the last batch
-  const std::vector<double> intervals = exec.intervalsUs();
-  double best = 0;
-  for (uint32_t w = 0; w < windows; ++w) {
-    const double m = median({intervals.begin() + w * repeat, intervals.begin() + (w + 1) * repeat});
-    best = w == 0 ? m : std::min(best, m);
-  }
-  return best;
+  std::vector<double> perCall = exec.intervalsUs();
+  for (double& us : perCall)
+    us /= repeat;
+  return median(perCall);
 }
 
 } // namespace helios::bench

@@ -31,7 +31,9 @@ public:
     stream_.reset();
     retained_.clear();
   }
-  void retain(vk::Buffer buffer) override { (toWarm_ ? warmRetained_ : retained_).push_back(std::move(buffer)); }
+  void retain(vk::Buffer buffer) override {
+    (toWarm_ ? warmRetained_ : retained_).push_back(std::move(buffer));
+  }
   void mark() { stream_.timestamp(); }
   // Records `calls` calls of `run` into the warm-up stream (replacing what it held).
   void recordWarm(const std::function<void(ops::Executor&)>& run, uint32_t calls);
@@ -58,9 +60,9 @@ private:
 
 double median(std::vector<double> v);
 
-// GPU time (us) of `run` (one op call, or a few): options.windows windows of options.repeat timed calls
-// (a timestamp between calls; the best window median is returned), recorded in one stream and submitted
-// right behind options.warmupMs of warm-up calls replayed from a reusable stream.
+// GPU time (us) of `run` (one op call, or a few): options.windows windows of options.repeat calls back to
+// back (a timestamp between windows; the median window's time per call is returned), recorded in one
+// stream and submitted right behind options.warmupMs of warm-up calls replayed from a reusable stream.
 double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
                     const std::function<void(ops::Executor&)>& run);
 
