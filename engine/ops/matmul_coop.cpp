@@ -281,13 +281,14 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
 CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg) {
   // HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
   // whatever its size; =all aligned ones too (to time the bounds checks against the direct kernel on the
-  // same tiling); =0 never (the default unless the caller's config allows it).
+  // same tiling); =0 never.
   static const std::string bounded = [] {
     const char* e = std::getenv("HELIOS_COOP_BOUNDED");
     return std::string(e ? e : "");
   }();
   if (bounded == "0") cfg.allowBounded = false;
-  if (bounded == "1" || bounded == "all") cfg.allowBounded = true, cfg.boundedMaxFlops = 1e300;
+  if (bounded == "1" || bounded == "all")
+    cfg.allowBounded = true, cfg.boundedMinFlops = 0, cfg.boundedMaxFlops = 1e300;
   CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
   if (bounded == "all" && plan.splitK == 1 && !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {

@@ -1,5 +1,7 @@
 #include "engine/ops/matmul_policy.hpp"
 
+#include <algorithm>
+
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>
@@ -282,7 +284,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   // workgroups), as for aligned problems; its edge tiles check bounds instead of being padded.
   const codegen::GemmCoopParams* edge =
       fillingTiling(tilings, pr, [](const codegen::GemmCoopParams& t) { return !t.workgroupScope; });
-  if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
+  if (edge && cfg.allowBounded && pr.flops() >= std::max(cfg.minFlops, cfg.boundedMinFlops) &&
       (overCap || !cfg.allowPadding || pr.flops() <= cfg.boundedMaxFlops)) {
     codegen::GemmCoopParams t = *edge;
     t.bounded = true;

@@ -7,9 +7,9 @@
 // batch is first rewritten into one GEMM with batch*M rows; an unaligned problem is padded to the tile on the
 // GPU (slice_3d), run through the coop kernel and cropped back, when the padding adds at most `paddingCap`
 // of the work and the problem has at least `minFlops`; with `allowBounded`, an unaligned problem of at
-// least `minFlops` runs as it is through the bounds-checked coop kernel instead (one dispatch, no copies)
-// unless padding is within the cap and the problem is over `boundedMaxFlops`; everything else takes the
-// tiled fallback, with the reason recorded.
+// least `boundedMinFlops` runs as it is through the bounds-checked coop kernel instead (one dispatch, no
+// copies) when padding is over the cap, or the problem has at most `boundedMaxFlops`; everything else takes
+// the tiled fallback, with the reason recorded.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -75,11 +75,14 @@ struct CoopPolicyConfig {
   bool allowPadding = true;
   bool allowRewrite = true;
   bool allowSplitK = true;
-  // Unaligned problems run as they are by the bounds-checked kernel: those up to boundedMaxFlops, and those
-  // over the padding cap. Off by default: on the H100 it measured no faster than padding or the tiled
-  // fallback over the odd shapes timed (bench/results/2026-11-24-h100-gemm-bounded.json).
-  bool allowBounded = false;
-  double boundedMaxFlops = 1e10;
+  // Unaligned problems of at least boundedMinFlops run as they are by the bounds-checked kernel when padding
+  // is over the cap, or when they have at most boundedMaxFlops. Defaults from the H100 (bench/results/
+  // 2026-11-24-h100-gemm-odd-shapes.json): over the cap it beat the tiled fallback from ~100 MFLOP
+  // (511x513x257 1.2-1.4x, 200x3000x1000 1.4-1.5x) and lost below (300^3, 127x513x33); within the cap
+  // padding beat it (1000^3: 58 against 42 TFLOP/s).
+  bool allowBounded = true;
+  double boundedMinFlops = 1e8;
+  double boundedMaxFlops = 0;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;

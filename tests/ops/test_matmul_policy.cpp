@@ -61,7 +61,8 @@ MatmulProblem problem(uint32_t M, uint32_t N, uint32_t K, uint32_t batch = 1) {
   return p;
 }
 
-// The padded path's own rules (cap, floor), the bounded kernel out of the way (the default), and with it.
+// The padded path's own rules (cap, floor) with the bounded kernel out of the way, and the bounded kernel
+// for every unaligned problem over the floor up to 10 GFLOP (and over the cap at any size).
 CoopPolicyConfig padOnly() {
   CoopPolicyConfig c;
   c.allowBounded = false;
@@ -70,6 +71,8 @@ CoopPolicyConfig padOnly() {
 CoopPolicyConfig withBounded() {
   CoopPolicyConfig c;
   c.allowBounded = true;
+  c.boundedMinFlops = 0;
+  c.boundedMaxFlops = 1e10;
   return c;
 }
 
@@ -314,9 +317,14 @@ TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
 
 TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is cheap enough",
           "[matmul_policy]") {
-  // Off by default: the padded path's rules stand.
-  CHECK(planMatmul(problem(511, 513, 257), h100()).decision == CoopDecision::Fallback);
+  // By default only over the padding cap and from 100 MFLOP: 511x513x257 (135 MFLOP, +26% padded) runs
+  // bounded; 300^3 (54 MFLOP, +21%) takes the tiled fallback; 1000^3 (+5%) is padded.
+  CHECK(planMatmul(problem(511, 513, 257), h100()).decision == CoopDecision::Bounded);
+  const CoopPlan smallOver = planMatmul(problem(300, 300, 300), h100());
+  CHECK(smallOver.decision == CoopDecision::Fallback);
+  CHECK(smallOver.missKey == "unaligned and over the 20% padding cap");
   CHECK(planMatmul(problem(1000, 1000, 1000), h100()).decision == CoopDecision::PaddedCoop);
+  CHECK(planMatmul(problem(511, 513, 257), h100(), padOnly()).decision == CoopDecision::Fallback);
   const CoopPolicyConfig on = withBounded();
   // Over the padding cap: the bounded kernel on the tiling that fills the GPU (64x64: 72 workgroups).
   const CoopPlan p = planMatmul(problem(511, 513, 257), h100(), on);
@@ -495,7 +503,7 @@ void runOdd(vk::Context& ctx, const OddCase& c) {
   CoopRunOptions opt;
   opt.device = h100();   // plan as on an H100 ...
   opt.tiledInner = true; // ... but run the tiled kernel inside the pad/crop
-  opt.config.allowBounded = c.expect == CoopDecision::Bounded;
+  opt.config = c.expect == CoopDecision::Bounded ? withBounded() : padOnly();
   opt.record = false;
   ImmediateExecutor exec(ctx);
   const CoopPlan plan = matmulCoop(exec, args, opt);
