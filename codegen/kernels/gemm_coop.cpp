@@ -206,33 +206,16 @@ private:
     return slots;
   }
 
-  // A slice on its way to shared memory: its global loads are emitted when it is made, the work that turns
-  // them into 16-byte vectors (rounding f32 operands, zeroing halves outside the matrix) only when it is
-  // called, after the MulAdds of the current slice, so that the loads' latency hides behind them.
-  using PendingSlice = std::function<std::vector<Value>()>;
-
   // Global -> registers: the slice of step kt.
-  PendingSlice loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step, Value kt,
-                        bool f32) {
+  std::vector<Value> loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step,
+                              Value kt, bool f32) {
     const Value base = f_.iadd(origin, f_.imul(kt, step));
     std::vector<Value> regs;
     for (const Slot& s : slots) {
       const Value at = f_.iadd(base, s.global);
-      if (!f32) {
-        regs.push_back(f_.loadAt(buf, at));
-        continue;
-      }
-      const Value g = f_.shl(at, c(1)); // two vec4 of f32 per 8 halves
-      regs.push_back(f_.loadAt(buf, g));
-      regs.push_back(f_.loadAt(buf, f_.iadd(g, c(1))));
+      regs.push_back(f32 ? loadF32AsHalf8(f_, buf, at) : f_.loadAt(buf, at));
     }
-    if (!f32) return [regs] { return regs; };
-    return [this, regs] {
-      std::vector<Value> out;
-      for (size_t i = 0; i < regs.size(); i += 2)
-        out.push_back(packHalf8(f_, regs[i], regs[i + 1]));
-      return out;
-    };
+    return regs;
   }
 
   // Registers -> shared memory at vector offset `stageOffset`.
@@ -251,51 +234,46 @@ private:
 
   // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix (the index
   // is clamped too, so no read leaves the buffer).
-  PendingSlice loadTileBounded(const Buffer& buf, const std::vector<Slot>& slots, const Edge& e, Value kt) {
+  std::vector<Value> loadTileBounded(const Buffer& buf, const std::vector<Slot>& slots, const Edge& e,
+                                     Value kt) {
     const Value k0 = f_.imul(kt, c(p_.BK));
     const Value row0 = e.kInRows ? f_.iadd(e.rowOrigin, k0) : e.rowOrigin;
     const Value col0 = e.kInRows ? e.colOrigin : f_.iadd(e.colOrigin, k0);
-    std::vector<Value> halves, oks;
+    const TypeId h2 = m_.vectorType(f16_, 2);
+    const Value zero = f_.f16(0.0f);
+    std::vector<Value> regs;
     for (const Slot& s : slots) {
       const Value row = f_.iadd(row0, s.row), col = f_.iadd(col0, f_.shl(s.col, c(3)));
       const Value rowOk = f_.lt(row, e.rows);
       const Value at = f_.iadd(e.base, f_.iadd(f_.imul(row, e.ld), col));
+      std::vector<Value> halves, words;
       for (uint32_t i = 0; i < 8; ++i) {
         const Value ok = f_.logicalAnd(rowOk, f_.lt(f_.iadd(col, c(i)), e.cols));
-        halves.push_back(f_.loadAt(buf, f_.select(ok, f_.iadd(at, c(i)), c(0))));
-        oks.push_back(ok);
+        const Value x = f_.loadAt(buf, f_.select(ok, f_.iadd(at, c(i)), c(0)));
+        halves.push_back(f_.select(ok, x, zero));
       }
+      for (uint32_t i = 0; i < 8; i += 2)
+        words.push_back(f_.bitcast(f_.construct(h2, {halves[i], halves[i + 1]}), u32_));
+      regs.push_back(f_.construct(uvec4_, words));
     }
-    return [this, halves, oks] {
-      const TypeId h2 = m_.vectorType(f16_, 2);
-      const Value zero = f_.f16(0.0f);
-      std::vector<Value> regs;
-      for (size_t v = 0; v < halves.size(); v += 8) {
-        std::vector<Value> words;
-        for (size_t i = v; i < v + 8; i += 2)
-          words.push_back(f_.bitcast(f_.construct(h2, {f_.select(oks[i], halves[i], zero),
-                                                       f_.select(oks[i + 1], halves[i + 1], zero)}),
-                                     u32_));
-        regs.push_back(f_.construct(uvec4_, words));
-      }
-      return regs;
-    };
+    return regs;
   }
 
   // Global -> registers: slice kt of A, of B (bounded or not).
-  PendingSlice loadSliceA(Value kt) {
+  std::vector<Value> loadSliceA(Value kt) {
     return p_.bounded ? loadTileBounded(a_, slotsA_, edgeA_, kt)
                       : loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A);
   }
-  PendingSlice loadSliceB(Value kt) {
+  std::vector<Value> loadSliceB(Value kt) {
     return p_.bounded ? loadTileBounded(b_, slotsB_, edgeB_, kt)
                       : loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B);
   }
 
   void loadTileToShared(Value kt, Value offA, Value offB) {
-    const PendingSlice a = loadSliceA(kt), b = loadSliceB(kt);
-    storeTile(shA_, slotsA_, a(), offA);
-    storeTile(shB_, slotsB_, b(), offB);
+    const auto ra = loadSliceA(kt);
+    const auto rb = loadSliceB(kt);
+    storeTile(shA_, slotsA_, ra, offA);
+    storeTile(shB_, slotsB_, rb, offB);
   }
 
   // The subgroup's share of one staged slice: for each coopK step, its A and B fragments, then every
@@ -354,10 +332,11 @@ private:
     f_.forRange(c(0), steps, [&](Value kt) {
       const Value stage = f_.bitAnd(kt, c(1)), other = f_.bitXor(stage, c(1));
       const Value next = f_.umin(f_.iadd(kt, c(1)), last);
-      const PendingSlice a = loadSliceA(next), b = loadSliceB(next);
+      const auto ra = loadSliceA(next);
+      const auto rb = loadSliceB(next);
       computeStage(f_.imul(stage, c(stageA)), f_.imul(stage, c(stageB)));
-      storeTile(shA_, slotsA_, a(), f_.imul(other, c(stageA)));
-      storeTile(shB_, slotsB_, b(), f_.imul(other, c(stageB)));
+      storeTile(shA_, slotsA_, ra, f_.imul(other, c(stageA)));
+      storeTile(shB_, slotsB_, rb, f_.imul(other, c(stageB)));
       f_.workgroupBarrier();
     });
   }
