@@ -159,8 +159,8 @@ private:
       tid = f_.iadd(f_.imul(f_.isub(sg, c(p_.subgroups())), c(p_.subgroupSize)),
                     f_.builtin(BuiltIn::SubgroupLocalInvocationId));
     }
-    slotsA_ = p_.bounded ? pairSlots(copyA_, tid) : copySlots(copyA_, rowVecsA_, tid);
-    slotsB_ = p_.bounded ? pairSlots(copyB_, tid) : copySlots(copyB_, rowVecsB_, tid);
+    slotsA_ = copySlots(copyA_, rowVecsA_, tid);
+    slotsB_ = copySlots(copyB_, rowVecsB_, tid);
 
     sgRow_ = f_.udiv(sg, c(p_.sgCols));
     sgCol_ = f_.rem(sg, c(p_.sgCols));
@@ -179,24 +179,8 @@ private:
   // Per-invocation (global offset, shared offset) of each vector it copies, relative to the slice origin.
   struct Slot {
     Value global, shared;
-    Value row, col; // in the slice: row, and column in 8-element vectors (bounded: in pairs of halves)
-    Value comp;     // bounded: the 32-bit word of the shared vector the pair lands in
+    Value row, col; // in the slice: row, and column in 8-element vectors
   };
-
-  // Bounded: each invocation copies pairs of halves, consecutive invocations consecutive pairs of a row, so
-  // that one scalar load instruction of a subgroup reads 128 contiguous bytes (slots of whole 16-byte
-  // vectors made each instruction touch 512 bytes for 64 useful ones: 2.6x slower than the aligned kernel).
-  std::vector<Slot> pairSlots(const TileCopy& t, Value tid) {
-    std::vector<Slot> slots;
-    const uint32_t perRow = t.vecsPerRow * 4, total = t.rows * perRow, n = p_.copiers();
-    for (uint32_t i = 0; i < total / n; ++i) {
-      const Value idx = f_.iadd(tid, c(i * n));
-      const Value row = f_.udiv(idx, c(perRow)), pair = f_.rem(idx, c(perRow));
-      slots.push_back({Value{}, f_.iadd(f_.imul(row, c(t.sharedRowVecs)), f_.shr(pair, c(2))), row, pair,
-                       f_.bitAnd(pair, c(3))});
-    }
-    return slots;
-  }
   std::vector<Slot> copySlots(const TileCopy& t, Value globalRowVecs, Value tid) {
     std::vector<Slot> slots;
     const uint32_t total = t.rows * t.vecsPerRow, n = p_.copiers();
@@ -237,11 +221,8 @@ private:
   // Registers -> shared memory at vector offset `stageOffset`.
   void storeTile(Value shared, const std::vector<Slot>& slots, const std::vector<Value>& regs,
                  Value stageOffset) {
-    for (size_t i = 0; i < slots.size(); ++i) {
-      const Value vec = f_.iadd(stageOffset, slots[i].shared);
-      f_.store(p_.bounded ? f_.accessChain(shared, {vec, slots[i].comp}) : f_.accessChain(shared, {vec}),
-               regs[i]);
-    }
+    for (size_t i = 0; i < slots.size(); ++i)
+      f_.store(f_.accessChain(shared, {f_.iadd(stageOffset, slots[i].shared)}), regs[i]);
   }
 
   // Bounded: one operand's stored matrix (rows x cols, row stride ld, from element `base`) and where the
@@ -251,8 +232,8 @@ private:
     bool kInRows;
   };
 
-  // Global -> registers, bounded: each slot's pair of halves read as scalars and packed in a 32-bit word,
-  // zero outside the matrix (the index is clamped too, so no read leaves the buffer).
+  // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix (the index
+  // is clamped too, so no read leaves the buffer).
   std::vector<Value> loadTileBounded(const Buffer& buf, const std::vector<Slot>& slots, const Edge& e,
                                      Value kt) {
     const Value k0 = f_.imul(kt, c(p_.BK));
@@ -262,15 +243,18 @@ private:
     const Value zero = f_.f16(0.0f);
     std::vector<Value> regs;
     for (const Slot& s : slots) {
-      const Value row = f_.iadd(row0, s.row), col = f_.iadd(col0, f_.shl(s.col, c(1)));
+      const Value row = f_.iadd(row0, s.row), col = f_.iadd(col0, f_.shl(s.col, c(3)));
       const Value rowOk = f_.lt(row, e.rows);
       const Value at = f_.iadd(e.base, f_.iadd(f_.imul(row, e.ld), col));
-      Value halves[2];
-      for (uint32_t i = 0; i < 2; ++i) {
+      std::vector<Value> halves, words;
+      for (uint32_t i = 0; i < 8; ++i) {
         const Value ok = f_.logicalAnd(rowOk, f_.lt(f_.iadd(col, c(i)), e.cols));
-        halves[i] = f_.select(ok, f_.loadAt(buf, f_.select(ok, f_.iadd(at, c(i)), c(0))), zero);
+        const Value x = f_.loadAt(buf, f_.select(ok, f_.iadd(at, c(i)), c(0)));
+        halves.push_back(f_.select(ok, x, zero));
       }
-      regs.push_back(f_.bitcast(f_.construct(h2, {halves[0], halves[1]}), u32_));
+      for (uint32_t i = 0; i < 8; i += 2)
+        words.push_back(f_.bitcast(f_.construct(h2, {halves[i], halves[i + 1]}), u32_));
+      regs.push_back(f_.construct(uvec4_, words));
     }
     return regs;
   }
