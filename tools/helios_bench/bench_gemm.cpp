@@ -37,6 +37,20 @@ std::string kernelName(vk::Context& ctx, const ops::MatmulArgs& args) {
          (plan.splitK > 1 ? ", split K " + std::to_string(plan.splitK) : "") + ")";
 }
 
+// The driver's statistics (registers, spills, shared memory) for the coop kernel matmul() runs for `args`;
+// empty for the tiled kernel or where the driver reports none.
+nlohmann::json kernelStats(vk::Context& ctx, const ops::MatmulArgs& args) {
+  nlohmann::json out = nlohmann::json::array();
+  if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return out;
+  const ops::CoopPlan plan = ops::planMatmulCoop(args, ops::coopDeviceInfo(ctx.device()));
+  if (!ops::isCoop(plan.decision)) return out;
+  const codegen::GemmCoopParams p = ops::coopKernelParams(plan, args);
+  const vk::Pipeline& pipe = ctx.pipelines().get(p.cacheKey(), [&] { return codegen::generateGemmCoop(p); });
+  for (const auto& st : ctx.pipelines().executableStats(pipe))
+    out.push_back({{"executable", st.executable}, {"name", st.name}, {"value", st.value}});
+  return out;
+}
+
 // Fills a host array with uniform [-1, 1) values in the storage type; returns the values as floats too.
 std::vector<float> randomOperand(size_t n, std::mt19937_64& gen, bool f16, std::vector<std::byte>& bytes) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -129,6 +143,7 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
           row["us"] = us;
           row["tflops"] = tflops;
           row["kernel_name"] = kernelName(ctx, args);
+          row["kernel_stats"] = kernelStats(ctx, args);
           const bool checked = options.beta == 0.0f; // with beta, every run accumulated into C
           row["max_rel_error_sampled"] = checked ? nlohmann::json(relErr) : nlohmann::json();
           if (!checked) row["beta"] = options.beta;
