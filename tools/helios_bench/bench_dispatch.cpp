@@ -5,10 +5,62 @@
 #include "engine/ops/elementwise.hpp"
 #include "timing_executor.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <fmt/format.h>
+#include <functional>
 
 namespace helios::bench {
+
+namespace {
+
+// Records dispatches into one command buffer with a chosen barrier after each, for the GPU time per
+// dependent dispatch: the engine's barrier (compute and transfer stages), a compute-only one, or none.
+enum class Barrier { Full, Compute, None };
+
+class ChainExecutor final : public ops::Executor {
+public:
+  ChainExecutor(vk::Context& ctx, Barrier barrier) : ctx_(ctx), stream_(ctx.device(), 2), barrier_(barrier) {}
+  vk::Context& context() override { return ctx_; }
+  void dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
+                size_t pushBytes, vk::Groups groups) override {
+    std::vector<vk::BufferRange> ranges;
+    for (const auto& b : bindings)
+      ranges.push_back(b.range);
+    stream_.dispatch(pipeline, ranges, push, pushBytes, groups);
+    if (barrier_ == Barrier::Full) stream_.barrier();
+    if (barrier_ == Barrier::Compute) {
+      VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+      mb.srcStageMask = mb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+      mb.srcAccessMask = VK_ACCESS_2_SHADER_WRITE_BIT;
+      mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT;
+      VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+      dep.memoryBarrierCount = 1;
+      dep.pMemoryBarriers = &mb;
+      vkCmdPipelineBarrier2(stream_.commandBuffer(), &dep);
+    }
+  }
+  void flush() override {}
+  void retain(vk::Buffer) override {}
+  // GPU microseconds per call of `run`, `count` calls between two timestamps.
+  double usPerCall(const std::function<void(ops::Executor&)>& run, uint32_t count) {
+    stream_.reset();
+    stream_.timestamp();
+    for (uint32_t i = 0; i < count; ++i)
+      run(*this);
+    stream_.timestamp();
+    stream_.submitAndWait();
+    const auto ns = stream_.timestampsNs();
+    return (ns[1] - ns[0]) * 1e-3 / count;
+  }
+
+private:
+  vk::Context& ctx_;
+  vk::CommandStream stream_;
+  Barrier barrier_;
+};
+
+} // namespace
 
 nlohmann::json benchDispatch(vk::Context& ctx, const CommonOptions& options, uint32_t count,
                              uint32_t elements) {
@@ -58,7 +110,25 @@ nlohmann::json benchDispatch(vk::Context& ctx, const CommonOptions& options, uin
       if (keep) perSubmitUs.push_back(usPer(t0));
     }
   }
+  // GPU time per dispatch in one command buffer, by barrier kind (best of the repeats, after warm-up chains).
+  const auto chain = [&](Barrier kind) {
+    ChainExecutor e(ctx, kind);
+    const auto run = [&](ops::Executor& ex) { ops::axpy(ex, 1.0f, one.range(), x.range(), elements); };
+    double best = 1e30;
+    for (uint32_t r = 0; r < options.warmup + options.repeat; ++r)
+      best = std::min(best, e.usPerCall(run, count));
+    return best;
+  };
+  const double fullUs = chain(Barrier::Full), computeUs = chain(Barrier::Compute),
+               noneUs = chain(Barrier::None);
   auto result = header(ctx, options, "dispatch");
+  result["gpu_us_per_dispatch_full_barrier"] = fullUs;
+  result["gpu_us_per_dispatch_compute_barrier"] = computeUs;
+  result["gpu_us_per_dispatch_no_barrier"] = noneUs;
+  fmt::print(
+      "GPU time per dispatch in one command buffer: engine barrier {:.2f} us, compute-only barrier {:.2f}, "
+      "no barrier {:.2f}\n",
+      fullUs, computeUs, noneUs);
   result["dispatches"] = count;
   result["elements_per_dispatch"] = elements;
   result["graph_us_per_dispatch"] = median(graphUs);
