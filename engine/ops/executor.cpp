@@ -4,13 +4,17 @@
 
 namespace helios::ops {
 
-void ImmediateExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const Binding> bindings,
-                                 const void* push, size_t pushBytes, vk::Groups groups) {
+std::vector<vk::BufferRange> bufferRanges(std::span<const Binding> bindings) {
   std::vector<vk::BufferRange> ranges;
   ranges.reserve(bindings.size());
   for (const auto& b : bindings)
     ranges.push_back(b.range);
-  stream_.dispatch(pipeline, ranges, push, pushBytes, groups);
+  return ranges;
+}
+
+void ImmediateExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const Binding> bindings,
+                                 const void* push, size_t pushBytes, vk::Groups groups) {
+  stream_.dispatch(pipeline, bufferRanges(bindings), push, pushBytes, groups);
   stream_.barrier();
   total_++;
 }

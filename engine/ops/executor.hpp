@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace helios::ops {
 
@@ -18,6 +19,8 @@ struct Binding {
   vk::BufferRange range;
   Access access = Access::Read;
 };
+// The buffer ranges of `bindings`, in order (what vk::CommandStream::dispatch takes).
+std::vector<vk::BufferRange> bufferRanges(std::span<const Binding> bindings);
 
 class Executor {
 public:

@@ -24,10 +24,7 @@ public:
   vk::Context& context() override { return ctx_; }
   void dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
                 size_t pushBytes, vk::Groups groups) override {
-    std::vector<vk::BufferRange> ranges;
-    for (const auto& b : bindings)
-      ranges.push_back(b.range);
-    stream_.dispatch(pipeline, ranges, push, pushBytes, groups);
+    stream_.dispatch(pipeline, ops::bufferRanges(bindings), push, pushBytes, groups);
     if (barrier_ == Barrier::Full) stream_.barrier();
     if (barrier_ == Barrier::Compute) {
       VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};

@@ -18,11 +18,8 @@ public:
   vk::Context& context() override { return ctx_; }
   void dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
                 size_t pushBytes, vk::Groups groups) override {
-    std::vector<vk::BufferRange> ranges;
-    for (const auto& b : bindings)
-      ranges.push_back(b.range);
     vk::CommandStream& s = toWarm_ ? warm_ : stream_;
-    s.dispatch(pipeline, ranges, push, pushBytes, groups);
+    s.dispatch(pipeline, ops::bufferRanges(bindings), push, pushBytes, groups);
     s.barrier();
   }
   void flush() override {
