@@ -130,6 +130,8 @@ private:
                          : Edge{batch.a, m0_, M_, zero, K_, K_, false};
       edgeB_ = p_.transB ? Edge{batch.b, n0_, N_, zero, K_, K_, false}
                          : Edge{batch.b, zero, K_, n0_, N_, N_, true};
+      edgeA_.last = f_.isub(f_.arrayLength(a_), c(1));
+      edgeB_.last = f_.isub(f_.arrayLength(b_), c(1));
     }
     const Value mVecs = f_.shr(M_, c(3)), nVecs = f_.shr(N_, c(3)), kVecs = f_.shr(K_, c(3));
     // Slice origins (vectors) and per-step advance.
@@ -226,10 +228,12 @@ private:
   }
 
   // Bounded: one operand's stored matrix (rows x cols, row stride ld, from element `base`) and where the
-  // slice starts in it; the K side (rows when kInRows) moves by BK per step.
+  // slice starts in it; the K side (rows when kInRows) moves by BK per step. `last`: the binding's last
+  // element, where reads are clamped.
   struct Edge {
     Value base, rowOrigin, rows, colOrigin, cols, ld;
     bool kInRows;
+    Value last{};
   };
 
   // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix. Only one
@@ -241,7 +245,6 @@ private:
     const Value k0 = f_.imul(kt, c(p_.BK));
     const Value row0 = e.kInRows ? f_.iadd(e.rowOrigin, k0) : e.rowOrigin;
     const Value col0 = e.kInRows ? e.colOrigin : f_.iadd(e.colOrigin, k0);
-    const Value last = f_.isub(f_.arrayLength(buf), c(1));
     const TypeId h2 = m_.vectorType(f16_, 2);
     const Value zero = f_.f16(0.0f);
     std::vector<Value> regs;
@@ -252,7 +255,7 @@ private:
       const Value at = f_.iadd(e.base, f_.iadd(f_.imul(row, e.ld), col));
       std::vector<Value> halves, words;
       for (uint32_t i = 0; i < 8; ++i)
-        halves.push_back(f_.loadAt(buf, f_.umin(f_.iadd(at, c(i)), last)));
+        halves.push_back(f_.loadAt(buf, f_.umin(f_.iadd(at, c(i)), e.last)));
       for (uint32_t i = 0; i < 8; ++i)
         halves[i] = f_.select(f_.lt(c(i), valid), halves[i], zero);
       for (uint32_t i = 0; i < 8; i += 2)

@@ -1,7 +1,6 @@
 #include "engine/ops/matmul_policy.hpp"
 
 #include <algorithm>
-
 #include <cmath>
 #include <fmt/format.h>
 #include <stdexcept>

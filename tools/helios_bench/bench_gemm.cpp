@@ -28,27 +28,23 @@ Shape parseShape(const std::string& s) {
   return shape;
 }
 
-// What matmul() dispatched for `args`: the coop kernel the policy plans (auto/coop), else "tiled".
-std::string kernelName(vk::Context& ctx, const ops::MatmulArgs& args) {
-  if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return "tiled";
+// What matmul() dispatches for `args` and the driver's statistics for it (registers, spills, shared
+// memory): the coop kernel the policy plans (auto/coop), else "tiled" and no statistics.
+struct KernelInfo {
+  std::string name;
+  nlohmann::json stats = nlohmann::json::array();
+};
+KernelInfo kernelInfo(vk::Context& ctx, const ops::MatmulArgs& args) {
+  if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return {"tiled"};
   const ops::CoopPlan plan = ops::planMatmulCoop(args, ops::coopDeviceInfo(ctx.device()));
-  if (!ops::isCoop(plan.decision)) return "tiled (" + plan.reason + ")";
-  return ops::coopKernelParams(plan, args).name() + " (" + ops::coopDecisionName(plan.decision) +
-         (plan.splitK > 1 ? ", split K " + std::to_string(plan.splitK) : "") + ")";
-}
-
-// The driver's statistics (registers, spills, shared memory) for the coop kernel matmul() runs for `args`;
-// empty for the tiled kernel or where the driver reports none.
-nlohmann::json kernelStats(vk::Context& ctx, const ops::MatmulArgs& args) {
-  nlohmann::json out = nlohmann::json::array();
-  if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return out;
-  const ops::CoopPlan plan = ops::planMatmulCoop(args, ops::coopDeviceInfo(ctx.device()));
-  if (!ops::isCoop(plan.decision)) return out;
+  if (!ops::isCoop(plan.decision)) return {"tiled (" + plan.reason + ")"};
   const codegen::GemmCoopParams p = ops::coopKernelParams(plan, args);
+  KernelInfo info{p.name() + " (" + ops::coopDecisionName(plan.decision) +
+                  (plan.splitK > 1 ? ", split K " + std::to_string(plan.splitK) : "") + ")"};
   const vk::Pipeline& pipe = ctx.pipelines().get(p.cacheKey(), [&] { return codegen::generateGemmCoop(p); });
   for (const auto& st : ctx.pipelines().executableStats(pipe))
-    out.push_back({{"executable", st.executable}, {"name", st.name}, {"value", st.value}});
-  return out;
+    info.stats.push_back({{"executable", st.executable}, {"name", st.name}, {"value", st.value}});
+  return info;
 }
 
 // Fills a host array with uniform [-1, 1) values in the storage type; returns the values as floats too.
@@ -142,8 +138,9 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
           const double relErr = worst / std::max(refNorm, 1e-30);
           row["us"] = us;
           row["tflops"] = tflops;
-          row["kernel_name"] = kernelName(ctx, args);
-          row["kernel_stats"] = kernelStats(ctx, args);
+          const KernelInfo kernel = kernelInfo(ctx, args);
+          row["kernel_name"] = kernel.name;
+          row["kernel_stats"] = kernel.stats;
           const bool checked = options.beta == 0.0f; // with beta, every run accumulated into C
           row["max_rel_error_sampled"] = checked ? nlohmann::json(relErr) : nlohmann::json();
           if (!checked) row["beta"] = options.beta;

@@ -32,6 +32,10 @@ void TimingExecutor::replayWarmThenFlush(uint32_t times) {
   warm_.submit(times);
   stream_.submit();
   warm_.wait();
+  collect();
+}
+
+void TimingExecutor::collect() {
   stream_.wait();
   marksNs_ = stream_.timestampsNs();
   stream_.reset();
@@ -44,10 +48,9 @@ double timeMedianUs(vk::Context& ctx, const CommonOptions& options,
   TimingExecutor exec(ctx, windows + 1);
   // One call first: it creates the pipelines (a compile inside the warm-up would leave the GPU idle), and
   // its wall time bounds one call's GPU time.
-  auto start = std::chrono::steady_clock::now();
   run(exec);
   exec.flush();
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   run(exec);
   exec.flush();
   const double callMs = std::max(msSince(start), 1e-3);

@@ -23,10 +23,8 @@ public:
     s.barrier();
   }
   void flush() override {
-    stream_.submitAndWait();
-    marksNs_ = stream_.timestampsNs();
-    stream_.reset();
-    retained_.clear();
+    stream_.submit();
+    collect();
   }
   void retain(vk::Buffer buffer) override {
     (toWarm_ ? warmRetained_ : retained_).push_back(std::move(buffer));
@@ -48,6 +46,8 @@ public:
   }
 
 private:
+  void collect(); // waits for the timed stream, reads its marks, resets it
+
   vk::Context& ctx_;
   vk::CommandStream stream_, warm_;
   bool toWarm_ = false;
