@@ -98,6 +98,13 @@ private:
                                            : f32_;
     c_ = m_.storageBuffer(2, cElement, p_.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
     if (p_.bias) bias_ = m_.storageBuffer(3, p_.outF16 ? f16_ : f32_, Access::ReadOnly);
+    if (p_.kSlices > 1) {
+      // Coherent: the last workgroup of a tile reads partials other workgroups wrote during this dispatch.
+      partials_ = m_.storageBuffer(p_.bias ? 4 : 3, f32_, Access::ReadWrite);
+      m_.decorate(partials_.var.id, Decoration::Coherent);
+      counters_ = m_.storageBuffer(p_.bias ? 5 : 4, u32_, Access::ReadWrite);
+      arrival_ = m_.workgroupArray(u32_, 1);
+    }
     pc_ = m_.pushConstants({u32_, u32_, u32_, f32_, f32_, u32_, u32_, u32_});
     const TileCopy ca = tileA(p_), cb = tileB(p_);
     shA_ = m_.workgroupArray(uvec4_, p_.stages * ca.stageVecs());
@@ -132,6 +139,14 @@ private:
                          : Edge{batch.b, zero, K_, n0_, N_, N_, true};
       edgeA_.last = f_.isub(f_.arrayLength(a_), c(1));
       edgeB_.last = f_.isub(f_.arrayLength(b_), c(1));
+    }
+    // This workgroup's K steps: all of them, or its slice's (the last slice may be shorter or empty).
+    steps_ = p_.bounded ? f_.udiv(f_.iadd(K_, c(p_.BK - 1)), c(p_.BK)) : f_.udiv(K_, c(p_.BK));
+    kBegin_ = c(0), kEnd_ = steps_;
+    if (p_.kSlices > 1) {
+      const Value per = f_.udiv(f_.iadd(steps_, c(p_.kSlices - 1)), c(p_.kSlices));
+      kBegin_ = f_.umin(f_.imul(f_.workgroupId(2), per), steps_);
+      kEnd_ = f_.umin(f_.iadd(kBegin_, per), steps_);
     }
     const Value mVecs = f_.shr(M_, c(3)), nVecs = f_.shr(N_, c(3)), kVecs = f_.shr(K_, c(3));
     // Slice origins (vectors) and per-step advance.
@@ -316,12 +331,11 @@ private:
   }
 
   void mainLoop() {
-    // Bounded: the last slice may be partial (its missing K columns are staged as zeros).
-    const Value steps = p_.bounded ? f_.udiv(f_.iadd(K_, c(p_.BK - 1)), c(p_.BK)) : f_.udiv(K_, c(p_.BK));
+    // Bounded: the last step may be partial (its missing K columns are staged as zeros).
     const uint32_t stageA = copyA_.stageVecs(), stageB = copyB_.stageVecs();
-    if (p_.producers) return specialisedLoop(steps, stageA, stageB);
+    if (p_.producers) return specialisedLoop(steps_, stageA, stageB);
     if (p_.stages == 1) {
-      f_.forRange(c(0), steps, [&](Value kt) {
+      f_.forRange(kBegin_, kEnd_, [&](Value kt) {
         loadTileToShared(kt, c(0), c(0));
         f_.workgroupBarrier();
         computeStage(c(0), c(0));
@@ -332,11 +346,12 @@ private:
     // Double-buffered: slice kt lives in buffer kt & 1. The next slice's global loads are issued before the
     // MulAdds of this one (clamped to the last slice, so the loop body is straight-line) and are written to
     // the other buffer, which nobody reads until after the barrier that ends this step.
-    loadTileToShared(c(0), c(0), c(0));
+    // (An empty K slice still stages a real step, the last one, and never computes on it.)
+    loadTileToShared(p_.kSlices > 1 ? f_.umin(kBegin_, f_.isub(steps_, c(1))) : c(0), c(0), c(0));
     f_.workgroupBarrier();
-    const Value last = f_.isub(steps, c(1));
-    f_.forRange(c(0), steps, [&](Value kt) {
-      const Value stage = f_.bitAnd(kt, c(1)), other = f_.bitXor(stage, c(1));
+    const Value last = f_.isub(kEnd_, c(1));
+    f_.forRange(kBegin_, kEnd_, [&](Value kt) {
+      const Value stage = f_.bitAnd(f_.isub(kt, kBegin_), c(1)), other = f_.bitXor(stage, c(1));
       const Value next = f_.umin(f_.iadd(kt, c(1)), last);
       const auto ra = loadSliceA(next);
       const auto rb = loadSliceB(next);
@@ -370,7 +385,54 @@ private:
 
   void epilogue() {
     if (p_.producers) return f_.ifThen(f_.logicalNot(isCopier_), [&] { storeResult(); });
+    if (p_.kSlices > 1) return f_.ifThen(gatherSlices(), [&] { storeResult(); });
     storeResult();
+  }
+
+  // K slices: store this slice's partial tile, count the arrival, and in the workgroup that arrives last
+  // (the returned condition, uniform over the workgroup) load the tile's partials back in slice order into
+  // the accumulators and reset the counter. As in a last-block reduction: a workgroup barrier with device
+  // memory scope makes every invocation's partials visible before one invocation counts, and another after
+  // the count makes the other slices' partials visible to every invocation of the last one.
+  Value gatherSlices() {
+    const uint32_t tileElems = p_.BM * p_.BN;
+    const Value tilesX = f_.udiv(f_.iadd(N_, c(p_.BN - 1)), c(p_.BN));
+    const Value tile = f_.iadd(f_.imul(f_.workgroupId(1), tilesX), f_.workgroupId(0));
+    const Value tileBase = f_.imul(tile, c(p_.kSlices * tileElems));
+    const Value warpOffset = f_.iadd(f_.imul(sgRow_, c(p_.warpM() * p_.BN)), f_.imul(sgCol_, c(p_.warpN())));
+    const auto fragment = [&](Value slice, uint32_t i, uint32_t j) {
+      const Value at = f_.iadd(f_.iadd(tileBase, f_.imul(slice, c(tileElems))),
+                               f_.iadd(warpOffset, c(i * p_.coopM * p_.BN + j * p_.coopN)));
+      return f_.accessChain(partials_.var, {c(0), at});
+    };
+    for (uint32_t i = 0; i < p_.accM(); ++i)
+      for (uint32_t j = 0; j < p_.accN(); ++j)
+        f_.coopStore(fragment(f_.workgroupId(2), i, j), f_.load(acc_[i * p_.accN() + j]), c(p_.BN),
+                     CoopLayout::RowMajorKHR);
+    const uint32_t deviceAcqRel = static_cast<uint32_t>(MemorySemanticsMask::AcquireRelease) |
+                                  static_cast<uint32_t>(MemorySemanticsMask::UniformMemory);
+    const uint32_t both = deviceAcqRel | static_cast<uint32_t>(MemorySemanticsMask::WorkgroupMemory);
+    f_.controlBarrier(Scope::Workgroup, Scope::Device, both);
+    const Value counter = f_.accessChain(counters_.var, {c(0), tile});
+    const Value arrival = f_.accessChain(arrival_, {c(0)});
+    f_.ifThen(f_.eq(f_.localId(0), c(0)),
+              [&] { f_.store(arrival, f_.atomicIAdd(counter, c(1), Scope::Device, deviceAcqRel)); });
+    f_.controlBarrier(Scope::Workgroup, Scope::Device, both);
+    const Value isLast = f_.eq(f_.load(arrival), c(p_.kSlices - 1));
+    f_.ifThen(isLast, [&] {
+      // Unrolled: the driver issues every slice's loads at once (255 registers with 8 slices, no spills).
+      // Summed in a loop over the slices instead it kept 150-159 registers and ran 3-5% slower.
+      for (uint32_t i = 0; i < p_.accM(); ++i)
+        for (uint32_t j = 0; j < p_.accN(); ++j) {
+          Value sum = f_.coopLoad(tc_, fragment(c(0), i, j), c(p_.BN), CoopLayout::RowMajorKHR);
+          for (uint32_t s = 1; s < p_.kSlices; ++s)
+            sum = f_.fadd(sum, f_.coopLoad(tc_, fragment(c(s), i, j), c(p_.BN), CoopLayout::RowMajorKHR));
+          f_.store(acc_[i * p_.accN() + j], sum);
+        }
+      // Zero again for the next dispatch (which a pipeline barrier separates from this one).
+      f_.ifThen(f_.eq(f_.localId(0), c(0)), [&] { f_.store(counter, c(0)); });
+    });
+    return isLast;
   }
 
   void storeResult() {
@@ -477,12 +539,12 @@ private:
   const GemmCoopParams& p_;
   Module m_;
   TypeId u32_, f16_, f32_, uvec4_, ta_, tb_, tc_, tcOut_;
-  Buffer a_, b_, c_, bias_;
+  Buffer a_, b_, c_, bias_, partials_, counters_;
   PushConstants pc_;
-  Value shA_, shB_;
+  Value shA_, shB_, arrival_;
   FunctionBuilder& f_;
   TileCopy copyA_, copyB_;
-  Value M_, N_, K_, m0_, n0_, cBase_;
+  Value M_, N_, K_, m0_, n0_, cBase_, steps_, kBegin_, kEnd_;
   Value originA_, originB_, stepA_, stepB_, rowVecsA_, rowVecsB_;
   std::vector<Slot> slotsA_, slotsB_;
   Edge edgeA_, edgeB_;
@@ -505,7 +567,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
-         (bounded ? ":bd" : "");
+         (bounded ? ":bd" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -533,6 +595,7 @@ std::string GemmCoopParams::name() const {
   if (stagedStore) add({"_ss"});
   if (producers) add({"_ws", str(producers)});
   if (bounded) add({"_bd"});
+  if (kSlices > 1) add({"_ks", str(kSlices)});
   return n;
 }
 
@@ -572,6 +635,9 @@ void GemmCoopParams::validate() const {
     require((t.rows * t.vecsPerRow) % copiers() == 0, me + side + " slice (" + str(t.rows * t.vecsPerRow) +
                                                           " vectors) does not split over " + str(copiers()) +
                                                           " copying invocations");
+  require(kSlices >= 1 && kSlices <= 64, me + "kSlices must be 1 to 64");
+  if (kSlices > 1)
+    require(!batched && !producers, me + "K slices are not batched and have no copy subgroups");
   if (bounded) {
     require(!f32A && !f32B, me + "the bounded kernel reads f16 operands");
     require(!stagedStore, me + "the bounded kernel has its own store");
@@ -589,8 +655,17 @@ void GemmCoopParams::validate() const {
 }
 
 GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t batch) {
-  if (p.bounded) return {(N + p.BN - 1) / p.BN, (M + p.BM - 1) / p.BM, p.batched ? batch : 1u};
-  return {N / p.BN, M / p.BM, p.batched ? batch : 1u};
+  const uint32_t z = p.kSlices > 1 ? p.kSlices : p.batched ? batch : 1u;
+  if (p.bounded) return {(N + p.BN - 1) / p.BN, (M + p.BM - 1) / p.BM, z};
+  return {N / p.BN, M / p.BM, z};
+}
+
+uint32_t gemmCoopTileCount(const GemmCoopParams& p, uint32_t M, uint32_t N) {
+  return ((N + p.BN - 1) / p.BN) * ((M + p.BM - 1) / p.BM);
+}
+
+uint64_t gemmCoopPartialElements(const GemmCoopParams& p, uint32_t M, uint32_t N) {
+  return p.kSlices > 1 ? uint64_t{gemmCoopTileCount(p, M, N)} * p.kSlices * p.BM * p.BN : 0;
 }
 
 codegen::Kernel generateGemmCoop(const GemmCoopParams& params) {
@@ -605,7 +680,7 @@ codegen::Kernel generateGemmCoop(const GemmCoopParams& params) {
     k.spirv = b.build();
     k.pushConstantBytes = b.pushBytes();
   }
-  k.numBuffers = params.bias ? 4 : 3;
+  k.numBuffers = (params.bias ? 4 : 3) + (params.kSlices > 1 ? 2 : 0);
   k.localSize = {params.invocations(), 1, 1};
   k.requiredSubgroupSize = params.subgroupSize;
   return k;

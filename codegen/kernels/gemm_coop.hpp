@@ -12,8 +12,9 @@
 // Requirements (the dispatch policy guarantees them): M % BM == 0, N % BN == 0, K % BK == 0, batch strides
 // multiples of 8 elements, A and B bindings 16-byte aligned; or none of these with `bounded`.
 // Interface: bindings 0 = A (f16), 1 = B (f16), 2 = C (f32 or f16; read when beta != 0), 3 = bias (C's type,
-// only when `bias`); push constants GemmCoopPush (same layout as the tiled GEMM's batched block); dispatch
-// gemmCoopGroups(); local size {subgroups * subgroupSize, 1, 1}; requiredSubgroupSize = subgroupSize.
+// only when `bias`), then with kSlices > 1 the partial tiles and the tile counters; push constants
+// GemmCoopPush (same layout as the tiled GEMM's batched block); dispatch gemmCoopGroups(); local size
+// {subgroups * subgroupSize, 1, 1}; requiredSubgroupSize = subgroupSize.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -56,6 +57,13 @@ struct GemmCoopParams {
   // scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared memory
   // as bounds-checked scalars with the epilogue applied per element. f16 operands, subgroup scope.
   bool bounded = false;
+  // K cut in kSlices slices inside one dispatch (gl_WorkGroupID.z = slice), for problems whose tiles alone
+  // leave the GPU idle: each slice stores its f32 partial tile to a workspace, bumps the tile's counter,
+  // and the workgroup that arrives last sums the partials in slice order (deterministic whatever the
+  // arrival order), resets the counter and runs the epilogue. Subgroup scope, not batched, no copy
+  // subgroups. Two more bindings after C (and bias): the partial tiles (f32, tiles * kSlices * BM * BN)
+  // and one u32 counter per tile, zero before the dispatch and left zero after it.
+  uint32_t kSlices = 1;
   // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).
@@ -99,8 +107,11 @@ static_assert(sizeof(GemmCoopPush) == 32);
 struct GemmCoopGroups {
   uint32_t x = 1, y = 1, z = 1;
 };
-// {N / BN, M / BM, batch} (rounded up when bounded).
+// {N / BN, M / BM, batch or kSlices} (rounded up when bounded).
 GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t batch);
+// With kSlices > 1: the f32 elements of the partial-tile workspace, and the counters (one per C tile).
+uint64_t gemmCoopPartialElements(const GemmCoopParams& p, uint32_t M, uint32_t N);
+uint32_t gemmCoopTileCount(const GemmCoopParams& p, uint32_t M, uint32_t N);
 
 codegen::Kernel generateGemmCoop(const GemmCoopParams& params);
 

@@ -1,5 +1,6 @@
 #include "engine/ops/matmul_coop.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -116,11 +117,25 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
       exec.pipeline(params, [](const codegen::GemmCoopParams& p) { return codegen::generateGemmCoop(p); });
   const codegen::GemmCoopPush push{g.M, g.N, g.K, args.alpha, args.beta, g.strideA, g.strideB, g.strideC};
   const Access cAccess = params.alphaBeta && args.beta != 0.0f ? Access::ReadWrite : Access::Write;
-  std::array<Binding, 4> bindings{Binding{g.a, Access::Read}, Binding{g.b, Access::Read},
-                                  Binding{g.c, cAccess}, Binding{g.bias, Access::Read}};
+  std::vector<Binding> bindings{Binding{g.a, Access::Read}, Binding{g.b, Access::Read},
+                                Binding{g.c, cAccess}};
+  if (params.bias) bindings.push_back({g.bias, Access::Read});
+  if (params.kSlices > 1) {
+    // The partial tiles are per call; the counters are shared by every K-sliced GEMM on the context (zero
+    // between dispatches), so their binding also orders such GEMMs one after another.
+    const uint32_t tiles = codegen::gemmCoopTileCount(params, g.M, g.N);
+    if (tiles > kMaxSlicedTiles)
+      throw std::logic_error("matmul: " + std::to_string(tiles) + " K-sliced tiles, the counters hold " +
+                             std::to_string(kMaxSlicedTiles));
+    vk::Buffer partials = exec.context().buffer(codegen::gemmCoopPartialElements(params, g.M, g.N) * 4,
+                                                "K-slice partial tiles");
+    const vk::Buffer& counters = exec.context().zeroed("K-slice tile counters", kMaxSlicedTiles * 4);
+    bindings.push_back({partials.range(), Access::ReadWrite});
+    bindings.push_back({subrange(counters.range(), 0, uint64_t{tiles} * 4), Access::ReadWrite});
+    exec.retain(std::move(partials));
+  }
   const auto groups = codegen::gemmCoopGroups(params, g.M, g.N, g.batch);
-  exec.dispatch(pipeline, std::span<const Binding>(bindings.data(), params.bias ? 4 : 3), &push, sizeof(push),
-                vk::Groups{groups.x, groups.y, groups.z});
+  exec.dispatch(pipeline, bindings, &push, sizeof(push), vk::Groups{groups.x, groups.y, groups.z});
 }
 
 // Why the buffers/strides rule a coop plan out ("" = fine).
@@ -150,6 +165,7 @@ void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const 
   vk::Buffer partials = ctx.buffer(uint64_t{S} * M * N * 4, "split-K partial sums");
   CoopPlan batched = plan;
   batched.params.batched = true;
+  batched.params.kSlices = 1;
   MatmulArgs part = args;
   part.alpha = 1.0f;
   part.beta = 0.0f;
@@ -301,6 +317,15 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     if (std::sscanf(e, "%ux%ux%u_sg%ux%u_s%u", &bm, &bn, &bk, &r, &cc, &st) == 6) {
       plan.params.setTiling(bm, bn, bk, r, cc, st);
     }
+  }
+  // Tuning knob: HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take
+  // them (in place of the TN batched split K too); =1 in none (the batched split K stays).
+  if (const char* e = std::getenv("HELIOS_COOP_KSLICES");
+      e && isCoop(plan.decision) && args.batch == 1 && !plan.params.workgroupScope) {
+    plan.params.kSlices = static_cast<uint32_t>(std::max(1, std::atoi(e)));
+    if (plan.params.kSlices > 1) plan.splitK = 1;
+    if (plan.params.kSlices > 1 && codegen::gemmCoopTileCount(plan.params, args.M, args.N) > kMaxSlicedTiles)
+      plan.params.kSlices = 1;
   }
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {

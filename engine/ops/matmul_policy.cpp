@@ -170,6 +170,22 @@ const codegen::GemmCoopParams* fillingTiling(const std::vector<codegen::GemmCoop
 
 } // namespace
 
+uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg) {
+  if (t.workgroupScope || t.producers || pr.batch != 1) return 1;
+  const uint64_t tiles = workgroups(t, pr.M, pr.N, 1);
+  if (tiles > kMaxSlicedTiles) return 1;
+  const uint32_t steps = (pr.K + t.BK - 1) / t.BK;
+  uint32_t slices = 1;
+  const auto more = [&](uint32_t s) {
+    const uint64_t grid = tiles * s, stepsEach = steps / (2 * s);
+    return (grid < kFillWorkgroups && stepsEach >= cfg.minSliceSteps) ||
+           (grid < 4 * kFillWorkgroups && stepsEach >= cfg.busySliceSteps);
+  };
+  while (2 * slices <= cfg.maxKSlices && more(slices))
+    slices *= 2;
+  return slices;
+}
+
 CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
   if (pr.M == 0 || pr.N == 0 || pr.K == 0 || pr.batch == 0) return miss("empty problem", "empty problem");
   if (!dev.coopMatrix)
@@ -210,6 +226,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     t.transB = pr.transB;
     t.batched = pr.batch > 1;
     t.outF16 = pr.c == CoopDType::F16;
+    if (t.batched) t.kSlices = 1;
     plan.Mp = roundUp(pr.M, t.BM);
     plan.Np = roundUp(pr.N, t.BN);
     // Grids wide both ways walk bands of 8 tile rows: each B tile is then read from L2 by 8 rows of A tiles
@@ -255,10 +272,13 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
         return p;
       }
     }
+    codegen::GemmCoopParams t = *aligned;
+    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg);
+    const std::string slices = t.kSlices > 1 ? ", K in " + std::to_string(t.kSlices) + " slices" : "";
     if (pr.transA)
-      return finish(*aligned, CoopDecision::TransposedADirect,
-                    "aligned to " + tile + ", A read column-major");
-    return finish(*aligned, CoopDecision::DirectCoop, "aligned to " + tile);
+      return finish(t, CoopDecision::TransposedADirect,
+                    "aligned to " + tile + ", A read column-major" + slices);
+    return finish(t, CoopDecision::DirectCoop, "aligned to " + tile + slices);
   }
 
   // Unaligned: pad to a tiling within the cap, chosen as for aligned problems (the first that fills the GPU,
@@ -287,9 +307,11 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       (overCap || !cfg.allowPadding || pr.flops() <= cfg.boundedMaxFlops)) {
     codegen::GemmCoopParams t = *edge;
     t.bounded = true;
+    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)
     CoopPlan p = finish(t, CoopDecision::Bounded,
                         "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) +
-                            "x" + std::to_string(t.BK) + " with bounds checks");
+                            "x" + std::to_string(t.BK) + " with bounds checks" +
+                            (t.kSlices > 1 ? ", K in " + std::to_string(t.kSlices) + " slices" : ""));
     p.Mp = pr.M;
     p.Np = pr.N;
     p.Kp = pr.K;

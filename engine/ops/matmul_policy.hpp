@@ -83,10 +83,24 @@ struct CoopPolicyConfig {
   bool allowBounded = true;
   double boundedMinFlops = 1e8;
   double boundedMaxFlops = 0;
+  // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
+  // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices): the slice count doubles while the
+  // grid is under a wave and each slice keeps at least minSliceSteps K steps, or while it is under four waves
+  // and each slice keeps at least busySliceSteps. 1 turns it off. On the H100
+  // (2026-11-24-h100-gemm-k-slices.json) the hand-over (partial store, counter, reload) costs about 3.5 us,
+  // more than 4 steps save (511x513x257, 9 steps: 13.6 TFLOP/s whole, 9.7 in 2 slices), while long K gains
+  // (65x384x16384: 2.4 -> 15.3; 256x256x4096: 16.3 -> 43.9 in 8 slices; 768x768x16384, 144 tiles: 88.8 ->
+  // 136.8 in 4).
+  uint32_t maxKSlices = 16;
+  uint32_t minSliceSteps = 8;
+  uint32_t busySliceSteps = 64;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;
 };
+
+// Tiles one K-sliced GEMM may have (the context's shared counters hold this many).
+inline constexpr uint32_t kMaxSlicedTiles = 4096;
 
 struct CoopPlan {
   CoopDecision decision = CoopDecision::Fallback;
@@ -103,6 +117,10 @@ struct CoopPlan {
   // in weight gradients X^T dY) whose tiles alone would leave the GPU idle.
   uint32_t splitK = 1;
 };
+
+// K slices for tiling `t` on `problem` (1: none), as CoopPolicyConfig::maxKSlices describes.
+uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& problem,
+                    const CoopPolicyConfig& config);
 
 // The decision (pure; records nothing: matmul() records it in coopStats()).
 CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device,

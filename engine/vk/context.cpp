@@ -6,6 +6,8 @@
 
 #include <cstring>
 #include <fmt/format.h>
+#include <stdexcept>
+#include <vector>
 
 namespace helios::vk {
 
@@ -25,9 +27,22 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
 
 Context::~Context() {
   // Order matters: pipelines and memory before the device.
+  zeroed_.clear();
   pipelines_.reset();
   allocator_.reset();
   device_.reset();
+}
+
+const Buffer& Context::zeroed(const std::string& what, VkDeviceSize bytes) {
+  if (auto it = zeroed_.find(what); it != zeroed_.end()) {
+    if (it->second.size() < bytes)
+      throw std::logic_error(
+          fmt::format("zeroed buffer '{}' has {} bytes, {} asked for", what, it->second.size(), bytes));
+    return it->second;
+  }
+  Buffer b = buffer(bytes, what);
+  upload(b, std::vector<std::byte>(bytes));
+  return zeroed_.emplace(what, std::move(b)).first->second;
 }
 
 void Context::upload(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset) {

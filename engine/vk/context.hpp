@@ -6,6 +6,7 @@
 #include "engine/vk/memory.hpp"
 #include "engine/vk/pipeline.hpp"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -35,6 +36,10 @@ public:
   Buffer buffer(VkDeviceSize bytes, std::string_view what, MemoryKind kind = MemoryKind::DeviceLocal) {
     return Buffer(*allocator_, bytes, kind, what);
   }
+  // A device buffer of `bytes` zeros, one per `what`, kept for the context's lifetime. Whoever writes it
+  // leaves it zero again (the split-K GEMM's tile counters: the last workgroup of a tile resets its own).
+  // Asking again for the same `what` with more bytes throws std::logic_error.
+  const Buffer& zeroed(const std::string& what, VkDeviceSize bytes);
   // Synchronous copies between host memory and a buffer (direct when host-visible, else via staging).
   void upload(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset = 0);
   void download(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset = 0);
@@ -64,6 +69,7 @@ private:
   std::unique_ptr<Device> device_;
   std::unique_ptr<Allocator> allocator_;
   std::unique_ptr<PipelineCache> pipelines_;
+  std::map<std::string, Buffer> zeroed_;
   uint32_t deviceIndex_ = 0;
 };
 

@@ -62,6 +62,22 @@ TEST_CASE("staged transfers work when the buffer is not host-visible") {
   CHECK(std::memcmp(back.mapped(), data.data(), 333 * 4) == 0);
 }
 
+TEST_CASE("a zeroed buffer starts at zero, is kept per name and refuses to grow") {
+  auto& c = ctx();
+  {
+    // Leave garbage where the allocator is likely to place the next buffer.
+    auto dirty = c.buffer(4096, "garbage");
+    c.upload(dirty, std::vector<std::byte>(4096, std::byte{0xAB}));
+  }
+  const vk::Buffer& z = c.zeroed("test counters", 4096);
+  std::vector<std::byte> out(4096, std::byte{0xCD});
+  c.download(z, out);
+  CHECK(out == std::vector<std::byte>(4096));
+  CHECK(&c.zeroed("test counters", 1024) == &z);
+  CHECK(&c.zeroed("other test counters", 64) != &z);
+  CHECK_THROWS_WITH(c.zeroed("test counters", 8192), ContainsSubstring("has 4096 bytes, 8192 asked for"));
+}
+
 TEST_CASE("the allocator sub-allocates from blocks and coalesces freed ranges") {
   auto& c = ctx();
   vk::Allocator alloc(c.device(), 1 << 20);

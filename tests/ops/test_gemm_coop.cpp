@@ -98,6 +98,8 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.unroll = 8; });
   with([](GemmCoopParams& p) { p.stagedStore = true; });
   with([](GemmCoopParams& p) { p.producers = 4; });
+  with([](GemmCoopParams& p) { p.bounded = true; });
+  with([](GemmCoopParams& p) { p.kSlices = 2; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());
@@ -124,6 +126,10 @@ TEST_CASE("gemm_coop: invalid parameters fail with a clear message", "[gemm_coop
   q = {};
   q.padA = 4;
   REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("multiple of 8 halves"));
+  q = {};
+  q.kSlices = 2;
+  q.batched = true;
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("K slices are not batched"));
   q = {};
   q.stages = 3;
   REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("stages must be 1 or 2"));

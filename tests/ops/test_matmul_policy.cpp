@@ -367,6 +367,60 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), h100()).params.bounded);
 }
 
+TEST_CASE("policy: bounded problems with too few tiles cut K in slices", "[matmul_policy]") {
+  // 65x384x16384 on 64x64x32: 12 tiles and 512 K steps, so up to the 16-slice cap (192 workgroups).
+  const CoopPlan p = planMatmul(problem(65, 384, 16384), h100());
+  CHECK(p.decision == CoopDecision::Bounded);
+  CHECK(p.params.kSlices == 16);
+  CHECK(p.reason == "unaligned, run as it is on 64x64x32 with bounds checks, K in 16 slices");
+  CHECK_NOTHROW(p.params.validate());
+  CHECK(helios::codegen::gemmCoopGroups(p.params, 65, 384, 1).z == 16);
+  CHECK(helios::codegen::gemmCoopTileCount(p.params, 65, 384) == 12);
+  CHECK(helios::codegen::gemmCoopPartialElements(p.params, 65, 384) == 12u * 16 * 64 * 64);
+  CoopPolicyConfig c;
+  c.maxKSlices = 4;
+  CHECK(planMatmul(problem(65, 384, 16384), h100(), c).params.kSlices == 4);
+  c.maxKSlices = 1;
+  CHECK(planMatmul(problem(65, 384, 16384), h100(), c).params.kSlices == 1);
+  // Each slice keeps at least minSliceSteps (8) steps: 20 steps make 2 slices of 10, 9 steps stay whole
+  // (511x513x257: 72 tiles, where the hand-over would cost more than the steps it saves).
+  CHECK(planMatmul(problem(65, 384, 640 - 1), h100(), withBounded()).params.kSlices == 2);
+  CHECK(planMatmul(problem(511, 513, 257), h100()).params.kSlices == 1);
+  c = {};
+  c.minSliceSteps = 4;
+  CHECK(planMatmul(problem(511, 513, 257), h100(), c).params.kSlices == 2);
+  // Enough tiles already (16384x65x384: 512) and batched problems: no slices.
+  CHECK(planMatmul(problem(16384, 65, 384), h100()).params.kSlices == 1);
+  CHECK(planMatmul(problem(500, 600, 1000, 4), h100(), withBounded()).params.kSlices == 1);
+}
+
+TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight gradients split it",
+          "[matmul_policy]") {
+  // Under a wave: slices of at least 8 steps until the grid fills it. 256x256x4096 on 64x64x32: 16 tiles,
+  // 128 steps, so 8 slices of 16 steps.
+  const CoopPlan a = planMatmul(problem(256, 256, 4096), h100());
+  CHECK(a.decision == CoopDecision::DirectCoop);
+  CHECK(a.params.kSlices == 8);
+  CHECK(a.reason == "aligned to 64x64x32, K in 8 slices");
+  // Up to four waves while slices keep 64 steps: 768x768x16384 (144 tiles, 512 steps) in 4.
+  CHECK(planMatmul(problem(768, 768, 16384), h100()).params.kSlices == 4);
+  // 512x512x1024 (64 tiles, 32 steps): 2; short K or a full GPU: none.
+  CHECK(planMatmul(problem(512, 512, 1024), h100()).params.kSlices == 2);
+  CHECK(planMatmul(problem(512, 512, 128), h100()).params.kSlices == 1);
+  CHECK(planMatmul(problem(4096, 4096, 4096), h100()).params.kSlices == 1);
+  // TN with f32 C and no epilogue keeps the batched split; with an epilogue it takes slices instead.
+  MatmulProblem tn = problem(768, 768, 16384);
+  tn.transA = true;
+  const CoopPlan split = planMatmul(tn, h100());
+  CHECK(split.splitK > 1);
+  CHECK(split.params.kSlices == 1);
+  tn.epilogue = true;
+  const CoopPlan sliced = planMatmul(tn, h100());
+  CHECK(sliced.splitK == 1);
+  CHECK(sliced.params.kSlices == 4);
+  CHECK_NOTHROW(sliced.params.validate());
+}
+
 TEST_CASE("policy: misses name their reason", "[matmul_policy]") {
   MatmulProblem f32 = problem(4096, 4096, 4096);
   f32.a = f32.b = CoopDType::F32;

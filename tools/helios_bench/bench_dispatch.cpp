@@ -9,14 +9,17 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <functional>
+#include <vector>
 
 namespace helios::bench {
 
 namespace {
 
 // Records dispatches into one command buffer with a chosen barrier after each, for the GPU time per
-// dependent dispatch: the engine's barrier (compute and transfer stages), a compute-only one, or none.
-enum class Barrier { Full, Compute, None };
+// dependent dispatch: the engine's barrier (compute and transfer stages), a compute-only one, one naming only
+// the written buffer ranges, an execution dependency without memory access (not enough for correctness: it
+// shows what the memory part costs), or none.
+enum class Barrier { Full, Compute, Buffers, Execution, None };
 
 class ChainExecutor final : public ops::Executor {
 public:
@@ -26,16 +29,35 @@ public:
                 size_t pushBytes, vk::Groups groups) override {
     stream_.dispatch(pipeline, ops::bufferRanges(bindings), push, pushBytes, groups);
     if (barrier_ == Barrier::Full) stream_.barrier();
+    if (barrier_ == Barrier::Full || barrier_ == Barrier::None) return;
+    VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
+    mb.srcStageMask = mb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+    std::vector<VkBufferMemoryBarrier2> bbs;
     if (barrier_ == Barrier::Compute) {
-      VkMemoryBarrier2 mb{VK_STRUCTURE_TYPE_MEMORY_BARRIER_2};
-      mb.srcStageMask = mb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
       mb.srcAccessMask = VK_ACCESS_2_SHADER_WRITE_BIT;
       mb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT;
-      VkDependencyInfo dep{VK_STRUCTURE_TYPE_DEPENDENCY_INFO};
+    }
+    if (barrier_ == Barrier::Buffers) {
+      for (const ops::Binding& b : bindings) {
+        if (b.access == ops::Access::Read) continue;
+        VkBufferMemoryBarrier2 bb{VK_STRUCTURE_TYPE_BUFFER_MEMORY_BARRIER_2};
+        bb.srcStageMask = bb.dstStageMask = VK_PIPELINE_STAGE_2_COMPUTE_SHADER_BIT;
+        bb.srcAccessMask = VK_ACCESS_2_SHADER_WRITE_BIT;
+        bb.dstAccessMask = VK_ACCESS_2_SHADER_READ_BIT | VK_ACCESS_2_SHADER_WRITE_BIT;
+        bb.srcQueueFamilyIndex = bb.dstQueueFamilyIndex = VK_QUEUE_FAMILY_IGNORED;
+        bb.buffer = b.range.buffer;
+        bb.offset = b.range.offset;
+        bb.size = b.range.size;
+        bbs.push_back(bb);
+      }
+      dep.bufferMemoryBarrierCount = static_cast<uint32_t>(bbs.size());
+      dep.pBufferMemoryBarriers = bbs.data();
+    } else {
       dep.memoryBarrierCount = 1;
       dep.pMemoryBarriers = &mb;
-      vkCmdPipelineBarrier2(stream_.commandBuffer(), &dep);
     }
+    vkCmdPipelineBarrier2(stream_.commandBuffer(), &dep);
   }
   void flush() override {}
   void retain(vk::Buffer) override {}
@@ -117,15 +139,18 @@ nlohmann::json benchDispatch(vk::Context& ctx, const CommonOptions& options, uin
     return best;
   };
   const double fullUs = chain(Barrier::Full), computeUs = chain(Barrier::Compute),
+               buffersUs = chain(Barrier::Buffers), executionUs = chain(Barrier::Execution),
                noneUs = chain(Barrier::None);
   auto result = header(ctx, options, "dispatch");
   result["gpu_us_per_dispatch_full_barrier"] = fullUs;
   result["gpu_us_per_dispatch_compute_barrier"] = computeUs;
+  result["gpu_us_per_dispatch_buffer_barrier"] = buffersUs;
+  result["gpu_us_per_dispatch_execution_only_barrier"] = executionUs;
   result["gpu_us_per_dispatch_no_barrier"] = noneUs;
   fmt::print(
       "GPU time per dispatch in one command buffer: engine barrier {:.2f} us, compute-only barrier {:.2f}, "
-      "no barrier {:.2f}\n",
-      fullUs, computeUs, noneUs);
+      "buffer barriers {:.2f}, execution only {:.2f}, no barrier {:.2f}\n",
+      fullUs, computeUs, buffersUs, executionUs, noneUs);
   result["dispatches"] = count;
   result["elements_per_dispatch"] = elements;
   result["graph_us_per_dispatch"] = median(graphUs);

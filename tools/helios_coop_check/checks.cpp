@@ -381,6 +381,19 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
       c = odd("odd 513x127x1001 tn ab" + how, 513, 127, 1001, 1, p);
       c.transA = true, c.alpha = -1.0f, c.beta = 0.25f;
       cases.push_back(c);
+      // K cut in slices inside the dispatch (few tiles, long K): 16 slices with the whole epilogue, 16 on a
+      // TN f16 problem whose last slice is short, and 4 forced on 9 K steps (the last slice empty).
+      c = odd("odd 65x384x16384 ab+bias+gelu K-sliced" + how, 65, 384, 16384, 1, p);
+      c.alpha = 0.5f, c.beta = 1.0f, c.bias = c.gelu = true;
+      cases.push_back(c);
+      c = odd("odd 100x200x3001 tn f16 K-sliced" + how, 100, 200, 3001, 1, p);
+      c.transA = c.outF16 = true;
+      cases.push_back(c);
+      c = odd("odd 511x513x257 nt 4 K slices, the last empty" + how, 511, 513, 257, 1, p);
+      c.transB = true;
+      c.tiling = codegen::GemmCoopParams{}.setTiling(64, 64, 32, 2, 2, 2);
+      c.tiling->kSlices = 4;
+      cases.push_back(c);
       c = odd("odd batched 3x129x65x97 tt f16 ab+gelu" + how, 129, 65, 97, 3, p);
       c.transA = c.transB = c.outF16 = c.gelu = true, c.alpha = 1.5f, c.beta = 1.0f;
       cases.push_back(c);
