@@ -79,6 +79,7 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.bias = bits & 32;
              p.gelu = bits & 64;
              if (p.stagedStore && p.alphaBeta) continue; // the staged store has no alpha/beta
+             if (p.kSlices > 1 && p.batched) continue;   // K slices are not batched
              add(p);
            }
          };
@@ -114,29 +115,21 @@ void registerGemmCoop(KernelRegistry& registry) {
              break;
            }
          // K slices: every unbatched variant, bounded on the 64x64 tiling and aligned on the default, with 2
-         // slices; 4 and 16 on the plain NN.
+         // slices; 4 and 16 on the plain bounded NN.
          for (GemmCoopParams p : gemmCoopTilings())
            if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
-             for (const bool bounded : {true, false})
-               for (uint32_t bits = 0; bits < 128; ++bits) {
-                 GemmCoopParams v = bounded ? p : gemmCoopDefault();
-                 v.bounded = bounded;
-                 v.kSlices = 2;
-                 v.transA = bits & 1;
-                 v.transB = bits & 2;
-                 v.outF16 = bits & 4;
-                 v.alphaBeta = bits & 16;
-                 v.bias = bits & 32;
-                 v.gelu = bits & 64;
-                 if (!(bits & 8)) add(v);
-               }
+             p.bounded = true;
+             p.kSlices = 2;
+             addVariants(p);
              for (uint32_t slices : {4u, 16u}) {
-               p.bounded = true;
                p.kSlices = slices;
                add(p);
              }
              break;
            }
+         GemmCoopParams sliced = gemmCoopDefault();
+         sliced.kSlices = 2;
+         addVariants(sliced);
          GemmCoopParams bd = gemmCoopDefault();
          bd.bounded = true;
          add(bd);
