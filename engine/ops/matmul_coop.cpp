@@ -311,12 +311,17 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     plan.params.bounded = true;
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
-  // Tuning knob: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling.
-  if (const char* e = std::getenv("HELIOS_COOP_BOUNDED_TILE"); e && plan.inner == CoopDecision::Bounded) {
+  // Tuning knobs: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling,
+  // HELIOS_COOP_DIRECT_TILE the same for direct plans whose sizes it divides.
+  const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
+  const char* tileEnv = std::getenv(plan.inner == CoopDecision::Bounded ? "HELIOS_COOP_BOUNDED_TILE"
+                                    : direct                            ? "HELIOS_COOP_DIRECT_TILE"
+                                                                        : "HELIOS_COOP_NO_SUCH_TILE");
+  if (tileEnv && !plan.params.workgroupScope) {
     unsigned bm = 0, bn = 0, bk = 0, r = 0, cc = 0, st = 0;
-    if (std::sscanf(e, "%ux%ux%u_sg%ux%u_s%u", &bm, &bn, &bk, &r, &cc, &st) == 6) {
+    if (std::sscanf(tileEnv, "%ux%ux%u_sg%ux%u_s%u", &bm, &bn, &bk, &r, &cc, &st) == 6 && bm && bn && bk &&
+        (!direct || (args.M % bm == 0 && args.N % bn == 0 && args.K % bk == 0)))
       plan.params.setTiling(bm, bn, bk, r, cc, st);
-    }
   }
   // Tuning knob: HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take
   // them (in place of the TN batched split K too); =1 in none (the batched split K stays).

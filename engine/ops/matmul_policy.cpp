@@ -186,6 +186,30 @@ uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, c
   return slices;
 }
 
+namespace {
+
+// K slices that let the first (largest) tiling fill the GPU where its tiles alone cannot: doubled while the
+// grid is under two waves and each slice keeps at least 16 steps; 0 when that still leaves it under half a
+// wave, or the problem is not aligned to it. Its tile does twice the 64x64 one's work per byte loaded: on the
+// H100 768x768x16384 NN/NT ran 172.6/165.0 TFLOP/s as 36 tiles of 128x128 in 8 slices against 133.6/97.0 as
+// 144 of 64x64 in 4, and 384x384x8192 78.8/77.4 against 74.6/65.6; 256x256x4096 (4 tiles, 64 steps) stays on
+// the 64x64 tile, 23 against 44 (2026-11-24-h100-gemm-k-slices.json).
+uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& pr,
+                       const CoopPolicyConfig& cfg) {
+  constexpr uint32_t kMinSteps = 16;
+  if (big.workgroupScope || big.producers || pr.batch != 1 || pr.M % big.BM || pr.N % big.BN || pr.K % big.BK)
+    return 0;
+  const uint64_t tiles = workgroups(big, pr.M, pr.N, 1);
+  const uint32_t steps = pr.K / big.BK;
+  if (tiles > kMaxSlicedTiles) return 0;
+  uint32_t s = 1;
+  while (2 * s <= cfg.maxKSlices && tiles * s < 2 * kFillWorkgroups && steps / (2 * s) >= kMinSteps)
+    s *= 2;
+  return s > 1 && tiles * s >= kFillWorkgroups / 2 ? s : 0;
+}
+
+} // namespace
+
 CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
   if (pr.M == 0 || pr.N == 0 || pr.K == 0 || pr.batch == 0) return miss("empty problem", "empty problem");
   if (!dev.coopMatrix)
@@ -249,8 +273,6 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     return pr.M % t.BM == 0 && pr.N % t.BN == 0 && pr.K % t.BK == 0;
   });
   if (aligned) {
-    const std::string tile =
-        std::to_string(aligned->BM) + "x" + std::to_string(aligned->BN) + "x" + std::to_string(aligned->BK);
     // Long K over few tiles (weight gradients: K = tokens): cut K so the slices fill the GPU several times
     // over, on the first (largest) tiling if it is aligned. Not only below one wave: on the H100 the unsplit
     // 768x3072x16384 TN (144 tiles) ran at 34 TFLOP/s where 8 slices of 2304x768 ran at 223.
@@ -262,7 +284,9 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * kFillWorkgroups &&
              pr.K % (2 * split * big.BK) == 0 && pr.K / (2 * split) >= 4 * big.BK)
         split *= 2;
-      if (split > 1) {
+      // Under one wave even split (256x256x4096: 4 tiles in 16 ran at 33.9 TFLOP/s, 512x512x1024: 16 in 4 at
+      // 35.5), the 64x64 tile with K slices below does better (39-44 and 44-51).
+      if (split > 1 && workgroups(big, pr.M, pr.N, 1) * split >= kFillWorkgroups) {
         CoopPlan p =
             finish(big, CoopDecision::TransposedADirect,
                    "K split in " + std::to_string(split) + " slices of " + std::to_string(pr.K / split) +
@@ -274,11 +298,17 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     }
     codegen::GemmCoopParams t = *aligned;
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg);
+    if (aligned != &big && !(aligned->BM == big.BM && aligned->BN == big.BN) && aligned->kSlices == 1)
+      if (const uint32_t s = bigTileSlices(big, pr, cfg)) {
+        t = big;
+        t.kSlices = s;
+      }
     const std::string slices = t.kSlices > 1 ? ", K in " + std::to_string(t.kSlices) + " slices" : "";
+    const std::string shape = std::to_string(t.BM) + "x" + std::to_string(t.BN) + "x" + std::to_string(t.BK);
     if (pr.transA)
       return finish(t, CoopDecision::TransposedADirect,
-                    "aligned to " + tile + ", A read column-major" + slices);
-    return finish(t, CoopDecision::DirectCoop, "aligned to " + tile + slices);
+                    "aligned to " + shape + ", A read column-major" + slices);
+    return finish(t, CoopDecision::DirectCoop, "aligned to " + shape + slices);
   }
 
   // Unaligned: pad to a tiling within the cap, chosen as for aligned problems (the first that fills the GPU,

@@ -224,6 +224,14 @@ TEST_CASE("policy: long-K TN problems over few tiles split K", "[matmul_policy]"
   CoopPolicyConfig off;
   off.allowSplitK = false;
   CHECK(planMatmul(pr, h100(), off).splitK == 1);
+  // Under one wave even split (256x256x4096: 4 tiles, 16 slices make 64): the 64x64 tile in K slices.
+  MatmulProblem few = problem(256, 256, 4096);
+  few.transA = true;
+  const CoopPlan q = planMatmul(few, h100());
+  CHECK(q.splitK == 1);
+  CHECK(q.params.BM == 64);
+  CHECK(q.params.kSlices == 8);
+  CHECK(q.decision == CoopDecision::TransposedADirect);
 }
 
 TEST_CASE("policy: TN aligned reads A column-major directly", "[matmul_policy]") {
@@ -402,8 +410,23 @@ TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight 
   CHECK(a.decision == CoopDecision::DirectCoop);
   CHECK(a.params.kSlices == 8);
   CHECK(a.reason == "aligned to 64x64x32, K in 8 slices");
-  // Up to four waves while slices keep 64 steps: 768x768x16384 (144 tiles, 512 steps) in 4.
-  CHECK(planMatmul(problem(768, 768, 16384), h100()).params.kSlices == 4);
+  // Where the largest tile, sliced, fills half a wave it runs in place of the 64x64 one: 768x768x16384 is 36
+  // tiles of 128x128 in 8 slices (not 144 of 64x64 in 4), 384x384x8192 9 in 8; slices keep 16 steps of 64.
+  const CoopPlan big = planMatmul(problem(768, 768, 16384), h100());
+  CHECK(big.params.BM == 128);
+  CHECK(big.params.BN == 128);
+  CHECK(big.params.kSlices == 8);
+  CHECK_THAT(big.reason, ContainsSubstring("aligned to 128x128x"));
+  CHECK_THAT(big.reason, ContainsSubstring("K in 8 slices"));
+  const CoopPlan mid = planMatmul(problem(384, 384, 8192), h100());
+  CHECK(mid.params.BM == 128);
+  CHECK(mid.params.kSlices == 8);
+  // Too few big tiles even sliced (256x256x4096: 4 of them): the 64x64 tile as above. Unaligned to the big
+  // tile (832 = 13 x 64): the 64x64 one, 156 tiles in 4 slices (under four waves, slices of 128 steps).
+  CHECK(a.params.BM == 64);
+  const CoopPlan odd = planMatmul(problem(832, 768, 16384), h100());
+  CHECK(odd.params.BM == 64);
+  CHECK(odd.params.kSlices == 4);
   // 512x512x1024 (64 tiles, 32 steps): 2; short K or a full GPU: none.
   CHECK(planMatmul(problem(512, 512, 1024), h100()).params.kSlices == 2);
   CHECK(planMatmul(problem(512, 512, 128), h100()).params.kSlices == 1);
@@ -417,7 +440,8 @@ TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight 
   tn.epilogue = true;
   const CoopPlan sliced = planMatmul(tn, h100());
   CHECK(sliced.splitK == 1);
-  CHECK(sliced.params.kSlices == 4);
+  CHECK(sliced.params.BM == 128);
+  CHECK(sliced.params.kSlices == 8);
   CHECK_NOTHROW(sliced.params.validate());
 }
 
