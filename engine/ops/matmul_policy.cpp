@@ -175,6 +175,7 @@ uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, c
   const uint64_t tiles = workgroups(t, pr.M, pr.N, 1);
   if (tiles > kMaxSlicedTiles) return 1;
   const uint32_t steps = (pr.K + t.BK - 1) / t.BK;
+  if (steps < cfg.minSlicedSteps) return 1;
   uint32_t slices = 1;
   const auto more = [&](uint32_t s) {
     const uint64_t grid = tiles * s, stepsEach = steps / (2 * s);
@@ -333,8 +334,9 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   // workgroups), as for aligned problems; its edge tiles check bounds instead of being padded.
   const codegen::GemmCoopParams* edge =
       fillingTiling(tilings, pr, [](const codegen::GemmCoopParams& t) { return !t.workgroupScope; });
-  if (edge && cfg.allowBounded && pr.flops() >= std::max(cfg.minFlops, cfg.boundedMinFlops) &&
-      (overCap || !cfg.allowPadding || pr.flops() <= cfg.boundedMaxFlops)) {
+  const bool noPadding = overCap || !cfg.allowPadding;
+  if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
+      (noPadding ? pr.flops() >= cfg.boundedMinFlops : pr.flops() <= cfg.boundedMaxFlops)) {
     codegen::GemmCoopParams t = *edge;
     t.bounded = true;
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)

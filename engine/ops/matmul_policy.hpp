@@ -75,25 +75,29 @@ struct CoopPolicyConfig {
   bool allowPadding = true;
   bool allowRewrite = true;
   bool allowSplitK = true;
-  // Unaligned problems of at least boundedMinFlops run as they are by the bounds-checked kernel when padding
-  // is over the cap, or when they have at most boundedMaxFlops. Defaults from the H100 (bench/results/
-  // 2026-11-24-h100-gemm-odd-shapes.json): over the cap it beat the tiled fallback from ~100 MFLOP
-  // (511x513x257 1.2-1.4x, 200x3000x1000 1.4-1.5x) and lost below (300^3, 127x513x33); within the cap
-  // padding beat it (1000^3: 58 against 42 TFLOP/s).
+  // Unaligned problems run as they are by the bounds-checked kernel (one dispatch, no pad or crop passes)
+  // when padding is over the cap and they have at least boundedMinFlops (below it the tiled kernel), or
+  // when padding is within the cap and they have at most boundedMaxFlops (above it padding). On the H100
+  // (bench/results/2026-11-24-h100-gemm-bounded-vs-padded.json, NN/TN f32 C): within the cap 511x513x32 ran
+  // 3.1 TFLOP/s bounded against 1.2 padded, 511x513x513 18.9 against 13.5, 1023x1025x511 (1.07 GFLOP)
+  // 41-48 against 39-41, while 1000^3 (2 GFLOP) padded ran 59-65 against 47-53; over the cap 511x513x65
+  // (34 MFLOP) 5.2 against 4.9 tiled, 300^3 4.8-5.2 against 4.5-4.8, and 127x513x33 (4 MFLOP) lost,
+  // 0.7 against 1.0.
   bool allowBounded = true;
-  double boundedMinFlops = 1e8;
-  double boundedMaxFlops = 0;
+  double boundedMinFlops = 3e7;
+  double boundedMaxFlops = 1.1e9;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
-  // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices): the slice count doubles while the
-  // grid is under a wave and each slice keeps at least minSliceSteps K steps, or while it is under four waves
-  // and each slice keeps at least busySliceSteps. 1 turns it off. On the H100
-  // (2026-11-24-h100-gemm-k-slices.json) the hand-over (partial store, counter, reload) costs about 3.5 us,
-  // more than 4 steps save (511x513x257, 9 steps: 13.6 TFLOP/s whole, 9.7 in 2 slices), while long K gains
-  // (65x384x16384: 2.4 -> 15.3; 256x256x4096: 16.3 -> 43.9 in 8 slices; 768x768x16384, 144 tiles: 88.8 ->
-  // 136.8 in 4).
+  // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices). Only with at least
+  // minSlicedSteps K steps: the hand-over (partial store, counter, reload) costs about 3.5 us on the H100,
+  // some 16 steps of a 64x64 tile (512x512x512, 16 steps: 38.3 TFLOP/s whole, 30.6 in 2 slices; 511x513x513
+  // bounded 18.9 against 16.8). Then the count doubles while the grid is under a wave and each slice keeps
+  // at least minSliceSteps steps, or while it is under four waves and each keeps busySliceSteps
+  // (256x256x1024, 32 steps: 12.6 whole, 14.0 / 15.1 / 13.6 in 2 / 4 / 8; 511x513x2049 bounded, 72 tiles:
+  // 26.5 whole, 28.1 / 34.2 / 31.5; 2026-11-24-h100-gemm-bounded-vs-padded.json). 1 turns it off.
   uint32_t maxKSlices = 16;
+  uint32_t minSlicedSteps = 32;
   uint32_t minSliceSteps = 8;
-  uint32_t busySliceSteps = 64;
+  uint32_t busySliceSteps = 16;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;

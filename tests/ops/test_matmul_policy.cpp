@@ -325,12 +325,16 @@ TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
 
 TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is cheap enough",
           "[matmul_policy]") {
-  // By default only over the padding cap and from 100 MFLOP: 511x513x257 (135 MFLOP, +26% padded) runs
-  // bounded; 300^3 (54 MFLOP, +21%) takes the tiled fallback; 1000^3 (+5%) is padded.
+  // By default over the padding cap from 30 MFLOP: 511x513x257 (135 MFLOP, +26% padded) and 300^3
+  // (54 MFLOP, +21%) run bounded, 127x513x33 (4 MFLOP) takes the tiled fallback; within the cap up to
+  // 1.1 GFLOP: 511x513x513 (269 MFLOP, +12%) and 511x513x32 bounded, 1000^3 (2 GFLOP, +5%) padded.
   CHECK(planMatmul(problem(511, 513, 257), h100()).decision == CoopDecision::Bounded);
-  const CoopPlan smallOver = planMatmul(problem(300, 300, 300), h100());
+  CHECK(planMatmul(problem(300, 300, 300), h100()).decision == CoopDecision::Bounded);
+  const CoopPlan smallOver = planMatmul(problem(127, 513, 33), h100());
   CHECK(smallOver.decision == CoopDecision::Fallback);
   CHECK(smallOver.missKey == "unaligned and over the 20% padding cap");
+  CHECK(planMatmul(problem(511, 513, 513), h100()).decision == CoopDecision::Bounded);
+  CHECK(planMatmul(problem(511, 513, 32), h100()).decision == CoopDecision::Bounded);
   CHECK(planMatmul(problem(1000, 1000, 1000), h100()).decision == CoopDecision::PaddedCoop);
   CHECK(planMatmul(problem(511, 513, 257), h100(), padOnly()).decision == CoopDecision::Fallback);
   const CoopPolicyConfig on = withBounded();
@@ -390,13 +394,18 @@ TEST_CASE("policy: bounded problems with too few tiles cut K in slices", "[matmu
   CHECK(planMatmul(problem(65, 384, 16384), h100(), c).params.kSlices == 4);
   c.maxKSlices = 1;
   CHECK(planMatmul(problem(65, 384, 16384), h100(), c).params.kSlices == 1);
-  // Each slice keeps at least minSliceSteps (8) steps: 20 steps make 2 slices of 10, 9 steps stay whole
-  // (511x513x257: 72 tiles, where the hand-over would cost more than the steps it saves).
-  CHECK(planMatmul(problem(65, 384, 640 - 1), h100(), withBounded()).params.kSlices == 2);
+  // Under minSlicedSteps (32) K steps a GEMM stays whole, where the hand-over would cost more than the
+  // steps it saves: 65x384x639 (20 steps), 511x513x257 (9, 72 tiles). From 32 on, slices keep at least
+  // minSliceSteps (8): 65x384x1023 (12 tiles, 32 steps) in 4.
+  CHECK(planMatmul(problem(65, 384, 640 - 1), h100(), withBounded()).params.kSlices == 1);
+  CHECK(planMatmul(problem(65, 384, 1024 - 1), h100(), withBounded()).params.kSlices == 4);
   CHECK(planMatmul(problem(511, 513, 257), h100()).params.kSlices == 1);
   c = {};
+  c.minSlicedSteps = 8;
   c.minSliceSteps = 4;
   CHECK(planMatmul(problem(511, 513, 257), h100(), c).params.kSlices == 2);
+  // Between one and four waves, slices keep busySliceSteps (16): 511x513x2049 (72 tiles, 65 steps) in 4.
+  CHECK(planMatmul(problem(511, 513, 2049), h100()).params.kSlices == 4);
   // Enough tiles already (16384x65x384: 512) and batched problems: no slices.
   CHECK(planMatmul(problem(16384, 65, 384), h100()).params.kSlices == 1);
   CHECK(planMatmul(problem(500, 600, 1000, 4), h100(), withBounded()).params.kSlices == 1);
@@ -427,8 +436,11 @@ TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight 
   const CoopPlan odd = planMatmul(problem(832, 768, 16384), h100());
   CHECK(odd.params.BM == 64);
   CHECK(odd.params.kSlices == 4);
-  // 512x512x1024 (64 tiles, 32 steps): 2; short K or a full GPU: none.
+  // 512x512x1024 (64 tiles, 32 steps): 2 (4 would leave 8 steps a slice over more than a wave); 256x256x1024
+  // (16 tiles): 4; under 32 steps (512x512x512), a short K or a full GPU: none.
   CHECK(planMatmul(problem(512, 512, 1024), h100()).params.kSlices == 2);
+  CHECK(planMatmul(problem(256, 256, 1024), h100()).params.kSlices == 4);
+  CHECK(planMatmul(problem(512, 512, 512), h100()).params.kSlices == 1);
   CHECK(planMatmul(problem(512, 512, 128), h100()).params.kSlices == 1);
   CHECK(planMatmul(problem(4096, 4096, 4096), h100()).params.kSlices == 1);
   // TN with f32 C and no epilogue keeps the batched split; with an epilogue it takes slices instead.
