@@ -90,8 +90,9 @@ private:
     tcOut_ = p_.outF16 ? m_.coopMatrixType(f16_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR) : tc_;
     // An f32 operand is read as pairs of vec4 per 8-element vector and rounded to f16 as it is staged.
     const TypeId vec4 = m_.vectorType(f32_, 4);
-    a_ = m_.storageBuffer(0, p_.bounded ? f16_ : p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
-    b_ = m_.storageBuffer(1, p_.bounded ? f16_ : p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
+    const bool scalars = p_.bounded && !p_.boundedVectors;
+    a_ = m_.storageBuffer(0, scalars ? f16_ : p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
+    b_ = m_.storageBuffer(1, scalars ? f16_ : p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
     // A staged store writes C as row vectors (4 floats, or 4 halves).
     const TypeId cElement = p_.stagedStore ? (p_.outF16 ? m_.vectorType(f16_, 4) : vec4)
                             : p_.outF16    ? f16_
@@ -223,14 +224,38 @@ private:
     return slots;
   }
 
-  // Global -> registers: the slice of step kt.
+  // Bounded: one operand's stored matrix (rows x cols, row stride ld, from element `base`) and where the
+  // slice starts in it; the K side (rows when kInRows) moves by BK per step. `last`: the binding's last
+  // element (vector, with boundedVectors), where reads are clamped.
+  struct Edge {
+    Value base, rowOrigin, rows, colOrigin, cols, ld;
+    bool kInRows;
+    Value last{};
+  };
+
+  // Global -> registers: the slice of step kt. With `edge` (boundedVectors) each vector is read clamped to
+  // the binding and zeroed unless it lies inside the matrix (rows are multiples of 8 halves: a vector is
+  // wholly inside or wholly outside).
   std::vector<Value> loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step,
-                              Value kt, bool f32) {
+                              Value kt, bool f32, const Edge* edge) {
     const Value base = f_.iadd(origin, f_.imul(kt, step));
     std::vector<Value> regs;
+    Value row0{}, col0{}, zero{};
+    if (edge) {
+      const Value k0 = f_.imul(kt, c(p_.BK));
+      row0 = edge->kInRows ? f_.iadd(edge->rowOrigin, k0) : edge->rowOrigin;
+      col0 = edge->kInRows ? edge->colOrigin : f_.iadd(edge->colOrigin, k0);
+      zero = f_.construct(uvec4_, {c(0), c(0), c(0), c(0)});
+    }
     for (const Slot& s : slots) {
       const Value at = f_.iadd(base, s.global);
-      regs.push_back(f32 ? loadF32AsHalf8(f_, buf, at) : f_.loadAt(buf, at));
+      if (!edge) {
+        regs.push_back(f32 ? loadF32AsHalf8(f_, buf, at) : f_.loadAt(buf, at));
+        continue;
+      }
+      const Value inside = f_.logicalAnd(f_.lt(f_.iadd(row0, s.row), edge->rows),
+                                         f_.lt(f_.iadd(col0, f_.shl(s.col, c(3))), edge->cols));
+      regs.push_back(f_.select(inside, f_.loadAt(buf, f_.umin(at, edge->last)), zero));
     }
     return regs;
   }
@@ -241,15 +266,6 @@ private:
     for (size_t i = 0; i < slots.size(); ++i)
       f_.store(f_.accessChain(shared, {f_.iadd(stageOffset, slots[i].shared)}), regs[i]);
   }
-
-  // Bounded: one operand's stored matrix (rows x cols, row stride ld, from element `base`) and where the
-  // slice starts in it; the K side (rows when kInRows) moves by BK per step. `last`: the binding's last
-  // element, where reads are clamped.
-  struct Edge {
-    Value base, rowOrigin, rows, colOrigin, cols, ld;
-    bool kInRows;
-    Value last{};
-  };
 
   // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix. Only one
   // value per vector stays live until the halves are packed, the count of them inside the matrix: indices
@@ -282,12 +298,12 @@ private:
 
   // Global -> registers: slice kt of A, of B (bounded or not).
   std::vector<Value> loadSliceA(Value kt) {
-    return p_.bounded ? loadTileBounded(a_, slotsA_, edgeA_, kt)
-                      : loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A);
+    if (p_.bounded && !p_.boundedVectors) return loadTileBounded(a_, slotsA_, edgeA_, kt);
+    return loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A, p_.bounded ? &edgeA_ : nullptr);
   }
   std::vector<Value> loadSliceB(Value kt) {
-    return p_.bounded ? loadTileBounded(b_, slotsB_, edgeB_, kt)
-                      : loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B);
+    if (p_.bounded && !p_.boundedVectors) return loadTileBounded(b_, slotsB_, edgeB_, kt);
+    return loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B, p_.bounded ? &edgeB_ : nullptr);
   }
 
   void loadTileToShared(Value kt, Value offA, Value offB) {
@@ -567,7 +583,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
-         (bounded ? ":bd" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "");
+         (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -594,7 +610,7 @@ std::string GemmCoopParams::name() const {
   if (groupM > 1) add({"_g", str(groupM)});
   if (stagedStore) add({"_ss"});
   if (producers) add({"_ws", str(producers)});
-  if (bounded) add({"_bd"});
+  if (bounded) add({boundedVectors ? "_bv" : "_bd"});
   if (kSlices > 1) add({"_ks", str(kSlices)});
   return n;
 }
@@ -638,6 +654,7 @@ void GemmCoopParams::validate() const {
   require(kSlices >= 1 && kSlices <= 64, me + "kSlices must be 1 to 64");
   if (kSlices > 1)
     require(!batched && !producers, me + "K slices are not batched and have no copy subgroups");
+  require(!boundedVectors || bounded, me + "boundedVectors needs bounded");
   if (bounded) {
     require(!f32A && !f32B, me + "the bounded kernel reads f16 operands");
     require(!stagedStore, me + "the bounded kernel has its own store");

@@ -10,7 +10,8 @@
 //   epilogue: + bias[n] (C's type, optional), then GELU (tanh form, optional). beta == 0 never reads C.
 //
 // Requirements (the dispatch policy guarantees them): M % BM == 0, N % BN == 0, K % BK == 0, batch strides
-// multiples of 8 elements, A and B bindings 16-byte aligned; or none of these with `bounded`.
+// multiples of 8 elements, A and B bindings 16-byte aligned; or none of these with `bounded` (only the last
+// two, and M, N, K multiples of 8, with `boundedVectors`).
 // Interface: bindings 0 = A (f16), 1 = B (f16), 2 = C (f32 or f16; read when beta != 0), 3 = bias (C's type,
 // only when `bias`), then with kSlices > 1 the partial tiles and the tile counters; push constants
 // GemmCoopPush (same layout as the tiled GEMM's batched block); dispatch gemmCoopGroups(); local size
@@ -57,6 +58,10 @@ struct GemmCoopParams {
   // scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared memory
   // as bounds-checked scalars with the epilogue applied per element. f16 operands, subgroup scope.
   bool bounded = false;
+  // Bounded, with every operand row a multiple of 8 halves (M, N, K multiples of 8, batch strides too, A and
+  // B 16-byte aligned): the copies read 16-byte vectors, each wholly inside the matrix or zeroed, instead of
+  // scalars; the edges and C's store stay bounded.
+  bool boundedVectors = false;
   // K cut in kSlices slices inside one dispatch (gl_WorkGroupID.z = slice), for problems whose tiles alone
   // leave the GPU idle: each slice stores its f32 partial tile to a workspace, bumps the tile's counter,
   // and the workgroup that arrives last sums the partials in slice order (deterministic whatever the

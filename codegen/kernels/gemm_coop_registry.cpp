@@ -106,12 +106,16 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.transB = bits & 8;
              add(p);
            }
-         // Bounded (any shape): every variant on the 64x64 double-buffered tiling, NN and the heaviest
-         // epilogue on the default.
+         // Bounded (any shape): every variant on the 64x64 double-buffered tiling, with scalar and with
+         // vector copies, NN and the heaviest epilogue on the default.
          for (GemmCoopParams p : gemmCoopTilings())
            if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
              p.bounded = true;
              addVariants(p);
+             p.boundedVectors = true;
+             addVariants(p);
+             p.kSlices = 2;
+             add(p);
              break;
            }
          // K slices: every unbatched variant, bounded on the 64x64 tiling and aligned on the default, with 2
@@ -134,6 +138,8 @@ void registerGemmCoop(KernelRegistry& registry) {
          bd.bounded = true;
          add(bd);
          bd.transA = bd.outF16 = bd.alphaBeta = bd.bias = bd.gelu = true;
+         add(bd);
+         bd.boundedVectors = true;
          add(bd);
          // Copy subgroups (warp specialisation): 1, 2 and 4 of them beside 4 or 8 computing subgroups, and
          // every variant on one.

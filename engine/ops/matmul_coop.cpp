@@ -279,8 +279,14 @@ MatmulProblem matmulProblem(const MatmulArgs& a) {
   const uint64_t M = a.M, N = a.N, K = a.K;
   p.sharedB = a.batch > 1 && a.strideB && *a.strideB == 0 && strideOr(a.strideA, M * K) == M * K &&
               strideOr(a.strideC, M * N) == M * N;
-  (void)K;
   p.epilogue = a.bias.buffer != VK_NULL_HANDLE || a.gelu;
+  // f32 operands reach the bounded kernel as fresh f16 copies (withF16Copies). HELIOS_COOP_BOUNDED_VECTORS=0
+  // keeps its copies scalar.
+  const char* e = std::getenv("HELIOS_COOP_BOUNDED_VECTORS");
+  const bool copied = a.f16Compute && a.aType == GemmType::F32;
+  p.vectorRows =
+      !(e && std::string(e) == "0") && (copied || (a.a.offset % 16 == 0 && a.b.offset % 16 == 0)) &&
+      (a.batch == 1 || (strideOr(a.strideA, M * K) % 8 == 0 && strideOr(a.strideB, K * N) % 8 == 0));
   return p;
 }
 

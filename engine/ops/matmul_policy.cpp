@@ -335,10 +335,12 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   const codegen::GemmCoopParams* edge =
       fillingTiling(tilings, pr, [](const codegen::GemmCoopParams& t) { return !t.workgroupScope; });
   const bool noPadding = overCap || !cfg.allowPadding;
+  const bool vectors = pr.vectorRows && pr.M % 8 == 0 && pr.N % 8 == 0 && pr.K % 8 == 0;
   if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
-      (noPadding ? pr.flops() >= cfg.boundedMinFlops : pr.flops() <= cfg.boundedMaxFlops)) {
+      (noPadding ? pr.flops() >= cfg.boundedMinFlops : pr.flops() <= cfg.boundedMaxFlops || vectors)) {
     codegen::GemmCoopParams t = *edge;
     t.bounded = true;
+    t.boundedVectors = vectors;
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)
     CoopPlan p = finish(t, CoopDecision::Bounded,
                         "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) +

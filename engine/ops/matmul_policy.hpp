@@ -66,6 +66,9 @@ struct MatmulProblem {
   CoopDType a = CoopDType::F16, b = CoopDType::F16, c = CoopDType::F32;
   bool sharedB = false;  // batched with one B for every batch (B batch stride 0)
   bool epilogue = false; // + bias or GELU after the product (split-K cannot apply them to partial sums)
+  // A and B 16-byte aligned, batch strides whole 16-byte vectors: with M, N, K multiples of 8 the bounded
+  // kernel copies vectors (GemmCoopParams::boundedVectors).
+  bool vectorRows = true;
   double flops() const { return 2.0 * M * N * K * batch; }
 };
 
@@ -77,7 +80,9 @@ struct CoopPolicyConfig {
   bool allowSplitK = true;
   // Unaligned problems run as they are by the bounds-checked kernel (one dispatch, no pad or crop passes)
   // when padding is over the cap and they have at least boundedMinFlops (below it the tiled kernel), or
-  // when padding is within the cap and they have at most boundedMaxFlops (above it padding). On the H100
+  // when padding is within the cap and they have at most boundedMaxFlops (above it padding) or rows of
+  // whole 16-byte vectors (vector copies: 1.0-1.75x padding's speed from 1000^3 to 4000^3; 2026-11-24-h100-
+  // gemm-bounded-vectors.json). Scalar copies, on the H100
   // (bench/results/2026-11-24-h100-gemm-bounded-vs-padded.json, NN/TN f32 C): within the cap 511x513x32 ran
   // 3.1 TFLOP/s bounded against 1.2 padded, 511x513x513 18.9 against 13.5, 1023x1025x511 (1.07 GFLOP)
   // 41-48 against 39-41, while 1000^3 (2 GFLOP) padded ran 59-65 against 47-53; over the cap 511x513x65

@@ -272,14 +272,15 @@ TEST_CASE("policy: 511x513x257 against the 20% padding cap", "[matmul_policy]") 
 
 TEST_CASE("policy: padding prefers a tile that fills the GPU", "[matmul_policy]") {
   // 1000^3 pads to 1024^3 (+7%) on either tile; the 128x128 tile launches 64 workgroups, the 64x64 one 256.
-  const CoopPlan p = planMatmul(problem(1000, 1000, 1000), h100());
+  // (The padded path's choice alone: by default these run bounded.)
+  const CoopPlan p = planMatmul(problem(1000, 1000, 1000), h100(), padOnly());
   CHECK(p.decision == CoopDecision::PaddedCoop);
   CHECK(p.params.BM == 64);
   CHECK(p.params.BN == 64);
   CHECK(p.Mp == 1024);
   CHECK(p.Kp == 1024);
   // Large enough for the 128x128 tile to fill the GPU: it stays.
-  const CoopPlan big = planMatmul(problem(4000, 4000, 4000), h100());
+  const CoopPlan big = planMatmul(problem(4000, 4000, 4000), h100(), padOnly());
   CHECK(big.decision == CoopDecision::PaddedCoop);
   CHECK(big.params.BM == 128);
   // The fuller tile only within the cap: here only the 64x64 one is within it anyway.
@@ -327,7 +328,8 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
           "[matmul_policy]") {
   // By default over the padding cap from 30 MFLOP: 511x513x257 (135 MFLOP, +26% padded) and 300^3
   // (54 MFLOP, +21%) run bounded, 127x513x33 (4 MFLOP) takes the tiled fallback; within the cap up to
-  // 1.1 GFLOP: 511x513x513 (269 MFLOP, +12%) and 511x513x32 bounded, 1000^3 (2 GFLOP, +5%) padded.
+  // 1.1 GFLOP: 511x513x513 (269 MFLOP, +12%) and 511x513x32 bounded, 1000^3 (2 GFLOP, +5%) padded unless
+  // its copies can read vectors.
   CHECK(planMatmul(problem(511, 513, 257), h100()).decision == CoopDecision::Bounded);
   CHECK(planMatmul(problem(300, 300, 300), h100()).decision == CoopDecision::Bounded);
   const CoopPlan smallOver = planMatmul(problem(127, 513, 33), h100());
@@ -335,7 +337,15 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(smallOver.missKey == "unaligned and over the 20% padding cap");
   CHECK(planMatmul(problem(511, 513, 513), h100()).decision == CoopDecision::Bounded);
   CHECK(planMatmul(problem(511, 513, 32), h100()).decision == CoopDecision::Bounded);
-  CHECK(planMatmul(problem(1000, 1000, 1000), h100()).decision == CoopDecision::PaddedCoop);
+  MatmulProblem scalarRows = problem(1000, 1000, 1000);
+  scalarRows.vectorRows = false; // e.g. A at an offset that is not 16-byte aligned
+  CHECK(planMatmul(scalarRows, h100()).decision == CoopDecision::PaddedCoop);
+  // Every size a multiple of 8 (and vectorRows): bounded with vector copies at any size within the cap.
+  for (const uint32_t n : {1000u, 2040u, 4000u}) {
+    const CoopPlan vp = planMatmul(problem(n, n, n), h100());
+    CHECK(vp.decision == CoopDecision::Bounded);
+    CHECK(vp.params.boundedVectors);
+  }
   CHECK(planMatmul(problem(511, 513, 257), h100(), padOnly()).decision == CoopDecision::Fallback);
   const CoopPolicyConfig on = withBounded();
   // Over the padding cap: the bounded kernel on the tiling that fills the GPU (64x64: 72 workgroups).
@@ -355,10 +365,18 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   const auto g = helios::codegen::gemmCoopGroups(p.params, 511, 513, 1);
   CHECK(g.x == 9); // ceil(513 / 64)
   CHECK(g.y == 8);
-  // Within the cap but small: bounded too (the pad and crop passes would cost more).
-  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), on).decision == CoopDecision::Bounded);
-  // Within the cap and above boundedMaxFlops: padded; over the cap: bounded whatever the size.
-  const CoopPlan big = planMatmul(problem(4000, 4000, 4000), h100(), on);
+  CHECK_FALSE(p.params.boundedVectors); // rows of 257 and 513 halves: scalar copies
+  // Within the cap but small: bounded too (the pad and crop passes would cost more); every size a multiple
+  // of 8, so the copies read 16-byte vectors.
+  const CoopPlan v = planMatmul(problem(1000, 1000, 1000), h100(), on);
+  CHECK(v.decision == CoopDecision::Bounded);
+  CHECK(v.params.boundedVectors);
+  CHECK_THAT(v.params.name(), ContainsSubstring("_bv"));
+  CHECK_NOTHROW(v.params.validate());
+  // Within the cap, scalar copies and above boundedMaxFlops: padded; over the cap: bounded whatever the size.
+  MatmulProblem bigScalar = problem(4000, 4000, 4000);
+  bigScalar.vectorRows = false;
+  const CoopPlan big = planMatmul(bigScalar, h100(), on);
   CHECK(big.decision == CoopDecision::PaddedCoop);
   CHECK_FALSE(big.params.bounded);
   const CoopPlan bigOver = planMatmul(problem(4000, 4000, 79), h100(), on);
@@ -366,7 +384,7 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(bigOver.params.BM == 128); // 4000 x 4000 fills the GPU with the large tile
   CoopPolicyConfig lower = on;
   lower.boundedMaxFlops = 1e6;
-  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), lower).decision == CoopDecision::PaddedCoop);
+  CHECK(planMatmul(scalarRows, h100(), lower).decision == CoopDecision::PaddedCoop);
   // Batched unaligned: bounded, batched; below the floor: the tiled fallback still.
   const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100(), on);
   CHECK(b.decision == CoopDecision::Bounded);

@@ -397,6 +397,17 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
       c = odd("odd batched 3x129x65x97 tt f16 ab+gelu" + how, 129, 65, 97, 3, p);
       c.transA = c.transB = c.outF16 = c.gelu = true, c.alpha = 1.5f, c.beta = 1.0f;
       cases.push_back(c);
+      // Every size a multiple of 8: the bounded kernel copies 16-byte vectors (boundedVectors).
+      cases.push_back(odd("odd 1000x1000x1000 vector copies" + how, 1000, 1000, 1000, 1, p));
+      c = odd("odd 1000x520x264 tn f16 ab+bias+gelu vector copies" + how, 1000, 520, 264, 1, p);
+      c.transA = c.outF16 = c.bias = c.gelu = true, c.alpha = 0.5f, c.beta = 1.0f;
+      cases.push_back(c);
+      c = odd("odd 104x200x3000 nt K-sliced vector copies" + how, 104, 200, 3000, 1, p);
+      c.transB = true;
+      cases.push_back(c);
+      c = odd("odd batched 3x136x72x96 tt f16 ab+gelu vector copies" + how, 136, 72, 96, 3, p);
+      c.transA = c.transB = c.outF16 = c.gelu = true, c.alpha = 1.5f, c.beta = 1.0f;
+      cases.push_back(c);
     }
     cases.push_back(odd("odd 1000x1000x1000" + how, 1000, 1000, 1000, 1, p));
     Case c = odd("odd 1000x1000x1000 ab+bias+gelu" + how, 1000, 1000, 1000, 1, p);
@@ -428,7 +439,11 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
     Case m{"matmul() Auto 512x512x256 bias", 512, 512, 256};
     m.bias = true, m.viaMatmul = true, m.expect = "direct";
     cases.push_back(m);
+    // Every size a multiple of 8: bounded with vector copies; 1004 rows (scalar copies, 2 GFLOP): padded.
     m = Case{"matmul() Auto 1000x1000x1000 tn gelu", 1000, 1000, 1000};
+    m.transA = m.gelu = m.viaMatmul = true, m.expect = "bounded";
+    cases.push_back(m);
+    m = Case{"matmul() Auto 1004x1000x1000 tn gelu", 1004, 1000, 1000};
     m.transA = m.gelu = m.viaMatmul = true, m.expect = "padded";
     cases.push_back(m);
   }
