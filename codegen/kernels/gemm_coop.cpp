@@ -10,8 +10,9 @@
 //   epilogue:  alpha, beta * C (only when beta != 0), + bias[n] (a stride-0 coop load of C's type), GELU over
 //              the accumulator's components, convert, coop store to C (or, with stagedStore, through shared
 //              memory as 16-byte rows)
-// Bounded (any shape): the copies read f16 scalars with bounds checks, and C goes through shared memory as
-// scalars, the epilogue applied per element and only inside M x N.
+// Bounded (any shape): the copies read f16 scalars with bounds checks (16-byte vectors, each wholly inside or
+// zeroed, when every size is a multiple of 8: boundedVectors), and C goes through shared memory as scalars,
+// the epilogue applied per element and only inside M x N.
 // The tiling menu and the registry's sweep live in gemm_coop_registry.cpp.
 #include "codegen/kernels/gemm_coop.hpp"
 
