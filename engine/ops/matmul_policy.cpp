@@ -180,7 +180,8 @@ uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, c
   const auto more = [&](uint32_t s) {
     const uint64_t grid = tiles * s, stepsEach = steps / (2 * s);
     return (grid < kFillWorkgroups && stepsEach >= cfg.minSliceSteps) ||
-           (grid < 4 * kFillWorkgroups && stepsEach >= cfg.busySliceSteps);
+           (grid < 4 * kFillWorkgroups &&
+            stepsEach >= (t.bounded && !t.boundedVectors ? cfg.scalarBusySliceSteps : cfg.busySliceSteps));
   };
   while (2 * slices <= cfg.maxKSlices && more(slices))
     slices *= 2;

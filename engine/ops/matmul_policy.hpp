@@ -96,13 +96,16 @@ struct CoopPolicyConfig {
   // minSlicedSteps K steps: the hand-over (partial store, counter, reload) costs about 3.5 us on the H100,
   // some 16 steps of a 64x64 tile (512x512x512, 16 steps: 38.3 TFLOP/s whole, 30.6 in 2 slices; 511x513x513
   // bounded 18.9 against 16.8). Then the count doubles while the grid is under a wave and each slice keeps
-  // at least minSliceSteps steps, or while it is under four waves and each keeps busySliceSteps
-  // (256x256x1024, 32 steps: 12.6 whole, 14.0 / 15.1 / 13.6 in 2 / 4 / 8; 511x513x2049 bounded, 72 tiles:
-  // 26.5 whole, 28.1 / 34.2 / 31.5; 2026-11-24-h100-gemm-bounded-vs-padded.json). 1 turns it off.
+  // at least minSliceSteps steps (256x256x1024, 32 steps: 12.6 whole, 14.0 / 15.1 / 13.6 in 2 / 4 / 8), or
+  // while it is under four waves and each keeps busySliceSteps, scalarBusySliceSteps for the bounded kernel's
+  // scalar copies, whose steps cost three times as much (1024^3, 256 tiles of 32 steps: 126.9 whole, 76.3 in
+  // 2; 511x513x2049 scalar-bounded, 72 tiles: 26.5 whole, 28.1 / 34.2 / 31.5 in 2 / 4 / 8;
+  // 2026-11-24-h100-gemm-bounded-vs-padded.json, -bounded-vectors.json). 1 turns it off.
   uint32_t maxKSlices = 16;
   uint32_t minSlicedSteps = 32;
   uint32_t minSliceSteps = 8;
-  uint32_t busySliceSteps = 16;
+  uint32_t busySliceSteps = 64;
+  uint32_t scalarBusySliceSteps = 16;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;

@@ -422,7 +422,11 @@ TEST_CASE("policy: bounded problems with too few tiles cut K in slices", "[matmu
   c.minSlicedSteps = 8;
   c.minSliceSteps = 4;
   CHECK(planMatmul(problem(511, 513, 257), h100(), c).params.kSlices == 2);
-  // Between one and four waves, slices keep busySliceSteps (16): 511x513x2049 (72 tiles, 65 steps) in 4.
+  // Between one and four waves, slices keep scalarBusySliceSteps (16) with scalar copies: 511x513x2049
+  // (72 tiles, 65 steps) in 4; busySliceSteps (64) otherwise: 1000^3 (vector copies) and 1024^3 (256 tiles
+  // of 32 steps) stay whole.
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100()).params.kSlices == 1);
+  CHECK(planMatmul(problem(1024, 1024, 1024), h100()).params.kSlices == 1);
   CHECK(planMatmul(problem(511, 513, 2049), h100()).params.kSlices == 4);
   // Enough tiles already (16384x65x384: 512) and batched problems: no slices.
   CHECK(planMatmul(problem(16384, 65, 384), h100()).params.kSlices == 1);
