@@ -278,9 +278,13 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // Long K over few tiles (weight gradients: K = tokens): cut K so the slices fill the GPU several times
     // over, on the first (largest) tiling if it is aligned. Not only below one wave: on the H100 the unsplit
     // 768x3072x16384 TN (144 tiles) ran at 34 TFLOP/s where 8 slices of 2304x768 ran at 223.
+    // Not where the aligned tiling fills the GPU whole and K is short (under 256 steps of it): 1024^3 TN
+    // split in 2 on 128x128 read 89.8 TFLOP/s where NN on 64x64 tiles whole read 127.1.
     const auto& big = tilings.front();
+    const bool shortAndFull =
+        workgroups(*aligned, pr.M, pr.N, 1) >= kFillWorkgroups && pr.K / aligned->BK < 256;
     if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == CoopDType::F32 &&
-        !pr.epilogue && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
+        !pr.epilogue && !shortAndFull && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
         workgroups(big, pr.M, pr.N, 1) < 4 * kFillWorkgroups) {
       uint32_t split = 1;
       while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * kFillWorkgroups &&

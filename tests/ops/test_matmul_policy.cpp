@@ -224,6 +224,19 @@ TEST_CASE("policy: long-K TN problems over few tiles split K", "[matmul_policy]"
   CoopPolicyConfig off;
   off.allowSplitK = false;
   CHECK(planMatmul(pr, h100(), off).splitK == 1);
+  // A short K over a grid the aligned tiling fills whole (1024^3: 256 tiles of 64x64, 32 steps): no split;
+  // a long one on the same grid (768x768x16384: 144 tiles, 512 steps) keeps it.
+  MatmulProblem mid = problem(1024, 1024, 1024);
+  mid.transA = true;
+  CHECK(planMatmul(mid, h100()).splitK == 1);
+  CHECK(planMatmul(mid, h100()).params.kSlices == 1);
+  mid.K = 2048; // 64 tiles of 128x128 in 2 slices instead
+  CHECK(planMatmul(mid, h100()).splitK == 1);
+  CHECK(planMatmul(mid, h100()).params.BM == 128);
+  CHECK(planMatmul(mid, h100()).params.kSlices == 2);
+  MatmulProblem longK = problem(768, 768, 16384);
+  longK.transA = true;
+  CHECK(planMatmul(longK, h100()).splitK > 1);
   // Under one wave even split (256x256x4096: 4 tiles, 16 slices make 64): the 64x64 tile in K slices.
   MatmulProblem few = problem(256, 256, 4096);
   few.transA = true;
