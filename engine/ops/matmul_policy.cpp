@@ -279,7 +279,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // over, on the first (largest) tiling if it is aligned. Not only below one wave: on the H100 the unsplit
     // 768x3072x16384 TN (144 tiles) ran at 34 TFLOP/s where 8 slices of 2304x768 ran at 223.
     // Not where the aligned tiling fills the GPU whole and K is short (under 256 steps of it): 1024^3 TN
-    // split in 2 on 128x128 read 89.8 TFLOP/s where NN on 64x64 tiles whole read 127.1.
+    // split in 2 on 128x128 read 89.8 TFLOP/s, whole on 64x64 tiles 144.9.
     const auto& big = tilings.front();
     const bool shortAndFull =
         workgroups(*aligned, pr.M, pr.N, 1) >= kFillWorkgroups && pr.K / aligned->BK < 256;
@@ -347,10 +347,11 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     t.bounded = true;
     t.boundedVectors = vectors;
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)
-    CoopPlan p = finish(t, CoopDecision::Bounded,
-                        "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) +
-                            "x" + std::to_string(t.BK) + " with bounds checks" +
-                            (t.kSlices > 1 ? ", K in " + std::to_string(t.kSlices) + " slices" : ""));
+    CoopPlan p =
+        finish(t, CoopDecision::Bounded,
+               "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) + "x" +
+                   std::to_string(t.BK) + " with bounds checks" + (vectors ? " and vector copies" : "") +
+                   (t.kSlices > 1 ? ", K in " + std::to_string(t.kSlices) + " slices" : ""));
     p.Mp = pr.M;
     p.Np = pr.N;
     p.Kp = pr.K;

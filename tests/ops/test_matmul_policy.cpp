@@ -385,6 +385,7 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(v.decision == CoopDecision::Bounded);
   CHECK(v.params.boundedVectors);
   CHECK_THAT(v.params.name(), ContainsSubstring("_bv"));
+  CHECK(v.reason == "unaligned, run as it is on 64x64x32 with bounds checks and vector copies");
   CHECK_NOTHROW(v.params.validate());
   // Within the cap, scalar copies and above boundedMaxFlops: padded; over the cap: bounded whatever the size.
   MatmulProblem bigScalar = problem(4000, 4000, 4000);
