@@ -193,9 +193,9 @@ namespace {
 // K slices that let the first (largest) tiling fill the GPU where its tiles alone cannot: doubled while the
 // grid is under two waves and each slice keeps at least 16 steps; 0 when that still leaves it under half a
 // wave, or the problem is not aligned to it. Its tile does twice the 64x64 one's work per byte loaded: on the
-// H100 768x768x16384 NN/NT ran 172.6/165.0 TFLOP/s as 36 tiles of 128x128 in 8 slices against 133.6/97.0 as
-// 144 of 64x64 in 4, and 384x384x8192 78.8/77.4 against 74.6/65.6; 256x256x4096 (4 tiles, 64 steps) stays on
-// the 64x64 tile, 23 against 44 (2026-11-24-h100-gemm-k-slices.json).
+// H100 768x768x16384 NN/NT ran 174.9/163.4 TFLOP/s as 36 tiles of 128x128 in 8 slices against 132.9/97.6 as
+// 144 of 64x64 in 4, and 384x384x8192 78.1/76.7 against 73.5/64.8; 256x256x4096 (4 tiles, 64 steps) stays
+// on the 64x64 tile (2026-11-24-h100-gemm-big-tile-slices.json).
 uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& pr,
                        const CoopPolicyConfig& cfg) {
   constexpr uint32_t kMinSteps = 16;
