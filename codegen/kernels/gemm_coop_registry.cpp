@@ -106,29 +106,25 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.transB = bits & 8;
              add(p);
            }
-         // Bounded (any shape): every variant on the 64x64 double-buffered tiling, with scalar and with
-         // vector copies, NN and the heaviest epilogue on the default.
+         // Bounded (any shape) on the 64x64 double-buffered tiling: every variant with scalar copies, whole
+         // and in 2 K slices (4 and 16 on the plain NN), and every variant with vector copies (2 slices on
+         // NN). K slices on the default tiling: every unbatched variant in 2. The heaviest epilogue on the
+         // default.
          for (GemmCoopParams p : gemmCoopTilings())
            if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
              p.bounded = true;
              addVariants(p);
-             p.boundedVectors = true;
-             addVariants(p);
-             p.kSlices = 2;
-             add(p);
-             break;
-           }
-         // K slices: every unbatched variant, bounded on the 64x64 tiling and aligned on the default, with 2
-         // slices; 4 and 16 on the plain bounded NN.
-         for (GemmCoopParams p : gemmCoopTilings())
-           if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
-             p.bounded = true;
              p.kSlices = 2;
              addVariants(p);
              for (uint32_t slices : {4u, 16u}) {
                p.kSlices = slices;
                add(p);
              }
+             p.kSlices = 1;
+             p.boundedVectors = true;
+             addVariants(p);
+             p.kSlices = 2;
+             add(p);
              break;
            }
          GemmCoopParams sliced = gemmCoopDefault();

@@ -282,10 +282,13 @@ MatmulProblem matmulProblem(const MatmulArgs& a) {
   p.epilogue = a.bias.buffer != VK_NULL_HANDLE || a.gelu;
   // f32 operands reach the bounded kernel as fresh f16 copies (withF16Copies). HELIOS_COOP_BOUNDED_VECTORS=0
   // keeps its copies scalar.
-  const char* e = std::getenv("HELIOS_COOP_BOUNDED_VECTORS");
+  static const bool vectorsOff = [] {
+    const char* e = std::getenv("HELIOS_COOP_BOUNDED_VECTORS");
+    return e && std::string(e) == "0";
+  }();
   const bool copied = a.f16Compute && a.aType == GemmType::F32;
   p.vectorRows =
-      !(e && std::string(e) == "0") && (copied || (a.a.offset % 16 == 0 && a.b.offset % 16 == 0)) &&
+      !vectorsOff && (copied || (a.a.offset % 16 == 0 && a.b.offset % 16 == 0)) &&
       (a.batch == 1 || (strideOr(a.strideA, M * K) % 8 == 0 && strideOr(a.strideB, K * N) % 8 == 0));
   return p;
 }

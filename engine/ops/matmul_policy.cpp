@@ -304,7 +304,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     }
     codegen::GemmCoopParams t = *aligned;
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg);
-    if (aligned != &big && !(aligned->BM == big.BM && aligned->BN == big.BN) && aligned->kSlices == 1)
+    if ((aligned->BM != big.BM || aligned->BN != big.BN) && aligned->kSlices == 1)
       if (const uint32_t s = bigTileSlices(big, pr, cfg)) {
         t = big;
         t.kSlices = s;
