@@ -12,7 +12,8 @@
 //              memory as 16-byte rows)
 // Bounded (any shape): the copies read f16 scalars with bounds checks (16-byte vectors, each wholly inside or
 // zeroed, when every size is a multiple of 8: boundedVectors), and C goes through shared memory as scalars,
-// the epilogue applied per element and only inside M x N.
+// the epilogue applied per element and only inside M x N. Scalar copies may read an operand crosswise (down
+// its columns, staged in the other layout: crosswiseA/B) so that a subgroup's loads are contiguous.
 // The tiling menu and the registry's sweep live in gemm_coop_registry.cpp.
 #include "codegen/kernels/gemm_coop.hpp"
 
@@ -43,15 +44,15 @@ struct TileCopy {
   uint32_t stageVecs() const { return rows * sharedRowVecs; }
 };
 
-// A's slice: BM x BK (stored M x K), or BK x BM straight from a K x M matrix (transA).
+// A's slice: BM x BK (stored M x K), or BK x BM straight from a K x M matrix (transA), as staged.
 TileCopy tileA(const GemmCoopParams& p) {
-  return p.transA ? TileCopy{p.BK, p.BM / 8, (p.BM + p.padA) / 8}
-                  : TileCopy{p.BM, p.BK / 8, (p.BK + p.padA) / 8};
+  return p.stagedTransA() ? TileCopy{p.BK, p.BM / 8, (p.BM + p.padA) / 8}
+                          : TileCopy{p.BM, p.BK / 8, (p.BK + p.padA) / 8};
 }
-// B's slice: BK x BN (stored K x N), or BN x BK straight from an N x K matrix (transB).
+// B's slice: BK x BN (stored K x N), or BN x BK straight from an N x K matrix (transB), as staged.
 TileCopy tileB(const GemmCoopParams& p) {
-  return p.transB ? TileCopy{p.BN, p.BK / 8, (p.BK + p.padB) / 8}
-                  : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
+  return p.stagedTransB() ? TileCopy{p.BN, p.BK / 8, (p.BK + p.padB) / 8}
+                          : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
 }
 
 // Vectors per staged C row of a subgroup's tile in the staged store: the f32 row plus one of padding.
@@ -141,6 +142,8 @@ private:
                          : Edge{batch.b, zero, K_, n0_, N_, N_, true};
       edgeA_.last = f_.isub(f_.arrayLength(a_), c(1));
       edgeB_.last = f_.isub(f_.arrayLength(b_), c(1));
+      edgeA_.crosswise = p_.crosswiseA;
+      edgeB_.crosswise = p_.crosswiseB;
     }
     // This workgroup's K steps: all of them, or its slice's (the last slice may be shorter or empty).
     steps_ = p_.bounded ? f_.udiv(f_.iadd(K_, c(p_.BK - 1)), c(p_.BK)) : f_.udiv(K_, c(p_.BK));
@@ -178,15 +181,15 @@ private:
       tid = f_.iadd(f_.imul(f_.isub(sg, c(p_.subgroups())), c(p_.subgroupSize)),
                     f_.builtin(BuiltIn::SubgroupLocalInvocationId));
     }
-    slotsA_ = copySlots(copyA_, rowVecsA_, tid);
-    slotsB_ = copySlots(copyB_, rowVecsB_, tid);
+    slotsA_ = copySlots(copyA_, rowVecsA_, tid, p_.crosswiseA);
+    slotsB_ = copySlots(copyB_, rowVecsB_, tid, p_.crosswiseB);
 
     sgRow_ = f_.udiv(sg, c(p_.sgCols));
     sgCol_ = f_.rem(sg, c(p_.sgCols));
     // Shared-memory vector offset of this subgroup's first A / B fragment within a stage.
     const Value rowA = f_.imul(sgRow_, c(p_.warpM())), colB = f_.imul(sgCol_, c(p_.warpN()));
-    warpA_ = p_.transA ? f_.shr(rowA, c(3)) : f_.imul(rowA, c(copyA_.sharedRowVecs));
-    warpB_ = p_.transB ? f_.imul(colB, c(copyB_.sharedRowVecs)) : f_.shr(colB, c(3));
+    warpA_ = p_.stagedTransA() ? f_.shr(rowA, c(3)) : f_.imul(rowA, c(copyA_.sharedRowVecs));
+    warpB_ = p_.stagedTransB() ? f_.imul(colB, c(copyB_.sharedRowVecs)) : f_.shr(colB, c(3));
 
     const Value zero = f_.coopFill(tc_, f_.f32(0.0f));
     for (uint32_t i = 0; i < p_.accM() * p_.accN(); ++i) {
@@ -200,9 +203,19 @@ private:
     Value global, shared;
     Value row, col; // in the slice: row, and column in 8-element vectors
   };
-  std::vector<Slot> copySlots(const TileCopy& t, Value globalRowVecs, Value tid) {
+  std::vector<Slot> copySlots(const TileCopy& t, Value globalRowVecs, Value tid, bool crosswise) {
     std::vector<Slot> slots;
     const uint32_t total = t.rows * t.vecsPerRow, n = p_.copiers();
+    if (crosswise) {
+      // Consecutive invocations take consecutive staged rows (the stored operand's consecutive columns).
+      // Only the bounded scalar copies use crosswise slots, and they address global memory by row and column.
+      for (uint32_t i = 0; i < total / n; ++i) {
+        const Value idx = f_.iadd(tid, c(i * n));
+        const Value row = f_.rem(idx, c(t.rows)), col = f_.udiv(idx, c(t.rows));
+        slots.push_back({c(0), f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col), row, col});
+      }
+      return slots;
+    }
     if (n % t.vecsPerRow == 0) {
       // Slot i is slot 0 moved down i * n / vecsPerRow rows: one per-invocation offset plus uniform steps.
       const Value row = f_.udiv(tid, c(t.vecsPerRow)), col = f_.rem(tid, c(t.vecsPerRow));
@@ -232,6 +245,7 @@ private:
     Value base, rowOrigin, rows, colOrigin, cols, ld;
     bool kInRows;
     Value last{};
+    bool crosswise = false;
   };
 
   // Global -> registers: the slice of step kt. With `edge` (boundedVectors) each vector is read clamped to
@@ -272,6 +286,8 @@ private:
   // value per vector stays live until the halves are packed, the count of them inside the matrix: indices
   // are clamped to the binding (so no read leaves it) and die once the loads are issued (a predicate per
   // half kept the 64x64x32 tiling at 255 registers with spills, where the unchecked kernel takes 146).
+  // Crosswise, a vector's halves run down a column of the stored matrix (one row apart) instead of along a
+  // row.
   std::vector<Value> loadTileBounded(const Buffer& buf, const std::vector<Slot>& slots, const Edge& e,
                                      Value kt) {
     const Value k0 = f_.imul(kt, c(p_.BK));
@@ -279,15 +295,20 @@ private:
     const Value col0 = e.kInRows ? e.colOrigin : f_.iadd(e.colOrigin, k0);
     const TypeId h2 = m_.vectorType(f16_, 2);
     const Value zero = f_.f16(0.0f);
+    const bool across = e.crosswise;
     std::vector<Value> regs;
     for (const Slot& s : slots) {
-      const Value row = f_.iadd(row0, s.row), col = f_.iadd(col0, f_.shl(s.col, c(3)));
+      const Value along = f_.shl(s.col, c(3)); // the vector's first half, in its direction
+      const Value row = f_.iadd(row0, across ? along : s.row), col = f_.iadd(col0, across ? s.row : along);
       const Value inside = f_.logicalAnd(f_.lt(row, e.rows), f_.lt(col, e.cols));
-      const Value valid = f_.select(inside, f_.umin(f_.isub(e.cols, col), c(8)), c(0));
+      const Value left = across ? f_.isub(e.rows, row) : f_.isub(e.cols, col);
+      const Value valid = f_.select(inside, f_.umin(left, c(8)), c(0));
       const Value at = f_.iadd(e.base, f_.iadd(f_.imul(row, e.ld), col));
       std::vector<Value> halves, words;
-      for (uint32_t i = 0; i < 8; ++i)
-        halves.push_back(f_.loadAt(buf, f_.umin(f_.iadd(at, c(i)), e.last)));
+      for (uint32_t i = 0; i < 8; ++i) {
+        const Value offset = across ? (i ? f_.imul(e.ld, c(i)) : c(0)) : c(i);
+        halves.push_back(f_.loadAt(buf, f_.umin(f_.iadd(at, offset), e.last)));
+      }
       for (uint32_t i = 0; i < 8; ++i)
         halves[i] = f_.select(f_.lt(c(i), valid), halves[i], zero);
       for (uint32_t i = 0; i < 8; i += 2)
@@ -330,15 +351,18 @@ private:
       std::vector<Value> fa;
       for (uint32_t i = 0; i < am; ++i) {
         const uint32_t r = i * p_.coopM;
-        const uint32_t off = p_.transA ? k * copyA_.sharedRowVecs + r / 8 : r * copyA_.sharedRowVecs + k / 8;
+        const uint32_t off =
+            p_.stagedTransA() ? k * copyA_.sharedRowVecs + r / 8 : r * copyA_.sharedRowVecs + k / 8;
         fa.push_back(f_.coopLoad(ta_, f_.accessChain(shA_, {f_.iadd(baseA, c(off))}), strideA,
-                                 p_.transA ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR));
+                                 p_.stagedTransA() ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR));
       }
       for (uint32_t j = 0; j < an; ++j) {
         const uint32_t n = j * p_.coopN;
-        const uint32_t off = p_.transB ? n * copyB_.sharedRowVecs + k / 8 : k * copyB_.sharedRowVecs + n / 8;
-        const Value fb = f_.coopLoad(tb_, f_.accessChain(shB_, {f_.iadd(baseB, c(off))}), strideB,
-                                     p_.transB ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR);
+        const uint32_t off =
+            p_.stagedTransB() ? n * copyB_.sharedRowVecs + k / 8 : k * copyB_.sharedRowVecs + n / 8;
+        const Value fb =
+            f_.coopLoad(tb_, f_.accessChain(shB_, {f_.iadd(baseB, c(off))}), strideB,
+                        p_.stagedTransB() ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR);
         for (uint32_t i = 0; i < am; ++i)
           acc[i * an + j] = f_.coopMulAdd(fa[i], fb, acc[i * an + j]);
       }
@@ -584,7 +608,8 @@ std::string GemmCoopParams::cacheKey() const {
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
-         (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "");
+         (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (crosswiseA ? ":xa" : "") +
+         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -611,7 +636,7 @@ std::string GemmCoopParams::name() const {
   if (groupM > 1) add({"_g", str(groupM)});
   if (stagedStore) add({"_ss"});
   if (producers) add({"_ws", str(producers)});
-  if (bounded) add({boundedVectors ? "_bv" : "_bd"});
+  if (bounded) add({boundedVectors ? "_bv" : "_bd", crosswiseA ? "_xa" : "", crosswiseB ? "_xb" : ""});
   if (kSlices > 1) add({"_ks", str(kSlices)});
   return n;
 }
@@ -656,6 +681,8 @@ void GemmCoopParams::validate() const {
   if (kSlices > 1)
     require(!batched && !producers, me + "K slices are not batched and have no copy subgroups");
   require(!boundedVectors || bounded, me + "boundedVectors needs bounded");
+  require(!(crosswiseA || crosswiseB) || (bounded && !boundedVectors),
+          me + "crosswise copies are the bounded scalar ones");
   if (bounded) {
     require(!f32A && !f32B, me + "the bounded kernel reads f16 operands");
     require(!stagedStore, me + "the bounded kernel has its own store");

@@ -62,6 +62,11 @@ struct GemmCoopParams {
   // B 16-byte aligned): the copies read 16-byte vectors, each wholly inside the matrix or zeroed, instead of
   // scalars; the edges and C's store stay bounded.
   bool boundedVectors = false;
+  // Bounded with scalar copies, per operand: each invocation's 8 halves come from 8 rows of one column of
+  // the stored operand, and consecutive invocations take consecutive columns, so one load instruction of a
+  // subgroup reads consecutive elements (1-2 cache lines, where 8 halves along a row touch a line per row).
+  // The operand is staged in the other layout and its coop loads transposed (stagedTransA/B).
+  bool crosswiseA = false, crosswiseB = false;
   // K cut in kSlices slices inside one dispatch (gl_WorkGroupID.z = slice), for problems whose tiles alone
   // leave the GPU idle: each slice stores its f32 partial tile to a workspace, bumps the tile's counter,
   // and the workgroup that arrives last sums the partials in slice order (deterministic whatever the
@@ -87,7 +92,9 @@ struct GemmCoopParams {
   uint32_t subgroups() const { return sgRows * sgCols; } // the computing subgroups
   uint32_t invocations() const { return (subgroups() + producers) * subgroupSize; }
   uint32_t copiers() const { return producers ? producers * subgroupSize : invocations(); } // copy slices
-  uint32_t warpM() const { return BM / sgRows; } // rows of C per subgroup
+  bool stagedTransA() const { return transA != crosswiseA; } // A staged K-major (column-major coop loads)
+  bool stagedTransB() const { return transB != crosswiseB; } // B staged N-major
+  uint32_t warpM() const { return BM / sgRows; }             // rows of C per subgroup
   uint32_t warpN() const { return BN / sgCols; }
   uint32_t accM() const { return warpM() / coopM; } // accumulator matrices per subgroup, down
   uint32_t accN() const { return warpN() / coopN; } // and across

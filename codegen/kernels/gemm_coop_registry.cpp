@@ -106,21 +106,25 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.transB = bits & 8;
              add(p);
            }
-         // Bounded (any shape) on the 64x64 double-buffered tiling: every variant with scalar copies, whole
-         // and in 2 K slices (4 and 16 on the plain NN), and every variant with vector copies (2 slices on
-         // NN). K slices on the default tiling: every unbatched variant in 2. The heaviest epilogue on the
-         // default.
+         // Bounded (any shape) on the 64x64 double-buffered tiling: every variant with scalar copies (along
+         // rows and crosswise), whole and in 2 K slices (4 and 16 on the plain NN), and every variant with
+         // vector copies (2 slices on NN). K slices on the default tiling: every unbatched variant in 2. The
+         // heaviest epilogue on the default.
          for (GemmCoopParams p : gemmCoopTilings())
            if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
              p.bounded = true;
-             addVariants(p);
-             p.kSlices = 2;
-             addVariants(p);
-             for (uint32_t slices : {4u, 16u}) {
-               p.kSlices = slices;
-               add(p);
+             for (bool crosswise : {false, true}) {
+               p.crosswiseA = p.crosswiseB = crosswise;
+               addVariants(p);
+               p.kSlices = 2;
+               addVariants(p);
+               for (uint32_t slices : {4u, 16u}) {
+                 p.kSlices = slices;
+                 add(p);
+               }
+               p.kSlices = 1;
              }
-             p.kSlices = 1;
+             p.crosswiseA = p.crosswiseB = false;
              p.boundedVectors = true;
              addVariants(p);
              p.kSlices = 2;
@@ -135,6 +139,11 @@ void registerGemmCoop(KernelRegistry& registry) {
          add(bd);
          bd.transA = bd.outF16 = bd.alphaBeta = bd.bias = bd.gelu = true;
          add(bd);
+         for (auto [xa, xb] : {std::pair{true, false}, {false, true}, {true, true}}) {
+           bd.crosswiseA = xa, bd.crosswiseB = xb;
+           add(bd);
+         }
+         bd.crosswiseA = bd.crosswiseB = false;
          bd.boundedVectors = true;
          add(bd);
          // Copy subgroups (warp specialisation): 1, 2 and 4 of them beside 4 or 8 computing subgroups, and

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -312,12 +313,21 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     return std::string(e ? e : "");
   }();
   if (bounded == "0") cfg.allowBounded = false;
+  // HELIOS_COOP_CROSSWISE=a|b|ab|0: which of the bounded kernel's scalar copies may read crosswise (B only
+  // stored N x K; 0: both along rows).
+  static const char* crosswise = std::getenv("HELIOS_COOP_CROSSWISE");
+  if (crosswise) {
+    cfg.boundedCrosswiseA = std::strchr(crosswise, 'a') != nullptr;
+    cfg.boundedCrosswiseB = std::strchr(crosswise, 'b') != nullptr;
+  }
   if (bounded == "1" || bounded == "all")
     cfg.allowBounded = true, cfg.boundedMinFlops = 0, cfg.boundedMaxFlops = 1e300;
   CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
   if (bounded == "all" && plan.splitK == 1 && !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
     plan.params.bounded = true;
+    plan.params.crosswiseA = cfg.boundedCrosswiseA;
+    plan.params.crosswiseB = cfg.boundedCrosswiseB && args.transB;
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
   // Tuning knobs: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling,

@@ -346,6 +346,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     codegen::GemmCoopParams t = *edge;
     t.bounded = true;
     t.boundedVectors = vectors;
+    t.crosswiseA = !vectors && cfg.boundedCrosswiseA;
+    t.crosswiseB = !vectors && cfg.boundedCrosswiseB && pr.transB;
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)
     CoopPlan p =
         finish(t, CoopDecision::Bounded,

@@ -91,6 +91,13 @@ struct CoopPolicyConfig {
   bool allowBounded = true;
   double boundedMinFlops = 3e7;
   double boundedMaxFlops = 1.1e9;
+  // The bounded kernel's scalar copies of A, and of B stored N x K, read crosswise (GemmCoopParams::
+  // crosswiseA/B). On the H100 (f32 C, TFLOP/s, along rows -> crosswise; 2026-11-25-h100-gemm-crosswise.json)
+  // 127x513x4097 NN 21.2 -> 25.7, NT 20.0 -> 27.1, TN 24.4 -> 25.4; 300^3 4.6-5.2 -> 5.4-5.5; 1023x1025x511
+  // 41.0/39.9/47.9 -> 53.5/56.7/52.7. B stored K x N read crosswise as well ran 0.82-1.10x of B along rows
+  // over six shapes (geometric mean 0.99 NN, 0.95 TN; 1023x1025x511 NN 44.0 against 53.5, TN 44.1 against
+  // 52.7).
+  bool boundedCrosswiseA = true, boundedCrosswiseB = true;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
   // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices). Only with at least
   // minSlicedSteps K steps: the hand-over (partial store, counter, reload) costs about 3.5 us on the H100,

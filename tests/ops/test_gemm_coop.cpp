@@ -99,6 +99,8 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.stagedStore = true; });
   with([](GemmCoopParams& p) { p.producers = 4; });
   with([](GemmCoopParams& p) { p.bounded = true; });
+  with([](GemmCoopParams& p) { p.bounded = p.crosswiseA = true; });
+  with([](GemmCoopParams& p) { p.bounded = p.crosswiseB = true; });
   with([](GemmCoopParams& p) { p.kSlices = 2; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
@@ -133,6 +135,13 @@ TEST_CASE("gemm_coop: invalid parameters fail with a clear message", "[gemm_coop
   q = {};
   q.stages = 3;
   REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("stages must be 1 or 2"));
+  q = {};
+  q.crosswiseB = true; // crosswise copies belong to the bounded kernel's scalar copies
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("crosswise copies are the bounded scalar ones"));
+  q.bounded = q.boundedVectors = true;
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("crosswise copies are the bounded scalar ones"));
+  q.boundedVectors = false;
+  CHECK_NOTHROW(q.validate());
   // The staged C store: no alpha/beta, and its per-subgroup regions must fit in the A staging.
   q = helios::codegen::gemmCoopDefault();
   q.stagedStore = true;

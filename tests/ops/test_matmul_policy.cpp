@@ -22,6 +22,7 @@
 using namespace helios;
 using namespace helios::ops;
 using Catch::Matchers::ContainsSubstring;
+using Catch::Matchers::EndsWith;
 
 namespace {
 
@@ -379,11 +380,31 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(g.x == 9); // ceil(513 / 64)
   CHECK(g.y == 8);
   CHECK_FALSE(p.params.boundedVectors); // rows of 257 and 513 halves: scalar copies
+  CHECK(p.params.crosswiseA);           // read down columns, staged in the other layout
+  CHECK_FALSE(p.params.crosswiseB);     // stored K x N: along rows
+  CHECK_THAT(p.params.name(), EndsWith("_bd_xa"));
+  MatmulProblem nt = problem(511, 513, 257);
+  nt.transB = true;
+  const CoopPlan ntPlan = planMatmul(nt, h100(), on);
+  CHECK(ntPlan.params.crosswiseA);
+  CHECK(ntPlan.params.crosswiseB); // stored N x K: crosswise
+  CHECK(ntPlan.params.stagedTransA());
+  CHECK_FALSE(ntPlan.params.stagedTransB());
+  CHECK(p.params.stagedTransA()); // A (M x K) staged K-major
+  CoopPolicyConfig alongRows = on;
+  alongRows.boundedCrosswiseA = alongRows.boundedCrosswiseB = false;
+  const CoopPlan rows = planMatmul(problem(511, 513, 257), h100(), alongRows);
+  CHECK(rows.decision == CoopDecision::Bounded);
+  CHECK_FALSE(rows.params.crosswiseA);
+  CHECK_FALSE(rows.params.crosswiseB);
+  CHECK_THAT(rows.params.name(), EndsWith("_bd"));
   // Within the cap but small: bounded too (the pad and crop passes would cost more); every size a multiple
   // of 8, so the copies read 16-byte vectors.
   const CoopPlan v = planMatmul(problem(1000, 1000, 1000), h100(), on);
   CHECK(v.decision == CoopDecision::Bounded);
   CHECK(v.params.boundedVectors);
+  CHECK_FALSE(v.params.crosswiseA);
+  CHECK_FALSE(v.params.crosswiseB);
   CHECK_THAT(v.params.name(), ContainsSubstring("_bv"));
   CHECK(v.reason == "unaligned, run as it is on 64x64x32 with bounds checks and vector copies");
   CHECK_NOTHROW(v.params.validate());

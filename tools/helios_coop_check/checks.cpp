@@ -154,6 +154,7 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
   ro.tiledInner = opt.tiledInner;
   ro.tiling = c.tiling;
   ro.config.allowBounded = !c.padOnly;
+  ro.config.boundedCrosswiseA = ro.config.boundedCrosswiseB = !c.alongRows;
   ro.config.boundedMinFlops = 0; // the odd shapes here are small: bounded unless padded within the cap
   ro.config.boundedMaxFlops = 1e10;
 
@@ -396,6 +397,13 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
       cases.push_back(c);
       c = odd("odd batched 3x129x65x97 tt f16 ab+gelu" + how, 129, 65, 97, 3, p);
       c.transA = c.transB = c.outF16 = c.gelu = true, c.alpha = 1.5f, c.beta = 1.0f;
+      cases.push_back(c);
+      // The scalar copies above read crosswise; these read along rows.
+      c = odd("odd 511x513x257 copies along rows" + how, 511, 513, 257, 1, p);
+      c.alongRows = true;
+      cases.push_back(c);
+      c = odd("odd batched 3x129x65x97 tt f16 ab+gelu copies along rows" + how, 129, 65, 97, 3, p);
+      c.transA = c.transB = c.outF16 = c.gelu = c.alongRows = true, c.alpha = 1.5f, c.beta = 1.0f;
       cases.push_back(c);
       // Every size a multiple of 8: the bounded kernel copies 16-byte vectors (boundedVectors; the 1000^3
       // cases below take them too).

@@ -42,6 +42,7 @@ struct Case {
   std::string expect;                            // expected decision name ("" = any)
   bool viaMatmul = false; // through ops::matmul (MatmulKernel::Auto) instead of matmulCoop
   bool padOnly = false;   // policy without the bounded kernel (the padded path's own cases)
+  bool alongRows = false; // the bounded kernel's scalar copies along rows, not crosswise
 };
 
 std::mt19937_64& rng();
