@@ -125,6 +125,18 @@ void registerGemmCoop(KernelRegistry& registry) {
                p.kSlices = 1;
              }
              p.crosswiseA = p.crosswiseB = false;
+             // 8 subgroups on the same tile (grids under a wave): plain, crosswise, the heaviest epilogue on
+             // TN, vector copies.
+             GemmCoopParams eight = p;
+             eight.sgRows = 4;
+             add(eight);
+             eight.crosswiseA = eight.crosswiseB = true;
+             add(eight);
+             eight.transA = eight.alphaBeta = eight.bias = eight.gelu = eight.outF16 = true;
+             add(eight);
+             eight.crosswiseA = eight.crosswiseB = false;
+             eight.boundedVectors = true;
+             add(eight);
              p.boundedVectors = true;
              addVariants(p);
              p.kSlices = 2;

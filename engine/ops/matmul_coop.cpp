@@ -316,6 +316,9 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   // HELIOS_COOP_CROSSWISE=a|b|ab|0: which of the bounded kernel's scalar copies may read crosswise (B only
   // stored N x K; 0: both along rows).
   static const char* crosswise = std::getenv("HELIOS_COOP_CROSSWISE");
+  // HELIOS_COOP_UNDER_WAVE_SUBGROUPS=0: a bounded grid under one wave keeps its tiling's subgroups.
+  static const char* underWave = std::getenv("HELIOS_COOP_UNDER_WAVE_SUBGROUPS");
+  if (underWave && std::string(underWave) == "0") cfg.underWaveSubgroups = false;
   if (crosswise) {
     cfg.boundedCrosswiseA = std::strchr(crosswise, 'a') != nullptr;
     cfg.boundedCrosswiseB = std::strchr(crosswise, 'b') != nullptr;

@@ -98,6 +98,9 @@ struct CoopPolicyConfig {
   // over six shapes (geometric mean 0.99 NN, 0.95 TN; 1023x1025x511 NN 44.0 against 53.5, TN 44.1 against
   // 52.7).
   bool boundedCrosswiseA = true, boundedCrosswiseB = true;
+  // A bounded grid under one wave splits its tile among twice the subgroups (matmul_policy.cpp,
+  // withMoreSubgroups).
+  bool underWaveSubgroups = true;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
   // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices). Only with at least
   // minSlicedSteps K steps: the hand-over (partial store, counter, reload) costs about 3.5 us on the H100,

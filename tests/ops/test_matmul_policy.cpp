@@ -373,7 +373,17 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(p.Np == 513);
   CHECK(p.Kp == 257);
   CHECK(p.paddingOverhead == 0.0);
-  CHECK(p.reason == "unaligned, run as it is on 64x64x32 with bounds checks");
+  CHECK(p.reason == "unaligned, run as it is on 64x64x32 with bounds checks, 8 subgroups");
+  // 72 tiles, under a wave: the 64x64 tile split among 8 subgroups (4 x 2) instead of 4; over a wave (1023 x
+  // 1025: 272 tiles), or with the rule off, 4.
+  CHECK(p.params.sgRows == 4);
+  CHECK(p.params.sgCols == 2);
+  CHECK(planMatmul(problem(1023, 1025, 511), h100(), on).params.subgroups() == 4);
+  CoopPolicyConfig fourOnly = on;
+  fourOnly.underWaveSubgroups = false;
+  const CoopPlan four = planMatmul(problem(511, 513, 257), h100(), fourOnly);
+  CHECK(four.params.subgroups() == 4);
+  CHECK(four.reason == "unaligned, run as it is on 64x64x32 with bounds checks");
   CHECK(p.missKey.empty());
   CHECK_NOTHROW(p.params.validate());
   const auto g = helios::codegen::gemmCoopGroups(p.params, 511, 513, 1);
