@@ -23,9 +23,9 @@
 #include <stdexcept>
 #include <string_view>
 
+#include "codegen/kernels/gemm_coop_copies.hpp"
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "codegen/kernels/gemm_coop_parts.hpp"
-#include "codegen/kernels/half_pack.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -34,26 +34,14 @@ using namespace helios::spv;
 
 namespace {
 
+using coop::CopySlot;
+using coop::Edge;
+using coop::tileA;
+using coop::tileB;
+using coop::TileCopy;
+
 std::string str(uint32_t v) {
   return std::to_string(v);
-}
-
-// One operand's slice copy: `rows` x `vecsPerRow` 16-byte vectors, global rows `globalRowVecs` apart, shared
-// rows `sharedRowVecs` apart; the slice of step kt starts at global vector `origin + kt * ktStep`.
-struct TileCopy {
-  uint32_t rows = 0, vecsPerRow = 0, sharedRowVecs = 0;
-  uint32_t stageVecs() const { return rows * sharedRowVecs; }
-};
-
-// A's slice: BM x BK (stored M x K), or BK x BM straight from a K x M matrix (transA), as staged.
-TileCopy tileA(const GemmCoopParams& p) {
-  return p.stagedTransA() ? TileCopy{p.BK, p.BM / 8, (p.BM + p.padA) / 8}
-                          : TileCopy{p.BM, p.BK / 8, (p.BK + p.padA) / 8};
-}
-// B's slice: BK x BN (stored K x N), or BN x BK straight from an N x K matrix (transB), as staged.
-TileCopy tileB(const GemmCoopParams& p) {
-  return p.stagedTransB() ? TileCopy{p.BN, p.BK / 8, (p.BK + p.padB) / 8}
-                          : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
 }
 
 // Vectors per staged C row of a subgroup's tile in the staged store: the f32 row plus one of padding.
@@ -188,8 +176,8 @@ private:
       tid = f_.iadd(f_.imul(f_.isub(sg, c(p_.subgroups())), c(p_.subgroupSize)),
                     f_.builtin(BuiltIn::SubgroupLocalInvocationId));
     }
-    slotsA_ = copySlots(copyA_, rowVecsA_, tid, p_.crosswiseA);
-    slotsB_ = copySlots(copyB_, rowVecsB_, tid, p_.crosswiseB);
+    slotsA_ = coop::copySlots(f_, copyA_, p_.copiers(), rowVecsA_, tid, p_.crosswiseA);
+    slotsB_ = coop::copySlots(f_, copyB_, p_.copiers(), rowVecsB_, tid, p_.crosswiseB);
 
     sgRow_ = f_.udiv(sg, c(p_.sgCols));
     sgCol_ = f_.rem(sg, c(p_.sgCols));
@@ -205,141 +193,23 @@ private:
     }
   }
 
-  // Per-invocation (global offset, shared offset) of each vector it copies, relative to the slice origin.
-  struct Slot {
-    Value global, shared;
-    Value row, col; // in the slice: row, and column in 8-element vectors
-  };
-  std::vector<Slot> copySlots(const TileCopy& t, Value globalRowVecs, Value tid, bool crosswise) {
-    std::vector<Slot> slots;
-    const uint32_t total = t.rows * t.vecsPerRow, n = p_.copiers();
-    if (crosswise) {
-      // Consecutive invocations take consecutive staged rows (the stored operand's consecutive columns).
-      // Only the bounded scalar copies use crosswise slots, and they address global memory by row and column.
-      for (uint32_t i = 0; i < total / n; ++i) {
-        const Value idx = f_.iadd(tid, c(i * n));
-        const Value row = f_.rem(idx, c(t.rows)), col = f_.udiv(idx, c(t.rows));
-        slots.push_back({c(0), f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col), row, col});
-      }
-      return slots;
-    }
-    if (n % t.vecsPerRow == 0) {
-      // Slot i is slot 0 moved down i * n / vecsPerRow rows: one per-invocation offset plus uniform steps.
-      const Value row = f_.udiv(tid, c(t.vecsPerRow)), col = f_.rem(tid, c(t.vecsPerRow));
-      const Value g0 = f_.iadd(f_.imul(row, globalRowVecs), col),
-                  s0 = f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col);
-      const uint32_t rowsPerSlot = n / t.vecsPerRow;
-      const Value gStep = f_.imul(globalRowVecs, c(rowsPerSlot));
-      for (uint32_t i = 0; i < total / n; ++i)
-        slots.push_back({i ? f_.iadd(g0, f_.imul(gStep, c(i))) : g0,
-                         f_.iadd(s0, c(i * rowsPerSlot * t.sharedRowVecs)),
-                         i ? f_.iadd(row, c(i * rowsPerSlot)) : row, col});
-      return slots;
-    }
-    for (uint32_t i = 0; i < total / n; ++i) {
-      const Value idx = f_.iadd(tid, c(i * n));
-      const Value row = f_.udiv(idx, c(t.vecsPerRow)), col = f_.rem(idx, c(t.vecsPerRow));
-      slots.push_back({f_.iadd(f_.imul(row, globalRowVecs), col),
-                       f_.iadd(f_.imul(row, c(t.sharedRowVecs)), col), row, col});
-    }
-    return slots;
-  }
-
-  // Bounded: one operand's stored matrix (rows x cols, row stride ld, from element `base`) and where the
-  // slice starts in it; the K side (rows when kInRows) moves by BK per step. `last`: the binding's last
-  // element (vector, with boundedVectors), where reads are clamped.
-  struct Edge {
-    Value base, rowOrigin, rows, colOrigin, cols, ld;
-    bool kInRows;
-    Value last{};
-    bool crosswise = false;
-  };
-
-  // Global -> registers: the slice of step kt. With `edge` (boundedVectors) each vector is read clamped to
-  // the binding and zeroed unless it lies inside the matrix (rows are multiples of 8 halves: a vector is
-  // wholly inside or wholly outside).
-  std::vector<Value> loadTile(const Buffer& buf, const std::vector<Slot>& slots, Value origin, Value step,
-                              Value kt, bool f32, const Edge* edge) {
-    const Value base = f_.iadd(origin, f_.imul(kt, step));
-    std::vector<Value> regs;
-    Value row0{}, col0{}, zero{};
-    if (edge) {
-      const Value k0 = f_.imul(kt, c(p_.BK));
-      row0 = edge->kInRows ? f_.iadd(edge->rowOrigin, k0) : edge->rowOrigin;
-      col0 = edge->kInRows ? edge->colOrigin : f_.iadd(edge->colOrigin, k0);
-      zero = f_.construct(uvec4_, {c(0), c(0), c(0), c(0)});
-    }
-    for (const Slot& s : slots) {
-      const Value at = f_.iadd(base, s.global);
-      if (!edge) {
-        regs.push_back(f32 ? loadF32AsHalf8(f_, buf, at) : f_.loadAt(buf, at));
-        continue;
-      }
-      const Value inside = f_.logicalAnd(f_.lt(f_.iadd(row0, s.row), edge->rows),
-                                         f_.lt(f_.iadd(col0, f_.shl(s.col, c(3))), edge->cols));
-      regs.push_back(f_.select(inside, f_.loadAt(buf, f_.umin(at, edge->last)), zero));
-    }
-    return regs;
-  }
-
-  // Registers -> shared memory at vector offset `stageOffset`.
-  void storeTile(Value shared, const std::vector<Slot>& slots, const std::vector<Value>& regs,
-                 Value stageOffset) {
-    for (size_t i = 0; i < slots.size(); ++i)
-      f_.store(f_.accessChain(shared, {f_.iadd(stageOffset, slots[i].shared)}), regs[i]);
-  }
-
-  // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix. Only one
-  // value per vector stays live until the halves are packed, the count of them inside the matrix: indices
-  // are clamped to the binding (so no read leaves it) and die once the loads are issued (a predicate per
-  // half kept the 64x64x32 tiling at 255 registers with spills, where the unchecked kernel takes 146).
-  // Crosswise, a vector's halves run down a column of the stored matrix (one row apart) instead of along a
-  // row.
-  std::vector<Value> loadTileBounded(const Buffer& buf, const std::vector<Slot>& slots, const Edge& e,
-                                     Value kt) {
-    const Value k0 = f_.imul(kt, c(p_.BK));
-    const Value row0 = e.kInRows ? f_.iadd(e.rowOrigin, k0) : e.rowOrigin;
-    const Value col0 = e.kInRows ? e.colOrigin : f_.iadd(e.colOrigin, k0);
-    const TypeId h2 = m_.vectorType(f16_, 2);
-    const Value zero = f_.f16(0.0f);
-    const bool across = e.crosswise;
-    std::vector<Value> regs;
-    for (const Slot& s : slots) {
-      const Value along = f_.shl(s.col, c(3)); // the vector's first half, in its direction
-      const Value row = f_.iadd(row0, across ? along : s.row), col = f_.iadd(col0, across ? s.row : along);
-      const Value inside = f_.logicalAnd(f_.lt(row, e.rows), f_.lt(col, e.cols));
-      const Value left = across ? f_.isub(e.rows, row) : f_.isub(e.cols, col);
-      const Value valid = f_.select(inside, f_.umin(left, c(8)), c(0));
-      const Value at = f_.iadd(e.base, f_.iadd(f_.imul(row, e.ld), col));
-      std::vector<Value> halves, words;
-      for (uint32_t i = 0; i < 8; ++i) {
-        const Value offset = across ? (i ? f_.imul(e.ld, c(i)) : c(0)) : c(i);
-        halves.push_back(f_.loadAt(buf, f_.umin(f_.iadd(at, offset), e.last)));
-      }
-      for (uint32_t i = 0; i < 8; ++i)
-        halves[i] = f_.select(f_.lt(c(i), valid), halves[i], zero);
-      for (uint32_t i = 0; i < 8; i += 2)
-        words.push_back(f_.bitcast(f_.construct(h2, {halves[i], halves[i + 1]}), u32_));
-      regs.push_back(f_.construct(uvec4_, words));
-    }
-    return regs;
-  }
-
   // Global -> registers: slice kt of A, of B (bounded or not).
   std::vector<Value> loadSliceA(Value kt) {
-    if (p_.bounded && !p_.boundedVectors) return loadTileBounded(a_, slotsA_, edgeA_, kt);
-    return loadTile(a_, slotsA_, originA_, stepA_, kt, p_.f32A, p_.bounded ? &edgeA_ : nullptr);
+    if (p_.bounded && !p_.boundedVectors) return coop::loadScalars(f_, a_, slotsA_, edgeA_, kt, p_.BK);
+    return coop::loadVectors(f_, a_, slotsA_, originA_, stepA_, kt, p_.BK, p_.f32A,
+                             p_.bounded ? &edgeA_ : nullptr);
   }
   std::vector<Value> loadSliceB(Value kt) {
-    if (p_.bounded && !p_.boundedVectors) return loadTileBounded(b_, slotsB_, edgeB_, kt);
-    return loadTile(b_, slotsB_, originB_, stepB_, kt, p_.f32B, p_.bounded ? &edgeB_ : nullptr);
+    if (p_.bounded && !p_.boundedVectors) return coop::loadScalars(f_, b_, slotsB_, edgeB_, kt, p_.BK);
+    return coop::loadVectors(f_, b_, slotsB_, originB_, stepB_, kt, p_.BK, p_.f32B,
+                             p_.bounded ? &edgeB_ : nullptr);
   }
 
   void loadTileToShared(Value kt, Value offA, Value offB) {
     const auto ra = loadSliceA(kt);
     const auto rb = loadSliceB(kt);
-    storeTile(shA_, slotsA_, ra, offA);
-    storeTile(shB_, slotsB_, rb, offB);
+    coop::storeSlots(f_, shA_, slotsA_, ra, offA);
+    coop::storeSlots(f_, shB_, slotsB_, rb, offB);
   }
 
   // The subgroup's share of one staged slice: for each coopK step, its A and B fragments, then every
@@ -404,8 +274,8 @@ private:
       const auto ra = loadSliceA(next);
       const auto rb = loadSliceB(next);
       computeStage(f_.imul(stage, c(stageA)), f_.imul(stage, c(stageB)));
-      storeTile(shA_, slotsA_, ra, f_.imul(other, c(stageA)));
-      storeTile(shB_, slotsB_, rb, f_.imul(other, c(stageB)));
+      coop::storeSlots(f_, shA_, slotsA_, ra, f_.imul(other, c(stageA)));
+      coop::storeSlots(f_, shB_, slotsB_, rb, f_.imul(other, c(stageB)));
       f_.workgroupBarrier();
     });
   }
@@ -594,7 +464,7 @@ private:
   TileCopy copyA_, copyB_;
   Value M_, N_, K_, m0_, n0_, cBase_, steps_, kBegin_, kEnd_;
   Value originA_, originB_, stepA_, stepB_, rowVecsA_, rowVecsB_;
-  std::vector<Slot> slotsA_, slotsB_;
+  std::vector<CopySlot> slotsA_, slotsB_;
   Edge edgeA_, edgeB_;
   Value sgRow_, sgCol_, warpA_, warpB_, isCopier_;
   std::vector<Value> acc_;
