@@ -146,6 +146,15 @@ void registerGemmCoop(KernelRegistry& registry) {
          GemmCoopParams sliced = gemmCoopDefault();
          sliced.kSlices = 2;
          addVariants(sliced);
+         // K slices on the 64x64 tile with K steps of 64 (aligned problems with few tiles).
+         for (GemmCoopParams p : gemmCoopTilings())
+           if (p.BM == 64 && p.BN == 64 && p.BK == 64) {
+             p.kSlices = 8;
+             add(p);
+             p.transA = p.outF16 = p.alphaBeta = p.bias = p.gelu = true;
+             add(p);
+             break;
+           }
          GemmCoopParams bd = gemmCoopDefault();
          bd.bounded = true;
          add(bd);

@@ -319,6 +319,9 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   // HELIOS_COOP_UNDER_WAVE_SUBGROUPS=0: a bounded grid under one wave keeps its tiling's subgroups.
   static const char* underWave = std::getenv("HELIOS_COOP_UNDER_WAVE_SUBGROUPS");
   if (underWave && std::string(underWave) == "0") cfg.underWaveSubgroups = false;
+  // HELIOS_COOP_SMALL_TILE_BK=32: the 64x64 tile keeps K steps of 32 on aligned problems.
+  static const char* smallBK = std::getenv("HELIOS_COOP_SMALL_TILE_BK");
+  if (smallBK && std::string(smallBK) == "32") cfg.smallTileBK = 32;
   if (crosswise) {
     cfg.boundedCrosswiseA = std::strchr(crosswise, 'a') != nullptr;
     cfg.boundedCrosswiseB = std::strchr(crosswise, 'b') != nullptr;

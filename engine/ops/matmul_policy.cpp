@@ -120,8 +120,8 @@ std::vector<codegen::GemmCoopParams> withDevice(std::vector<codegen::GemmCoopPar
   return tilings;
 }
 
-// Tilings for the device: the config's, else the device's menu restricted to the default tile and a 64x64
-// tile (small problems, awkward sizes).
+// Tilings for the device: the config's, else the device's menu restricted to the default tile and the 64x64
+// tiles (small problems, awkward sizes): K steps of 64 where K allows (cfg.smallTileBK), else 32.
 std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
                                                       const CoopPolicyConfig& cfg) {
   std::vector<codegen::GemmCoopParams> out;
@@ -138,11 +138,14 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
   {
     const auto menu = codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes);
     if (!menu.empty()) out.push_back(menu.front());
-    for (const auto& t : menu)
-      if (t.BM == 64 && t.BN == 64 && t.BK == 32) {
-        out.push_back(t);
-        break;
-      }
+    for (const uint32_t bk : {64u, 32u}) {
+      if (bk > cfg.smallTileBK) continue;
+      for (const auto& t : menu)
+        if (t.BM == 64 && t.BN == 64 && t.BK == bk && t.sgRows == 2 && t.sgCols == 2) {
+          out.push_back(t);
+          break;
+        }
+    }
   }
   return withDevice(out, dev);
 }
@@ -225,7 +228,7 @@ uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& 
   uint32_t s = 1;
   while (2 * s <= cfg.maxKSlices && tiles * s < 2 * kFillWorkgroups && steps / (2 * s) >= kMinSteps)
     s *= 2;
-  return s > 1 && tiles * s >= kFillWorkgroups / 2 ? s : 0;
+  return s > 1 && tiles * s >= kFillWorkgroups ? s : 0;
 }
 
 } // namespace
@@ -355,8 +358,11 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   const bool overCap = !withinCap(bestOverhead);
   // Bounded: a subgroup-scope tiling, the first that fills the GPU (else the one launching the most
   // workgroups), as for aligned problems; its edge tiles check bounds instead of being padded.
-  const codegen::GemmCoopParams* edge =
-      fillingTiling(tilings, pr, [](const codegen::GemmCoopParams& t) { return !t.workgroupScope; });
+  // Not the 64x64 tile's 64-wide K step: the scalar copies ran 511x513x257 at 11.7-16.0 TFLOP/s on it,
+  // 14.2-14.3 on 32 (2026-11-25-h100-gemm-crosswise.json).
+  const codegen::GemmCoopParams* edge = fillingTiling(tilings, pr, [](const codegen::GemmCoopParams& t) {
+    return !t.workgroupScope && !(t.BM == 64 && t.BN == 64 && t.BK == 64);
+  });
   const bool noPadding = overCap || !cfg.allowPadding;
   const bool vectors = pr.vectorRows && pr.M % 8 == 0 && pr.N % 8 == 0 && pr.K % 8 == 0;
   if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&

@@ -116,6 +116,8 @@ struct CoopPolicyConfig {
   uint32_t minSliceSteps = 8;
   uint32_t busySliceSteps = 64;
   uint32_t scalarBusySliceSteps = 16;
+  // K step of the 64x64 tile for aligned problems whose K it divides: 64 (else 32), or 32 always.
+  uint32_t smallTileBK = 64;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;

@@ -480,14 +480,20 @@ TEST_CASE("policy: bounded problems with too few tiles cut K in slices", "[matmu
 
 TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight gradients split it",
           "[matmul_policy]") {
-  // Under a wave: slices of at least 8 steps until the grid fills it. 256x256x4096 on 64x64x32: 16 tiles,
-  // 128 steps, so 8 slices of 16 steps.
+  // Under a wave: slices of at least 8 steps until the grid fills it. 256x256x4096 on 64x64x64 (K steps of 64
+  // where K allows): 16 tiles, 64 steps, so 8 slices of 8 steps.
   const CoopPlan a = planMatmul(problem(256, 256, 4096), h100());
   CHECK(a.decision == CoopDecision::DirectCoop);
   CHECK(a.params.kSlices == 8);
-  CHECK(a.reason == "aligned to 64x64x32, K in 8 slices");
-  // Where the largest tile, sliced, fills half a wave it runs in place of the 64x64 one: 768x768x16384 is 36
-  // tiles of 128x128 in 8 slices (not 144 of 64x64 in 4), 384x384x8192 9 in 8; slices keep 16 steps of 64.
+  CHECK(a.reason == "aligned to 64x64x64, K in 8 slices");
+  // K not a multiple of 64: steps of 32 (256x256x4064, 127 steps: 8 slices); with smallTileBK = 32 always.
+  CHECK(planMatmul(problem(256, 256, 4064), h100()).reason == "aligned to 64x64x32, K in 8 slices");
+  CoopPolicyConfig bk32;
+  bk32.smallTileBK = 32;
+  CHECK(planMatmul(problem(256, 256, 4096), h100(), bk32).reason == "aligned to 64x64x32, K in 8 slices");
+  // Where the largest tile, sliced, fills a wave it runs in place of the 64x64 one: 768x768x16384 is 36
+  // tiles of 128x128 in 8 slices (not 144 of 64x64 in 4); slices keep 16 steps of 64. 384x384x8192 (9 big
+  // tiles, 72 workgroups in 8 slices) stays on 64x64: 36 tiles in 4 slices.
   const CoopPlan big = planMatmul(problem(768, 768, 16384), h100());
   CHECK(big.params.BM == 128);
   CHECK(big.params.BN == 128);
@@ -495,21 +501,25 @@ TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight 
   CHECK_THAT(big.reason, ContainsSubstring("aligned to 128x128x"));
   CHECK_THAT(big.reason, ContainsSubstring("K in 8 slices"));
   const CoopPlan mid = planMatmul(problem(384, 384, 8192), h100());
-  CHECK(mid.params.BM == 128);
-  CHECK(mid.params.kSlices == 8);
+  CHECK(mid.params.BM == 64);
+  CHECK(mid.params.BK == 64);
+  CHECK(mid.params.kSlices == 4);
   // Too few big tiles even sliced (256x256x4096: 4 of them): the 64x64 tile as above. Unaligned to the big
-  // tile (832 = 13 x 64): the 64x64 one, 156 tiles in 4 slices (under four waves, slices of 128 steps).
+  // tile (832 = 13 x 64): the 64x64 one, 156 tiles in 4 slices (under four waves, slices of 64 steps).
   CHECK(a.params.BM == 64);
   const CoopPlan odd = planMatmul(problem(832, 768, 16384), h100());
   CHECK(odd.params.BM == 64);
   CHECK(odd.params.kSlices == 4);
-  // 512x512x1024 (64 tiles, 32 steps): 2 (4 would leave 8 steps a slice over more than a wave); 256x256x1024
-  // (16 tiles): 4; under 32 steps (512x512x512), a short K or a full GPU: none.
-  CHECK(planMatmul(problem(512, 512, 1024), h100()).params.kSlices == 2);
-  CHECK(planMatmul(problem(256, 256, 1024), h100()).params.kSlices == 4);
+  // 512x512x4096 (64 tiles, 64 steps): 2 (4 would leave 16 steps a slice over more than a wave); under 32
+  // steps (512x512x1024, 256x256x1024, 512x512x512), a short K or a full GPU: none.
+  CHECK(planMatmul(problem(512, 512, 4096), h100()).params.kSlices == 2);
+  CHECK(planMatmul(problem(512, 512, 1024), h100()).params.kSlices == 1);
+  CHECK(planMatmul(problem(256, 256, 1024), h100()).params.kSlices == 1);
   CHECK(planMatmul(problem(512, 512, 512), h100()).params.kSlices == 1);
   CHECK(planMatmul(problem(512, 512, 128), h100()).params.kSlices == 1);
   CHECK(planMatmul(problem(4096, 4096, 4096), h100()).params.kSlices == 1);
+  // The bounded kernel keeps K steps of 32 (its scalar copies were slower on 64).
+  CHECK(planMatmul(problem(511, 513, 257), h100(), withBounded()).params.BK == 32);
   // TN with f32 C and no epilogue keeps the batched split; with an epilogue it takes slices instead.
   MatmulProblem tn = problem(768, 768, 16384);
   tn.transA = true;

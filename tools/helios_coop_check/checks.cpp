@@ -398,6 +398,15 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
       c = odd("odd batched 3x129x65x97 tt f16 ab+gelu" + how, 129, 65, 97, 3, p);
       c.transA = c.transB = c.outF16 = c.gelu = true, c.alpha = 1.5f, c.beta = 1.0f;
       cases.push_back(c);
+      // Aligned, on the 64x64 tile with K steps of 64: in 8 K slices, and whole with an epilogue on TN.
+      c = odd("aligned 256x256x4096 ab+bias K-sliced 64x64x64", 256, 256, 4096, 1,
+              coop ? "direct" : "fallback");
+      c.alpha = 0.5f, c.beta = 1.0f, c.bias = true;
+      cases.push_back(c);
+      c = odd("aligned 512x512x1024 tn f16 gelu 64x64x64", 512, 512, 1024, 1,
+              coop ? "transposed_a_direct" : "fallback");
+      c.transA = c.outF16 = c.gelu = true;
+      cases.push_back(c);
       // The scalar copies above read crosswise; these read along rows.
       c = odd("odd 511x513x257 copies along rows" + how, 511, 513, 257, 1, p);
       c.alongRows = true;
