@@ -212,11 +212,12 @@ uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, c
 namespace {
 
 // K slices that let the first (largest) tiling fill the GPU where its tiles alone cannot: doubled while the
-// grid is under two waves and each slice keeps at least 16 steps; 0 when that still leaves it under half a
-// wave, or the problem is not aligned to it. Its tile does twice the 64x64 one's work per byte loaded: on the
-// H100 768x768x16384 NN/NT ran 174.9/163.4 TFLOP/s as 36 tiles of 128x128 in 8 slices against 132.9/97.6 as
-// 144 of 64x64 in 4, and 384x384x8192 78.1/76.7 against 73.5/64.8; 256x256x4096 (4 tiles, 64 steps) stays
-// on the 64x64 tile (2026-11-24-h100-gemm-big-tile-slices.json).
+// grid is under two waves and each slice keeps at least 16 steps; 0 when that still leaves it under a wave,
+// or the problem is not aligned to it. Its tile does twice the 64x64 one's work per byte loaded: on the H100
+// 768x768x16384 NN/NT ran 174.9/163.4 TFLOP/s as 36 tiles of 128x128 in 8 slices against 132.9/97.6 as 144
+// of 64x64x32 in 4 (2026-11-24-h100-gemm-big-tile-slices.json). Under a wave the 64x64 tile with K steps of
+// 64 does better: 512x512x4096 NN/NT 115.5 TFLOP/s (64 tiles in 2 slices) against 80.7-81.4 (16 big tiles in
+// 4), 384x384x8192 86.9-87.2 against 77.4-77.8 (2026-11-25-h100-gemm-small-tile-bk64.json).
 uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& pr,
                        const CoopPolicyConfig& cfg) {
   constexpr uint32_t kMinSteps = 16;
