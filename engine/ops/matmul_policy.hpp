@@ -119,7 +119,8 @@ struct CoopPolicyConfig {
   // K step of the 64x64 tile for aligned problems whose K it divides: 64 (else 32), or 32 always. On the
   // H100 (f32 C, NN/NT/TN, 2026-11-25-h100-gemm-small-tile-bk64.json) 1024^3 ran 148.6-150.7 TFLOP/s on 64
   // against 115.0-143.4 on 32, 512x512x1024 57.9-59.1 against 46.8-51.7, 512x512x4096 NN/NT 115.5 against
-  // 90.9-95.7, 384x384x8192 NN/NT 86.9-87.2 against 65.2-74.1; 256x256x1024 lost, 14.8-15.1 against 15.1-15.9.
+  // 90.9-95.7, 384x384x8192 NN/NT 86.9-87.2 against 65.2-74.1; 256x256x1024 lost, 14.8-15.1
+  // against 15.1-15.9.
   uint32_t smallTileBK = 64;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
