@@ -115,8 +115,10 @@ Result run(const GptConfig& config, const FloatParams& params, const Inputs& in,
 
 // Loss vs the reference (relative 1e-5) and, for every parameter, 4 random entries of the gradient vs central
 // differences (h = 1e-4, float64) of the reference loss:
-//   |g - fd| <= 1e-4 |fd| + 1e-5 max|g of that parameter| + 1e-7 max|g of the model|
-// (the last term covers gradients that are exactly zero, e.g. the key bias under softmax shift invariance).
+//   |g - fd| <= 1e-4 |fd| + 1e-5 max|g of that parameter| + 1e-6 max|g of the model|
+// (the last term covers gradients that are exactly zero, e.g. the key bias under softmax shift invariance,
+// where the GPU's f32 sums leave rounding residue: 1.1e-7 of the model's largest gradient with seed
+// 13236590311788930983, over the 1e-7 this floor once was).
 void gradientCheck(const GptConfig& config) {
   INFO(config.describe() << ", seed " << test::testSeed());
   model::Gpt shapeOnly(ctx(), config, 1);
@@ -147,7 +149,7 @@ void gradientCheck(const GptConfig& config) {
       values[i] = saved;
       const double fd = (up - down) / (2 * h);
       INFO(name << "[" << i << "]: gpu " << g[i] << ", finite difference " << fd);
-      CHECK(std::abs(double(g[i]) - fd) <= 1e-4 * std::abs(fd) + 1e-5 * gmax + 1e-7 * gall);
+      CHECK(std::abs(double(g[i]) - fd) <= 1e-4 * std::abs(fd) + 1e-5 * gmax + 1e-6 * gall);
     }
   }
 }
