@@ -305,35 +305,38 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
 }
 
 CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg) {
-  // HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
-  // whatever its size; =all aligned ones too (to time the bounds checks against the direct kernel on the
-  // same tiling); =0 never.
-  static const std::string bounded = [] {
-    const char* e = std::getenv("HELIOS_COOP_BOUNDED");
-    return std::string(e ? e : "");
+  // Policy knobs from the environment, read once:
+  //   HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
+  //     whatever its size; =all aligned ones too (to time the bounds checks against the direct kernel on
+  //     the same tiling); =0 never.
+  //   HELIOS_COOP_CROSSWISE=a|b|ab|0: which of the bounded kernel's scalar copies may read crosswise (B only
+  //     stored N x K; 0: both along rows).
+  //   HELIOS_COOP_UNDER_WAVE_SUBGROUPS=0: a bounded grid under one wave keeps its tiling's subgroups.
+  //   HELIOS_COOP_SMALL_TILE_BK=32: the 64x64 tile keeps K steps of 32 on aligned problems.
+  struct Knobs {
+    std::string bounded;
+    const char* crosswise = nullptr;
+    bool underWaveOff = false, smallBK32 = false;
+  };
+  static const Knobs knobs = [] {
+    const auto env = [](const char* name) { return std::string(std::getenv(name) ? std::getenv(name) : ""); };
+    return Knobs{env("HELIOS_COOP_BOUNDED"), std::getenv("HELIOS_COOP_CROSSWISE"),
+                 env("HELIOS_COOP_UNDER_WAVE_SUBGROUPS") == "0", env("HELIOS_COOP_SMALL_TILE_BK") == "32"};
   }();
-  if (bounded == "0") cfg.allowBounded = false;
-  // HELIOS_COOP_CROSSWISE=a|b|ab|0: which of the bounded kernel's scalar copies may read crosswise (B only
-  // stored N x K; 0: both along rows).
-  static const char* crosswise = std::getenv("HELIOS_COOP_CROSSWISE");
-  // HELIOS_COOP_UNDER_WAVE_SUBGROUPS=0: a bounded grid under one wave keeps its tiling's subgroups.
-  static const char* underWave = std::getenv("HELIOS_COOP_UNDER_WAVE_SUBGROUPS");
-  if (underWave && std::string(underWave) == "0") cfg.underWaveSubgroups = false;
-  // HELIOS_COOP_SMALL_TILE_BK=32: the 64x64 tile keeps K steps of 32 on aligned problems.
-  static const char* smallBK = std::getenv("HELIOS_COOP_SMALL_TILE_BK");
-  if (smallBK && std::string(smallBK) == "32") cfg.smallTileBK = 32;
-  if (crosswise) {
-    cfg.boundedCrosswiseA = std::strchr(crosswise, 'a') != nullptr;
-    cfg.boundedCrosswiseB = std::strchr(crosswise, 'b') != nullptr;
-  }
-  if (bounded == "1" || bounded == "all")
+  if (knobs.bounded == "0") cfg.allowBounded = false;
+  if (knobs.bounded == "1" || knobs.bounded == "all")
     cfg.allowBounded = true, cfg.boundedMinFlops = 0, cfg.boundedMaxFlops = 1e300;
-  CoopPlan plan = planMatmul(matmulProblem(args), dev, cfg);
-  if (bounded == "all" && plan.splitK == 1 && !plan.params.workgroupScope &&
+  if (knobs.crosswise) {
+    cfg.boundedCrosswiseA = std::strchr(knobs.crosswise, 'a') != nullptr;
+    cfg.boundedCrosswiseB = std::strchr(knobs.crosswise, 'b') != nullptr;
+  }
+  if (knobs.underWaveOff) cfg.underWaveSubgroups = false;
+  if (knobs.smallBK32) cfg.smallTileBK = 32;
+  const MatmulProblem problem = matmulProblem(args);
+  CoopPlan plan = planMatmul(problem, dev, cfg);
+  if (knobs.bounded == "all" && plan.splitK == 1 && !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
-    plan.params.bounded = true;
-    plan.params.crosswiseA = cfg.boundedCrosswiseA;
-    plan.params.crosswiseB = cfg.boundedCrosswiseB && args.transB;
+    makeBounded(plan.params, problem, false, cfg);
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
   // Tuning knobs: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling,

@@ -209,6 +209,14 @@ uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, c
   return slices;
 }
 
+void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& pr, bool vectors,
+                 const CoopPolicyConfig& cfg) {
+  t.bounded = true;
+  t.boundedVectors = vectors;
+  t.crosswiseA = !vectors && cfg.boundedCrosswiseA;
+  t.crosswiseB = !vectors && cfg.boundedCrosswiseB && pr.transB;
+}
+
 namespace {
 
 // K slices that let the first (largest) tiling fill the GPU where its tiles alone cannot: doubled while the
@@ -369,10 +377,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
       (noPadding ? pr.flops() >= cfg.boundedMinFlops : pr.flops() <= cfg.boundedMaxFlops || vectors)) {
     codegen::GemmCoopParams t = *edge;
-    t.bounded = true;
-    t.boundedVectors = vectors;
-    t.crosswiseA = !vectors && cfg.boundedCrosswiseA;
-    t.crosswiseB = !vectors && cfg.boundedCrosswiseB && pr.transB;
+    makeBounded(t, pr, vectors, cfg);
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)
     if (cfg.underWaveSubgroups) t = withMoreSubgroups(t, pr);
     CoopPlan p =

@@ -150,6 +150,11 @@ struct CoopPlan {
 uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& problem,
                     const CoopPolicyConfig& config);
 
+// Makes `t` the bounded kernel on `problem`: vector copies when `vectors`, else scalar ones, crosswise as
+// CoopPolicyConfig::boundedCrosswiseA/B allow (B only stored N x K).
+void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& problem, bool vectors,
+                 const CoopPolicyConfig& config);
+
 // The decision (pure; records nothing: matmul() records it in coopStats()).
 CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device,
                     const CoopPolicyConfig& config = {});
