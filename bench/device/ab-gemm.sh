@@ -7,7 +7,7 @@
 # (one merged JSON per output type, every variant a run) and the summary lines on stdout.
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
-OUT=/tmp/helios-ab-gemm
+OUT=$(mktemp -d /tmp/helios-ab-gemm.XXXX)
 mkdir -p "$OUT" "$FINAL"
 for f in .gl/*.deb; do dpkg -x "$f" /; done
 ldconfig

@@ -87,13 +87,13 @@ def time_graph_ms(fn, warmup, repeat, calls, busy_ms=300.0):
     return ms
 
 
-def time_both(fn, warmup, repeat, flops):
+def time_both(fn, warmup, repeat, flops, busy_ms):
     """(graph ms, eager ms, calls per replay): many calls per replay where launch gaps matter, a few for big
     products (their outputs stay allocated in the graph's pool); eager timing stands in where capture fails."""
     eager = time_ms(fn, warmup, repeat)
     calls = 20 if flops < 1e11 else 3
     try:
-        return time_graph_ms(fn, warmup, repeat, calls), eager, calls
+        return time_graph_ms(fn, warmup, repeat, calls, busy_ms), eager, calls
     except Exception:
         return eager, eager, 0
 
@@ -105,6 +105,8 @@ def main():
     p.add_argument("--dtypes", default="f32", help="comma list of f32, f16 (f16 = f16 inputs)")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--repeat", type=int, default=20)
+    p.add_argument("--busy-ms", type=float, default=300.0, help="busy replays before the timed ones")
+    p.add_argument("--outs", default="f16,f32", help="output types to time for f16 inputs")
     args = p.parse_args()
 
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -124,7 +126,9 @@ def main():
                     except (TypeError, RuntimeError):
                         pass
                 for out_name, fn in outs:
-                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops)
+                    if dtype_name == "f16" and out_name not in args.outs.split(","):
+                        continue
+                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops, args.busy_ms)
                     results.append({"M": m, "N": n, "K": k, "layout": layout, "dtype": dtype_name, "out": out_name,
                                     "ms": ms, "ms_eager": eager, "graph_calls": calls,
                                     "tflops": flops / (ms * 1e-3) / 1e12})

@@ -351,6 +351,14 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
         (!direct || (args.M % bm == 0 && args.N % bn == 0 && args.K % bk == 0)))
       plan.params.setTiling(bm, bn, bk, r, cc, st);
   }
+  // Tuning knobs for subgroup-scope plans: HELIOS_COOP_GROUP_M=g walks the grid in bands of g tile rows (0:
+  // row-major), HELIOS_COOP_PAD=AxB appends a and b halves to the shared rows of A and B.
+  if (isCoop(plan.decision) && !plan.params.workgroupScope) {
+    if (const char* e = std::getenv("HELIOS_COOP_GROUP_M")) plan.params.groupM = std::atoi(e);
+    unsigned pa = 0, pb = 0;
+    if (const char* e = std::getenv("HELIOS_COOP_PAD"); e && std::sscanf(e, "%ux%u", &pa, &pb) == 2)
+      plan.params.padA = pa, plan.params.padB = pb;
+  }
   // Tuning knob: HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take
   // them (in place of the TN batched split K too); =1 in none (the batched split K stays).
   if (const char* e = std::getenv("HELIOS_COOP_KSLICES");
