@@ -146,13 +146,23 @@ void registerGemmCoop(KernelRegistry& registry) {
          GemmCoopParams sliced = gemmCoopDefault();
          sliced.kSlices = 2;
          addVariants(sliced);
-         // K slices on the 64x64 tile with K steps of 64 (aligned problems with few tiles).
+         // K slices on the 64x64 tile with K steps of 64 (aligned problems with few tiles); its bounded
+         // variants with vector copies (unaligned problems whose sizes are multiples of 8): every variant,
+         // 2 K slices on NN, 8 subgroups on NN.
          for (GemmCoopParams p : gemmCoopTilings())
            if (p.BM == 64 && p.BN == 64 && p.BK == 64) {
+             GemmCoopParams vectors = p;
              p.kSlices = 8;
              add(p);
              p.transA = p.outF16 = p.alphaBeta = p.bias = p.gelu = true;
              add(p);
+             vectors.bounded = vectors.boundedVectors = true;
+             addVariants(vectors);
+             vectors.kSlices = 2;
+             add(vectors);
+             vectors.kSlices = 1;
+             vectors.sgRows = 4;
+             add(vectors);
              break;
            }
          GemmCoopParams bd = gemmCoopDefault();

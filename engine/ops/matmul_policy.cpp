@@ -367,13 +367,15 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   const bool overCap = !withinCap(bestOverhead);
   // Bounded: a subgroup-scope tiling, the first that fills the GPU (else the one launching the most
   // workgroups), as for aligned problems; its edge tiles check bounds instead of being padded.
-  // Not the 64x64 tile's 64-wide K step: the scalar copies ran 511x513x257 at 11.7-16.0 TFLOP/s on it,
-  // 14.2-14.3 on 32 (2026-11-25-h100-gemm-crosswise.json).
-  const codegen::GemmCoopParams* edge = fillingTiling(tilings, pr, [](const codegen::GemmCoopParams& t) {
-    return !t.workgroupScope && !(t.BM == 64 && t.BN == 64 && t.BK == 64);
+  // The 64x64 tile's 64-wide K step only with vector copies: the scalar copies ran 511x513x257 at 11.7-16.0
+  // TFLOP/s on it, 14.2-14.3 on 32 (2026-11-25-h100-gemm-crosswise.json), where the vector copies ran
+  // 1000^3 NN/NT/TN at 116.1/116.4/113.2 on it, 105.4/97.3/114.4 on 32
+  // (2026-11-25-h100-gemm-bounded-vector-tiles.json).
+  const bool vectors = pr.vectorRows && pr.M % 8 == 0 && pr.N % 8 == 0 && pr.K % 8 == 0;
+  const codegen::GemmCoopParams* edge = fillingTiling(tilings, pr, [&](const codegen::GemmCoopParams& t) {
+    return !t.workgroupScope && (vectors || !(t.BM == 64 && t.BN == 64 && t.BK == 64));
   });
   const bool noPadding = overCap || !cfg.allowPadding;
-  const bool vectors = pr.vectorRows && pr.M % 8 == 0 && pr.N % 8 == 0 && pr.K % 8 == 0;
   if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
       (noPadding ? pr.flops() >= cfg.boundedMinFlops : pr.flops() <= cfg.boundedMaxFlops || vectors)) {
     codegen::GemmCoopParams t = *edge;

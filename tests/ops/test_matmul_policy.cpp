@@ -416,7 +416,13 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK_FALSE(v.params.crosswiseA);
   CHECK_FALSE(v.params.crosswiseB);
   CHECK_THAT(v.params.name(), ContainsSubstring("_bv"));
-  CHECK(v.reason == "unaligned, run as it is on 64x64x32 with bounds checks and vector copies");
+  // Vector copies take the 64x64 tile's K steps of 64 (scalar ones, as 511x513x257 above, steps of 32).
+  CHECK(v.reason == "unaligned, run as it is on 64x64x64 with bounds checks and vector copies");
+  CHECK(v.params.BK == 64);
+  CHECK(p.params.BK == 32);
+  CoopPolicyConfig bk32 = on;
+  bk32.smallTileBK = 32;
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), bk32).params.BK == 32);
   CHECK_NOTHROW(v.params.validate());
   // Within the cap, scalar copies and above boundedMaxFlops: padded; over the cap: bounded whatever the size.
   MatmulProblem bigScalar = problem(4000, 4000, 4000);
