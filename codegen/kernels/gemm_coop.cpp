@@ -49,15 +49,9 @@ uint32_t stagedRowVecs(const GemmCoopParams& p) {
   return p.warpN() / 4 + 1;
 }
 
-// Vectors of the f32 accumulators of K groups 1.. (summed into group 0's through the A staging).
-uint32_t groupSumVecs(const GemmCoopParams& p) {
-  return (p.kGroups - 1) * p.sgRows * p.sgCols * p.accM() * p.accN() * p.coopM * p.coopN / 4;
-}
-
-// Vectors of the A staging: its stages (or the K groups' sums), or (staged or bounded store) every
-// subgroup's C region if more.
+// Vectors of the A staging: its stages, or (staged or bounded store) every subgroup's C region if more.
 uint32_t sharedAVecs(const GemmCoopParams& p) {
-  const uint32_t stages = std::max(p.stages * tileA(p).stageVecs(), groupSumVecs(p));
+  const uint32_t stages = p.stages * tileA(p).stageVecs();
   if (!p.stagedStore && !p.bounded) return stages;
   return std::max(stages, p.subgroups() * p.coopM * stagedRowVecs(p));
 }
@@ -185,22 +179,12 @@ private:
     slotsA_ = coop::copySlots(f_, copyA_, p_.copiers(), rowVecsA_, tid, p_.crosswiseA);
     slotsB_ = coop::copySlots(f_, copyB_, p_.copiers(), rowVecsB_, tid, p_.crosswiseB);
 
-    // The subgroup's place in its K group's sgRows x sgCols layout, and its K group.
-    const uint32_t perGroup = p_.sgRows * p_.sgCols;
-    const Value inGroup = p_.kGroups > 1 ? f_.rem(sg, c(perGroup)) : sg;
-    kGroup_ = p_.kGroups > 1 ? f_.udiv(sg, c(perGroup)) : c(0);
-    sgRow_ = f_.udiv(inGroup, c(p_.sgCols));
-    sgCol_ = f_.rem(inGroup, c(p_.sgCols));
-    // Shared-memory vector offset of this subgroup's first A / B fragment within a stage (its K group's part
-    // of the slice).
+    sgRow_ = f_.udiv(sg, c(p_.sgCols));
+    sgCol_ = f_.rem(sg, c(p_.sgCols));
+    // Shared-memory vector offset of this subgroup's first A / B fragment within a stage.
     const Value rowA = f_.imul(sgRow_, c(p_.warpM())), colB = f_.imul(sgCol_, c(p_.warpN()));
     warpA_ = p_.stagedTransA() ? f_.shr(rowA, c(3)) : f_.imul(rowA, c(copyA_.sharedRowVecs));
     warpB_ = p_.stagedTransB() ? f_.imul(colB, c(copyB_.sharedRowVecs)) : f_.shr(colB, c(3));
-    if (p_.kGroups > 1) {
-      const Value k = f_.imul(kGroup_, c(p_.BK / p_.kGroups));
-      warpA_ = f_.iadd(warpA_, p_.stagedTransA() ? f_.imul(k, c(copyA_.sharedRowVecs)) : f_.shr(k, c(3)));
-      warpB_ = f_.iadd(warpB_, p_.stagedTransB() ? f_.shr(k, c(3)) : f_.imul(k, c(copyB_.sharedRowVecs)));
-    }
 
     const Value zero = f_.coopFill(tc_, f_.f32(0.0f));
     for (uint32_t i = 0; i < p_.accM() * p_.accN(); ++i) {
@@ -237,7 +221,7 @@ private:
       acc.push_back(f_.load(v));
     const Value baseA = f_.iadd(offA, warpA_), baseB = f_.iadd(offB, warpB_);
     const Value strideA = c(copyA_.sharedRowVecs), strideB = c(copyB_.sharedRowVecs);
-    for (uint32_t kk = 0; kk < p_.BK / p_.coopK / p_.kGroups; ++kk) {
+    for (uint32_t kk = 0; kk < p_.BK / p_.coopK; ++kk) {
       const uint32_t k = kk * p_.coopK;
       // All A fragments of this step, then one B fragment at a time with its column of MulAdds (fewer live
       // fragment registers than loading every B fragment first).
@@ -320,37 +304,7 @@ private:
   void epilogue() {
     if (p_.producers) return f_.ifThen(f_.logicalNot(isCopier_), [&] { storeResult(); });
     if (p_.kSlices > 1) return f_.ifThen(gatherSlices(), [&] { storeResult(); });
-    if (p_.kGroups > 1) {
-      sumGroups();
-      return f_.ifThen(f_.eq(kGroup_, c(0)), [&] { storeResult(); });
-    }
     storeResult();
-  }
-
-  // K groups: after the main loop's last barrier the A staging is free; groups 1.. store their accumulators
-  // there (row-major coop blocks), group 0 adds them in group order, and a barrier frees the staging again
-  // for group 0's store.
-  void sumGroups() {
-    const uint32_t blockVecs = p_.coopM * p_.coopN / 4, accs = p_.accM() * p_.accN();
-    const Value inGroup = f_.iadd(f_.imul(sgRow_, c(p_.sgCols)), sgCol_);
-    const auto block = [&](Value group, uint32_t a) {
-      const Value slot = f_.iadd(f_.imul(f_.isub(group, c(1)), c(p_.sgRows * p_.sgCols)), inGroup);
-      return f_.accessChain(shA_, {f_.iadd(f_.imul(slot, c(accs * blockVecs)), c(a * blockVecs))});
-    };
-    f_.ifThen(f_.ne(kGroup_, c(0)), [&] {
-      for (uint32_t a = 0; a < accs; ++a)
-        f_.coopStore(block(kGroup_, a), f_.load(acc_[a]), c(p_.coopN / 4), CoopLayout::RowMajorKHR);
-    });
-    f_.workgroupBarrier();
-    f_.ifThen(f_.eq(kGroup_, c(0)), [&] {
-      for (uint32_t a = 0; a < accs; ++a) {
-        Value sum = f_.load(acc_[a]);
-        for (uint32_t g = 1; g < p_.kGroups; ++g)
-          sum = f_.fadd(sum, f_.coopLoad(tc_, block(c(g), a), c(p_.coopN / 4), CoopLayout::RowMajorKHR));
-        f_.store(acc_[a], sum);
-      }
-    });
-    f_.workgroupBarrier();
   }
 
   // K slices: store this slice's partial tile, count the arrival, and in the workgroup that arrives last
@@ -512,7 +466,7 @@ private:
   Value originA_, originB_, stepA_, stepB_, rowVecsA_, rowVecsB_;
   std::vector<CopySlot> slotsA_, slotsB_;
   Edge edgeA_, edgeB_;
-  Value sgRow_, sgCol_, kGroup_, warpA_, warpB_, isCopier_;
+  Value sgRow_, sgCol_, warpA_, warpB_, isCopier_;
   std::vector<Value> acc_;
 };
 
@@ -532,7 +486,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
          (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (crosswiseA ? ":xa" : "") +
-         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (kGroups > 1 ? ":kg" + str(kGroups) : "");
+         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -561,7 +515,6 @@ std::string GemmCoopParams::name() const {
   if (producers) add({"_ws", str(producers)});
   if (bounded) add({boundedVectors ? "_bv" : "_bd", crosswiseA ? "_xa" : "", crosswiseB ? "_xb" : ""});
   if (kSlices > 1) add({"_ks", str(kSlices)});
-  if (kGroups > 1) add({"_kg", str(kGroups)});
   return n;
 }
 
@@ -604,10 +557,6 @@ void GemmCoopParams::validate() const {
   require(kSlices >= 1 && kSlices <= 64, me + "kSlices must be 1 to 64");
   if (kSlices > 1)
     require(!batched && !producers, me + "K slices are not batched and have no copy subgroups");
-  require(kGroups == 1 || kGroups == 2 || kGroups == 4, me + "kGroups must be 1, 2 or 4");
-  require(BK % (kGroups * coopK) == 0 && (BK / kGroups) % 8 == 0,
-          me + "BK=" + str(BK) + " does not split into " + str(kGroups) + " K groups of coopK and 8 multiples");
-  if (kGroups > 1) require(kSlices == 1 && !producers, me + "K groups have no K slices or copy subgroups");
   require(!boundedVectors || bounded, me + "boundedVectors needs bounded");
   require(!(crosswiseA || crosswiseB) || (bounded && !boundedVectors),
           me + "crosswise copies are the bounded scalar ones");

@@ -74,12 +74,6 @@ struct GemmCoopParams {
   // subgroups. Two more bindings after C (and bias): the partial tiles (f32, tiles * kSlices * BM * BN)
   // and one u32 counter per tile, zero before the dispatch and left zero after it.
   uint32_t kSlices = 1;
-  // The computing subgroups in kGroups groups of sgRows x sgCols over the tile: group g multiplies the g-th of
-  // kGroups equal parts of every staged K slice, and after the main loop the other groups' accumulators are
-  // added to group 0's through shared memory, and group 0 stores C. More subgroups (more loads in flight)
-  // without smaller warp tiles, and K slices wide enough for fewer trips. Subgroup scope, kSlices == 1, no
-  // copy subgroups.
-  uint32_t kGroups = 1;
   // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).
@@ -95,7 +89,7 @@ struct GemmCoopParams {
     BM = bm, BN = bn, BK = bk, sgRows = rows, sgCols = cols, stages = st;
     return *this;
   }
-  uint32_t subgroups() const { return sgRows * sgCols * kGroups; } // the computing subgroups
+  uint32_t subgroups() const { return sgRows * sgCols; } // the computing subgroups
   uint32_t invocations() const { return (subgroups() + producers) * subgroupSize; }
   uint32_t copiers() const { return producers ? producers * subgroupSize : invocations(); } // copy slices
   bool stagedTransA() const { return transA != crosswiseA; } // A staged K-major (column-major coop loads)

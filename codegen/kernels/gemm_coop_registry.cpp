@@ -163,20 +163,6 @@ void registerGemmCoop(KernelRegistry& registry) {
              vectors.kSlices = 1;
              vectors.sgRows = 4;
              add(vectors);
-             // In 2 K groups of 2 x 2 subgroups: bounded with scalar copies (along rows and crosswise) and
-             // with vector copies, every variant; direct, NN and TN with every epilogue.
-             GemmCoopParams grouped = vectors;
-             grouped.sgRows = 2;
-             grouped.kGroups = 2;
-             addVariants(grouped);
-             grouped.boundedVectors = false;
-             addVariants(grouped);
-             grouped.crosswiseA = grouped.crosswiseB = true;
-             addVariants(grouped);
-             grouped.bounded = grouped.crosswiseA = grouped.crosswiseB = false;
-             add(grouped);
-             grouped.transA = grouped.outF16 = grouped.alphaBeta = grouped.bias = grouped.gelu = true;
-             add(grouped);
              break;
            }
          GemmCoopParams bd = gemmCoopDefault();

@@ -359,11 +359,6 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     if (const char* e = std::getenv("HELIOS_COOP_PAD"); e && std::sscanf(e, "%ux%u", &pa, &pb) == 2)
       plan.params.padA = pa, plan.params.padB = pb;
   }
-  // Tuning knob: HELIOS_COOP_KGROUPS=G splits every staged K slice among G groups of the plan's subgroups
-  // (subgroup-scope plans without K slices).
-  if (const char* e = std::getenv("HELIOS_COOP_KGROUPS");
-      e && isCoop(plan.decision) && !plan.params.workgroupScope && plan.params.kSlices == 1)
-    plan.params.kGroups = static_cast<uint32_t>(std::max(1, std::atoi(e)));
   // Tuning knob: HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take
   // them (in place of the TN batched split K too); =1 in none (the batched split K stays).
   if (const char* e = std::getenv("HELIOS_COOP_KSLICES");
