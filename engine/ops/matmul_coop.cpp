@@ -324,7 +324,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
                  env("HELIOS_COOP_UNDER_WAVE_SUBGROUPS") == "0", env("HELIOS_COOP_SMALL_TILE_BK") == "32"};
   }();
   if (knobs.bounded == "0") cfg.allowBounded = false;
-  if (knobs.bounded == "1" || knobs.bounded == "all")
+  if (knobs.bounded == "1" || knobs.bounded == "all" || knobs.bounded == "all-vectors")
     cfg.allowBounded = true, cfg.boundedMinFlops = 0, cfg.boundedMaxFlops = 1e300;
   if (knobs.crosswise) {
     cfg.boundedCrosswiseA = std::strchr(knobs.crosswise, 'a') != nullptr;
@@ -334,9 +334,14 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   if (knobs.smallBK32) cfg.smallTileBK = 32;
   const MatmulProblem problem = matmulProblem(args);
   CoopPlan plan = planMatmul(problem, dev, cfg);
-  if (knobs.bounded == "all" && plan.splitK == 1 && !plan.params.workgroupScope &&
+  // HELIOS_COOP_BOUNDED=all runs aligned plans bounded too, with scalar copies; =all-vectors with vector
+  // copies where every size is a multiple of 8 (what the bounds checks cost, apart from the shape).
+  const bool allVectors = knobs.bounded == "all-vectors";
+  if ((knobs.bounded == "all" || allVectors) && plan.splitK == 1 && !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
-    makeBounded(plan.params, problem, false, cfg);
+    makeBounded(plan.params, problem,
+                allVectors && problem.vectorRows && args.M % 8 == 0 && args.N % 8 == 0 && args.K % 8 == 0,
+                cfg);
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
   // Tuning knobs: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling,
