@@ -6,6 +6,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <volk.h>
@@ -304,71 +305,97 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   return p;
 }
 
-CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg) {
-  // Policy knobs from the environment, read once:
-  //   HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
-  //     whatever its size; =all aligned ones too (to time the bounds checks against the direct kernel on
-  //     the same tiling); =0 never.
-  //   HELIOS_COOP_CROSSWISE=a|b|ab|0: which of the bounded kernel's scalar copies may read crosswise (B only
-  //     stored N x K; 0: both along rows).
-  //   HELIOS_COOP_UNDER_WAVE_SUBGROUPS=0: a bounded grid under one wave keeps its tiling's subgroups.
-  //   HELIOS_COOP_SMALL_TILE_BK=32: the 64x64 tile keeps K steps of 32 on aligned problems.
-  struct Knobs {
-    std::string bounded;
-    const char* crosswise = nullptr;
-    bool underWaveOff = false, smallBK32 = false;
-  };
-  static const Knobs knobs = [] {
+namespace {
+
+// Policy and tuning knobs from the environment, read and parsed once (planMatmulCoop runs on every matmul):
+//   HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
+//     whatever its size; =all aligned ones too, with scalar copies (to time the bounds checks against the
+//     direct kernel on the same tiling), =all-vectors with vector copies where the sizes allow; =0 never.
+//   HELIOS_COOP_CROSSWISE=a|b|ab|0: which of the bounded kernel's scalar copies may read crosswise (B only
+//     stored N x K; 0: both along rows).
+//   HELIOS_COOP_UNDER_WAVE_SUBGROUPS=0: a bounded grid under one wave keeps its tiling's subgroups.
+//   HELIOS_COOP_SMALL_TILE_BK=32: the 64x64 tile keeps K steps of 32.
+//   HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling, HELIOS_COOP_DIRECT_TILE the
+//     same for direct plans whose sizes it divides.
+//   HELIOS_COOP_GROUP_M=g walks subgroup-scope grids in bands of g tile rows (0: row-major);
+//     HELIOS_COOP_PAD=AxB appends A and B halves to the shared rows of A and B.
+//   HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take them (in place
+//   of
+//     the TN batched split K too); =1 in none (the batched split K stays).
+struct Tiling {
+  unsigned bm = 0, bn = 0, bk = 0, rows = 0, cols = 0, stages = 0;
+};
+struct Knobs {
+  std::string bounded;
+  const char* crosswise = nullptr;
+  bool underWaveOff = false, smallBK32 = false;
+  std::optional<Tiling> boundedTile, directTile;
+  std::optional<uint32_t> groupM, kSlices;
+  std::optional<std::pair<uint32_t, uint32_t>> pad;
+};
+
+const Knobs& knobs() {
+  static const Knobs parsed = [] {
     const auto env = [](const char* name) { return std::string(std::getenv(name) ? std::getenv(name) : ""); };
-    return Knobs{env("HELIOS_COOP_BOUNDED"), std::getenv("HELIOS_COOP_CROSSWISE"),
-                 env("HELIOS_COOP_UNDER_WAVE_SUBGROUPS") == "0", env("HELIOS_COOP_SMALL_TILE_BK") == "32"};
-  }();
-  if (knobs.bounded == "0") cfg.allowBounded = false;
-  if (knobs.bounded == "1" || knobs.bounded == "all" || knobs.bounded == "all-vectors")
-    cfg.allowBounded = true, cfg.boundedMinFlops = 0, cfg.boundedMaxFlops = 1e300;
-  if (knobs.crosswise) {
-    cfg.boundedCrosswiseA = std::strchr(knobs.crosswise, 'a') != nullptr;
-    cfg.boundedCrosswiseB = std::strchr(knobs.crosswise, 'b') != nullptr;
-  }
-  if (knobs.underWaveOff) cfg.underWaveSubgroups = false;
-  if (knobs.smallBK32) cfg.smallTileBK = 32;
-  const MatmulProblem problem = matmulProblem(args);
-  CoopPlan plan = planMatmul(problem, dev, cfg);
-  // HELIOS_COOP_BOUNDED=all runs aligned plans bounded too, with scalar copies; =all-vectors with vector
-  // copies where every size is a multiple of 8 (what the bounds checks cost, apart from the shape).
-  const bool allVectors = knobs.bounded == "all-vectors";
-  if ((knobs.bounded == "all" || allVectors) && plan.splitK == 1 && !plan.params.workgroupScope &&
-      (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
-    makeBounded(plan.params, problem,
-                allVectors && problem.vectorRows && args.M % 8 == 0 && args.N % 8 == 0 && args.K % 8 == 0,
-                cfg);
-    plan.decision = plan.inner = CoopDecision::Bounded;
-  }
-  // Tuning knobs: HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling,
-  // HELIOS_COOP_DIRECT_TILE the same for direct plans whose sizes it divides.
-  const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
-  const char* tileEnv = std::getenv(plan.inner == CoopDecision::Bounded ? "HELIOS_COOP_BOUNDED_TILE"
-                                    : direct                            ? "HELIOS_COOP_DIRECT_TILE"
-                                                                        : "HELIOS_COOP_NO_SUCH_TILE");
-  if (tileEnv && !plan.params.workgroupScope) {
-    unsigned bm = 0, bn = 0, bk = 0, r = 0, cc = 0, st = 0;
-    if (std::sscanf(tileEnv, "%ux%ux%u_sg%ux%u_s%u", &bm, &bn, &bk, &r, &cc, &st) == 6 && bm && bn && bk &&
-        (!direct || (args.M % bm == 0 && args.N % bn == 0 && args.K % bk == 0)))
-      plan.params.setTiling(bm, bn, bk, r, cc, st);
-  }
-  // Tuning knobs for subgroup-scope plans: HELIOS_COOP_GROUP_M=g walks the grid in bands of g tile rows (0:
-  // row-major), HELIOS_COOP_PAD=AxB appends a and b halves to the shared rows of A and B.
-  if (isCoop(plan.decision) && !plan.params.workgroupScope) {
-    if (const char* e = std::getenv("HELIOS_COOP_GROUP_M")) plan.params.groupM = std::atoi(e);
+    const auto tiling = [](const char* name) -> std::optional<Tiling> {
+      Tiling t;
+      const char* e = std::getenv(name);
+      if (e &&
+          std::sscanf(e, "%ux%ux%u_sg%ux%u_s%u", &t.bm, &t.bn, &t.bk, &t.rows, &t.cols, &t.stages) == 6 &&
+          t.bm && t.bn && t.bk)
+        return t;
+      return std::nullopt;
+    };
+    Knobs k{env("HELIOS_COOP_BOUNDED"),
+            std::getenv("HELIOS_COOP_CROSSWISE"),
+            env("HELIOS_COOP_UNDER_WAVE_SUBGROUPS") == "0",
+            env("HELIOS_COOP_SMALL_TILE_BK") == "32",
+            tiling("HELIOS_COOP_BOUNDED_TILE"),
+            tiling("HELIOS_COOP_DIRECT_TILE")};
+    if (const char* e = std::getenv("HELIOS_COOP_GROUP_M")) k.groupM = static_cast<uint32_t>(std::atoi(e));
+    if (const char* e = std::getenv("HELIOS_COOP_KSLICES"))
+      k.kSlices = static_cast<uint32_t>(std::max(1, std::atoi(e)));
     unsigned pa = 0, pb = 0;
     if (const char* e = std::getenv("HELIOS_COOP_PAD"); e && std::sscanf(e, "%ux%u", &pa, &pb) == 2)
-      plan.params.padA = pa, plan.params.padB = pb;
+      k.pad = std::pair{pa, pb};
+    return k;
+  }();
+  return parsed;
+}
+
+} // namespace
+
+CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg) {
+  const Knobs& knob = knobs();
+  if (knob.bounded == "0") cfg.allowBounded = false;
+  if (knob.bounded == "1" || knob.bounded == "all" || knob.bounded == "all-vectors")
+    cfg.allowBounded = true, cfg.boundedMinFlops = 0, cfg.boundedMaxFlops = 1e300;
+  if (knob.crosswise) {
+    cfg.boundedCrosswiseA = std::strchr(knob.crosswise, 'a') != nullptr;
+    cfg.boundedCrosswiseB = std::strchr(knob.crosswise, 'b') != nullptr;
   }
-  // Tuning knob: HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take
-  // them (in place of the TN batched split K too); =1 in none (the batched split K stays).
-  if (const char* e = std::getenv("HELIOS_COOP_KSLICES");
-      e && isCoop(plan.decision) && args.batch == 1 && !plan.params.workgroupScope) {
-    plan.params.kSlices = static_cast<uint32_t>(std::max(1, std::atoi(e)));
+  if (knob.underWaveOff) cfg.underWaveSubgroups = false;
+  if (knob.smallBK32) cfg.smallTileBK = 32;
+  const MatmulProblem problem = matmulProblem(args);
+  CoopPlan plan = planMatmul(problem, dev, cfg);
+  const bool allVectors = knob.bounded == "all-vectors";
+  if ((knob.bounded == "all" || allVectors) && plan.splitK == 1 && !plan.params.workgroupScope &&
+      (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
+    makeBounded(plan.params, problem, allVectors && vectorCopies(problem), cfg);
+    plan.decision = plan.inner = CoopDecision::Bounded;
+  }
+  const bool subgroupScope = isCoop(plan.decision) && !plan.params.workgroupScope;
+  const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
+  const std::optional<Tiling> tile = plan.inner == CoopDecision::Bounded ? knob.boundedTile
+                                     : direct                            ? knob.directTile
+                                                                         : std::nullopt;
+  if (tile && !plan.params.workgroupScope &&
+      (!direct || (args.M % tile->bm == 0 && args.N % tile->bn == 0 && args.K % tile->bk == 0)))
+    plan.params.setTiling(tile->bm, tile->bn, tile->bk, tile->rows, tile->cols, tile->stages);
+  if (subgroupScope && knob.groupM) plan.params.groupM = *knob.groupM;
+  if (subgroupScope && knob.pad) plan.params.padA = knob.pad->first, plan.params.padB = knob.pad->second;
+  if (knob.kSlices && subgroupScope && args.batch == 1) {
+    plan.params.kSlices = *knob.kSlices;
     if (plan.params.kSlices > 1) plan.splitK = 1;
     if (plan.params.kSlices > 1 && codegen::gemmCoopTileCount(plan.params, args.M, args.N) > kMaxSlicedTiles)
       plan.params.kSlices = 1;

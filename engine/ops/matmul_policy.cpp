@@ -209,6 +209,10 @@ uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, c
   return slices;
 }
 
+bool vectorCopies(const MatmulProblem& pr) {
+  return pr.vectorRows && pr.M % 8 == 0 && pr.N % 8 == 0 && pr.K % 8 == 0;
+}
+
 void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& pr, bool vectors,
                  const CoopPolicyConfig& cfg) {
   t.bounded = true;
@@ -371,7 +375,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   // TFLOP/s on it, 14.2-14.3 on 32 (2026-11-25-h100-gemm-crosswise.json), where the vector copies ran
   // 1000^3 NN/NT/TN at 116.1/116.4/113.2 on it, 105.4/97.3/114.4 on 32
   // (2026-11-25-h100-gemm-bounded-vector-tiles.json).
-  const bool vectors = pr.vectorRows && pr.M % 8 == 0 && pr.N % 8 == 0 && pr.K % 8 == 0;
+  const bool vectors = vectorCopies(pr);
   const codegen::GemmCoopParams* edge = fillingTiling(tilings, pr, [&](const codegen::GemmCoopParams& t) {
     return !t.workgroupScope && (vectors || !(t.BM == 64 && t.BN == 64 && t.BK == 64));
   });

@@ -150,6 +150,10 @@ struct CoopPlan {
 uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& problem,
                     const CoopPolicyConfig& config);
 
+// Whether the bounded kernel's copies of `problem` can read 16-byte vectors: 16-byte aligned operands and
+// every size a multiple of 8 (each vector then lies wholly inside the matrix or wholly outside).
+bool vectorCopies(const MatmulProblem& problem);
+
 // Makes `t` the bounded kernel on `problem`: vector copies when `vectors`, else scalar ones, crosswise as
 // CoopPolicyConfig::boundedCrosswiseA/B allow (B only stored N x K).
 void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& problem, bool vectors,
