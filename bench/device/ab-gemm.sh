@@ -9,11 +9,7 @@ set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=$(mktemp -d /tmp/helios-ab-gemm.XXXX)
 mkdir -p "$OUT" "$FINAL"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-} PATH=$PWD/.dev/bin:$PATH
-export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
-helios-probe >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 SHAPES=${SHAPES:-4096x4096x4096,16384x2304x768,16384x768x768,16384x3072x768,16384x768x3072,4096x50304x768}
 LAYOUTS=${LAYOUTS:-nn,nt,tn}
 for entry in "$@"; do

@@ -9,12 +9,8 @@ set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-train
 mkdir -p "$OUT" "$FINAL"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-} PATH=$PWD/.dev/bin:$PATH
-export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 export HELIOS_CORPUS=$PWD/.deps/corpus/kjv.txt
-helios-probe >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
 # Enough steps for merge_train.py's steady-state windows after a 3 s warm-up, as PyTorch gets (the char
 # model's mixed step is ~12 ms: 60 steps would end inside the warm-up).
 STEPS=${STEPS:-60} CHAR_STEPS=${CHAR_STEPS:-400}

@@ -15,16 +15,10 @@ set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 OUT=/tmp/helios-out   # everything lands here; packed into $FINAL/results.tgz at the end (few files come back)
 mkdir -p "$OUT" "$FINAL"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 # Tests were built with absolute paths to /work/main (fixtures, GLSL oracles): make them resolve here.
 mkdir -p /work && [ -e /work/main ] || ln -s "$PWD" /work/main
-export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-}
-export PATH=$PWD/.dev/bin:$PATH
-export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_RUN_EXE=$PWD/.dev/bin/helios-run HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
-if ! helios-probe >/dev/null 2>&1; then
-  export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
-fi
+export HELIOS_RUN_EXE=$PWD/.dev/bin/helios-run
 steps=${*:-probe tests gemm coop attention dispatch}
 has() { [[ " $steps " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,temperature.gpu --format=csv,noheader | tee "$OUT/gpu.txt"

@@ -11,11 +11,7 @@ set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
 WORK=$(mktemp -d /tmp/helios-power.XXXX)
 mkdir -p "$FINAL"
-for f in .gl/*.deb; do dpkg -x "$f" /; done
-ldconfig
-export LD_LIBRARY_PATH=$PWD/.dev/lib:${LD_LIBRARY_PATH:-} PATH=$PWD/.dev/bin:$PATH
-export HELIOS_DEVICE=${HELIOS_DEVICE:-nvidia} HELIOS_CACHE_DIR=/tmp/helios-cache PYTHONUNBUFFERED=1
-helios-probe >/dev/null 2>&1 || export VK_DRIVER_FILES=/usr/local/nvidia/share/vulkan/icd.d/nvidia_icd.json
+source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 SHAPE=${SHAPE:-4096x4096x4096} LAYOUT=${LAYOUT:-nn} OUTT=${OUTT:-f32} BUSY_MS=${BUSY_MS:-2000}
 now() { date '+%Y/%m/%d %H:%M:%S.%3N'; } # nvidia-smi's timestamps: local time
 nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active \
