@@ -2,7 +2,8 @@
 """Summarises bench/device/power-gemm.sh: for each phase (one helios-bench variant, or cuBLAS through torch),
 the GEMM's TFLOP/s and the nvidia-smi samples taken while it ran under load (from BUSY_MS/2 after the phase
 started to its end, power above half the phase's peak): median SM clock and power, FLOP per SM clock cycle
-(TFLOP/s over 132 SMs x clock) and TFLOP/s per kW, and the throttle reasons seen (0x4: software power cap)."""
+(TFLOP/s over 132 SMs x clock) and TFLOP/s per kW, and the throttle reasons seen (0x4: software power cap);
+each Helios phase's ratio to the cuBLAS phase, in TFLOP/s and in TFLOP/s per kW."""
 import argparse
 import datetime
 import json
@@ -56,6 +57,12 @@ def main():
               f"(min {phase.get('sm_clock_min_mhz', 0):.0f})  {phase.get('power_w', 0):5.0f} W  "
               f"{phase.get('flop_per_sm_cycle', 0):6.0f} FLOP/SM/cycle  {phase.get('tflops_per_kw', 0):5.0f} TFLOP/s/kW "
               f"{','.join(phase.get('throttle_reasons', []))}")
+    cublas = next((ph for ph in phases if ph["phase"] == "cublas"), None)
+    for ph in phases:
+        if cublas and ph is not cublas:
+            ph["ratio_to_cublas"] = ph["tflops"] / cublas["tflops"]
+            if "tflops_per_kw" in ph and "tflops_per_kw" in cublas:
+                ph["energy_ratio_to_cublas"] = ph["tflops_per_kw"] / cublas["tflops_per_kw"]
     json.dump({"meta": meta, "phases": phases}, open(a.out, "w"), indent=1)
 
 
