@@ -11,8 +11,10 @@
 //              the accumulator's components, convert, coop store to C (or, with stagedStore, through shared
 //              memory as 16-byte rows)
 // Bounded (any shape): the copies read f16 scalars with bounds checks (16-byte vectors, each wholly inside or
-// zeroed, when every size is a multiple of 8: boundedVectors), and C goes through shared memory as scalars,
-// the epilogue applied per element and only inside M x N. Scalar copies may read an operand crosswise (down
+// zeroed, when every size is a multiple of 8: boundedVectors), and C goes through shared memory as scalars
+// (4-element vectors with stagedStore), the epilogue applied per element and only inside M x N. With vector
+// copies the edge tiles may instead move back inside M x N and the K steps start at K - steps * BK, so that
+// only the first step's copies are checked (edgeShift). Scalar copies may read an operand crosswise (down
 // its columns, staged in the other layout: crosswiseA/B) so that a subgroup's loads are contiguous.
 // The tiling menu and the registry's sweep live in gemm_coop_registry.cpp.
 #include "codegen/kernels/gemm_coop.hpp"
@@ -123,6 +125,23 @@ private:
     const coop::TileIndex tile = coop::tileIndex(f_, p_.groupM);
     m0_ = f_.imul(tile.m, c(p_.BM));
     n0_ = f_.imul(tile.n, c(p_.BN));
+    ownM0_ = m0_, ownN0_ = n0_;
+    if (p_.edgeShift) {
+      // The tile computed moves back inside M x N; the epilogue stores only the part from ownM0/ownN0 on.
+      m0_ = f_.umin(m0_, f_.isub(M_, c(p_.BM)));
+      n0_ = f_.umin(n0_, f_.isub(N_, c(p_.BN)));
+    }
+    const auto stepCount = [&] {
+      return p_.bounded ? f_.udiv(f_.iadd(K_, c(p_.BK - 1)), c(p_.BK)) : f_.udiv(K_, c(p_.BK));
+    };
+    // edgeShift: step kt covers k in [kt * BK - shiftK, ...), so the first step starts at k = -shiftK
+    // (u32 arithmetic wraps: such reads are clamped to the binding and zeroed by the check).
+    Value shiftK = c(0), kOrigin = c(0);
+    if (p_.edgeShift) {
+      steps_ = stepCount();
+      shiftK = f_.isub(f_.imul(steps_, c(p_.BK)), K_);
+      kOrigin = f_.isub(c(0), shiftK);
+    }
     const coop::BatchOffsets batch = coop::batchOffsets(f_, pc_, p_.batched);
     const Value batchA = p_.batched ? f_.shr(batch.a, c(3)) : c(0); // in vectors
     const Value batchB = p_.batched ? f_.shr(batch.b, c(3)) : c(0);
@@ -130,18 +149,17 @@ private:
     if (p_.bounded) {
       // Rows and columns of each operand's stored matrix, and where the tile starts in them (the K side
       // advances by BK per step). Offsets in elements.
-      const Value zero = c(0);
-      edgeA_ = p_.transA ? Edge{batch.a, zero, K_, m0_, M_, M_, true}
-                         : Edge{batch.a, m0_, M_, zero, K_, K_, false};
-      edgeB_ = p_.transB ? Edge{batch.b, n0_, N_, zero, K_, K_, false}
-                         : Edge{batch.b, zero, K_, n0_, N_, N_, true};
+      edgeA_ = p_.transA ? Edge{batch.a, kOrigin, K_, m0_, M_, M_, true}
+                         : Edge{batch.a, m0_, M_, kOrigin, K_, K_, false};
+      edgeB_ = p_.transB ? Edge{batch.b, n0_, N_, kOrigin, K_, K_, false}
+                         : Edge{batch.b, kOrigin, K_, n0_, N_, N_, true};
       edgeA_.last = f_.isub(f_.arrayLength(a_), c(1));
       edgeB_.last = f_.isub(f_.arrayLength(b_), c(1));
       edgeA_.crosswise = p_.crosswiseA;
       edgeB_.crosswise = p_.crosswiseB;
     }
     // This workgroup's K steps: all of them, or its slice's (the last slice may be shorter or empty).
-    steps_ = p_.bounded ? f_.udiv(f_.iadd(K_, c(p_.BK - 1)), c(p_.BK)) : f_.udiv(K_, c(p_.BK));
+    if (!p_.edgeShift) steps_ = stepCount();
     kBegin_ = c(0), kEnd_ = steps_;
     if (p_.kSlices > 1) {
       const Value per = f_.udiv(f_.iadd(steps_, c(p_.kSlices - 1)), c(p_.kSlices));
@@ -149,7 +167,10 @@ private:
       kEnd_ = f_.umin(f_.iadd(kBegin_, per), steps_);
     }
     const Value mVecs = f_.shr(M_, c(3)), nVecs = f_.shr(N_, c(3)), kVecs = f_.shr(K_, c(3));
-    // Slice origins (vectors) and per-step advance.
+    // Slice origins (vectors) and per-step advance; shifted back by shiftK along K (edgeShift).
+    const auto kBack = [&](Value rowVecs, bool kInRows) {
+      return kInRows ? f_.imul(shiftK, rowVecs) : f_.shr(shiftK, c(3));
+    };
     if (p_.transA) {
       originA_ = f_.iadd(batchA, f_.shr(m0_, c(3)));
       stepA_ = f_.imul(c(p_.BK), mVecs);
@@ -167,6 +188,10 @@ private:
       originB_ = f_.iadd(batchB, f_.shr(n0_, c(3)));
       stepB_ = f_.imul(c(p_.BK), nVecs);
       rowVecsB_ = nVecs;
+    }
+    if (p_.edgeShift) {
+      originA_ = f_.isub(originA_, kBack(rowVecsA_, p_.transA));
+      originB_ = f_.isub(originB_, kBack(rowVecsB_, !p_.transB));
     }
     const Value sg = f_.builtin(BuiltIn::SubgroupId);
     // Copy slots: every invocation's, or the copy subgroups' (rank among them; meaningless elsewhere).
@@ -197,12 +222,12 @@ private:
   std::vector<Value> loadSliceA(Value kt) {
     if (p_.bounded && !p_.boundedVectors) return coop::loadScalars(f_, a_, slotsA_, edgeA_, kt, p_.BK);
     return coop::loadVectors(f_, a_, slotsA_, originA_, stepA_, kt, p_.BK, p_.f32A,
-                             p_.bounded ? &edgeA_ : nullptr);
+                             p_.bounded && !unchecked_ ? &edgeA_ : nullptr);
   }
   std::vector<Value> loadSliceB(Value kt) {
     if (p_.bounded && !p_.boundedVectors) return coop::loadScalars(f_, b_, slotsB_, edgeB_, kt, p_.BK);
     return coop::loadVectors(f_, b_, slotsB_, originB_, stepB_, kt, p_.BK, p_.f32B,
-                             p_.bounded ? &edgeB_ : nullptr);
+                             p_.bounded && !unchecked_ ? &edgeB_ : nullptr);
   }
 
   void loadTileToShared(Value kt, Value offA, Value offB) {
@@ -252,6 +277,22 @@ private:
     // Bounded: the last step may be partial (its missing K columns are staged as zeros).
     const uint32_t stageA = copyA_.stageVecs(), stageB = copyB_.stageVecs();
     if (p_.producers) return specialisedLoop(steps_, stageA, stageB);
+    if (p_.stages == 1 && p_.edgeShift) {
+      // The first step (its copies checked) peeled off the loop, whose copies then run unchecked.
+      loadTileToShared(kBegin_, c(0), c(0));
+      f_.workgroupBarrier();
+      computeStage(c(0), c(0));
+      f_.workgroupBarrier();
+      unchecked_ = true;
+      f_.forRange(f_.iadd(kBegin_, c(1)), kEnd_, [&](Value kt) {
+        loadTileToShared(kt, c(0), c(0));
+        f_.workgroupBarrier();
+        computeStage(c(0), c(0));
+        f_.workgroupBarrier();
+      });
+      unchecked_ = false;
+      return;
+    }
     if (p_.stages == 1) {
       f_.forRange(kBegin_, kEnd_, [&](Value kt) {
         loadTileToShared(kt, c(0), c(0));
@@ -268,6 +309,7 @@ private:
     loadTileToShared(p_.kSlices > 1 ? f_.umin(kBegin_, f_.isub(steps_, c(1))) : c(0), c(0), c(0));
     f_.workgroupBarrier();
     const Value last = f_.isub(kEnd_, c(1));
+    unchecked_ = p_.edgeShift; // (next >= 1: edgeShift runs at least two steps)
     f_.forRange(kBegin_, kEnd_, [&](Value kt) {
       const Value stage = f_.bitAnd(f_.isub(kt, kBegin_), c(1)), other = f_.bitXor(stage, c(1));
       const Value next = f_.umin(f_.iadd(kt, c(1)), last);
@@ -278,6 +320,7 @@ private:
       coop::storeSlots(f_, shB_, slotsB_, rb, f_.imul(other, c(stageB)));
       f_.workgroupBarrier();
     });
+    unchecked_ = false;
   }
 
   // Warp-specialised double buffering: in step kt the copy subgroups move slice kt + 1 (clamped to the last,
@@ -358,8 +401,8 @@ private:
         p_, m_, f_, tc_, tcOut_, c_, bias_, N_, f_.loadPush(pc_, 3), f_.loadPush(pc_, 4), f_.variable(tc_)};
     const Value warpRow = f_.iadd(m0_, f_.imul(sgRow_, c(p_.warpM())));
     const Value warpCol = f_.iadd(n0_, f_.imul(sgCol_, c(p_.warpN())));
-    if (p_.stagedStore) return stagedEpilogue(e, warpRow, warpCol);
     if (p_.bounded) return boundedEpilogue(warpRow, warpCol);
+    if (p_.stagedStore) return stagedEpilogue(e, warpRow, warpCol);
     const Value warpC = f_.iadd(cBase_, f_.iadd(f_.imul(warpRow, N_), warpCol));
     const Value rowStep = f_.imul(N_, c(p_.coopM));
     for (uint32_t i = 0; i < p_.accM(); ++i)
@@ -388,38 +431,59 @@ private:
     }
   }
 
-  // Bounded: the raw accumulators go through shared memory, then each lane takes elements one by one, applies
-  // the epilogue and stores those inside M x N.
+  // Bounded: the raw accumulators go through shared memory, then each lane takes elements one by one (or,
+  // with stagedStore, 4-element row vectors: N is a multiple of 8 with vector copies, so each lies wholly
+  // inside or outside), applies the epilogue and stores those inside M x N (edgeShift: and inside its own
+  // tile).
   void boundedEpilogue(Value warpRow, Value warpCol) {
-    const uint32_t rowVecs = stagedRowVecs(p_), wn = p_.warpN();
+    const uint32_t rowVecs = stagedRowVecs(p_), wn = p_.warpN(), w = p_.stagedStore ? 4 : 1;
     const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
     const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
-    const TypeId cType = p_.outF16 ? f16_ : f32_;
+    const TypeId cType = p_.outF16 ? f16_ : f32_, vec4 = m_.vectorType(f32_, 4);
     const auto raw = [&](uint32_t i, uint32_t j, Value) { return f_.load(acc_[i * p_.accN() + j]); };
+    // One element of the epilogue: x at column gc, `old` C's value there.
+    const auto apply = [&](Value x, Value gc, Value old) {
+      if (p_.alphaBeta) {
+        const Value scaled = f_.fmul(beta, p_.outF16 ? f_.convert(old, f32_) : old);
+        x = f_.fadd(f_.fmul(alpha, x), f_.select(f_.ne(beta, f_.f32(0.0f)), scaled, f_.f32(0.0f)));
+      }
+      if (p_.bias) {
+        const Value b = f_.loadAt(bias_, gc);
+        x = f_.fadd(x, p_.outF16 ? f_.convert(b, f32_) : b);
+      }
+      return p_.gelu ? coop::gelu(f_, x) : x;
+    };
     throughShared(warpRow, raw, [&](Value row0, Value region) {
-      for (uint32_t k = 0; k < p_.coopM * wn / p_.subgroupSize; ++k) {
+      for (uint32_t k = 0; k < p_.coopM * wn / w / p_.subgroupSize; ++k) {
         const Value idx = f_.iadd(lane, c(k * p_.subgroupSize));
-        const Value r = f_.udiv(idx, c(wn)), col = f_.rem(idx, c(wn));
-        const Value word =
-            f_.load(f_.accessChain(shA_, {f_.iadd(region, f_.iadd(f_.imul(r, c(rowVecs)), f_.shr(col, c(2)))),
-                                          f_.bitAnd(col, c(3))}));
+        const Value r = f_.udiv(idx, c(wn / w));
+        const Value col = w == 1 ? f_.rem(idx, c(wn)) : f_.imul(f_.rem(idx, c(wn / w)), c(w));
+        const Value slot = f_.iadd(region, f_.iadd(f_.imul(r, c(rowVecs)), f_.shr(col, c(2))));
+        const Value word = f_.load(w == 1 ? f_.accessChain(shA_, {slot, f_.bitAnd(col, c(3))})
+                                          : f_.accessChain(shA_, {slot}));
         const Value gr = f_.iadd(row0, r), gc = f_.iadd(warpCol, col);
-        f_.ifThen(f_.logicalAnd(f_.lt(gr, M_), f_.lt(gc, N_)), [&] {
-          const Value at = f_.iadd(cBase_, f_.iadd(f_.imul(gr, N_), gc));
-          Value v = f_.bitcast(word, f32_);
-          if (p_.alphaBeta) {
-            // beta == 0 discards C's value (it may hold anything, NaN included): the read is clamped to C[0]
-            // and its product selected away.
-            const Value old = f_.loadAt(c_, f_.select(f_.ne(beta, f_.f32(0.0f)), at, c(0)));
-            const Value scaled = f_.fmul(beta, p_.outF16 ? f_.convert(old, f32_) : old);
-            v = f_.fadd(f_.fmul(alpha, v), f_.select(f_.ne(beta, f_.f32(0.0f)), scaled, f_.f32(0.0f)));
+        Value inside = f_.logicalAnd(f_.lt(gr, M_), f_.lt(gc, N_));
+        if (p_.edgeShift) inside = f_.logicalAnd(inside, f_.logicalAnd(f_.ge(gr, ownM0_), f_.ge(gc, ownN0_)));
+        f_.ifThen(inside, [&] {
+          const Value at = f_.iadd(cBase_, f_.iadd(f_.imul(gr, N_), gc)); // element
+          // C's old value is read only when beta != 0 (else clamped to C[0] and its product selected away).
+          const auto old = [&](Value i) {
+            return p_.alphaBeta ? f_.loadAt(c_, f_.select(f_.ne(beta, f_.f32(0.0f)), i, c(0))) : Value{};
+          };
+          if (w == 1) {
+            const Value x = f_.bitcast(word, f32_);
+            const Value v = apply(x, gc, old(at));
+            f_.storeAt(c_, at, p_.outF16 ? f_.convert(v, cType) : v);
+            return;
           }
-          if (p_.bias) {
-            const Value b = f_.loadAt(bias_, gc);
-            v = f_.fadd(v, p_.outF16 ? f_.convert(b, f32_) : b);
-          }
-          if (p_.gelu) v = coop::gelu(f_, v);
-          f_.storeAt(c_, at, p_.outF16 ? f_.convert(v, cType) : v);
+          const Value x = f_.bitcast(word, vec4), vat = f_.shr(at, c(2));
+          const Value was = old(vat);
+          std::vector<Value> parts;
+          for (uint32_t e = 0; e < 4; ++e)
+            parts.push_back(
+                apply(f_.extract(x, {e}), f_.iadd(gc, c(e)), p_.alphaBeta ? f_.extract(was, {e}) : Value{}));
+          const Value v = f_.construct(vec4, parts);
+          f_.storeAt(c_, vat, p_.outF16 ? f_.convert(v, c_.element) : v);
         });
       }
     });
@@ -462,11 +526,12 @@ private:
   Value shA_, shB_, arrival_;
   FunctionBuilder& f_;
   TileCopy copyA_, copyB_;
-  Value M_, N_, K_, m0_, n0_, cBase_, steps_, kBegin_, kEnd_;
+  Value M_, N_, K_, m0_, n0_, ownM0_, ownN0_, cBase_, steps_, kBegin_, kEnd_;
   Value originA_, originB_, stepA_, stepB_, rowVecsA_, rowVecsB_;
   std::vector<CopySlot> slotsA_, slotsB_;
   Edge edgeA_, edgeB_;
   Value sgRow_, sgCol_, warpA_, warpB_, isCopier_;
+  bool unchecked_ = false; // edgeShift: the copies being emitted skip the bounds checks
   std::vector<Value> acc_;
 };
 
@@ -486,7 +551,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
          (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (crosswiseA ? ":xa" : "") +
-         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "");
+         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (edgeShift ? ":es" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -515,6 +580,7 @@ std::string GemmCoopParams::name() const {
   if (producers) add({"_ws", str(producers)});
   if (bounded) add({boundedVectors ? "_bv" : "_bd", crosswiseA ? "_xa" : "", crosswiseB ? "_xb" : ""});
   if (kSlices > 1) add({"_ks", str(kSlices)});
+  if (edgeShift) add({"_es"});
   return n;
 }
 
@@ -558,11 +624,14 @@ void GemmCoopParams::validate() const {
   if (kSlices > 1)
     require(!batched && !producers, me + "K slices are not batched and have no copy subgroups");
   require(!boundedVectors || bounded, me + "boundedVectors needs bounded");
+  require(!edgeShift || (boundedVectors && kSlices == 1 && !producers),
+          me + "edgeShift is for bounded kernels with vector copies, whole K and no copy subgroups");
   require(!(crosswiseA || crosswiseB) || (bounded && !boundedVectors),
           me + "crosswise copies are the bounded scalar ones");
   if (bounded) {
     require(!f32A && !f32B, me + "the bounded kernel reads f16 operands");
-    require(!stagedStore, me + "the bounded kernel has its own store");
+    require(!stagedStore || boundedVectors,
+            me + "the bounded kernel stages C as vectors only with vector copies");
   }
   if (stagedStore || bounded) {
     require(!alphaBeta || bounded, me + "the staged store has no alpha/beta");
@@ -578,6 +647,10 @@ GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, u
   const uint32_t z = p.kSlices > 1 ? p.kSlices : p.batched ? batch : 1u;
   if (p.bounded) return {(N + p.BN - 1) / p.BN, (M + p.BM - 1) / p.BM, z};
   return {N / p.BN, M / p.BM, z};
+}
+
+bool edgeShiftFits(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t K) {
+  return M >= p.BM && N >= p.BN && K > p.BK;
 }
 
 uint32_t gemmCoopTileCount(const GemmCoopParams& p, uint32_t M, uint32_t N) {

@@ -52,7 +52,8 @@ struct GemmCoopParams {
   uint32_t groupM = 0;    // workgroup raster swizzle: 0 = row-major; g = bands of g tile rows (L2 reuse)
   // Subgroup scope, no alpha/beta: C leaves through shared memory (each subgroup's accumulators, one row of
   // coop blocks at a time, then 16-byte row vectors to C) instead of coop stores straight to memory. Needs
-  // C 16-byte aligned (8 for f16).
+  // C 16-byte aligned (8 for f16) and batch strides of C multiples of 4. Also on the bounded kernel with
+  // vector copies (alpha/beta allowed there): its checked per-element store becomes one per 4-element vector.
   bool stagedStore = false;
   // Any M, N, K, strides and 2-byte alignment (odd shapes without padding passes): A and B are read as f16
   // scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared memory
@@ -74,6 +75,12 @@ struct GemmCoopParams {
   // subgroups. Two more bindings after C (and bias): the partial tiles (f32, tiles * kSlices * BM * BN)
   // and one u32 counter per tile, zero before the dispatch and left zero after it.
   uint32_t kSlices = 1;
+  // Bounded with vector copies, whole K (kSlices == 1, no copy subgroups), for M >= BM, N >= BN, K > BK
+  // (edgeShiftFits): a tile that would cross M or N moves back inside (overlapping its neighbour and storing
+  // only its own rows and columns), and the K steps start at K - steps * BK, so the first step alone reaches
+  // outside the matrix (k < 0, staged as zeros). Only that step's copies are checked; the loop's run as the
+  // direct kernel's.
+  bool edgeShift = false;
   // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).
@@ -123,6 +130,10 @@ struct GemmCoopGroups {
 GemmCoopGroups gemmCoopGroups(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t batch);
 // With kSlices > 1: the f32 elements of the partial-tile workspace, and the counters (one per C tile).
 uint64_t gemmCoopPartialElements(const GemmCoopParams& p, uint32_t M, uint32_t N);
+// Whether an edgeShift kernel may run on M x N x K (its tiles fit inside, and K has a step besides the
+// first).
+bool edgeShiftFits(const GemmCoopParams& p, uint32_t M, uint32_t N, uint32_t K);
+
 uint32_t gemmCoopTileCount(const GemmCoopParams& p, uint32_t M, uint32_t N);
 
 codegen::Kernel generateGemmCoop(const GemmCoopParams& params);

@@ -78,8 +78,8 @@ void registerGemmCoop(KernelRegistry& registry) {
              p.alphaBeta = bits & 16;
              p.bias = bits & 32;
              p.gelu = bits & 64;
-             if (p.stagedStore && p.alphaBeta) continue; // the staged store has no alpha/beta
-             if (p.kSlices > 1 && p.batched) continue;   // K slices are not batched
+             if (p.stagedStore && p.alphaBeta && !p.bounded) continue; // the staged store has no alpha/beta
+             if (p.kSlices > 1 && p.batched) continue;                 // K slices are not batched
              add(p);
            }
          };
@@ -177,6 +177,21 @@ void registerGemmCoop(KernelRegistry& registry) {
          bd.crosswiseA = bd.crosswiseB = false;
          bd.boundedVectors = true;
          add(bd);
+         // Edge-shifted tiles (the bounded vector kernel's checks on the first K step only) and C stored as
+         // row vectors: every variant on the single-stage default with both, and on 64x64x64 double-buffered
+         // with each.
+         bd = gemmCoopDefault();
+         bd.bounded = bd.boundedVectors = bd.edgeShift = bd.stagedStore = true;
+         addVariants(bd);
+         for (GemmCoopParams p : gemmCoopTilings())
+           if (p.BM == 64 && p.BN == 64 && p.BK == 64) {
+             p.bounded = p.boundedVectors = p.edgeShift = true;
+             addVariants(p);
+             p.edgeShift = false;
+             p.stagedStore = true;
+             addVariants(p);
+             break;
+           }
          // Copy subgroups (warp specialisation): 1, 2 and 4 of them beside 4 or 8 computing subgroups, and
          // every variant on one.
          for (auto [bk, cols, ws] : {std::array<uint32_t, 3>{32, 2, 4}, {32, 2, 1}, {16, 4, 2}}) {

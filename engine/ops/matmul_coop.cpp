@@ -64,18 +64,21 @@ vk::BufferRange rangeOf(const vk::Buffer& b) {
 
 // C leaves the subgroup-scope kernel through shared memory (GemmCoopParams::stagedStore) where the kernel
 // allows it and C's binding is aligned for row vectors: on the H100 the K = 768 GEMMs of GPT-2 small ran
-// 26-54% faster (bench/results/2026-11-24-h100-gemm-staged-store.json). HELIOS_GEMM_STAGED_STORE=0 turns it
-// off.
-bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c) {
-  return c.offset % (p.outF16 ? 8 : 16) == 0;
+// 26-54% faster (bench/results/2026-11-24-h100-gemm-staged-store.json). The bounded kernel with vector
+// copies takes it too (C as checked 4-element vectors; 2026-11-25-h100-gemm-edge-shift.json).
+// HELIOS_GEMM_STAGED_STORE=0 turns it off.
+// (Rows of N elements are vector-aligned too: N is a multiple of the tile, or of 8 with vector copies.)
+bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c, uint64_t strideC) {
+  return c.offset % (p.outF16 ? 8 : 16) == 0 && strideC % 4 == 0;
 }
 
-bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c) {
+bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c, uint64_t strideC) {
   static const bool disabled = [] {
     const char* e = std::getenv("HELIOS_GEMM_STAGED_STORE");
     return e && std::string(e) == "0";
   }();
-  if (disabled || p.workgroupScope || p.alphaBeta || !rowVectorAligned(p, c)) return false;
+  if (disabled || p.workgroupScope || (p.alphaBeta && !p.bounded) || !rowVectorAligned(p, c, strideC))
+    return false;
   p.stagedStore = true;
   try {
     p.validate();
@@ -113,8 +116,13 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     return;
   }
   codegen::GemmCoopParams params = coopKernelParams(plan, args);
-  params.stagedStore = params.stagedStore && rowVectorAligned(params, g.c); // g.c: maybe a padded copy
+  params.stagedStore = params.stagedStore && rowVectorAligned(params, g.c, g.strideC); // maybe a padded copy
   params.validate();
+  if (params.edgeShift && !codegen::edgeShiftFits(params, g.M, g.N, g.K))
+    throw std::logic_error("matmul: the edge-shifted coop kernel cannot run " + std::to_string(g.M) + "x" +
+                           std::to_string(g.N) + "x" + std::to_string(g.K) + " on its " +
+                           std::to_string(params.BM) + "x" + std::to_string(params.BN) + "x" +
+                           std::to_string(params.BK) + " tile");
   const vk::Pipeline& pipeline =
       exec.pipeline(params, [](const codegen::GemmCoopParams& p) { return codegen::generateGemmCoop(p); });
   const codegen::GemmCoopPush push{g.M, g.N, g.K, args.alpha, args.beta, g.strideA, g.strideB, g.strideC};
@@ -301,7 +309,7 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   p.bias = args.bias.buffer != VK_NULL_HANDLE;
   p.gelu = args.gelu;
   p.f32A = p.f32B = args.f16Compute; // rounded while staged
-  p.stagedStore = stagedStoreFits(p, args.c);
+  p.stagedStore = stagedStoreFits(p, args.c, strideOr(args.strideC, uint64_t{args.M} * args.N));
   return p;
 }
 
@@ -319,6 +327,7 @@ namespace {
 //     same for direct plans whose sizes it divides.
 //   HELIOS_COOP_GROUP_M=g walks subgroup-scope grids in bands of g tile rows (0: row-major);
 //     HELIOS_COOP_PAD=AxB appends A and B halves to the shared rows of A and B.
+//   HELIOS_COOP_EDGE_SHIFT=1|0 turns CoopPolicyConfig::edgeShift on or off.
 //   HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take them (in place
 //   of
 //     the TN batched split K too); =1 in none (the batched split K stays).
@@ -332,6 +341,7 @@ struct Knobs {
   std::optional<Tiling> boundedTile, directTile;
   std::optional<uint32_t> groupM, kSlices;
   std::optional<std::pair<uint32_t, uint32_t>> pad;
+  std::optional<bool> edgeShift;
 };
 
 const Knobs& knobs() {
@@ -358,6 +368,7 @@ const Knobs& knobs() {
     unsigned pa = 0, pb = 0;
     if (const char* e = std::getenv("HELIOS_COOP_PAD"); e && std::sscanf(e, "%ux%u", &pa, &pb) == 2)
       k.pad = std::pair{pa, pb};
+    if (const std::string e = env("HELIOS_COOP_EDGE_SHIFT"); e == "0" || e == "1") k.edgeShift = e == "1";
     return k;
   }();
   return parsed;
@@ -375,6 +386,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     cfg.boundedCrosswiseB = std::strchr(knob.crosswise, 'b') != nullptr;
   }
   if (knob.underWaveOff) cfg.underWaveSubgroups = false;
+  if (knob.edgeShift) cfg.edgeShift = *knob.edgeShift;
   if (knob.smallBK32) cfg.smallTileBK = 32;
   const MatmulProblem problem = matmulProblem(args);
   CoopPlan plan = planMatmul(problem, dev, cfg);
@@ -382,6 +394,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   if ((knob.bounded == "all" || allVectors) && plan.splitK == 1 && !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
     makeBounded(plan.params, problem, allVectors && vectorCopies(problem), cfg);
+    shiftEdges(plan.params, problem, cfg);
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
   const bool subgroupScope = isCoop(plan.decision) && !plan.params.workgroupScope;
@@ -400,6 +413,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     if (plan.params.kSlices > 1 && codegen::gemmCoopTileCount(plan.params, args.M, args.N) > kMaxSlicedTiles)
       plan.params.kSlices = 1;
   }
+  if (plan.params.edgeShift) shiftEdges(plan.params, problem, cfg); // the knobs may have changed the tiling
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {
       plan.decision = plan.inner = CoopDecision::Fallback;

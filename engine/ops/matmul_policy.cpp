@@ -221,6 +221,11 @@ void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& pr, bool vecto
   t.crosswiseB = !vectors && cfg.boundedCrosswiseB && pr.transB;
 }
 
+void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg) {
+  t.edgeShift = cfg.edgeShift && t.bounded && t.boundedVectors && t.kSlices == 1 && !t.producers &&
+                !(t.stages == 1 && pr.transB) && codegen::edgeShiftFits(t, pr.M, pr.N, pr.K);
+}
+
 namespace {
 
 // K slices that let the first (largest) tiling fill the GPU where its tiles alone cannot: doubled while the
@@ -386,12 +391,14 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     makeBounded(t, pr, vectors, cfg);
     if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)
     if (cfg.underWaveSubgroups) t = withMoreSubgroups(t, pr);
+    shiftEdges(t, pr, cfg);
     CoopPlan p =
         finish(t, CoopDecision::Bounded,
                "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) + "x" +
                    std::to_string(t.BK) + " with bounds checks" + (vectors ? " and vector copies" : "") +
                    (t.kSlices > 1 ? ", K in " + std::to_string(t.kSlices) + " slices" : "") +
-                   (t.sgRows != edge->sgRows ? ", " + std::to_string(t.subgroups()) + " subgroups" : ""));
+                   (t.sgRows != edge->sgRows ? ", " + std::to_string(t.subgroups()) + " subgroups" : "") +
+                   (t.edgeShift ? ", edge tiles shifted inside" : ""));
     p.Mp = pr.M;
     p.Np = pr.N;
     p.Kp = pr.K;

@@ -101,6 +101,13 @@ struct CoopPolicyConfig {
   // A bounded grid under one wave splits its tile among twice the subgroups (matmul_policy.cpp,
   // withMoreSubgroups).
   bool underWaveSubgroups = true;
+  // Bounded plans with vector copies and whole K whose tiles fit inside the problem shift their edge tiles
+  // back inside and check only the first K step (GemmCoopParams::edgeShift; shiftEdges), except B stored
+  // N x K on the single-stage tiling. On the H100, with C stored as vectors in both (f32 C, TFLOP/s): 1000^3
+  // NN/NT/TN 123.7/124.8/121.0 -> 128.3/128.3/128.4, 4000^3 267/280/276 -> 288/283/289, 3000^3 NN/TN
+  // 213/216 -> 222/227, 3000x3072x3072 NN/TN 226/232 -> 248/254; but NT on the 128x128x64 single-stage
+  // tiling lost: 3000^3 236 -> 216, 3000x3072x3072 267 -> 237 (2026-11-25-h100-gemm-edge-shift.json).
+  bool edgeShift = true;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
   // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices). Only with at least
   // minSlicedSteps K steps: the hand-over (partial store, counter, reload) costs about 3.5 us on the H100,
@@ -158,6 +165,9 @@ bool vectorCopies(const MatmulProblem& problem);
 // CoopPolicyConfig::boundedCrosswiseA/B allow (B only stored N x K).
 void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& problem, bool vectors,
                  const CoopPolicyConfig& config);
+
+// Sets GemmCoopParams::edgeShift on a bounded plan's final tiling where the config allows it and it fits.
+void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& problem, const CoopPolicyConfig& config);
 
 // The decision (pure; records nothing: matmul() records it in coopStats()).
 CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device,

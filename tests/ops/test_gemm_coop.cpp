@@ -102,6 +102,8 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.bounded = p.crosswiseA = true; });
   with([](GemmCoopParams& p) { p.bounded = p.crosswiseB = true; });
   with([](GemmCoopParams& p) { p.kSlices = 2; });
+  with([](GemmCoopParams& p) { p.bounded = p.boundedVectors = true; });
+  with([](GemmCoopParams& p) { p.bounded = p.boundedVectors = p.edgeShift = true; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());
@@ -142,6 +144,20 @@ TEST_CASE("gemm_coop: invalid parameters fail with a clear message", "[gemm_coop
   REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("crosswise copies are the bounded scalar ones"));
   q.boundedVectors = false;
   CHECK_NOTHROW(q.validate());
+  // Edge shifting belongs to the bounded kernel with vector copies over whole K, and needs tiles inside the
+  // problem and a step besides the first.
+  q = {};
+  q.bounded = q.edgeShift = true;
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("edgeShift is for bounded kernels with vector copies"));
+  q.boundedVectors = true;
+  CHECK_NOTHROW(q.validate());
+  q.kSlices = 2;
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("edgeShift is for bounded kernels with vector copies"));
+  q.kSlices = 1;
+  CHECK(helios::codegen::edgeShiftFits(q, q.BM, q.BN, q.BK + 8));
+  CHECK_FALSE(helios::codegen::edgeShiftFits(q, q.BM - 8, q.BN, 4096));
+  CHECK_FALSE(helios::codegen::edgeShiftFits(q, q.BM, q.BN - 8, 4096));
+  CHECK_FALSE(helios::codegen::edgeShiftFits(q, 4096, 4096, q.BK));
   // The staged C store: no alpha/beta; the A staging grows to hold its per-subgroup regions.
   q = helios::codegen::gemmCoopDefault();
   q.stagedStore = true;

@@ -417,12 +417,36 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK_FALSE(v.params.crosswiseB);
   CHECK_THAT(v.params.name(), ContainsSubstring("_bv"));
   // Vector copies take the 64x64 tile's K steps of 64 (scalar ones, as 511x513x257 above, steps of 32).
-  CHECK(v.reason == "unaligned, run as it is on 64x64x64 with bounds checks and vector copies");
+  CHECK(
+      v.reason ==
+      "unaligned, run as it is on 64x64x64 with bounds checks and vector copies, edge tiles shifted inside");
   CHECK(v.params.BK == 64);
   CHECK(p.params.BK == 32);
   CoopPolicyConfig bk32 = on;
   bk32.smallTileBK = 32;
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), bk32).params.BK == 32);
+  // Edge shifting (on by default): bounded vector plans whose tiles fit inside the problem and whose K has
+  // more than one step; never the scalar copies, K slices, or B stored N x K on the single-stage tiling.
+  CHECK(v.params.edgeShift);
+  CHECK_THAT(v.reason, EndsWith(", edge tiles shifted inside"));
+  CoopPolicyConfig noShift = on;
+  noShift.edgeShift = false;
+  CHECK_FALSE(planMatmul(problem(1000, 1000, 1000), h100(), noShift).params.edgeShift);
+  CHECK_FALSE(planMatmul(problem(1000, 1000, 64), h100(), on).params.edgeShift); // one K step of 64
+  CHECK_FALSE(planMatmul(problem(511, 513, 257), h100(), on).params.edgeShift);  // scalar copies
+  const CoopPlan thin = planMatmul(problem(40, 4000, 4000), h100(), on);         // M under any tile
+  CHECK(thin.params.boundedVectors);
+  CHECK_FALSE(thin.params.edgeShift);
+  const CoopPlan wide = planMatmul(problem(3000, 3000, 3000), h100(), on);
+  CHECK(wide.params.stages == 1);
+  CHECK(wide.params.edgeShift);
+  MatmulProblem bigNT = problem(3000, 3000, 3000);
+  bigNT.transB = true;
+  CHECK_FALSE(planMatmul(bigNT, h100(), on).params.edgeShift);
+  for (const CoopPlan& q : {v, thin, wide, planMatmul(problem(4000, 4000, 4000), h100(), on)}) {
+    if (q.params.edgeShift) CHECK(q.params.kSlices == 1);
+    CHECK_NOTHROW(q.params.validate());
+  }
   CHECK_NOTHROW(v.params.validate());
   // Within the cap, scalar copies and above boundedMaxFlops: padded; over the cap: bounded whatever the size.
   MatmulProblem bigScalar = problem(4000, 4000, 4000);

@@ -425,6 +425,13 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
       c = odd("odd batched 3x136x72x96 tt f16 ab+gelu vector copies" + how, 136, 72, 96, 3, p);
       c.transA = c.transB = c.outF16 = c.gelu = true, c.alpha = 1.5f, c.beta = 1.0f;
       cases.push_back(c);
+      // Over a wave of 128x128 tiles (the single-stage tiling), edges in M, N and K.
+      c = odd("odd 3000x1000x264 nt ab+bias+gelu vector copies" + how, 3000, 1000, 264, 1, p);
+      c.transB = c.bias = c.gelu = true, c.alpha = 0.5f, c.beta = 1.0f;
+      cases.push_back(c);
+      c = odd("odd batched 2x1400x1000x200 tn f16 vector copies" + how, 1400, 1000, 200, 2, p);
+      c.transA = c.outF16 = true;
+      cases.push_back(c);
     }
     cases.push_back(odd("odd 1000x1000x1000" + how, 1000, 1000, 1000, 1, p));
     Case c = odd("odd 1000x1000x1000 ab+bias+gelu" + how, 1000, 1000, 1000, 1, p);
