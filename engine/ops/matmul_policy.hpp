@@ -106,7 +106,8 @@ struct CoopPolicyConfig {
   // N x K on the single-stage tiling. On the H100, with C stored as vectors in both (f32 C, TFLOP/s): 1000^3
   // NN/NT/TN 123.7/124.8/121.0 -> 128.3/128.3/128.4, 4000^3 267/280/276 -> 288/283/289, 3000^3 NN/TN
   // 213/216 -> 222/227, 3000x3072x3072 NN/TN 226/232 -> 248/254; but NT on the 128x128x64 single-stage
-  // tiling lost: 3000^3 236 -> 216, 3000x3072x3072 267 -> 237 (2026-11-25-h100-gemm-edge-shift.json).
+  // tiling lost: 3000^3 236 -> 216, 3000x3072x3072 267 -> 237, and 231-235 -> 220 with the first step's
+  // check behind a branch (2026-11-25-h100-gemm-edge-shift.json, runs 6 and 10).
   bool edgeShift = true;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
   // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices). Only with at least
