@@ -218,14 +218,22 @@ private:
     }
   }
 
+  coop::ScalarCheck scalarCheck() const {
+    return unchecked_     ? coop::ScalarCheck::None
+           : p_.edgeShift ? coop::ScalarCheck::FromBelow
+                          : coop::ScalarCheck::Edges;
+  }
+
   // Global -> registers: slice kt of A, of B (bounded or not).
   std::vector<Value> loadSliceA(Value kt) {
-    if (p_.bounded && !p_.boundedVectors) return coop::loadScalars(f_, a_, slotsA_, edgeA_, kt, p_.BK);
+    if (p_.bounded && !p_.boundedVectors)
+      return coop::loadScalars(f_, a_, slotsA_, edgeA_, kt, p_.BK, scalarCheck());
     return coop::loadVectors(f_, a_, slotsA_, originA_, stepA_, kt, p_.BK, p_.f32A,
                              p_.bounded && !unchecked_ ? &edgeA_ : nullptr);
   }
   std::vector<Value> loadSliceB(Value kt) {
-    if (p_.bounded && !p_.boundedVectors) return coop::loadScalars(f_, b_, slotsB_, edgeB_, kt, p_.BK);
+    if (p_.bounded && !p_.boundedVectors)
+      return coop::loadScalars(f_, b_, slotsB_, edgeB_, kt, p_.BK, scalarCheck());
     return coop::loadVectors(f_, b_, slotsB_, originB_, stepB_, kt, p_.BK, p_.f32B,
                              p_.bounded && !unchecked_ ? &edgeB_ : nullptr);
   }
@@ -625,8 +633,8 @@ void GemmCoopParams::validate() const {
   if (kSlices > 1)
     require(!batched && !producers, me + "K slices are not batched and have no copy subgroups");
   require(!boundedVectors || bounded, me + "boundedVectors needs bounded");
-  require(!edgeShift || (boundedVectors && kSlices == 1 && !producers),
-          me + "edgeShift is for bounded kernels with vector copies, whole K and no copy subgroups");
+  require(!edgeShift || (bounded && kSlices == 1 && !producers),
+          me + "edgeShift is for bounded kernels with whole K and no copy subgroups");
   require(!(crosswiseA || crosswiseB) || (bounded && !boundedVectors),
           me + "crosswise copies are the bounded scalar ones");
   if (bounded) {

@@ -75,11 +75,11 @@ struct GemmCoopParams {
   // subgroups. Two more bindings after C (and bias): the partial tiles (f32, tiles * kSlices * BM * BN)
   // and one u32 counter per tile, zero before the dispatch and left zero after it.
   uint32_t kSlices = 1;
-  // Bounded with vector copies, whole K (kSlices == 1, no copy subgroups), for M >= BM, N >= BN, K > BK
-  // (edgeShiftFits): a tile that would cross M or N moves back inside (overlapping its neighbour and storing
-  // only its own rows and columns), and the K steps start at K - steps * BK, so the first step alone reaches
-  // outside the matrix (k < 0, staged as zeros). Only that step's copies are checked; the loop's run as the
-  // direct kernel's.
+  // Bounded, whole K (kSlices == 1, no copy subgroups), for M >= BM, N >= BN, K > BK (edgeShiftFits): a
+  // tile that would cross M or N moves back inside (overlapping its neighbour and storing only its own rows
+  // and columns), and the K steps start at K - steps * BK, so the first step alone reaches outside the
+  // matrix (k < 0, staged as zeros). Only that step's copies are checked; the others run as the direct
+  // kernel's (vector copies) or without their checks (scalar ones).
   bool edgeShift = false;
   // VK_NV_cooperative_matrix2 (gemm_coop_nv2.hpp): one workgroup-scope BM x BN accumulator, operands loaded
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only

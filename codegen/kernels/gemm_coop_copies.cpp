@@ -81,7 +81,7 @@ std::vector<Value> loadVectors(FunctionBuilder& f, const Buffer& buf, const std:
 // indices are clamped to the binding (so no read leaves it) and die once the loads are issued (a predicate
 // per half kept the 64x64x32 tiling at 255 registers with spills, where the unchecked kernel takes 146).
 std::vector<Value> loadScalars(FunctionBuilder& f, const Buffer& buf, const std::vector<CopySlot>& slots,
-                               const Edge& e, Value kt, uint32_t BK) {
+                               const Edge& e, Value kt, uint32_t BK, ScalarCheck check) {
   const auto c = [&f](uint32_t v) { return f.u32(v); };
   Module& m = f.module();
   const Value k0 = f.imul(kt, c(BK));
@@ -94,17 +94,37 @@ std::vector<Value> loadScalars(FunctionBuilder& f, const Buffer& buf, const std:
   for (const CopySlot& s : slots) {
     const Value along = f.shl(s.col, c(3)); // the vector's first half, in its direction
     const Value row = f.iadd(row0, across ? along : s.row), col = f.iadd(col0, across ? s.row : along);
-    const Value inside = f.logicalAnd(f.lt(row, e.rows), f.lt(col, e.cols));
-    const Value left = across ? f.isub(e.rows, row) : f.isub(e.cols, col);
-    const Value valid = f.select(inside, f.umin(left, c(8)), c(0));
-    const Value at = f.iadd(e.base, f.iadd(f.imul(row, e.ld), col));
     std::vector<Value> halves, words;
-    for (uint32_t i = 0; i < 8; ++i) {
-      const Value offset = across ? (i ? f.imul(e.ld, c(i)) : c(0)) : c(i);
-      halves.push_back(f.loadAt(buf, f.umin(f.iadd(at, offset), e.last)));
+    if (check == ScalarCheck::None) {
+      const Value at = f.iadd(e.base, f.iadd(f.imul(row, e.ld), col));
+      for (uint32_t i = 0; i < 8; ++i)
+        halves.push_back(f.loadAt(buf, i ? f.iadd(at, across ? f.imul(e.ld, c(i)) : c(i)) : at));
+    } else if (check == ScalarCheck::FromBelow) {
+      // The start p along the halves may lie below 0 (u32 arithmetic wrapped): halves lo..hi-1 are inside.
+      const Value p = across ? row : col, q = across ? col : row;
+      const Value extent = across ? e.rows : e.cols, other = across ? e.cols : e.rows;
+      const Value below = f.lt(c(0x7fffffffu), p);
+      const Value inside = f.logicalAnd(f.lt(q, other), f.logicalOr(below, f.lt(p, extent)));
+      const Value lo = f.select(below, f.isub(c(0), p), c(0));
+      const Value hi = f.select(inside, f.umin(f.isub(extent, p), c(8)), c(0));
+      const Value at = f.iadd(e.base, f.iadd(f.imul(row, e.ld), col));
+      for (uint32_t i = 0; i < 8; ++i) {
+        const Value offset = across ? (i ? f.imul(e.ld, c(i)) : c(0)) : c(i);
+        const Value h = f.loadAt(buf, f.umin(f.iadd(at, offset), e.last));
+        halves.push_back(f.select(f.logicalAnd(f.ge(c(i), lo), f.lt(c(i), hi)), h, zero));
+      }
+    } else {
+      const Value inside = f.logicalAnd(f.lt(row, e.rows), f.lt(col, e.cols));
+      const Value left = across ? f.isub(e.rows, row) : f.isub(e.cols, col);
+      const Value valid = f.select(inside, f.umin(left, c(8)), c(0));
+      const Value at = f.iadd(e.base, f.iadd(f.imul(row, e.ld), col));
+      for (uint32_t i = 0; i < 8; ++i) {
+        const Value offset = across ? (i ? f.imul(e.ld, c(i)) : c(0)) : c(i);
+        halves.push_back(f.loadAt(buf, f.umin(f.iadd(at, offset), e.last)));
+      }
+      for (uint32_t i = 0; i < 8; ++i)
+        halves[i] = f.select(f.lt(c(i), valid), halves[i], zero);
     }
-    for (uint32_t i = 0; i < 8; ++i)
-      halves[i] = f.select(f.lt(c(i), valid), halves[i], zero);
     for (uint32_t i = 0; i < 8; i += 2)
       words.push_back(f.bitcast(f.construct(h2, {halves[i], halves[i + 1]}), m.u32()));
     regs.push_back(f.construct(uvec4, words));

@@ -48,10 +48,15 @@ std::vector<spv::Value> loadVectors(spv::FunctionBuilder& f, const spv::Buffer& 
                                     const std::vector<CopySlot>& slots, spv::Value origin, spv::Value step,
                                     spv::Value kt, uint32_t BK, bool f32, const Edge* edge);
 
+// How the bounded kernel's scalar copies are checked: every half against the far edges (Edges), also
+// against a start below 0 (FromBelow: an edge-shifted kernel's first step, whose K origin is negative and
+// not always a multiple of 8), or not at all (None: every half known inside, edge-shifted later steps).
+enum class ScalarCheck { Edges, FromBelow, None };
+
 // Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix.
 std::vector<spv::Value> loadScalars(spv::FunctionBuilder& f, const spv::Buffer& buf,
                                     const std::vector<CopySlot>& slots, const Edge& e, spv::Value kt,
-                                    uint32_t BK);
+                                    uint32_t BK, ScalarCheck check);
 
 // Registers -> shared memory at vector offset `stageOffset`.
 void storeSlots(spv::FunctionBuilder& f, spv::Value shared, const std::vector<CopySlot>& slots,

@@ -134,6 +134,13 @@ void registerGemmCoop(KernelRegistry& registry) {
              add(eight);
              eight.transA = eight.alphaBeta = eight.bias = eight.gelu = eight.outF16 = true;
              add(eight);
+             // Edge-shifted scalar copies: every variant crosswise on 8 subgroups, and along rows.
+             GemmCoopParams shifted = p;
+             shifted.sgRows = 4;
+             shifted.crosswiseA = shifted.crosswiseB = shifted.edgeShift = true;
+             addVariants(shifted);
+             shifted.crosswiseA = shifted.crosswiseB = false;
+             add(shifted);
              eight.crosswiseA = eight.crosswiseB = false;
              eight.boundedVectors = true;
              add(eight);

@@ -327,7 +327,8 @@ namespace {
 //     same for direct plans whose sizes it divides.
 //   HELIOS_COOP_GROUP_M=g walks subgroup-scope grids in bands of g tile rows (0: row-major);
 //     HELIOS_COOP_PAD=AxB appends A and B halves to the shared rows of A and B.
-//   HELIOS_COOP_EDGE_SHIFT=1|0 turns CoopPolicyConfig::edgeShift on or off.
+//   HELIOS_COOP_EDGE_SHIFT=1|0 turns CoopPolicyConfig::edgeShift on or off, HELIOS_COOP_EDGE_SHIFT_SCALAR=1|0
+//     edgeShiftScalar.
 //   HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take them (in place
 //   of
 //     the TN batched split K too); =1 in none (the batched split K stays).
@@ -341,7 +342,7 @@ struct Knobs {
   std::optional<Tiling> boundedTile, directTile;
   std::optional<uint32_t> groupM, kSlices;
   std::optional<std::pair<uint32_t, uint32_t>> pad;
-  std::optional<bool> edgeShift;
+  std::optional<bool> edgeShift, edgeShiftScalar;
 };
 
 const Knobs& knobs() {
@@ -369,6 +370,8 @@ const Knobs& knobs() {
     if (const char* e = std::getenv("HELIOS_COOP_PAD"); e && std::sscanf(e, "%ux%u", &pa, &pb) == 2)
       k.pad = std::pair{pa, pb};
     if (const std::string e = env("HELIOS_COOP_EDGE_SHIFT"); e == "0" || e == "1") k.edgeShift = e == "1";
+    if (const std::string e = env("HELIOS_COOP_EDGE_SHIFT_SCALAR"); e == "0" || e == "1")
+      k.edgeShiftScalar = e == "1";
     return k;
   }();
   return parsed;
@@ -387,6 +390,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   }
   if (knob.underWaveOff) cfg.underWaveSubgroups = false;
   if (knob.edgeShift) cfg.edgeShift = *knob.edgeShift;
+  if (knob.edgeShiftScalar) cfg.edgeShiftScalar = *knob.edgeShiftScalar;
   if (knob.smallBK32) cfg.smallTileBK = 32;
   const MatmulProblem problem = matmulProblem(args);
   CoopPlan plan = planMatmul(problem, dev, cfg);

@@ -222,8 +222,9 @@ void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& pr, bool vecto
 }
 
 void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg) {
-  t.edgeShift = cfg.edgeShift && t.bounded && t.boundedVectors && t.kSlices == 1 && !t.producers &&
-                !(t.stages == 1 && pr.transB) && codegen::edgeShiftFits(t, pr.M, pr.N, pr.K);
+  const bool scalarUnderWave = cfg.edgeShiftScalar && workgroups(t, pr.M, pr.N, pr.batch) < kFillWorkgroups;
+  t.edgeShift = cfg.edgeShift && t.bounded && (t.boundedVectors || scalarUnderWave) && t.kSlices == 1 &&
+                !t.producers && !(t.stages == 1 && pr.transB) && codegen::edgeShiftFits(t, pr.M, pr.N, pr.K);
 }
 
 namespace {

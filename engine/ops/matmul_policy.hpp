@@ -109,6 +109,11 @@ struct CoopPolicyConfig {
   // tiling lost: 3000^3 236 -> 216, 3000x3072x3072 267 -> 237, and 231-235 -> 220 with the first step's
   // check behind a branch (2026-11-25-h100-gemm-edge-shift.json, runs 6 and 10).
   bool edgeShift = true;
+  // The same for the bounded kernel's scalar copies, on grids under one wave (HELIOS_COOP_EDGE_SHIFT_SCALAR=0
+  // turns it off): 511x513x257 NN/NT/TN 16.9-17.1/17.7-17.8/17.1 -> 17.9-18.0/18.9-19.0/17.6 TFLOP/s
+  // (1.02-1.21x cuBLAS), 511x513x513 +5-11%, 300^3 +1-8%; over a wave 1023x1025x511 lost 13-21% (52-56 ->
+  // 42-49), why is open (2026-11-25-h100-gemm-edge-shift.json, run 14).
+  bool edgeShiftScalar = true;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
   // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices). Only with at least
   // minSlicedSteps K steps: the hand-over (partial store, counter, reload) costs about 3.5 us on the H100,

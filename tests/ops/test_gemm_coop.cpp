@@ -147,12 +147,14 @@ TEST_CASE("gemm_coop: invalid parameters fail with a clear message", "[gemm_coop
   // Edge shifting belongs to the bounded kernel with vector copies over whole K, and needs tiles inside the
   // problem and a step besides the first.
   q = {};
-  q.bounded = q.edgeShift = true;
-  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("edgeShift is for bounded kernels with vector copies"));
+  q.edgeShift = true;
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("edgeShift is for bounded kernels with whole K"));
+  q.bounded = true; // scalar copies
+  CHECK_NOTHROW(q.validate());
   q.boundedVectors = true;
   CHECK_NOTHROW(q.validate());
   q.kSlices = 2;
-  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("edgeShift is for bounded kernels with vector copies"));
+  REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("edgeShift is for bounded kernels with whole K"));
   q.kSlices = 1;
   CHECK(helios::codegen::edgeShiftFits(q, q.BM, q.BN, q.BK + 8));
   CHECK_FALSE(helios::codegen::edgeShiftFits(q, q.BM - 8, q.BN, 4096));

@@ -373,7 +373,8 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(p.Np == 513);
   CHECK(p.Kp == 257);
   CHECK(p.paddingOverhead == 0.0);
-  CHECK(p.reason == "unaligned, run as it is on 64x64x32 with bounds checks, 8 subgroups");
+  CHECK(p.reason ==
+        "unaligned, run as it is on 64x64x32 with bounds checks, 8 subgroups, edge tiles shifted inside");
   // 72 tiles, under a wave: the 64x64 tile split among 8 subgroups (4 x 2) instead of 4; over a wave (1023 x
   // 1025: 272 tiles), or with the rule off, 4.
   CHECK(p.params.sgRows == 4);
@@ -383,7 +384,7 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   fourOnly.underWaveSubgroups = false;
   const CoopPlan four = planMatmul(problem(511, 513, 257), h100(), fourOnly);
   CHECK(four.params.subgroups() == 4);
-  CHECK(four.reason == "unaligned, run as it is on 64x64x32 with bounds checks");
+  CHECK(four.reason == "unaligned, run as it is on 64x64x32 with bounds checks, edge tiles shifted inside");
   CHECK(p.missKey.empty());
   CHECK_NOTHROW(p.params.validate());
   const auto g = helios::codegen::gemmCoopGroups(p.params, 511, 513, 1);
@@ -392,7 +393,7 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK_FALSE(p.params.boundedVectors); // rows of 257 and 513 halves: scalar copies
   CHECK(p.params.crosswiseA);           // read down columns, staged in the other layout
   CHECK_FALSE(p.params.crosswiseB);     // stored K x N: along rows
-  CHECK_THAT(p.params.name(), EndsWith("_bd_xa"));
+  CHECK_THAT(p.params.name(), EndsWith("_bd_xa_es"));
   MatmulProblem nt = problem(511, 513, 257);
   nt.transB = true;
   const CoopPlan ntPlan = planMatmul(nt, h100(), on);
@@ -407,7 +408,7 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(rows.decision == CoopDecision::Bounded);
   CHECK_FALSE(rows.params.crosswiseA);
   CHECK_FALSE(rows.params.crosswiseB);
-  CHECK_THAT(rows.params.name(), EndsWith("_bd"));
+  CHECK_THAT(rows.params.name(), EndsWith("_bd_es"));
   // Within the cap but small: bounded too (the pad and crop passes would cost more); every size a multiple
   // of 8, so the copies read 16-byte vectors.
   const CoopPlan v = planMatmul(problem(1000, 1000, 1000), h100(), on);
@@ -433,8 +434,14 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   noShift.edgeShift = false;
   CHECK_FALSE(planMatmul(problem(1000, 1000, 1000), h100(), noShift).params.edgeShift);
   CHECK_FALSE(planMatmul(problem(1000, 1000, 64), h100(), on).params.edgeShift); // one K step of 64
-  CHECK_FALSE(planMatmul(problem(511, 513, 257), h100(), on).params.edgeShift);  // scalar copies
-  const CoopPlan thin = planMatmul(problem(40, 4000, 4000), h100(), on);         // M under any tile
+  // Scalar copies only under one wave: 511x513x257 (72 tiles) shifts, 1023x1025x511 (272) does not.
+  CHECK(planMatmul(problem(511, 513, 257), h100(), on).params.edgeShift);
+  CHECK_FALSE(planMatmul(problem(1023, 1025, 511), h100(), on).params.edgeShift);
+  CoopPolicyConfig vectorsOnly = on;
+  vectorsOnly.edgeShiftScalar = false;
+  CHECK_FALSE(planMatmul(problem(511, 513, 257), h100(), vectorsOnly).params.edgeShift);
+  CHECK(planMatmul(problem(1000, 1000, 1000), h100(), vectorsOnly).params.edgeShift);
+  const CoopPlan thin = planMatmul(problem(40, 4000, 4000), h100(), on); // M under any tile
   CHECK(thin.params.boundedVectors);
   CHECK_FALSE(thin.params.edgeShift);
   const CoopPlan wide = planMatmul(problem(3000, 3000, 3000), h100(), on);
