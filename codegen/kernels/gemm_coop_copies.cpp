@@ -1,5 +1,7 @@
 #include "codegen/kernels/gemm_coop_copies.hpp"
 
+#include <algorithm>
+
 #include "codegen/kernels/half_pack.hpp"
 
 namespace helios::codegen::coop {
@@ -14,6 +16,16 @@ TileCopy tileA(const GemmCoopParams& p) {
 TileCopy tileB(const GemmCoopParams& p) {
   return p.stagedTransB() ? TileCopy{p.BN, p.BK / 8, (p.BK + p.padB) / 8}
                           : TileCopy{p.BK, p.BN / 8, (p.BN + p.padB) / 8};
+}
+
+uint32_t stagedRowVecs(const GemmCoopParams& p) {
+  return p.warpN() / 4 + 1;
+}
+
+uint32_t sharedAVecs(const GemmCoopParams& p) {
+  const uint32_t stages = p.stages * tileA(p).stageVecs();
+  if (!p.stagedStore && !p.bounded) return stages;
+  return std::max(stages, p.subgroups() * p.coopM * stagedRowVecs(p));
 }
 
 std::vector<CopySlot> copySlots(FunctionBuilder& f, const TileCopy& t, uint32_t copiers, Value globalRowVecs,

@@ -19,6 +19,11 @@ TileCopy tileA(const GemmCoopParams& p);
 // B's slice: BK x BN (stored K x N), or BN x BK straight from an N x K matrix (transB), as staged.
 TileCopy tileB(const GemmCoopParams& p);
 
+// Vectors per staged C row of a subgroup's tile (staged and bounded stores): the f32 row plus one of padding.
+uint32_t stagedRowVecs(const GemmCoopParams& p);
+// Vectors of the A staging: its stages, or (staged or bounded store) every subgroup's C region if more.
+uint32_t sharedAVecs(const GemmCoopParams& p);
+
 // One vector an invocation copies: its global offset (vectors, relative to the slice origin; vector loads
 // only), its shared offset, and its place in the staged slice (row, column in 8-element vectors).
 struct CopySlot {
