@@ -111,31 +111,37 @@ std::vector<Value> loadScalars(FunctionBuilder& f, const Buffer& buf, const std:
       const Value at = f.iadd(e.base, f.iadd(f.imul(row, e.ld), col));
       for (uint32_t i = 0; i < 8; ++i)
         halves.push_back(f.loadAt(buf, i ? f.iadd(at, across ? f.imul(e.ld, c(i)) : c(i)) : at));
-    } else if (check == ScalarCheck::FromBelow) {
-      // The start p along the halves may lie below 0 (u32 arithmetic wrapped): halves lo..hi-1 are inside.
-      const Value p = across ? row : col, q = across ? col : row;
-      const Value extent = across ? e.rows : e.cols, other = across ? e.cols : e.rows;
-      const Value below = f.lt(c(0x7fffffffu), p);
-      const Value inside = f.logicalAnd(f.lt(q, other), f.logicalOr(below, f.lt(p, extent)));
-      const Value lo = f.select(below, f.isub(c(0), p), c(0));
-      const Value hi = f.select(inside, f.umin(f.isub(extent, p), c(8)), c(0));
+    } else {
+      // Halves lo..hi-1 lie inside. FromBelow: the start p along the halves may lie below 0 (u32 arithmetic
+      // wrapped), so lo may be above 0.
+      Value lo{}, hi{};
+      if (check == ScalarCheck::FromBelow) {
+        const Value p = across ? row : col, q = across ? col : row;
+        const Value extent = across ? e.rows : e.cols, other = across ? e.cols : e.rows;
+        const Value below = f.lt(c(0x7fffffffu), p);
+        const Value inside = f.logicalAnd(f.lt(q, other), f.logicalOr(below, f.lt(p, extent)));
+        lo = f.select(below, f.isub(c(0), p), c(0));
+        hi = f.select(inside, f.umin(f.isub(extent, p), c(8)), c(0));
+      } else {
+        const Value inside = f.logicalAnd(f.lt(row, e.rows), f.lt(col, e.cols));
+        const Value left = across ? f.isub(e.rows, row) : f.isub(e.cols, col);
+        hi = f.select(inside, f.umin(left, c(8)), c(0));
+      }
       const Value at = f.iadd(e.base, f.iadd(f.imul(row, e.ld), col));
+      const auto masked = [&](uint32_t i, Value h) {
+        const Value in = lo.valid() ? f.logicalAnd(f.ge(c(i), lo), f.lt(c(i), hi)) : f.lt(c(i), hi);
+        return f.select(in, h, zero);
+      };
+      // (FromBelow masks each half as it is loaded, Edges after all 8 loads: the orders measured on the
+      // H100.)
       for (uint32_t i = 0; i < 8; ++i) {
         const Value offset = across ? (i ? f.imul(e.ld, c(i)) : c(0)) : c(i);
         const Value h = f.loadAt(buf, f.umin(f.iadd(at, offset), e.last));
-        halves.push_back(f.select(f.logicalAnd(f.ge(c(i), lo), f.lt(c(i), hi)), h, zero));
+        halves.push_back(lo.valid() ? masked(i, h) : h);
       }
-    } else {
-      const Value inside = f.logicalAnd(f.lt(row, e.rows), f.lt(col, e.cols));
-      const Value left = across ? f.isub(e.rows, row) : f.isub(e.cols, col);
-      const Value valid = f.select(inside, f.umin(left, c(8)), c(0));
-      const Value at = f.iadd(e.base, f.iadd(f.imul(row, e.ld), col));
-      for (uint32_t i = 0; i < 8; ++i) {
-        const Value offset = across ? (i ? f.imul(e.ld, c(i)) : c(0)) : c(i);
-        halves.push_back(f.loadAt(buf, f.umin(f.iadd(at, offset), e.last)));
-      }
-      for (uint32_t i = 0; i < 8; ++i)
-        halves[i] = f.select(f.lt(c(i), valid), halves[i], zero);
+      if (!lo.valid())
+        for (uint32_t i = 0; i < 8; ++i)
+          halves[i] = masked(i, halves[i]);
     }
     for (uint32_t i = 0; i < 8; i += 2)
       words.push_back(f.bitcast(f.construct(h2, {halves[i], halves[i + 1]}), m.u32()));

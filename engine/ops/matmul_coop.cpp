@@ -398,7 +398,6 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   if ((knob.bounded == "all" || allVectors) && plan.splitK == 1 && !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
     makeBounded(plan.params, problem, allVectors && vectorCopies(problem), cfg);
-    shiftEdges(plan.params, problem, cfg);
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
   const bool subgroupScope = isCoop(plan.decision) && !plan.params.workgroupScope;
@@ -417,7 +416,8 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
     if (plan.params.kSlices > 1 && codegen::gemmCoopTileCount(plan.params, args.M, args.N) > kMaxSlicedTiles)
       plan.params.kSlices = 1;
   }
-  if (plan.params.edgeShift) shiftEdges(plan.params, problem, cfg); // the knobs may have changed the tiling
+  // On the final tiling (the knobs above may have changed it, or made an aligned plan bounded).
+  if (plan.inner == CoopDecision::Bounded) shiftEdges(plan.params, problem, cfg);
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {
       plan.decision = plan.inner = CoopDecision::Fallback;
