@@ -42,8 +42,9 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
         return s.invocations > p2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
       });
     }
-    // Opt-in (HELIOS_COOP2=1): on the H100 (580 driver) the workgroup-scope kernel measured 45 TFLOP/s at
-    // 8192^3 against 300 for the subgroup-scope one (bench/results/2026-11-23-h100-gemm-coop-f16.json).
+    // Opt-in (HELIOS_COOP2=1): on the H100 (580 driver) the workgroup-scope kernel ran 238-288 TFLOP/s at
+    // 8192^3 and 101-230 on the GPT-2 shapes, against 300-323 and 232-323 for the subgroup-scope one
+    // (bench/results/2026-11-25-h100-gemm-final.json).
     if (const char* e = std::getenv("HELIOS_COOP2"); !e || std::string(e) != "1")
       info.workgroupShapes.clear();
   }
