@@ -42,14 +42,8 @@ Kernel generateAdamW(const AdamWParams& p) {
     f.storeAt(pb, i, f.fsub(pOld, f.fmul(lr, update)));
   });
   f.ret();
-  Kernel k;
-  k.name = "adamw_f32_wg" + std::to_string(p.localSize);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = 4;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = "adamw_f32_wg" + std::to_string(p.localSize);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), 4, pc.size, p.localSize);
 }
 
 void registerAdamW(KernelRegistry& registry) {

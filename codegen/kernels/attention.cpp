@@ -58,14 +58,7 @@ public:
       keyValueGrad();
       break;
     }
-    Kernel k;
-    k.name = p_.name();
-    k.cacheKey = p_.cacheKey();
-    k.spirv = m_.build();
-    k.numBuffers = numBuffers_;
-    k.pushConstantBytes = pc_.size;
-    k.localSize = {p_.rows, 1, 1};
-    return k;
+    return linearKernel(p_.name(), p_.cacheKey(), m_.build(), numBuffers_, pc_.size, p_.rows);
   }
 
 private:

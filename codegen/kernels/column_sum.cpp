@@ -80,12 +80,7 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
     });
   }
   f.ret();
-  return {.name = p.name(),
-          .cacheKey = p.cacheKey(),
-          .spirv = m.build(),
-          .numBuffers = 2,
-          .pushConstantBytes = pc.size,
-          .localSize = {p.localSize, 1, 1}};
+  return linearKernel(p.name(), p.cacheKey(), m.build(), 2, pc.size, p.localSize);
 }
 
 void registerColumnSum(KernelRegistry& registry) {

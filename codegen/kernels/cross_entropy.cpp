@@ -86,15 +86,9 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   });
   f.ret();
 
-  Kernel k;
-  k.name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + (p.vec4 ? "_v4" : "") + "_wg" +
-           std::to_string(p.localSize) + "_" + toString(p.strategy);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = 4;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + (p.vec4 ? "_v4" : "") + "_wg" +
+                     std::to_string(p.localSize) + "_" + toString(p.strategy);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), 4, pc.size, p.localSize);
 }
 
 void registerCrossEntropy(KernelRegistry& registry) {

@@ -234,15 +234,10 @@ Kernel generateElementwise(const ElementwiseParams& p) {
   });
   f.ret();
 
-  Kernel k;
-  k.name = std::string("ew_") + toString(p.op) + "_" + toString(p.type) + (p.broadcast ? "_bcast" : "") +
-           (p.outF16 ? "_f16out" : "") + (p.vec4 ? "_v4" : "") + "_wg" + std::to_string(p.localSize);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = numBuffers;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("ew_") + toString(p.op) + "_" + toString(p.type) +
+                     (p.broadcast ? "_bcast" : "") + (p.outF16 ? "_f16out" : "") + (p.vec4 ? "_v4" : "") +
+                     "_wg" + std::to_string(p.localSize);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
 void registerElementwise(KernelRegistry& registry) {

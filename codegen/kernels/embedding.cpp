@@ -239,14 +239,8 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
     break;
   }
   f.ret();
-  Kernel k;
-  k.name = std::string("embedding_") + toString(p.kernel) + "_f32_wg" + std::to_string(p.localSize);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = numBuffers;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("embedding_") + toString(p.kernel) + "_f32_wg" + std::to_string(p.localSize);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
 void registerEmbedding(KernelRegistry& registry) {

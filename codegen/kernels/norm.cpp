@@ -28,16 +28,10 @@ std::string NormParams::cacheKey() const {
 namespace {
 
 Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
-  Kernel k;
-  k.name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
-           (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + (p.vec4 ? "_v4" : "") + "_wg" +
-           std::to_string(p.localSize) + "_" + toString(p.strategy);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = numBuffers;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
+                     (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + (p.vec4 ? "_v4" : "") +
+                     "_wg" + std::to_string(p.localSize) + "_" + toString(p.strategy);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
 // Column elements as scalars or, with p.vec4, as 4-vectors: `width` of them per row; scalars splat to the

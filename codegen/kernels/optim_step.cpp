@@ -14,16 +14,10 @@ namespace {
 constexpr float kMaxFloat = 3.402823466e38f;
 
 Kernel finish(Module& m, const OptimStepParams& p, const PushConstants& pc, uint32_t buffers) {
-  Kernel k;
-  k.name = std::string("optim_") + toString(p.kernel) + (p.vec4 ? "_vec4" : "_f32") + "_wg" +
-           std::to_string(p.localSize);
-  if (p.kernel != OptimKernel::AdamW) k.name += std::string("_") + codegen::toString(p.strategy);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = buffers;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("optim_") + toString(p.kernel) + (p.vec4 ? "_vec4" : "_f32") + "_wg" +
+                     std::to_string(p.localSize);
+  if (p.kernel != OptimKernel::AdamW) name += std::string("_") + codegen::toString(p.strategy);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), buffers, pc.size, p.localSize);
 }
 
 Kernel generateGradSumsq(const OptimStepParams& p) {

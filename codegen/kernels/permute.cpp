@@ -73,15 +73,9 @@ Kernel generatePermute(const PermuteParams& p) {
     }
   });
   f.ret();
-  Kernel k;
-  k.name = std::string("permute_") + toString(p.type) + (p.accumulate ? "_acc" : "_copy") +
-           (p.vec4 ? "_v4" : "") + "_wg" + std::to_string(p.localSize);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = 2;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("permute_") + toString(p.type) + (p.accumulate ? "_acc" : "_copy") +
+                     (p.vec4 ? "_v4" : "") + "_wg" + std::to_string(p.localSize);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), 2, pc.size, p.localSize);
 }
 
 void registerPermute(KernelRegistry& registry) {

@@ -45,15 +45,9 @@ Kernel generateReduceRows(const ReduceRowsParams& p) {
   f.ifThen(f.eq(f.localId(0), f.u32(0)), [&] { f.storeAt(out, row, total); });
   f.ret();
 
-  Kernel k;
-  k.name = std::string("reduce_rows_") + toString(p.op) + "_f32_wg" + std::to_string(p.localSize) + "_" +
-           toString(p.strategy);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = 2;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("reduce_rows_") + toString(p.op) + "_f32_wg" + std::to_string(p.localSize) +
+                     "_" + toString(p.strategy);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), 2, pc.size, p.localSize);
 }
 
 void registerReduce(KernelRegistry& registry) {

@@ -40,14 +40,8 @@ Kernel generateRope(const RopeParams& p) {
     f.storeAt(y, i2, f.fadd(f.fmul(x2, c), f.fmul(x1, s)));
   });
   f.ret();
-  Kernel k;
-  k.name = "rope_f32_wg" + std::to_string(p.localSize);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = 3;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = "rope_f32_wg" + std::to_string(p.localSize);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), 3, pc.size, p.localSize);
 }
 
 void registerRope(KernelRegistry& registry) {

@@ -66,15 +66,9 @@ Kernel generateSlice3d(const Slice3dParams& p) {
     });
   });
   f.ret();
-  Kernel k;
-  k.name = std::string("slice3d_") + (p.scatter ? "scatter_" : "gather_") +
-           (p.type == SliceType::F16 ? "f16" : "f32") + "_wg" + std::to_string(p.localSize);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = 2;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("slice3d_") + (p.scatter ? "scatter_" : "gather_") +
+                     (p.type == SliceType::F16 ? "f16" : "f32") + "_wg" + std::to_string(p.localSize);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), 2, pc.size, p.localSize);
 }
 
 void registerSlice3d(KernelRegistry& registry) {

@@ -12,15 +12,10 @@ std::string SoftmaxParams::cacheKey() const {
 namespace {
 
 Kernel finish(Module& m, const SoftmaxParams& p, const PushConstants& pc, uint32_t numBuffers) {
-  Kernel k;
-  k.name = std::string("softmax_") + (p.pass == SoftmaxPass::Forward ? "fwd" : "bwd") +
-           (p.causal ? "_causal" : "") + "_f32_wg" + std::to_string(p.localSize) + "_" + toString(p.strategy);
-  k.cacheKey = p.cacheKey();
-  k.spirv = m.build();
-  k.numBuffers = numBuffers;
-  k.pushConstantBytes = pc.size;
-  k.localSize = {p.localSize, 1, 1};
-  return k;
+  std::string name = std::string("softmax_") + (p.pass == SoftmaxPass::Forward ? "fwd" : "bwd") +
+                     (p.causal ? "_causal" : "") + "_f32_wg" + std::to_string(p.localSize) + "_" +
+                     toString(p.strategy);
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
 Kernel forward(const SoftmaxParams& p) {

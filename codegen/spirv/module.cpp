@@ -4,6 +4,8 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
+#include <set>
 
 #include "codegen/spirv/binary_writer.hpp"
 #include "codegen/spirv/function_builder.hpp"
@@ -211,44 +213,45 @@ bool Module::containsWidth(TypeId t, uint32_t width, std::set<uint32_t>& seen) c
 }
 
 void Module::require16or8BitStorage(StorageClass sc, TypeId pointee) {
-  std::set<uint32_t> seen16, seen8;
-  if (containsWidth(pointee, 16, seen16)) {
-    bool used = true;
+  // Per width: the capability each storage class needs, and the extension that carried them before SPIR-V
+  // `coreVersion` made them core.
+  struct Narrow {
+    uint32_t width;
+    Capability storageBuffer, uniform, pushConstant;
+    std::optional<Capability> inputOutput; // 8-bit inputs and outputs have none
+    const char* extension;
+    uint32_t coreVersion;
+  };
+  static const Narrow kNarrow[] = {
+      {16, Capability::StorageBuffer16BitAccess, Capability::UniformAndStorageBuffer16BitAccess,
+       Capability::StoragePushConstant16, Capability::StorageInputOutput16, "SPV_KHR_16bit_storage",
+       0x00010300},
+      {8, Capability::StorageBuffer8BitAccess, Capability::UniformAndStorageBuffer8BitAccess,
+       Capability::StoragePushConstant8, std::nullopt, "SPV_KHR_8bit_storage", 0x00010500}};
+  for (const Narrow& n : kNarrow) {
+    std::set<uint32_t> seen;
+    if (!containsWidth(pointee, n.width, seen)) continue;
+    std::optional<Capability> cap;
     switch (sc) {
     case StorageClass::StorageBuffer:
-      addCapability(Capability::StorageBuffer16BitAccess);
+      cap = n.storageBuffer;
       break;
     case StorageClass::Uniform:
-      addCapability(Capability::UniformAndStorageBuffer16BitAccess);
+      cap = n.uniform;
       break;
     case StorageClass::PushConstant:
-      addCapability(Capability::StoragePushConstant16);
+      cap = n.pushConstant;
       break;
     case StorageClass::Input:
     case StorageClass::Output:
-      addCapability(Capability::StorageInputOutput16);
+      cap = n.inputOutput;
       break;
     default:
-      used = false;
+      break;
     }
-    if (used && options_.version < 0x00010300) addExtension("SPV_KHR_16bit_storage");
-  }
-  if (containsWidth(pointee, 8, seen8)) {
-    bool used = true;
-    switch (sc) {
-    case StorageClass::StorageBuffer:
-      addCapability(Capability::StorageBuffer8BitAccess);
-      break;
-    case StorageClass::Uniform:
-      addCapability(Capability::UniformAndStorageBuffer8BitAccess);
-      break;
-    case StorageClass::PushConstant:
-      addCapability(Capability::StoragePushConstant8);
-      break;
-    default:
-      used = false;
-    }
-    if (used && options_.version < 0x00010500) addExtension("SPV_KHR_8bit_storage");
+    if (!cap) continue;
+    addCapability(*cap);
+    if (options_.version < n.coreVersion) addExtension(n.extension);
   }
 }
 
