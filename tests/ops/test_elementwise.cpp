@@ -7,6 +7,7 @@
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/elementwise.hpp"
+#include "support/guarded.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
 
@@ -23,62 +24,27 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-vk::Context& ctx() {
-  static auto context = vk::Context::create({.persistentPipelineCache = false});
-  return *context;
-}
+using test::bitsOf;
+using test::ctx;
+using test::head;
 
 bool f16Supported() {
   const auto& f = ctx().device().features();
   return f.shaderFloat16 && f.storageBuffer16BitAccess;
 }
 
-constexpr size_t kGuard = 16;
 constexpr uint16_t kPoisonF16 = 0x7e5b; // a quiet f16 NaN with a recognisable payload
 
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-// A device buffer holding `data` followed by kGuard copies of `guard`.
-template <class T> vk::Buffer deviceBuffer(std::vector<T> data, T guard, const char* what) {
-  data.insert(data.end(), kGuard, guard);
-  vk::Buffer b = ctx().buffer(data.size() * sizeof(T), what);
-  ctx().uploadVector(b, data);
-  return b;
-}
 vk::Buffer input(const std::vector<float>& v) {
-  return deviceBuffer(v, 0.0f, "ew input");
+  return test::guardedBuffer(v, 0.0f, "ew input");
 }
 vk::Buffer poisonedF32(size_t n) {
-  return deviceBuffer(std::vector<float>(n, test::poisonF32()), test::poisonF32(), "ew out");
+  return test::guardedBuffer(std::vector<float>(n, test::poisonF32()), test::poisonF32(), "ew out");
 }
 
-// The first `elems` elements of b (what the op is told about); the guard stays outside.
-vk::BufferRange head(const vk::Buffer& b, size_t elems, size_t elemBytes = 4) {
-  vk::BufferRange r = b.range();
-  r.size = elems * elemBytes;
-  return r;
-}
-
-// Downloads n + kGuard floats, checks the guard still holds `guard` bits and returns the first n.
+// The first n floats; the guard past them must still hold `guard`.
 std::vector<float> readF32(const vk::Buffer& b, size_t n, float guard = test::poisonF32()) {
-  auto all = ctx().downloadVector<float>(b, n + kGuard);
-  size_t touched = 0;
-  for (size_t i = n; i < n + kGuard; ++i)
-    touched += bitsOf(all[i]) != bitsOf(guard);
-  CHECK(touched == 0);
-  all.resize(n);
-  return all;
-}
-
-size_t unwritten(const std::vector<float>& out) {
-  size_t c = 0;
-  for (float x : out)
-    c += bitsOf(x) == bitsOf(test::poisonF32());
-  return c;
+  return test::readGuarded(b, n, guard);
 }
 
 void flushRun(const std::function<void(ops::Executor&)>& fn) {
@@ -102,11 +68,7 @@ std::vector<float> halfRounded(std::vector<float> v) {
 }
 
 std::vector<float> readF16AsF32(const vk::Buffer& b, size_t n, size_t* unwrittenCount) {
-  auto all = ctx().downloadVector<uint16_t>(b, n + kGuard);
-  size_t touched = 0;
-  for (size_t i = n; i < n + kGuard; ++i)
-    touched += all[i] != kPoisonF16;
-  CHECK(touched == 0);
+  const auto all = test::readGuarded(b, n, kPoisonF16);
   std::vector<float> out(n);
   *unwrittenCount = 0;
   for (size_t i = 0; i < n; ++i) {
@@ -190,7 +152,7 @@ TEST_CASE("binary add/sub/mul, flat and broadcast along the last axis (f32)") {
   ref::Vec expect(n);
   for (size_t i = 0; i < n; ++i)
     expect[i] = binaryRef(op, a[i], b[broadcast ? i % cols : i]);
-  CHECK(unwritten(out) == 0);
+  CHECK(test::countPoisoned(out) == 0);
   CHECK(ref::relError(out, expect) < 1e-7);
 }
 
@@ -200,7 +162,7 @@ TEST_CASE("in place: out aliases an input (add, bias add, scale, gelu, gelu back
   const auto a = test::randomFloats(n, -3, 3), b = test::randomFloats(n), bias = test::randomFloats(cols);
   const float guard = 12345.0f;
   SECTION("add: out = a") {
-    auto da = deviceBuffer(a, guard, "a"), db = input(b);
+    auto da = test::guardedBuffer(a, guard, "a"), db = input(b);
     flushRun([&](ops::Executor& e) { ops::add(e, head(da, n), head(db, n), head(da, n), n); });
     ref::Vec expect(n);
     for (size_t i = 0; i < n; ++i)
@@ -208,7 +170,7 @@ TEST_CASE("in place: out aliases an input (add, bias add, scale, gelu, gelu back
     CHECK(ref::relError(readF32(da, n, guard), expect) < 1e-7);
   }
   SECTION("bias add: out = x") {
-    auto da = deviceBuffer(a, guard, "a"), dbias = input(bias);
+    auto da = test::guardedBuffer(a, guard, "a"), dbias = input(bias);
     flushRun(
         [&](ops::Executor& e) { ops::biasAdd(e, head(da, n), head(dbias, cols), head(da, n), rows, cols); });
     ref::Vec expect(n);
@@ -217,7 +179,7 @@ TEST_CASE("in place: out aliases an input (add, bias add, scale, gelu, gelu back
     CHECK(ref::relError(readF32(da, n, guard), expect) < 1e-7);
   }
   SECTION("scale: out = x") {
-    auto da = deviceBuffer(a, guard, "a");
+    auto da = test::guardedBuffer(a, guard, "a");
     flushRun([&](ops::Executor& e) { ops::scale(e, head(da, n), head(da, n), n, -0.375f); });
     ref::Vec expect(n);
     for (size_t i = 0; i < n; ++i)
@@ -225,7 +187,7 @@ TEST_CASE("in place: out aliases an input (add, bias add, scale, gelu, gelu back
     CHECK(ref::relError(readF32(da, n, guard), expect) < 1e-7);
   }
   SECTION("gelu: out = x, gelu backward: dx = dy") {
-    auto dx = deviceBuffer(a, guard, "x"), ddy = deviceBuffer(b, guard, "dy");
+    auto dx = test::guardedBuffer(a, guard, "x"), ddy = test::guardedBuffer(b, guard, "dy");
     flushRun([&](ops::Executor& e) {
       ops::activationBackward(e, ops::Activation::Gelu, head(dx, n), head(ddy, n), head(ddy, n), n);
       ops::activation(e, ops::Activation::Gelu, head(dx, n), head(dx, n), n);
@@ -248,7 +210,7 @@ TEST_CASE("scale and axpy (f32)") {
   const auto x = test::randomFloats(n), y = test::randomFloats(n);
   auto dx = input(x), dout = poisonedF32(n);
   const float guard = -7.0f;
-  auto dy = deviceBuffer(y, guard, "y");
+  auto dy = test::guardedBuffer(y, guard, "y");
   flushRun([&](ops::Executor& e) {
     ops::scale(e, head(dx, n), head(dout, n), n, alpha);
     ops::axpy(e, alpha, head(dx, n), head(dy, n), n);
@@ -259,7 +221,7 @@ TEST_CASE("scale and axpy (f32)") {
     ax[i] = y[i] + double(alpha) * x[i];
   }
   const auto out = readF32(dout, n);
-  CHECK(unwritten(out) == 0);
+  CHECK(test::countPoisoned(out) == 0);
   CHECK(ref::relError(out, s) < 1e-7);
   // axpy: two roundings (product and sum, or one with FMA), with cancellation in y + alpha x: absolute bound.
   CHECK(ref::maxAbsError(readF32(dy, n, guard), ax) < 1e-6);
@@ -274,7 +236,7 @@ TEST_CASE("axpy over slices folds partial sums into y (split-K's reduction)") {
   const auto x = test::randomFloats(size_t(n) * slices), y = test::randomFloats(n);
   auto dx = input(x);
   const float guard = -7.0f;
-  auto dy = deviceBuffer(y, guard, "y");
+  auto dy = test::guardedBuffer(y, guard, "y");
   flushRun([&](ops::Executor& e) {
     ops::axpySlices(e, alpha, head(dx, size_t(n) * slices), slices, head(dy, n), n);
   });
@@ -305,8 +267,8 @@ TEST_CASE("activations and their backward (f32) vs reference and finite differen
     ops::activationBackward(e, a, head(dxIn, n), head(ddy, n), head(dgrad, n), n);
   });
   const auto out = readF32(dout, n), grad = readF32(dgrad, n);
-  CHECK(unwritten(out) == 0);
-  CHECK(unwritten(grad) == 0);
+  CHECK(test::countPoisoned(out) == 0);
+  CHECK(test::countPoisoned(grad) == 0);
   ref::Vec y(n), g(n), fd(n);
   const double h = 1e-4;
   for (size_t i = 0; i < n; ++i) {
@@ -328,13 +290,14 @@ TEST_CASE("f16 storage variants of the math ops") {
   const uint32_t rows = 33, cols = 127, n = rows * cols;
   const auto a = halfRounded(test::randomFloats(n, -4, 4)), b = halfRounded(test::randomFloats(n));
   const auto bias = halfRounded(test::randomFloats(cols));
-  auto da = deviceBuffer(toHalf(a), uint16_t(0), "a16"), db = deviceBuffer(toHalf(b), uint16_t(0), "b16");
-  auto dbias = deviceBuffer(toHalf(bias), uint16_t(0), "bias16");
+  auto da = test::guardedBuffer(toHalf(a), uint16_t(0), "a16"),
+       db = test::guardedBuffer(toHalf(b), uint16_t(0), "b16");
+  auto dbias = test::guardedBuffer(toHalf(bias), uint16_t(0), "bias16");
   const auto y = halfRounded(test::randomFloats(n));
   std::vector<vk::Buffer> outs;
   for (int i = 0; i < 6; ++i)
     outs.push_back(
-        deviceBuffer(i == 4 ? toHalf(y) : std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "out16"));
+        test::guardedBuffer(i == 4 ? toHalf(y) : std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "out16"));
   const auto h16 = [&](const vk::Buffer& buf, size_t count) { return head(buf, count, 2); };
   flushRun([&](ops::Executor& e) {
     ops::add(e, h16(da, n), h16(db, n), h16(outs[0], n), n, ops::EwType::F16);
@@ -380,8 +343,8 @@ TEST_CASE("activations to f16 equal the f32 activation then a cast, bit for bit"
   auto x = test::randomFloats(n, -8, 8);
   if (n > 8) x[0] = -60.f, x[1] = 60.f, x[2] = 0.f;
   auto dx = input(x), d32 = poisonedF32(n);
-  auto fused = deviceBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "act16");
-  auto cast = deviceBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "cast16");
+  auto fused = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "act16");
+  auto cast = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "cast16");
   flushRun([&](ops::Executor& e) {
     ops::activationToF16(e, a, head(dx, n), head(fused, n, 2), n);
     ops::activation(e, a, head(dx, n), head(d32, n), n);
@@ -412,11 +375,11 @@ TEST_CASE("casts f32 <-> f16, fill and copy") {
   INFO("n " << n);
   auto x = test::randomFloats(n, -100, 100);
   const auto xh = toHalf(test::randomFloats(n, -100, 100));
-  auto dx = input(x), dxh = deviceBuffer(xh, uint16_t(0), "xh");
-  auto d16 = deviceBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "to16");
+  auto dx = input(x), dxh = test::guardedBuffer(xh, uint16_t(0), "xh");
+  auto d16 = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "to16");
   auto d32 = poisonedF32(n), dfill = poisonedF32(n), dcopy = poisonedF32(n);
-  auto dfill16 = deviceBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "fill16");
-  auto dcopy16 = deviceBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "copy16");
+  auto dfill16 = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "fill16");
+  auto dcopy16 = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "copy16");
   flushRun([&](ops::Executor& e) {
     ops::castF32ToF16(e, head(dx, n), head(d16, n, 2), n);
     ops::castF16ToF32(e, head(dxh, n, 2), head(d32, n), n);
@@ -461,7 +424,7 @@ TEST_CASE("the grid-stride loop covers elements past the dispatched workgroups")
                        codegen::ElementwisePush{n, 1, 2.0f, 0}, maxGroups);
     });
     const auto out = readF32(dout, n);
-    CHECK(unwritten(out) == 0);
+    CHECK(test::countPoisoned(out) == 0);
     size_t wrong = 0;
     for (size_t i = 0; i < n; ++i)
       wrong += out[i] != 2.0f * x[i];

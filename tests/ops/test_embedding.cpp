@@ -1,9 +1,8 @@
 // Embedding gather and its deterministic scatter-add backward (engine/ops/embedding.hpp) against the float64
 // references: out-of-range ids, repeated ids, accumulation into an existing gradient, bit-identical reruns,
 // size validation.
-#include "codegen/kernels/embedding.hpp"
-#include "codegen/spirv/tools.hpp"
 #include "engine/ops/embedding.hpp"
+#include "support/guarded.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
 
@@ -11,7 +10,7 @@
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
-#include <cstring>
+#include <functional>
 #include <limits>
 
 using namespace helios;
@@ -19,49 +18,9 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-vk::Context& ctx() {
-  static auto context = vk::Context::create({.persistentPipelineCache = false});
-  return *context;
-}
-
-constexpr size_t kGuard = 16;
-
-uint32_t bitsOf(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-template <class T> vk::Buffer deviceBuffer(std::vector<T> data, T guard, const char* what) {
-  data.insert(data.end(), kGuard, guard);
-  vk::Buffer b = ctx().buffer(data.size() * sizeof(T), what);
-  ctx().uploadVector(b, data);
-  return b;
-}
-
-vk::BufferRange head(const vk::Buffer& b, size_t elems) {
-  vk::BufferRange r = b.range();
-  r.size = elems * 4;
-  return r;
-}
-
-// Downloads n floats plus the guard; checks the guard still holds `guard` bits.
-std::vector<float> readF32(const vk::Buffer& b, size_t n, float guard) {
-  auto all = ctx().downloadVector<float>(b, n + kGuard);
-  size_t touched = 0;
-  for (size_t i = n; i < n + kGuard; ++i)
-    touched += bitsOf(all[i]) != bitsOf(guard);
-  CHECK(touched == 0);
-  all.resize(n);
-  return all;
-}
-
-size_t poisoned(const std::vector<float>& v) {
-  size_t c = 0;
-  for (float x : v)
-    c += bitsOf(x) == bitsOf(test::poisonF32());
-  return c;
-}
+using test::bitsOf;
+using test::ctx;
+using test::head;
 
 // ids in [0, vocab) drawn from a small "hot" set half of the time, so ids repeat often.
 std::vector<int32_t> randomIds(uint32_t tokens, uint32_t vocab) {
@@ -74,17 +33,6 @@ std::vector<int32_t> randomIds(uint32_t tokens, uint32_t vocab) {
 
 } // namespace
 
-TEST_CASE("every embedding kernel variant passes spirv-val") {
-  codegen::KernelRegistry reg;
-  codegen::registerEmbedding(reg);
-  for (const auto& k : reg.find("embedding")->all()) {
-    INFO(k.name);
-    const auto r = spv::validate(k.spirv);
-    CHECK(r.ok);
-    if (!r.ok) UNSCOPED_INFO(r.message);
-  }
-}
-
 // A gather copies: bit-exact. Out-of-range ids (negative or >= vocab) give rows of zeros.
 TEST_CASE("embedding gather, with out-of-range ids giving zero rows") {
   INFO("seed " << test::testSeed());
@@ -95,17 +43,17 @@ TEST_CASE("embedding gather, with out-of-range ids giving zero rows") {
   const auto table = test::randomFloats(size_t(vocab) * dim);
   auto ids = randomIds(tokens, vocab);
   if (tokens >= 7) ids[1] = -1, ids[3] = int32_t(vocab), ids[5] = std::numeric_limits<int32_t>::min();
-  auto dtable = deviceBuffer(table, 0.f, "table"), dids = deviceBuffer(ids, 0, "ids");
-  auto dout =
-      deviceBuffer(std::vector<float>(size_t(tokens) * dim, test::poisonF32()), test::poisonF32(), "out");
+  auto dtable = test::guardedBuffer(table, 0.f, "table"), dids = test::guardedBuffer(ids, 0, "ids");
+  auto dout = test::guardedBuffer(std::vector<float>(size_t(tokens) * dim, test::poisonF32()),
+                                  test::poisonF32(), "out");
   {
     ops::ImmediateExecutor e(ctx());
     ops::embedding(e, head(dtable, size_t(vocab) * dim), head(dids, tokens), head(dout, size_t(tokens) * dim),
                    tokens, vocab, dim);
     e.flush();
   }
-  const auto out = readF32(dout, size_t(tokens) * dim, test::poisonF32());
-  CHECK(poisoned(out) == 0);
+  const auto out = test::readGuarded(dout, size_t(tokens) * dim, test::poisonF32());
+  CHECK(test::countPoisoned(out) == 0);
   size_t wrong = 0;
   for (size_t t = 0; t < tokens; ++t)
     for (size_t j = 0; j < dim; ++j) {
@@ -138,16 +86,16 @@ TEST_CASE("embedding backward: repeated ids, accumulation, determinism") {
   if (tokens >= 33) ids[2] = -5, ids[30] = int32_t(vocab) + 3; // contribute nothing
   const auto dOut = test::randomFloats(size_t(tokens) * dim);
   const size_t tableElems = size_t(vocab) * dim;
-  auto dids = deviceBuffer(ids, 0, "ids"), ddout = deviceBuffer(dOut, 0.f, "dOut");
+  auto dids = test::guardedBuffer(ids, 0, "ids"), ddout = test::guardedBuffer(dOut, 0.f, "dOut");
   auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens, vocab, dim) + 4, "ws");
   const float guard = 4321.f;
-  auto dgrad = deviceBuffer(std::vector<float>(tableElems, test::poisonF32()), guard, "dTable");
+  auto dgrad = test::guardedBuffer(std::vector<float>(tableElems, test::poisonF32()), guard, "dTable");
   const auto run = [&](bool accumulate) {
     ops::ImmediateExecutor e(ctx());
     ops::embeddingBackward(e, head(dids, tokens), head(ddout, size_t(tokens) * dim), head(dgrad, tableElems),
                            ws.range(), tokens, vocab, dim, accumulate);
     e.flush();
-    return readF32(dgrad, tableElems, guard);
+    return test::readGuarded(dgrad, tableElems, guard);
   };
 
   std::vector<int32_t> inIds;
@@ -160,7 +108,7 @@ TEST_CASE("embedding backward: repeated ids, accumulation, determinism") {
   const ref::Vec expect = ref::embeddingBackward(inOut, inIds, vocab, dim);
 
   const auto first = run(false); // clears the poison, then scatter-adds
-  CHECK(poisoned(first) == 0);
+  CHECK(test::countPoisoned(first) == 0);
   CHECK(ref::relError(first, expect) < 1e-5);
   const auto second = run(false);
   CHECK(std::memcmp(first.data(), second.data(), first.size() * 4) == 0); // bit-identical rerun
@@ -218,7 +166,7 @@ TEST_CASE("embedding backward at GPT-2 size", "[.][bench]") {
   for (auto& id : zipf)
     id = int32_t(std::lower_bound(cdf.begin(), cdf.end(), u(test::rng())) - cdf.begin());
   const auto dOut = test::randomFloats(size_t(tokens) * dim);
-  auto ddout = deviceBuffer(dOut, 0.f, "dOut"), dtable = ctx().buffer(4ull * vocab * dim, "table");
+  auto ddout = test::guardedBuffer(dOut, 0.f, "dOut"), dtable = ctx().buffer(4ull * vocab * dim, "table");
   auto dout = ctx().buffer(4ull * tokens * dim, "out");
   auto ws = ctx().buffer(ops::embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "ws");
   const auto timeMs = [&](const std::function<void(ops::Executor&)>& fn) {
@@ -234,7 +182,7 @@ TEST_CASE("embedding backward at GPT-2 size", "[.][bench]") {
     return best;
   };
   for (const auto* ids : {&zipf, &same}) {
-    auto dids = deviceBuffer(*ids, 0, "ids");
+    auto dids = test::guardedBuffer(*ids, 0, "ids");
     const double fwd = timeMs([&](ops::Executor& e) {
       ops::embedding(e, dtable.range(), head(dids, tokens), dout.range(), tokens, vocab, dim);
     });

@@ -1,10 +1,9 @@
 // slice_3d (pad + crop) and scatter_slice_3d (write a window back) from engine/ops/slice3d.hpp, f32 and f16,
 // against ref::slice3d: bit-exact (pure copies), every dst element written by a slice, nothing outside the
 // window (nor in row-stride gaps, nor past the range) touched by either, round trips, size validation.
-#include "codegen/kernels/slice3d.hpp"
-#include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/slice3d.hpp"
+#include "support/guarded.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
 
@@ -19,17 +18,12 @@ using Catch::Matchers::ContainsSubstring;
 
 namespace {
 
-vk::Context& ctx() {
-  static auto context = vk::Context::create({.persistentPipelineCache = false});
-  return *context;
-}
+using test::ctx;
 
 bool f16Supported() {
   const auto& f = ctx().device().features();
   return f.shaderFloat16 && f.storageBuffer16BitAccess;
 }
-
-constexpr size_t kGuard = 16;
 
 // Elements as raw bits (uint32 for f32, uint16 for f16), so that comparisons are bit-exact.
 template <class Bits> struct Host {
@@ -64,28 +58,17 @@ template <class Bits> std::vector<Bits> randomBits(size_t n) {
   return v;
 }
 
+// Buffers guarded by poison past the range the op is given.
 template <class Bits> vk::Buffer deviceBuffer(std::vector<Bits> data, const char* what) {
-  data.insert(data.end(), kGuard, Host<Bits>::poison());
-  vk::Buffer b = ctx().buffer(data.size() * sizeof(Bits), what);
-  ctx().uploadVector(b, data);
-  return b;
+  return test::guardedBuffer(std::move(data), Host<Bits>::poison(), what);
 }
 
 template <class Bits> vk::BufferRange head(const vk::Buffer& b, size_t elems) {
-  vk::BufferRange r = b.range();
-  r.size = elems * sizeof(Bits);
-  return r;
+  return test::head(b, elems, sizeof(Bits));
 }
 
-// Downloads n elements; checks the guard past them is untouched.
 template <class Bits> std::vector<Bits> download(const vk::Buffer& b, size_t n) {
-  auto all = ctx().downloadVector<Bits>(b, n + kGuard);
-  size_t touched = 0;
-  for (size_t i = n; i < n + kGuard; ++i)
-    touched += all[i] != Host<Bits>::poison();
-  CHECK(touched == 0);
-  all.resize(n);
-  return all;
+  return test::readGuarded(b, n, Host<Bits>::poison());
 }
 
 template <class Bits> ops::SliceType sliceType() {
@@ -152,17 +135,6 @@ const std::vector<Case>& sliceCases() {
 }
 
 } // namespace
-
-TEST_CASE("every slice3d kernel variant passes spirv-val") {
-  codegen::KernelRegistry reg;
-  codegen::registerSlice3d(reg);
-  for (const auto& k : reg.find("slice3d")->all()) {
-    INFO(k.name);
-    const auto r = spv::validate(k.spirv);
-    CHECK(r.ok);
-    if (!r.ok) UNSCOPED_INFO(r.message);
-  }
-}
 
 TEST_CASE("slice3d pads and crops batched matrices (f32, f16)") {
   INFO("seed " << test::testSeed());
