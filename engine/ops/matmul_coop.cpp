@@ -331,8 +331,7 @@ namespace {
 //   HELIOS_COOP_EDGE_SHIFT=1|0 turns CoopPolicyConfig::edgeShift on or off, HELIOS_COOP_EDGE_SHIFT_SCALAR=1|0
 //     edgeShiftScalar.
 //   HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take them (in place
-//   of
-//     the TN batched split K too); =1 in none (the batched split K stays).
+//     of the TN batched split K too); =1 in none (the batched split K stays).
 struct Tiling {
   unsigned bm = 0, bn = 0, bk = 0, rows = 0, cols = 0, stages = 0;
 };

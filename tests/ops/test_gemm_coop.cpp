@@ -144,8 +144,8 @@ TEST_CASE("gemm_coop: invalid parameters fail with a clear message", "[gemm_coop
   REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("crosswise copies are the bounded scalar ones"));
   q.boundedVectors = false;
   CHECK_NOTHROW(q.validate());
-  // Edge shifting belongs to the bounded kernel with vector copies over whole K, and needs tiles inside the
-  // problem and a step besides the first.
+  // Edge shifting belongs to the bounded kernel (scalar or vector copies) over whole K, and needs tiles
+  // inside the problem and a step besides the first.
   q = {};
   q.edgeShift = true;
   REQUIRE_THROWS_WITH(q.validate(), ContainsSubstring("edgeShift is for bounded kernels with whole K"));

@@ -426,8 +426,9 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CoopPolicyConfig bk32 = on;
   bk32.smallTileBK = 32;
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), bk32).params.BK == 32);
-  // Edge shifting (on by default): bounded vector plans whose tiles fit inside the problem and whose K has
-  // more than one step; never the scalar copies, K slices, or B stored N x K on the single-stage tiling.
+  // Edge shifting (on by default): bounded plans whose tiles fit inside the problem and whose K has more than
+  // one step, with vector copies, or with scalar ones on grids under one wave; never with K slices, nor with
+  // B stored N x K on the single-stage tiling.
   CHECK(v.params.edgeShift);
   CHECK_THAT(v.reason, EndsWith(", edge tiles shifted inside"));
   CoopPolicyConfig noShift = on;
