@@ -23,6 +23,7 @@ def main():
     p.add_argument("--dtypes", default="f16,f32")
     p.add_argument("--warmup", type=int, default=10)
     p.add_argument("--repeat", type=int, default=30)
+    p.add_argument("--busy-ms", type=float, default=300.0, help="busy replays before the timed ones")
     args = p.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     results = []
@@ -43,7 +44,7 @@ def main():
 
                 for mode, fn, flops in (("fwd", lambda: forward(), fwd_flops),
                                         ("fwdbwd", forward_backward, 3.5 * fwd_flops)):
-                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops)
+                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops, args.busy_ms)
                     results.append({"B": b, "H": h, "S": s, "D": d, "causal": causal, "mode": mode,
                                     "dtype": dtype_name, "ms": ms, "ms_eager": eager, "graph_calls": calls,
                                     "tflops": flops / (ms * 1e-3) / 1e12})
