@@ -235,6 +235,32 @@ TEST_CASE("trainer: repeated non-finite losses stop training with an error", "[t
                                             "steps 1-{}: the loss was NaN {} times in a row", limit, limit)));
 }
 
+TEST_CASE("trainer: steps skipped by loss scaling are not non-finite losses", "[train]") {
+  HELIOS_REQUIRE_CORPUS();
+  auto cfg = test::bigramConfig();
+  cfg.lossScale = std::ldexp(1.0f, 100); // every scaled gradient overflows: every step is skipped
+  cfg.steps = 6;
+  cfg.nonFiniteLimit = 1;
+  SECTION("bigram, f32") {}
+  SECTION("micro GPT, mixed precision") {
+    if (!train::gptAvailable()) SKIP("this build has no GPT model");
+    cfg = test::microGptConfig();
+    cfg.seqLen = cfg.gpt.context = 32;
+    cfg.batch = 2;
+    cfg.gpt.precision = model::Precision::Mixed;
+    cfg.lossScale = std::ldexp(1.0f, 100);
+    cfg.steps = 6;
+    cfg.nonFiniteLimit = 1;
+  }
+  test::Run a(cfg);
+  CHECK_NOTHROW(a.trainer->train());
+  const auto& r = a.trainer->records();
+  REQUIRE(r.size() == 6);
+  CHECK(r[0].skipped);
+  for (const auto& rec : r)
+    CHECK(std::isfinite(rec.loss));
+}
+
 TEST_CASE("config: keep and nonfinite_limit are validated and saved", "[train][checkpoint]") {
   train::TrainConfig c;
   CHECK(c.keepCheckpoints == 2);
