@@ -231,6 +231,7 @@ TEST_CASE("crash: runs killed inside their saves resume and end bit-identical", 
       CHECK(got.state.at(key) == want.state.at(key));
     CHECK(got.losses == want.losses); // steps 1..12 once each, every loss bit-identical
     CHECK(listing(root).find(".partial") == std::string::npos);
+    CHECK(listing(dir).find(".partial") == std::string::npos); // loss.svg and metrics.jsonl too
     CHECK(train::listCheckpoints(dir).size() == kKeep);
   }
   std::printf("crash test: killed while writing step k's files %d, after its rename before `latest` %d, "
