@@ -52,7 +52,10 @@ void writeFileDurably(const fs::path& path, std::string_view bytes) {
   fs::path tmp = path;
   tmp += ".partial";
   {
-    Fd fd(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    // A fresh file, never through whatever an earlier crash or someone else left under the temporary name
+    // (a symlink there must not redirect the write).
+    if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) fail("remove the stale temporary file", tmp);
+    Fd fd(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
     if (fd.get() < 0) fail("open for writing", tmp);
     const size_t half = bytes.size() / 2;
     writeAll(fd.get(), bytes.substr(0, half), tmp);
