@@ -53,6 +53,14 @@ def steady_rate(records, tokens_per_step, warmup_steps=5, warmup_s=3.0, window=1
     return statistics.median(rates) if rates else None
 
 
+def run_config(run):
+    """config.json of a run's current checkpoint (RUN/checkpoints/latest), or RUN/config.json (older runs)."""
+    latest = os.path.join(run, "checkpoints", "latest")
+    if os.path.exists(latest):
+        return os.path.join(run, "checkpoints", open(latest).read().strip(), "config.json")
+    return os.path.join(run, "config.json")
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--runs", required=True, help="folder holding <config>-<precision>/metrics.jsonl")
@@ -78,7 +86,7 @@ def main():
         config, precision = name.rsplit("-", 1)
         records = [json.loads(line) for line in open(metrics) if line.strip()]
         steady = [r for r in records if r.get("step", 0) > 5]
-        train = json.load(open(os.path.join(args.runs, name, "config.json")))["train"]
+        train = json.load(open(run_config(os.path.join(args.runs, name))))["train"]
         tokens_per_step = train["batch"] * train.get("seq_len", train.get("context", 0)) * train.get("grad_accum", 1)
         rate = after5 = None
         if len(steady) >= 2 and tokens_per_step:

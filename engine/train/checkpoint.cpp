@@ -1,6 +1,10 @@
 #include "engine/train/checkpoint.hpp"
 
+#include "engine/train/crc32c.hpp"
+#include "engine/train/durable_file.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -39,20 +43,68 @@ void upload(vk::Context& ctx, const vk::BufferSlice& b, const std::vector<float>
   ctx.upload(b, std::as_bytes(std::span<const float>(v)));
 }
 
-void writeAtomically(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw CheckpointError(fmt::format("{}: cannot open for writing", path.string()));
-    out << text;
-    if (!out) {
-      out.close();
-      fs::remove(tmp);
-      throw CheckpointError(fmt::format("{}: write failed", path.string()));
-    }
+constexpr const char* kChecksumKey = "helios.crc32c"; // JSON: tensor name -> CRC-32C, "__metadata__" too
+
+std::string hex32(uint32_t v) {
+  return fmt::format("{:08x}", v);
+}
+
+uint32_t tensorCrc(const std::vector<float>& data) {
+  return crc32c(std::as_bytes(std::span<const float>(data)));
+}
+
+// Every metadata entry but the checksums, as "key\0value\0" in key order.
+uint32_t metadataCrc(const std::map<std::string, std::string>& metadata) {
+  std::string text;
+  for (const auto& [k, v] : metadata)
+    if (k != kChecksumKey) text += k + '\0' + v + '\0';
+  return crc32c(std::as_bytes(std::span<const char>(text)));
+}
+
+std::string checksumsJson(const SafeTensorsFile& file) {
+  nlohmann::ordered_json j;
+  j["__metadata__"] = hex32(metadataCrc(file.metadata));
+  for (const auto& t : file.tensors)
+    j[t.name] = hex32(tensorCrc(t.data));
+  return j.dump();
+}
+
+// Checks the metadata's checksum, and the tensors' when their data was read; removes the checksum entry.
+void verifyChecksums(SafeTensorsFile& f, const std::string& file, bool headerOnly) {
+  auto it = f.metadata.find(kChecksumKey);
+  if (it == f.metadata.end()) return;
+  nlohmann::json sums = nlohmann::json::parse(it->second, nullptr, false);
+  if (!sums.is_object())
+    throw CheckpointError(fmt::format("{}: bad header: {} is not a JSON object", file, kChecksumKey));
+  f.metadata.erase(it);
+  auto expect = [&](const std::string& name) {
+    if (!sums.contains(name) || !sums[name].is_string())
+      throw CheckpointError(fmt::format("{}: no checksum for {} in {}", file, name, kChecksumKey));
+    return sums[name].get<std::string>();
+  };
+  if (expect("__metadata__") != hex32(metadataCrc(f.metadata)))
+    throw CheckpointError(fmt::format(
+        "{}: checksum mismatch in __metadata__ (the step, configuration or trainer state was altered)",
+        file));
+  f.checksummed = true;
+  if (headerOnly) return;
+  for (const auto& t : f.tensors) {
+    const std::string want = expect(t.name), got = hex32(tensorCrc(t.data));
+    if (want != got)
+      throw CheckpointError(fmt::format("{}: checksum mismatch in tensor '{}' (CRC-32C {} stored, {} read): "
+                                        "its bytes were altered or belong to another tensor",
+                                        file, t.name, want, got));
   }
-  fs::rename(tmp, path);
+}
+
+// The first NaN or infinity of a tensor, named; nothing when every value is finite.
+void refuseNonFinite(const SafeTensor& t, const fs::path& path) {
+  for (size_t i = 0; i < t.data.size(); ++i)
+    if (!std::isfinite(t.data[i]))
+      throw CheckpointError(fmt::format("{}: tensor '{}' holds {} at element {}: refusing a checkpoint with "
+                                        "non-finite values",
+                                        path.string(), t.name, std::isnan(t.data[i]) ? "NaN" : "an infinity",
+                                        i));
 }
 
 uint64_t stepOf(const SafeTensorsFile& f, const fs::path& path) {
@@ -101,6 +153,14 @@ void checkTensors(const SafeTensorsFile& f, const fs::path& path,
   }
 }
 
+void requireChecksums(const SafeTensorsFile& f, const fs::path& path) {
+  if (!f.checksummed)
+    throw CheckpointError(fmt::format(
+        "{}: no tensor checksums ({}): written by a Helios before checkpoints carried them (the old layout "
+        "kept model.safetensors at the top of the run directory); this version does not load such files",
+        path.string(), kChecksumKey));
+}
+
 } // namespace
 
 const SafeTensor* SafeTensorsFile::find(const std::string& name) const {
@@ -111,12 +171,10 @@ const SafeTensor* SafeTensorsFile::find(const std::string& name) const {
 
 void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
   nlohmann::ordered_json header;
-  if (!file.metadata.empty()) {
-    nlohmann::ordered_json meta = nlohmann::ordered_json::object();
-    for (const auto& [k, v] : file.metadata)
-      meta[k] = v;
-    header["__metadata__"] = meta;
-  }
+  nlohmann::ordered_json meta = nlohmann::ordered_json::object();
+  for (const auto& [k, v] : file.metadata)
+    if (k != kChecksumKey) meta[k] = v;
+  header["__metadata__"] = meta;
   uint64_t offset = 0;
   for (const auto& t : file.tensors) {
     if (t.name == "__metadata__") throw CheckpointError("a tensor may not be called __metadata__");
@@ -127,6 +185,7 @@ void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
     header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
+  header["__metadata__"][kChecksumKey] = checksumsJson(file);
   std::string json = header.dump();
   json.append((8 - json.size() % 8) % 8, ' ');
   std::string blob(8, '\0');
@@ -137,7 +196,7 @@ void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
   blob.reserve(blob.size() + offset);
   for (const auto& t : file.tensors)
     blob.append(reinterpret_cast<const char*>(t.data.data()), 4 * t.data.size()); // little-endian hosts only
-  writeAtomically(path, blob);
+  writeFileDurably(path, blob);
 }
 
 SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly) {
@@ -225,6 +284,7 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly) {
     if (!in) throw CheckpointError(fmt::format("{}: read failed in tensor '{}'", file, e.name));
     out.tensors.push_back(std::move(t));
   }
+  verifyChecksums(out, file, headerOnly);
   return out;
 }
 
@@ -251,7 +311,7 @@ void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_
   writeSafetensors(dir / "model.safetensors", weights);
   nlohmann::json human{{"step", step}, {"model", model.configJson()}};
   if (!trainerState.is_null() && trainerState.contains("config")) human["train"] = trainerState["config"];
-  writeAtomically(dir / "config.json", human.dump(2) + "\n");
+  writeFileDurably(dir / "config.json", human.dump(2) + "\n");
 }
 
 nlohmann::json checkpointModelConfig(const fs::path& dir) {
@@ -299,11 +359,17 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
     expectedOpt.emplace_back(p.name + ".v", shapeOf(p));
   }
   checkTensors(weights, wpath, expected);
+  requireChecksums(weights, wpath);
+  for (const auto& t : weights.tensors)
+    refuseNonFinite(t, wpath);
   nlohmann::json state;
   if (withOptimizer) {
     const fs::path opath = dir / "optimizer.safetensors";
     const SafeTensorsFile opt = readSafetensors(opath);
     checkTensors(opt, opath, expectedOpt);
+    requireChecksums(opt, opath);
+    for (const auto& t : opt.tensors)
+      refuseNonFinite(t, opath);
     const uint64_t ws = stepOf(weights, wpath), os = stepOf(opt, opath);
     if (ws != os)
       throw CheckpointError(

@@ -1,14 +1,17 @@
 #pragma once
-// Checkpoints. A checkpoint is a directory:
+// Checkpoints. A checkpoint is a step directory (checkpoint_dir.hpp puts it in a run directory as one unit):
 //   model.safetensors      the weights, F32 (loadable by PyTorch's `safetensors` without Helios);
 //                          __metadata__: helios.model (architecture JSON), helios.step, format "pt"
 //   optimizer.safetensors  AdamW moments "<name>.m" / "<name>.v"; __metadata__: helios.trainer (step, loss
 //                          scale, AdamW step counter, data-loader state, tokenizer, training config),
 //                          helios.step
 //   config.json            the same configuration, for people (never read back)
-// Each file is written to a temporary name and renamed. Loading refuses, with a message naming the file and
-// the problem, a truncated file, a bad header, a dtype other than F32, missing or extra tensors, shapes that
-// do not match the model, a different architecture, and model/optimizer files from different steps.
+// Every safetensors file carries helios.crc32c in __metadata__: a JSON object of each tensor's CRC-32C and
+// one of the other metadata entries. Each file is written durably (temporary name, fsync, rename). Loading
+// refuses, with a message naming the file and the problem, a truncated file, a bad header, a checksum
+// mismatch (altered bytes, or the data offsets of two tensors swapped), a file without checksums (the old
+// layout), a NaN or infinity in any tensor, a dtype other than F32, missing or extra tensors, shapes that do
+// not match the model, a different architecture, and model/optimizer files from different steps.
 #include "engine/train/model.hpp"
 
 #include <nlohmann/json.hpp>
@@ -35,18 +38,20 @@ struct SafeTensor {
 struct SafeTensorsFile {
   std::map<std::string, std::string> metadata;
   std::vector<SafeTensor> tensors; // in file order
+  bool checksummed = false;        // read: helios.crc32c was present and matched (the entry is removed)
   const SafeTensor* find(const std::string& name) const;
 };
 
 // safetensors: u64 little-endian header length N, N bytes of JSON (space-padded to a multiple of 8), then the
-// tensors' bytes back to back. Atomic (temporary file + rename).
+// tensors' bytes back to back; helios.crc32c added to the metadata. Durable (writeFileDurably).
 void writeSafetensors(const std::filesystem::path& path, const SafeTensorsFile& file);
 // Throws CheckpointError. headerOnly: metadata and tensor names/shapes (data left empty), after checking that
-// the file's size matches the header.
+// the file's size matches the header. Checksums present are verified (the tensors' only with their data).
 SafeTensorsFile readSafetensors(const std::filesystem::path& path, bool headerOnly = false);
 
 // Saves the model (and, when trainerState is not null, the optimizer moments and trainer state) into `dir`
-// (created when missing). The caller has made all GPU work complete.
+// (created when missing; normally stageCheckpoint()'s directory). The caller has made all GPU work complete
+// and checked that the state is finite (finite_check.hpp).
 void saveCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model, uint64_t step,
                     const nlohmann::json& trainerState);
 
@@ -57,8 +62,8 @@ nlohmann::json checkpointModelConfig(const std::filesystem::path& dir);
 nlohmann::json checkpointTokenizer(const std::filesystem::path& dir);
 nlohmann::json checkpointTrainerState(const std::filesystem::path& dir);
 
-// Loads weights (and, with withOptimizer, the moments) into `model`, checking architecture and shapes.
-// Returns the trainer state (null when !withOptimizer).
+// Loads weights (and, with withOptimizer, the moments) from the step directory `dir` into `model`, checking
+// checksums, finiteness, architecture and shapes. Returns the trainer state (null when !withOptimizer).
 nlohmann::json loadCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model,
                               bool withOptimizer);
 

@@ -157,7 +157,9 @@ nlohmann::json toJson(const TrainConfig& c) {
           {"log_every", c.logEvery},
           {"time_every", c.timeEvery},
           {"sync_every", c.syncEvery},
-          {"profile", c.profile}};
+          {"profile", c.profile},
+          {"keep", c.keepCheckpoints},
+          {"nonfinite_limit", c.nonFiniteLimit}};
 }
 
 void fromJson(const nlohmann::json& j, TrainConfig& c) {
@@ -173,7 +175,8 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
                     "seed",         "eval_every",
                     "eval_batches", "checkpoint_every",
                     "log_every",    "time_every",
-                    "sync_every",   "profile"},
+                    "sync_every",   "profile",
+                    "keep",         "nonfinite_limit"},
                 "training config");
   readKey(j, "model", c.model);
   if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
@@ -201,6 +204,8 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
   readKey(j, "time_every", c.timeEvery);
   readKey(j, "sync_every", c.syncEvery);
   readKey(j, "profile", c.profile);
+  readKey(j, "keep", c.keepCheckpoints);
+  readKey(j, "nonfinite_limit", c.nonFiniteLimit);
 }
 
 void TrainConfig::validate() const {
@@ -215,6 +220,9 @@ void TrainConfig::validate() const {
   if (gradClip < 0) fail("grad_clip must be >= 0 (0 = off)");
   if (lossScale < 0) fail("loss_scale must be >= 0 (0 = automatic)");
   if (scaleGrowthInterval == 0) fail("scale_growth_interval must be at least 1");
+  if (keepCheckpoints == 0 || keepCheckpoints > 1000000)
+    fail(fmt::format("keep must be in [1, 1000000], got {}", keepCheckpoints));
+  if (nonFiniteLimit == 0) fail("nonfinite_limit must be at least 1");
   if (model == "gpt") {
     if (gpt.layers == 0 || gpt.dim == 0 || gpt.heads == 0) fail("layers, dim and heads must be at least 1");
     if (gpt.dim % gpt.heads != 0)

@@ -30,6 +30,8 @@ struct TrainConfig {
   // evaluation, checkpoints, logging
   uint32_t evalEvery = 100, evalBatches = 4; // 0 = never
   uint32_t checkpointEvery = 0;              // 0 = only at the end
+  uint32_t keepCheckpoints = 2;              // "keep": complete checkpoints kept in RUN/checkpoints (>= 1)
+  uint32_t nonFiniteLimit = 3;               // consecutive non-finite losses that stop training (>= 1)
   uint32_t logEvery = 10;                    // progress lines when stderr is not a terminal
   uint32_t timeEvery = 50;                   // a synchronised, phase-timed step every N steps (0 = never)
   uint32_t syncEvery = 0;                    // debugging: wait for the GPU every N steps

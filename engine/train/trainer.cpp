@@ -3,11 +3,14 @@
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/optim_step.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/checkpoint_dir.hpp"
+#include "engine/train/finite_check.hpp"
 
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <numeric>
 
 namespace helios::train {
@@ -278,6 +281,22 @@ void Trainer::readRecord(Pending& p) {
   records_.push_back(r);
   if (metrics_) metrics_->add(r.toJson());
   if (hooks_ && hooks_->onStep) hooks_->onStep(r);
+  countNonFinite(r.step, r.loss);
+}
+
+// A non-finite loss means the forward pass itself broke (NaN or infinite weights, an overflow in f32);
+// steps skipped for overflowing gradients under loss scaling have finite losses and do not count.
+void Trainer::countNonFinite(uint64_t step, float loss) {
+  if (std::isfinite(loss)) {
+    nonFiniteRun_ = 0;
+    return;
+  }
+  if (++nonFiniteRun_ < cfg_.nonFiniteLimit) return;
+  throw NonFiniteLoss(fmt::format(
+      "steps {}-{}: the loss was {} {} times in a row: training diverged, stopping (nonfinite_limit {}; no "
+      "checkpoint of non-finite state is written, the current one is kept)",
+      step + 1 - nonFiniteRun_, step, std::isnan(loss) ? "NaN" : "infinite", nonFiniteRun_,
+      cfg_.nonFiniteLimit));
 }
 
 void Trainer::applyRecord(const Pending& p) {
@@ -378,20 +397,32 @@ nlohmann::json Trainer::stateJson() const {
           {"elapsed_s", elapsedBase_ + std::chrono::duration<double>(Clock::now() - start_).count()}};
 }
 
-void Trainer::saveCheckpoint(const fs::path& dir) {
+fs::path Trainer::saveCheckpoint(const fs::path& run) {
   drain();
+  if (metrics_) flushOutputs(); // the metrics cover every step the checkpoint holds
   graph_->flush();
+  const auto bad = nonFiniteState(ctx_, *graph_, model_);
+  if (!bad.empty()) {
+    const auto current = currentCheckpoint(run);
+    throw CheckpointError(
+        fmt::format("refusing to save the checkpoint of step {}: non-finite values in {}; {}", step_,
+                    fmt::join(bad, ", "),
+                    current ? "the current checkpoint " + current->dir.string() + " is kept"
+                            : std::string("no checkpoint was written")));
+  }
   float t = 0;
   ctx_.download(adamState_, std::as_writable_bytes(std::span<float>(&t, 1)));
   nlohmann::json state = stateJson();
   state["adam_t"] = t;
-  train::saveCheckpoint(ctx_, dir, model_, step_, state);
-  if (metrics_) flushOutputs();
-  if (hooks_ && hooks_->onCheckpoint) hooks_->onCheckpoint(step_, dir);
+  train::saveCheckpoint(ctx_, stageCheckpoint(run, step_), model_, step_, state);
+  lastCheckpoint_ = commitCheckpoint(run, step_, cfg_.keepCheckpoints);
+  if (hooks_ && hooks_->onCheckpoint) hooks_->onCheckpoint(step_, lastCheckpoint_);
+  return lastCheckpoint_;
 }
 
-void Trainer::resume(const fs::path& dir) {
+void Trainer::resume(const fs::path& path) {
   if (step_ != 0) throw std::logic_error("Trainer::resume: steps were already taken");
+  const fs::path dir = resolveCheckpoint(path);
   graph_->flush();
   const nlohmann::json st = loadCheckpoint(ctx_, dir, model_, true);
   const std::string where = (dir / "optimizer.safetensors").string();
@@ -428,9 +459,10 @@ void Trainer::resume(const fs::path& dir) {
   }
   if (!outDir_.empty()) {
     fs::create_directories(outDir_);
-    const fs::path mine = outDir_ / "metrics.jsonl", theirs = dir / "metrics.jsonl";
+    const fs::path run = runOfCheckpoint(dir);
+    const fs::path mine = outDir_ / "metrics.jsonl", theirs = run / "metrics.jsonl";
     std::error_code ec;
-    if (!fs::equivalent(outDir_, dir, ec) && fs::exists(theirs))
+    if (!run.empty() && !fs::equivalent(outDir_, run, ec) && fs::exists(theirs))
       fs::copy_file(theirs, mine, fs::copy_options::overwrite_existing);
     openMetrics(step_);
   }

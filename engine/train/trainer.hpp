@@ -27,6 +27,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 
 namespace helios::train {
 
@@ -67,6 +68,11 @@ struct DataInfo {
   nlohmann::json tokenizer;
 };
 
+// Thrown when the loss was non-finite config.nonFiniteLimit steps in a row.
+class NonFiniteLoss : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 class Trainer {
 public:
   // `outDir` empty: no metrics, curve or checkpoints on disk (tests).
@@ -76,16 +82,19 @@ public:
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
 
-  // Continues from a checkpoint directory (weights, optimizer moments, step, loss scale, loader state).
-  void resume(const std::filesystem::path& dir);
+  // Continues from a checkpoint (weights, optimizer moments, step, loss scale, loader state): a run
+  // directory's current one or a step directory (resolveCheckpoint, checkpoint_dir.hpp).
+  void resume(const std::filesystem::path& path);
   // Runs steps until config.steps, with evals, checkpoints and a final checkpoint + metrics + curve.
   void train(const TrainHooks& hooks = {});
   // One optimizer step (submits, does not wait for the GPU).
   void step();
   // Mean loss over config.evalBatches validation batches (waits for the GPU).
   float evaluate();
-  // Waits for the GPU and writes a checkpoint into `dir`.
-  void saveCheckpoint(const std::filesystem::path& dir);
+  // Waits for the GPU and saves a checkpoint as the run directory's new current step directory (keeping
+  // config.keepCheckpoints); returns it. Throws CheckpointError, writing nothing, when a weight or moment is
+  // not finite.
+  std::filesystem::path saveCheckpoint(const std::filesystem::path& run);
   // Reads every outstanding step record (metrics), flushes metrics.jsonl and redraws loss.svg.
   void flushOutputs();
 
@@ -97,6 +106,7 @@ public:
   graph::GraphExecutor& graph() { return *graph_; }
   const graph::StepArena& arena() const { return *arena_; }
   const TrainConfig& config() const { return cfg_; }
+  const std::filesystem::path& lastCheckpoint() const { return lastCheckpoint_; } // empty until a save
   nlohmann::json stateJson() const; // what a checkpoint stores besides tensors (after a drain)
 
 private:
@@ -113,7 +123,8 @@ private:
   void recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr);
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
   void applyRecord(const Pending& p); // loss-scale decisions
-  void drain();                       // reads every pending record (does not apply them)
+  void countNonFinite(uint64_t step, float loss); // throws NonFiniteLoss at the limit
+  void drain();                                   // reads every pending record (does not apply them)
   void recordEval(uint32_t index);
   void timeForward();
   void openMetrics(uint64_t resumeStep);
@@ -145,6 +156,8 @@ private:
   uint64_t step_ = 0;
   float lossScale_ = 1;
   uint64_t goodSteps_ = 0, skippedTotal_ = 0;
+  uint32_t nonFiniteRun_ = 0; // consecutive non-finite losses
+  std::filesystem::path lastCheckpoint_;
   std::deque<Pending> pending_;
   std::vector<StepRecord> records_;
   std::map<uint64_t, float> valLoss_;

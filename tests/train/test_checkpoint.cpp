@@ -60,6 +60,11 @@ TEST_CASE("safetensors: round trip and layout", "[train][checkpoint]") {
   CHECK(header.at("__metadata__").at("note") == "hello");
   CHECK(raw.size() == 8 + n + 4 * (6 + 4 + 1));
   CHECK(!fs::exists(dir / "x.safetensors.partial"));
+  // The checksums: a JSON object in the metadata, verified and removed on reading.
+  const auto sums = nlohmann::json::parse(header.at("__metadata__").at("helios.crc32c").get<std::string>());
+  CHECK(sums.at("a.weight").get<std::string>().size() == 8);
+  CHECK(sums.contains("__metadata__"));
+  CHECK(back.checksummed);
 }
 
 TEST_CASE("safetensors: broken files are refused with the reason", "[train][checkpoint]") {
@@ -92,12 +97,12 @@ TEST_CASE("safetensors: broken files are refused with the reason", "[train][chec
 TEST_CASE("checkpoint: weights round trip; other architectures, shapes and steps are refused",
           "[train][checkpoint]") {
   HELIOS_REQUIRE_CORPUS();
-  const auto dir = test::tempDir("checkpoint");
+  const auto run = test::tempDir("checkpoint");
   auto cfg = test::bigramConfig();
   cfg.steps = 3;
   test::Run a(cfg);
   a.trainer->train();
-  a.trainer->saveCheckpoint(dir);
+  const auto dir = a.trainer->saveCheckpoint(run); // the step directory
   const auto weights = a.weights();
 
   // Into a fresh model (different init seed): the weights come back bit for bit.
@@ -157,12 +162,12 @@ TEST_CASE("checkpoint: weights round trip; other architectures, shapes and steps
 TEST_CASE("checkpoint: how a GPT computes may change on resume, its shape may not", "[train][checkpoint]") {
   HELIOS_REQUIRE_CORPUS();
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
-  const auto dir = test::tempDir("checkpoint-gpt");
+  const auto run = test::tempDir("checkpoint-gpt");
   auto cfg = test::microGptConfig();
   cfg.steps = 2;
   test::Run a(cfg);
   a.trainer->train();
-  a.trainer->saveCheckpoint(dir);
+  const auto dir = a.trainer->saveCheckpoint(run);
   // Precision, recomputation and the mixed-precision fusions are free; a checkpoint written before a key
   // existed (here: the fusion flags removed from its metadata) loads too.
   auto file = train::readSafetensors(dir / "model.safetensors");

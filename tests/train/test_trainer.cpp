@@ -387,8 +387,11 @@ TEST_CASE("trainer: the run directory holds metrics.jsonl, loss.svg and a checkp
   CHECK(text.find("<svg") != std::string::npos);
   CHECK(text.find("<polyline") != std::string::npos);
   CHECK(text.find("validation") != std::string::npos);
-  CHECK(std::filesystem::exists(dir / "model.safetensors"));
-  CHECK(std::filesystem::exists(dir / "optimizer.safetensors"));
+  const auto ck = dir / "checkpoints" / "step-000000010";
+  CHECK(run.trainer->lastCheckpoint() == ck);
+  CHECK(std::filesystem::exists(ck / "model.safetensors"));
+  CHECK(std::filesystem::exists(ck / "optimizer.safetensors"));
+  CHECK(std::filesystem::exists(ck / "config.json"));
   CHECK(run.trainer->phases().measuredAt > 0);
 
   SECTION("a resumed run keeps the records up to its checkpoint") {

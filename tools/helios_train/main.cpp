@@ -4,6 +4,7 @@
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
 #include "engine/ops/coop_stats.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
 #include "engine/train/sampler.hpp"
@@ -27,6 +28,7 @@ struct Flags {
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0, warmup = 0;
   uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
+  uint32_t keep = 0, nonFiniteLimit = 0;
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false;
 };
@@ -65,6 +67,8 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   if (given("--eval-every")) c.evalEvery = f.evalEvery;
   if (given("--eval-batches")) c.evalBatches = f.evalBatches;
   if (given("--checkpoint-every")) c.checkpointEvery = f.checkpointEvery;
+  if (given("--keep")) c.keepCheckpoints = f.keep;
+  if (given("--nonfinite-limit")) c.nonFiniteLimit = f.nonFiniteLimit;
   if (given("--log-every")) c.logEvery = f.logEvery;
   if (given("--sync-every")) c.syncEvery = f.syncEvery;
   if (given("--time-every")) c.timeEvery = f.timeEvery;
@@ -108,8 +112,9 @@ int runTrain(const CLI::App& app, const Flags& f) {
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
   nlohmann::json resumeState;
+  const fs::path checkpoint = f.resume.empty() ? fs::path() : train::resolveCheckpoint(f.resume);
   if (!f.resume.empty()) {
-    resumeState = train::checkpointTrainerState(f.resume);
+    resumeState = train::checkpointTrainerState(checkpoint);
     train::fromJson(resumeState.at("config"), cfg);
   }
   if (!f.config.empty()) {
@@ -121,9 +126,11 @@ int runTrain(const CLI::App& app, const Flags& f) {
   }
   applyFlags(app, f, cfg);
   cfg.validate();
-  const fs::path out = !f.out.empty()      ? fs::path(f.out)
-                       : !f.resume.empty() ? fs::path(f.resume)
-                                           : fs::path("runs") / f.preset;
+  const fs::path resumedRun = train::runOfCheckpoint(checkpoint); // RUN of RUN/checkpoints/step-N
+  const fs::path out = !f.out.empty()        ? fs::path(f.out)
+                       : !resumedRun.empty() ? resumedRun
+                       : !f.resume.empty()   ? fs::path(f.resume)
+                                             : fs::path("runs") / f.preset;
 
   // Data and tokenizer.
   const std::string text = train::readCorpus(cfg.data);
@@ -140,7 +147,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
   const nlohmann::json arch = modelJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
-  if (!f.resume.empty()) trainer.resume(f.resume);
+  if (!f.resume.empty()) trainer.resume(checkpoint);
 
   std::printf("helios-train: %s on %s\n", model->describe().c_str(), ctx->device().name().c_str());
   std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
@@ -207,18 +214,20 @@ int runTrain(const CLI::App& app, const Flags& f) {
               train_cli::formatBytes(mem.bytesReserved).c_str(), mem.blocks,
               train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
   std::printf("%s\n", ops::coopStatsLine().c_str());
-  std::printf("wrote %s/{model.safetensors, optimizer.safetensors, config.json, metrics.jsonl, loss.svg}\n",
-              out.string().c_str());
+  std::printf(
+      "wrote %s/{model.safetensors, optimizer.safetensors, config.json}, %s/{metrics.jsonl, loss.svg}\n",
+      trainer.lastCheckpoint().string().c_str(), out.string().c_str());
   if (cfg.profile) printProfile(trainer.graph());
   return 0;
 }
 
 int runSample(const SampleFlags& f) {
-  const nlohmann::json arch = train::checkpointModelConfig(f.resume);
-  const train::Tokenizer tok = train::Tokenizer::fromJson(train::checkpointTokenizer(f.resume));
+  const fs::path checkpoint = train::resolveCheckpoint(f.resume);
+  const nlohmann::json arch = train::checkpointModelConfig(checkpoint);
+  const train::Tokenizer tok = train::Tokenizer::fromJson(train::checkpointTokenizer(checkpoint));
   auto ctx = vk::Context::create({.device = f.device});
   auto model = train::makeModel(*ctx, arch, 0);
-  train::loadCheckpoint(*ctx, f.resume, *model, false);
+  train::loadCheckpoint(*ctx, checkpoint, *model, false);
   train::SampleOptions o;
   o.prompt = f.prompt;
   o.tokens = f.tokens;
@@ -249,8 +258,11 @@ int main(int argc, char** argv) {
   app.add_option("--config", f.config, "JSON file with training-config keys (see config.json of a run)");
   app.add_option("--steps", f.steps, "Optimizer steps in total (a resumed run continues to this step)");
   app.add_option("--data", f.data, "Training text file (default: the KJV corpus)");
-  app.add_option("--out", f.out, "Output directory (default: runs/<preset>, or the --resume directory)");
-  app.add_option("--resume", f.resume, "Continue from the checkpoint in this directory");
+  app.add_option("--out", f.out, "Output directory (default: runs/<preset>, or the --resume run directory)");
+  app.add_option(
+      "--resume", f.resume,
+      "Continue from a run directory's current checkpoint (RUN/checkpoints/latest), or from a step "
+      "directory RUN/checkpoints/step-N");
   app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
   app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling");
   app.add_option("--attention", f.attention,
@@ -282,6 +294,9 @@ int main(int argc, char** argv) {
   app.add_option("--eval-every", f.evalEvery, "Validation loss every N steps (0 = never)");
   app.add_option("--eval-batches", f.evalBatches, "Validation batches per evaluation");
   app.add_option("--checkpoint-every", f.checkpointEvery, "Checkpoint every N steps (always at the end)");
+  app.add_option("--keep", f.keep, "Complete checkpoints kept in RUN/checkpoints (default 2, at least 1)");
+  app.add_option("--nonfinite-limit", f.nonFiniteLimit,
+                 "Stop with an error after this many non-finite losses in a row (default 3)");
   app.add_option("--log-every", f.logEvery, "Progress line every N steps when stderr is not a terminal");
   app.add_option("--time-every", f.timeEvery, "Synchronised, phase-timed step every N steps (0 = never)");
   app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps");
@@ -289,7 +304,8 @@ int main(int argc, char** argv) {
 
   SampleFlags sf;
   auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
-  sample->add_option("--resume", sf.resume, "Checkpoint directory")->required();
+  sample->add_option("--resume", sf.resume, "Run directory (its current checkpoint) or step directory")
+      ->required();
   sample->add_option("--prompt", sf.prompt, "Text to continue");
   sample->add_option("--tokens", sf.tokens, "Tokens to generate")->capture_default_str();
   sample->add_option("--temperature", sf.temperature, "Softmax temperature (0 = greedy)")
