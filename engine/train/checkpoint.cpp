@@ -1,5 +1,7 @@
 #include "engine/train/checkpoint.hpp"
 
+#include "engine/io/atomic_file.hpp"
+
 #include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
@@ -39,20 +41,13 @@ void upload(vk::Context& ctx, const vk::BufferSlice& b, const std::vector<float>
   ctx.upload(b, std::as_bytes(std::span<const float>(v)));
 }
 
+// Each file is replaced atomically (engine/io/atomic_file.hpp); its errors become CheckpointErrors.
 void writeAtomically(const fs::path& path, const std::string& text) {
-  fs::path tmp = path;
-  tmp += ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw CheckpointError(fmt::format("{}: cannot open for writing", path.string()));
-    out << text;
-    if (!out) {
-      out.close();
-      fs::remove(tmp);
-      throw CheckpointError(fmt::format("{}: write failed", path.string()));
-    }
+  try {
+    io::writeFileAtomically(path, text);
+  } catch (const io::FileWriteError& e) {
+    throw CheckpointError(e.what());
   }
-  fs::rename(tmp, path);
 }
 
 uint64_t stepOf(const SafeTensorsFile& f, const fs::path& path) {

@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "common.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 
 using namespace helios;
@@ -88,10 +89,10 @@ int main(int argc, char** argv) {
   report.json["failed"] = report.failures;
   fmt::print("summary: {} passed, {} failed\n", report.passes, report.failures);
   if (!jsonPath.empty()) {
-    std::ofstream f(jsonPath);
-    f << report.json.dump(2) << "\n";
-    if (!f) {
-      fmt::print("error: cannot write {}\n", jsonPath);
+    try {
+      helios::io::writeFileAtomically(jsonPath, report.json.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      fmt::print("error: {}\n", e.what());
       return 2;
     }
   }
