@@ -257,3 +257,18 @@ TEST_CASE("a misuse is reported by the validation layer", "[.validation-misuse]"
     vkDestroyBuffer(c.device().handle(), b, nullptr);
   CHECK(vk::validationMessageCount() > before);
 }
+
+// Run only by the ctest entry validation/reports-a-sync-hazard: two copies into one buffer with no barrier
+// between them are a write-after-write hazard that only synchronization validation reports, so this proves
+// the layer settings file switched it on.
+TEST_CASE("a missing barrier is reported by synchronization validation", "[.validation-sync-hazard]") {
+  auto& c = ctx();
+  auto src = c.buffer(256, "hazard src", vk::MemoryKind::Upload);
+  auto dst = c.buffer(256, "hazard dst");
+  const uint64_t before = vk::validationMessageCount();
+  vk::CommandStream s(c.device());
+  s.copy(src.range(), dst.range(), 256);
+  s.copy(src.range(), dst.range(), 256); // no barrier: WRITE_AFTER_WRITE
+  s.submitAndWait();
+  CHECK(vk::validationMessageCount() > before);
+}

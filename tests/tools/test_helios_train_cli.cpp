@@ -130,7 +130,8 @@ TEST_CASE("--config keys follow the same rules as the flags") {
            {R"({"steps": -5})", "config key 'steps': -5 is not a whole number"},
            {R"({"batch": 2.5})", "config key 'batch': 2.5 is not a whole number"},
            {R"({"seq_len": 4294967296})", "config key 'seq_len'"},
-           {R"({"lr": 1e400})", "lr must be a finite number > 0"},
+           {R"({"lr": -0.5})", "lr must be a finite number > 0, got -0.5"},
+           {R"({"lr": 1e400})", "not valid JSON"},
            {R"({"eps": 0})", "eps must be a finite number > 0"},
            {R"({"beta2": 1})", "beta2 must be a finite number in [0, 1)"},
            {R"({"weight_decay": null})", "config key 'weight_decay': null is not a valid value"},
@@ -138,7 +139,7 @@ TEST_CASE("--config keys follow the same rules as the flags") {
            {R"({"gpt": {"norm_eps": -1}})", "norm_eps must be a finite number > 0"}}) {
     const fs::path file = dir() / "bad.json";
     std::ofstream(file) << c.json;
-    auto r = run(tinyRun("--config " + file.string()));
+    auto r = run(bareRun("--config " + file.string()));
     INFO(c.json << "\n" << r.output);
     CHECK(r.exitCode != 0);
     CHECK_THAT(r.output, ContainsSubstring(c.says));
