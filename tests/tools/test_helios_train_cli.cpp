@@ -161,8 +161,9 @@ TEST_CASE("--data naming a directory or an empty file, and an unwritable run dir
   r = run("--preset tiny --steps 1 --out " + (dir() / "a-file" / "run").string());
   CHECK(r.exitCode != 0);
   CHECK_THAT(r.output, ContainsSubstring("cannot create the output directory"));
-  CHECK_THAT(r.output, !ContainsSubstring("helios-train: 1 ")); // refused before the banner and step 1
+  CHECK_THAT(r.output, !ContainsSubstring("step 1")); // refused before the device and step 1
   std::ifstream in(dir() / "a-file");
   std::string kept{std::istreambuf_iterator<char>(in), {}};
   CHECK(kept == "keep");
+  CHECK_FALSE(fs::exists(dir() / "never")); // the refused --data runs created no run directory
 }

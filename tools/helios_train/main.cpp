@@ -125,10 +125,10 @@ int runTrain(const CLI::App& app, const Flags& f) {
   const fs::path out = !f.out.empty()      ? fs::path(f.out)
                        : !f.resume.empty() ? fs::path(f.resume)
                                            : fs::path("runs") / f.preset;
-  io::requireWritableDirectory(out); // before the data, the device and step 1, not after the last step
 
-  // Data and tokenizer.
+  // Data and tokenizer; then the run directory, probed before the device and step 1 (not after the last step).
   const std::string text = train::readCorpus(cfg.data);
+  io::requireWritableDirectory(out);
   const std::string dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
   const train::Tokenizer tok = resumeState.is_null()
                                    ? train::Tokenizer::make(cfg.tokenizer, text)
