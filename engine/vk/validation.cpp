@@ -37,7 +37,7 @@ void exitOnMessages() {
   if (n == 0) return;
   std::fprintf(stderr, "helios: %llu validation message(s) reported; exiting with status %d\n",
                static_cast<unsigned long long>(n), kValidationExitCode);
-  std::fflush(stdout);
+  std::fflush(nullptr); // _Exit flushes nothing
   std::_Exit(kValidationExitCode);
 }
 
