@@ -218,7 +218,7 @@ TEST_CASE("bad input is refused with a clear message and nothing is written") {
   CHECK_FALSE(fs::exists(path("never.npy")));
 }
 
-TEST_CASE("--out through a symlink replaces its target and keeps the link") {
+TEST_CASE("an --out symlink is written through: its target is replaced, the link kept") {
   auto x = save("x.npy", {3, 17});
   const fs::path d = dir() / "linked";
   fs::remove_all(d);
@@ -240,7 +240,7 @@ TEST_CASE("--out through a symlink replaces its target and keeps the link") {
   CHECK(entries == 1); // no temporary left beside the target
 }
 
-TEST_CASE("--out naming a directory, a device or a FIFO is refused before the work, leaving it untouched") {
+TEST_CASE("an --out directory, device or FIFO is refused before the work and left untouched") {
   save("x.npy", {2, 5});
   const fs::path d = dir() / "special";
   fs::remove_all(d);

@@ -104,7 +104,7 @@ TEST_CASE("non-finite and out-of-range floats are refused by name") {
   CHECK_FALSE(fs::exists(dir() / "never"));
 }
 
-TEST_CASE("--seq-len above the context is refused unless the context is set too") {
+TEST_CASE("a --seq-len above the context is refused unless the context is set too") {
   auto r = run(tinyRun("--seq-len 256"));
   CHECK(r.exitCode != 0);
   CHECK_THAT(r.output, ContainsSubstring("seq_len 256 exceeds the model context 128") &&
@@ -121,7 +121,7 @@ TEST_CASE("--seq-len above the context is refused unless the context is set too"
   CHECK_THAT(text, ContainsSubstring("\"context\": 160"));
 }
 
-TEST_CASE("--config keys follow the same rules as the flags") {
+TEST_CASE("keys of a --config file follow the same rules as the flags") {
   struct Case {
     const char* json;
     const char* says;
@@ -146,7 +146,8 @@ TEST_CASE("--config keys follow the same rules as the flags") {
   }
 }
 
-TEST_CASE("--data naming a directory or an empty file, and an unwritable run directory, are refused first") {
+TEST_CASE(
+    "a --data directory or empty file or an empty file, and an unwritable run directory, are refused first") {
   fs::create_directories(dir() / "a-directory");
   auto r = run(tinyRun("--data " + (dir() / "a-directory").string()));
   CHECK(r.exitCode != 0);
