@@ -27,7 +27,7 @@ void zero(vk::Context& ctx, const vk::Buffer& b) {
 
 void ParameterStore::build(vk::Context& ctx, std::vector<Parameter>& params) {
   const uint64_t align = std::max<uint64_t>(ctx.allocator().alignment() / 4, 1);
-  // A group is bound whole by the optimizer kernels, so it stays within one binding's reach (lavapipe: 128 MiB).
+  // The optimizer binds a group whole, so it stays within one binding's reach (lavapipe: 128 MiB).
   const uint64_t maxGroupFloats =
       std::min<uint64_t>(kMaxGroupBytes, ctx.device().limits().maxStorageBufferRange) / 4 / align * align;
   struct Planned {

@@ -126,7 +126,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
                        : !f.resume.empty() ? fs::path(f.resume)
                                            : fs::path("runs") / f.preset;
 
-  // Data and tokenizer; then the run directory, probed before the device and step 1 (not after the last step).
+  // Data and tokenizer; then the run directory, probed before the device and step 1, not after the last.
   const std::string text = train::readCorpus(cfg.data);
   io::requireWritableDirectory(out);
   const std::string dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
