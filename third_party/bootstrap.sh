@@ -4,7 +4,8 @@
 # Idempotent: each step checks first and does nothing when its result is already there, so a second
 # run takes seconds. Debian 12's own Vulkan headers, SPIRV-Tools, glslang and Catch2 are too old for
 # cooperative matrices, so:
-#   - system packages (compiler, CMake, fmt, nlohmann-json, CLI11, the Vulkan loader) come from bookworm;
+#   - system packages (compiler, CMake, fmt, nlohmann-json, CLI11, the Vulkan loader and validation layer)
+#     come from bookworm;
 #   - lavapipe (mesa-vulkan-drivers 25) and Catch2 v3 come from bookworm-backports;
 #   - Vulkan headers 1.4, SPIRV-Headers and volk are header/source packages from trixie, *unpacked* into the
 #     prefix (never installed: trixie binaries need a newer glibc);
@@ -27,7 +28,8 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 
 # --- 1. system packages ----------------------------------------------------------------------------------
 BOOKWORM_PKGS=(build-essential cmake ninja-build pkg-config python3 git xz-utils dpkg-dev
-  libfmt-dev nlohmann-json3-dev libcli11-dev libvulkan1 libvulkan-dev bible-kjv bible-kjv-text)
+  libfmt-dev nlohmann-json3-dev libcli11-dev libvulkan1 libvulkan-dev vulkan-validationlayers bible-kjv
+  bible-kjv-text)
 BACKPORTS_PKGS=(mesa-vulkan-drivers catch2)
 BACKPORTS_LIST=/etc/apt/sources.list.d/helios-bookworm-backports.list
 

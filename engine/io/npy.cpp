@@ -1,10 +1,13 @@
 #include "engine/io/npy.hpp"
 
 #include "engine/core/half.hpp"
+#include "engine/io/atomic_file.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <limits>
 #include <regex>
 
 namespace helios::io {
@@ -51,6 +54,27 @@ std::string dictValue(const std::string& header, const std::string& key, const s
   }
   auto end = header.find_first_of(",}", pos);
   return header.substr(pos, end - pos);
+}
+
+// Bytes of the array the header describes; a product that overflows 64 bits is refused.
+uint64_t dataBytes(const NpyArray& a, const std::string& file) {
+  uint64_t n = elementSize(a.dtype);
+  for (auto d : a.shape) {
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / d)
+      throw NpyError(
+          fmt::format("{}: shape {} is too large (its size overflows 64 bits)", file, a.shapeString()));
+    n *= d;
+  }
+  return n;
+}
+
+// Bytes between the read position and the end of the file.
+uint64_t remainingBytes(std::ifstream& in, const std::filesystem::path& path) {
+  std::error_code ec;
+  const uint64_t size = std::filesystem::file_size(path, ec);
+  const auto pos = in.tellg();
+  if (ec || pos < 0) throw NpyError(fmt::format("{}: cannot determine the file size", path.string()));
+  return size - std::min<uint64_t>(size, static_cast<uint64_t>(pos));
 }
 
 } // namespace
@@ -170,10 +194,20 @@ NpyArray readNpy(const std::filesystem::path& path) {
                                file));
   std::string shape = dictValue(header, "shape", file);
   static const std::regex dim(R"(\d+)");
-  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), dim); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), dim); it != std::sregex_iterator(); ++it) {
+    if (it->length() > 19) throw NpyError(fmt::format("{}: dimension {} is too large", file, it->str()));
     a.shape.push_back(std::stoull(it->str()));
+  }
 
-  const uint64_t bytes = a.elements() * elementSize(a.dtype);
+  // The size the header claims is checked against the bytes the file holds before anything is allocated.
+  const uint64_t bytes = dataBytes(a, file);
+  const uint64_t have = remainingBytes(in, path);
+  if (bytes > have)
+    throw NpyError(fmt::format("{}: truncated data: shape {} of {} needs {} bytes, the file has {}", file,
+                               a.shapeString(), npyDTypeName(a.dtype), bytes, have));
+  if (bytes < have)
+    throw NpyError(fmt::format("{}: trailing bytes after the {} array of shape {}", file,
+                               npyDTypeName(a.dtype), a.shapeString()));
   a.data.resize(bytes);
   if (!in.read(reinterpret_cast<char*>(a.data.data()), static_cast<std::streamsize>(bytes)))
     throw NpyError(fmt::format("{}: truncated data: shape {} of {} needs {} bytes, the file has {}", file,
@@ -194,26 +228,13 @@ void writeNpy(const std::filesystem::path& path, const NpyArray& a) {
   header += '\n';
   if (header.size() > 65535) throw NpyError("shape too long for a version 1.0 header");
 
-  auto tmp = path;
-  tmp += ".partial";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw NpyError(fmt::format("{}: cannot open for writing", path.string()));
-    out.write(kMagic, 6);
-    const unsigned char version[2] = {1, 0};
-    out.write(reinterpret_cast<const char*>(version), 2);
-    const unsigned char len[2] = {static_cast<unsigned char>(header.size() & 0xff),
-                                  static_cast<unsigned char>(header.size() >> 8)};
-    out.write(reinterpret_cast<const char*>(len), 2);
-    out.write(header.data(), static_cast<std::streamsize>(header.size()));
-    out.write(reinterpret_cast<const char*>(a.data.data()), static_cast<std::streamsize>(a.data.size()));
-    if (!out) {
-      out.close();
-      std::filesystem::remove(tmp);
-      throw NpyError(fmt::format("{}: write failed", path.string()));
-    }
-  }
-  std::filesystem::rename(tmp, path);
+  std::string bytes(kMagic, 6);
+  bytes += std::string{'\x01', '\x00'};
+  bytes += static_cast<char>(header.size() & 0xff);
+  bytes += static_cast<char>(header.size() >> 8);
+  bytes += header;
+  bytes.append(reinterpret_cast<const char*>(a.data.data()), a.data.size());
+  writeFileAtomically(path, bytes);
 }
 
 } // namespace helios::io

@@ -30,7 +30,8 @@ class NpyError : public std::runtime_error {
 };
 
 NpyArray readNpy(const std::filesystem::path& path);
-// Writes to a temporary file next to `path` and renames it: on failure nothing is left at `path`.
+// Writes through writeFileAtomically (atomic_file.hpp): a symlink keeps pointing at the new file, a directory
+// or device is refused, and on failure nothing is left behind.
 void writeNpy(const std::filesystem::path& path, const NpyArray& array);
 
 } // namespace helios::io

@@ -7,7 +7,7 @@ namespace helios::model {
 
 namespace {
 
-constexpr uint64_t kMaxGroupFloats = (256ull << 20) / 4;
+constexpr uint64_t kMaxGroupBytes = 256ull << 20;
 
 uint64_t roundUp(uint64_t x, uint64_t a) {
   return (x + a - 1) / a * a;
@@ -27,6 +27,9 @@ void zero(vk::Context& ctx, const vk::Buffer& b) {
 
 void ParameterStore::build(vk::Context& ctx, std::vector<Parameter>& params) {
   const uint64_t align = std::max<uint64_t>(ctx.allocator().alignment() / 4, 1);
+  // The optimizer binds a group whole, so it stays within one binding's reach (lavapipe: 128 MiB).
+  const uint64_t maxGroupFloats =
+      std::min<uint64_t>(kMaxGroupBytes, ctx.device().limits().maxStorageBufferRange) / 4 / align * align;
   struct Planned {
     std::vector<size_t> members;
     std::vector<uint64_t> offsets;
@@ -40,7 +43,7 @@ void ParameterStore::build(vk::Context& ctx, std::vector<Parameter>& params) {
     for (size_t i = 0; i < params.size(); ++i) {
       if (params[i].decay != decay) continue;
       const uint64_t size = roundUp(params[i].elements, align);
-      if (!cur.members.empty() && cur.floats + size > kMaxGroupFloats) {
+      if (!cur.members.empty() && cur.floats + size > maxGroupFloats) {
         plan.push_back(std::move(cur));
         cur = Planned{};
         cur.decay = decay;

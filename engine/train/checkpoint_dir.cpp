@@ -1,5 +1,6 @@
 #include "engine/train/checkpoint_dir.hpp"
 
+#include "engine/io/atomic_file.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/durable_file.hpp"
 
@@ -20,10 +21,6 @@ namespace {
 constexpr const char* kRoot = "checkpoints";
 constexpr const char* kLatest = "latest";
 constexpr std::string_view kPartial = ".partial";
-
-bool endsWith(const std::string& s, std::string_view tail) {
-  return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
-}
 
 fs::path withoutTrailingSlash(const fs::path& p) {
   fs::path n = p.lexically_normal();
@@ -58,7 +55,8 @@ void prune(const fs::path& root, uint64_t current, uint32_t keep) {
   std::vector<uint64_t> older;
   for (const auto& e : fs::directory_iterator(root)) {
     const std::string name = e.path().filename().string();
-    if (endsWith(name, kPartial)) {
+    // Staging directories end in .partial; a torn `latest` is io's "latest.partial-<pid>-<n>".
+    if (name.find(kPartial) != std::string::npos) {
       fs::remove_all(e.path());
     } else if (const auto step = parseCheckpointDirName(name); step && e.is_directory()) {
       if (*step > current)
@@ -141,11 +139,11 @@ fs::path stageCheckpoint(const fs::path& run, uint64_t step) {
 fs::path commitCheckpoint(const fs::path& run, uint64_t step, uint32_t keep) {
   const fs::path root = run / kRoot, name = checkpointDirName(step);
   const fs::path stage = root / (name.string() + std::string(kPartial)), target = root / name;
-  syncDirectory(stage); // its files were flushed as they were written
+  io::syncDirectory(stage); // its files were flushed as they were written
   savePause();
   const auto current = currentCheckpoint(run);
   moveIntoPlace(stage, target, current && current->step == step);
-  syncDirectory(root);
+  io::syncDirectory(root);
   savePause();
   writeFileDurably(root / kLatest, name.string() + "\n"); // the commit point
   savePause();

@@ -1,15 +1,26 @@
 #include "engine/train/config.hpp"
 
+#include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <set>
 #include <stdexcept>
+#include <type_traits>
 
 namespace helios::train {
 
 namespace {
 
+// Counts must be JSON whole numbers >= 0 that fit: nlohmann would wrap -5 and truncate 2.5 or 1e10.
+template <class T> void requireCount(const nlohmann::json& v, const char* key) {
+  if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max())
+    throw std::invalid_argument(fmt::format("config key '{}': {} is not a whole number in [0, {}]", key,
+                                            v.dump(), std::numeric_limits<T>::max()));
+}
+
 template <class T> void readKey(const nlohmann::json& j, const char* key, T& out) {
   if (!j.contains(key)) return;
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) requireCount<T>(j.at(key), key);
   try {
     out = j.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
@@ -208,28 +219,66 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
   readKey(j, "nonfinite_limit", c.nonFiniteLimit);
 }
 
+namespace {
+
+[[noreturn]] void refuse(const std::string& m) {
+  throw std::invalid_argument(m);
+}
+
+void atLeastOne(const char* key, uint64_t v) {
+  if (v == 0) refuse(fmt::format("{} must be at least 1, got 0", key));
+}
+
+// Finite and within [lo, hi] (an open end where `openHi`); nan and inf never pass.
+void inRange(const char* key, float v, double lo, double hi, bool openHi, const char* range) {
+  if (!std::isfinite(v) || v < lo || v > hi || (openHi && v >= hi))
+    refuse(fmt::format("{} must be a finite number in {}, got {}", key, range, v));
+}
+
+void positive(const char* key, float v) {
+  if (!std::isfinite(v) || !(v > 0)) refuse(fmt::format("{} must be a finite number > 0, got {}", key, v));
+}
+
+void validateGpt(const model::GptConfig& g, uint32_t seqLen) {
+  atLeastOne("layers", g.layers);
+  atLeastOne("dim", g.dim);
+  atLeastOne("heads", g.heads);
+  atLeastOne("mlp_mult", g.mlpMult);
+  if (g.dim % g.heads != 0) refuse(fmt::format("dim {} is not a multiple of heads {}", g.dim, g.heads));
+  if (g.kvHeads != 0 && g.heads % g.kvHeads != 0)
+    refuse(fmt::format("heads {} is not a multiple of kv_heads {}", g.heads, g.kvHeads));
+  positive("norm_eps", g.normEps);
+  if (g.context != 0 && seqLen > g.context)
+    refuse(fmt::format("seq_len {} exceeds the model context {} (set the context too: --context or "
+                       "gpt.context)",
+                       seqLen, g.context));
+}
+
+} // namespace
+
 void TrainConfig::validate() const {
-  auto fail = [](const std::string& m) { throw std::invalid_argument(m); };
-  if (model != "gpt" && model != "bigram") fail(fmt::format("model '{}' (gpt or bigram)", model));
+  if (model != "gpt" && model != "bigram") refuse(fmt::format("model '{}' (gpt or bigram)", model));
   if (tokenizer != "byte" && tokenizer != "char")
-    fail(fmt::format("tokenizer '{}' (byte or char)", tokenizer));
-  if (batch == 0 || seqLen == 0 || gradAccum == 0) fail("batch, seq_len and grad_accum must be at least 1");
-  if (!(lr > 0)) fail(fmt::format("lr must be positive, got {}", lr));
-  if (minLrFrac < 0 || minLrFrac > 1) fail(fmt::format("min_lr_frac must be in [0, 1], got {}", minLrFrac));
-  if (beta1 < 0 || beta1 >= 1 || beta2 < 0 || beta2 >= 1) fail("beta1 and beta2 must be in [0, 1)");
-  if (gradClip < 0) fail("grad_clip must be >= 0 (0 = off)");
-  if (lossScale < 0) fail("loss_scale must be >= 0 (0 = automatic)");
-  if (scaleGrowthInterval == 0) fail("scale_growth_interval must be at least 1");
+    refuse(fmt::format("tokenizer '{}' (byte or char)", tokenizer));
+  atLeastOne("steps", steps);
+  atLeastOne("batch", batch);
+  atLeastOne("seq_len", seqLen);
+  atLeastOne("grad_accum", gradAccum);
+  atLeastOne("eval_batches", evalBatches);
+  atLeastOne("log_every", logEvery);
+  atLeastOne("scale_growth_interval", scaleGrowthInterval);
+  positive("lr", lr);
+  inRange("min_lr_frac", minLrFrac, 0, 1, false, "[0, 1]");
+  inRange("beta1", beta1, 0, 1, true, "[0, 1)");
+  inRange("beta2", beta2, 0, 1, true, "[0, 1)");
+  positive("eps", eps);
+  inRange("weight_decay", weightDecay, 0, std::numeric_limits<float>::max(), false, "[0, inf)");
+  inRange("grad_clip", gradClip, 0, std::numeric_limits<float>::max(), false, "[0, inf) (0 = off)");
+  inRange("loss_scale", lossScale, 0, std::numeric_limits<float>::max(), false, "[0, inf) (0 = automatic)");
   if (keepCheckpoints == 0 || keepCheckpoints > 1000000)
-    fail(fmt::format("keep must be in [1, 1000000], got {}", keepCheckpoints));
-  if (nonFiniteLimit == 0) fail("nonfinite_limit must be at least 1");
-  if (model == "gpt") {
-    if (gpt.layers == 0 || gpt.dim == 0 || gpt.heads == 0) fail("layers, dim and heads must be at least 1");
-    if (gpt.dim % gpt.heads != 0)
-      fail(fmt::format("dim {} is not a multiple of heads {}", gpt.dim, gpt.heads));
-    if (gpt.context != 0 && seqLen > gpt.context)
-      fail(fmt::format("seq_len {} exceeds the model context {}", seqLen, gpt.context));
-  }
+    refuse(fmt::format("keep must be in [1, 1000000], got {}", keepCheckpoints));
+  atLeastOne("nonfinite_limit", nonFiniteLimit);
+  if (model == "gpt") validateGpt(gpt, seqLen);
 }
 
 const char* presetNames() {

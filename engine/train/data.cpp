@@ -44,9 +44,15 @@ std::string readCorpus(const fs::path& given) {
           path.string()));
     throw std::runtime_error(fmt::format("{}: cannot open the training text", path.string()));
   }
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw std::runtime_error(fmt::format("{}: the training text is not a regular file{}", path.string(),
+                                         fs::is_directory(path, ec) ? " (it is a directory)" : ""));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (!in && !in.eof()) throw std::runtime_error(fmt::format("{}: read failed", path.string()));
+  if (ss.str().empty())
+    throw std::runtime_error(fmt::format("{}: the training text is empty", path.string()));
   return ss.str();
 }
 

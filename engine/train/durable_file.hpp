@@ -1,10 +1,9 @@
 #pragma once
-// Writes that survive a crash or power loss: a file is written under a temporary name, flushed to the disk
-// (fsync), renamed over its final name, and its directory flushed, so that a reader finds either the old
-// complete file or the new complete file. Errors throw std::runtime_error naming the path and errno's text.
+// Checkpoint writes: engine/io/atomic_file's durable replace (temporary file, fsync, rename, fsync of the
+// directory), with the crash test's pauses around it. Errors throw io::FileWriteError naming the path.
 //
 // The test hook for crash tests lives here too, read in this one place: HELIOS_TEST_SAVE_PAUSE_MS=N (0 to
-// 10000) makes savePause() sleep N ms. Saves call it halfway through each file and between their stages,
+// 10000) makes savePause() sleep N ms. Saves call it around each file and between their stages,
 // so that a SIGKILL at a random moment lands inside a save more often (tests/train/test_crash_resume.cpp).
 #include <cstdint>
 #include <filesystem>
@@ -13,11 +12,8 @@
 
 namespace helios::train {
 
-// `path` holds exactly `bytes` on disk afterwards (temporary "<path>.partial", fsync, rename, fsync of the
-// directory).
+// `path` holds exactly `bytes` on disk afterwards (io::writeFileAtomically between two savePause()s).
 void writeFileDurably(const std::filesystem::path& path, std::string_view bytes);
-// fsync of a directory: its entries (created, renamed, removed files) reach the disk.
-void syncDirectory(const std::filesystem::path& dir);
 
 // The value of HELIOS_TEST_SAVE_PAUSE_MS (nullopt when unset); throws std::invalid_argument for anything
 // but an integer 0..10000.

@@ -1,5 +1,7 @@
 #include "engine/train/metrics.hpp"
 
+#include "engine/io/atomic_file.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
@@ -12,7 +14,7 @@ namespace fs = std::filesystem;
 
 MetricsWriter::MetricsWriter(fs::path path, uint64_t resumeStep) : path_(std::move(path)) {
   if (resumeStep == 0 || !fs::exists(path_)) {
-    if (fs::exists(path_)) fs::remove(path_);
+    io::writeFileAtomically(path_, std::string_view()); // a fresh, empty log (a symlink keeps its place)
     return;
   }
   std::ifstream in(path_);
@@ -26,14 +28,7 @@ MetricsWriter::MetricsWriter(fs::path path, uint64_t resumeStep) : path_(std::mo
     history_.push_back(std::move(j));
   }
   in.close();
-  fs::path tmp = path_;
-  tmp += ".partial";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << kept;
-    if (!out) throw std::runtime_error(fmt::format("{}: write failed", path_.string()));
-  }
-  fs::rename(tmp, path_);
+  io::writeFileAtomically(path_, kept);
 }
 
 void MetricsWriter::add(const nlohmann::ordered_json& record) {
@@ -191,14 +186,7 @@ void writeLossSvg(const fs::path& path, const std::vector<CurvePoint>& train,
   s += fmt::format("<text x=\"{}\" y=\"{}\">validation</text>\n", lx + 42, ly + 37);
   s += "</svg>\n";
 
-  fs::path tmp = path;
-  tmp += ".partial";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << s;
-    if (!out) throw std::runtime_error(fmt::format("{}: write failed", path.string()));
-  }
-  fs::rename(tmp, path);
+  io::writeFileAtomically(path, s);
 }
 
 } // namespace helios::train

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fmt/format.h>
 #include <numeric>
+#include <stdexcept>
 
 namespace helios::train {
 
@@ -40,6 +42,9 @@ int32_t pick(std::vector<float> logits, const SampleOptions& o, SplitMix64& rng)
 
 std::string generate(vk::Context& ctx, Model& model, const Tokenizer& tokenizer, const SampleOptions& o,
                      const std::function<void(const std::string&)>& onText) {
+  if (!std::isfinite(o.temperature) || o.temperature < 0)
+    throw std::invalid_argument(
+        fmt::format("temperature must be a finite number >= 0 (0 = greedy), got {}", o.temperature));
   std::vector<int32_t> ids = tokenizer.encode(o.prompt);
   if (ids.empty()) {
     try {

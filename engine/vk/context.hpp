@@ -16,7 +16,7 @@ namespace helios::vk {
 
 struct ContextOptions {
   std::string device;      // "" -> $HELIOS_DEVICE -> best device; else an index or a name substring
-  bool validation = false; // Khronos validation layer, when installed
+  bool validation = false; // Khronos validation layer (engine/vk/validation.hpp); an error when missing
   bool persistentPipelineCache = true;
   VkDeviceSize blockSize = 256ull << 20;
 };

@@ -1,14 +1,16 @@
 #include "engine/vk/instance.hpp"
 
 #include "engine/vk/error.hpp"
+#include "engine/vk/validation.hpp"
 
-#include <cstdlib>
 #include <cstring>
 #include <utility>
 
 namespace helios::vk {
 
 namespace {
+
+constexpr const char* kValidationLayer = "VK_LAYER_KHRONOS_validation";
 
 bool layerPresent(const char* name) {
   uint32_t count = 0;
@@ -39,22 +41,33 @@ Instance Instance::create(const InstanceOptions& options) {
   app.pEngineName = "helios";
   app.apiVersion = VK_API_VERSION_1_3;
 
-  std::vector<const char*> layers;
-  const char* env = std::getenv("HELIOS_VALIDATION");
-  bool wantValidation = options.validation || (env && env[0] == '1');
-  if (wantValidation && layerPresent("VK_LAYER_KHRONOS_validation"))
-    layers.push_back("VK_LAYER_KHRONOS_validation");
+  std::vector<const char*> layers, extensions;
+  const bool validation = options.validation || validationRequestedByEnvironment();
+  const VkDebugUtilsMessengerCreateInfoEXT messenger = validationMessengerInfo();
+  if (validation) {
+    // Asked for and missing is an error: a run meant to be checked must not pass unchecked.
+    if (!layerPresent(kValidationLayer))
+      throw VulkanError(VK_ERROR_LAYER_NOT_PRESENT,
+                        std::string("enabling the validation layer (HELIOS_VALIDATION=1): ") +
+                            kValidationLayer + " is not installed (apt-get install vulkan-validationlayers)");
+    layers.push_back(kValidationLayer);
+    extensions.push_back(VK_EXT_DEBUG_UTILS_EXTENSION_NAME);
+  }
 
   VkInstanceCreateInfo info{VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO};
+  info.pNext = validation ? &messenger : nullptr; // covers vkCreateInstance and vkDestroyInstance themselves
   info.pApplicationInfo = &app;
   info.enabledLayerCount = static_cast<uint32_t>(layers.size());
   info.ppEnabledLayerNames = layers.data();
+  info.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
+  info.ppEnabledExtensionNames = extensions.data();
 
   Instance instance;
   check(vkCreateInstance(&info, nullptr, &instance.instance_),
         "creating the Vulkan instance (vkCreateInstance)");
   volkLoadInstance(instance.instance_);
   instance.apiVersion_ = loaderVersion;
+  if (validation) attachValidationMessenger(instance.instance_);
   return instance;
 }
 
@@ -63,7 +76,10 @@ Instance::Instance(Instance&& other) noexcept
 
 Instance& Instance::operator=(Instance&& other) noexcept {
   if (this != &other) {
-    if (instance_) vkDestroyInstance(instance_, nullptr);
+    if (instance_) {
+      detachValidationMessenger(instance_);
+      vkDestroyInstance(instance_, nullptr);
+    }
     instance_ = std::exchange(other.instance_, VK_NULL_HANDLE);
     apiVersion_ = other.apiVersion_;
   }
@@ -71,7 +87,10 @@ Instance& Instance::operator=(Instance&& other) noexcept {
 }
 
 Instance::~Instance() {
-  if (instance_) vkDestroyInstance(instance_, nullptr);
+  if (instance_) {
+    detachValidationMessenger(instance_);
+    vkDestroyInstance(instance_, nullptr);
+  }
 }
 
 std::vector<VkPhysicalDevice> Instance::physicalDevices() const {

@@ -9,7 +9,7 @@ namespace helios::vk {
 
 struct InstanceOptions {
   std::string appName = "helios";
-  bool validation = false; // enable VK_LAYER_KHRONOS_validation when installed (also: HELIOS_VALIDATION=1)
+  bool validation = false; // VK_LAYER_KHRONOS_validation, an error when missing (also: HELIOS_VALIDATION=1)
 };
 
 class Instance {

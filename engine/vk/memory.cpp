@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <stdexcept>
 
 namespace helios::vk {
 
@@ -18,6 +19,40 @@ std::string humanBytes(VkDeviceSize bytes) {
   if (bytes >= (1ull << 20)) return fmt::format("{:.0f} MiB", static_cast<double>(bytes) / (1 << 20));
   if (bytes >= (1ull << 10)) return fmt::format("{:.0f} KiB", static_cast<double>(bytes) / (1 << 10));
   return fmt::format("{} B", bytes);
+}
+
+// The most one allocation may hold: maxStorageBufferRange (what one kernel binding can span), aligned down.
+VkDeviceSize maxBufferBytes(const Device& device, VkDeviceSize alignment) {
+  return device.limits().maxStorageBufferRange / alignment * alignment;
+}
+
+// "memory heap 0 (16 GiB, device-local)" for the heap that memory of `kind` comes from; its size in heapSize.
+std::string heapOf(const VkPhysicalDeviceMemoryProperties& mp, uint32_t type, VkDeviceSize& heapSize) {
+  if (type == UINT32_MAX) {
+    heapSize = ~VkDeviceSize(0); // createBlock reports the missing memory type
+    return "no heap";
+  }
+  const uint32_t heap = mp.memoryTypes[type].heapIndex;
+  heapSize = mp.memoryHeaps[heap].size;
+  return fmt::format("memory heap {} ({}{})", heap, humanBytes(heapSize),
+                     mp.memoryHeaps[heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT ? ", device-local" : "");
+}
+
+// A request larger than its whole heap, or than one kernel binding can span, is refused with
+// std::length_error naming the size, the request, the heap or the limit -- before the driver is asked.
+void refuseImpossible(const Device& device, const std::string& heap, VkDeviceSize heapSize,
+                      VkDeviceSize maxBytes, VkDeviceSize size, MemoryKind kind, std::string_view what) {
+  const std::string context = fmt::format("allocating {} ({} bytes) {} buffer for {}", humanBytes(size), size,
+                                          memoryKindName(kind), what);
+  if (size > heapSize)
+    throw std::length_error(
+        fmt::format("{}: larger than the whole {} of {}; it cannot succeed", context, heap, device.name()));
+  if (size > maxBytes)
+    throw std::length_error(fmt::format("{}: above the device's maxStorageBufferRange of {} bytes ({}), the "
+                                        "most one kernel binding can span; "
+                                        "split the tensor or shrink the shapes",
+                                        context, device.limits().maxStorageBufferRange,
+                                        humanBytes(device.limits().maxStorageBufferRange)));
 }
 
 } // namespace
@@ -38,6 +73,8 @@ Allocator::Allocator(const Device& device, VkDeviceSize blockSize) : device_(dev
   vkGetPhysicalDeviceMemoryProperties(device.physical(), &memoryProperties_);
   // 16 bytes at least so that vector loads of any offset are aligned.
   alignment_ = std::max<VkDeviceSize>(device.limits().minStorageBufferOffsetAlignment, 16);
+  // Every block is bound whole by some kernel, so no block may outgrow what one binding can span.
+  blockSize_ = std::min(blockSize_, maxBufferBytes(device, alignment_));
 }
 
 Allocator::~Allocator() {
@@ -74,8 +111,10 @@ uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_
   auto block = std::make_unique<Block>();
   block->size = size;
   block->kind = kind;
+  VkDeviceSize heapSize = 0;
   const std::string context =
-      fmt::format("allocating {} {} buffer for {}", humanBytes(size), memoryKindName(kind), what);
+      fmt::format("allocating {} {} buffer for {} from {}", humanBytes(size), memoryKindName(kind), what,
+                  heapOf(memoryProperties_, memoryTypeFor(~0u, kind), heapSize));
 
   VkBufferCreateInfo info{VK_STRUCTURE_TYPE_BUFFER_CREATE_INFO};
   info.size = size;
@@ -113,6 +152,10 @@ uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_
 }
 
 Allocation Allocator::allocate(VkDeviceSize size, MemoryKind kind, std::string_view what) {
+  VkDeviceSize heapSize = 0;
+  const std::string heap = heapOf(memoryProperties_, memoryTypeFor(~0u, kind), heapSize);
+  refuseImpossible(device_, heap, heapSize, maxBufferBytes(device_, alignment_), size, kind,
+                   what); // before alignUp can wrap
   size = alignUp(std::max<VkDeviceSize>(size, 1), alignment_);
   auto tryBlock = [&](uint32_t index) -> Allocation {
     Block& block = *blocks_[index];

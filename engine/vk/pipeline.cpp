@@ -1,5 +1,6 @@
 #include "engine/vk/pipeline.hpp"
 
+#include "engine/io/atomic_file.hpp"
 #include "engine/vk/error.hpp"
 
 #include <chrono>
@@ -7,6 +8,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iterator>
+#include <span>
 
 namespace helios::vk {
 
@@ -71,17 +73,11 @@ void PipelineCache::save() const {
   // Atomic replace: a crash mid-write never leaves a truncated cache behind.
   std::error_code ec;
   std::filesystem::create_directories(file_.parent_path(), ec);
-  auto tmp = file_;
-  tmp += fmt::format(".tmp{}",
-                     static_cast<unsigned long>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    if (!out) return; // a read-only cache dir only costs compile time
-    out.write(data.data(), static_cast<std::streamsize>(size));
-    if (!out) return;
+  try {
+    io::writeFileAtomically(file_, std::as_bytes(std::span<const char>(data.data(), size)));
+  } catch (const io::FileWriteError&) {
+    // a read-only cache dir only costs compile time
   }
-  std::filesystem::rename(tmp, file_, ec);
-  if (ec) std::filesystem::remove(tmp, ec);
 }
 
 const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {

@@ -46,7 +46,8 @@ TEST_CASE("float32, float16 and int32 arrays round-trip") {
   REQUIRE(half.size() == values.size());
   for (size_t i = 0; i < values.size(); ++i)
     CHECK(std::abs(half[i] - values[i]) <= std::abs(values[i]) * 1e-3f);
-  CHECK(!fs::exists(fs::path(p.string() + ".partial")));
+  for (const auto& e : fs::directory_iterator(p.parent_path())) // no temporary left beside the file
+    CHECK(e.path().filename().string().find(".partial") == std::string::npos);
 }
 
 TEST_CASE("a file laid out as numpy.save writes it is read") {
@@ -77,4 +78,38 @@ TEST_CASE("unsupported or damaged files are refused with a message naming the fi
   }
   CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("not a NumPy .npy file"));
   CHECK_THROWS_WITH(readNpy(tempPath("missing.npy")), ContainsSubstring("cannot open"));
+}
+
+TEST_CASE("a header claiming more data than the file holds is refused before anything is allocated") {
+  auto p = tempPath("huge.npy");
+  // 100000 x 100000 float32 would be 40 GB; the file holds 16 bytes of data.
+  writeRaw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (100000, 100000), }", std::string(16, '\0'));
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("huge.npy: truncated data") &&
+                                    ContainsSubstring("needs 40000000000 bytes, the file has 16"));
+  // A shape whose byte count overflows 64 bits.
+  writeRaw(p, "{'descr': '<f2', 'fortran_order': False, 'shape': (4294967296, 4294967296), }", "");
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("overflows 64 bits"));
+  writeRaw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (123456789012345678901234,), }", "");
+  CHECK_THROWS_WITH(readNpy(p), ContainsSubstring("dimension 123456789012345678901234 is too large"));
+  // A zero dimension is an empty array, not an overflow.
+  writeRaw(p, "{'descr': '<f4', 'fortran_order': False, 'shape': (0, 4294967296), }", "");
+  CHECK(readNpy(p).elements() == 0);
+}
+
+TEST_CASE("writeNpy refuses a directory and writes through a symlink") {
+  auto d = tempPath("npy-out");
+  fs::remove_all(d);
+  fs::create_directories(d / "dir.npy");
+  auto a = NpyArray::fromFloat(helios::test::randomFloats(6), {2, 3});
+  CHECK_THROWS_WITH(writeNpy(d / "dir.npy", a), ContainsSubstring("is a directory"));
+  CHECK(fs::is_empty(d / "dir.npy"));
+  writeNpy(d / "real.npy", NpyArray::fromFloat({1.0f}, {1}));
+  fs::create_symlink("real.npy", d / "link.npy");
+  writeNpy(d / "link.npy", a);
+  CHECK(fs::is_symlink(d / "link.npy"));
+  CHECK(readNpy(d / "real.npy").toFloat() == a.toFloat());
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d))
+    ++entries;
+  CHECK(entries == 3); // dir.npy, real.npy, link.npy: no temporary left
 }

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -213,5 +215,71 @@ TEST_CASE("bad input is refused with a clear message and nothing is written") {
   r = run("layernorm --x " + path("a.npy") + " --gamma " + path("b32.npy") + " --out " + path("never.npy"));
   CHECK(r.exitCode == 1);
   CHECK_THAT(r.output, ContainsSubstring("gamma is (6, 3); expected (6,)"));
+  CHECK_FALSE(fs::exists(path("never.npy")));
+}
+
+TEST_CASE("an --out symlink is written through: its target is replaced, the link kept") {
+  auto x = save("x.npy", {3, 17});
+  const fs::path d = dir() / "linked";
+  fs::remove_all(d);
+  fs::create_directories(d / "real");
+  std::ofstream(d / "real" / "y.npy") << "stale";
+  fs::create_symlink("real/y.npy", d / "y.npy");
+  auto r = run("gelu --x " + path("x.npy") + " --out " + (d / "y.npy").string());
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  CHECK(fs::is_symlink(d / "y.npy"));
+  CHECK(fs::read_symlink(d / "y.npy") == "real/y.npy");
+  auto y = io::readNpy(d / "real" / "y.npy").toFloat();
+  REQUIRE(y.size() == x.size());
+  for (size_t i = 0; i < x.size(); ++i)
+    CHECK(std::abs(y[i] - static_cast<float>(ref::gelu(x[i]))) <= 1e-5f + 1e-4f * std::abs(y[i]));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d / "real"))
+    ++entries;
+  CHECK(entries == 1); // no temporary left beside the target
+}
+
+TEST_CASE("an --out directory, device or FIFO is refused before the work and left untouched") {
+  save("x.npy", {2, 5});
+  const fs::path d = dir() / "special";
+  fs::remove_all(d);
+  fs::create_directories(d / "outdir");
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+  fs::create_symlink("/dev/null", d / "null-link");
+  const bool ownDevice = ::mknod((d / "null").c_str(), S_IFCHR | 0666, makedev(1, 3)) == 0;
+  struct Case {
+    fs::path out;
+    const char* says;
+  };
+  std::vector<Case> cases = {
+      {d / "outdir", "is a directory"}, {d / "fifo", "is a FIFO"}, {d / "null-link", "is a device"}};
+  if (ownDevice) cases.push_back({d / "null", "is a device"});
+  for (const auto& c : cases) {
+    auto r = run("gelu --x " + path("x.npy") + " --out " + c.out.string());
+    INFO(r.output);
+    CHECK(r.exitCode == 1);
+    CHECK_THAT(r.output, ContainsSubstring(c.out.string() + ": " + c.says));
+  }
+  CHECK(fs::is_empty(d / "outdir"));
+  CHECK(fs::is_fifo(d / "fifo"));
+  CHECK(fs::is_symlink(d / "null-link"));
+  CHECK(fs::is_character_file("/dev/null"));
+  if (ownDevice) CHECK(fs::is_character_file(d / "null"));
+  size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(d))
+    ++entries;
+  CHECK(entries == (ownDevice ? 4u : 3u)); // no npy.partial or other debris
+}
+
+TEST_CASE("non-finite scales and a non-positive epsilon are refused") {
+  save("x.npy", {2, 5});
+  for (const std::string args :
+       {"softmax --scale nan", "layernorm --eps 0", "layernorm --eps inf", "softmax --scale inf"}) {
+    auto r = run(args + " --x " + path("x.npy") + " --out " + path("never.npy"));
+    INFO(args << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring("--scale") || ContainsSubstring("--eps"));
+  }
   CHECK_FALSE(fs::exists(path("never.npy")));
 }

@@ -351,11 +351,11 @@ TEST_CASE("durable files: the test hook's value is checked", "[train][checkpoint
   train::writeFileDurably(dir / "f", "second");
   CHECK(slurp(dir / "f") == "second");
   CHECK(entries(dir) == std::vector<std::string>{"f"});
-  // A symlink planted under the temporary name is replaced, not written through.
+  // A symlink planted under an old temporary name is never written through.
   spit(dir / "victim", "keep me");
   fs::create_symlink(dir / "victim", dir / "f.partial");
   train::writeFileDurably(dir / "f", "third");
   CHECK(slurp(dir / "victim") == "keep me");
   CHECK(slurp(dir / "f") == "third");
-  CHECK(entries(dir) == std::vector<std::string>{"f", "victim"});
+  CHECK(entries(dir) == std::vector<std::string>{"f", "f.partial", "victim"});
 }

@@ -1,11 +1,17 @@
 // Tokenizers and the data loader: round trips, the char-level vocabulary, the validation split, and
 // deterministic sampling from a seed and a saved state.
+#include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
 #include "engine/train/tokenizer.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <limits>
 #include <numeric>
+#include <unistd.h>
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -66,4 +72,54 @@ TEST_CASE("data loader: split, deterministic batches, state", "[train][data]") {
 
 TEST_CASE("data: a missing default corpus names the bootstrap", "[train][data]") {
   CHECK_THROWS_WITH(train::readCorpus("/nonexistent/file.txt"), ContainsSubstring("cannot open"));
+}
+
+TEST_CASE("data: a directory or an empty file is refused by name", "[train][data]") {
+  const auto d = std::filesystem::temp_directory_path() / ("helios-data-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(d / "texts");
+  CHECK_THROWS_WITH(train::readCorpus(d / "texts"),
+                    ContainsSubstring("texts: the training text is not a regular "
+                                      "file (it is a directory)"));
+  std::ofstream(d / "empty.txt").close();
+  CHECK_THROWS_WITH(train::readCorpus(d / "empty.txt"),
+                    ContainsSubstring("empty.txt: the training text is empty"));
+  std::ofstream(d / "one.txt") << "x";
+  CHECK(train::readCorpus(d / "one.txt") == "x");
+  std::filesystem::remove_all(d);
+}
+
+TEST_CASE("config: validate() names the first bad value, non-finite floats included", "[train][config]") {
+  train::TrainConfig ok;
+  train::applyPreset(ok, "tiny");
+  REQUIRE_NOTHROW(ok.validate());
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  struct Case {
+    std::function<void(train::TrainConfig&)> set;
+    const char* says;
+  };
+  const std::vector<Case> cases = {
+      {[](auto& c) { c.steps = 0; }, "steps must be at least 1"},
+      {[&](auto& c) { c.lr = inf; }, "lr must be a finite number > 0, got inf"},
+      {[&](auto& c) { c.weightDecay = nan; }, "weight_decay must be a finite number in [0, inf), got nan"},
+      {[&](auto& c) { c.minLrFrac = nan; }, "min_lr_frac must be a finite number in [0, 1], got nan"},
+      {[&](auto& c) { c.gradClip = nan; }, "grad_clip must be a finite number"},
+      {[&](auto& c) { c.beta1 = 1; }, "beta1 must be a finite number in [0, 1)"},
+      {[&](auto& c) { c.eps = 0; }, "eps must be a finite number > 0"},
+      {[&](auto& c) { c.lossScale = inf; }, "loss_scale must be a finite number"},
+      {[](auto& c) { c.seqLen = 129; }, "seq_len 129 exceeds the model context 128"},
+      {[](auto& c) { c.gpt.kvHeads = 3; }, "heads 4 is not a multiple of kv_heads 3"},
+      {[](auto& c) { c.gpt.mlpMult = 0; }, "mlp_mult must be at least 1"},
+  };
+  for (const auto& c : cases) {
+    train::TrainConfig cfg = ok;
+    c.set(cfg);
+    CHECK_THROWS_WITH(cfg.validate(), ContainsSubstring(c.says));
+  }
+  train::TrainConfig fromFile = ok;
+  CHECK_THROWS_WITH(
+      train::fromJson(nlohmann::json::parse(R"({"steps": -5})"), fromFile),
+      ContainsSubstring("config key 'steps': -5 is not a whole number in [0, 18446744073709551615]"));
+  CHECK_THROWS_WITH(train::fromJson(nlohmann::json::parse(R"({"gpt": {"layers": 1.5}})"), fromFile),
+                    ContainsSubstring("config key 'layers': 1.5 is not a whole number"));
+  CHECK(fromFile.steps == ok.steps);
 }

@@ -1,5 +1,6 @@
 #include "bench_common.hpp"
 
+#include "engine/io/atomic_file.hpp"
 #include "timing_executor.hpp"
 
 #include <algorithm>
@@ -45,9 +46,7 @@ nlohmann::json header(const vk::Context& ctx, const CommonOptions& options, cons
 
 void emit(const nlohmann::json& result, const CommonOptions& options) {
   if (!options.jsonOut.empty()) {
-    std::ofstream out(options.jsonOut);
-    if (!out) throw std::runtime_error("cannot write " + options.jsonOut);
-    out << result.dump(1) << "\n";
+    io::writeFileAtomically(options.jsonOut, result.dump(1) + "\n");
   }
 }
 

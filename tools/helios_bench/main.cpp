@@ -3,7 +3,9 @@
 #include "bench_attention.hpp"
 #include "bench_dispatch.hpp"
 #include "bench_gemm.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/vk/error.hpp"
+#include "tools/cli_checks.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -21,15 +23,19 @@ int main(int argc, char** argv) {
     sub->add_option("--commit", common.commit, "Commit recorded in the JSON (default: $HELIOS_COMMIT)");
     sub->add_option("--label", common.label, "Recorded in the JSON: which configuration this run is");
     sub->add_option("--warmup", common.warmup, "Untimed runs first (dispatch benchmark)")
+        ->check(cli::Count)
         ->capture_default_str();
     sub->add_option(
            "--warmup-ms", common.warmupMs,
            "Keep the GPU busy with replayed calls this long before timing (clocks ramp up under load)")
+        ->check(cli::FiniteNonNegative)
         ->capture_default_str();
     sub->add_option("--repeat", common.repeat, "Calls per timed window, back to back (timed together)")
+        ->check(cli::PositiveCount)
         ->capture_default_str();
     sub->add_option("--windows", common.windows,
                     "Timed windows, back to back; the median window's time per call is reported")
+        ->check(cli::PositiveCount)
         ->capture_default_str();
   };
 
@@ -48,6 +54,7 @@ int main(int argc, char** argv) {
   gemmCmd
       ->add_option("--beta", gemm.beta,
                    "C = A*B + beta*C (timing only: C accumulates over the runs, no check)")
+      ->check(cli::Finite)
       ->capture_default_str();
   gemmCmd->add_option("--kernel", gemm.kernel, "Kernel family")
       ->check(CLI::IsMember({"auto", "tiled", "coop"}));
@@ -88,11 +95,17 @@ int main(int argc, char** argv) {
   auto* dispatchCmd =
       app.add_subcommand("dispatch", "Small dependent dispatches: graph vs one submit per dispatch");
   addCommon(dispatchCmd);
-  dispatchCmd->add_option("--count", count, "Dispatches in the chain")->capture_default_str();
-  dispatchCmd->add_option("--elements", elements, "Floats per dispatch")->capture_default_str();
+  dispatchCmd->add_option("--count", count, "Dispatches in the chain")
+      ->check(cli::PositiveCount)
+      ->capture_default_str();
+  dispatchCmd->add_option("--elements", elements, "Floats per dispatch")
+      ->check(cli::PositiveCount)
+      ->capture_default_str();
 
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!common.jsonOut.empty())
+      io::resolveOutputPath(common.jsonOut); // refused before the timing, not after
     auto ctx = vk::Context::create({.device = common.device});
     nlohmann::json result = gemmCmd->parsed()        ? bench::benchGemm(*ctx, common, gemm)
                             : attentionCmd->parsed() ? bench::benchAttention(*ctx, common, attention)

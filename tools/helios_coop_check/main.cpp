@@ -11,7 +11,9 @@
 #include <CLI/CLI.hpp>
 
 #include "common.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
+#include "tools/cli_checks.hpp"
 
 using namespace helios;
 
@@ -28,18 +30,25 @@ int main(int argc, char** argv) {
                "Only the candidates of --explore, and only the tiling sweep is timed");
   app.add_option("--rasters", opt.rasters, "Raster swizzles (groupM) every tiling is timed with")
       ->delimiter(',')
+      ->check(cli::Count)
       ->capture_default_str();
   app.add_flag("--no-timing", noTiming, "Checks only");
   app.add_flag("--no-checks", noChecks, "Timing only");
-  app.add_option("--size", opt.size, "Square size every tiling is timed at")->capture_default_str();
-  app.add_option("--repeats", opt.repeats, "Timed dispatches per kernel (median)")->capture_default_str();
+  app.add_option("--size", opt.size, "Square size every tiling is timed at")
+      ->check(cli::PositiveCount)
+      ->capture_default_str();
+  app.add_option("--repeats", opt.repeats, "Timed dispatches per kernel (median)")
+      ->check(cli::PositiveCount)
+      ->capture_default_str();
   app.add_option("--warmup-ms", opt.warmupMs, "Warm up each kernel for this long first (GPU clocks ramp up)")
+      ->check(cli::FiniteNonNegative)
       ->capture_default_str();
   app.add_option("--stress", opt.stressRuns, "Repeated runs that must be bit-identical")
+      ->check(cli::Count)
       ->capture_default_str();
   app.add_flag("--tiled-inner", opt.tiledInner,
                "Padded cases with the tiled kernel as the inner GEMM (devices without coop matrices)");
-  app.add_option("--seed", opt.seed, "Random seed (default: clock)");
+  app.add_option("--seed", opt.seed, "Random seed (default: clock)")->check(cli::Count);
   app.add_option("--device", device, "Device index or name substring");
   CLI11_PARSE(app, argc, argv);
   opt.checks = !noChecks;
@@ -88,10 +97,10 @@ int main(int argc, char** argv) {
   report.json["failed"] = report.failures;
   fmt::print("summary: {} passed, {} failed\n", report.passes, report.failures);
   if (!jsonPath.empty()) {
-    std::ofstream f(jsonPath);
-    f << report.json.dump(2) << "\n";
-    if (!f) {
-      fmt::print("error: cannot write {}\n", jsonPath);
+    try {
+      helios::io::writeFileAtomically(jsonPath, report.json.dump(2) + "\n");
+    } catch (const std::exception& e) {
+      fmt::print("error: {}\n", e.what());
       return 2;
     }
   }

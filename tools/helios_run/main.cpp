@@ -1,9 +1,11 @@
 // helios-run: run one Helios op (matmul, softmax, layernorm, gelu, attention, cross-entropy) on your own
 // .npy arrays, e.g.
 //   helios-run matmul --a A.npy --b B.npy --out C.npy
+#include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/vk/error.hpp"
 #include "run_ops.hpp"
+#include "tools/cli_checks.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -28,8 +30,8 @@ int main(int argc, char** argv) {
   matmul->add_option("--a", mm.a, "A (.npy, float32 or float16)")->required()->check(CLI::ExistingFile);
   matmul->add_option("--b", mm.b, "B (.npy, same dtype as A)")->required()->check(CLI::ExistingFile);
   matmul->add_option("--c", mm.c, "C added with --beta (.npy)")->check(CLI::ExistingFile);
-  matmul->add_option("--alpha", mm.alpha, "Scale of the product")->capture_default_str();
-  matmul->add_option("--beta", mm.beta, "Scale of C")->capture_default_str();
+  matmul->add_option("--alpha", mm.alpha, "Scale of the product")->check(cli::Finite)->capture_default_str();
+  matmul->add_option("--beta", mm.beta, "Scale of C")->check(cli::Finite)->capture_default_str();
   matmul->add_option("--bias", mm.bias, "Bias added to every row (.npy, shape (N,))")
       ->check(CLI::ExistingFile);
   matmul->add_flag("--transpose-a", mm.transposeA, "A is stored K x M");
@@ -44,7 +46,7 @@ int main(int argc, char** argv) {
   run::RowOptions rows;
   auto* softmax = app.add_subcommand("softmax", "softmax along the last axis");
   softmax->add_option("--x", rows.x, "Input (.npy, float32)")->required()->check(CLI::ExistingFile);
-  softmax->add_option("--scale", rows.scale, "Multiply x first")->capture_default_str();
+  softmax->add_option("--scale", rows.scale, "Multiply x first")->check(cli::Finite)->capture_default_str();
   softmax->add_flag("--causal", rows.causal, "Causal mask over the last two axes (queries, keys)");
   common(softmax);
   auto* layernorm = app.add_subcommand("layernorm", "LayerNorm along the last axis");
@@ -53,7 +55,9 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   layernorm->add_option("--beta", rows.beta, "Shift (.npy, shape (C,); default zeros)")
       ->check(CLI::ExistingFile);
-  layernorm->add_option("--eps", rows.eps, "Epsilon")->capture_default_str();
+  layernorm->add_option("--eps", rows.eps, "Epsilon (> 0)")
+      ->check(cli::Finite & CLI::PositiveNumber)
+      ->capture_default_str();
   common(layernorm);
   auto* gelu = app.add_subcommand("gelu", "GELU (tanh form), elementwise");
   gelu->add_option("--x", rows.x, "Input (.npy, float32)")->required()->check(CLI::ExistingFile);
@@ -66,7 +70,7 @@ int main(int argc, char** argv) {
   attention->add_option("--k", at.k, "Keys (.npy, float32)")->required()->check(CLI::ExistingFile);
   attention->add_option("--v", at.v, "Values (.npy, float32)")->required()->check(CLI::ExistingFile);
   attention->add_flag("--causal", at.causal, "Query i sees keys j <= i + Tk - Tq");
-  attention->add_option("--scale", at.scale, "Score scale (default 1/sqrt(D))");
+  attention->add_option("--scale", at.scale, "Score scale (default 1/sqrt(D))")->check(cli::Finite);
   attention
       ->add_option(
           "--kernel", at.kernel,
@@ -86,11 +90,15 @@ int main(int argc, char** argv) {
       ->required()
       ->check(CLI::ExistingFile);
   crossEntropy->add_option("--grad-out", gradOut, "Also write dlogits here");
-  crossEntropy->add_option("--grad-scale", ce.gradScale, "Gradient scale (default 1/rows)");
+  crossEntropy->add_option("--grad-scale", ce.gradScale, "Gradient scale (default 1/rows)")
+      ->check(cli::Finite);
   common(crossEntropy);
 
   CLI11_PARSE(app, argc, argv);
   try {
+    // Refused before any work: a directory, device or FIFO is never replaced (a symlink is written through).
+    io::resolveOutputPath(out);
+    if (!gradOut.empty()) io::resolveOutputPath(gradOut);
     auto ctx = vk::Context::create({.device = device});
     std::map<std::string, io::NpyArray> results;
     if (matmul->parsed())

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "codegen/spirv/ids.hpp"
 #include "codegen/spirv/samples.hpp"
 #include "codegen/spirv/tools.hpp"
+#include "engine/io/atomic_file.hpp"
 
 namespace {
 
@@ -40,10 +42,13 @@ void printHeader(const Kernel& k) {
 }
 
 bool writeBinary(const std::string& path, const std::vector<uint32_t>& words) {
-  std::ofstream f(path, std::ios::binary);
-  f.write(reinterpret_cast<const char*>(words.data()),
-          static_cast<std::streamsize>(words.size() * sizeof(uint32_t)));
-  return static_cast<bool>(f);
+  try {
+    helios::io::writeFileAtomically(path, std::as_bytes(std::span<const uint32_t>(words)));
+    return true;
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << "\n";
+    return false;
+  }
 }
 
 // Validates each kernel; prints one line per kernel and the validator's message on failure.

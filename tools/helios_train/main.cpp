@@ -2,6 +2,7 @@
 //   helios-train --preset tiny --steps 300 --out runs/tiny
 //   helios-train --resume runs/tiny --steps 600
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
+#include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
@@ -11,6 +12,7 @@
 #include "engine/train/trainer.hpp"
 #include "engine/vk/error.hpp"
 #include "progress.hpp"
+#include "tools/cli_checks.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -26,7 +28,8 @@ namespace fs = std::filesystem;
 struct Flags {
   std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer, attention;
   uint64_t steps = 0, seed = 0;
-  uint32_t batch = 0, seqLen = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0, warmup = 0;
+  uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
+           warmup = 0;
   uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
   uint32_t keep = 0, nonFiniteLimit = 0;
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
@@ -49,10 +52,8 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   if (given("--steps")) c.steps = f.steps;
   if (given("--seed")) c.seed = f.seed;
   if (given("--batch")) c.batch = f.batch;
-  if (given("--seq-len")) {
-    c.seqLen = f.seqLen;
-    if (c.gpt.context != 0 && c.gpt.context < f.seqLen) c.gpt.context = f.seqLen; // the context follows T up
-  }
+  if (given("--seq-len")) c.seqLen = f.seqLen; // above the context only with --context (validate() says so)
+  if (given("--context")) c.gpt.context = f.context;
   if (given("--grad-accum")) c.gradAccum = f.gradAccum;
   if (given("--layers")) c.gpt.layers = f.layers;
   if (given("--dim")) c.gpt.dim = f.dim;
@@ -132,8 +133,9 @@ int runTrain(const CLI::App& app, const Flags& f) {
                        : !f.resume.empty()   ? fs::path(f.resume)
                                              : fs::path("runs") / f.preset;
 
-  // Data and tokenizer.
+  // Data and tokenizer; then the run directory, probed before the device and step 1, not after the last.
   const std::string text = train::readCorpus(cfg.data);
+  io::requireWritableDirectory(out);
   const std::string dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
   const train::Tokenizer tok = resumeState.is_null()
                                    ? train::Tokenizer::make(cfg.tokenizer, text)
@@ -256,7 +258,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"tiny", "char", "gpt2-small"}))
       ->capture_default_str();
   app.add_option("--config", f.config, "JSON file with training-config keys (see config.json of a run)");
-  app.add_option("--steps", f.steps, "Optimizer steps in total (a resumed run continues to this step)");
+  app.add_option("--steps", f.steps, "Optimizer steps in total (a resumed run continues to this step)")
+      ->check(cli::PositiveCount);
   app.add_option("--data", f.data, "Training text file (default: the KJV corpus)");
   app.add_option("--out", f.out, "Output directory (default: runs/<preset>, or the --resume run directory)");
   app.add_option(
@@ -264,7 +267,7 @@ int main(int argc, char** argv) {
       "Continue from a run directory's current checkpoint (RUN/checkpoints/latest), or from a step "
       "directory RUN/checkpoints/step-N");
   app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
-  app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling");
+  app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling")->check(cli::Count);
   app.add_option("--attention", f.attention,
                  "fused (one kernel per direction, scores never in memory; heads read in place from the QKV "
                  "projection where the device allows), split (the same kernels on [B, H, T, D] copies of the "
@@ -276,30 +279,40 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"gpt", "bigram"}));
   app.add_option("--tokenizer", f.tokenizer, "byte (vocab 256) or char (the corpus' characters)")
       ->check(CLI::IsMember({"byte", "char"}));
-  app.add_option("--batch", f.batch, "Sequences per micro-batch");
-  app.add_option("--seq-len", f.seqLen, "Tokens per sequence (T)");
-  app.add_option("--grad-accum", f.gradAccum, "Micro-batches per optimizer step");
-  app.add_option("--layers", f.layers, "Transformer blocks");
-  app.add_option("--dim", f.dim, "Model width");
-  app.add_option("--heads", f.heads, "Attention heads");
-  app.add_option("--vocab", f.vocab, "Model vocabulary (0 = the tokenizer's; larger pads)");
-  app.add_option("--lr", f.lr, "Peak learning rate");
-  app.add_option("--min-lr-frac", f.minLrFrac, "Cosine decay ends at lr times this");
-  app.add_option("--warmup", f.warmup, "Linear warmup steps");
-  app.add_option("--weight-decay", f.weightDecay, "AdamW weight decay (matrices only)");
-  app.add_option("--grad-clip", f.gradClip, "Global gradient-norm clip (0 = off)");
+  app.add_option("--batch", f.batch, "Sequences per micro-batch")->check(cli::PositiveCount);
+  app.add_option("--seq-len", f.seqLen, "Tokens per sequence (T)")->check(cli::PositiveCount);
+  app.add_option("--context", f.context, "Model context (maximum T; a --seq-len above it needs this too)")
+      ->check(cli::Count);
+  app.add_option("--grad-accum", f.gradAccum, "Micro-batches per optimizer step")->check(cli::PositiveCount);
+  app.add_option("--layers", f.layers, "Transformer blocks")->check(cli::PositiveCount);
+  app.add_option("--dim", f.dim, "Model width")->check(cli::PositiveCount);
+  app.add_option("--heads", f.heads, "Attention heads")->check(cli::PositiveCount);
+  app.add_option("--vocab", f.vocab, "Model vocabulary (0 = the tokenizer's; larger pads)")
+      ->check(cli::Count);
+  app.add_option("--lr", f.lr, "Peak learning rate")->check(cli::Finite);
+  app.add_option("--min-lr-frac", f.minLrFrac, "Cosine decay ends at lr times this")->check(cli::Finite);
+  app.add_option("--warmup", f.warmup, "Linear warmup steps")->check(cli::Count);
+  app.add_option("--weight-decay", f.weightDecay, "AdamW weight decay (matrices only)")->check(cli::Finite);
+  app.add_option("--grad-clip", f.gradClip, "Global gradient-norm clip (0 = off)")->check(cli::Finite);
   app.add_option("--loss-scale", f.lossScale,
                  "Initial loss scale; enables dynamic scaling (default: 65536 when "
-                 "mixed)");
-  app.add_option("--eval-every", f.evalEvery, "Validation loss every N steps (0 = never)");
-  app.add_option("--eval-batches", f.evalBatches, "Validation batches per evaluation");
-  app.add_option("--checkpoint-every", f.checkpointEvery, "Checkpoint every N steps (always at the end)");
-  app.add_option("--keep", f.keep, "Complete checkpoints kept in RUN/checkpoints (default 2, at least 1)");
+                 "mixed)")
+      ->check(cli::Finite);
+  app.add_option("--eval-every", f.evalEvery, "Validation loss every N steps (0 = never)")->check(cli::Count);
+  app.add_option("--eval-batches", f.evalBatches, "Validation batches per evaluation")
+      ->check(cli::PositiveCount);
+  app.add_option("--checkpoint-every", f.checkpointEvery, "Checkpoint every N steps (always at the end)")
+      ->check(cli::Count);
+  app.add_option("--keep", f.keep, "Complete checkpoints kept in RUN/checkpoints (default 2, at least 1)")
+      ->check(cli::PositiveCount);
   app.add_option("--nonfinite-limit", f.nonFiniteLimit,
-                 "Stop with an error after this many non-finite losses in a row (default 3)");
-  app.add_option("--log-every", f.logEvery, "Progress line every N steps when stderr is not a terminal");
-  app.add_option("--time-every", f.timeEvery, "Synchronised, phase-timed step every N steps (0 = never)");
-  app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps");
+                 "Stop with an error after this many non-finite losses in a row (default 3)")
+      ->check(cli::PositiveCount);
+  app.add_option("--log-every", f.logEvery, "Progress line every N steps when stderr is not a terminal")
+      ->check(cli::PositiveCount);
+  app.add_option("--time-every", f.timeEvery, "Synchronised, phase-timed step every N steps (0 = never)")
+      ->check(cli::Count);
+  app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps")->check(cli::Count);
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
 
   SampleFlags sf;
@@ -307,12 +320,14 @@ int main(int argc, char** argv) {
   sample->add_option("--resume", sf.resume, "Run directory (its current checkpoint) or step directory")
       ->required();
   sample->add_option("--prompt", sf.prompt, "Text to continue");
-  sample->add_option("--tokens", sf.tokens, "Tokens to generate")->capture_default_str();
+  sample->add_option("--tokens", sf.tokens, "Tokens to generate")->check(cli::Count)->capture_default_str();
   sample->add_option("--temperature", sf.temperature, "Softmax temperature (0 = greedy)")
+      ->check(cli::FiniteNonNegative)
       ->capture_default_str();
   sample->add_option("--top-k", sf.topK, "Sample among the k most likely tokens (0 = all)")
+      ->check(cli::Count)
       ->capture_default_str();
-  sample->add_option("--seed", sf.seed, "Sampling seed")->capture_default_str();
+  sample->add_option("--seed", sf.seed, "Sampling seed")->check(cli::Count)->capture_default_str();
   sample->add_option("--device", sf.device, "Device index or name substring");
 
   CLI11_PARSE(app, argc, argv);

@@ -1,0 +1,131 @@
+#include "engine/io/atomic_file.hpp"
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace helios::io {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int kMaxLinks = 40; // as the kernel's ELOOP limit
+
+const char* kindOf(fs::file_type t) {
+  switch (t) {
+  case fs::file_type::directory:
+    return "a directory";
+  case fs::file_type::block:
+  case fs::file_type::character:
+    return "a device";
+  case fs::file_type::fifo:
+    return "a FIFO";
+  case fs::file_type::socket:
+    return "a socket";
+  default:
+    return "not a regular file";
+  }
+}
+
+std::string lastError() {
+  return std::strerror(errno);
+}
+
+// A name no other writer uses at the same time: the target's name, the process id and a counter.
+fs::path temporaryBeside(const fs::path& target) {
+  static std::atomic<unsigned> counter{0};
+  fs::path tmp = target;
+  tmp += fmt::format(".partial-{}-{}", static_cast<long>(::getpid()), counter++);
+  return tmp;
+}
+
+bool writeAll(int fd, std::span<const std::byte> bytes) {
+  while (!bytes.empty()) {
+    const ssize_t n = ::write(fd, bytes.data(), bytes.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    bytes = bytes.subspan(static_cast<size_t>(n));
+  }
+  return true;
+}
+
+} // namespace
+
+fs::path resolveOutputPath(const fs::path& path) {
+  fs::path p = path;
+  for (int hops = 0; hops <= kMaxLinks; ++hops) {
+    std::error_code ec;
+    const fs::file_status st = fs::symlink_status(p, ec);
+    if (st.type() == fs::file_type::not_found) return p;
+    if (ec)
+      throw FileWriteError(
+          fmt::format("{}: cannot inspect the output path ({})", path.string(), ec.message()));
+    if (st.type() == fs::file_type::regular) return p;
+    if (st.type() != fs::file_type::symlink)
+      throw FileWriteError(fmt::format("{}: is {}; refusing to write over it (name a regular file)",
+                                       path.string(), kindOf(st.type())));
+    const fs::path target = fs::read_symlink(p);
+    p = target.is_absolute() ? target : p.parent_path() / target;
+  }
+  throw FileWriteError(fmt::format("{}: too many levels of symbolic links", path.string()));
+}
+
+void writeFileAtomically(const fs::path& path, std::span<const std::byte> bytes) {
+  const fs::path target = resolveOutputPath(path);
+  const fs::path tmp = temporaryBeside(target);
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd < 0)
+    throw FileWriteError(fmt::format("{}: cannot open for writing ({})", path.string(), lastError()));
+  struct stat old {};
+  if (::stat(target.c_str(), &old) == 0) ::fchmod(fd, old.st_mode & 07777);
+  const bool written = writeAll(fd, bytes) && ::fsync(fd) == 0;
+  const std::string why = written ? "" : lastError();
+  if (::close(fd) != 0 || !written) {
+    ::unlink(tmp.c_str());
+    throw FileWriteError(fmt::format("{}: write failed ({})", path.string(), written ? lastError() : why));
+  }
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    const std::string reason = lastError();
+    ::unlink(tmp.c_str());
+    throw FileWriteError(fmt::format("{}: cannot replace the file ({})", path.string(), reason));
+  }
+  syncDirectory(target.has_parent_path() ? target.parent_path() : fs::path("."));
+}
+
+void syncDirectory(const fs::path& dir) {
+  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    throw FileWriteError(fmt::format("{}: cannot open the directory ({})", dir.string(), lastError()));
+  const bool synced = ::fsync(fd) == 0;
+  const std::string why = synced ? "" : lastError();
+  ::close(fd);
+  if (!synced) throw FileWriteError(fmt::format("{}: fsync of the directory failed ({})", dir.string(), why));
+}
+
+void writeFileAtomically(const fs::path& path, std::string_view text) {
+  writeFileAtomically(path, std::as_bytes(std::span<const char>(text.data(), text.size())));
+}
+
+void requireWritableDirectory(const fs::path& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw FileWriteError(
+        fmt::format("{}: cannot create the output directory ({})", dir.string(), ec.message()));
+  if (!fs::is_directory(dir))
+    throw FileWriteError(fmt::format("{}: the output directory is not a directory", dir.string()));
+  const fs::path probe = dir / fmt::format(".helios-write-probe-{}", static_cast<long>(::getpid()));
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    throw FileWriteError(
+        fmt::format("{}: the output directory is not writable ({})", dir.string(), lastError()));
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
+} // namespace helios::io

@@ -1,0 +1,170 @@
+// helios-train's refusals as a user meets them: every count and float flag, --config keys, --data and the run
+// directory are checked before the data, the device or step 1, with one message naming the value.
+#include "support/random.hpp"
+
+#include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+
+using Catch::Matchers::ContainsSubstring;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path dir() {
+  static fs::path d = [] {
+    auto p = fs::temp_directory_path() / ("helios-train-cli-" + std::to_string(helios::test::testSeed()));
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+struct Result {
+  int exitCode;
+  std::string output;
+};
+
+Result run(const std::string& args) {
+  const char* exe = std::getenv("HELIOS_TRAIN_EXE"); // where a staged copy runs (device machines)
+  std::string cmd = std::string(exe ? exe : HELIOS_TRAIN_EXE) + " " + args + " 2>&1";
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::string out;
+  char buf[512];
+  while (fgets(buf, sizeof buf, pipe))
+    out += buf;
+  int status = pclose(pipe);
+  return {WEXITSTATUS(status), out};
+}
+
+// A run that would train if the value were accepted: each refusal must come before any of that.
+std::string tinyRun(const std::string& extra) {
+  return "--preset tiny --steps 1 --batch 1 --layers 1 --dim 32 --heads 2 --eval-every 0 --out " +
+         (dir() / "never").string() + " " + extra;
+}
+
+// The same without the size flags, for the cases that set one of them.
+std::string bareRun(const std::string& extra) {
+  return "--preset tiny --out " + (dir() / "never").string() + " " + extra;
+}
+
+} // namespace
+
+TEST_CASE("negative, zero and malformed counts are refused, never wrapped") {
+  for (const char* flag : {"--steps", "--batch", "--seq-len", "--grad-accum", "--layers", "--dim", "--heads",
+                           "--eval-batches", "--log-every"}) {
+    for (const char* value : {"-5", "0", "1.5", "0x10"}) {
+      auto r = run(bareRun(std::string(flag) + " " + value));
+      INFO(flag << " " << value << "\n" << r.output);
+      CHECK(r.exitCode != 0);
+      CHECK_THAT(r.output,
+                 ContainsSubstring(flag) && ContainsSubstring("must be a whole number of at least 1"));
+    }
+  }
+  for (const char* flag : {"--checkpoint-every", "--eval-every", "--warmup", "--seed", "--vocab", "--context",
+                           "--time-every", "--sync-every"}) {
+    auto r = run(bareRun(std::string(flag) + " -5"));
+    INFO(flag << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring(flag) && ContainsSubstring("must be a non-negative whole number"));
+  }
+  CHECK_FALSE(fs::exists(dir() / "never"));
+}
+
+TEST_CASE("non-finite and out-of-range floats are refused by name") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"--lr inf", "must be a finite number"},
+           {"--lr nan", "must be a finite number"},
+           {"--lr 0", "lr must be a finite number > 0, got 0"},
+           {"--lr -1e-3", "lr must be a finite number > 0"},
+           {"--weight-decay nan", "--weight-decay"},
+           {"--weight-decay -0.1", "weight_decay must be a finite number in [0, inf)"},
+           {"--min-lr-frac nan", "--min-lr-frac"},
+           {"--min-lr-frac 1.5", "min_lr_frac must be a finite number in [0, 1], got 1.5"},
+           {"--grad-clip nan", "--grad-clip"},
+           {"--grad-clip -1", "grad_clip must be a finite number in [0, inf)"},
+           {"--loss-scale inf", "--loss-scale"}}) {
+    auto r = run(tinyRun(c.args));
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring(c.says));
+  }
+  auto r = run("sample --resume " + (dir() / "no-run").string() + " --temperature nan");
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("--temperature") && ContainsSubstring("finite number >= 0"));
+  CHECK_FALSE(fs::exists(dir() / "never"));
+}
+
+TEST_CASE("a --seq-len above the context is refused unless the context is set too") {
+  auto r = run(tinyRun("--seq-len 256"));
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("seq_len 256 exceeds the model context 128") &&
+                           ContainsSubstring("--context"));
+  const fs::path out = dir() / "longer-context";
+  fs::remove_all(out);
+  r = run("--preset tiny --steps 1 --batch 1 --layers 1 --dim 32 --heads 2 --eval-every 0 --seq-len 160 "
+          "--context 160 --out " +
+          out.string());
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  std::ifstream cfg(out / "checkpoints" / "step-000000001" / "config.json");
+  std::string text{std::istreambuf_iterator<char>(cfg), {}};
+  CHECK_THAT(text, ContainsSubstring("\"context\": 160"));
+}
+
+TEST_CASE("keys of a --config file follow the same rules as the flags") {
+  struct Case {
+    const char* json;
+    const char* says;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {R"({"steps": -5})", "config key 'steps': -5 is not a whole number"},
+           {R"({"batch": 2.5})", "config key 'batch': 2.5 is not a whole number"},
+           {R"({"seq_len": 4294967296})", "config key 'seq_len'"},
+           {R"({"lr": -0.5})", "lr must be a finite number > 0, got -0.5"},
+           {R"({"lr": 1e400})", "not valid JSON"},
+           {R"({"eps": 0})", "eps must be a finite number > 0"},
+           {R"({"beta2": 1})", "beta2 must be a finite number in [0, 1)"},
+           {R"({"weight_decay": null})", "config key 'weight_decay': null is not a valid value"},
+           {R"({"gpt": {"heads": 0}})", "heads must be at least 1"},
+           {R"({"gpt": {"norm_eps": -1}})", "norm_eps must be a finite number > 0"}}) {
+    const fs::path file = dir() / "bad.json";
+    std::ofstream(file) << c.json;
+    auto r = run(bareRun("--config " + file.string()));
+    INFO(c.json << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring(c.says));
+  }
+}
+
+TEST_CASE(
+    "a --data directory or empty file or an empty file, and an unwritable run directory, are refused first") {
+  fs::create_directories(dir() / "a-directory");
+  auto r = run(tinyRun("--data " + (dir() / "a-directory").string()));
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output,
+             ContainsSubstring("a-directory: the training text is not a regular file (it is a directory)"));
+  std::ofstream(dir() / "empty.txt").close();
+  r = run(tinyRun("--data " + (dir() / "empty.txt").string()));
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("empty.txt: the training text is empty"));
+
+  std::ofstream(dir() / "a-file") << "keep";
+  r = run("--preset tiny --steps 1 --out " + (dir() / "a-file" / "run").string());
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("cannot create the output directory"));
+  CHECK_THAT(r.output, !ContainsSubstring("step 1")); // refused before the device and step 1
+  std::ifstream in(dir() / "a-file");
+  std::string kept{std::istreambuf_iterator<char>(in), {}};
+  CHECK(kept == "keep");
+  CHECK_FALSE(fs::exists(dir() / "never")); // the refused --data runs created no run directory
+}
