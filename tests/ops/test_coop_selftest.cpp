@@ -194,7 +194,17 @@ TEST_CASE("coop self-test: the live checks pass with the stand-in kernels and ca
   CHECK_THAT(wrongAttention.failure, ContainsSubstring("attention forward") && ContainsSubstring("o[7]"));
 }
 
-TEST_CASE("coop self-test: lavapipe has no coop, so the hook never runs it", "[coop_selftest]") {
-  if (coopDeviceInfo(test::ctx().device()).coopMatrix) SKIP("this device has cooperative matrices");
-  CHECK(coopSelfTestResult(test::ctx().device()).status == probe::SelfTestStatus::NotRun);
+TEST_CASE("coop self-test: the hook runs the coop kernels' checks once on a coop device", "[coop_selftest]") {
+  const CoopDeviceInfo info = coopDeviceInfo(test::ctx().device());
+  if (!info.coopMatrix) { // lavapipe: no coop, so the hook never runs the test
+    CHECK(coopSelfTestResult(test::ctx().device()).status == probe::SelfTestStatus::NotRun);
+    SKIP("no cooperative matrices on this device");
+  }
+  const auto hooked = coopSelfTestResult(test::ctx().device());
+  INFO(hooked.failure);
+  CHECK(hooked.status != probe::SelfTestStatus::Fail);
+  // The real coop kernels, run again here (fresh inputs), against the references.
+  const auto fresh = runCoopChecks(liveCoopChecks(test::ctx(), info));
+  INFO(fresh.failure);
+  CHECK(fresh.status == probe::SelfTestStatus::Pass);
 }
