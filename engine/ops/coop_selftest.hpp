@@ -45,9 +45,13 @@ struct CoopCheckOptions {
   bool standIn = false;
   std::function<void(std::vector<float>&)> tamper;
 };
+// The policy config of the self-test's unaligned GEMM: no padding and no size floors, so it plans bounded.
+CoopPolicyConfig selfTestBoundedConfig();
+
 // The checks on `ctx` for a device whose raw coop query is `info`: GEMM f16 x f16 -> f32 on an aligned
 // problem (direct kernel) and an unaligned one (bounded kernel), then attention forward and backward where
-// attentionCoopAvailable() (or standIn). Fresh random inputs each run.
+// attentionCoopAvailable() (or standIn). Fresh random inputs each run. A plan that falls back (a device
+// without coop, a tuning knob) runs the tiled kernel, and its result is checked the same way.
 std::vector<CoopCheck> liveCoopChecks(vk::Context& ctx, const CoopDeviceInfo& info,
                                       const CoopCheckOptions& options = {});
 

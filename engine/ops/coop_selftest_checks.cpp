@@ -65,11 +65,11 @@ struct Env {
   }
 };
 
-// C = A B, f16 in, f32 out, on the coop plan `expect` (config chosen to reach it). Products of f16 are exact
-// in f32, so only the f32 sums differ from the float64 reference: 1e-3 of sum |a b| bounds that with room and
-// still catches a wrong element, lane or tile.
-std::string gemmCheck(Env& env, uint32_t M, uint32_t N, uint32_t K, CoopDecision expect,
-                      const CoopPolicyConfig& cfg) {
+// C = A B, f16 in, f32 out, planned with `cfg` (the self-test's configs reach the direct and the bounded
+// kernel; tuning knobs such as HELIOS_COOP_BOUNDED=0 may move the plan, and whatever ran is checked).
+// Products of f16 are exact in f32, so only the f32 sums differ from the float64 reference: 1e-3 of sum |a b|
+// bounds that with room and still catches a wrong element, lane or tile.
+std::string gemmCheck(Env& env, uint32_t M, uint32_t N, uint32_t K, const CoopPolicyConfig& cfg) {
   const auto a = halfValues(env.rng, size_t{M} * K), b = halfValues(env.rng, size_t{K} * N);
   vk::Buffer A = env.upload(a, true), B = env.upload(b, true), C = env.poisoned(size_t{M} * N);
   MatmulArgs args;
@@ -85,11 +85,8 @@ std::string gemmCheck(Env& env, uint32_t M, uint32_t N, uint32_t K, CoopDecision
   run.record = false;
   run.tiledInner = env.opt.standIn;
   ImmediateExecutor exec(env.ctx);
-  const CoopPlan plan = matmulCoop(exec, args, run, /*force=*/true);
+  const CoopPlan plan = matmulCoop(exec, args, run);
   exec.flush();
-  if (plan.inner != expect)
-    return fmt::format("planned {} ({}), not {}", coopDecisionName(plan.inner), plan.reason,
-                       coopDecisionName(expect));
   std::vector<double> want(size_t{M} * N), tol(size_t{M} * N);
   for (uint32_t i = 0; i < M; ++i)
     for (uint32_t j = 0; j < N; ++j) {
@@ -102,7 +99,8 @@ std::string gemmCheck(Env& env, uint32_t M, uint32_t N, uint32_t K, CoopDecision
       want[size_t{i} * N + j] = s;
       tol[size_t{i} * N + j] = 1e-3 * mag + 1e-6;
     }
-  return compare("C", env.read(C, size_t{M} * N), want, tol);
+  const std::string miss = compare("C", env.read(C, size_t{M} * N), want, tol);
+  return miss.empty() ? miss : miss + " (" + coopDecisionName(plan.inner) + ": " + plan.reason + ")";
 }
 
 // Causal attention of `heads` heads over T rows of width D, [heads, T, D], in float64.
@@ -193,18 +191,21 @@ std::string attentionCheck(Env& env, bool backward) {
 
 } // namespace
 
+CoopPolicyConfig selfTestBoundedConfig() {
+  CoopPolicyConfig cfg;
+  cfg.allowPadding = false;
+  cfg.minFlops = cfg.boundedMinFlops = 0;
+  return cfg;
+}
+
 std::vector<CoopCheck> liveCoopChecks(vk::Context& ctx, const CoopDeviceInfo& info,
                                       const CoopCheckOptions& opt) {
   auto env = std::make_shared<Env>(Env{ctx, info, opt});
   std::vector<CoopCheck> checks;
-  checks.push_back({"GEMM 128x128x128 f16 -> f32 (direct)",
-                    [env] { return gemmCheck(*env, 128, 128, 128, CoopDecision::DirectCoop, {}); }});
-  checks.push_back({"GEMM 77x45x83 f16 -> f32 (bounded)", [env] {
-                      CoopPolicyConfig cfg;
-                      cfg.allowPadding = false;
-                      cfg.minFlops = cfg.boundedMinFlops = 0;
-                      return gemmCheck(*env, 77, 45, 83, CoopDecision::Bounded, cfg);
-                    }});
+  checks.push_back(
+      {"GEMM 128x128x128 f16 -> f32 (direct)", [env] { return gemmCheck(*env, 128, 128, 128, {}); }});
+  checks.push_back({"GEMM 77x45x83 f16 -> f32 (bounded)",
+                    [env] { return gemmCheck(*env, 77, 45, 83, selfTestBoundedConfig()); }});
   if (opt.standIn || attentionCoopAvailable(ctx.device(), 64)) {
     checks.push_back({"attention forward (causal, 2x37x64)", [env] { return attentionCheck(*env, false); }});
     checks.push_back({"attention backward (causal, 2x37x64)", [env] { return attentionCheck(*env, true); }});

@@ -170,6 +170,16 @@ TEST_CASE("coop self-test: the cache round-trips and ignores other keys and corr
   CHECK_FALSE(key().kernelVersion.empty());
 }
 
+TEST_CASE("coop self-test: the GEMM checks plan the direct and the bounded coop kernel", "[coop_selftest]") {
+  MatmulProblem aligned;
+  aligned.M = aligned.N = aligned.K = 128;
+  CHECK(planMatmul(aligned, coopLike()).decision == CoopDecision::DirectCoop);
+  MatmulProblem odd;
+  odd.M = 77, odd.N = 45, odd.K = 83;
+  odd.vectorRows = false;
+  CHECK(planMatmul(odd, coopLike(), selfTestBoundedConfig()).decision == CoopDecision::Bounded);
+}
+
 TEST_CASE("coop self-test: the live checks pass with the stand-in kernels and catch a planted wrong output",
           "[coop_selftest]") {
   const auto right = runCoopChecks(liveCoopChecks(test::ctx(), coopLike(), {.standIn = true}));
