@@ -11,8 +11,10 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine/core/half.hpp"
+#include "engine/ops/compute_units.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/ops/matmul_policy.hpp"
@@ -887,4 +889,22 @@ TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 probl
   bad.aType = MatmulDType::F16;
   bad.f16Compute = true;
   CHECK_THROWS_WITH(checkMatmulArgs(bad), ContainsSubstring("f16Compute"));
+}
+
+TEST_CASE("compute units: the live device's count sizes the tiled GEMM's grid and the coop policy's wave",
+          "[matmul_policy][vulkan]") {
+  auto ctx = tryContext();
+  if (!ctx) return;
+  const vk::Device& device = ctx->device();
+  const uint32_t units = deviceComputeUnits(device);
+  const probe::ShaderCores cores = probe::queryShaderCores(VK_NULL_HANDLE, device.physical());
+  INFO(device.name() << ": " << units << " units, source '" << cores.source << "'");
+  if (cores.known())
+    CHECK(units == cores.computeUnits);
+  else if (device.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) // lavapipe: the host's threads
+    CHECK(units == std::max(4u, std::thread::hardware_concurrency()));
+  else
+    CHECK(units == kDefaultComputeUnits);
+  CHECK(gemmDeviceLimits(device).targetWorkgroups == units);
+  CHECK(coopDeviceInfo(device).computeUnits == units);
 }
