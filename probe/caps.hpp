@@ -8,6 +8,8 @@
 #include <vector>
 #include <volk.h>
 
+#include "probe/selftest.hpp"
+
 namespace helios::probe {
 
 enum class DeviceType { Other, IntegratedGpu, DiscreteGpu, VirtualGpu, Cpu };
@@ -61,6 +63,20 @@ inline constexpr std::array<std::string_view, 9> kRelevantExtensions = {
     "VK_EXT_memory_budget",
     "VK_KHR_push_descriptor"};
 
+// The device's compute units (NVIDIA SMs, AMD compute units, Arm shader cores) and how many subgroups each
+// holds at once, from whichever vendor extension reports them: VK_NV_shader_sm_builtins,
+// VK_AMD_shader_core_properties(2), VK_ARM_shader_core_builtins. Intel's drivers (Mesa ANV) have none, nor
+// does lavapipe: `source` stays "" and the counts 0 (the engine then assumes a default; matmul_policy.hpp).
+struct ShaderCores {
+  std::string source;            // the extension the counts came from; "" when none reports them
+  uint32_t computeUnits = 0;     // SMs / active CUs / shader cores; 0 when unknown
+  uint32_t subgroupsPerUnit = 0; // resident warps or wavefronts per unit; 0 when unreported
+  // VK_AMD_shader_core_properties' layout (0 on other vendors).
+  uint32_t shaderEngines = 0, arraysPerEngine = 0, unitsPerArray = 0, simdPerUnit = 0, wavefrontsPerSimd = 0;
+  bool known() const { return computeUnits != 0; }
+  bool operator==(const ShaderCores&) const = default;
+};
+
 struct DeviceCaps {
   std::string name;
   uint32_t vendor_id = 0;
@@ -82,6 +98,9 @@ struct DeviceCaps {
   std::vector<CoopMatrixProperty> coop_khr;
   std::vector<FlexibleDimensionsProperty> coop_nv2;
   CoopMatrix2Features coop_nv2_features; // all false without VK_NV_cooperative_matrix2
+  ShaderCores shader_cores;              // unknown without a vendor extension (or in older captures)
+  std::string device_uuid;               // VkPhysicalDeviceIDProperties::deviceUUID, 32 hex digits
+  SelfTestResult coop_self_test;         // the cached coop self-test result (live: the cache file's)
   std::string source;                    // where captured data came from; "" for a live query
 
   bool hasExtension(std::string_view ext) const;
@@ -110,5 +129,10 @@ DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device);
 // missing). The entry points come from volk, else from vkGetInstanceProcAddr(instance).
 std::vector<CoopMatrixProperty> queryCoopMatrixProperties(VkInstance instance, VkPhysicalDevice device);
 std::vector<FlexibleDimensionsProperty> queryFlexibleDimensions(VkInstance instance, VkPhysicalDevice device);
+// VkPhysicalDeviceIDProperties::deviceUUID as 32 hex digits ("" before Vulkan 1.1).
+std::string queryDeviceUuid(VkInstance instance, VkPhysicalDevice device);
+// The device's compute units from the first vendor extension it has (NV, then AMD, then Arm); properties
+// only, so the extensions need not be enabled on a VkDevice.
+ShaderCores queryShaderCores(VkInstance instance, VkPhysicalDevice device);
 
 } // namespace helios::probe

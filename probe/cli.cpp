@@ -11,10 +11,13 @@ namespace helios::probe {
 
 int runProbe(const ProbeOptions& options, std::ostream& out, std::ostream& err) {
   try {
-    const auto devices = options.fromJson.empty() ? queryAllDevices() : loadCapsFile(options.fromJson);
+    auto devices = options.fromJson.empty() ? queryAllDevices() : loadCapsFile(options.fromJson);
     // HELIOS_DEVICE picks among this machine's devices; a captured file is filtered by --device only.
     const auto picked =
         selectDevices(devices, options.fromJson.empty() ? deviceSelector(options.device) : options.device);
+    if (options.selfTest && options.fromJson.empty())
+      for (auto i : picked)
+        if (!devices[i].coop_khr.empty()) devices[i].coop_self_test = options.selfTest(i);
     if (options.json) {
       std::vector<DeviceCaps> chosen;
       for (auto i : picked)

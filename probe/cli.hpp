@@ -1,7 +1,11 @@
 #pragma once
 // What `helios-probe` does, apart from parsing its command line (tools/helios_probe/main.cpp).
+#include <cstddef>
+#include <functional>
 #include <ostream>
 #include <string>
+
+#include "probe/selftest.hpp"
 
 namespace helios::probe {
 
@@ -9,6 +13,9 @@ struct ProbeOptions {
   bool json = false;    // --json: machine-readable output
   std::string fromJson; // --from-json FILE: score a captured property list instead of the live devices
   std::string device;   // --device SEL (falls back to HELIOS_DEVICE)
+  // --self-test: the coop self-test's result for live device `index` (run where none is cached); the tool
+  // supplies it, as running kernels needs the engine. Unset: the cached result only.
+  std::function<SelfTestResult(std::size_t index)> selfTest;
 };
 
 // Prints the report to `out`; on any failure prints one sentence to `err` and returns 1, else returns 0.

@@ -17,6 +17,18 @@ std::string orUnknown(const std::string& s) {
   return s.empty() ? "(unknown)" : s;
 }
 
+std::string computeUnits(const ShaderCores& s) {
+  if (!s.known())
+    return "not reported (no VK_NV_shader_sm_builtins, VK_AMD_shader_core_properties or "
+           "VK_ARM_shader_core_builtins)";
+  std::string line = fmt::format("{} ({}", s.computeUnits, s.source);
+  if (s.subgroupsPerUnit) line += fmt::format("; {} subgroups each", s.subgroupsPerUnit);
+  if (s.shaderEngines)
+    line += fmt::format("; {} engines x {} arrays x {} units, {} SIMDs x {} waves", s.shaderEngines,
+                        s.arraysPerEngine, s.unitsPerArray, s.simdPerUnit, s.wavefrontsPerSimd);
+  return line + ")";
+}
+
 std::string summary(const DeviceCaps& c) {
   TextTable t({"", ""});
   t.addRow({"type", std::string(deviceTypeName(c.type))});
@@ -30,6 +42,8 @@ std::string summary(const DeviceCaps& c) {
   t.addRow({"max workgroup size",
             fmt::format("{} x {} x {} ({} invocations)", c.max_workgroup_size[0], c.max_workgroup_size[1],
                         c.max_workgroup_size[2], c.max_workgroup_invocations)});
+  t.addRow({"compute units", computeUnits(c.shader_cores)});
+  if (!c.coop_khr.empty()) t.addRow({"coop self-test", describeSelfTest(c.coop_self_test)});
   t.addRow({"shaderFloat16", yesNo(c.shader_float16)});
   t.addRow({"storageBuffer16BitAccess", yesNo(c.storage_buffer_16bit)});
   if (!c.source.empty()) t.addRow({"source", c.source});

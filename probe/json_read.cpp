@@ -217,6 +217,28 @@ DeviceCaps readDevice(const json& doc, const std::string& path) {
                            f.boolean("block_loads", false)};
   }
 
+  if (o.has("shader_cores")) { // optional: captures before this field, or devices without the extensions
+    const Obj sc(o.need("shader_cores"), o.field("shader_cores"));
+    c.shader_cores = {
+        sc.str("source", ""),        positive(sc, "compute_units"),   sc.u32("subgroups_per_unit", 0),
+        sc.u32("shader_engines", 0), sc.u32("arrays_per_engine", 0),  sc.u32("units_per_array", 0),
+        sc.u32("simd_per_unit", 0),  sc.u32("wavefronts_per_simd", 0)};
+  }
+
+  c.device_uuid = o.str("device_uuid", "");
+  if (o.has("coop_self_test")) { // optional: --json output since the self-test; fixtures lack it
+    const Obj t(o.need("coop_self_test"), o.field("coop_self_test"));
+    const std::string status = t.str("status");
+    if (status == "pass")
+      c.coop_self_test.status = SelfTestStatus::Pass;
+    else if (status == "fail")
+      c.coop_self_test.status = SelfTestStatus::Fail;
+    else if (status != "not run")
+      t.fail("status", fmt::format("unknown status \"{}\" (expected pass, fail or not run)", status));
+    c.coop_self_test.cached = t.boolean("cached", false);
+    c.coop_self_test.failure = t.str("failure", "");
+  }
+
   if (o.has("extensions")) {
     const json& exts = o.array("extensions");
     for (std::size_t i = 0; i < exts.size(); ++i) {

@@ -63,6 +63,22 @@ nlohmann::json toJson(const DeviceCaps& c) {
                               {"per_element_operations", f.perElementOperations},
                               {"tensor_addressing", f.tensorAddressing},
                               {"block_loads", f.blockLoads}};
+  const ShaderCores& sc = c.shader_cores;
+  if (sc.known()) {
+    d["shader_cores"] = {{"source", sc.source},
+                         {"compute_units", sc.computeUnits},
+                         {"subgroups_per_unit", sc.subgroupsPerUnit}};
+    if (sc.shaderEngines)
+      d["shader_cores"].update({{"shader_engines", sc.shaderEngines},
+                                {"arrays_per_engine", sc.arraysPerEngine},
+                                {"units_per_array", sc.unitsPerArray},
+                                {"simd_per_unit", sc.simdPerUnit},
+                                {"wavefronts_per_simd", sc.wavefrontsPerSimd}});
+  }
+  if (!c.device_uuid.empty()) d["device_uuid"] = c.device_uuid;
+  d["coop_self_test"] = {{"status", std::string(selfTestStatusName(c.coop_self_test.status))},
+                         {"cached", c.coop_self_test.cached},
+                         {"failure", c.coop_self_test.failure}};
   if (auto best = bestF16F32(c.coop_khr))
     d["best_f16_f32"] = {{"M", best->M}, {"N", best->N}, {"K", best->K}, {"score", best->score}};
   else

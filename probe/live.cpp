@@ -2,6 +2,7 @@
 
 #include "engine/vk/error.hpp"
 #include "engine/vk/instance.hpp"
+#include "engine/vk/pipeline.hpp"
 
 namespace helios::probe {
 
@@ -27,8 +28,15 @@ std::vector<DeviceCaps> queryAllDevices() {
     throw helios::vk::NoDevice("The Vulkan loader found no physical device (no driver is installed or none "
                                "can run on this machine).");
   std::vector<DeviceCaps> out;
-  for (VkPhysicalDevice device : physical)
-    out.push_back(queryCaps(instance.handle(), device));
+  for (VkPhysicalDevice device : physical) {
+    DeviceCaps caps = queryCaps(instance.handle(), device);
+    const SelfTestKey key =
+        selfTestKey(caps.vendor_id, caps.device_id, caps.driver_version_raw, caps.device_uuid);
+    if (!caps.coop_khr.empty())
+      caps.coop_self_test = readSelfTestCache(selfTestCacheFile(helios::vk::cacheDirectory(), key), key)
+                                .value_or(SelfTestResult{});
+    out.push_back(std::move(caps));
+  }
   return out;
 }
 

@@ -71,6 +71,73 @@ std::vector<FlexibleDimensionsProperty> queryFlexibleDimensions(VkInstance insta
   return out;
 }
 
+std::string queryDeviceUuid(VkInstance instance, VkPhysicalDevice device) {
+  auto getProps2 = instanceFn(instance, vkGetPhysicalDeviceProperties2, "vkGetPhysicalDeviceProperties2");
+  if (!getProps2) return {};
+  VkPhysicalDeviceIDProperties id{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES};
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &id};
+  getProps2(device, &props);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (uint8_t b : id.deviceUUID)
+    out += {kHex[b >> 4], kHex[b & 15]};
+  return out;
+}
+
+ShaderCores queryShaderCores(VkInstance instance, VkPhysicalDevice device) {
+  auto getProps2 = instanceFn(instance, vkGetPhysicalDeviceProperties2, "vkGetPhysicalDeviceProperties2");
+  if (!getProps2) return {};
+  const auto all = deviceExtensions(device);
+  auto has = [&](std::string_view ext) {
+    for (const auto& e : all)
+      if (e == ext) return true;
+    return false;
+  };
+  VkPhysicalDeviceProperties2 props{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+  VkPhysicalDeviceShaderSMBuiltinsPropertiesNV nv{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_SM_BUILTINS_PROPERTIES_NV};
+  VkPhysicalDeviceShaderCorePropertiesAMD amd{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_AMD};
+  VkPhysicalDeviceShaderCoreProperties2AMD amd2{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_PROPERTIES_2_AMD};
+  VkPhysicalDeviceShaderCoreBuiltinsPropertiesARM arm{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_CORE_BUILTINS_PROPERTIES_ARM};
+  const bool hasNv = has("VK_NV_shader_sm_builtins"), hasAmd = has("VK_AMD_shader_core_properties"),
+             hasAmd2 = has("VK_AMD_shader_core_properties2"), hasArm = has("VK_ARM_shader_core_builtins");
+  if (!hasNv && !hasAmd && !hasArm) return {};
+  void** tail = &props.pNext;
+  if (hasNv) chain(tail, nv);
+  if (hasAmd) chain(tail, amd);
+  if (hasAmd2) chain(tail, amd2);
+  if (hasArm) chain(tail, arm);
+  getProps2(device, &props);
+
+  ShaderCores c;
+  if (hasNv && nv.shaderSMCount) {
+    c.source = "VK_NV_shader_sm_builtins";
+    c.computeUnits = nv.shaderSMCount;
+    c.subgroupsPerUnit = nv.shaderWarpsPerSM;
+  } else if (hasAmd && amd.computeUnitsPerShaderArray) {
+    // The layout's product counts harvested units too; properties2 gives the active ones.
+    c.source = hasAmd2 && amd2.activeComputeUnitCount ? "VK_AMD_shader_core_properties2"
+                                                      : "VK_AMD_shader_core_properties";
+    c.computeUnits =
+        hasAmd2 && amd2.activeComputeUnitCount
+            ? amd2.activeComputeUnitCount
+            : amd.shaderEngineCount * amd.shaderArraysPerEngineCount * amd.computeUnitsPerShaderArray;
+    c.subgroupsPerUnit = amd.simdPerComputeUnit * amd.wavefrontsPerSimd;
+    c.shaderEngines = amd.shaderEngineCount;
+    c.arraysPerEngine = amd.shaderArraysPerEngineCount;
+    c.unitsPerArray = amd.computeUnitsPerShaderArray;
+    c.simdPerUnit = amd.simdPerComputeUnit;
+    c.wavefrontsPerSimd = amd.wavefrontsPerSimd;
+  } else if (hasArm && arm.shaderCoreCount) {
+    c.source = "VK_ARM_shader_core_builtins";
+    c.computeUnits = arm.shaderCoreCount;
+    c.subgroupsPerUnit = arm.shaderWarpsPerCore;
+  }
+  return c;
+}
+
 DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device) {
   if (!vkGetPhysicalDeviceProperties) throw std::logic_error("queryCaps: volk has not loaded the instance");
   DeviceCaps caps;
@@ -152,6 +219,10 @@ DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device) {
 
   if (has("VK_KHR_cooperative_matrix")) caps.coop_khr = queryCoopMatrixProperties(instance, device);
   if (has("VK_NV_cooperative_matrix2")) caps.coop_nv2 = queryFlexibleDimensions(instance, device);
+  if (api >= VK_API_VERSION_1_1) {
+    caps.shader_cores = queryShaderCores(instance, device);
+    caps.device_uuid = queryDeviceUuid(instance, device);
+  }
   return caps;
 }
 

@@ -358,12 +358,14 @@ void AttentionParams::validate() const {
   require((tile * headDim / 4) % rows == 0, me + "a tile (" + std::to_string(tile * headDim / 4) +
                                                 " vectors) must split evenly over " + std::to_string(rows) +
                                                 " invocations");
-  require(sharedBytes() <= 49152, me + "needs " + std::to_string(sharedBytes()) +
-                                      " bytes of shared memory (at most 49152): use a smaller tile");
+  require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +
+                                               " bytes of shared memory (the device has " +
+                                               std::to_string(maxSharedBytes) + "): use a smaller tile");
 }
 
-AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal) {
+AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal, uint32_t maxSharedBytes) {
   AttentionParams p;
+  p.maxSharedBytes = maxSharedBytes;
   p.pass = pass;
   p.headDim = headDim;
   p.causal = causal;

@@ -37,6 +37,8 @@ struct AttentionParams {
   uint32_t lanes = 1; // invocations per row (1, 2, 4): each holds D/lanes of the row; dot products are
                       // finished with subgroup shuffles, so a row's lanes sit in one subgroup
   uint32_t tile = 32; // rows of the other side staged per step
+  // The device's maxComputeSharedMemorySize: validate()'s bound, not part of the kernel (nor of its key).
+  uint32_t maxSharedBytes = 49152;
   uint32_t rowsPerGroup() const { return rows / lanes; } // owned rows per workgroup
   std::string cacheKey() const;                          // "attention:fwd:d64:causal:r64:l2:t32"
   std::string name() const;                              // "attention_fwd_causal_d64_r64_l2_t32"
@@ -51,8 +53,9 @@ struct AttentionPush {
 static_assert(sizeof(AttentionPush) == 20);
 
 // The pass for this head dim: 64 invocations, lanes so that each holds a few vectors of a row (D = 64: 2,
-// D = 128: 4), and the first tile of 32, 16, 64, 8 rows that fits.
-AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal);
+// D = 128: 4), and the first tile of 32, 16, 64, 8 rows that fits in `maxSharedBytes` of shared memory.
+AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal,
+                                uint32_t maxSharedBytes = 49152);
 Kernel generateAttention(const AttentionParams& p);
 void registerAttention(KernelRegistry& registry);
 

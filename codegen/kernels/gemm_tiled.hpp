@@ -50,7 +50,7 @@ struct GemmDeviceLimits {
   uint32_t maxSharedBytes = 49152; // maxComputeSharedMemorySize
   uint32_t maxInvocations = 1024;  // maxComputeWorkGroupInvocations
   uint32_t subgroupSize = 32;
-  uint32_t targetWorkgroups = 132; // workgroups needed to fill the GPU (~ SM/CU count; H100 SXM has 132)
+  uint32_t targetWorkgroups = 132; // workgroups that fill the GPU: its SM/CU count (ops::deviceComputeUnits)
 };
 
 struct GemmTiledParams {

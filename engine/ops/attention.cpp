@@ -128,7 +128,8 @@ Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coo
     p.halfOut = s.halfOut;
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
-  const auto p = codegen::attentionParams(which, s.headDim, s.causal);
+  const auto p = codegen::attentionParams(which, s.headDim, s.causal,
+                                          exec.context().device().limits().maxComputeSharedMemorySize);
   return {&exec.pipeline(p, codegen::generateAttention), p.rowsPerGroup()};
 }
 

@@ -1,4 +1,5 @@
 #include "engine/ops/matmul.hpp"
+#include "engine/ops/compute_units.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/matmul_coop.hpp"
 
@@ -6,7 +7,6 @@
 #include <array>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 namespace helios::ops {
 
@@ -80,10 +80,7 @@ codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device) {
   g.maxSharedBytes = l.maxComputeSharedMemorySize;
   g.maxInvocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
   g.subgroupSize = device.subgroupSize();
-  // Vulkan does not report SM/CU counts. A CPU device (lavapipe) runs workgroups on a few threads, where many
-  // small tiles only add per-workgroup overhead; GPUs keep the default (an H100 has 132 SMs).
-  if (device.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU)
-    g.targetWorkgroups = std::max(4u, std::thread::hardware_concurrency());
+  g.targetWorkgroups = deviceComputeUnits(device);
   return g;
 }
 

@@ -11,6 +11,8 @@
 #include <string>
 #include <volk.h>
 
+#include "engine/ops/compute_units.hpp"
+#include "engine/ops/coop_selftest.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/slice3d.hpp"
@@ -28,6 +30,7 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
     props = probe::queryCoopMatrixProperties(VK_NULL_HANDLE, device.physical());
   CoopDeviceInfo info =
       coopDeviceFromProperties(props, device.subgroupSize(), device.limits().maxComputeSharedMemorySize);
+  info.computeUnits = deviceComputeUnits(device);
   if (info.coopMatrix) {
     if (device.features().coopMatrixNv2)
       info.workgroupShapes =
@@ -271,10 +274,16 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
 CoopDeviceInfo coopDeviceInfo(const vk::Device& device) {
   static std::mutex mutex;
   static std::map<VkPhysicalDevice, CoopDeviceInfo> cache;
-  std::lock_guard lock(mutex);
-  auto it = cache.find(device.physical());
-  if (it == cache.end()) it = cache.emplace(device.physical(), queryCoopDevice(device)).first;
-  return it->second;
+  CoopDeviceInfo info;
+  {
+    std::lock_guard lock(mutex);
+    auto it = cache.find(device.physical());
+    if (it == cache.end()) it = cache.emplace(device.physical(), queryCoopDevice(device)).first;
+    info = it->second;
+  }
+  // HELIOS_COOP and the per-device self-test (coop_selftest.hpp), outside the lock: the test runs GEMMs.
+  if (info.coopMatrix && !coopTrusted(device, info)) info.coopMatrix = false;
+  return info;
 }
 
 MatmulProblem matmulProblem(const MatmulArgs& a) {
@@ -417,7 +426,8 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
       plan.params.kSlices = 1;
   }
   // On the final tiling (the knobs above may have changed it, or made an aligned plan bounded).
-  if (plan.inner == CoopDecision::Bounded) shiftEdges(plan.params, problem, cfg);
+  if (plan.inner == CoopDecision::Bounded)
+    shiftEdges(plan.params, problem, cfg, fillWorkgroups(dev.computeUnits));
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {
       plan.decision = plan.inner = CoopDecision::Fallback;

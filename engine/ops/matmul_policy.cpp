@@ -39,6 +39,17 @@ const char* coopDTypeName(CoopDType t) {
   return "?";
 }
 
+uint32_t computeUnitsOr(const probe::ShaderCores& cores, uint32_t fallback) {
+  return cores.known() ? cores.computeUnits : fallback;
+}
+
+uint64_t fillWorkgroups(uint32_t computeUnits) {
+  // The policy was tuned on the H100 against 120 workgroups for its 132 SMs: a grid fills the GPU when at
+  // most one unit in 11 is left without a workgroup (one workgroup per unit, not the units' full occupancy:
+  // the thresholds below were measured as multiples of that wave, so they scale with the unit count alone).
+  return std::max<uint64_t>(1, computeUnits - computeUnits / 11);
+}
+
 CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
                                         uint32_t subgroupSize, uint32_t maxSharedBytes) {
   CoopDeviceInfo d;
@@ -78,6 +89,7 @@ CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
   CoopDeviceInfo d =
       coopDeviceFromProperties(caps.coop_khr, caps.subgroup_size, caps.max_compute_shared_memory);
   if (d.coopMatrix) d.workgroupShapes = workgroupShapesFromProperties(caps.coop_nv2);
+  d.computeUnits = computeUnitsOr(caps.shader_cores, kDefaultComputeUnits);
   return d;
 }
 
@@ -150,9 +162,6 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
   return withDevice(out, dev);
 }
 
-// Enough workgroups to fill a large GPU; below it a smaller aligned tile is preferred.
-constexpr uint64_t kFillWorkgroups = 120;
-
 uint64_t workgroups(const codegen::GemmCoopParams& t, uint32_t M, uint32_t N, uint32_t batch) {
   return uint64_t{roundUp(M, t.BM) / t.BM} * (roundUp(N, t.BN) / t.BN) * batch;
 }
@@ -161,11 +170,11 @@ uint64_t workgroups(const codegen::GemmCoopParams& t, uint32_t M, uint32_t N, ui
 // one launching the most workgroups; nullptr when none is eligible.
 template <typename Eligible>
 const codegen::GemmCoopParams* fillingTiling(const std::vector<codegen::GemmCoopParams>& tilings,
-                                             const MatmulProblem& pr, Eligible eligible) {
+                                             const MatmulProblem& pr, uint64_t fill, Eligible eligible) {
   const codegen::GemmCoopParams* pick = nullptr;
   for (const auto& t : tilings)
     if (eligible(t) &&
-        (!pick || (workgroups(*pick, pr.M, pr.N, pr.batch) < kFillWorkgroups &&
+        (!pick || (workgroups(*pick, pr.M, pr.N, pr.batch) < fill &&
                    workgroups(t, pr.M, pr.N, pr.batch) > workgroups(*pick, pr.M, pr.N, pr.batch))))
       pick = &t;
   return pick;
@@ -176,9 +185,9 @@ const codegen::GemmCoopParams* fillingTiling(const std::vector<codegen::GemmCoop
 // kernel at 511x513x257 (72 tiles of 64x64) ran 17.3-17.9 TFLOP/s with 8 subgroups against 14.3-14.4 with 4,
 // 511x513x513 23.9-25.0 against 20.2-20.4, 300^3 6.2-6.8 against 5.4-5.7; over a wave 1023x1025x511 (272
 // tiles) lost, 45.5-51.8 against 52.6-56.9 (2026-11-25-h100-gemm-bounded-subgroups.json).
-codegen::GemmCoopParams withMoreSubgroups(const codegen::GemmCoopParams& t, const MatmulProblem& pr) {
-  if (t.workgroupScope || t.producers || workgroups(t, pr.M, pr.N, pr.batch) * t.kSlices >= kFillWorkgroups)
-    return t;
+codegen::GemmCoopParams withMoreSubgroups(const codegen::GemmCoopParams& t, const MatmulProblem& pr,
+                                          uint64_t fill) {
+  if (t.workgroupScope || t.producers || workgroups(t, pr.M, pr.N, pr.batch) * t.kSlices >= fill) return t;
   codegen::GemmCoopParams more = t;
   more.sgRows *= 2;
   try {
@@ -191,7 +200,8 @@ codegen::GemmCoopParams withMoreSubgroups(const codegen::GemmCoopParams& t, cons
 
 } // namespace
 
-uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg) {
+uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg,
+                    uint64_t fill) {
   if (t.workgroupScope || t.producers || pr.batch != 1) return 1;
   const uint64_t tiles = workgroups(t, pr.M, pr.N, 1);
   if (tiles > kMaxSlicedTiles) return 1;
@@ -200,8 +210,8 @@ uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, c
   uint32_t slices = 1;
   const auto more = [&](uint32_t s) {
     const uint64_t grid = tiles * s, stepsEach = steps / (2 * s);
-    return (grid < kFillWorkgroups && stepsEach >= cfg.minSliceSteps) ||
-           (grid < 4 * kFillWorkgroups &&
+    return (grid < fill && stepsEach >= cfg.minSliceSteps) ||
+           (grid < 4 * fill &&
             stepsEach >= (t.bounded && !t.boundedVectors ? cfg.scalarBusySliceSteps : cfg.busySliceSteps));
   };
   while (2 * slices <= cfg.maxKSlices && more(slices))
@@ -221,8 +231,9 @@ void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& pr, bool vecto
   t.crosswiseB = !vectors && cfg.boundedCrosswiseB && pr.transB;
 }
 
-void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg) {
-  const bool scalarUnderWave = cfg.edgeShiftScalar && workgroups(t, pr.M, pr.N, pr.batch) < kFillWorkgroups;
+void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg,
+                uint64_t fill) {
+  const bool scalarUnderWave = cfg.edgeShiftScalar && workgroups(t, pr.M, pr.N, pr.batch) < fill;
   t.edgeShift = cfg.edgeShift && t.bounded && (t.boundedVectors || scalarUnderWave) && t.kSlices == 1 &&
                 !t.producers && !(t.stages == 1 && pr.transB) && codegen::edgeShiftFits(t, pr.M, pr.N, pr.K);
 }
@@ -237,7 +248,7 @@ namespace {
 // 64 does better: 512x512x4096 NN/NT 115.5 TFLOP/s (64 tiles in 2 slices) against 80.7-81.4 (16 big tiles in
 // 4), 384x384x8192 86.9-87.2 against 77.4-77.8 (2026-11-25-h100-gemm-small-tile-bk64.json).
 uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& pr,
-                       const CoopPolicyConfig& cfg) {
+                       const CoopPolicyConfig& cfg, uint64_t fill) {
   constexpr uint32_t kMinSteps = 16;
   if (big.workgroupScope || big.producers || pr.batch != 1 || pr.M % big.BM || pr.N % big.BN || pr.K % big.BK)
     return 0;
@@ -245,9 +256,9 @@ uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& 
   const uint32_t steps = pr.K / big.BK;
   if (tiles > kMaxSlicedTiles) return 0;
   uint32_t s = 1;
-  while (2 * s <= cfg.maxKSlices && tiles * s < 2 * kFillWorkgroups && steps / (2 * s) >= kMinSteps)
+  while (2 * s <= cfg.maxKSlices && tiles * s < 2 * fill && steps / (2 * s) >= kMinSteps)
     s *= 2;
-  return s > 1 && tiles * s >= kFillWorkgroups ? s : 0;
+  return s > 1 && tiles * s >= fill ? s : 0;
 }
 
 } // namespace
@@ -267,6 +278,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     return miss("type not supported: " + what, "type not supported: " + what);
   }
   const auto tilings = candidateTilings(dev, cfg);
+  const uint64_t fill = fillWorkgroups(dev.computeUnits);
   if (tilings.empty()) return miss("no tiling fits", "no coop tiling fits the device's shared memory");
 
   // One B for the whole batch and A stored M x K: the batch is just more rows of one GEMM.
@@ -311,9 +323,10 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   };
 
   // Aligned to some tiling: the first that fills the GPU, else the one launching the most workgroups.
-  const codegen::GemmCoopParams* aligned = fillingTiling(tilings, pr, [&](const codegen::GemmCoopParams& t) {
-    return pr.M % t.BM == 0 && pr.N % t.BN == 0 && pr.K % t.BK == 0;
-  });
+  const codegen::GemmCoopParams* aligned =
+      fillingTiling(tilings, pr, fill, [&](const codegen::GemmCoopParams& t) {
+        return pr.M % t.BM == 0 && pr.N % t.BN == 0 && pr.K % t.BK == 0;
+      });
   if (aligned) {
     // Long K over few tiles (weight gradients: K = tokens): cut K so the slices fill the GPU several times
     // over, on the first (largest) tiling if it is aligned. Not only below one wave: on the H100 the unsplit
@@ -321,18 +334,17 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // Not where the aligned tiling fills the GPU whole and K is short (under 256 steps of it): 1024^3 TN
     // split in 2 on 128x128 read 89.8 TFLOP/s, whole on 64x64 tiles 144.9.
     const auto& big = tilings.front();
-    const bool shortAndFull =
-        workgroups(*aligned, pr.M, pr.N, 1) >= kFillWorkgroups && pr.K / aligned->BK < 256;
+    const bool shortAndFull = workgroups(*aligned, pr.M, pr.N, 1) >= fill && pr.K / aligned->BK < 256;
     if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == CoopDType::F32 &&
         !pr.epilogue && !shortAndFull && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
-        workgroups(big, pr.M, pr.N, 1) < 4 * kFillWorkgroups) {
+        workgroups(big, pr.M, pr.N, 1) < 4 * fill) {
       uint32_t split = 1;
-      while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * kFillWorkgroups &&
+      while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * fill &&
              pr.K % (2 * split * big.BK) == 0 && pr.K / (2 * split) >= 4 * big.BK)
         split *= 2;
       // Under one wave even split (256x256x4096: 4 tiles in 16 ran at 33.9 TFLOP/s, 512x512x1024: 16 in 4 at
       // 35.5), the 64x64 tile with K slices below does better (39-44 and 44-51).
-      if (split > 1 && workgroups(big, pr.M, pr.N, 1) * split >= kFillWorkgroups) {
+      if (split > 1 && workgroups(big, pr.M, pr.N, 1) * split >= fill) {
         CoopPlan p =
             finish(big, CoopDecision::TransposedADirect,
                    "K split in " + std::to_string(split) + " slices of " + std::to_string(pr.K / split) +
@@ -343,9 +355,9 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       }
     }
     codegen::GemmCoopParams t = *aligned;
-    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg);
+    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg, fill);
     if ((aligned->BM != big.BM || aligned->BN != big.BN) && aligned->kSlices == 1)
-      if (const uint32_t s = bigTileSlices(big, pr, cfg)) {
+      if (const uint32_t s = bigTileSlices(big, pr, cfg, fill)) {
         t = big;
         t.kSlices = s;
       }
@@ -367,8 +379,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
            1.0;
   };
   const auto withinCap = [&](double o) { return o <= cfg.paddingCap * (1.0 + 1e-9) + 1e-12; };
-  const codegen::GemmCoopParams* best =
-      fillingTiling(tilings, pr, [&](const codegen::GemmCoopParams& t) { return withinCap(overhead(t)); });
+  const codegen::GemmCoopParams* best = fillingTiling(
+      tilings, pr, fill, [&](const codegen::GemmCoopParams& t) { return withinCap(overhead(t)); });
   if (!best)
     for (const auto& t : tilings)
       if (!best || overhead(t) < overhead(*best) - 1e-12) best = &t;
@@ -382,17 +394,18 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   // 1000^3 NN/NT/TN at 116.1/116.4/113.2 on it, 105.4/97.3/114.4 on 32
   // (2026-11-25-h100-gemm-bounded-vector-tiles.json).
   const bool vectors = vectorCopies(pr);
-  const codegen::GemmCoopParams* edge = fillingTiling(tilings, pr, [&](const codegen::GemmCoopParams& t) {
-    return !t.workgroupScope && (vectors || !(t.BM == 64 && t.BN == 64 && t.BK == 64));
-  });
+  const codegen::GemmCoopParams* edge =
+      fillingTiling(tilings, pr, fill, [&](const codegen::GemmCoopParams& t) {
+        return !t.workgroupScope && (vectors || !(t.BM == 64 && t.BN == 64 && t.BK == 64));
+      });
   const bool noPadding = overCap || !cfg.allowPadding;
   if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
       (noPadding ? pr.flops() >= cfg.boundedMinFlops : pr.flops() <= cfg.boundedMaxFlops || vectors)) {
     codegen::GemmCoopParams t = *edge;
     makeBounded(t, pr, vectors, cfg);
-    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg); // (a forced tiling may bring its own)
-    if (cfg.underWaveSubgroups) t = withMoreSubgroups(t, pr);
-    shiftEdges(t, pr, cfg);
+    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg, fill); // (a forced tiling may bring its own)
+    if (cfg.underWaveSubgroups) t = withMoreSubgroups(t, pr, fill);
+    shiftEdges(t, pr, cfg, fill);
     CoopPlan p =
         finish(t, CoopDecision::Bounded,
                "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) + "x" +

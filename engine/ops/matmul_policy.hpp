@@ -39,12 +39,24 @@ inline bool isCoop(CoopDecision d) {
 enum class CoopDType : uint8_t { F16, F32, BF16 };
 const char* coopDTypeName(CoopDType t); // "f16", "f32", "bf16"
 
+// Compute units assumed where the device reports none (Intel has no extension for it; probe::ShaderCores):
+// the H100's 132 SMs the policy was tuned on, so such devices plan as before. Guessing too many costs a
+// small GPU a smaller tile or K slices it did not need; guessing too few would leave a large GPU's units
+// idle.
+inline constexpr uint32_t kDefaultComputeUnits = 132;
+// `cores`' count, or `fallback` when the device reports none.
+uint32_t computeUnitsOr(const probe::ShaderCores& cores, uint32_t fallback);
+// Workgroups of one grid that fill a GPU of `computeUnits` units (one "wave"): below it the policy prefers
+// a smaller tile, more subgroups per tile, or K slices. 120 for the H100's 132 SMs.
+uint64_t fillWorkgroups(uint32_t computeUnits);
+
 // What the device offers the coop kernels.
 struct CoopDeviceInfo {
   bool coopMatrix = false; // VK_KHR_cooperative_matrix enabled with an f16 x f16 -> f32 shape
   uint32_t coopM = 0, coopN = 0, coopK = 0; // that shape (probe::bestF16F32)
   uint32_t subgroupSize = 32;
-  uint32_t maxSharedBytes = 49152;
+  uint32_t maxSharedBytes = 49152;              // the device's maxComputeSharedMemorySize
+  uint32_t computeUnits = kDefaultComputeUnits; // SMs / CUs (probe::ShaderCores), for the grid-fill target
   // VK_NV_cooperative_matrix2: f16 x f16 -> f32 workgroup-scope granularities (empty: none; the live
   // device fills it only with HELIOS_COOP2=1) and the largest flexible dimension. When present, the
   // workgroup-scope kernel's tilings come first.
@@ -160,8 +172,9 @@ struct CoopPlan {
 };
 
 // K slices for tiling `t` on `problem` (1: none), as CoopPolicyConfig::maxKSlices describes.
+// `fill`: fillWorkgroups() of the device.
 uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& problem,
-                    const CoopPolicyConfig& config);
+                    const CoopPolicyConfig& config, uint64_t fill);
 
 // Whether the bounded kernel's copies of `problem` can read 16-byte vectors: 16-byte aligned operands and
 // every size a multiple of 8 (each vector then lies wholly inside the matrix or wholly outside).
@@ -173,7 +186,9 @@ void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& problem, bool 
                  const CoopPolicyConfig& config);
 
 // Sets GemmCoopParams::edgeShift on a bounded plan's final tiling where the config allows it and it fits.
-void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& problem, const CoopPolicyConfig& config);
+// (`fill`: fillWorkgroups() of the device; scalar copies shift only on grids under it.)
+void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& problem, const CoopPolicyConfig& config,
+                uint64_t fill);
 
 // The decision (pure; records nothing: matmul() records it in coopStats()).
 CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device,

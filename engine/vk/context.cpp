@@ -6,10 +6,31 @@
 
 #include <cstring>
 #include <fmt/format.h>
+#include <mutex>
 #include <stdexcept>
 #include <vector>
 
 namespace helios::vk {
+
+namespace {
+
+// Every live context by its device (Context::owning).
+std::mutex& registryMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<const Device*, Context*>& registry() {
+  static std::map<const Device*, Context*> r;
+  return r;
+}
+
+} // namespace
+
+Context* Context::owning(const Device& device) {
+  std::lock_guard lock(registryMutex());
+  auto it = registry().find(&device);
+  return it == registry().end() ? nullptr : it->second;
+}
 
 std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   auto ctx = std::unique_ptr<Context>(new Context(Instance::create({"helios", options.validation})));
@@ -22,10 +43,16 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   ctx->pipelines_ = std::make_unique<PipelineCache>(
       *ctx->device_, options.persistentPipelineCache ? PipelineCache::defaultCacheFile(*ctx->device_)
                                                      : std::filesystem::path());
+  std::lock_guard lock(registryMutex());
+  registry()[ctx->device_.get()] = ctx.get();
   return ctx;
 }
 
 Context::~Context() {
+  {
+    std::lock_guard lock(registryMutex());
+    registry().erase(device_.get());
+  }
   // Order matters: pipelines and memory before the device.
   zeroed_.clear();
   pipelines_.reset();

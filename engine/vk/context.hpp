@@ -26,6 +26,9 @@ public:
   // Throws LoaderMissing / NoDevice (one clear sentence each) or VulkanError.
   static std::unique_ptr<Context> create(const ContextOptions& options = {});
   ~Context();
+  // The context that owns `device`, or nullptr (a Device made on its own): lets code that is handed only a
+  // Device run kernels on it (the coop self-test, engine/ops/coop_selftest.hpp).
+  static Context* owning(const Device& device);
 
   const Instance& instance() const { return instance_; }
   const Device& device() const { return *device_; }

@@ -22,16 +22,18 @@ std::vector<char> readFile(const std::filesystem::path& path) {
 
 } // namespace
 
+std::filesystem::path cacheDirectory() {
+  if (const char* env = std::getenv("HELIOS_CACHE_DIR"); env && *env) return env;
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+    return std::filesystem::path(xdg) / "helios";
+  if (const char* home = std::getenv("HOME"); home && *home)
+    return std::filesystem::path(home) / ".cache/helios";
+  return {};
+}
+
 std::filesystem::path PipelineCache::defaultCacheFile(const Device& device) {
-  std::filesystem::path dir;
-  if (const char* env = std::getenv("HELIOS_CACHE_DIR"); env && *env)
-    dir = env;
-  else if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
-    dir = std::filesystem::path(xdg) / "helios";
-  else if (const char* home = std::getenv("HOME"); home && *home)
-    dir = std::filesystem::path(home) / ".cache/helios";
-  else
-    return {};
+  const std::filesystem::path dir = cacheDirectory();
+  if (dir.empty()) return {};
   const auto& p = device.properties();
   std::string uuid;
   for (int i = 0; i < 8; ++i)

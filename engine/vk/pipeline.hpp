@@ -37,6 +37,10 @@ struct PipelineCacheStats {
   double createMs = 0; // wall time spent in vkCreateComputePipelines
 };
 
+// Where Helios keeps per-device files (pipeline caches, coop self-test results): $HELIOS_CACHE_DIR, else
+// $XDG_CACHE_HOME/helios, else ~/.cache/helios; empty when none of them is set.
+std::filesystem::path cacheDirectory();
+
 class PipelineCache {
 public:
   // `file` empty: no persistence. Use defaultCacheFile(device) for the standard location.
@@ -60,7 +64,7 @@ public:
   const PipelineCacheStats& stats() const { return stats_; }
   void save() const;
 
-  // $HELIOS_CACHE_DIR, else $XDG_CACHE_HOME/helios, else ~/.cache/helios; one file per device + driver.
+  // In cacheDirectory(); one file per device + driver.
   static std::filesystem::path defaultCacheFile(const Device& device);
 
 private:

@@ -11,8 +11,10 @@
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "engine/core/half.hpp"
+#include "engine/ops/compute_units.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/ops/matmul_policy.hpp"
@@ -39,6 +41,7 @@ probe::DeviceCaps loadFixture(const std::string& file) {
   for (const auto& p : j.value("properties", nlohmann::json::array()))
     caps.coop_khr.push_back({p.at("M"), p.at("N"), p.at("K"), p.at("A"), p.at("B"), p.at("C"), p.at("Result"),
                              p.value("saturating", false), p.at("scope")});
+  if (j.contains("shader_cores")) caps.shader_cores.computeUnits = j["shader_cores"].at("compute_units");
   return caps;
 }
 
@@ -92,6 +95,48 @@ TEST_CASE("policy: the H100 fixture gives 16x16x16 and 48 KiB", "[matmul_policy]
   CHECK(d.subgroupSize == 32);
   CHECK(d.maxSharedBytes == 49152);
   CHECK_FALSE(noCoop().coopMatrix);
+}
+
+namespace {
+// The H100's coop shapes and limits on a device of 24 compute units (a mid-range GPU).
+CoopDeviceInfo small24() {
+  probe::DeviceCaps caps = loadFixture("nvidia-h100-580.json");
+  caps.shader_cores.computeUnits = 24;
+  return coopDeviceFromCaps(caps);
+}
+} // namespace
+
+TEST_CASE("policy: the grid-fill target follows the device's compute units", "[matmul_policy]") {
+  CHECK(h100().computeUnits == 132); // the fixture's shader_cores
+  CHECK(fillWorkgroups(132) == 120); // the wave the H100 policy was measured against
+  CHECK(fillWorkgroups(24) == 22);
+  CHECK(fillWorkgroups(0) == 1);
+  const CoopDeviceInfo small = small24();
+  CHECK(small.computeUnits == 24);
+  // A capture without the field (or a device without the extensions) plans as the H100 did.
+  probe::DeviceCaps bare = loadFixture("nvidia-h100-580.json");
+  bare.shader_cores = {};
+  CHECK(coopDeviceFromCaps(bare).computeUnits == kDefaultComputeUnits);
+
+  // 1024^3: the 128x128 tile's 64 workgroups leave the H100 under a wave, so it takes 64x64 (256); they
+  // fill 24 units, which keep the larger tile.
+  CHECK(planMatmul(problem(1024, 1024, 1024), h100()).params.BM == 64);
+  CHECK(planMatmul(problem(1024, 1024, 1024), small).params.BM == 128);
+  // Bounded 511x513x257: 72 tiles of 64x64 are under the H100's wave (twice the subgroups per tile), over
+  // the small device's.
+  const CoopPlan bh = planMatmul(problem(511, 513, 257), h100());
+  const CoopPlan bs = planMatmul(problem(511, 513, 257), small);
+  REQUIRE(bh.decision == CoopDecision::Bounded);
+  REQUIRE(bs.decision == CoopDecision::Bounded);
+  CHECK(bh.params.subgroups() == 2 * bs.params.subgroups());
+  // 512x512x4096: the H100 needs the 64x64 tile in 2 K slices (128 workgroups) to reach its wave; 16 tiles of
+  // 128x128 in 4 slices (64) fill 24 units, with twice the work per byte loaded.
+  const CoopPlan kh = planMatmul(problem(512, 512, 4096), h100());
+  const CoopPlan ks = planMatmul(problem(512, 512, 4096), small);
+  CHECK(kh.params.BM == 64);
+  CHECK(kh.params.kSlices == 2);
+  CHECK(ks.params.BM == 128);
+  CHECK(ks.params.kSlices == 4);
 }
 
 TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_policy]") {
@@ -844,4 +889,22 @@ TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 probl
   bad.aType = MatmulDType::F16;
   bad.f16Compute = true;
   CHECK_THROWS_WITH(checkMatmulArgs(bad), ContainsSubstring("f16Compute"));
+}
+
+TEST_CASE("compute units: the live device's count sizes the tiled GEMM's grid and the coop policy's wave",
+          "[matmul_policy][vulkan]") {
+  auto ctx = tryContext();
+  if (!ctx) return;
+  const vk::Device& device = ctx->device();
+  const uint32_t units = deviceComputeUnits(device);
+  const probe::ShaderCores cores = probe::queryShaderCores(VK_NULL_HANDLE, device.physical());
+  INFO(device.name() << ": " << units << " units, source '" << cores.source << "'");
+  if (cores.known())
+    CHECK(units == cores.computeUnits);
+  else if (device.properties().deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) // lavapipe: the host's threads
+    CHECK(units == std::max(4u, std::thread::hardware_concurrency()));
+  else
+    CHECK(units == kDefaultComputeUnits);
+  CHECK(gemmDeviceLimits(device).targetWorkgroups == units);
+  CHECK(coopDeviceInfo(device).computeUnits == units);
 }

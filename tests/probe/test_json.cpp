@@ -1,5 +1,6 @@
 // JSON output and input: round trips, both document forms, and errors that name the field.
 #include "fixture.hpp"
+#include "probe/format.hpp"
 #include "probe/json.hpp"
 #include "probe/scoring.hpp"
 
@@ -50,6 +51,32 @@ TEST_CASE("the H100 capture reads every field", "[probe][json]") {
   CHECK(c.hasExtension("VK_KHR_cooperative_matrix"));
   CHECK(c.hasExtension("VK_NV_cooperative_matrix2"));
   CHECK_THAT(c.source, ContainsSubstring("H100"));
+  CHECK(c.shader_cores.computeUnits == 132);
+  CHECK(c.shader_cores.subgroupsPerUnit == 64);
+  CHECK(c.coop_self_test.status == SelfTestStatus::NotRun);
+}
+
+TEST_CASE("shader cores and the self-test result are optional and round-trip", "[probe][json]") {
+  auto c = loadFixture("amd-rdna3-radv.json");
+  CHECK_FALSE(c.shader_cores.known()); // a capture without the field
+  c.shader_cores = {"VK_AMD_shader_core_properties2", 48, 32, 3, 2, 8, 2, 16};
+  c.coop_self_test = {SelfTestStatus::Fail, "GEMM 77x45x83 f16 -> f32 (bounded): C[3] = nan", true};
+  c.device_uuid = "00112233445566778899aabbccddeeff";
+  const auto back = capsFromJson(toJson(c));
+  REQUIRE(back.size() == 1);
+  CHECK(back[0] == c);
+  const std::string text = formatDevice(c, 0);
+  CHECK_THAT(text, ContainsSubstring("compute units") &&
+                       ContainsSubstring("48 (VK_AMD_shader_core_properties2") &&
+                       ContainsSubstring("3 engines x 2 arrays x 8 units"));
+  CHECK_THAT(text, ContainsSubstring("coop self-test") && ContainsSubstring("fail: GEMM 77x45x83") &&
+                       ContainsSubstring("(cached)"));
+  auto bad = toJson(c);
+  bad["shader_cores"]["compute_units"] = 0;
+  CHECK_THROWS_WITH(capsFromJson(bad), ContainsSubstring("shader_cores.compute_units"));
+  bad = toJson(c);
+  bad["coop_self_test"]["status"] = "maybe";
+  CHECK_THROWS_WITH(capsFromJson(bad), ContainsSubstring("coop_self_test.status"));
 }
 
 TEST_CASE("toJson has the documented shape", "[probe][json]") {

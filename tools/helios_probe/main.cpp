@@ -1,4 +1,6 @@
 // helios-probe: prints what each Vulkan device offers Helios' kernels (see probe/cli.hpp).
+#include "engine/ops/coop_selftest.hpp"
+#include "engine/ops/matmul_coop.hpp"
 #include "probe/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -15,6 +17,18 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--device", options.device,
                  "Only this device: an index or a case-insensitive name substring (default: $HELIOS_DEVICE)");
+  bool selfTest = false;
+  app.add_flag(
+      "--self-test", selfTest,
+      "Run Helios' coop self-test on each device with cooperative matrices where no result is cached "
+      "(HELIOS_COOP=on|off skips it), and show the result");
   CLI11_PARSE(app, argc, argv);
+  if (selfTest)
+    options.selfTest = [](std::size_t index) {
+      // The engine's own first use of the device: coopDeviceInfo asks the self-test (coop_selftest.hpp).
+      const auto ctx = helios::vk::Context::create({.device = std::to_string(index)});
+      helios::ops::coopDeviceInfo(ctx->device());
+      return helios::ops::coopSelfTestResult(ctx->device());
+    };
   return helios::probe::runProbe(options, std::cout, std::cerr);
 }

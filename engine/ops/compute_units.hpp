@@ -1,0 +1,15 @@
+#pragma once
+// How many compute units the live device has, for sizing grids (the coop policy's fill target, the tiled
+// GEMM's target workgroup count).
+#include <cstdint>
+
+#include "engine/vk/device.hpp"
+
+namespace helios::ops {
+
+// The vendor extension's count (probe::queryShaderCores: NVIDIA SMs, AMD CUs, Arm cores); on a CPU device
+// (lavapipe) the host's hardware threads, at least 4; else kDefaultComputeUnits (matmul_policy.hpp).
+// Queried once per physical device.
+uint32_t deviceComputeUnits(const vk::Device& device);
+
+} // namespace helios::ops

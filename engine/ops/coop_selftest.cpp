@@ -1,0 +1,115 @@
+#include "engine/ops/coop_selftest.hpp"
+
+#include <cstdlib>
+#include <exception>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+
+#include "probe/caps.hpp"
+
+namespace helios::ops {
+
+namespace {
+
+// Set while this thread runs the self-test: the GEMMs and attention it runs ask coopDeviceInfo again.
+thread_local bool tInSelfTest = false;
+
+struct Verdict {
+  bool trusted = true;
+  probe::SelfTestResult result;
+};
+
+std::mutex& verdictMutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<VkPhysicalDevice, Verdict>& verdicts() {
+  static std::map<VkPhysicalDevice, Verdict> v;
+  return v;
+}
+
+} // namespace
+
+CoopMode parseCoopMode(const char* text) {
+  const std::string s = text ? text : "";
+  if (s.empty() || s == "auto") return CoopMode::Auto;
+  if (s == "on") return CoopMode::On;
+  if (s == "off") return CoopMode::Off;
+  throw std::invalid_argument("HELIOS_COOP=" + s +
+                              ": expected on (always use cooperative matrices), off (never) or auto (the "
+                              "per-device self-test decides)");
+}
+
+probe::SelfTestResult runCoopChecks(const std::vector<CoopCheck>& checks) {
+  probe::SelfTestResult r;
+  for (const CoopCheck& c : checks) {
+    std::string what;
+    try {
+      what = c.run();
+    } catch (const std::exception& e) {
+      what = std::string("threw: ") + e.what();
+    }
+    if (!what.empty()) {
+      r.status = probe::SelfTestStatus::Fail;
+      r.failure = c.name + ": " + what;
+      return r;
+    }
+    r.status = probe::SelfTestStatus::Pass;
+  }
+  return r;
+}
+
+bool decideCoop(CoopMode mode, const std::string& deviceName, const std::filesystem::path& cacheFile,
+                const probe::SelfTestKey& key, const std::function<std::vector<CoopCheck>()>& checks,
+                std::ostream& warn, probe::SelfTestResult* out) {
+  probe::SelfTestResult r;
+  if (mode == CoopMode::Auto) {
+    if (auto cached = probe::readSelfTestCache(cacheFile, key))
+      r = *cached;
+    else {
+      r = runCoopChecks(checks());
+      probe::writeSelfTestCache(cacheFile, key, r);
+    }
+  }
+  if (out) *out = r;
+  if (mode != CoopMode::Auto) return mode == CoopMode::On;
+  if (r.status != probe::SelfTestStatus::Fail) return true;
+  warn << "helios: cooperative matrices turned off on " << deviceName << ": the coop self-test failed ("
+       << r.failure << ")" << (r.cached ? ", as cached in " + cacheFile.string() : std::string())
+       << "; the tiled and fallback kernels run instead (HELIOS_COOP=on forces coop)\n";
+  return false;
+}
+
+bool coopTrusted(const vk::Device& device, const CoopDeviceInfo& info) {
+  if (tInSelfTest) return true;
+  std::lock_guard lock(verdictMutex());
+  auto it = verdicts().find(device.physical());
+  if (it != verdicts().end()) return it->second.trusted;
+  const CoopMode mode = parseCoopMode(std::getenv("HELIOS_COOP"));
+  const VkPhysicalDeviceProperties& p = device.properties();
+  const probe::SelfTestKey key = probe::selfTestKey(
+      p.vendorID, p.deviceID, p.driverVersion, probe::queryDeviceUuid(VK_NULL_HANDLE, device.physical()));
+  vk::Context* ctx = vk::Context::owning(device);
+  const auto checks = [&] { return ctx ? liveCoopChecks(*ctx, info) : std::vector<CoopCheck>{}; };
+  Verdict v;
+  tInSelfTest = true;
+  try {
+    v.trusted = decideCoop(mode, p.deviceName, probe::selfTestCacheFile(vk::cacheDirectory(), key), key,
+                           checks, std::cerr, &v.result);
+  } catch (...) {
+    tInSelfTest = false;
+    throw;
+  }
+  tInSelfTest = false;
+  return verdicts().emplace(device.physical(), v).first->second.trusted;
+}
+
+probe::SelfTestResult coopSelfTestResult(const vk::Device& device) {
+  std::lock_guard lock(verdictMutex());
+  auto it = verdicts().find(device.physical());
+  return it == verdicts().end() ? probe::SelfTestResult{} : it->second.result;
+}
+
+} // namespace helios::ops
