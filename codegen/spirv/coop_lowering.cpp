@@ -4,6 +4,7 @@
 // memory one component at a time through access chains formed from the pointer's recorded origin; MulAdd
 // goes through a per-subgroup Workgroup scratch (A and B row-major) and loops over its C slots and K.
 #include <algorithm>
+#include <utility>
 
 #include "codegen/spirv/binary_writer.hpp"
 #include "codegen/spirv/function_builder.hpp"
@@ -14,6 +15,9 @@ namespace {
 template <typename E> uint32_t w(E e) {
   return static_cast<uint32_t>(e);
 }
+// NIR unrolls constant-trip loops: unrolled, a GEMM's MulAdds took lavapipe minutes to compile.
+constexpr uint32_t kDontUnroll = static_cast<uint32_t>(::spv::LoopControlMask::DontUnroll);
+
 uint32_t subgroupsOf(uint32_t invocations, uint32_t subgroupSize) {
   return (invocations + subgroupSize - 1) / subgroupSize;
 }
@@ -158,9 +162,11 @@ Value FunctionBuilder::coopOffset(const CoopMemory& mem, TypeId matrixType, Valu
 // copies, so a lowered operation costs the same code whatever the subgroup size.
 void FunctionBuilder::coopSlots(TypeId matrixType, Value var, const std::function<void(Value, Value)>& body) {
   const TypeId ptr = m_.pointerType(StorageClass::Function, m_.scalarTypeOf(matrixType));
+  const uint32_t outer = std::exchange(loopControl_, kDontUnroll);
   forRange(u32(0), u32(m_.coopSlots(matrixType)), [&](Value s) {
     body(s, op(Op::OpAccessChain, ptr, {ref(var), ref(s)}));
   });
+  loopControl_ = outer;
 }
 
 // Pointer to the scalar holding component offset `o`, and the component's place in it.
@@ -241,6 +247,7 @@ Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
   const Value cVar = variable(c.type), acc = variable(accT);
   store(cVar, c);
   const TypeId accPtr = m_.pointerType(StorageClass::Function, accT);
+  const uint32_t outer = std::exchange(loopControl_, kDontUnroll);
   forRange(u32(0), u32(m_.coopSlots(c.type)), [&](Value s) {
     const Value e = iadd(imul(s, u32(sg)), lane);
     const Value rowA = iadd(base, imul(udiv(e, u32(N)), u32(K))),
@@ -254,6 +261,7 @@ Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
     });
     store(cPtr, load(acc));
   });
+  loopControl_ = outer;
   controlBarrier(Scope::Subgroup, Scope::Subgroup, sem); // the scratch is free for the next MulAdd
   return load(cVar);
 }

@@ -133,7 +133,7 @@ void FunctionBuilder::selectionMerge(BlockId merge) {
 void FunctionBuilder::loopMerge(BlockId merge, BlockId continueTarget) {
   blockIndex(merge, "loopMerge");
   blockIndex(continueTarget, "loopMerge");
-  emit(Op::OpLoopMerge, {merge.id, continueTarget.id, 0u});
+  emit(Op::OpLoopMerge, {merge.id, continueTarget.id, loopControl_});
 }
 
 void FunctionBuilder::ret() {

@@ -289,6 +289,7 @@ private:
   std::vector<LoopTargets> loops_;
   std::set<uint32_t> usedGlobals_;
   std::unordered_map<uint32_t, ChainOrigin> chains_; // access chain result -> its base and indices
+  uint32_t loopControl_ = 0; // OpLoopMerge's LoopControl: DontUnroll inside the coop lowering's loops
   std::set<size_t> callees_;
   bool finished_ = false;
 };

@@ -1,8 +1,11 @@
 // The coop lowering (spv::ModuleOptions::coopLowerSubgroup) executed on this device: a tiny kernel (coop
 // loads, two MulAdds, scale, subtract, store) per shape, layout, C type, memory element type and stride-0
-// rows, two subgroups per workgroup, against float64 with fresh random inputs and poisoned outputs.
+// rows, two subgroups per workgroup, against float64 with fresh random inputs and poisoned outputs. Hidden
+// [coop_emulated] cases run under HELIOS_COOP_EMULATE (the coop-emulated/* ctest entries): the engine's coop
+// GEMM itself, lowered.
 #include <catch2/catch_test_macros.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -12,9 +15,13 @@
 #include "codegen/kernel.hpp"
 #include "codegen/spirv/builder.hpp"
 #include "engine/core/half.hpp"
+#include "engine/ops/coop_stats.hpp"
 #include "engine/ops/executor.hpp"
+#include "engine/ops/matmul.hpp"
+#include "engine/ops/matmul_coop.hpp"
 #include "support/device_io.hpp"
 #include "support/random.hpp"
+#include "support/reference.hpp"
 
 using namespace helios;
 using namespace helios::spv;
@@ -245,4 +252,45 @@ TEST_CASE("coop lowering: load, MulAdd and store on this device equal float64", 
     }
   }
   CHECK(cases >= 8);
+}
+
+TEST_CASE("coop lowering: the engine's coop GEMM runs lowered and equals float64", "[.][coop_emulated]") {
+  if (!ops::coopDeviceInfo(ctx().device()).lowered) SKIP("HELIOS_COOP_EMULATE is not set");
+  // Aligned to the default tile (a direct coop plan), + bias: coop loads of stride 0 in the epilogue.
+  const uint32_t M = 256, N = 128, K = 128;
+  const auto rounded = [](size_t n) {
+    auto v = test::randomFloats(n);
+    for (auto& x : v)
+      x = helios::halfToFloat(helios::floatToHalf(x));
+    return v;
+  };
+  const auto a = rounded(size_t(M) * K), b = rounded(size_t(K) * N), bias = test::randomFloats(N);
+  const auto half = [](const std::vector<float>& v) {
+    std::vector<uint16_t> h(v.size());
+    for (size_t i = 0; i < v.size(); ++i)
+      h[i] = helios::floatToHalf(v[i]);
+    return h;
+  };
+  vk::Buffer A = test::input(half(a), "A"), B = test::input(half(b), "B"), Bias = test::input(bias, "bias");
+  vk::Buffer C = test::output(size_t(M) * N, "C");
+  ops::MatmulArgs args;
+  args.a = A.range();
+  args.b = B.range();
+  args.c = vk::BufferRange{C.range().buffer, C.range().offset, size_t(M) * N * 4};
+  args.bias = Bias.range();
+  args.M = M, args.N = N, args.K = K;
+  args.aType = ops::MatmulDType::F16;
+  const uint64_t before = ops::coopStats().snapshot().coop();
+  ops::ImmediateExecutor exec(ctx());
+  ops::matmul(exec, args);
+  exec.flush();
+  CHECK(ops::coopStats().snapshot().coop() == before + 1);
+  const auto got = test::result(C, size_t(M) * N);
+  ref::Vec want(size_t(M) * N);
+  ref::gemm({.M = M, .N = N, .K = K, .bias = true}, a, b, bias, want);
+  double worst = 0;
+  for (size_t i = 0; i < want.size(); ++i)
+    worst = std::max(worst, std::fabs(got[i] - want[i]) / (1.0 + std::fabs(want[i])));
+  INFO("worst relative error " << worst);
+  CHECK(worst < 1e-5);
 }
