@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
+#include "codegen/spirv/module.hpp"
 
 namespace helios::codegen {
 
@@ -19,6 +20,12 @@ void require(bool ok, const std::string& what) {
 } // namespace
 
 uint32_t AttentionCoopParams::sharedBytes() const {
+  const uint32_t scratch =
+      lowered ? spv::coopLoweredScratchBytes(invocations(), subgroupSize, 16, 16, 16, 2) : 0u;
+  return scratch + unloweredSharedBytes();
+}
+
+uint32_t AttentionCoopParams::unloweredSharedBytes() const {
   // f16 rows: the owned rows, then two tiles over the same bytes (attention_coop_emitter.hpp's StagingAreas).
   const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), 2 * tile);
   const uint32_t perRow = subgroups * 16 * tile; // entries of each per-subgroup scratch
@@ -40,14 +47,14 @@ std::string AttentionCoopParams::cacheKey() const {
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
-         (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "");
+         (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "") + (lowered ? ":low" : "");
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
          (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
-         (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "");
+         (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "") + (lowered ? "_low" : "");
 }
 
 void AttentionCoopParams::validate() const {
@@ -60,6 +67,7 @@ void AttentionCoopParams::validate() const {
     require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
             me + "tile must be 32 (two lanes per row, 16 columns each), or 64 for the forward");
   require(subgroupSize == 32, me + "needs 32-wide subgroups (two lanes for each of 16 rows)");
+  require(!lowered || !rowOps, me + "the coop lowering has no NV2 row operations");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
   require(pad <= 1, me + "pad must be 0 or 1 (16-byte vectors per staged row)");
   require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +

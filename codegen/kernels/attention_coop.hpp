@@ -56,10 +56,14 @@ struct AttentionCoopParams {
   bool halfOut = false;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
+  // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
+  // coopLowerSubgroup; no rowOps); the MulAdd scratch counts in sharedBytes().
+  bool lowered = false;
 
   uint32_t rows() const { return 16 * subgroups; }
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
+  uint32_t unloweredSharedBytes() const; // the kernel's own arrays
   std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops")
   // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v, "_o16"
   // f16 outputs)

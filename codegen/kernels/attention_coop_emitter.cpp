@@ -11,7 +11,8 @@ namespace helios::codegen::detail {
 using namespace helios::spv;
 
 AttentionCoopEmitter::AttentionCoopEmitter(const AttentionCoopParams& p)
-    : p_(p), d8_(p.headDim / 8), rowVecs_(p.headDim / 8 + p.pad), blocks_(p.headDim / 16) {}
+    : p_(p), d8_(p.headDim / 8), rowVecs_(p.headDim / 8 + p.pad), blocks_(p.headDim / 16),
+      m_(spv::ModuleOptions{.coopLowerSubgroup = p.lowered ? p.subgroupSize : 0}) {}
 
 void AttentionCoopEmitter::declareTypes() {
   f32_ = m_.f32();

@@ -85,9 +85,13 @@ struct GemmCoopParams {
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).
   bool workgroupScope = false;
-  bool tensorLayouts = false;      // workgroup scope: A and B through tensor layouts (LoadTensorNV)
-  uint32_t unroll = 1;             // workgroup scope: K slices per loop trip (the rest one by one)
-  uint32_t subgroupSize = 32;      // pipeline's required subgroup size
+  bool tensorLayouts = false; // workgroup scope: A and B through tensor layouts (LoadTensorNV)
+  uint32_t unroll = 1;        // workgroup scope: K slices per loop trip (the rest one by one)
+  uint32_t subgroupSize = 32; // pipeline's required subgroup size
+  // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
+  // coopLowerSubgroup): devices without VK_KHR_cooperative_matrix; the MulAdd scratch counts in
+  // sharedBytes(). Subgroup scope only.
+  bool lowered = false;
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
   // The tiling fields at once (menus and sweeps).
@@ -145,6 +149,9 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM = 16, uint32_t coopN 
 // Default tiling for a device's shape: the first of gemmCoopTilings() that validates.
 GemmCoopParams gemmCoopDefault(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
                                uint32_t maxSharedBytes = 49152);
+
+// The registry's sweep as parameter sets (distinct cache keys).
+std::vector<GemmCoopParams> gemmCoopSweep();
 
 // Registers "gemm.coop": default = NN f32 128x128x64 2x2 subgroups, single-stage (fastest measured); sweep =
 // every tiling x representative variants + every variant (layouts, f16 out, batched, alpha/beta, bias, GELU)

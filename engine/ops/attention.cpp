@@ -154,6 +154,7 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
   const bool rowOps = device.features().coopMatrixNv2RowOps && !envIs("HELIOS_ATTENTION_ROWOPS", "0");
   auto p =
       codegen::attentionCoopParams(pass, headDim, causal, device.limits().maxComputeSharedMemorySize, rowOps);
+  p.lowered = coopDeviceInfo(device).lowered;
   if (p.rowOps) {
     auto q = p;
     q.tile = envU32("HELIOS_ATTENTION_TILE", q.tile);

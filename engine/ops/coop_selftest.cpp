@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <exception>
+#include <fmt/format.h>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -83,14 +84,17 @@ bool decideCoop(CoopMode mode, const std::string& deviceName, const std::filesys
 }
 
 bool coopTrusted(const vk::Device& device, const CoopDeviceInfo& info) {
-  if (tInSelfTest) return true;
+  // Emulated coop (HELIOS_COOP_EMULATE) is a test mode whose lowered kernels the test suites check.
+  if (tInSelfTest || info.lowered) return true;
   std::lock_guard lock(verdictMutex());
   auto it = verdicts().find(device.physical());
   if (it != verdicts().end()) return it->second.trusted;
   const CoopMode mode = parseCoopMode(std::getenv("HELIOS_COOP"));
   const VkPhysicalDeviceProperties& p = device.properties();
-  const probe::SelfTestKey key = probe::selfTestKey(
-      p.vendorID, p.deviceID, p.driverVersion, probe::queryDeviceUuid(VK_NULL_HANDLE, device.physical()));
+  probe::SelfTestKey key = probe::selfTestKey(p.vendorID, p.deviceID, p.driverVersion,
+                                              probe::queryDeviceUuid(VK_NULL_HANDLE, device.physical()));
+  // A verdict holds for the shape and subgroup size it checked (HELIOS_COOP_SHAPE can pick another).
+  key.kernelVersion += fmt::format("/{}x{}x{}/sg{}", info.coopM, info.coopN, info.coopK, info.subgroupSize);
   vk::Context* ctx = vk::Context::owning(device);
   const auto checks = [&] { return ctx ? liveCoopChecks(*ctx, info) : std::vector<CoopCheck>{}; };
   Verdict v;

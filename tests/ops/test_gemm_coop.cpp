@@ -104,6 +104,7 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.kSlices = 2; });
   with([](GemmCoopParams& p) { p.bounded = p.boundedVectors = true; });
   with([](GemmCoopParams& p) { p.bounded = p.boundedVectors = p.edgeShift = true; });
+  with([](GemmCoopParams& p) { p.lowered = true; });
   std::set<std::string> keys{base.cacheKey()};
   for (const auto& p : changed)
     keys.insert(p.cacheKey());
