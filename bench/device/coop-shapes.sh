@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cooperative matrices at every KHR shape the device reports, then this build against a baseline build in
 # the same call. Run from the repository root on the device machine with .gl, .dev, build/shaders and
-# build-base/dev (a baseline's stripped helios-bench, staged the same way) carried. Writes under $OUT.
+# build-base/dev (a baseline's stripped helios-bench, staged the same way) carried; stage with
+# STAGE="helios-probe helios-bench helios-coop-check test_gemm_coop test_attention test_matmul_policy test_coop_selftest". Writes under $OUT.
 #   bash bench/device/coop-shapes.sh [checks] [bench]      (default: both)
 #   SHAPES="16x16x16 16x8x16 16x8x8"  the forced shapes (HELIOS_COOP_SHAPE)
 #   GEMM_SHAPES, ATTENTION_SHAPES, ROUNDS (baseline/new alternations, default 2)
@@ -15,6 +16,10 @@ steps=${*:-checks bench}
 has() { [[ " $steps " == *" $1 "* ]]; }
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 helios-probe --json >"$OUT/probe.json" 2>&1
+helios-probe --self-test >"$OUT/probe-self-test.txt" 2>&1
+echo "probe --self-test: exit $? $(grep -i 'self-test\|shader cores\|compute units' "$OUT/probe-self-test.txt" | head -n 3 | tr '\n' ' ')"
+timeout 120 .dev/bin/test_coop_selftest >"$OUT/test_coop_selftest.log" 2>&1
+echo "test_coop_selftest: exit $? $(tail -n 2 "$OUT/test_coop_selftest.log" | tr '\n' ' ' | cut -c1-150)"
 
 if has checks; then
   for shape in ${SHAPES:-16x16x16 16x8x16 16x8x8}; do

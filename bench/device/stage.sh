@@ -1,14 +1,17 @@
 #!/usr/bin/env bash
 # Stages what a device run needs into .dev/ (git-ignored): stripped binaries from build/, the fmt shared
 # library they link, and the compiled GLSL oracles. The device machine runs glibc >= 2.36 x86-64 binaries
-# built here as they are. Carry: .gl (Vulkan loader .deb), .dev, build/shaders.
+# built here as they are. Carry: .gl (Vulkan loader .deb), .dev, build/shaders. STAGE="helios-bench test_attention ..."
+# stages only those binaries (a carry holds 64 MiB in all, and every binary together is about that much).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${HELIOS_BUILD_DIR:-$ROOT/build}
 DEV=$ROOT/.dev
 rm -rf "$DEV" && mkdir -p "$DEV/bin" "$DEV/lib"
 for exe in $(find "$BUILD/bin" "$BUILD/tests" -maxdepth 3 -type f -executable \( -name 'helios-*' -o -name 'test_*' \)); do
-  strip -o "$DEV/bin/$(basename "$exe")" "$exe"
+  name=$(basename "$exe")
+  [ -n "${STAGE:-}" ] && [[ " $STAGE " != *" $name "* ]] && continue
+  strip -o "$DEV/bin/$name" "$exe"
 done
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$DEV/lib/"
 du -sh "$DEV"
