@@ -5,7 +5,7 @@
 # GPU and compile pipelines with the vendor's real compiler without the hardware (tools/vendor-env.sh).
 # The shims must come from the same Mesa version as the installed drivers, so the version is read from
 # dpkg and the source tarball is fetched from bookworm-backports. Results are cached per user, keyed by
-# version, outside any clone: $HELIOS_CACHE/mesa-<version>-drm-shims/{libintel,libamdgpu}_noop_drm_shim.so.
+# version, outside any clone: $HELIOS_CACHE/mesa-<version>-drm-shims-p<patch>/{libintel,libamdgpu}_noop_drm_shim.so.
 # Usage: mesa-shims.sh   (prints the cache directory on success; idempotent)
 set -euo pipefail
 
@@ -18,7 +18,13 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 full_ver=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true)
 [ -n "$full_ver" ] || { log "mesa-vulkan-drivers is not installed"; exit 1; }
 ver=${full_ver%%-*}          # 25.0.7-2~bpo12+1 -> 25.0.7
-OUT=$CACHE/mesa-$ver-drm-shims
+# Two changes to Mesa's source, so a GPT-2-small step's buffers can be allocated: the shims' buffer pool (a
+# sparse memfd, 4 GiB upstream) grows to 256 GiB, and the Intel shim reports 64 GiB memory regions instead of
+# 4. Bump PATCH_LEVEL when the patch changes.
+PATCH_LEVEL=3
+SHIM_MEM_GIB=256
+INTEL_REGION_GIB=64
+OUT=$CACHE/mesa-$ver-drm-shims-p$PATCH_LEVEL
 if [ -f "$OUT/libintel_noop_drm_shim.so" ] && [ -f "$OUT/libamdgpu_noop_drm_shim.so" ]; then
   log "present in $OUT"
   echo "$OUT"
@@ -66,6 +72,15 @@ if [ ! -f "$WORK/mesa/meson.build" ]; then
   mv "$WORK/mesa.tmp" "$WORK/mesa"
 fi
 
+DEVICE_C=$WORK/mesa/src/drm-shim/device.c
+if ! grep -q "define SHIM_MEM_SIZE ($SHIM_MEM_GIB" "$DEVICE_C"; then
+  sed -i -E "s/^#define SHIM_MEM_SIZE \(.*$/#define SHIM_MEM_SIZE ($SHIM_MEM_GIB""ull * 1024 * 1024 * 1024)/" "$DEVICE_C"
+  grep -q "define SHIM_MEM_SIZE ($SHIM_MEM_GIB" "$DEVICE_C" || { log "could not patch $DEVICE_C"; exit 1; }
+fi
+INTEL_C=$WORK/mesa/src/intel/tools/intel_noop_drm_shim.c
+sed -i -E "s/probed_size = [0-9]+ull \* 1024/probed_size = $INTEL_REGION_GIB""ull * 1024/" "$INTEL_C"
+[ "$(grep -c "probed_size = $INTEL_REGION_GIB""ull" "$INTEL_C")" = 2 ] || { log "could not patch $INTEL_C"; exit 1; }
+
 # --- configure and build only the two shim libraries.
 B=$WORK/build
 if [ ! -f "$B/build.ninja" ]; then
@@ -84,7 +99,7 @@ PATH=/usr/lib/llvm-15/bin:/usr/bin:$PATH ninja -C "$B" -j "$JOBS" src/intel/tool
   >"$WORK/build.log" 2>&1 || { tail -n 30 "$WORK/build.log" >&2; log "build failed (log: $WORK/build.log)"; exit 1; }
 mkdir -p "$OUT.tmp"
 cp "$B/src/intel/tools/libintel_noop_drm_shim.so" "$B/src/amd/drm-shim/libamdgpu_noop_drm_shim.so" "$OUT.tmp/"
-echo "mesa $full_ver ($(date -u +%F))" >"$OUT.tmp/VERSION"
+echo "mesa $full_ver, patch level $PATCH_LEVEL (SHIM_MEM_SIZE $SHIM_MEM_GIB GiB, Intel regions $INTEL_REGION_GIB GiB), built $(date -u +%F)" >"$OUT.tmp/VERSION"
 rm -rf "$OUT" && mv "$OUT.tmp" "$OUT"
 log "built into $OUT"
 echo "$OUT"
