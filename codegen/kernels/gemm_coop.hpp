@@ -141,7 +141,7 @@ codegen::Kernel generateGemmCoop(const GemmCoopParams& params);
 // Tilings worth timing on a 16x16x16 device, fastest measured on the H100 first (the sweep and the device
 // check's menu). Each is a GemmCoopParams with only the tiling fields set (NN, f32 out, no epilogue).
 std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
-                                            uint32_t maxSharedBytes = 49152);
+                                            uint32_t maxSharedBytes = 49152, uint32_t subgroupSize = 32);
 // Default tiling for a device's shape: the first of gemmCoopTilings() that validates.
 GemmCoopParams gemmCoopDefault(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
                                uint32_t maxSharedBytes = 49152);

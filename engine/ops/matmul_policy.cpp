@@ -78,6 +78,30 @@ CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
   CoopDeviceInfo d =
       coopDeviceFromProperties(caps.coop_khr, caps.subgroup_size, caps.max_compute_shared_memory);
   if (d.coopMatrix) d.workgroupShapes = workgroupShapesFromProperties(caps.coop_nv2);
+  return withRegisterPlan(d, caps.vendor_id, caps.min_subgroup_size, caps.max_subgroup_size);
+}
+
+CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t minSubgroup,
+                                  uint32_t maxSubgroup, uint32_t defaultSubgroup) {
+  constexpr uint32_t kIntel = 0x8086, kIntelRegisters = 128;
+  if (vendorId != kIntel || !coopN) return {defaultSubgroup, 0};
+  // The native width (coopN) would suit the matrix engine, but Mesa 25.0.7's ANV crashes compiling these
+  // kernels at SIMD8 (DG2) and SIMD16 (DG2, LNL), so they stay at the default width, where every register
+  // holds a quarter of what it does at SIMD8: a quarter of the file for accumulators (DG2 16x16 f32).
+  (void)minSubgroup, (void)maxSubgroup;
+  return {defaultSubgroup, kIntelRegisters * 4 * coopN / 4};
+}
+
+uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t) {
+  return t.warpM() * t.warpN() * 4;
+}
+
+CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t minSubgroup,
+                                uint32_t maxSubgroup) {
+  if (!d.coopMatrix) return d;
+  const CoopRegisterPlan plan = coopRegisterPlan(vendorId, d.coopN, minSubgroup, maxSubgroup, d.subgroupSize);
+  d.subgroupSize = plan.subgroupSize;
+  d.accumulatorBytes = plan.accumulatorBytes;
   return d;
 }
 
@@ -120,6 +144,22 @@ std::vector<codegen::GemmCoopParams> withDevice(std::vector<codegen::GemmCoopPar
   return tilings;
 }
 
+// The tilings whose subgroups keep their accumulators within the device's budget and that are valid at its
+// subgroup size (all of them where there is no budget).
+std::vector<codegen::GemmCoopParams> withinBudget(std::vector<codegen::GemmCoopParams> tilings,
+                                                  const CoopDeviceInfo& dev) {
+  std::erase_if(tilings, [&](const codegen::GemmCoopParams& t) {
+    if (dev.accumulatorBytes && coopAccumulatorBytes(t) > dev.accumulatorBytes) return true;
+    try {
+      t.validate();
+      return false;
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+  });
+  return tilings;
+}
+
 // Tilings for the device: the config's, else the device's menu restricted to the default tile and the 64x64
 // tiles (small problems, awkward sizes): K steps of 64 where K allows (cfg.smallTileBK), else 32.
 std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
@@ -136,12 +176,17 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
     small = small || isSmall;
   }
   {
-    const auto menu = codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes);
+    const auto menu = withinBudget(withDevice(codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK,
+                                                                       dev.maxSharedBytes, dev.subgroupSize),
+                                              dev),
+                                   dev);
     if (!menu.empty()) out.push_back(menu.front());
+    // The 64x64 tile: 2 x 2 subgroups, or where accumulators are budgeted the first layout within it.
     for (const uint32_t bk : {64u, 32u}) {
       if (bk > cfg.smallTileBK) continue;
       for (const auto& t : menu)
-        if (t.BM == 64 && t.BN == 64 && t.BK == bk && t.sgRows == 2 && t.sgCols == 2) {
+        if (t.BM == 64 && t.BN == 64 && t.BK == bk &&
+            (dev.accumulatorBytes || (t.sgRows == 2 && t.sgCols == 2))) {
           out.push_back(t);
           break;
         }

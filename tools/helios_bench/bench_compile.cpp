@@ -104,7 +104,8 @@ const std::vector<StatName>& statNames() {
       {"sgpr_spills", {"Spilled SGPRs"}},
       {"scratch", {"Scratch Memory Size", "Scratch size"}},
       {"shared", {"Workgroup Memory Size", "LDS size"}},
-      {"dispatch_width", {"Max dispatch width", "Subgroups per SIMD"}},
+      {"dispatch_width", {"Max dispatch width"}},
+      {"subgroups_per_simd", {"Subgroups per SIMD"}},
   };
   return names;
 }
@@ -151,8 +152,9 @@ nlohmann::json benchCompile(vk::Context& ctx, const CommonOptions& common, const
   result["workloads"] = options.workloads;
   result["attention_shapes"] = options.attentionShapes;
   nlohmann::json kernels = nlohmann::json::array(), spilling = nlohmann::json::array();
-  fmt::print("{:<72} {:>6} {:>5} {:>6} {:>6} {:>7} {:>5}\n", "kernel (first workload)", "instr", "regs",
-             "spills", "fills", "scratch", "width");
+  // simd: ANV's dispatch width; waves: RADV's subgroups per SIMD.
+  fmt::print("{:<72} {:>6} {:>5} {:>6} {:>6} {:>7} {:>4} {:>5}\n", "kernel", "instr", "regs", "spills",
+             "fills", "scratch", "simd", "waves");
   for (size_t i = 0; i < exec.uses().size(); ++i) {
     const auto& use = exec.uses()[i];
     std::string workload;
@@ -169,9 +171,9 @@ nlohmann::json benchCompile(vk::Context& ctx, const CommonOptions& common, const
     const auto num = [&](const char* f) {
       return s[f].is_number() ? std::to_string(s[f].get<int64_t>()) : "-";
     };
-    fmt::print("{:<72} {:>6} {:>5} {:>6} {:>6} {:>7} {:>5}\n", use.pipeline->name.substr(0, 72),
+    fmt::print("{:<72} {:>6} {:>5} {:>6} {:>6} {:>7} {:>4} {:>5}\n", use.pipeline->name.substr(0, 72),
                num("instructions"), num("registers"), num("spills"), num("fills"), num("scratch"),
-               num("dispatch_width"));
+               num("dispatch_width"), num("subgroups_per_simd"));
     if (gated(use.pipeline->name) && count(s, "spills") + count(s, "fills") + count(s, "sgpr_spills") > 0)
       spilling.push_back(use.pipeline->name);
     kernels.push_back(row);
