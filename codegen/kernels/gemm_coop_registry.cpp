@@ -31,7 +31,7 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint
       {128, 128, 32, 4, 2, 2},
       {128, 64, 32, 2, 2, 2},
       {64, 128, 32, 2, 2, 2},
-      // Small subgroup tiles (32x32 down to 16x16 f32 accumulators) for the budgets of matmul_policy.cpp's
+      // Small subgroup tiles (32x32 down to 8x16 f32 accumulators) for the budgets of matmul_policy.cpp's
       // coopRegisterPlan (Intel's per-subgroup register file).
       {128, 128, 32, 4, 4, 1},
       {128, 128, 32, 4, 4, 2},
@@ -41,6 +41,7 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint
       {64, 64, 64, 4, 4, 1},
       {64, 64, 64, 4, 4, 2},
       {64, 64, 32, 4, 2, 1},
+      {32, 64, 128, 4, 4, 1},
       {64, 64, 64, 2, 2, 2},
       {64, 64, 32, 2, 2, 2},
       {64, 64, 32, 1, 2, 2},

@@ -87,9 +87,10 @@ CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t mi
   if (vendorId != kIntel || !coopN) return {defaultSubgroup, 0};
   // The native width (coopN) would suit the matrix engine, but Mesa 25.0.7's ANV crashes compiling these
   // kernels at SIMD8 (DG2) and SIMD16 (DG2, LNL), so they stay at the default width, where every register
-  // holds a quarter of what it does at SIMD8: a quarter of the file for accumulators (DG2 16x16 f32).
+  // holds a quarter of what it does at SIMD8: an eighth of the file for accumulators (DG2 8x16 f32; at 16x16
+  // the GPT-2 GEMMs still spilled 23-42 registers, at 8x16 0-15).
   (void)minSubgroup, (void)maxSubgroup;
-  return {defaultSubgroup, kIntelRegisters * 4 * coopN / 4};
+  return {defaultSubgroup, kIntelRegisters * 4 * coopN / 8};
 }
 
 uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t) {

@@ -100,19 +100,19 @@ CoopDeviceInfo shimFixture(const std::string& file) {
   return coopDeviceFromCaps(probe::loadCapsFile(std::string(HELIOS_FIXTURE_DIR) + "/coopmat/" + file).at(0));
 }
 
-TEST_CASE("policy: Intel subgroups keep their accumulators within a quarter of the register file",
+TEST_CASE("policy: Intel subgroups keep their accumulators within an eighth of the register file",
           "[matmul_policy]") {
   const CoopDeviceInfo dg2 = shimFixture("intel-dg2-anv-shim.json"),
                        lnl = shimFixture("intel-lnl-anv-shim.json"),
                        navi31 = shimFixture("amd-navi31-radv-shim.json");
   // 128 registers of coopN 32-bit lanes: 4 KiB on DG2 (8x8x16), 8 KiB on LNL (8x16x16).
-  CHECK(dg2.accumulatorBytes == 1024);
-  CHECK(lnl.accumulatorBytes == 2048);
+  CHECK(dg2.accumulatorBytes == 512);
+  CHECK(lnl.accumulatorBytes == 1024);
   CHECK(dg2.subgroupSize == 32);
   CHECK(navi31.accumulatorBytes == 0);
   CHECK(navi31.subgroupSize == 64);
   CHECK(h100().accumulatorBytes == 0);
-  for (const auto& [dev, budget] : {std::pair{dg2, 1024u}, std::pair{lnl, 2048u}})
+  for (const auto& [dev, budget] : {std::pair{dg2, 512u}, std::pair{lnl, 1024u}})
     for (const auto& pr : {problem(1024, 1024, 1024), problem(16384, 2304, 768), problem(16384, 768, 3072),
                            problem(768, 3072, 16384)}) {
       const CoopPlan p = planMatmul(pr, dev);
