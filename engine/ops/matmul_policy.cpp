@@ -85,12 +85,11 @@ CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t mi
                                   uint32_t maxSubgroup, uint32_t defaultSubgroup) {
   constexpr uint32_t kIntel = 0x8086, kIntelRegisters = 128;
   if (vendorId != kIntel || !coopN) return {defaultSubgroup, 0};
-  // The native width (coopN) would suit the matrix engine, but Mesa 25.0.7's ANV crashes compiling these
-  // kernels at SIMD8 (DG2) and SIMD16 (DG2, LNL), so they stay at the default width, where every register
-  // holds a quarter of what it does at SIMD8: an eighth of the file for accumulators (DG2 8x16 f32; at 16x16
-  // the GPT-2 GEMMs still spilled 23-42 registers, at 8x16 0-15).
-  (void)minSubgroup, (void)maxSubgroup;
-  return {defaultSubgroup, kIntelRegisters * 4 * coopN / 8};
+  // The native width (coopN: SIMD8 on Xe-HPG, SIMD16 on Xe2) suits the matrix engine; accumulators get an
+  // eighth of the file at any width (at native width a quarter still spilled DG2's NN/TN GEMMs, 13-18).
+  const uint32_t budget = kIntelRegisters * 4 * coopN / 8;
+  if (coopN >= minSubgroup && coopN <= maxSubgroup) return {coopN, budget};
+  return {defaultSubgroup, budget};
 }
 
 uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t) {

@@ -57,8 +57,9 @@ struct CoopDeviceInfo {
 // The subgroup size the subgroup-scope coop kernels run at and the accumulator bytes one subgroup may hold,
 // from device facts. On Intel (vendor 0x8086) a subgroup is one hardware thread with 128 general registers,
 // each one 32-bit value wide per lane of the matrix engine's native width, the coop shape's N (8 on Xe-HPG,
-// 16 on Xe2): a 4 (8) KiB file whatever the subgroup size, of which accumulators get an eighth. Elsewhere:
-// the device's default size and no budget.
+// 16 on Xe2): a 4 (8) KiB file whatever the subgroup size, of which accumulators get an eighth; the kernels
+// run at that native width where the device's subgroup range has it. Elsewhere: the device's default size
+// and no budget.
 struct CoopRegisterPlan {
   uint32_t subgroupSize = 32;
   uint32_t accumulatorBytes = 0;

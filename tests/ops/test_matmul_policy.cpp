@@ -100,15 +100,17 @@ CoopDeviceInfo shimFixture(const std::string& file) {
   return coopDeviceFromCaps(probe::loadCapsFile(std::string(HELIOS_FIXTURE_DIR) + "/coopmat/" + file).at(0));
 }
 
-TEST_CASE("policy: Intel subgroups keep their accumulators within an eighth of the register file",
-          "[matmul_policy]") {
+TEST_CASE(
+    "policy: Intel subgroups run at the matrix engine's width, accumulators within an eighth of the file",
+    "[matmul_policy]") {
   const CoopDeviceInfo dg2 = shimFixture("intel-dg2-anv-shim.json"),
                        lnl = shimFixture("intel-lnl-anv-shim.json"),
                        navi31 = shimFixture("amd-navi31-radv-shim.json");
   // 128 registers of coopN 32-bit lanes: 4 KiB on DG2 (8x8x16), 8 KiB on LNL (8x16x16).
   CHECK(dg2.accumulatorBytes == 512);
   CHECK(lnl.accumulatorBytes == 1024);
-  CHECK(dg2.subgroupSize == 32);
+  CHECK(dg2.subgroupSize == 8);
+  CHECK(lnl.subgroupSize == 16);
   CHECK(navi31.accumulatorBytes == 0);
   CHECK(navi31.subgroupSize == 64);
   CHECK(h100().accumulatorBytes == 0);
@@ -122,6 +124,10 @@ TEST_CASE("policy: Intel subgroups keep their accumulators within an eighth of t
     }
   // Without a budget the default tile stays (64 x 64 f32 per subgroup on NAVI31).
   CHECK(coopAccumulatorBytes(planMatmul(problem(4096, 4096, 4096), navi31).params) == 16384);
+  // A native width outside the device's subgroup range keeps the default width (and the budget).
+  const CoopRegisterPlan narrow = coopRegisterPlan(0x8086, 8, 16, 32, 32);
+  CHECK(narrow.subgroupSize == 32);
+  CHECK(narrow.accumulatorBytes == 512);
   const CoopRegisterPlan other = coopRegisterPlan(0x10de, 16, 32, 32, 32);
   CHECK(other.subgroupSize == 32);
   CHECK(other.accumulatorBytes == 0);
