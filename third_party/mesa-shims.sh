@@ -19,11 +19,11 @@ full_ver=$(dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null || true
 [ -n "$full_ver" ] || { log "mesa-vulkan-drivers is not installed"; exit 1; }
 ver=${full_ver%%-*}          # 25.0.7-2~bpo12+1 -> 25.0.7
 # Two changes to Mesa's source, so a GPT-2-small step's buffers can be allocated: the shims' buffer pool (a
-# sparse memfd, 4 GiB upstream) grows to 256 GiB, and the Intel shim reports 64 GiB memory regions instead of
+# sparse memfd, 4 GiB upstream) grows to 256 GiB, and the Intel shim reports 128 GiB memory regions instead of
 # 4. Bump PATCH_LEVEL when the patch changes.
-PATCH_LEVEL=3
+PATCH_LEVEL=4
 SHIM_MEM_GIB=256
-INTEL_REGION_GIB=64
+INTEL_REGION_GIB=128
 OUT=$CACHE/mesa-$ver-drm-shims-p$PATCH_LEVEL
 if [ -f "$OUT/libintel_noop_drm_shim.so" ] && [ -f "$OUT/libamdgpu_noop_drm_shim.so" ]; then
   log "present in $OUT"
