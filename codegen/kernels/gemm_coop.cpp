@@ -490,15 +490,14 @@ private:
   }
 
   // Staged store: the accumulators (epilogue applied, f32) go through shared memory, then the coopM rows
-  // leave as 16-byte vectors, each row's vectors by consecutive lanes. With an f16 C and bias the epilogue
-  // runs on those vectors instead: the f16 bias never becomes an f16 coop matrix converted to f32, which Mesa
-  // 25.0's ANV lowers wrongly (equal packing assumed; it crashes at SIMD8/16). The same f32 arithmetic.
+  // leave as 16-byte vectors, each row's vectors by consecutive lanes. With biasOnVectors (an f16 C and
+  // bias) the epilogue runs on those vectors instead: the same f32 arithmetic, no f16 -> f32 coop conversion.
   void stagedEpilogue(const coop::Epilogue& e, Value warpRow, Value warpCol) {
     const uint32_t rowVecs = stagedRowVecs(p_), rowOut = p_.warpN() / 4; // vectors per staged / output row
     const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
     const TypeId vec4 = m_.vectorType(f32_, 4);
     const Value nVecs = f_.shr(N_, c(2)), colVec = f_.shr(warpCol, c(2)), baseC = f_.shr(cBase_, c(2));
-    const bool perVector = p_.outF16 && p_.bias;
+    const bool perVector = p_.biasOnVectors && p_.outF16 && p_.bias;
     const auto withEpilogue = [&](uint32_t i, uint32_t j, Value row0) {
       if (perVector) return f_.load(acc_[i * p_.accN() + j]);
       const Value col = f_.iadd(warpCol, c(j * p_.coopN));

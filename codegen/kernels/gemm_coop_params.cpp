@@ -36,7 +36,8 @@ std::string GemmCoopParams::cacheKey() const {
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
          (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (crosswiseA ? ":xa" : "") +
-         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (edgeShift ? ":es" : "");
+         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (edgeShift ? ":es" : "") +
+         (biasOnVectors ? ":bov" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -66,6 +67,7 @@ std::string GemmCoopParams::name() const {
   if (bounded) add({boundedVectors ? "_bv" : "_bd", crosswiseA ? "_xa" : "", crosswiseB ? "_xb" : ""});
   if (kSlices > 1) add({"_ks", str(kSlices)});
   if (edgeShift) add({"_es"});
+  if (biasOnVectors) add({"_bov"});
   return n;
 }
 

@@ -195,6 +195,12 @@ void registerGemmCoop(KernelRegistry& registry) {
              add(vectors);
              break;
            }
+         // The staged f16 store with bias on row vectors (ANV's coop kernels), NN and NT.
+         GemmCoopParams bov = gemmCoopDefault();
+         bov.outF16 = bov.bias = bov.gelu = bov.stagedStore = bov.biasOnVectors = true;
+         add(bov);
+         bov.transB = true;
+         add(bov);
          GemmCoopParams bd = gemmCoopDefault();
          bd.bounded = true;
          add(bd);

@@ -328,6 +328,8 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   p.gelu = args.gelu;
   p.f32A = p.f32B = args.f16Compute; // rounded while staged
   p.stagedStore = stagedStoreFits(p, args.c, strideOr(args.strideC, uint64_t{args.M} * args.N));
+  p.biasOnVectors =
+      p.biasOnVectors && p.stagedStore && p.outF16 && p.bias; // only where it changes the kernel
   return p;
 }
 

@@ -88,8 +88,8 @@ CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t mi
   // The native width (coopN: SIMD8 on Xe-HPG, SIMD16 on Xe2) suits the matrix engine; accumulators get an
   // eighth of the file at any width (at native width a quarter still spilled DG2's NN/TN GEMMs, 13-18).
   const uint32_t budget = kIntelRegisters * 4 * coopN / 8;
-  if (coopN >= minSubgroup && coopN <= maxSubgroup) return {coopN, budget};
-  return {defaultSubgroup, budget};
+  if (coopN >= minSubgroup && coopN <= maxSubgroup) return {coopN, budget, true};
+  return {defaultSubgroup, budget, true};
 }
 
 uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t) {
@@ -102,6 +102,7 @@ CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t mi
   const CoopRegisterPlan plan = coopRegisterPlan(vendorId, d.coopN, minSubgroup, maxSubgroup, d.subgroupSize);
   d.subgroupSize = plan.subgroupSize;
   d.accumulatorBytes = plan.accumulatorBytes;
+  d.biasOnVectors = plan.biasOnVectors;
   return d;
 }
 
@@ -140,6 +141,7 @@ std::vector<codegen::GemmCoopParams> withDevice(std::vector<codegen::GemmCoopPar
     }
     t.subgroupSize = dev.subgroupSize;
     t.maxSharedBytes = dev.maxSharedBytes;
+    t.biasOnVectors = dev.biasOnVectors;
   }
   return tilings;
 }

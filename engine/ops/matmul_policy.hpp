@@ -52,6 +52,8 @@ struct CoopDeviceInfo {
   uint32_t workgroupMaxDimension = 256;
   // Bytes of accumulators one subgroup may hold (coopRegisterPlan); 0: no limit known.
   uint32_t accumulatorBytes = 0;
+  // GemmCoopParams::biasOnVectors for every tiling (coopRegisterPlan: on Intel).
+  bool biasOnVectors = false;
 };
 
 // The subgroup size the subgroup-scope coop kernels run at and the accumulator bytes one subgroup may hold,
@@ -59,10 +61,12 @@ struct CoopDeviceInfo {
 // each one 32-bit value wide per lane of the matrix engine's native width, the coop shape's N (8 on Xe-HPG,
 // 16 on Xe2): a 4 (8) KiB file whatever the subgroup size, of which accumulators get an eighth; the kernels
 // run at that native width where the device's subgroup range has it. Elsewhere: the device's default size
-// and no budget.
+// and no budget. Intel's staged f16 stores also take their bias on row vectors
+// (GemmCoopParams::biasOnVectors: Mesa 25.0's ANV miscompiles f16 <-> f32 coop matrix conversions).
 struct CoopRegisterPlan {
   uint32_t subgroupSize = 32;
   uint32_t accumulatorBytes = 0;
+  bool biasOnVectors = false;
 };
 CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t minSubgroup,
                                   uint32_t maxSubgroup, uint32_t defaultSubgroup);

@@ -120,6 +120,7 @@ TEST_CASE(
       const CoopPlan p = planMatmul(pr, dev);
       REQUIRE(isCoop(p.decision));
       CHECK(coopAccumulatorBytes(p.params) <= budget);
+      CHECK(p.params.biasOnVectors);
       CHECK_NOTHROW(p.params.validate());
     }
   // Without a budget the default tile stays (64 x 64 f32 per subgroup on NAVI31).
@@ -131,6 +132,9 @@ TEST_CASE(
   const CoopRegisterPlan other = coopRegisterPlan(0x10de, 16, 32, 32, 32);
   CHECK(other.subgroupSize == 32);
   CHECK(other.accumulatorBytes == 0);
+  CHECK_FALSE(other.biasOnVectors);
+  CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), h100()).params.biasOnVectors);
+  CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), navi31).params.biasOnVectors);
 }
 
 TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_policy]") {
