@@ -9,8 +9,11 @@
 #   - lavapipe (mesa-vulkan-drivers 25) and Catch2 v3 come from bookworm-backports;
 #   - Vulkan headers 1.4, SPIRV-Headers and volk are header/source packages from trixie, *unpacked* into the
 #     prefix (never installed: trixie binaries need a newer glibc);
-#   - SPIRV-Tools and glslang are built from trixie's source tarballs into the prefix.
-# Everything non-system lands in $HELIOS_DEPS (default: <repo>/.deps, git-ignored).
+#   - SPIRV-Tools and glslang are built from trixie's source tarballs into a per-user cache
+#     ($HELIOS_CACHE, default ~/.cache/helios, keyed by version) and linked into the prefix;
+#   - Mesa's no-op DRM shims for Intel and AMD (third_party/mesa-shims.sh, same cache) let CI compile
+#     pipelines with ANV's and RADV's real compilers without the hardware (tools/vendor-env.sh).
+# Everything else non-system lands in $HELIOS_DEPS (default: <repo>/.deps, git-ignored).
 # On other distros with new-enough packages, CMake finds the system copies and none of this is needed.
 set -euo pipefail
 
@@ -19,8 +22,10 @@ PREFIX=${HELIOS_DEPS:-$ROOT/.deps}
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$PREFIX"
 PREFIX=$(cd "$PREFIX" && pwd)
-SRC=$PREFIX/src
-mkdir -p "$SRC"
+# Per-user build cache shared by every clone (SPIRV-Tools, glslang, Mesa's DRM shims), keyed by version.
+CACHE=${HELIOS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/helios}
+mkdir -p "$CACHE"
+export HELIOS_CACHE=$CACHE
 
 log() { printf '[bootstrap] %s\n' "$*"; }
 SUDO=""
@@ -92,51 +97,78 @@ else
   log "trixie headers present"
 fi
 
-# --- 3. SPIRV-Tools and glslang from trixie sources --------------------------------------------------------
-fetch_source() { # $1 = source package; leaves the unpacked tree path in $SRC/$1
-  local pkg=$1
-  if [ ! -d "$SRC/$pkg" ]; then
-    trixie_update
-    mkdir -p "$SRC/dl-$pkg"
-    # The mirror may refuse the .dsc of a '~' version while serving its tarball; only the tarball is needed.
-    (cd "$SRC/dl-$pkg" && apt-get "${TRIXIE_OPTS[@]}" source --download-only "$pkg") || true
-    local tarball
-    tarball=$(ls "$SRC/dl-$pkg"/*.orig.tar.* 2>/dev/null | head -n1)
-    [ -n "$tarball" ] || { log "could not download the $pkg source tarball from trixie"; exit 1; }
-    mkdir -p "$SRC/$pkg.tmp"
-    tar -xf "$tarball" -C "$SRC/$pkg.tmp" --strip-components=1
-    mv "$SRC/$pkg.tmp" "$SRC/$pkg"
-  fi
+# --- 3. SPIRV-Tools and glslang from trixie sources, built once per user ------------------------------------
+# The builds live in $CACHE/<package>-<version>/ (outside any clone) and the prefix links to them, so a fresh
+# clone on the same machine reuses them instead of rebuilding.
+src_version() { # $1 = source package; prints trixie's version of it
+  trixie_update
+  apt-cache "${TRIXIE_OPTS[@]}" showsrc "$1" | awk '/^Version:/ { print $2; exit }'
+}
+fetch_source() { # $1 = source package, $2 = directory to unpack its tarball into
+  local pkg=$1 dest=$2 dl=$2.dl
+  mkdir -p "$dl"
+  # The mirror may refuse the .dsc of a '~' version while serving its tarball; only the tarball is needed.
+  (cd "$dl" && apt-get "${TRIXIE_OPTS[@]}" source --download-only "$pkg") || true
+  local tarball
+  tarball=$(ls "$dl"/*.orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -n1 || true)
+  [ -n "$tarball" ] || { log "could not download the $pkg source tarball from trixie"; exit 1; }
+  rm -rf "$dest" && mkdir -p "$dest"
+  tar -xf "$tarball" -C "$dest" --strip-components=1
+  rm -rf "$dl"
+}
+link_into_prefix() { # $1 = cached install directory; links each of its files into the prefix
+  (cd "$1" && find . -type f ! -name .done) | while read -r f; do
+    mkdir -p "$PREFIX/$(dirname "$f")"
+    ln -sfn "$1/${f#./}" "$PREFIX/${f#./}"
+  done
 }
 
 if [ ! -x "$PREFIX/bin/spirv-val" ] || [ ! -f "$PREFIX/lib/libSPIRV-Tools.a" ]; then
-  fetch_source spirv-tools
-  log "building SPIRV-Tools (several minutes on 2 cores)"
-  cmake -S "$SRC/spirv-tools" -B "$SRC/spirv-tools/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DSPIRV-Headers_SOURCE_DIR="$HDR/usr" -DSPIRV_SKIP_TESTS=ON -DSPIRV_WERROR=OFF \
-    -DSPIRV_TOOLS_BUILD_STATIC=ON -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
-    -DCMAKE_INSTALL_PREFIX="$PREFIX" >"$SRC/spirv-tools.configure.log"
-  # Only what Helios uses: the core library (validator, disassembler) and its CLIs; the optimizer is skipped.
-  cmake --build "$SRC/spirv-tools/build" -j "$JOBS" --target SPIRV-Tools-static spirv-val spirv-dis spirv-as
-  mkdir -p "$PREFIX/bin" "$PREFIX/lib" "$PREFIX/include/spirv-tools"
-  cp "$SRC/spirv-tools/build/tools/spirv-val" "$SRC/spirv-tools/build/tools/spirv-dis" \
-     "$SRC/spirv-tools/build/tools/spirv-as" "$PREFIX/bin/"
-  cp "$SRC/spirv-tools/build/source/libSPIRV-Tools.a" "$PREFIX/lib/"
-  cp "$SRC/spirv-tools/include/spirv-tools/"*.h "$SRC/spirv-tools/include/spirv-tools/"*.hpp \
-     "$PREFIX/include/spirv-tools/"
+  ver=$(src_version spirv-tools)
+  [ -n "$ver" ] || { log "trixie lists no spirv-tools source"; exit 1; }
+  ST=$CACHE/spirv-tools-$ver
+  if [ ! -f "$ST/.done" ]; then
+    W=$CACHE/work-spirv-tools-$ver
+    fetch_source spirv-tools "$W"
+    log "building SPIRV-Tools $ver (several minutes on 2 cores)"
+    cmake -S "$W" -B "$W/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DSPIRV-Headers_SOURCE_DIR="$HDR/usr" -DSPIRV_SKIP_TESTS=ON -DSPIRV_WERROR=OFF \
+      -DSPIRV_TOOLS_BUILD_STATIC=ON -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
+      >"$W.configure.log"
+    # Only what Helios uses: the core library (validator, disassembler) and its CLIs; the optimizer is skipped.
+    cmake --build "$W/build" -j "$JOBS" --target SPIRV-Tools-static spirv-val spirv-dis spirv-as
+    rm -rf "$ST" && mkdir -p "$ST/bin" "$ST/lib" "$ST/include/spirv-tools"
+    cp "$W/build/tools/spirv-val" "$W/build/tools/spirv-dis" "$W/build/tools/spirv-as" "$ST/bin/"
+    cp "$W/build/source/libSPIRV-Tools.a" "$ST/lib/"
+    cp "$W/include/spirv-tools/"*.h "$W/include/spirv-tools/"*.hpp "$ST/include/spirv-tools/"
+    touch "$ST/.done"
+    rm -rf "$W" "$W.configure.log"
+  fi
+  link_into_prefix "$ST"
+  log "SPIRV-Tools $ver linked from $ST"
 else
   log "SPIRV-Tools present ($("$PREFIX/bin/spirv-val" --version | head -n1))"
 fi
 
 if [ ! -x "$PREFIX/bin/glslangValidator" ]; then
-  fetch_source glslang
-  log "building glslang (a couple of minutes)"
-  cmake -S "$SRC/glslang" -B "$SRC/glslang/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-    -DENABLE_OPT=OFF -DGLSLANG_TESTS=OFF -DENABLE_HLSL=OFF -DBUILD_SHARED_LIBS=OFF \
-    -DGLSLANG_ENABLE_INSTALL=ON -DCMAKE_INSTALL_PREFIX="$PREFIX" >"$SRC/glslang.configure.log"
-  cmake --build "$SRC/glslang/build" -j "$JOBS" --target glslang-standalone
-  mkdir -p "$PREFIX/bin"
-  cp "$SRC/glslang/build/StandAlone/glslang" "$PREFIX/bin/glslangValidator"
+  ver=$(src_version glslang)
+  [ -n "$ver" ] || { log "trixie lists no glslang source"; exit 1; }
+  GL=$CACHE/glslang-$ver
+  if [ ! -f "$GL/.done" ]; then
+    W=$CACHE/work-glslang-$ver
+    fetch_source glslang "$W"
+    log "building glslang $ver (a couple of minutes)"
+    cmake -S "$W" -B "$W/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+      -DENABLE_OPT=OFF -DGLSLANG_TESTS=OFF -DENABLE_HLSL=OFF -DBUILD_SHARED_LIBS=OFF \
+      -DGLSLANG_ENABLE_INSTALL=ON >"$W.configure.log"
+    cmake --build "$W/build" -j "$JOBS" --target glslang-standalone
+    rm -rf "$GL" && mkdir -p "$GL/bin"
+    cp "$W/build/StandAlone/glslang" "$GL/bin/glslangValidator"
+    touch "$GL/.done"
+    rm -rf "$W" "$W.configure.log"
+  fi
+  link_into_prefix "$GL"
+  log "glslang $ver linked from $GL"
 else
   log "glslang present"
 fi
@@ -153,6 +185,11 @@ if [ ! -s "$CORPUS" ]; then
   log "wrote the default corpus $CORPUS ($(wc -c <"$CORPUS") bytes)"
 else
   log "default corpus present ($CORPUS)"
+fi
+
+# --- 5. Mesa's no-op DRM shims (emulated Intel/AMD devices for compile-only checks) --------------------------
+if [ "${HELIOS_SKIP_SHIMS:-0}" != 1 ]; then
+  JOBS=$JOBS "$ROOT/third_party/mesa-shims.sh" >/dev/null
 fi
 
 log "done: dependencies in $PREFIX"

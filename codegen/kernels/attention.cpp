@@ -352,7 +352,7 @@ void AttentionParams::validate() const {
   const std::string me = "attention " + name() + ": ";
   require(headDim && headDim % 4 == 0 && headDim <= 256, me + "headDim must be a multiple of 4, at most 256");
   require(rows >= 1 && rows <= 1024, me + "rows must be in [1, 1024]");
-  require(lanes == 1 || lanes == 2 || lanes == 4, me + "lanes must be 1, 2 or 4");
+  require(lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8, me + "lanes must be 1, 2, 4 or 8");
   require(rows % lanes == 0 && (headDim / 4) % lanes == 0, me + "rows and D/4 must be multiples of lanes");
   require(tile >= 1 && tile <= rows, me + "tile must be in [1, rows]");
   require((tile * headDim / 4) % rows == 0, me + "a tile (" + std::to_string(tile * headDim / 4) +
@@ -363,16 +363,18 @@ void AttentionParams::validate() const {
                                                std::to_string(maxSharedBytes) + "): use a smaller tile");
 }
 
-AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal, uint32_t maxSharedBytes) {
+AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal, uint32_t maxSharedBytes,
+                                uint32_t rowVectors) {
   AttentionParams p;
   p.maxSharedBytes = maxSharedBytes;
   p.pass = pass;
   p.headDim = headDim;
   p.causal = causal;
-  // Each invocation keeps at most 8 vectors of a row (64: 2 lanes, 128: 4 lanes; 36: 9 vectors, 1 lane).
+  // Each invocation keeps at most rowVectors vectors of a row (8: 64 on 2 lanes, 128 on 4; 36: 9 vectors, 1
+  // lane), as far as 8 lanes allow.
   const uint32_t d4 = headDim / 4;
-  for (uint32_t l : {1u, 2u, 4u})
-    if (d4 % l == 0 && d4 / p.lanes > 8) p.lanes = l;
+  for (uint32_t l : {1u, 2u, 4u, 8u})
+    if (d4 % l == 0 && d4 / p.lanes > rowVectors) p.lanes = l;
   for (uint32_t tile : {32u, 16u, 64u, 8u}) {
     p.tile = tile;
     try {

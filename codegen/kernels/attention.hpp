@@ -34,7 +34,7 @@ struct AttentionParams {
   uint32_t headDim = 64; // D, a multiple of 4 (16-byte vectors), at most 256
   bool causal = false;
   uint32_t rows = 64; // invocations per workgroup
-  uint32_t lanes = 1; // invocations per row (1, 2, 4): each holds D/lanes of the row; dot products are
+  uint32_t lanes = 1; // invocations per row (1, 2, 4, 8): each holds D/lanes of the row; dot products are
                       // finished with subgroup shuffles, so a row's lanes sit in one subgroup
   uint32_t tile = 32; // rows of the other side staged per step
   // The device's maxComputeSharedMemorySize: validate()'s bound, not part of the kernel (nor of its key).
@@ -52,10 +52,11 @@ struct AttentionPush {
 };
 static_assert(sizeof(AttentionPush) == 20);
 
-// The pass for this head dim: 64 invocations, lanes so that each holds a few vectors of a row (D = 64: 2,
-// D = 128: 4), and the first tile of 32, 16, 64, 8 rows that fits in `maxSharedBytes` of shared memory.
+// The pass for this head dim: 64 invocations, lanes so that each holds at most `rowVectors` vectors of a row
+// (8: D = 64 on 2 lanes, D = 128 on 4; 4: twice the lanes), and the first tile of 32, 16, 64, 8 rows that
+// fits in `maxSharedBytes` of shared memory.
 AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal,
-                                uint32_t maxSharedBytes = 49152);
+                                uint32_t maxSharedBytes = 49152, uint32_t rowVectors = 8);
 Kernel generateAttention(const AttentionParams& p);
 void registerAttention(KernelRegistry& registry);
 

@@ -429,18 +429,7 @@ private:
     const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
     const TypeId cType = p_.outF16 ? f16_ : f32_, vec4 = m_.vectorType(f32_, 4);
     const auto raw = [&](uint32_t i, uint32_t j, Value) { return f_.load(acc_[i * p_.accN() + j]); };
-    // One element of the epilogue: x at column gc, `old` C's value there.
-    const auto apply = [&](Value x, Value gc, Value old) {
-      if (p_.alphaBeta) {
-        const Value scaled = f_.fmul(beta, p_.outF16 ? f_.convert(old, f32_) : old);
-        x = f_.fadd(f_.fmul(alpha, x), f_.select(f_.ne(beta, f_.f32(0.0f)), scaled, f_.f32(0.0f)));
-      }
-      if (p_.bias) {
-        const Value b = f_.loadAt(bias_, gc);
-        x = f_.fadd(x, p_.outF16 ? f_.convert(b, f32_) : b);
-      }
-      return p_.gelu ? coop::gelu(f_, x) : x;
-    };
+    const auto apply = [&](Value x, Value gc, Value old) { return epilogueElement(x, gc, old, alpha, beta); };
     throughShared(warpRow, raw, [&](Value row0, Value region) {
       for (uint32_t k = 0; k < p_.coopM * wn / w / p_.subgroupSize; ++k) {
         const Value idx = f_.iadd(lane, c(k * p_.subgroupSize));
@@ -465,16 +454,34 @@ private:
             return;
           }
           const Value x = f_.bitcast(word, vec4), vat = f_.shr(at, c(2));
-          const Value was = old(vat);
-          std::vector<Value> parts;
-          for (uint32_t e = 0; e < 4; ++e)
-            parts.push_back(
-                apply(f_.extract(x, {e}), f_.iadd(gc, c(e)), p_.alphaBeta ? f_.extract(was, {e}) : Value{}));
-          const Value v = f_.construct(vec4, parts);
+          const Value v = epilogueVector(x, gc, vat, alpha, beta);
           f_.storeAt(c_, vat, p_.outF16 ? f_.convert(v, c_.element) : v);
         });
       }
     });
+  }
+
+  // One element of the epilogue: x at column gc, `old` C's value there (read only when beta != 0).
+  Value epilogueElement(Value x, Value gc, Value old, Value alpha, Value beta) {
+    if (p_.alphaBeta) {
+      const Value scaled = f_.fmul(beta, p_.outF16 ? f_.convert(old, f32_) : old);
+      x = f_.fadd(f_.fmul(alpha, x), f_.select(f_.ne(beta, f_.f32(0.0f)), scaled, f_.f32(0.0f)));
+    }
+    if (p_.bias) {
+      const Value b = f_.loadAt(bias_, gc);
+      x = f_.fadd(x, p_.outF16 ? f_.convert(b, f32_) : b);
+    }
+    return p_.gelu ? coop::gelu(f_, x) : x;
+  }
+
+  // The same epilogue on a 4-element row vector x of C at vector index vat, column gc.
+  Value epilogueVector(Value x, Value gc, Value vat, Value alpha, Value beta) {
+    const Value was = p_.alphaBeta ? f_.loadAt(c_, f_.select(f_.ne(beta, f_.f32(0.0f)), vat, c(0))) : Value{};
+    std::vector<Value> parts;
+    for (uint32_t e = 0; e < 4; ++e)
+      parts.push_back(epilogueElement(f_.extract(x, {e}), f_.iadd(gc, c(e)),
+                                      p_.alphaBeta ? f_.extract(was, {e}) : Value{}, alpha, beta));
+    return f_.construct(m_.vectorType(f32_, 4), parts);
   }
 
   void subgroupBarrier() {
@@ -484,13 +491,16 @@ private:
   }
 
   // Staged store: the accumulators (epilogue applied, f32) go through shared memory, then the coopM rows
-  // leave as 16-byte vectors, each row's vectors by consecutive lanes.
+  // leave as 16-byte vectors, each row's vectors by consecutive lanes. With biasOnVectors (an f16 C and
+  // bias) the epilogue runs on those vectors instead: the same f32 arithmetic, no f16 -> f32 coop conversion.
   void stagedEpilogue(const coop::Epilogue& e, Value warpRow, Value warpCol) {
     const uint32_t rowVecs = stagedRowVecs(p_), rowOut = p_.warpN() / 4; // vectors per staged / output row
     const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
     const TypeId vec4 = m_.vectorType(f32_, 4);
     const Value nVecs = f_.shr(N_, c(2)), colVec = f_.shr(warpCol, c(2)), baseC = f_.shr(cBase_, c(2));
+    const bool perVector = p_.biasOnVectors && p_.outF16 && p_.bias;
     const auto withEpilogue = [&](uint32_t i, uint32_t j, Value row0) {
+      if (perVector) return f_.load(acc_[i * p_.accN() + j]);
       const Value col = f_.iadd(warpCol, c(j * p_.coopN));
       return coop::epilogueValue(e, f_.load(acc_[i * p_.accN() + j]), f_.iadd(f_.imul(row0, N_), col), col);
     };
@@ -498,9 +508,10 @@ private:
       for (uint32_t k = 0; k < p_.coopM * rowOut / p_.subgroupSize; ++k) {
         const Value idx = f_.iadd(lane, c(k * p_.subgroupSize));
         const Value r = f_.udiv(idx, c(rowOut)), cv = f_.rem(idx, c(rowOut));
-        const Value x = f_.bitcast(
+        Value x = f_.bitcast(
             f_.load(f_.accessChain(shA_, {f_.iadd(region, f_.iadd(f_.imul(r, c(rowVecs)), cv))})), vec4);
         const Value at = f_.iadd(baseC, f_.iadd(f_.imul(f_.iadd(row0, r), nVecs), f_.iadd(colVec, cv)));
+        if (perVector) x = epilogueVector(x, f_.shl(f_.iadd(colVec, cv), c(2)), at, e.alpha, e.beta);
         f_.storeAt(c_, at, p_.outF16 ? f_.convert(x, c_.element) : x);
       }
     });

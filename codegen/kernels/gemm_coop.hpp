@@ -55,6 +55,10 @@ struct GemmCoopParams {
   // C 16-byte aligned (8 for f16) and batch strides of C multiples of 4. Also on the bounded kernel with
   // vector copies (alpha/beta allowed there): its checked per-element store becomes one per 4-element vector.
   bool stagedStore = false;
+  // Staged store of an f16 C with bias: the epilogue runs on the f32 row vectors (bias read as f16 scalars)
+  // instead of on coop matrices, so no f16 coop matrix is converted to f32. Mesa 25.0's ANV lowers such
+  // cross-width conversions as if both packed alike (crash at SIMD8/16, wrong code elsewhere).
+  bool biasOnVectors = false;
   // Any M, N, K, strides and 2-byte alignment (odd shapes without padding passes): A and B are read as f16
   // scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared memory
   // as bounds-checked scalars with the epilogue applied per element. f16 operands, subgroup scope.
@@ -145,7 +149,7 @@ codegen::Kernel generateGemmCoop(const GemmCoopParams& params);
 // Tilings worth timing on a 16x16x16 device, fastest measured on the H100 first (the sweep and the device
 // check's menu). Each is a GemmCoopParams with only the tiling fields set (NN, f32 out, no epilogue).
 std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
-                                            uint32_t maxSharedBytes = 49152);
+                                            uint32_t maxSharedBytes = 49152, uint32_t subgroupSize = 32);
 // Default tiling for a device's shape: the first of gemmCoopTilings() that validates.
 GemmCoopParams gemmCoopDefault(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
                                uint32_t maxSharedBytes = 49152);

@@ -40,7 +40,7 @@ std::string GemmCoopParams::cacheKey() const {
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
          (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (crosswiseA ? ":xa" : "") +
          (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (edgeShift ? ":es" : "") +
-         (lowered ? ":low" : "");
+         (lowered ? ":low" : "") + (biasOnVectors ? ":bov" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -71,6 +71,7 @@ std::string GemmCoopParams::name() const {
   if (kSlices > 1) add({"_ks", str(kSlices)});
   if (edgeShift) add({"_es"});
   if (lowered) add({"_low"});
+  if (biasOnVectors) add({"_bov"});
   return n;
 }
 

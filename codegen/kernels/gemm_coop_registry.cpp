@@ -12,17 +12,39 @@
 namespace helios::codegen {
 
 std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint32_t coopK,
-                                            uint32_t maxSharedBytes) {
+                                            uint32_t maxSharedBytes, uint32_t subgroupSize) {
   struct T {
     uint32_t BM, BN, BK, sgRows, sgCols, stages;
   };
   const T menu[] = {
       // Measured on the H100 (580 driver, 4096^3): 128x128x64 single-stage first (309-322 TFLOP/s), then the
       // 8-subgroup 64x64-per-subgroup tiles, then the double-buffered ones (their prefetch registers spill).
-      {128, 128, 64, 2, 2, 1}, {128, 256, 32, 2, 4, 1}, {256, 128, 32, 4, 2, 1}, {128, 128, 32, 2, 2, 2},
-      {128, 256, 16, 2, 4, 2}, {256, 128, 16, 4, 2, 2}, {128, 128, 32, 2, 2, 1}, {128, 128, 16, 2, 2, 2},
-      {128, 128, 32, 2, 4, 2}, {128, 128, 32, 4, 2, 2}, {128, 64, 32, 2, 2, 2},  {64, 128, 32, 2, 2, 2},
-      {64, 64, 64, 2, 2, 2},   {64, 64, 32, 2, 2, 2},   {64, 64, 32, 1, 2, 2},
+      {128, 128, 64, 2, 2, 1},
+      {128, 256, 32, 2, 4, 1},
+      {256, 128, 32, 4, 2, 1},
+      {128, 128, 32, 2, 2, 2},
+      {128, 256, 16, 2, 4, 2},
+      {256, 128, 16, 4, 2, 2},
+      {128, 128, 32, 2, 2, 1},
+      {128, 128, 16, 2, 2, 2},
+      {128, 128, 32, 2, 4, 2},
+      {128, 128, 32, 4, 2, 2},
+      {128, 64, 32, 2, 2, 2},
+      {64, 128, 32, 2, 2, 2},
+      // Small subgroup tiles (32x32 down to 8x16 f32 accumulators) for the budgets of matmul_policy.cpp's
+      // coopRegisterPlan (Intel's per-subgroup register file).
+      {128, 128, 32, 4, 4, 1},
+      {128, 128, 32, 4, 4, 2},
+      {128, 128, 32, 8, 4, 1},
+      {128, 128, 32, 8, 4, 2},
+      {64, 64, 64, 4, 2, 1},
+      {64, 64, 64, 4, 4, 1},
+      {64, 64, 64, 4, 4, 2},
+      {64, 64, 32, 4, 2, 1},
+      {32, 64, 128, 4, 4, 1},
+      {64, 64, 64, 2, 2, 2},
+      {64, 64, 32, 2, 2, 2},
+      {64, 64, 32, 1, 2, 2},
   };
   std::vector<GemmCoopParams> out;
   for (const T& t : menu) {
@@ -32,6 +54,7 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint
     p.coopK = coopK;
     p.setTiling(t.BM, t.BN, t.BK, t.sgRows, t.sgCols, t.stages);
     p.maxSharedBytes = maxSharedBytes;
+    p.subgroupSize = subgroupSize;
     try {
       p.validate();
       out.push_back(p);
@@ -166,6 +189,12 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
       add(vectors);
       break;
     }
+  // The staged f16 store with bias on row vectors (ANV's coop kernels), NN and NT.
+  GemmCoopParams bov = gemmCoopDefault();
+  bov.outF16 = bov.bias = bov.gelu = bov.stagedStore = bov.biasOnVectors = true;
+  add(bov);
+  bov.transB = true;
+  add(bov);
   GemmCoopParams bd = gemmCoopDefault();
   bd.bounded = true;
   add(bd);

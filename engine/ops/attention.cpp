@@ -121,6 +121,15 @@ struct Pass {
   uint32_t rowsPerGroup;
 };
 
+} // namespace
+
+uint32_t attentionRowVectors(uint32_t vendorId) {
+  constexpr uint32_t kIntel = 0x8086;
+  return vendorId == kIntel ? 4 : 8;
+}
+
+namespace {
+
 Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
   if (coop) {
     auto p = attentionCoopPass(exec.context().device(), which, s.headDim, s.causal);
@@ -128,8 +137,10 @@ Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coo
     p.halfOut = s.halfOut;
     return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
   }
+  const vk::Device& device = exec.context().device();
+  const uint32_t rowVectors = s.rowVectors ? s.rowVectors : attentionRowVectors(device.properties().vendorID);
   const auto p = codegen::attentionParams(which, s.headDim, s.causal,
-                                          exec.context().device().limits().maxComputeSharedMemorySize);
+                                          device.limits().maxComputeSharedMemorySize, rowVectors);
   return {&exec.pipeline(p, codegen::generateAttention), p.rowsPerGroup()};
 }
 

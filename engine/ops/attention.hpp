@@ -37,6 +37,9 @@ struct AttentionShape {
   bool halfOut = false;
   // q and dQ; k, v, dK and dV; o and dO (coop passes only where not contiguous).
   AttentionLayout qLayout, kvLayout, oLayout;
+  // Fallback only: vectors of a row per invocation (codegen::attentionParams); 0: the device's
+  // (attentionRowVectors).
+  uint32_t rowVectors = 0;
 };
 
 // o = softmax(scale q k^T [mask]) v per (batch, head); lse = the log-sum-exp of each score row.
@@ -53,6 +56,11 @@ bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);
 // HELIOS_ATTENTION_PREFETCH=0 (no one-tile-ahead loads), HELIOS_ATTENTION_PAD=0 (unpadded staged rows).
 codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, codegen::AttentionPass pass,
                                                uint32_t headDim, bool causal);
+
+// Vectors of a q/k/v row one invocation of the f32 fallback holds (codegen::attentionParams): 4 on Intel
+// (vendor 0x8086), whose invocations get 128 32-bit registers at the narrowest SIMD width, where the
+// backward passes spilled at 8 (DG2, D = 64); 8 elsewhere (AMD and NVIDIA give an invocation up to 255-256).
+uint32_t attentionRowVectors(uint32_t vendorId);
 
 // Gradients from the forward's o and lse (recomputing the scores): dQ, dK, dV (overwritten). delta is scratch
 // of batch*heads*Tq floats (written with dO . o per row, then read).

@@ -49,6 +49,20 @@ void emulate(CoopDeviceInfo& info, const CoopShape& s) {
   info.workgroupShapes.clear(); // no NV2 when lowered
 }
 
+// HELIOS_COOP_SUBGROUP=8|16|32|64: the coop GEMM's subgroup size instead of coopRegisterPlan's (for
+// comparisons); 0 when unset.
+uint32_t subgroupKnob() {
+  static const uint32_t parsed = [] {
+    const char* e = std::getenv("HELIOS_COOP_SUBGROUP");
+    if (!e || !*e) return 0u;
+    const std::string v(e);
+    if (v != "8" && v != "16" && v != "32" && v != "64")
+      throw std::invalid_argument("HELIOS_COOP_SUBGROUP='" + v + "': expected 8, 16, 32 or 64");
+    return static_cast<uint32_t>(std::stoul(v));
+  }();
+  return parsed;
+}
+
 CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   // The probe's list readers; the live instance's entry points are already loaded into volk.
   std::vector<probe::CoopMatrixProperty> props;
@@ -87,6 +101,9 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   const auto& f = device.features();
   if (!f.shaderFloat16 || !f.storageBuffer16BitAccess) info.coopMatrix = false;
   if (!f.subgroupSizeControl && device.minSubgroupSize() != device.maxSubgroupSize()) info.coopMatrix = false;
+  info = withRegisterPlan(info, device.properties().vendorID, device.minSubgroupSize(),
+                          device.maxSubgroupSize());
+  if (const uint32_t sg = subgroupKnob(); sg && info.coopMatrix) info.subgroupSize = sg;
   return info;
 }
 
@@ -352,6 +369,8 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   p.gelu = args.gelu;
   p.f32A = p.f32B = args.f16Compute; // rounded while staged
   p.stagedStore = stagedStoreFits(p, args.c, strideOr(args.strideC, uint64_t{args.M} * args.N));
+  p.biasOnVectors =
+      p.biasOnVectors && p.stagedStore && p.outF16 && p.bias; // only where it changes the kernel
   return p;
 }
 

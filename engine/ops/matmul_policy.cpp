@@ -90,6 +90,31 @@ CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
       coopDeviceFromProperties(caps.coop_khr, caps.subgroup_size, caps.max_compute_shared_memory);
   if (d.coopMatrix) d.workgroupShapes = workgroupShapesFromProperties(caps.coop_nv2);
   d.computeUnits = computeUnitsOr(caps.shader_cores, kDefaultComputeUnits);
+  return withRegisterPlan(d, caps.vendor_id, caps.min_subgroup_size, caps.max_subgroup_size);
+}
+
+CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t minSubgroup,
+                                  uint32_t maxSubgroup, uint32_t defaultSubgroup) {
+  constexpr uint32_t kIntel = 0x8086, kIntelRegisters = 128;
+  if (vendorId != kIntel || !coopN) return {defaultSubgroup, 0};
+  // The native width (coopN: SIMD8 on Xe-HPG, SIMD16 on Xe2) suits the matrix engine; accumulators get an
+  // eighth of the file at any width (at native width a quarter still spilled DG2's NN/TN GEMMs, 13-18).
+  const uint32_t budget = kIntelRegisters * 4 * coopN / 8;
+  if (coopN >= minSubgroup && coopN <= maxSubgroup) return {coopN, budget, true};
+  return {defaultSubgroup, budget, true};
+}
+
+uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t) {
+  return t.warpM() * t.warpN() * 4;
+}
+
+CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t minSubgroup,
+                                uint32_t maxSubgroup) {
+  if (!d.coopMatrix) return d;
+  const CoopRegisterPlan plan = coopRegisterPlan(vendorId, d.coopN, minSubgroup, maxSubgroup, d.subgroupSize);
+  d.subgroupSize = plan.subgroupSize;
+  d.accumulatorBytes = plan.accumulatorBytes;
+  d.biasOnVectors = plan.biasOnVectors;
   return d;
 }
 
@@ -129,17 +154,25 @@ std::vector<codegen::GemmCoopParams> withDevice(std::vector<codegen::GemmCoopPar
     t.subgroupSize = dev.subgroupSize;
     t.maxSharedBytes = dev.maxSharedBytes;
     t.lowered = dev.lowered;
+    t.biasOnVectors = dev.biasOnVectors;
   }
   return tilings;
 }
 
-bool validates(const codegen::GemmCoopParams& t) {
-  try {
-    t.validate();
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
-  }
+// The tilings whose subgroups keep their accumulators within the device's budget and that are valid at its
+// subgroup size (all of them where there is no budget).
+std::vector<codegen::GemmCoopParams> withinBudget(std::vector<codegen::GemmCoopParams> tilings,
+                                                  const CoopDeviceInfo& dev) {
+  std::erase_if(tilings, [&](const codegen::GemmCoopParams& t) {
+    if (dev.accumulatorBytes && coopAccumulatorBytes(t) > dev.accumulatorBytes) return true;
+    try {
+      t.validate();
+      return false;
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+  });
+  return tilings;
 }
 
 // Tilings for the device: the config's, else the device's menu restricted to the default tile and the 64x64
@@ -159,14 +192,17 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
   }
   {
     // On the device (a lowered kernel's MulAdd scratch takes shared memory too), those that still fit.
-    auto menu =
-        withDevice(codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes), dev);
-    std::erase_if(menu, [](const codegen::GemmCoopParams& t) { return !validates(t); });
+    const auto menu = withinBudget(withDevice(codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK,
+                                                                       dev.maxSharedBytes, dev.subgroupSize),
+                                              dev),
+                                   dev);
     if (!menu.empty()) out.push_back(menu.front());
+    // The 64x64 tile: 2 x 2 subgroups, or where accumulators are budgeted the first layout within it.
     for (const uint32_t bk : {64u, 32u}) {
       if (bk > cfg.smallTileBK) continue;
       for (const auto& t : menu)
-        if (t.BM == 64 && t.BN == 64 && t.BK == bk && t.sgRows == 2 && t.sgCols == 2) {
+        if (t.BM == 64 && t.BN == 64 && t.BK == bk &&
+            (dev.accumulatorBytes || (t.sgRows == 2 && t.sgCols == 2))) {
           out.push_back(t);
           break;
         }

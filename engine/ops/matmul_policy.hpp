@@ -65,7 +65,31 @@ struct CoopDeviceInfo {
   // The coop kernels run lowered to ordinary SPIR-V for subgroupSize (HELIOS_COOP_EMULATE): the shape is the
   // emulated one, and every GemmCoopParams / AttentionCoopParams made for the device carries `lowered`.
   bool lowered = false;
+  // Bytes of accumulators one subgroup may hold (coopRegisterPlan); 0: no limit known.
+  uint32_t accumulatorBytes = 0;
+  // GemmCoopParams::biasOnVectors for every tiling (coopRegisterPlan: on Intel).
+  bool biasOnVectors = false;
 };
+
+// The subgroup size the subgroup-scope coop kernels run at and the accumulator bytes one subgroup may hold,
+// from device facts. On Intel (vendor 0x8086) a subgroup is one hardware thread with 128 general registers,
+// each one 32-bit value wide per lane of the matrix engine's native width, the coop shape's N (8 on Xe-HPG,
+// 16 on Xe2): a 4 (8) KiB file whatever the subgroup size, of which accumulators get an eighth; the kernels
+// run at that native width where the device's subgroup range has it. Elsewhere: the device's default size
+// and no budget. Intel's staged f16 stores also take their bias on row vectors
+// (GemmCoopParams::biasOnVectors: Mesa 25.0's ANV miscompiles f16 <-> f32 coop matrix conversions).
+struct CoopRegisterPlan {
+  uint32_t subgroupSize = 32;
+  uint32_t accumulatorBytes = 0;
+  bool biasOnVectors = false;
+};
+CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t minSubgroup,
+                                  uint32_t maxSubgroup, uint32_t defaultSubgroup);
+// Accumulator bytes one subgroup of `t` holds (f32: BM/sgRows x BN/sgCols x 4).
+uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t);
+// `d` with coopRegisterPlan applied (subgroup size and accumulator budget), where it has coop matrices.
+CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t minSubgroup,
+                                uint32_t maxSubgroup);
 // The f16 x f16 -> f32 workgroup-scope entries of a probe's VK_NV_cooperative_matrix2 list.
 std::vector<codegen::WorkgroupCoopShape>
 workgroupShapesFromProperties(const std::vector<probe::FlexibleDimensionsProperty>& props);

@@ -334,6 +334,15 @@ TEST_CASE("attention: forward and backward match float64, odd and aligned shapes
   checkAgainstReference(shape(2, 2, 2, T, T, D, causal));
 }
 
+TEST_CASE("attention: half the row per invocation (Intel's 4 vectors: 4 lanes at D = 64, 8 at D = 128)",
+          "[attention]") {
+  const bool causal = GENERATE(false, true);
+  const auto [T, D] = GENERATE(std::pair{33u, 64u}, std::pair{129u, 128u}, std::pair{65u, 36u});
+  auto s = shape(2, 2, 2, T, T, D, causal);
+  s.rowVectors = 4;
+  checkAgainstReference(s);
+}
+
 TEST_CASE("attention: grouped-query heads and the earlier effort's shapes", "[attention]") {
   const bool causal = GENERATE(false, true);
   checkAgainstReference(shape(1, 8, 2, 65, 65, 64, causal)); // 4 query heads per kv head

@@ -97,6 +97,7 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.tensorLayouts = true; });
   with([](GemmCoopParams& p) { p.unroll = 8; });
   with([](GemmCoopParams& p) { p.stagedStore = true; });
+  with([](GemmCoopParams& p) { p.biasOnVectors = true; });
   with([](GemmCoopParams& p) { p.producers = 4; });
   with([](GemmCoopParams& p) { p.bounded = true; });
   with([](GemmCoopParams& p) { p.bounded = p.crosswiseA = true; });

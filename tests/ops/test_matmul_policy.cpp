@@ -18,6 +18,7 @@
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/ops/matmul_policy.hpp"
+#include "probe/json.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
 
@@ -137,6 +138,48 @@ TEST_CASE("policy: the grid-fill target follows the device's compute units", "[m
   CHECK(kh.params.kSlices == 2);
   CHECK(ks.params.BM == 128);
   CHECK(ks.params.kSlices == 4);
+}
+
+// Captures of ANV and RADV under Mesa's no-op DRM shims (tests/fixtures/coopmat/*-shim.json).
+CoopDeviceInfo shimFixture(const std::string& file) {
+  return coopDeviceFromCaps(probe::loadCapsFile(std::string(HELIOS_FIXTURE_DIR) + "/coopmat/" + file).at(0));
+}
+
+TEST_CASE(
+    "policy: Intel subgroups run at the matrix engine's width, accumulators within an eighth of the file",
+    "[matmul_policy]") {
+  const CoopDeviceInfo dg2 = shimFixture("intel-dg2-anv-shim.json"),
+                       lnl = shimFixture("intel-lnl-anv-shim.json"),
+                       navi31 = shimFixture("amd-navi31-radv-shim.json");
+  // 128 registers of coopN 32-bit lanes: 4 KiB on DG2 (8x8x16), 8 KiB on LNL (8x16x16).
+  CHECK(dg2.accumulatorBytes == 512);
+  CHECK(lnl.accumulatorBytes == 1024);
+  CHECK(dg2.subgroupSize == 8);
+  CHECK(lnl.subgroupSize == 16);
+  CHECK(navi31.accumulatorBytes == 0);
+  CHECK(navi31.subgroupSize == 64);
+  CHECK(h100().accumulatorBytes == 0);
+  for (const auto& [dev, budget] : {std::pair{dg2, 512u}, std::pair{lnl, 1024u}})
+    for (const auto& pr : {problem(1024, 1024, 1024), problem(16384, 2304, 768), problem(16384, 768, 3072),
+                           problem(768, 3072, 16384)}) {
+      const CoopPlan p = planMatmul(pr, dev);
+      REQUIRE(isCoop(p.decision));
+      CHECK(coopAccumulatorBytes(p.params) <= budget);
+      CHECK(p.params.biasOnVectors);
+      CHECK_NOTHROW(p.params.validate());
+    }
+  // Without a budget the default tile stays (64 x 64 f32 per subgroup on NAVI31).
+  CHECK(coopAccumulatorBytes(planMatmul(problem(4096, 4096, 4096), navi31).params) == 16384);
+  // A native width outside the device's subgroup range keeps the default width (and the budget).
+  const CoopRegisterPlan narrow = coopRegisterPlan(0x8086, 8, 16, 32, 32);
+  CHECK(narrow.subgroupSize == 32);
+  CHECK(narrow.accumulatorBytes == 512);
+  const CoopRegisterPlan other = coopRegisterPlan(0x10de, 16, 32, 32, 32);
+  CHECK(other.subgroupSize == 32);
+  CHECK(other.accumulatorBytes == 0);
+  CHECK_FALSE(other.biasOnVectors);
+  CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), h100()).params.biasOnVectors);
+  CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), navi31).params.biasOnVectors);
 }
 
 TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_policy]") {

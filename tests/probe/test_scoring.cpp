@@ -49,6 +49,35 @@ TEST_CASE("vendor captures pick what their hardware offers", "[probe][scoring]")
   }
 }
 
+// Captured from Debian's ANV and RADV under Mesa's no-op DRM shims (tools/vendor-env.sh): each driver's own
+// cooperative-matrix table and subgroup range for hardware this machine does not have.
+TEST_CASE("emulated Intel and AMD devices pick their matrix units' shape", "[probe][scoring]") {
+  struct Expect {
+    const char* file;
+    uint32_t m, n, k, minSubgroup, maxSubgroup;
+  };
+  const Expect expected[] = {
+      {"intel-dg2-anv-shim.json", 8, 8, 16, 8, 32},       {"intel-mtl-anv-shim.json", 8, 8, 16, 8, 32},
+      {"intel-lnl-anv-shim.json", 8, 16, 16, 16, 32},     {"intel-bmg-anv-shim.json", 8, 16, 16, 16, 32},
+      {"amd-navi31-radv-shim.json", 16, 16, 16, 32, 64},
+  };
+  for (const auto& e : expected) {
+    INFO(e.file);
+    const auto caps = loadFixture(e.file);
+    CHECK(caps.hasExtension("VK_KHR_cooperative_matrix"));
+    CHECK(bestF16F32(caps.coop_khr) == shape(e.m, e.n, e.k));
+    CHECK(caps.min_subgroup_size == e.minSubgroup);
+    CHECK(caps.max_subgroup_size == e.maxSubgroup);
+    CHECK_THAT(caps.source, ContainsSubstring("no-op DRM shim"));
+  }
+  SECTION("NAVI21 (RDNA2) has no matrix units: none, tiled fallback") {
+    const auto caps = loadFixture("amd-navi21-radv-shim.json");
+    CHECK(caps.coop_khr.empty());
+    CHECK_FALSE(bestF16F32(caps.coop_khr));
+    CHECK_THAT(explainChoice(caps.coop_khr), ContainsSubstring("tiled fallback"));
+  }
+}
+
 TEST_CASE("ties on M*N*K go to the larger M*N", "[probe][scoring]") {
   const auto caps = loadFixture("synthetic-tie-mn.json");
   CHECK(bestF16F32(caps.coop_khr) == shape(16, 16, 16));

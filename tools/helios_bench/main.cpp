@@ -1,6 +1,7 @@
 // helios-bench: throughput of Helios' kernels on one device, as JSON (compare with bench/torch/*.py run in
 // the same device session).
 #include "bench_attention.hpp"
+#include "bench_compile.hpp"
 #include "bench_dispatch.hpp"
 #include "bench_gemm.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -102,6 +103,20 @@ int main(int argc, char** argv) {
       ->check(cli::PositiveCount)
       ->capture_default_str();
 
+  bench::CompileOptions compile;
+  auto* compileCmd = app.add_subcommand(
+      "compile", "Compile only: the pipelines a GPT-2-small step and the attention shapes use, with the "
+                 "driver's statistics (registers, spills); nothing is submitted");
+  addCommon(compileCmd);
+  compileCmd->add_option("--workloads", compile.workloads, "gpt2-small, attention")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"gpt2-small", "attention"}))
+      ->capture_default_str();
+  compileCmd->add_option("--attention-shapes", compile.attentionShapes, "BxHxSxD list (kv heads = H)")
+      ->delimiter(',')
+      ->capture_default_str();
+  compileCmd->add_flag("--gate-no-spills", compile.gateNoSpills,
+                       "Exit with status 3 when a GEMM or attention kernel spills or fills registers");
   CLI11_PARSE(app, argc, argv);
   try {
     if (!common.jsonOut.empty())
@@ -109,9 +124,11 @@ int main(int argc, char** argv) {
     auto ctx = vk::Context::create({.device = common.device});
     nlohmann::json result = gemmCmd->parsed()        ? bench::benchGemm(*ctx, common, gemm)
                             : attentionCmd->parsed() ? bench::benchAttention(*ctx, common, attention)
+                            : compileCmd->parsed()   ? bench::benchCompile(*ctx, common, compile)
                                                      : bench::benchDispatch(*ctx, common, count, elements);
     bench::emit(result, common);
-    if (common.jsonOut.empty()) std::cout << result.dump(1) << "\n";
+    if (common.jsonOut.empty() && !compileCmd->parsed()) std::cout << result.dump(1) << "\n";
+    if (compileCmd->parsed() && compile.gateNoSpills && !result["spilling"].empty()) return 3;
   } catch (const vk::LoaderMissing& e) {
     std::cerr << "helios-bench: " << e.what() << "\n";
     return 1;
