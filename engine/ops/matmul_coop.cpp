@@ -26,8 +26,11 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   std::vector<probe::CoopMatrixProperty> props;
   if (device.features().coopMatrixKhr)
     props = probe::queryCoopMatrixProperties(VK_NULL_HANDLE, device.physical());
+  // The subgroup size both coop families are generated for and the pipelines require.
+  const uint32_t subgroupSize = coopSubgroupSize(device.subgroupSize(), device.minSubgroupSize(),
+                                                 device.maxSubgroupSize(), device.subgroupSizeControllable());
   CoopDeviceInfo info =
-      coopDeviceFromProperties(props, device.subgroupSize(), device.limits().maxComputeSharedMemorySize);
+      coopDeviceFromProperties(props, subgroupSize, device.limits().maxComputeSharedMemorySize);
   if (info.coopMatrix) {
     if (device.features().coopMatrixNv2)
       info.workgroupShapes =
@@ -48,10 +51,9 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
     if (const char* e = std::getenv("HELIOS_COOP2"); !e || std::string(e) != "1")
       info.workgroupShapes.clear();
   }
-  // The kernels need f16 storage, and a fixed subgroup size unless the device has only one.
+  // The kernels need f16 storage, and a subgroup size they support that the pipeline can count on.
   const auto& f = device.features();
-  if (!f.shaderFloat16 || !f.storageBuffer16BitAccess) info.coopMatrix = false;
-  if (!f.subgroupSizeControl && device.minSubgroupSize() != device.maxSubgroupSize()) info.coopMatrix = false;
+  if (!f.shaderFloat16 || !f.storageBuffer16BitAccess || !subgroupSize) info.coopMatrix = false;
   return info;
 }
 
