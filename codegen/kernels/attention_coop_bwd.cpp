@@ -1,5 +1,5 @@
 // The backward passes of the coop attention family (see attention_coop.hpp). Both recompute the scores from
-// the forward's lse; neither writes the T x T matrices. Per step and subgroup, two 16 x tile blocks go
+// the forward's lse; neither writes the T x T matrices. Per step and subgroup, two coopM x tile blocks go
 // through shared memory (the score S and dP = dO V^T, or their transposes), the lanes turn them into P and dS
 // = P (dP - delta) as f16, and coop MulAdds fold those into accumulators that stay in registers for the whole
 // walk (no per-row rescale is needed, unlike the forward's O).
@@ -56,7 +56,7 @@ protected:
 };
 
 // dQ_i = scale * sum_j P_ij (dP_ij - delta_i) K_j, with delta_i = dO_i . O_i written out for the KV pass.
-// Each subgroup owns 16 query rows and walks the key tiles its rows see.
+// Each subgroup owns coopM query rows and walks the key tiles its rows see.
 class QueryGradEmitter : BackwardEmitter {
 public:
   explicit QueryGradEmitter(const AttentionCoopParams& p) : BackwardEmitter(p) {}
@@ -198,7 +198,7 @@ private:
 };
 
 // dV_j = sum_i P_ij dO_i and dK_j = scale * sum_i P_ij (dP_ij - delta_i) Q_i over every query head of the
-// group. Each subgroup owns 16 key rows and walks the query tiles that see them, working on the transposes
+// group. Each subgroup owns coopM key rows and walks the query tiles that see them, working on the transposes
 // (S^T = K Q^T, dP^T = V dO^T) so the key rows stay the accumulators' rows.
 class KeyValueGradEmitter : BackwardEmitter {
 public:

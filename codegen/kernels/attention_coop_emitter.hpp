@@ -107,8 +107,9 @@ protected:
                                        const std::function<spv::Value(spv::Value, uint32_t)>& masked);
   // (row, col, f32 x, u32 offset) -> array[offset + col] (a Workgroup f32 array): column-constant matrices.
   spv::FunctionId columnFunction(const char* name, spv::Value array);
-  // A 16 x 16 accumulator whose row r holds the value of the lanes of row r, through this subgroup's 256 f32
-  // entries of `scratch` at sBase_; and back: this lane's row of a row-constant accumulator.
+  // (Row ops: 16x16x16 on 32 lanes.) A 16 x 16 accumulator whose row r holds the value of the lanes of row r,
+  // through this subgroup's 256 f32 entries of `scratch` at sBase_; and back: this lane's row of a
+  // row-constant accumulator.
   spv::Value rowMatrix(spv::Value scratch, spv::Value v);
   spv::Value rowValue(spv::Value scratch, spv::Value matrix);
   static constexpr float kMasked = -1.0e30f; // a masked score: finite, so masked rows never make NaN
@@ -171,7 +172,7 @@ protected:
   spv::Value part_;
   spv::Value layout_[3][3]; // push constants: {row, head, batch} of the q, kv and o layouts
   spv::Value scaleLog2e_;   // scale * log2(e): scores go through exp2
-  spv::Value zeroAcc_;      // a zero 16 x 16 accumulator, made once at the top of main
+  spv::Value zeroAcc_;      // a zero coopM x coopN accumulator, made once at the top of main
   spv::Value sBase_; // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
   spv::Buffer q_, k_, v_;
   HeadRows qAt_, kvAt_, oAt_;
