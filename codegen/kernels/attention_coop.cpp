@@ -55,7 +55,8 @@ bool sideOk(uint32_t v) {
 
 bool attentionCoopSupports(const CoopShape& s) {
   const uint32_t sg = s.subgroupSize;
-  return sideOk(s.M) && sideOk(s.N) && sideOk(s.K) && (sg == 8 || sg == 16 || sg == 32 || sg == 64);
+  return sideOk(s.M) && sideOk(s.N) && sideOk(s.K) &&
+         (sg == 4 || sg == 8 || sg == 16 || sg == 32 || sg == 64);
 }
 
 std::string AttentionCoopParams::cacheKey() const {
@@ -82,7 +83,7 @@ void AttentionCoopParams::validate() const {
           me + "headDim must be a multiple of 16, at most 128");
   require(attentionCoopSupports({coopM, coopN, coopK, subgroupSize}),
           me + "coop shape " + shapeText(*this) + " on " + std::to_string(subgroupSize) +
-              "-wide subgroups: sides must be 8 or 16, subgroups 8, 16, 32 or 64 lanes");
+              "-wide subgroups: sides must be 8 or 16, subgroups 4, 8, 16, 32 or 64 lanes");
   if (rowOps) {
     require(tile == 32 || tile == 64 || tile == 128, me + "tile must be 32, 64 or 128");
     require(isDefaultShape(*this) && subgroupSize == 32,

@@ -99,7 +99,7 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
                                         uint32_t maxSharedBytes = 49152, bool rowOps = false,
                                         const CoopShape& shape = {});
 // Whether the KHR coop passes support a shape and subgroup size (f16 x f16 -> f32 sides of 8 or 16;
-// subgroups of 8 to 64 lanes).
+// subgroups of 4 to 64 lanes, a power of two).
 bool attentionCoopSupports(const CoopShape& shape);
 Kernel generateAttentionCoop(const AttentionCoopParams& p);
 void registerAttentionCoop(KernelRegistry& registry);

@@ -470,6 +470,14 @@ TEST_CASE("attention coop: every coop shape and subgroup size splits its rows ov
   p.coopK = 32;
   CHECK_THROWS_WITH(p.validate(), ContainsSubstring("sides must be 8 or 16"));
   CHECK_FALSE(codegen::attentionCoopSupports({16, 16, 16, 128}));
+  // 4 lanes (lavapipe at 128-bit vectors): 4 or 2 rows per lane; every pass generates and validates.
+  for (const auto& [cm, cn, ck] : codegen::coopSweepShapes())
+    for (AttentionPass pass :
+         {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad}) {
+      const auto q = codegen::attentionCoopParams(pass, 64, true, 49152, false, {cm, cn, ck, 4});
+      CHECK(q.rowsPerLane() == cm / 4);
+      CHECK(spv::validate(codegen::generateAttentionCoop(q).spirv).ok);
+    }
 }
 
 TEST_CASE("attention coop: asking for it where it cannot run is an error, Auto falls back", "[attention]") {

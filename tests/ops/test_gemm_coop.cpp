@@ -285,6 +285,12 @@ TEST_CASE("gemm_coop: every coop shape and subgroup size has valid tilings, smal
       const GemmCoopParams d = helios::codegen::gemmCoopDefault(cm, cn, ck, 49152, sg);
       CHECK(helios::codegen::generateGemmCoop(d).requiredSubgroupSize == sg);
     }
+  // 4 lanes (lavapipe at 128-bit vectors): every shape has a menu, its smallest tiling validates.
+  for (const auto& [cm, cn, ck] : helios::codegen::coopSweepShapes()) {
+    const auto menu = helios::codegen::gemmCoopTilings(cm, cn, ck, 49152, 4);
+    REQUIRE(!menu.empty());
+    CHECK(helios::spv::validate(helios::codegen::generateGemmCoop(menu.back()).spirv).ok);
+  }
   // 128x128 on 2x2 subgroups holds 8 x 8 accumulators of 8x8x16 per subgroup: over the limit.
   GemmCoopParams p;
   p.coopM = p.coopN = 8;
