@@ -9,6 +9,7 @@
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
 #include "codegen/kernels/gemm_coop.hpp"
+#include "codegen/spirv/module.hpp"
 
 namespace helios::codegen {
 
@@ -21,6 +22,12 @@ void require(bool ok, const std::string& what) {
 } // namespace
 
 uint32_t AttentionCoopParams::sharedBytes() const {
+  const uint32_t scratch =
+      lowered ? spv::coopLoweredScratchBytes(invocations(), subgroupSize, coopM, coopN, coopK, 2) : 0u;
+  return scratch + unloweredSharedBytes();
+}
+
+uint32_t AttentionCoopParams::unloweredSharedBytes() const {
   // f16 rows: the owned rows, then two tiles over the same bytes (attention_coop_emitter.hpp's StagingAreas).
   const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), 2 * tile);
   const uint32_t perRow = subgroups * coopM * tile; // entries of each per-subgroup scratch
@@ -65,7 +72,7 @@ std::string AttentionCoopParams::cacheKey() const {
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
          (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "") +
-         (isDefaultShape(*this) ? "" : ":c" + shapeText(*this));
+         (isDefaultShape(*this) ? "" : ":c" + shapeText(*this)) + (lowered ? ":low" : "");
 }
 
 std::string AttentionCoopParams::name() const {
@@ -74,7 +81,7 @@ std::string AttentionCoopParams::name() const {
          (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
          (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "") +
          (isDefaultShape(*this) ? "" : "_c" + shapeText(*this)) +
-         (subgroupSize == 32 ? "" : "_w" + std::to_string(subgroupSize));
+         (subgroupSize == 32 ? "" : "_w" + std::to_string(subgroupSize)) + (lowered ? "_low" : "");
 }
 
 void AttentionCoopParams::validate() const {
@@ -92,6 +99,7 @@ void AttentionCoopParams::validate() const {
     require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
             me + "tile must be 32, or 64 for the forward");
   }
+  require(!lowered || !rowOps, me + "the coop lowering has no NV2 row operations");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
   require(pad <= 1, me + "pad must be 0 or 1 (16-byte vectors per staged row)");
   require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +

@@ -12,7 +12,8 @@ using namespace helios::spv;
 
 AttentionCoopEmitter::AttentionCoopEmitter(const AttentionCoopParams& p)
     : p_(p), d8_(p.headDim / 8), rowVecs_(p.headDim / 8 + p.pad), blocks_(p.headDim / p.coopN),
-      aBlocks_(p.headDim / p.coopK), lanes_(p.lanesPerRow()), rowsPerLane_(p.rowsPerLane()) {}
+      aBlocks_(p.headDim / p.coopK), lanes_(p.lanesPerRow()), rowsPerLane_(p.rowsPerLane()),
+      m_(spv::ModuleOptions{.coopLowerSubgroup = p.lowered ? p.subgroupSize : 0}) {}
 
 void AttentionCoopEmitter::declareTypes() {
   f32_ = m_.f32();

@@ -44,7 +44,8 @@ using coop::TileCopy;
 class GemmCoopBuilder {
 public:
   explicit GemmCoopBuilder(const GemmCoopParams& p)
-      : p_(p), f_(declare()), copyA_(tileA(p)), copyB_(tileB(p)) {}
+      : p_(p), m_(ModuleOptions{.coopLowerSubgroup = p.lowered ? p.subgroupSize : 0}), f_(declare()),
+        copyA_(tileA(p)), copyB_(tileB(p)) {}
 
   std::vector<uint32_t> build() {
     setup();

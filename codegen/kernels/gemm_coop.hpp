@@ -86,9 +86,13 @@ struct GemmCoopParams {
   // straight from global memory; coopM/N/K hold the flexible-dimension granularity, sgRows x sgCols only
   // sets the invocation count, and stages/padding do not apply (1 and 0).
   bool workgroupScope = false;
-  bool tensorLayouts = false;      // workgroup scope: A and B through tensor layouts (LoadTensorNV)
-  uint32_t unroll = 1;             // workgroup scope: K slices per loop trip (the rest one by one)
-  uint32_t subgroupSize = 32;      // pipeline's required subgroup size (4 to 64, a power of two)
+  bool tensorLayouts = false; // workgroup scope: A and B through tensor layouts (LoadTensorNV)
+  uint32_t unroll = 1;        // workgroup scope: K slices per loop trip (the rest one by one)
+  uint32_t subgroupSize = 32; // pipeline's required subgroup size (4 to 64, a power of two)
+  // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
+  // coopLowerSubgroup): devices without VK_KHR_cooperative_matrix; the MulAdd scratch counts in
+  // sharedBytes(). Subgroup scope only.
+  bool lowered = false;
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
   // The tiling fields at once (menus and sweeps).
@@ -153,6 +157,9 @@ GemmCoopParams gemmCoopDefault(uint32_t coopM = 16, uint32_t coopN = 16, uint32_
 // 16x8x16, 16x8x8, Intel's 8x8x16 and 8x16x16, AMD's 16x16x16 at 32 and 64 lanes.
 std::vector<std::array<uint32_t, 3>> coopSweepShapes();
 std::vector<uint32_t> coopSweepSubgroupSizes();
+
+// The registry's sweep as parameter sets (distinct cache keys).
+std::vector<GemmCoopParams> gemmCoopSweep();
 
 // Registers "gemm.coop": default = NN f32 128x128x64 2x2 subgroups, single-stage (fastest measured); sweep =
 // every tiling x representative variants + every variant (layouts, f16 out, batched, alpha/beta, bias, GELU)

@@ -7,6 +7,7 @@
 
 #include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/kernels/gemm_coop_copies.hpp"
+#include "codegen/spirv/module.hpp"
 
 namespace helios::codegen {
 
@@ -24,7 +25,9 @@ void require(bool ok, const std::string& what) {
 
 uint32_t GemmCoopParams::sharedBytes() const {
   if (workgroupScope) return 0;
-  return 16u * (coop::sharedAVecs(*this) + stages * coop::tileB(*this).stageVecs());
+  const uint32_t scratch =
+      lowered ? spv::coopLoweredScratchBytes(invocations(), subgroupSize, coopM, coopN, coopK, 2) : 0u;
+  return 16u * (coop::sharedAVecs(*this) + stages * coop::tileB(*this).stageVecs()) + scratch;
 }
 
 std::string GemmCoopParams::cacheKey() const {
@@ -36,7 +39,8 @@ std::string GemmCoopParams::cacheKey() const {
          str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
          str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
          (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (crosswiseA ? ":xa" : "") +
-         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (edgeShift ? ":es" : "");
+         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (edgeShift ? ":es" : "") +
+         (lowered ? ":low" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -67,6 +71,7 @@ std::string GemmCoopParams::name() const {
   if (kSlices > 1) add({"_ks", str(kSlices)});
   if (edgeShift) add({"_es"});
   if (subgroupSize != 32) add({"_w", str(subgroupSize)});
+  if (lowered) add({"_low"});
   return n;
 }
 
@@ -88,9 +93,13 @@ void GemmCoopParams::validate() const {
     require(!stagedStore, me + "the staged store is for subgroup scope");
     require(!producers, me + "copy subgroups are for subgroup scope");
     require(!bounded, me + "the bounded kernel is subgroup scope");
+    require(!lowered, me + "the coop lowering is for subgroup scope");
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
+  require(!lowered || (subgroupSize && (coopM * coopK) % subgroupSize == 0 &&
+                       (coopK * coopN) % subgroupSize == 0 && (coopM * coopN) % subgroupSize == 0),
+          me + "the coop lowering splits every coop matrix evenly over a subgroup");
   require(!tensorLayouts && unroll == 1, me + "tensor layouts and unrolling are for workgroup scope");
   require(sgRows && sgCols && BM % (sgRows * coopM) == 0,
           me + "BM=" + str(BM) + " is not a multiple of sgRows*coopM=" + str(sgRows * coopM));

@@ -121,186 +121,192 @@ void addOtherShapes(const std::function<void(const GemmCoopParams&)>& add) {
 
 } // namespace
 
+std::vector<GemmCoopParams> gemmCoopSweep() {
+  std::vector<GemmCoopParams> ks;
+  std::set<std::string> seen;
+  const auto add = [&](const GemmCoopParams& p) {
+    if (seen.insert(p.cacheKey()).second) ks.push_back(p);
+  };
+  // Every tiling, plain NN and the heaviest epilogue on TN.
+  for (GemmCoopParams p : gemmCoopTilings()) {
+    add(p);
+    p.transA = true;
+    p.batched = p.alphaBeta = p.bias = p.gelu = true;
+    add(p);
+  }
+  // Every variant on two tilings (the single-stage default and a double-buffered one): every
+  // combination of layouts, f16 output, batching and the epilogue on one tiling.
+  const auto addVariants = [&](const GemmCoopParams& base) {
+    for (uint32_t bits = 0; bits < 128; ++bits) {
+      GemmCoopParams p = base;
+      p.transA = bits & 1;
+      p.transB = bits & 2;
+      p.outF16 = bits & 4;
+      p.batched = bits & 8;
+      p.alphaBeta = bits & 16;
+      p.bias = bits & 32;
+      p.gelu = bits & 64;
+      if (p.stagedStore && p.alphaBeta && !p.bounded) continue; // the staged store has no alpha/beta
+      if (p.kSlices > 1 && p.batched) continue;                 // K slices are not batched
+      add(p);
+    }
+  };
+  GemmCoopParams staged = gemmCoopDefault(); // and with the staged C store
+  staged.stagedStore = true;
+  for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3], staged})
+    addVariants(base);
+  // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
+  for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
+    GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
+    add(p);
+    p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
+    add(p);
+  }
+  // f32 operands rounded while staged: each side and both, on every layout, single and double
+  // buffered.
+  for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
+    for (uint32_t bits = 1; bits < 16; ++bits) {
+      GemmCoopParams p = base;
+      p.f32A = bits & 1;
+      p.f32B = bits & 2;
+      if (!p.f32A && !p.f32B) continue;
+      p.transA = bits & 4;
+      p.transB = bits & 8;
+      add(p);
+    }
+  // Bounded (any shape) on the 64x64 double-buffered tiling: every variant with scalar copies (along
+  // rows and crosswise), whole and in 2 K slices (4 and 16 on the plain NN), and every variant with
+  // vector copies (2 slices on NN). K slices on the default tiling: every unbatched variant in 2. The
+  // heaviest epilogue on the default.
+  for (GemmCoopParams p : gemmCoopTilings())
+    if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
+      p.bounded = true;
+      for (bool crosswise : {false, true}) {
+        p.crosswiseA = p.crosswiseB = crosswise;
+        addVariants(p);
+        p.kSlices = 2;
+        addVariants(p);
+        for (uint32_t slices : {4u, 16u}) {
+          p.kSlices = slices;
+          add(p);
+        }
+        p.kSlices = 1;
+      }
+      p.crosswiseA = p.crosswiseB = false;
+      // 8 subgroups on the same tile (grids under a wave): plain, crosswise, the heaviest epilogue on
+      // TN, vector copies.
+      GemmCoopParams eight = p;
+      eight.sgRows = 4;
+      add(eight);
+      eight.crosswiseA = eight.crosswiseB = true;
+      add(eight);
+      eight.transA = eight.alphaBeta = eight.bias = eight.gelu = eight.outF16 = true;
+      add(eight);
+      // Edge-shifted scalar copies: every variant crosswise on 8 subgroups, and along rows.
+      GemmCoopParams shifted = p;
+      shifted.sgRows = 4;
+      shifted.crosswiseA = shifted.crosswiseB = shifted.edgeShift = true;
+      addVariants(shifted);
+      shifted.crosswiseA = shifted.crosswiseB = false;
+      add(shifted);
+      eight.crosswiseA = eight.crosswiseB = false;
+      eight.boundedVectors = true;
+      add(eight);
+      p.boundedVectors = true;
+      addVariants(p);
+      p.kSlices = 2;
+      add(p);
+      break;
+    }
+  GemmCoopParams sliced = gemmCoopDefault();
+  sliced.kSlices = 2;
+  addVariants(sliced);
+  // K slices on the 64x64 tile with K steps of 64 (aligned problems with few tiles); its bounded
+  // variants with vector copies (unaligned problems whose sizes are multiples of 8): every variant,
+  // 2 K slices on NN, 8 subgroups on NN.
+  for (GemmCoopParams p : gemmCoopTilings())
+    if (p.BM == 64 && p.BN == 64 && p.BK == 64) {
+      GemmCoopParams vectors = p;
+      p.kSlices = 8;
+      add(p);
+      p.transA = p.outF16 = p.alphaBeta = p.bias = p.gelu = true;
+      add(p);
+      vectors.bounded = vectors.boundedVectors = true;
+      addVariants(vectors);
+      vectors.kSlices = 2;
+      add(vectors);
+      vectors.kSlices = 1;
+      vectors.sgRows = 4;
+      add(vectors);
+      break;
+    }
+  GemmCoopParams bd = gemmCoopDefault();
+  bd.bounded = true;
+  add(bd);
+  bd.transA = bd.outF16 = bd.alphaBeta = bd.bias = bd.gelu = true;
+  add(bd);
+  for (auto [xa, xb] : {std::pair{true, false}, {false, true}, {true, true}}) {
+    bd.crosswiseA = xa, bd.crosswiseB = xb;
+    add(bd);
+  }
+  bd.crosswiseA = bd.crosswiseB = false;
+  bd.boundedVectors = true;
+  add(bd);
+  // Edge-shifted tiles (the bounded vector kernel's checks on the first K step only) and C stored as
+  // row vectors: every variant on the single-stage default with both, and on 64x64x64 double-buffered
+  // with each.
+  bd = gemmCoopDefault();
+  bd.bounded = bd.boundedVectors = bd.edgeShift = bd.stagedStore = true;
+  addVariants(bd);
+  for (GemmCoopParams p : gemmCoopTilings())
+    if (p.BM == 64 && p.BN == 64 && p.BK == 64) {
+      p.bounded = p.boundedVectors = p.edgeShift = true;
+      addVariants(p);
+      p.edgeShift = false;
+      p.stagedStore = true;
+      addVariants(p);
+      break;
+    }
+  // Copy subgroups (warp specialisation): 1, 2 and 4 of them beside 4 or 8 computing subgroups, and
+  // every variant on one.
+  for (auto [bk, cols, ws] : {std::array<uint32_t, 3>{32, 2, 4}, {32, 2, 1}, {16, 4, 2}}) {
+    GemmCoopParams p = gemmCoopTilings()[3]; // 128x128, double-buffered
+    p.BK = bk;
+    p.sgCols = cols;
+    p.producers = ws;
+    if (ws == 4) addVariants(p);
+    add(p);
+  }
+  addOtherShapes(add);
+  GemmCoopParams g = gemmCoopDefault();
+  g.groupM = 8;
+  add(g);
+  g.padA = g.padB = 0;
+  add(g);
+  // Workgroup scope (NV coopmat2): every tiling the H100 list allows, then every variant on
+  // the default 128x128x32 (both load kinds) and a swizzled raster.
+  const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
+  for (const GemmCoopParams& p : wg)
+    add(p);
+  addVariants(wg[0]); // tensor-layout loads
+  addVariants(wg[1]); // pointer loads
+  GemmCoopParams r = wg.front();
+  r.groupM = 8;
+  add(r);
+  return ks;
+}
+
 void registerGemmCoop(KernelRegistry& registry) {
-  registry.add(
-      {"gemm.coop",
-       "cooperative-matrix GEMM f16 x f16 -> f32: KHR subgroup scope, shared-memory staged; NV coopmat2 "
-       "workgroup scope",
-       [] { return generateGemmCoop(gemmCoopDefault()); },
-       [] {
-         std::vector<Kernel> ks;
-         std::set<std::string> seen;
-         const auto add = [&](const GemmCoopParams& p) {
-           if (seen.insert(p.cacheKey()).second) ks.push_back(generateGemmCoop(p));
-         };
-         // Every tiling, plain NN and the heaviest epilogue on TN.
-         for (GemmCoopParams p : gemmCoopTilings()) {
-           add(p);
-           p.transA = true;
-           p.batched = p.alphaBeta = p.bias = p.gelu = true;
-           add(p);
-         }
-         // Every variant on two tilings (the single-stage default and a double-buffered one): every
-         // combination of layouts, f16 output, batching and the epilogue on one tiling.
-         const auto addVariants = [&](const GemmCoopParams& base) {
-           for (uint32_t bits = 0; bits < 128; ++bits) {
-             GemmCoopParams p = base;
-             p.transA = bits & 1;
-             p.transB = bits & 2;
-             p.outF16 = bits & 4;
-             p.batched = bits & 8;
-             p.alphaBeta = bits & 16;
-             p.bias = bits & 32;
-             p.gelu = bits & 64;
-             if (p.stagedStore && p.alphaBeta && !p.bounded) continue; // the staged store has no alpha/beta
-             if (p.kSlices > 1 && p.batched) continue;                 // K slices are not batched
-             add(p);
-           }
-         };
-         GemmCoopParams staged = gemmCoopDefault(); // and with the staged C store
-         staged.stagedStore = true;
-         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3], staged})
-           addVariants(base);
-         // The other coop shapes the H100 lists, a swizzled raster, unpadded shared rows.
-         for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
-           GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
-           add(p);
-           p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
-           add(p);
-         }
-         // f32 operands rounded while staged: each side and both, on every layout, single and double
-         // buffered.
-         for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
-           for (uint32_t bits = 1; bits < 16; ++bits) {
-             GemmCoopParams p = base;
-             p.f32A = bits & 1;
-             p.f32B = bits & 2;
-             if (!p.f32A && !p.f32B) continue;
-             p.transA = bits & 4;
-             p.transB = bits & 8;
-             add(p);
-           }
-         // Bounded (any shape) on the 64x64 double-buffered tiling: every variant with scalar copies (along
-         // rows and crosswise), whole and in 2 K slices (4 and 16 on the plain NN), and every variant with
-         // vector copies (2 slices on NN). K slices on the default tiling: every unbatched variant in 2. The
-         // heaviest epilogue on the default.
-         for (GemmCoopParams p : gemmCoopTilings())
-           if (p.BM == 64 && p.BN == 64 && p.BK == 32 && p.sgRows == 2) {
-             p.bounded = true;
-             for (bool crosswise : {false, true}) {
-               p.crosswiseA = p.crosswiseB = crosswise;
-               addVariants(p);
-               p.kSlices = 2;
-               addVariants(p);
-               for (uint32_t slices : {4u, 16u}) {
-                 p.kSlices = slices;
-                 add(p);
-               }
-               p.kSlices = 1;
-             }
-             p.crosswiseA = p.crosswiseB = false;
-             // 8 subgroups on the same tile (grids under a wave): plain, crosswise, the heaviest epilogue on
-             // TN, vector copies.
-             GemmCoopParams eight = p;
-             eight.sgRows = 4;
-             add(eight);
-             eight.crosswiseA = eight.crosswiseB = true;
-             add(eight);
-             eight.transA = eight.alphaBeta = eight.bias = eight.gelu = eight.outF16 = true;
-             add(eight);
-             // Edge-shifted scalar copies: every variant crosswise on 8 subgroups, and along rows.
-             GemmCoopParams shifted = p;
-             shifted.sgRows = 4;
-             shifted.crosswiseA = shifted.crosswiseB = shifted.edgeShift = true;
-             addVariants(shifted);
-             shifted.crosswiseA = shifted.crosswiseB = false;
-             add(shifted);
-             eight.crosswiseA = eight.crosswiseB = false;
-             eight.boundedVectors = true;
-             add(eight);
-             p.boundedVectors = true;
-             addVariants(p);
-             p.kSlices = 2;
-             add(p);
-             break;
-           }
-         GemmCoopParams sliced = gemmCoopDefault();
-         sliced.kSlices = 2;
-         addVariants(sliced);
-         // K slices on the 64x64 tile with K steps of 64 (aligned problems with few tiles); its bounded
-         // variants with vector copies (unaligned problems whose sizes are multiples of 8): every variant,
-         // 2 K slices on NN, 8 subgroups on NN.
-         for (GemmCoopParams p : gemmCoopTilings())
-           if (p.BM == 64 && p.BN == 64 && p.BK == 64) {
-             GemmCoopParams vectors = p;
-             p.kSlices = 8;
-             add(p);
-             p.transA = p.outF16 = p.alphaBeta = p.bias = p.gelu = true;
-             add(p);
-             vectors.bounded = vectors.boundedVectors = true;
-             addVariants(vectors);
-             vectors.kSlices = 2;
-             add(vectors);
-             vectors.kSlices = 1;
-             vectors.sgRows = 4;
-             add(vectors);
-             break;
-           }
-         GemmCoopParams bd = gemmCoopDefault();
-         bd.bounded = true;
-         add(bd);
-         bd.transA = bd.outF16 = bd.alphaBeta = bd.bias = bd.gelu = true;
-         add(bd);
-         for (auto [xa, xb] : {std::pair{true, false}, {false, true}, {true, true}}) {
-           bd.crosswiseA = xa, bd.crosswiseB = xb;
-           add(bd);
-         }
-         bd.crosswiseA = bd.crosswiseB = false;
-         bd.boundedVectors = true;
-         add(bd);
-         // Edge-shifted tiles (the bounded vector kernel's checks on the first K step only) and C stored as
-         // row vectors: every variant on the single-stage default with both, and on 64x64x64 double-buffered
-         // with each.
-         bd = gemmCoopDefault();
-         bd.bounded = bd.boundedVectors = bd.edgeShift = bd.stagedStore = true;
-         addVariants(bd);
-         for (GemmCoopParams p : gemmCoopTilings())
-           if (p.BM == 64 && p.BN == 64 && p.BK == 64) {
-             p.bounded = p.boundedVectors = p.edgeShift = true;
-             addVariants(p);
-             p.edgeShift = false;
-             p.stagedStore = true;
-             addVariants(p);
-             break;
-           }
-         // Copy subgroups (warp specialisation): 1, 2 and 4 of them beside 4 or 8 computing subgroups, and
-         // every variant on one.
-         for (auto [bk, cols, ws] : {std::array<uint32_t, 3>{32, 2, 4}, {32, 2, 1}, {16, 4, 2}}) {
-           GemmCoopParams p = gemmCoopTilings()[3]; // 128x128, double-buffered
-           p.BK = bk;
-           p.sgCols = cols;
-           p.producers = ws;
-           if (ws == 4) addVariants(p);
-           add(p);
-         }
-         addOtherShapes(add);
-         GemmCoopParams g = gemmCoopDefault();
-         g.groupM = 8;
-         add(g);
-         g.padA = g.padB = 0;
-         add(g);
-         // Workgroup scope (NV coopmat2): every tiling the H100 list allows, then every variant on
-         // the default 128x128x32 (both load kinds) and a swizzled raster.
-         const auto wg = gemmCoopWorkgroupTilings(h100WorkgroupCoopShapes());
-         for (const GemmCoopParams& p : wg)
-           add(p);
-         addVariants(wg[0]); // tensor-layout loads
-         addVariants(wg[1]); // pointer loads
-         GemmCoopParams r = wg.front();
-         r.groupM = 8;
-         add(r);
-         return ks;
-       }});
+  registry.add({"gemm.coop",
+                "cooperative-matrix GEMM f16 x f16 -> f32: KHR subgroup scope, shared-memory staged; NV "
+                "coopmat2 workgroup scope",
+                [] { return generateGemmCoop(gemmCoopDefault()); },
+                [] {
+                  std::vector<Kernel> ks;
+                  for (const GemmCoopParams& p : gemmCoopSweep())
+                    ks.push_back(generateGemmCoop(p));
+                  return ks;
+                }});
 }
 
 } // namespace helios::codegen

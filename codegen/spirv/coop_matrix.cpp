@@ -15,6 +15,7 @@ Value FunctionBuilder::coopLoad(TypeId matrixType, Value pointer, Value stride, 
     fail("coopLoad: " + m_.typeName(matrixType) + " is not a cooperative matrix");
   if (!m_.isPointer(pointer.type)) fail("coopLoad: operand " + m_.describe(pointer) + " is not a pointer");
   requireInt("coopLoad stride", stride);
+  if (m_.coopLowered()) return lowerCoopLoad(matrixType, pointer, stride, layout);
   std::vector<uint32_t> ops{ref(pointer), ref(m_.constU32(w(layout))), ref(stride)};
   for (uint32_t x : memoryOperands(access))
     ops.push_back(x);
@@ -27,6 +28,7 @@ void FunctionBuilder::coopStore(Value pointer, Value matrix, Value stride, CoopL
     fail("coopStore: " + m_.describe(matrix) + " is not a cooperative matrix");
   if (!m_.isPointer(pointer.type)) fail("coopStore: operand " + m_.describe(pointer) + " is not a pointer");
   requireInt("coopStore stride", stride);
+  if (m_.coopLowered()) return lowerCoopStore(pointer, matrix, stride, layout);
   std::vector<uint32_t> ops{ref(pointer), ref(matrix), ref(m_.constU32(w(layout))), ref(stride)};
   for (uint32_t x : memoryOperands(access))
     ops.push_back(x);
@@ -44,6 +46,10 @@ Value FunctionBuilder::coopMulAdd(Value a, Value b, Value c, uint32_t operands) 
   if (ai.count != ci.count || bi.cols != ci.cols || ai.cols != bi.count)
     fail("coopMulAdd: shapes do not compose (" + m_.typeName(a.type) + " x " + m_.typeName(b.type) + " + " +
          m_.typeName(c.type) + ")");
+  if (m_.coopLowered()) {
+    if (operands) fail("coopMulAdd: the coop lowering takes no MulAdd operands");
+    return lowerCoopMulAdd(a, b, c);
+  }
   std::vector<uint32_t> ops{ref(a), ref(b), ref(c)};
   if (operands) ops.push_back(operands);
   return emitResult(Op::OpCooperativeMatrixMulAddKHR, c.type, ops);
@@ -52,6 +58,7 @@ Value FunctionBuilder::coopMulAdd(Value a, Value b, Value c, uint32_t operands) 
 Value FunctionBuilder::coopLength(TypeId matrixType) {
   if (!m_.isCoopMatrix(matrixType))
     fail("coopLength: " + m_.typeName(matrixType) + " is not a cooperative matrix");
+  if (m_.coopLowered()) return u32(m_.coopSlots(matrixType));
   return emitResult(Op::OpCooperativeMatrixLengthKHR, m_.u32(), {matrixType.id});
 }
 
@@ -67,6 +74,9 @@ Value FunctionBuilder::coopScale(Value matrix, Value scalar) {
   if (m_.scalarTypeOf(matrix.type) != scalar.type)
     fail("coopScale: scalar type " + m_.typeName(scalar.type) + " differs from component type " +
          m_.typeName(m_.scalarTypeOf(matrix.type)));
+  if (m_.coopLowered())
+    return coopMap(matrix.type, {matrix, scalar},
+                   [&](const std::vector<Value>& x) { return fmul(x[0], x[1]); });
   return emitResult(Op::OpMatrixTimesScalar, matrix.type, {ref(matrix), ref(scalar)});
 }
 

@@ -16,6 +16,7 @@ Value FunctionBuilder::coopConvert(Value matrix, TypeId to) {
     fail("coopConvert: shapes or scopes differ (" + m_.typeName(matrix.type) + " -> " + m_.typeName(to) +
          ")");
   if (fi.use == ti.use) return convert(matrix, to);
+  requireCoopNotLowered("coopConvert");
   if (fi.use != CoopUse::MatrixAccumulatorKHR || ti.use == CoopUse::MatrixAccumulatorKHR)
     fail("coopConvert: only an accumulator converts to an A or B operand (" + m_.typeName(matrix.type) +
          " -> " + m_.typeName(to) + ")");
@@ -28,6 +29,7 @@ Value FunctionBuilder::coopConvert(Value matrix, TypeId to) {
 
 Value FunctionBuilder::coopReduce(TypeId resultType, Value matrix, CoopReduce mask,
                                   const FunctionId& combine) {
+  requireCoopNotLowered("coopReduce");
   if (!m_.isCoopMatrix(matrix.type) || !m_.isCoopMatrix(resultType))
     fail("coopReduce: " + m_.describe(matrix) + " -> " + m_.typeName(resultType) +
          " needs cooperative matrices");
@@ -53,6 +55,7 @@ Value FunctionBuilder::coopReduce(TypeId resultType, Value matrix, CoopReduce ma
 }
 
 Value FunctionBuilder::coopPerElement(Value matrix, const FunctionId& fn, const std::vector<Value>& extra) {
+  requireCoopNotLowered("coopPerElement");
   if (!m_.isCoopMatrix(matrix.type))
     fail("coopPerElement: " + m_.describe(matrix) + " is not a cooperative matrix");
   const TypeId elem = m_.scalarTypeOf(matrix.type);

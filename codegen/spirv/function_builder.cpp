@@ -282,7 +282,9 @@ Value FunctionBuilder::accessChain(Value base, const std::vector<Value>& indices
     }
     ops.push_back(ref(idx));
   }
-  return emitResult(Op::OpAccessChain, m_.pointerType(pi.storage, curT), ops);
+  const Value chain = emitResult(Op::OpAccessChain, m_.pointerType(pi.storage, curT), ops);
+  chains_.emplace(chain.id, ChainOrigin{base, indices});
+  return chain;
 }
 
 Value FunctionBuilder::at(const Buffer& buf, Value index) {
@@ -336,6 +338,9 @@ TypeId FunctionBuilder::boolResultType(TypeId operand) {
 
 Value FunctionBuilder::binary(const char* what, Op opcode, Value a, Value b) {
   requireSameType(what, a, b);
+  if (m_.coopLowered() && m_.isCoopMatrix(a.type))
+    return coopMap(a.type, {a, b},
+                   [&](const std::vector<Value>& x) { return binary(what, opcode, x[0], x[1]); });
   return emitResult(opcode, a.type, {ref(a), ref(b)});
 }
 
@@ -368,10 +373,14 @@ HELIOS_INT_BINOP(bitXor, OpBitwiseXor)
 
 Value FunctionBuilder::fneg(Value a) {
   requireFloat("fneg", a);
+  if (m_.coopLowered() && m_.isCoopMatrix(a.type))
+    return coopMap(a.type, {a}, [&](const std::vector<Value>& x) { return fneg(x[0]); });
   return emitResult(Op::OpFNegate, a.type, {ref(a)});
 }
 Value FunctionBuilder::bitNot(Value a) {
   requireInt("bitNot", a);
+  if (m_.coopLowered() && m_.isCoopMatrix(a.type))
+    return coopMap(a.type, {a}, [&](const std::vector<Value>& x) { return bitNot(x[0]); });
   return emitResult(Op::OpNot, a.type, {ref(a)});
 }
 
@@ -407,6 +416,8 @@ Value FunctionBuilder::rem(Value a, Value b) {
 }
 Value FunctionBuilder::neg(Value a) {
   if (m_.isFloat(a.type)) return fneg(a);
+  if (m_.isInt(a.type) && m_.coopLowered() && m_.isCoopMatrix(a.type))
+    return coopMap(a.type, {a}, [&](const std::vector<Value>& x) { return neg(x[0]); });
   if (m_.isInt(a.type)) return emitResult(Op::OpSNegate, a.type, {ref(a)});
   fail("neg: expected int or float operand, got " + m_.typeName(a.type));
 }
@@ -515,6 +526,8 @@ Value FunctionBuilder::convert(Value v, TypeId to) {
                        (fi.kind != TypeKind::CoopMatrix || (fi.count == ti.count && fi.cols == ti.cols));
   if (!shapeOk) fail("convert: shapes differ (" + m_.typeName(v.type) + " -> " + m_.typeName(to) + ")");
   if (fi.kind == TypeKind::CoopMatrix && fi.use != ti.use) return coopConvert(v, to);
+  if (fi.kind == TypeKind::CoopMatrix && m_.coopLowered())
+    return coopMap(to, {v}, [&](const std::vector<Value>& x) { return convert(x[0], ti.elem); });
   const TypeInfo& fs = m_.typeInfo(m_.scalarTypeOf(v.type));
   const TypeInfo& ts = m_.typeInfo(m_.scalarTypeOf(to));
   using K = TypeKind;
@@ -628,8 +641,14 @@ Value FunctionBuilder::construct(TypeId type, const std::vector<Value>& constitu
         fail("construct: element " + m_.describe(c) + " does not match " + m_.typeName(type));
     break;
   case TypeKind::CoopMatrix:
+    if (m_.coopLowered() && constituents.size() == m_.coopSlots(type) && constituents[0].type == ti.elem) {
+      for (const Value& c : constituents)
+        if (c.type != ti.elem) fail("construct: component " + m_.describe(c) + " of " + m_.typeName(type));
+      break; // the lowered array, component by component
+    }
     if (constituents.size() != 1 || constituents[0].type != ti.elem)
       fail("construct: a cooperative matrix is constructed from one " + m_.typeName(ti.elem) + " scalar");
+    if (m_.coopLowered()) return construct(type, std::vector<Value>(m_.coopSlots(type), constituents[0]));
     break;
   default:
     fail("construct: " + m_.typeName(type) + " is not a composite type");

@@ -254,6 +254,24 @@ private:
   Value groupOp(const char* what, Op fop, Op sop, Op uop, Value v, GroupOperation gop);
   void requireCapabilitySubgroup(Capability c);
   void noteCallee(const FunctionId& fn); // fn's globals join the entry point's interface
+  // Coop lowering (coop_lowering.cpp).
+  struct CoopMemory;
+  struct ChainOrigin {
+    Value base;
+    std::vector<Value> indices;
+  };
+  void requireCoopNotLowered(const char* what) const;
+  Value coopLane();
+  // result = fn(components of slot s of each coop operand; other operands as they are) for every slot.
+  Value coopMap(TypeId result, const std::vector<Value>& operands,
+                const std::function<Value(const std::vector<Value>&)>& fn);
+  CoopMemory coopMemory(const char* what, Value pointer, TypeId component);
+  Value coopOffset(const CoopMemory& mem, TypeId matrixType, Value slot, Value stride, CoopLayout layout);
+  void coopSlots(TypeId matrixType, Value var, const std::function<void(Value, Value)>& body);
+  std::pair<Value, Value> coopWord(const CoopMemory& mem, Value offset);
+  Value lowerCoopLoad(TypeId matrixType, Value pointer, Value stride, CoopLayout layout);
+  void lowerCoopStore(Value pointer, Value matrix, Value stride, CoopLayout layout);
+  Value lowerCoopMulAdd(Value a, Value b, Value c);
   std::vector<uint32_t> memoryOperands(MemoryAccess access) const;
   void writeTo(std::vector<uint32_t>& out) const;
 
@@ -270,6 +288,7 @@ private:
   size_t current_ = 0;
   std::vector<LoopTargets> loops_;
   std::set<uint32_t> usedGlobals_;
+  std::unordered_map<uint32_t, ChainOrigin> chains_; // access chain result -> its base and indices
   std::set<size_t> callees_;
   bool finished_ = false;
 };

@@ -285,17 +285,28 @@ TypeId Module::coopMatrixType(TypeId component, uint32_t rows, uint32_t cols, Co
   if (ci.kind != TypeKind::Int && ci.kind != TypeKind::Float)
     throw BuildError("coopMatrixType: component must be an int or float scalar, got " + typeName(component));
   if (rows == 0 || cols == 0) throw BuildError("coopMatrixType: rows and cols must be > 0");
+  const Value s = constU32(w(scope)), r = constU32(rows), c = constU32(cols), us = constU32(w(use));
+  const TypeInfo info{.kind = TypeKind::CoopMatrix,
+                      .elem = component,
+                      .count = rows,
+                      .cols = cols,
+                      .scope = scope,
+                      .use = use};
+  std::vector<uint32_t> key{u(Op::OpTypeCooperativeMatrixKHR), component.id, s.id, r.id, c.id, us.id};
+  if (coopLowered()) {
+    const uint32_t sg = options_.coopLowerSubgroup;
+    if (scope != Scope::Subgroup)
+      throw BuildError("coopMatrixType: the coop lowering supports subgroup scope only");
+    if (rows * cols % sg != 0)
+      throw BuildError("coopMatrixType: " + std::to_string(rows) + "x" + std::to_string(cols) +
+                       " does not split evenly over a subgroup of " + std::to_string(sg));
+    // Its own OpTypeArray (aggregates may be declared twice), so each logical coop type keeps its id.
+    return makeType(std::move(key), Op::OpTypeArray, {component.id, constU32(rows * cols / sg).id}, info);
+  }
   addCapability(Capability::CooperativeMatrixKHR);
   addExtension("SPV_KHR_cooperative_matrix");
-  const Value s = constU32(w(scope)), r = constU32(rows), c = constU32(cols), us = constU32(w(use));
-  return makeType({u(Op::OpTypeCooperativeMatrixKHR), component.id, s.id, r.id, c.id, us.id},
-                  Op::OpTypeCooperativeMatrixKHR, {component.id, s.id, r.id, c.id, us.id},
-                  {.kind = TypeKind::CoopMatrix,
-                   .elem = component,
-                   .count = rows,
-                   .cols = cols,
-                   .scope = scope,
-                   .use = use});
+  return makeType(std::move(key), Op::OpTypeCooperativeMatrixKHR, {component.id, s.id, r.id, c.id, us.id},
+                  info);
 }
 
 const TypeInfo& Module::typeInfo(TypeId t) const {
@@ -494,6 +505,7 @@ Value Module::constant(TypeId type, double v) {
     return constComposite(type, std::vector<Value>(i.count, c));
   }
   case TypeKind::CoopMatrix:
+    if (coopLowered()) return constComposite(type, std::vector<Value>(coopSlots(type), constant(i.elem, v)));
     return constComposite(type, {constant(i.elem, v)});
   default:
     throw BuildError("constant: cannot make a scalar constant of type " + typeName(type));
@@ -745,6 +757,7 @@ std::vector<uint32_t> Module::build() {
   if (entryPoints_.empty()) throw BuildError("build: module has no entry point (call Module::entryPoint)");
   for (auto& f : functions_)
     f->finish();
+  declareCoopScratch();
 
   std::vector<uint32_t> out{::spv::MagicNumber, options_.version, options_.generator, nextId_, 0u};
   for (Capability c : capabilities_)

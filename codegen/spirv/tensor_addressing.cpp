@@ -133,6 +133,7 @@ std::vector<uint32_t> tensorAccessOperands(FunctionBuilder& f, std::vector<uint3
 
 Value FunctionBuilder::coopLoadTensor(TypeId matrixType, Value pointer, Value layout,
                                       std::optional<Value> view) {
+  requireCoopNotLowered("coopLoadTensor");
   checkTensorAccess(m_, "coopLoadTensor", matrixType, pointer, layout, view);
   m_.addCapability(Capability::CooperativeMatrixTensorAddressingNV);
   m_.addExtension(kCoop2Extension);
@@ -143,6 +144,7 @@ Value FunctionBuilder::coopLoadTensor(TypeId matrixType, Value pointer, Value la
 }
 
 void FunctionBuilder::coopStoreTensor(Value pointer, Value matrix, Value layout, std::optional<Value> view) {
+  requireCoopNotLowered("coopStoreTensor");
   checkTensorAccess(m_, "coopStoreTensor", matrix.type, pointer, layout, view);
   m_.addCapability(Capability::CooperativeMatrixTensorAddressingNV);
   m_.addExtension(kCoop2Extension);

@@ -11,6 +11,7 @@
 #include <string>
 #include <volk.h>
 
+#include "engine/ops/coop_overrides.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/slice3d.hpp"
@@ -20,6 +21,31 @@ namespace helios::ops {
 namespace {
 
 using codegen::GemmType;
+
+// HELIOS_COOP_SHAPE: the device's own f16 x f16 -> f32 subgroup shape `s` instead of the best one.
+void forceShape(CoopDeviceInfo& info, const std::vector<probe::CoopMatrixProperty>& props,
+                const CoopShape& s) {
+  const bool reported = std::any_of(props.begin(), props.end(), [&](const probe::CoopMatrixProperty& p) {
+    return p.A == "float16" && p.B == "float16" && p.C == "float32" && p.Result == "float32" &&
+           p.scope == "subgroup" && p.M == s.m && p.N == s.n && p.K == s.k;
+  });
+  if (!reported)
+    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(s) +
+                                ": the device reports no such f16 x f16 -> f32 subgroup shape");
+  info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
+}
+
+// HELIOS_COOP_EMULATE: the coop kernels lowered for the device's subgroup size, with shape `s`.
+void emulate(CoopDeviceInfo& info, const CoopShape& s) {
+  const uint32_t sg = info.subgroupSize;
+  if ((s.m * s.k) % sg || (s.k * s.n) % sg || (s.m * s.n) % sg)
+    throw std::invalid_argument("HELIOS_COOP_EMULATE=" + toString(s) + ": its matrices do not split evenly " +
+                                "over the device's subgroups of " + std::to_string(sg));
+  info.coopMatrix = true;
+  info.lowered = true;
+  info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
+  info.workgroupShapes.clear(); // no NV2 when lowered
+}
 
 CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   // The probe's list readers; the live instance's entry points are already loaded into volk.
@@ -51,6 +77,12 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
     if (const char* e = std::getenv("HELIOS_COOP2"); !e || std::string(e) != "1")
       info.workgroupShapes.clear();
   }
+  const CoopOverrides& o = coopOverrides();
+  if (o.shape && info.coopMatrix) forceShape(info, props, *o.shape);
+  if (o.shape && !info.coopMatrix)
+    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(*o.shape) +
+                                ": the device has no cooperative matrices");
+  if (o.emulate) emulate(info, *o.emulate);
   // The kernels need f16 storage, and a subgroup size they support that the pipeline can count on.
   const auto& f = device.features();
   if (!f.shaderFloat16 || !f.storageBuffer16BitAccess || !subgroupSize) info.coopMatrix = false;

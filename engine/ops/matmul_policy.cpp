@@ -130,8 +130,18 @@ std::vector<codegen::GemmCoopParams> withDevice(std::vector<codegen::GemmCoopPar
     }
     t.subgroupSize = dev.subgroupSize;
     t.maxSharedBytes = dev.maxSharedBytes;
+    t.lowered = dev.lowered;
   }
   return tilings;
+}
+
+bool validates(const codegen::GemmCoopParams& t) {
+  try {
+    t.validate();
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
 }
 
 // Tilings for the device: the config's, else the device's menu restricted to the default tile and the 64x64
@@ -150,8 +160,10 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
     small = small || isSmall;
   }
   {
-    const auto menu =
-        codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize);
+    // On the device (a lowered kernel's MulAdd scratch takes shared memory too), those that still fit.
+    auto menu = withDevice(
+        codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize), dev);
+    std::erase_if(menu, [](const codegen::GemmCoopParams& t) { return !validates(t); });
     if (!menu.empty()) out.push_back(menu.front());
     for (const uint32_t bk : {64u, 32u}) {
       if (bk > cfg.smallTileBK) continue;

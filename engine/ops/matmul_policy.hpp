@@ -50,6 +50,9 @@ struct CoopDeviceInfo {
   // workgroup-scope kernel's tilings come first.
   std::vector<codegen::WorkgroupCoopShape> workgroupShapes;
   uint32_t workgroupMaxDimension = 256;
+  // The coop kernels run lowered to ordinary SPIR-V for subgroupSize (HELIOS_COOP_EMULATE): the shape is the
+  // emulated one, and every GemmCoopParams / AttentionCoopParams made for the device carries `lowered`.
+  bool lowered = false;
 };
 // The f16 x f16 -> f32 workgroup-scope entries of a probe's VK_NV_cooperative_matrix2 list.
 std::vector<codegen::WorkgroupCoopShape>

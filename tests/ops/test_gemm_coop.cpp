@@ -403,10 +403,25 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
   const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(helios::test::ctx().device());
   if (!dev.coopMatrix) SKIP("no f16 cooperative matrices here");
   std::cout << "gemm_coop on " << helios::test::ctx().device().name() << ": " << dev.coopM << "x" << dev.coopN
-            << "x" << dev.coopK << ", " << dev.subgroupSize << " lanes, seed " << helios::test::testSeed()
-            << "\n";
-  const auto menu =
+            << "x" << dev.coopK << ", " << dev.subgroupSize << " lanes" << (dev.lowered ? " (lowered)" : "")
+            << ", seed " << helios::test::testSeed() << "\n";
+  // Lowered where the device emulates the coop ops (HELIOS_COOP_EMULATE); the lowering's MulAdd scratch may
+  // leave a tiling over the device's shared memory.
+  auto menu =
       helios::codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize);
+  for (GemmCoopParams& t : menu)
+    t.lowered = dev.lowered;
+  // Lowered kernels compile and run slowly on a CPU device: there, the small tiles only (few accumulators).
+  const bool smallOnly = dev.lowered;
+  std::erase_if(menu, [&](const GemmCoopParams& t) {
+    if (smallOnly && (t.BM * t.BN > 64 * 32 || t.accM() * t.accN() > 4)) return true;
+    try {
+      t.validate();
+      return false;
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+  });
   REQUIRE(!menu.empty());
   size_t runs = 0;
   const auto run = [&](const RunCase& rc) {
@@ -418,6 +433,16 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
     runCase(rc);
     ++runs;
   };
+  if (smallOnly) {
+    // Lowered (minutes a kernel on lavapipe): the smallest tiling on NN, and bounded crosswise on odd sizes.
+    const GemmCoopParams t = menu.back();
+    run({t, t.BM, t.BN, 2 * t.BK});
+    GemmCoopParams b = t;
+    b.bounded = b.crosswiseA = b.crosswiseB = true;
+    run({b, t.BM + 7, t.BN - 3, t.BK + 5});
+    CHECK(runs == 2);
+    return;
+  }
   // Every tiling, NN on two tiles across; the heaviest epilogue, TN and batched, on the smallest tiles.
   for (const GemmCoopParams& t : menu) {
     run({t, t.BM, 2 * t.BN, 2 * t.BK});
