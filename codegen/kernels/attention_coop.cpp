@@ -3,10 +3,12 @@
 #include "codegen/kernels/attention_coop.hpp"
 
 #include <algorithm>
+#include <functional>
 #include <set>
 #include <stdexcept>
 
 #include "codegen/kernels/attention_coop_emitter.hpp"
+#include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/spirv/module.hpp"
 
 namespace helios::codegen {
@@ -21,14 +23,14 @@ void require(bool ok, const std::string& what) {
 
 uint32_t AttentionCoopParams::sharedBytes() const {
   const uint32_t scratch =
-      lowered ? spv::coopLoweredScratchBytes(invocations(), subgroupSize, 16, 16, 16, 2) : 0u;
+      lowered ? spv::coopLoweredScratchBytes(invocations(), subgroupSize, coopM, coopN, coopK, 2) : 0u;
   return scratch + unloweredSharedBytes();
 }
 
 uint32_t AttentionCoopParams::unloweredSharedBytes() const {
   // f16 rows: the owned rows, then two tiles over the same bytes (attention_coop_emitter.hpp's StagingAreas).
   const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), 2 * tile);
-  const uint32_t perRow = subgroups * 16 * tile; // entries of each per-subgroup scratch
+  const uint32_t perRow = subgroups * coopM * tile; // entries of each per-subgroup scratch
   if (rowOps) // only the 16 x 16 f32 trips of setup and finish (+ the tile's lse and delta for dK/dV)
     return staged + subgroups * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
   switch (pass) {
@@ -42,31 +44,61 @@ uint32_t AttentionCoopParams::unloweredSharedBytes() const {
   return 0;
 }
 
+namespace {
+
+bool isDefaultShape(const AttentionCoopParams& p) {
+  return p.coopM == 16 && p.coopN == 16 && p.coopK == 16;
+}
+
+std::string shapeText(const AttentionCoopParams& p) {
+  return std::to_string(p.coopM) + "x" + std::to_string(p.coopN) + "x" + std::to_string(p.coopK);
+}
+
+bool sideOk(uint32_t v) {
+  return v == 8 || v == 16;
+}
+
+} // namespace
+
+bool attentionCoopSupports(const CoopShape& s) {
+  const uint32_t sg = s.subgroupSize;
+  return sideOk(s.M) && sideOk(s.N) && sideOk(s.K) &&
+         (sg == 4 || sg == 8 || sg == 16 || sg == 32 || sg == 64);
+}
+
 std::string AttentionCoopParams::cacheKey() const {
   return std::string("attention_coop:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
-         (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "") + (lowered ? ":low" : "");
+         (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "") +
+         (isDefaultShape(*this) ? "" : ":c" + shapeText(*this)) + (lowered ? ":low" : "");
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
          (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
-         (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "") + (lowered ? "_low" : "");
+         (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "") +
+         (isDefaultShape(*this) ? "" : "_c" + shapeText(*this)) +
+         (subgroupSize == 32 ? "" : "_w" + std::to_string(subgroupSize)) + (lowered ? "_low" : "");
 }
 
 void AttentionCoopParams::validate() const {
   const std::string me = name() + ": ";
   require(headDim && headDim % 16 == 0 && headDim <= 128,
           me + "headDim must be a multiple of 16, at most 128");
-  if (rowOps)
+  require(attentionCoopSupports({coopM, coopN, coopK, subgroupSize}),
+          me + "coop shape " + shapeText(*this) + " on " + std::to_string(subgroupSize) +
+              "-wide subgroups: sides must be 8 or 16, subgroups 4, 8, 16, 32 or 64 lanes");
+  if (rowOps) {
     require(tile == 32 || tile == 64 || tile == 128, me + "tile must be 32, 64 or 128");
-  else
+    require(isDefaultShape(*this) && subgroupSize == 32,
+            me + "the row-ops variant is for 16x16x16 on 32-wide subgroups (two lanes per row)");
+  } else {
     require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
-            me + "tile must be 32 (two lanes per row, 16 columns each), or 64 for the forward");
-  require(subgroupSize == 32, me + "needs 32-wide subgroups (two lanes for each of 16 rows)");
+            me + "tile must be 32, or 64 for the forward");
+  }
   require(!lowered || !rowOps, me + "the coop lowering has no NV2 row operations");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
   require(pad <= 1, me + "pad must be 0 or 1 (16-byte vectors per staged row)");
@@ -76,10 +108,12 @@ void AttentionCoopParams::validate() const {
 }
 
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
-                                        uint32_t maxSharedBytes, bool rowOps) {
+                                        uint32_t maxSharedBytes, bool rowOps, const CoopShape& shape) {
   AttentionCoopParams p;
   p.pass = pass;
-  p.rowOps = rowOps;
+  p.coopM = shape.M, p.coopN = shape.N, p.coopK = shape.K;
+  p.subgroupSize = shape.subgroupSize;
+  p.rowOps = rowOps && isDefaultShape(p) && p.subgroupSize == 32;
   p.headDim = headDim;
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;
@@ -90,7 +124,7 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
   // The causal forward takes 64 owned rows (4 subgroups): half the rows per block on the diagonal, where
   // blocks see few keys, and twice the blocks to balance: 781 -> 710 us, where the dense forward went
   // 1188 -> 1251 (same run, 2026-11-24-h100-attention-d128-subgroups.json).
-  if (rowOps && headDim > 64) {
+  if (p.rowOps && headDim > 64) {
     p.tile = 64;
     p.subgroups = causal && pass == AttentionPass::Forward ? 4 : 8;
     p.prefetch = pass != AttentionPass::Forward;
@@ -101,7 +135,7 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
   }
   // The forward takes 64 keys per step where four subgroups still fit (half the barriers and O checks per
   // key); everything else 32, with the most subgroups that fit.
-  if (pass == AttentionPass::Forward || rowOps) {
+  if (pass == AttentionPass::Forward || p.rowOps) {
     p.tile = 64;
     p.subgroups = 4;
     if (p.sharedBytes() <= maxSharedBytes) {
@@ -143,11 +177,49 @@ Kernel generateAttentionCoop(const AttentionCoopParams& p) {
   return k;
 }
 
+namespace {
+
+// Every coop shape and subgroup size of the GEMM's sweep but the H100's (swept in full above): each pass at
+// D = 16, 64 and 128, dense and causal, with its chosen tiling; causal also with 32-key forward tiles, f16
+// q/k/v and outputs, one subgroup, and unpadded staging at D = 64.
+void addOtherShapes(const std::function<void(const AttentionCoopParams&)>& add) {
+  for (const auto& [cm, cn, ck] : coopSweepShapes())
+    for (const uint32_t sg : coopSweepSubgroupSizes()) {
+      if (cm == 16 && cn == 16 && ck == 16 && sg == 32) continue;
+      for (AttentionPass pass :
+           {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
+        for (uint32_t d : {16u, 64u, 128u})
+          for (bool causal : {false, true}) {
+            AttentionCoopParams p = attentionCoopParams(pass, d, causal, 49152, false, {cm, cn, ck, sg});
+            add(p);
+            if (!causal) continue;
+            if (p.tile == 64) {
+              AttentionCoopParams t32 = p;
+              t32.tile = 32;
+              add(t32);
+            }
+            AttentionCoopParams half = p;
+            half.halfQkv = half.halfOut = true;
+            add(half);
+            AttentionCoopParams one = p;
+            one.subgroups = 1;
+            add(one);
+            if (d == 64) {
+              AttentionCoopParams unpadded = p;
+              unpadded.pad = 0;
+              add(unpadded);
+            }
+          }
+    }
+}
+
+} // namespace
+
 void registerAttentionCoop(KernelRegistry& registry) {
   registry.add(
       {"attention.coop",
-       "fused attention on cooperative matrices (KHR 16x16x16 f16 -> f32): forward, dQ, dK/dV; causal "
-       "or dense",
+       "fused attention on cooperative matrices (KHR f16 -> f32 at the device's shape and subgroup size): "
+       "forward, dQ, dK/dV; causal or dense",
        [] { return generateAttentionCoop(attentionCoopParams(AttentionPass::Forward, 64, true)); },
        [] {
          std::vector<Kernel> ks;
@@ -192,6 +264,7 @@ void registerAttentionCoop(KernelRegistry& registry) {
                p.prefetch = false;
                add(p);
              }
+         addOtherShapes(add);
          return ks;
        }});
 }

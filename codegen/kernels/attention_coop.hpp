@@ -1,24 +1,28 @@
 #pragma once
-// Fused attention on cooperative matrices (VK_KHR_cooperative_matrix, 16x16x16 f16 -> f32): the coop path
-// of the flash-attention family. Same maths, masks, layouts, bindings and push constants as the fallback's
+// Fused attention on cooperative matrices (VK_KHR_cooperative_matrix, f16 x f16 -> f32 at the device's
+// M x N x K shape: 16x16x16, 16x8x16, 16x8x8, 8x8x16, 8x16x16, ...): the coop path of the flash-attention
+// family. Same maths, masks, layouts, bindings and push constants as the fallback's
 // passes (attention.hpp): every tensor is f32 in memory; q, k, v and dO are rounded to f16 as they are
 // staged into shared memory (16-byte vectors, zero past the end), and everything accumulates in f32.
 //
-// Each subgroup owns 16 rows (query rows; key rows for KeyValueGrad) and walks tiles of `tile` rows of the
-// other side, staged per step. Per step and subgroup, the 16 x tile products that need per-row maths (S, and
-// dP = dO V^T in the backward) go through shared memory, where two lanes per row apply the mask and the
-// softmax and write P (or dS) back as f16 for the next coop MulAdd. With rowOps (VK_NV_cooperative_matrix2
-// reductions, per-element operations and conversions) that per-row maths runs on the accumulators instead,
-// and in the loop nothing but the staged tiles goes through shared memory. Staged rows are padded (pad) so
-// the 16-row coop loads do not conflict on shared-memory banks.
+// Each subgroup owns coopM rows (query rows; key rows for KeyValueGrad) and walks tiles of `tile` rows of the
+// other side, staged per step; products are blocked by coopN (their columns) and coopK (their sums). Per step
+// and subgroup, the coopM x tile products that need per-row maths (S, and dP = dO V^T in the backward) go
+// through shared memory, where the lanes apply the mask and the softmax and write P (or dS) back as f16 for
+// the next coop MulAdd: subgroupSize / coopM lanes per row when the subgroup has more lanes than rows (two on
+// the H100's 16 rows and 32 lanes), else coopM / subgroupSize rows per lane. With rowOps
+// (VK_NV_cooperative_matrix2 reductions, per-element operations and conversions) that per-row maths runs on
+// the accumulators instead, and in the loop nothing but the staged tiles goes through shared memory. Staged
+// rows are padded (pad) so the 16-row coop loads do not conflict on shared-memory banks.
 //   Forward:      online softmax (running max m and sum l per row, O rescaled in the lanes' registers),
 //                 O = P V / l, lse = m + log l (a row that sees no key: 0 and -inf).
 //   QueryGrad:    delta = dO . O (written out), dQ = scale * dS K with P = exp(scale S - lse) recomputed and
 //                 dS = P (dP - delta); dQ stays in accumulator matrices for the whole key walk.
 //   KeyValueGrad: dV = P^T dO, dK = scale * dS^T Q over every query head of the group, from S^T = K Q^T
 //                 and dP^T = V dO^T (runs after QueryGrad, which writes delta).
-// Grid: {ceil(owned rows / rows()), B * H (B * Hkv for KeyValueGrad), 1}; local size {subgroups * 32};
-// required subgroup size 32. Causal forward and QueryGrad hand the last (longest) row blocks out first.
+// Grid: {ceil(owned rows / rows()), B * H (B * Hkv for KeyValueGrad), 1}; local size {subgroups *
+// subgroupSize}; required subgroup size subgroupSize (8, 16, 32 or 64). Causal forward and QueryGrad hand the
+// last (longest) row blocks out first.
 //
 // Layouts: unlike the fallback, the coop passes take AttentionCoopPush, whose strides place every head's rows
 // anywhere: row t of head h of batch b starts at element b * batch + h * head + t * row of its tensor. The
@@ -34,13 +38,18 @@
 
 namespace helios::codegen {
 
+// The cooperative-matrix shape (f16 A M x K, B K x N, f32 C M x N) and the subgroup size the kernels run at.
+struct CoopShape {
+  uint32_t M = 16, N = 16, K = 16, subgroupSize = 32;
+};
+
 struct AttentionCoopParams {
   AttentionPass pass = AttentionPass::Forward;
   uint32_t headDim = 64; // D: a multiple of 16, at most 128
   bool causal = false;
-  uint32_t subgroups = 4; // 16 owned rows each
-  uint32_t tile =
-      32; // rows of the other side per step (two lanes per row cover tile/2 each; 64: forward only)
+  uint32_t subgroups = 4;                      // coopM owned rows each
+  uint32_t tile = 32;                          // rows of the other side per step (32, or 64 for the forward)
+  uint32_t coopM = 16, coopN = 16, coopK = 16; // 8 or 16 each
   bool prefetch = true; // issue the global loads of the next tile before computing on the current one
   // The per-row maths on the accumulators through VK_NV_cooperative_matrix2 reductions, per-element
   // operations and use conversions (attention_coop_fwd_rowops.cpp; the backward's stepInRegisters): no
@@ -60,13 +69,17 @@ struct AttentionCoopParams {
   // coopLowerSubgroup; no rowOps); the MulAdd scratch counts in sharedBytes().
   bool lowered = false;
 
-  uint32_t rows() const { return 16 * subgroups; }
+  uint32_t rows() const { return coopM * subgroups; }
+  // The per-row maths' split: lanes sharing a row (1 when rows outnumber lanes), rows each lane takes.
+  uint32_t lanesPerRow() const { return subgroupSize > coopM ? subgroupSize / coopM : 1; }
+  uint32_t rowsPerLane() const { return coopM > subgroupSize ? coopM / subgroupSize : 1; }
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
   uint32_t unloweredSharedBytes() const; // the kernel's own arrays
-  std::string cacheKey() const; // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops")
+  // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops"; ":c8x8x16" off 16x16x16)
+  std::string cacheKey() const;
   // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v, "_o16"
-  // f16 outputs)
+  // f16 outputs; "_c8x8x16" and "_w16" off the 16x16x16 shape and 32-wide subgroups)
   std::string name() const;
   void validate() const; // throws std::invalid_argument naming the broken constraint
 };
@@ -82,12 +95,16 @@ struct AttentionCoopPush {
 };
 static_assert(sizeof(AttentionCoopPush) == 56);
 
-// The pass's tiling: the forward takes 64-key tiles with 4 subgroups where they fit; otherwise 32-key
-// tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the NV2 variant
-// (64-key tiles with 4 subgroups for every pass where they fit; at D > 64 with 8 subgroups, and the
-// forward without prefetch).
+// The pass's tiling for a coop shape: the forward takes 64-key tiles with 4 subgroups where they fit;
+// otherwise 32-key tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the
+// NV2 variant (16x16x16 on 32-wide subgroups only; 64-key tiles with 4 subgroups for every pass where they
+// fit; at D > 64 with 8 subgroups, and the forward without prefetch).
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
-                                        uint32_t maxSharedBytes = 49152, bool rowOps = false);
+                                        uint32_t maxSharedBytes = 49152, bool rowOps = false,
+                                        const CoopShape& shape = {});
+// Whether the KHR coop passes support a shape and subgroup size (f16 x f16 -> f32 sides of 8 or 16;
+// subgroups of 4 to 64 lanes, a power of two).
+bool attentionCoopSupports(const CoopShape& shape);
 Kernel generateAttentionCoop(const AttentionCoopParams& p);
 void registerAttentionCoop(KernelRegistry& registry);
 

@@ -1,5 +1,5 @@
 // The backward passes of the coop attention family (see attention_coop.hpp). Both recompute the scores from
-// the forward's lse; neither writes the T x T matrices. Per step and subgroup, two 16 x tile blocks go
+// the forward's lse; neither writes the T x T matrices. Per step and subgroup, two coopM x tile blocks go
 // through shared memory (the score S and dP = dO V^T, or their transposes), the lanes turn them into P and dS
 // = P (dP - delta) as f16, and coop MulAdds fold those into accumulators that stay in registers for the whole
 // walk (no per-row rescale is needed, unlike the forward's O).
@@ -30,12 +30,15 @@ protected:
       sBase_ = f().imul(sg_, c(256));
       return;
     }
-    const uint32_t n = p_.subgroups * 16 * p_.tile;
+    const uint32_t n = p_.subgroups * p_.coopM * p_.tile;
     shS_ = m_.workgroupArray(f32_, n);
     shDP_ = m_.workgroupArray(f32_, n);
     shDS_ = m_.workgroupArray(f16_, n);
-    sBase_ = f().imul(sg_, c(16 * p_.tile));
+    sBase_ = f().imul(sg_, c(p_.coopM * p_.tile));
   }
+
+  // Columns of the scratch rows writeRows() may use.
+  uint32_t scratchCols() const { return p_.rowOps ? 16 : p_.tile; }
 
   std::vector<Value> zeroAccs(uint32_t n) {
     std::vector<Value> out;
@@ -46,16 +49,14 @@ protected:
     return out;
   }
 
-  // This lane's 16 entries of its scratch row (two lanes per row): index of entry 0.
-  Value laneEntry() {
-    return f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(p_.tile)), f().imul(half_, c(16))));
-  }
+  // This lane's tile / lanes entries of its scratch row i: index of entry 0.
+  Value laneEntry(uint32_t i) { return f().iadd(sBase_, laneOffset(i, p_.tile, p_.tile / lanes_)); }
 
   Value shS_, shDP_, shDS_;
 };
 
 // dQ_i = scale * sum_j P_ij (dP_ij - delta_i) K_j, with delta_i = dO_i . O_i written out for the KV pass.
-// Each subgroup owns 16 query rows and walks the key tiles its rows see.
+// Each subgroup owns coopM query rows and walks the key tiles its rows see.
 class QueryGradEmitter : BackwardEmitter {
 public:
   explicit QueryGradEmitter(const AttentionCoopParams& p) : BackwardEmitter(p) {}
@@ -77,7 +78,7 @@ public:
     declareScratch();
     setup();
     walkKeyTiles(shK_, shV_, [&](Value t0) { step(t0); });
-    writeRows(dq_, scale_, shS_, sBase_, dQ_, qAt_, row_, Tq_);
+    writeRows(dq_, {scale_}, shS_, sBase_, scratchCols(), dQ_, qAt_, Tq_);
     f().ret();
     return m_.build();
   }
@@ -85,16 +86,44 @@ public:
 private:
   void setup() {
     ownQueryRows();
-    const Value clamped = f().umin(row_, f().isub(Tq_, c(1)));
-    limit_ = keyLimit(clamped);
-    lse_i_ = f().loadAt(lse_, f().iadd(lseBase_, clamped));
+    for (uint32_t i = 0; i < rowsPerLane_; ++i)
+      rowSetup(i);
+    qa_ = ownedRowsAsA(shRows_, q_, qAt_, Tq_);
+    doa_ = ownedRowsAsA(shRows_, dO_, oAt_, Tq_);
+    dq_ = zeroAccs(blocks_);
+    if (p_.rowOps) {
+      sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
+      lseM_ = rowMatrix(shS_, f().fmul(lse_i_[0], f().f32(kLog2e))); // exp2 units
+      deltaM_ = rowMatrix(shS_, delta_i_[0]);
+      prob_ = probabilityFunction(false);
+      unmasked_ = unmaskedProbabilityFunction();
+    }
+  }
 
-    // delta = dO . O over the row, each lane of the pair taking half of D: 8-element units from at8.
-    const uint32_t half = p_.headDim / 16;
-    const Value at8 = f().iadd(f().iadd(oAt_.base, f().imul(clamped, oAt_.stride)), f().imul(half_, c(half)));
+  // Row i of this lane: its key limit and lse, and delta = dO . O over the row (written out), the row's
+  // lanes each taking a share of its 8-element units.
+  void rowSetup(uint32_t i) {
+    const Value clamped = f().umin(rows_[i], f().isub(Tq_, c(1)));
+    limit_.push_back(keyLimit(clamped));
+    lse_i_.push_back(f().loadAt(lse_, f().iadd(lseBase_, clamped)));
+    const uint32_t units = p_.headDim / 8;
+    // Contiguous shares where the units split evenly over the lanes, else unit e * lanes + part (those past
+    // the row add 0).
+    const bool even = units % lanes_ == 0;
+    const uint32_t per = (units + lanes_ - 1) / lanes_;
+    const bool split = lanes_ > 1 && even;
+    const Value share = split ? f().imul(part_, c(per)) : Value{}; // (emitted first: the H100's order)
+    const Value row8 = f().iadd(oAt_.base, f().imul(clamped, oAt_.stride));
+    const Value at8 = split ? f().iadd(row8, share) : row8;
     Value sum = f().f32(0.0f);
-    for (uint32_t e = 0; e < half; ++e) {
-      const Value u = f().iadd(at8, c(e)), v = f().imul(u, c(2));
+    for (uint32_t e = 0; e < per; ++e) {
+      Value unit = c(e), inside{};
+      if (!even) {
+        const Value k = f().iadd(c(e * lanes_), part_);
+        inside = f().lt(k, c(units));
+        unit = f().umin(k, c(units - 1));
+      }
+      const Value u = f().iadd(at8, unit), v = f().imul(u, c(2));
       const Value dO0 = f().loadAt(dO_, v), dO1 = f().loadAt(dO_, f().iadd(v, c(1)));
       Value o0, o1;
       if (p_.halfOut) {
@@ -103,22 +132,14 @@ private:
         o0 = f().loadAt(o_, v);
         o1 = f().loadAt(o_, f().iadd(v, c(1)));
       }
-      sum = f().fadd(sum, f().fadd(f().dot(dO0, o0), f().dot(dO1, o1)));
+      const Value dot = f().fadd(f().dot(dO0, o0), f().dot(dO1, o1));
+      sum = f().fadd(sum, even ? dot : f().select(inside, dot, f().f32(0.0f)));
     }
-    delta_i_ = f().fadd(sum, f().subgroupShuffleXor(sum, c(1)));
-    f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))),
-               [&] { f().storeAt(delta_, f().iadd(lseBase_, row_), delta_i_); });
-
-    qa_ = ownedRowsAsA(shRows_, q_, qAt_, Tq_);
-    doa_ = ownedRowsAsA(shRows_, dO_, oAt_, Tq_);
-    dq_ = zeroAccs(blocks_);
-    if (p_.rowOps) {
-      sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
-      lseM_ = rowMatrix(shS_, f().fmul(lse_i_, f().f32(kLog2e))); // exp2 units
-      deltaM_ = rowMatrix(shS_, delta_i_);
-      prob_ = probabilityFunction(false);
-      unmasked_ = unmaskedProbabilityFunction();
-    }
+    delta_i_.push_back(rowSum(sum));
+    const Value row = rows_[i];
+    const Value writes =
+        lanes_ == 1 ? f().lt(row, Tq_) : f().logicalAnd(f().lt(row, Tq_), f().eq(part_, c(0)));
+    f().ifThen(writes, [&] { f().storeAt(delta_, f().iadd(lseBase_, row), delta_i_[i]); });
   }
 
   // The row-ops step: S, dP, P and dS as accumulators, dS converted into A operands.
@@ -152,13 +173,16 @@ private:
     productT(shS_, qa_, shK_);   // S = Q K^T
     productT(shDP_, doa_, shV_); // dP = dO V^T
     subgroupBarrier();
-    const Value at = laneEntry(), col0 = f().iadd(t0, f().imul(half_, c(16)));
-    for (uint32_t e = 0; e < 16; ++e) {
-      const Value i = f().iadd(at, c(e));
-      const Value s = f().load(f().accessChain(shS_, {i})), dp = f().load(f().accessChain(shDP_, {i}));
-      const Value p = f().select(f().lt(f().iadd(col0, c(e)), limit_),
-                                 f().exp(f().fsub(f().fmul(scale_, s), lse_i_)), f().f32(0.0f));
-      f().store(f().accessChain(shDS_, {i}), f().convert(f().fmul(p, f().fsub(dp, delta_i_)), f16_));
+    const uint32_t cols = p_.tile / lanes_;
+    for (uint32_t r = 0; r < rowsPerLane_; ++r) {
+      const Value at = laneEntry(r), col0 = lanes_ == 1 ? t0 : f().iadd(t0, f().imul(part_, c(cols)));
+      for (uint32_t e = 0; e < cols; ++e) {
+        const Value i = f().iadd(at, c(e));
+        const Value s = f().load(f().accessChain(shS_, {i})), dp = f().load(f().accessChain(shDP_, {i}));
+        const Value p = f().select(f().lt(f().iadd(col0, c(e)), limit_[r]),
+                                   f().exp(f().fsub(f().fmul(scale_, s), lse_i_[r])), f().f32(0.0f));
+        f().store(f().accessChain(shDS_, {i}), f().convert(f().fmul(p, f().fsub(dp, delta_i_[r])), f16_));
+      }
     }
     subgroupBarrier();
     accumulate(dq_, shDS_, shK_); // dQ += dS K
@@ -167,14 +191,14 @@ private:
 
   Buffer o_, dO_, lse_, dQ_, delta_;
   Staging shRows_, shK_, shV_;
-  Value limit_, lse_i_, delta_i_;
-  Value sgRow0_, lseM_, deltaM_; // row ops
+  std::vector<Value> limit_, lse_i_, delta_i_; // per row of this lane
+  Value sgRow0_, lseM_, deltaM_;               // row ops
   FunctionId prob_, unmasked_;
   std::vector<Value> qa_, doa_, dq_;
 };
 
 // dV_j = sum_i P_ij dO_i and dK_j = scale * sum_i P_ij (dP_ij - delta_i) Q_i over every query head of the
-// group. Each subgroup owns 16 key rows and walks the query tiles that see them, working on the transposes
+// group. Each subgroup owns coopM key rows and walks the query tiles that see them, working on the transposes
 // (S^T = K Q^T, dP^T = V dO^T) so the key rows stay the accumulators' rows.
 class KeyValueGradEmitter : BackwardEmitter {
 public:
@@ -196,7 +220,7 @@ public:
     shDO_ = staged.second;
     shLse_ = m_.workgroupArray(f32_, p_.tile);
     shDelta_ = m_.workgroupArray(f32_, p_.tile);
-    if (!p_.rowOps) shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
+    if (!p_.rowOps) shP_ = m_.workgroupArray(f16_, p_.subgroups * p_.coopM * p_.tile);
     declareScratch();
     if (p_.rowOps) {
       prob_ = probabilityFunction(true);
@@ -222,8 +246,8 @@ public:
         step(i0);
       });
     });
-    writeRows(dk_, scale_, shS_, sBase_, dK_, kvAt_, row_, Tk_);
-    writeRows(dv_, f().f32(1.0f), shS_, sBase_, dV_, kvAt_, row_, Tk_);
+    writeRows(dk_, {scale_}, shS_, sBase_, scratchCols(), dK_, kvAt_, Tk_);
+    writeRows(dv_, {f().f32(1.0f)}, shS_, sBase_, scratchCols(), dV_, kvAt_, Tk_);
     f().ret();
     return m_.build();
   }
@@ -235,7 +259,8 @@ private:
     kvh_ = f().rem(bkv, Hkv_);
     kvAt_ = headRows(1, b_, kvh_);
     blockRow_ = f().imul(f().workgroupId(0), c(p_.rows()));
-    row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
+    for (const Value& r : rowInSg_)
+      rows_.push_back(f().iadd(blockRow_, f().iadd(f().imul(sg_, c(p_.coopM)), r)));
     ka_ = ownedRowsAsA(shRows_, k_, kvAt_, Tk_);
     va_ = ownedRowsAsA(shRows_, v_, kvAt_, Tk_);
     dk_ = zeroAccs(blocks_);
@@ -267,16 +292,19 @@ private:
     productT(shS_, ka_, shQ_);   // S^T = K Q^T
     productT(shDP_, va_, shDO_); // dP^T = V dO^T
     subgroupBarrier();
-    const Value at = laneEntry(), col0 = f().imul(half_, c(16));
-    for (uint32_t e = 0; e < 16; ++e) {
-      const Value idx = f().iadd(at, c(e)), col = f().iadd(col0, c(e));
-      const Value s = f().load(f().accessChain(shS_, {idx})), dp = f().load(f().accessChain(shDP_, {idx}));
-      const Value lse = f().load(f().accessChain(shLse_, {col}));
-      const Value delta = f().load(f().accessChain(shDelta_, {col}));
-      const Value p = f().select(sees(f().iadd(i0, col), row_), f().exp(f().fsub(f().fmul(scale_, s), lse)),
-                                 f().f32(0.0f));
-      f().store(f().accessChain(shP_, {idx}), f().convert(p, f16_));
-      f().store(f().accessChain(shDS_, {idx}), f().convert(f().fmul(p, f().fsub(dp, delta)), f16_));
+    const uint32_t cols = p_.tile / lanes_;
+    for (uint32_t r = 0; r < rowsPerLane_; ++r) {
+      const Value at = laneEntry(r), col0 = f().imul(part_, c(cols));
+      for (uint32_t e = 0; e < cols; ++e) {
+        const Value idx = f().iadd(at, c(e)), col = f().iadd(col0, c(e));
+        const Value s = f().load(f().accessChain(shS_, {idx})), dp = f().load(f().accessChain(shDP_, {idx}));
+        const Value lse = f().load(f().accessChain(shLse_, {col}));
+        const Value delta = f().load(f().accessChain(shDelta_, {col}));
+        const Value p = f().select(sees(f().iadd(i0, col), rows_[r]),
+                                   f().exp(f().fsub(f().fmul(scale_, s), lse)), f().f32(0.0f));
+        f().store(f().accessChain(shP_, {idx}), f().convert(p, f16_));
+        f().store(f().accessChain(shDS_, {idx}), f().convert(f().fmul(p, f().fsub(dp, delta)), f16_));
+      }
     }
     subgroupBarrier();
     accumulate(dv_, shP_, shDO_); // dV += P^T dO

@@ -11,7 +11,8 @@ namespace helios::codegen::detail {
 using namespace helios::spv;
 
 AttentionCoopEmitter::AttentionCoopEmitter(const AttentionCoopParams& p)
-    : p_(p), d8_(p.headDim / 8), rowVecs_(p.headDim / 8 + p.pad), blocks_(p.headDim / 16),
+    : p_(p), d8_(p.headDim / 8), rowVecs_(p.headDim / 8 + p.pad), blocks_(p.headDim / p.coopN),
+      aBlocks_(p.headDim / p.coopK), lanes_(p.lanesPerRow()), rowsPerLane_(p.rowsPerLane()),
       m_(spv::ModuleOptions{.coopLowerSubgroup = p.lowered ? p.subgroupSize : 0}) {}
 
 void AttentionCoopEmitter::declareTypes() {
@@ -20,9 +21,9 @@ void AttentionCoopEmitter::declareTypes() {
   u32_ = m_.u32();
   uvec4_ = m_.vectorType(u32_, 4);
   vec4_ = m_.vectorType(f32_, 4);
-  ta_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixAKHR);
-  tb_ = m_.coopMatrixType(f16_, 16, 16, CoopUse::MatrixBKHR);
-  tc_ = m_.coopMatrixType(f32_, 16, 16, CoopUse::MatrixAccumulatorKHR);
+  ta_ = m_.coopMatrixType(f16_, p_.coopM, p_.coopK, CoopUse::MatrixAKHR);
+  tb_ = m_.coopMatrixType(f16_, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
+  tc_ = m_.coopMatrixType(f32_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR);
   std::vector<TypeId> push{u32_, u32_, u32_, u32_, f32_}; // AttentionCoopPush
   push.insert(push.end(), 9, u32_);
   pc_ = m_.pushConstants(push);
@@ -42,8 +43,19 @@ void AttentionCoopEmitter::beginMain() {
   lid_ = f().localId(0);
   sg_ = f().builtin(BuiltIn::SubgroupId);
   const Value lane = f().builtin(BuiltIn::SubgroupLocalInvocationId);
-  rowInSg_ = f().shr(lane, c(1));
-  half_ = f().bitAnd(lane, c(1));
+  // Lanes per row and rows per lane are powers of two (validate()): lane = row * lanes + part, or (several
+  // rows per lane) rows lane, lane + subgroupSize, ...
+  if (lanes_ > 1) {
+    uint32_t shift = 0;
+    while ((1u << shift) < lanes_)
+      ++shift;
+    rowInSg_ = {f().shr(lane, c(shift))};
+    part_ = f().bitAnd(lane, c(lanes_ - 1));
+  } else {
+    for (uint32_t i = 0; i < rowsPerLane_; ++i)
+      rowInSg_.push_back(i ? f().iadd(lane, c(i * p_.subgroupSize)) : lane);
+    part_ = c(0);
+  }
   zeroAcc_ = f().coopFill(tc_, f().f32(0.0f));
 }
 
@@ -77,7 +89,8 @@ void AttentionCoopEmitter::ownQueryRows() {
   if (p_.causal) // the last row blocks see the most keys: hand them out first (shorter tail)
     block = f().isub(f().isub(f().udiv(f().iadd(Tq_, c(p_.rows() - 1)), c(p_.rows())), c(1)), block);
   blockRow_ = f().imul(block, c(p_.rows()));
-  row_ = f().iadd(blockRow_, f().iadd(f().imul(sg_, c(16)), rowInSg_));
+  for (const Value& r : rowInSg_)
+    rows_.push_back(f().iadd(blockRow_, f().iadd(f().imul(sg_, c(p_.coopM)), r)));
 }
 
 void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV,
@@ -174,7 +187,7 @@ std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(const Staging& shared, con
                                                       const HeadRows& at, Value total) {
   stage(shared, rows, at, blockRow_, p_.rows(), total);
   f().workgroupBarrier();
-  std::vector<Value> a = loadA(shared, f().imul(sg_, c(16)));
+  std::vector<Value> a = loadA(shared, f().imul(sg_, c(p_.coopM)));
   f().workgroupBarrier();
   return a;
 }
@@ -182,15 +195,18 @@ std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(const Staging& shared, con
 std::vector<Value> AttentionCoopEmitter::loadA(const Staging& shared, Value row) {
   std::vector<Value> out;
   const Value at = f().imul(row, c(rowVecs_));
-  for (uint32_t d = 0; d < blocks_; ++d)
-    out.push_back(f().coopLoad(ta_, f().accessChain(shared.array, {f().iadd(at, c(shared.offset + 2 * d))}),
-                               c(rowVecs_), CoopLayout::RowMajorKHR));
+  for (uint32_t d = 0; d < aBlocks_; ++d)
+    out.push_back(
+        f().coopLoad(ta_, f().accessChain(shared.array, {f().iadd(at, c(shared.offset + d * p_.coopK / 8))}),
+                     c(rowVecs_), CoopLayout::RowMajorKHR));
   return out;
 }
 
 Value AttentionCoopEmitter::tileB(const Staging& tile, uint32_t kb, uint32_t d, CoopLayout layout) {
-  return f().coopLoad(tb_, f().accessChain(tile.array, {c(tile.offset + kb * 16 * rowVecs_ + 2 * d)}),
-                      c(rowVecs_), layout);
+  const bool columns = layout == CoopLayout::ColumnMajorKHR;
+  const uint32_t row = kb * (columns ? p_.coopN : p_.coopK), col = d * (columns ? p_.coopK : p_.coopN) / 8;
+  return f().coopLoad(tb_, f().accessChain(tile.array, {c(tile.offset + row * rowVecs_ + col)}), c(rowVecs_),
+                      layout);
 }
 
 FunctionId AttentionCoopEmitter::combineFunction(const char* name, const Binary& op) {
@@ -264,8 +280,9 @@ FunctionId AttentionCoopEmitter::columnFunction(const char* name, Value array) {
   return fn.id();
 }
 
+// (Row ops only: 16 x 16 on 32 lanes, two per row.)
 Value AttentionCoopEmitter::rowMatrix(Value scratch, Value v) {
-  const Value mine = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
+  const Value mine = f().iadd(sBase_, laneOffset(0, 16, 8));
   for (uint32_t e = 0; e < 8; ++e)
     f().store(f().accessChain(scratch, {f().iadd(mine, c(e))}), v);
   subgroupBarrier();
@@ -277,14 +294,14 @@ Value AttentionCoopEmitter::rowMatrix(Value scratch, Value v) {
 Value AttentionCoopEmitter::rowValue(Value scratch, Value matrix) {
   f().coopStore(f().accessChain(scratch, {sBase_}), matrix, c(16), CoopLayout::RowMajorKHR);
   subgroupBarrier();
-  const Value v = f().load(f().accessChain(scratch, {f().iadd(sBase_, f().imul(rowInSg_, c(16)))}));
+  const Value v = f().load(f().accessChain(scratch, {f().iadd(sBase_, f().imul(rowInSg_[0], c(16)))}));
   subgroupBarrier();
   return v;
 }
 
 Value AttentionCoopEmitter::productBlock(const std::vector<Value>& xa, const Staging& tile, uint32_t kb) {
   Value acc = zeroAcc_;
-  for (uint32_t d = 0; d < blocks_; ++d)
+  for (uint32_t d = 0; d < aBlocks_; ++d)
     acc = f().coopMulAdd(xa[d], tileB(tile, kb, d, CoopLayout::ColumnMajorKHR), acc);
   return acc;
 }
@@ -297,15 +314,15 @@ Value AttentionCoopEmitter::addTileProduct(Value acc, const std::vector<Value>& 
 }
 
 void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, const Staging& tile) {
-  for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
-    f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * 16))}), productBlock(xa, tile, kb),
+  for (uint32_t kb = 0; kb < p_.tile / p_.coopN; ++kb)
+    f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * p_.coopN))}), productBlock(xa, tile, kb),
                   c(p_.tile), CoopLayout::RowMajorKHR);
 }
 
 void AttentionCoopEmitter::accumulate(const std::vector<Value>& accs, Value w, const Staging& tile) {
   std::vector<Value> wa;
-  for (uint32_t kb = 0; kb < p_.tile / 16; ++kb)
-    wa.push_back(f().coopLoad(ta_, f().accessChain(w, {f().iadd(sBase_, c(kb * 16))}), c(p_.tile),
+  for (uint32_t kb = 0; kb < p_.tile / p_.coopK; ++kb)
+    wa.push_back(f().coopLoad(ta_, f().accessChain(w, {f().iadd(sBase_, c(kb * p_.coopK))}), c(p_.tile),
                               CoopLayout::RowMajorKHR));
   for (uint32_t d = 0; d < blocks_; ++d)
     f().store(accs[d], addTileProduct(f().load(accs[d]), wa, tile, d));
@@ -330,32 +347,67 @@ Value AttentionCoopEmitter::sees(Value i, Value j) {
   return p_.causal ? f().logicalAnd(inside, f().le(f().iadd(j, Tq_), f().iadd(i, Tk_))) : inside;
 }
 
-void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, Value scale, Value scratch,
-                                     Value scratchBase, const Buffer& out, const HeadRows& at, Value row,
-                                     Value total) {
-  const Value mine = f().iadd(scratchBase, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
-  // This lane's 8 columns of block d: 8-element unit rowAt + 2 d + half (two vec4 from twice that).
-  const Value rowAt =
-      f().iadd(f().iadd(at.base, f().imul(f().umin(row, f().isub(total, c(1))), at.stride)), half_);
-  for (uint32_t d = 0; d < blocks_; ++d) {
-    f().coopStore(f().accessChain(scratch, {scratchBase}), f().load(accs[d]), c(16), CoopLayout::RowMajorKHR);
+Value AttentionCoopEmitter::laneOffset(uint32_t i, uint32_t rowStride, uint32_t partStride) {
+  if (lanes_ == 1) return f().imul(rowInSg_[i], c(rowStride));
+  return f().iadd(f().imul(rowInSg_[i], c(rowStride)), f().imul(part_, c(partStride)));
+}
+
+Value AttentionCoopEmitter::rowMax(Value v) {
+  for (uint32_t x = 1; x < lanes_; x <<= 1)
+    v = f().fmax(v, f().subgroupShuffleXor(v, c(x)));
+  return v;
+}
+
+Value AttentionCoopEmitter::rowSum(Value v) {
+  for (uint32_t x = 1; x < lanes_; x <<= 1)
+    v = f().fadd(v, f().subgroupShuffleXor(v, c(x)));
+  return v;
+}
+
+void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::vector<Value>& scales,
+                                     Value scratch, Value scratchBase, uint32_t scratchCols,
+                                     const Buffer& out, const HeadRows& at, Value total) {
+  // `width` columns (whole blocks) go through the scratch at once: enough that each lane of a row gets a
+  // whole 8-column unit, where D and the scratch allow; lanes past `writers` then idle.
+  uint32_t width = p_.coopN;
+  while (width < 8 * lanes_ && p_.headDim % (2 * width) == 0 && 2 * width <= scratchCols)
+    width *= 2;
+  const uint32_t writers = std::min(lanes_, width / 8), units = width / 8 / writers, group = width / p_.coopN;
+  std::vector<Value> mine, rowAt;
+  for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+    mine.push_back(f().iadd(scratchBase, laneOffset(i, width, 8 * units)));
+    // This lane's units of each chunk: 8-element unit rowAt + chunk * width / 8 + u (two vec4 from twice it).
+    const Value first = f().iadd(at.base, f().imul(f().umin(rows_[i], f().isub(total, c(1))), at.stride));
+    rowAt.push_back(lanes_ == 1 ? first : f().iadd(first, units == 1 ? part_ : f().imul(part_, c(units))));
+  }
+  for (uint32_t chunk = 0; chunk < blocks_ / group; ++chunk) {
+    for (uint32_t j = 0; j < group; ++j)
+      f().coopStore(f().accessChain(scratch, {j ? f().iadd(scratchBase, c(j * p_.coopN)) : scratchBase}),
+                    f().load(accs[chunk * group + j]), c(width), CoopLayout::RowMajorKHR);
     subgroupBarrier();
-    f().ifThen(f().lt(row, total), [&] {
-      std::vector<Value> v4;
-      for (uint32_t h = 0; h < 2; ++h) {
-        std::vector<Value> x;
-        for (uint32_t e = 0; e < 4; ++e)
-          x.push_back(f().load(f().accessChain(scratch, {f().iadd(mine, c(4 * h + e))})));
-        v4.push_back(f().vectorTimesScalar(f().construct(vec4_, x), scale));
-      }
-      const Value at8 = f().iadd(rowAt, c(2 * d));
-      if (p_.halfOut) {
-        f().storeAt(out, at8, packHalf8(f(), v4[0], v4[1]));
-      } else {
-        for (uint32_t h = 0; h < 2; ++h)
-          f().storeAt(out, f().iadd(f().imul(at8, c(2)), c(h)), v4[h]);
-      }
-    });
+    for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+      Value inside = f().lt(rows_[i], total);
+      if (writers < lanes_) inside = f().logicalAnd(inside, f().lt(part_, c(writers)));
+      const Value scale = scales[scales.size() == 1 ? 0 : i];
+      f().ifThen(inside, [&] {
+        for (uint32_t u = 0; u < units; ++u) {
+          std::vector<Value> v4;
+          for (uint32_t h = 0; h < 2; ++h) {
+            std::vector<Value> x;
+            for (uint32_t e = 0; e < 4; ++e)
+              x.push_back(f().load(f().accessChain(scratch, {f().iadd(mine[i], c(8 * u + 4 * h + e))})));
+            v4.push_back(f().vectorTimesScalar(f().construct(vec4_, x), scale));
+          }
+          const Value at8 = f().iadd(rowAt[i], c(chunk * width / 8 + u));
+          if (p_.halfOut) {
+            f().storeAt(out, at8, packHalf8(f(), v4[0], v4[1]));
+          } else {
+            for (uint32_t h = 0; h < 2; ++h)
+              f().storeAt(out, f().iadd(f().imul(at8, c(2)), c(h)), v4[h]);
+          }
+        }
+      });
+    }
     subgroupBarrier();
   }
 }
@@ -373,12 +425,17 @@ void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
   shV_ = staged.second;
 }
 
-void ForwardEmitterBase::writeLse(Value l, Value m) {
-  const Value seen = f().gt(l, f().f32(0.0f));
-  f().ifThen(f().logicalAnd(f().lt(row_, Tq_), f().eq(half_, c(0))), [&] {
-    const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
-    f().storeAt(lse_, f().iadd(lseBase_, row_), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));
-  });
+void ForwardEmitterBase::writeLse(const std::vector<Value>& ls, const std::vector<Value>& ms) {
+  for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+    const Value l = ls[i], m = ms[i], row = rows_[i];
+    const Value seen = f().gt(l, f().f32(0.0f));
+    const Value writes =
+        lanes_ == 1 ? f().lt(row, Tq_) : f().logicalAnd(f().lt(row, Tq_), f().eq(part_, c(0)));
+    f().ifThen(writes, [&] {
+      const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
+      f().storeAt(lse_, f().iadd(lseBase_, row), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));
+    });
+  }
 }
 
 } // namespace helios::codegen::detail

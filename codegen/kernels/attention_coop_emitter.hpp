@@ -1,7 +1,8 @@
 #pragma once
 // What the three passes of the coop attention family share (internal to codegen/kernels): the module's types
-// and push constants, f32 rows staged into shared memory as f16, the causal bounds, and the write of 16-row
-// accumulator blocks to an f32 output. Each pass is a class deriving from AttentionCoopEmitter
+// and push constants, f32 rows staged into shared memory as f16, the causal bounds, the products blocked by
+// the coop shape, the lanes' split of a subgroup's rows, and the write of its accumulator blocks to an
+// output. Each pass is a class deriving from AttentionCoopEmitter
 // (attention_coop_fwd.cpp, attention_coop_bwd.cpp).
 #include <cstdint>
 #include <functional>
@@ -71,14 +72,16 @@ protected:
   TileStream tileStream(const Staging& shared, const spv::Buffer& rows, const HeadRows& at, spv::Value total);
   void begin(TileStream& s, spv::Value first);
   void next(TileStream& s, spv::Value first, spv::Value nextFirst);
-  // A 16 x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per 16 columns.
+  // A coopM x D block of f16 rows in `shared` (starting at `row`) as A matrices, one per coopK columns.
   std::vector<spv::Value> loadA(const Staging& shared, spv::Value row);
   // The workgroup's rows [blockRow_, blockRow_ + rows()) of a tensor side staged into `shared`, then this
-  // subgroup's 16 of them as A matrices; a barrier after, so `shared` (and what aliases it) can be restaged.
+  // subgroup's coopM of them as A matrices; a barrier after, so `shared` (and what aliases it) can be
+  // restaged.
   std::vector<spv::Value> ownedRowsAsA(const Staging& shared, const spv::Buffer& rows, const HeadRows& at,
                                        spv::Value total);
-  // The 16 x 16 block (rows kb, columns d of 16) of a staged tile as a B matrix: RowMajor reads the tile's
-  // rows as B's rows (P V), ColumnMajor as B's columns (Q K^T).
+  // Block (kb, d) of a staged tile as a coopK x coopN B matrix: RowMajor reads tile rows kb * coopK.. as B's
+  // rows and their columns d * coopN.. (P V), ColumnMajor tile rows kb * coopN.. as B's columns and their
+  // columns d * coopK.. as its rows (Q K^T).
   spv::Value tileB(const Staging& tile, uint32_t kb, uint32_t d, spv::CoopLayout layout);
 
   // Helper functions for the NV2 row operations (p.rowOps). combineFunction: (f32, f32) -> f32 for
@@ -104,27 +107,29 @@ protected:
                                        const std::function<spv::Value(spv::Value, uint32_t)>& masked);
   // (row, col, f32 x, u32 offset) -> array[offset + col] (a Workgroup f32 array): column-constant matrices.
   spv::FunctionId columnFunction(const char* name, spv::Value array);
-  // A 16 x 16 accumulator whose row r holds the value of the lanes of row r, through this subgroup's 256 f32
-  // entries of `scratch` at sBase_; and back: this lane's row of a row-constant accumulator.
+  // (Row ops: 16x16x16 on 32 lanes.) A 16 x 16 accumulator whose row r holds the value of the lanes of row r,
+  // through this subgroup's 256 f32 entries of `scratch` at sBase_; and back: this lane's row of a
+  // row-constant accumulator.
   spv::Value rowMatrix(spv::Value scratch, spv::Value v);
   spv::Value rowValue(spv::Value scratch, spv::Value matrix);
   static constexpr float kMasked = -1.0e30f; // a masked score: finite, so masked rows never make NaN
   static constexpr float kLog2e = 1.4426950408889634f;
 
-  // Block kb (16 x 16) of X Y^T: X as A matrices across D, Y the staged tile (rows kb*16.. read column-major
-  // as B).
+  // Block kb (coopM x coopN) of X Y^T: X as A matrices across D, Y the staged tile (rows kb * coopN.. read
+  // column-major as B).
   spv::Value productBlock(const std::vector<spv::Value>& xa, const Staging& tile, uint32_t kb);
-  // acc + W Y_d: W (16 x tile) as A matrices, one per 16 columns; Y_d the staged tile's 16-column block d.
+  // acc + W Y_d: W (coopM x tile) as A matrices, one per coopK columns; Y_d the staged tile's coopN-column
+  // block d.
   spv::Value addTileProduct(spv::Value acc, const std::vector<spv::Value>& wa, const Staging& tile,
                             uint32_t d);
-  // dst (16 x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T, block by block.
+  // dst (coopM x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T, block by block.
   void productT(spv::Value dst, const std::vector<spv::Value>& xa, const Staging& tile);
-  // accs[d] += W Y_d: W the 16 x tile f16 block at this subgroup's sBase_ in `w`, Y_d the staged tile's
-  // 16-column block d (accs: Function variables of accumulator matrices).
+  // accs[d] += W Y_d: W the coopM x tile f16 block at this subgroup's sBase_ in `w`, Y_d the staged tile's
+  // coopN-column block d (accs: Function variables of accumulator matrices).
   void accumulate(const std::vector<spv::Value>& accs, spv::Value w, const Staging& tile);
 
   // Passes that own query rows (forward, dQ): this workgroup's heads (qAt_, kvAt_, oAt_, lseBase_), block
-  // (blockRow_; causal hands the last, longest blocks out first) and this lane's row_.
+  // (blockRow_; causal hands the last, longest blocks out first) and this lane's rows_.
   void ownQueryRows();
   // Their walk over the key tiles up to the last key the block's last real row sees: K and V streamed into
   // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key.
@@ -137,29 +142,43 @@ protected:
   spv::Value keyLimit(spv::Value i);
   // Query i sees key j.
   spv::Value sees(spv::Value i, spv::Value j);
+  // The offset of this lane's share of row i of its rows in a scratch of `rowStride` entries per row, where
+  // each lane of the row takes `partStride` of them.
+  spv::Value laneOffset(uint32_t i, uint32_t rowStride, uint32_t partStride);
+  // v combined over the lanes that share this lane's rows (max, or sum).
+  spv::Value rowMax(spv::Value v);
+  spv::Value rowSum(spv::Value v);
 
-  // `accs` (16 x 16 f32 accumulators across D, this subgroup's 16 rows) times `scale` into the head's rows
-  // of `out` (f32, or f16 with halfOut; `row` is this lane's row, written only when row < total), through
-  // `scratch` (f32, 256 entries from scratchBase). Two lanes per row, 8 columns of every 16 each.
-  void writeRows(const std::vector<spv::Value>& accs, spv::Value scale, spv::Value scratch,
-                 spv::Value scratchBase, const spv::Buffer& out, const HeadRows& at, spv::Value row,
-                 spv::Value total);
+  // `accs` (coopM x coopN f32 accumulators across D, this subgroup's rows) times `scales` (one for every row
+  // of this lane, or one for all) into the head's rows of `out` (f32, or f16 with halfOut; rows_, written
+  // only below `total`), through `scratch` (f32, coopM rows of scratchCols entries from scratchBase). A few
+  // blocks at a time, so that each lane of a row writes whole 8-column units.
+  void writeRows(const std::vector<spv::Value>& accs, const std::vector<spv::Value>& scales,
+                 spv::Value scratch, spv::Value scratchBase, uint32_t scratchCols, const spv::Buffer& out,
+                 const HeadRows& at, spv::Value total);
 
   const AttentionCoopParams& p_;
-  uint32_t d8_, rowVecs_, blocks_; // 16-byte vectors (8 halves) per f16 row, per staged row; 16-column blocks
+  // 16-byte vectors (8 halves) per f16 row, per staged row; coopN-column blocks (accumulators) and
+  // coopK-column ones (A matrices) across D
+  uint32_t d8_, rowVecs_, blocks_, aBlocks_;
+  uint32_t lanes_, rowsPerLane_; // p_.lanesPerRow(), p_.rowsPerLane()
   spv::Module m_;
   spv::FunctionBuilder* f_ = nullptr;
   spv::TypeId f32_, f16_, u32_, uvec4_, vec4_, ta_, tb_, tc_;
   spv::PushConstants pc_;
-  spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_, rowInSg_, half_;
+  spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_;
+  // This lane's rows within its subgroup's coopM (rowsPerLane_ of them) and its part of each (0 .. lanes_-1).
+  std::vector<spv::Value> rowInSg_;
+  spv::Value part_;
   spv::Value layout_[3][3]; // push constants: {row, head, batch} of the q, kv and o layouts
   spv::Value scaleLog2e_;   // scale * log2(e): scores go through exp2
-  spv::Value zeroAcc_;      // a zero 16 x 16 accumulator, made once at the top of main
+  spv::Value zeroAcc_;      // a zero coopM x coopN accumulator, made once at the top of main
   spv::Value sBase_; // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
   spv::Buffer q_, k_, v_;
   HeadRows qAt_, kvAt_, oAt_;
   spv::Value lseBase_; // the q head's first entry of lse and delta
-  spv::Value blockRow_, row_;
+  spv::Value blockRow_;
+  std::vector<spv::Value> rows_; // this lane's rows of the tensor side it owns
 };
 
 // What both forwards share (attention_coop_fwd.cpp, attention_coop_fwd_rowops.cpp): bindings q, k, v, o, lse,
@@ -168,9 +187,9 @@ class ForwardEmitterBase : protected AttentionCoopEmitter {
 protected:
   using AttentionCoopEmitter::AttentionCoopEmitter;
   void declareForward(uint32_t& pushBytes);
-  // lse = m + log l for this lane's row (one lane of the pair writes); -inf for a row that saw no key (l =
-  // 0).
-  void writeLse(spv::Value l, spv::Value m);
+  // lse = m + log l for each row of this lane (the first lane of a row writes); -inf for a row that saw no
+  // key (l = 0).
+  void writeLse(const std::vector<spv::Value>& l, const std::vector<spv::Value>& m);
 
   spv::Buffer o_, lse_;
   Staging shQ_, shK_, shV_;

@@ -25,8 +25,8 @@ public:
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareForward(pushBytes);
-    shS_ = m_.workgroupArray(f32_, p_.subgroups * 16 * p_.tile); // S, and O on its trips through memory
-    shP_ = m_.workgroupArray(f16_, p_.subgroups * 16 * p_.tile);
+    shS_ = m_.workgroupArray(f32_, p_.subgroups * p_.coopM * p_.tile); // S, and O on its trips through memory
+    shP_ = m_.workgroupArray(f16_, p_.subgroups * p_.coopM * p_.tile);
     setup();
     keyLoop();
     finish();
@@ -37,13 +37,16 @@ public:
 private:
   void setup() {
     ownQueryRows();
-    limit_ = keyLimit(f().umin(row_, f().isub(Tq_, c(1))));
-    sBase_ = f().imul(sg_, c(16 * p_.tile)); // this subgroup's S / P scratch
+    for (const Value& row : rows_)
+      limit_.push_back(keyLimit(f().umin(row, f().isub(Tq_, c(1)))));
+    sBase_ = f().imul(sg_, c(p_.coopM * p_.tile)); // this subgroup's S / P scratch
 
     qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
 
-    mVar_ = f().variable(f32_, f().f32(kMinFloat));
-    lVar_ = f().variable(f32_, f().f32(0.0f));
+    for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+      mVar_.push_back(f().variable(f32_, f().f32(kMinFloat)));
+      lVar_.push_back(f().variable(f32_, f().f32(0.0f)));
+    }
     for (uint32_t d = 0; d < blocks_; ++d) {
       oAcc_.push_back(f().variable(tc_));
       f().store(oAcc_.back(), zeroAcc_);
@@ -62,66 +65,83 @@ private:
     });
   }
 
-  // Two lanes per row, tile/2 columns each: masked scaled scores, the row's reference max and sum, P (f16),
-  // and the rescale of O when a row with a sum moved its max.
+  // The lanes of each row take tile / lanes columns each: masked scaled scores, the row's reference max and
+  // sum, P (f16), and the rescale of O when a row with a sum moved its max.
   void softmax(Value t0) {
-    const uint32_t cols = p_.tile / 2; // this lane's columns of the row
-    const Value rowS = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(p_.tile)), f().imul(half_, c(cols))));
-    const Value col0 = f().iadd(t0, f().imul(half_, c(cols)));
-    std::vector<Value> s(cols), seen(cols);
-    Value mx = f().f32(kMinFloat);
-    for (uint32_t e = 0; e < cols; ++e) {
-      seen[e] = f().lt(f().iadd(col0, c(e)), limit_);
-      s[e] = f().fmul(scale_, f().load(f().accessChain(shS_, {f().iadd(rowS, c(e))})));
-      mx = f().select(seen[e], f().fmax(mx, s[e]), mx);
+    const uint32_t cols = p_.tile / lanes_; // this lane's columns of the row
+    std::vector<Value> corrs;
+    Value rescale{};
+    for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+      const Value rowS = f().iadd(sBase_, laneOffset(i, p_.tile, cols));
+      const Value col0 = lanes_ == 1 ? t0 : f().iadd(t0, f().imul(part_, c(cols)));
+      std::vector<Value> s(cols), seen(cols);
+      Value mx = f().f32(kMinFloat);
+      for (uint32_t e = 0; e < cols; ++e) {
+        seen[e] = f().lt(f().iadd(col0, c(e)), limit_[i]);
+        s[e] = f().fmul(scale_, f().load(f().accessChain(shS_, {f().iadd(rowS, c(e))})));
+        mx = f().select(seen[e], f().fmax(mx, s[e]), mx);
+      }
+      mx = rowMax(mx);
+      const Value mOld = f().load(mVar_[i]), lOld = f().load(lVar_[i]);
+      const Value bump = f().gt(mx, f().fadd(mOld, f().f32(kSlack)));
+      const Value mNew = f().select(bump, mx, mOld);
+      const Value corr = f().exp(f().fsub(mOld, mNew));
+      Value sum = f().f32(0.0f);
+      for (uint32_t e = 0; e < cols; ++e) {
+        const Value pr = f().select(seen[e], f().exp(f().fsub(s[e], mNew)), f().f32(0.0f));
+        sum = f().fadd(sum, pr);
+        f().store(f().accessChain(shP_, {f().iadd(rowS, c(e))}), f().convert(pr, f16_));
+      }
+      sum = rowSum(sum);
+      f().store(lVar_[i], f().fma(lOld, corr, sum));
+      f().store(mVar_[i], mNew);
+      const Value moved = f().logicalAnd(bump, f().gt(lOld, f().f32(0.0f)));
+      rescale = i ? f().logicalOr(rescale, moved) : moved;
+      corrs.push_back(corr);
     }
-    mx = f().fmax(mx, f().subgroupShuffleXor(mx, c(1)));
-    const Value mOld = f().load(mVar_), lOld = f().load(lVar_);
-    const Value bump = f().gt(mx, f().fadd(mOld, f().f32(kSlack)));
-    const Value mNew = f().select(bump, mx, mOld);
-    const Value corr = f().exp(f().fsub(mOld, mNew));
-    Value sum = f().f32(0.0f);
-    for (uint32_t e = 0; e < cols; ++e) {
-      const Value pr = f().select(seen[e], f().exp(f().fsub(s[e], mNew)), f().f32(0.0f));
-      sum = f().fadd(sum, pr);
-      f().store(f().accessChain(shP_, {f().iadd(rowS, c(e))}), f().convert(pr, f16_));
-    }
-    sum = f().fadd(sum, f().subgroupShuffleXor(sum, c(1)));
-    f().store(lVar_, f().fma(lOld, corr, sum));
-    f().store(mVar_, mNew);
-    const Value rescale = f().logicalAnd(bump, f().gt(lOld, f().f32(0.0f)));
     const Value any = f().subgroupMax(f().select(rescale, c(1), c(0)));
-    f().ifThen(f().ne(any, c(0)), [&] { rescaleO(corr); });
+    f().ifThen(f().ne(any, c(0)), [&] { rescaleO(corrs); });
   }
 
-  // O *= corr per row, through this subgroup's scratch (S is already in the lanes' registers).
-  void rescaleO(Value corr) {
-    const Value mine = f().iadd(sBase_, f().iadd(f().imul(rowInSg_, c(16)), f().imul(half_, c(8))));
+  // O *= corr per row, through this subgroup's scratch (S is already in the lanes' registers): each lane of a
+  // row scales coopN / lanes columns of every block.
+  void rescaleO(const std::vector<Value>& corrs) {
+    const uint32_t n = p_.coopN, cols = n / lanes_;
+    std::vector<Value> mine;
+    for (uint32_t i = 0; i < rowsPerLane_; ++i)
+      mine.push_back(f().iadd(sBase_, laneOffset(i, n, cols)));
     subgroupBarrier();
     for (uint32_t d = 0; d < blocks_; ++d) {
       const Value at = f().accessChain(shS_, {sBase_});
-      f().coopStore(at, f().load(oAcc_[d]), c(16), CoopLayout::RowMajorKHR);
+      f().coopStore(at, f().load(oAcc_[d]), c(n), CoopLayout::RowMajorKHR);
       subgroupBarrier();
-      for (uint32_t e = 0; e < 8; ++e) {
-        const Value ptr = f().accessChain(shS_, {f().iadd(mine, c(e))});
-        f().store(ptr, f().fmul(f().load(ptr), corr));
-      }
+      for (uint32_t i = 0; i < rowsPerLane_; ++i)
+        for (uint32_t e = 0; e < cols; ++e) {
+          const Value ptr = f().accessChain(shS_, {f().iadd(mine[i], c(e))});
+          f().store(ptr, f().fmul(f().load(ptr), corrs[i]));
+        }
       subgroupBarrier();
-      f().store(oAcc_[d], f().coopLoad(tc_, at, c(16), CoopLayout::RowMajorKHR));
+      f().store(oAcc_[d], f().coopLoad(tc_, at, c(n), CoopLayout::RowMajorKHR));
       subgroupBarrier();
     }
   }
 
   void finish() {
-    const Value l = f().load(lVar_), seen = f().gt(l, f().f32(0.0f));
-    const Value inv = f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-    writeRows(oAcc_, inv, shS_, sBase_, o_, oAt_, row_, Tq_);
-    writeLse(l, f().load(mVar_));
+    std::vector<Value> ls, invs, ms;
+    for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+      const Value l = f().load(lVar_[i]), seen = f().gt(l, f().f32(0.0f));
+      ls.push_back(l);
+      invs.push_back(f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f)));
+    }
+    writeRows(oAcc_, invs, shS_, sBase_, p_.tile, o_, oAt_, Tq_);
+    for (uint32_t i = 0; i < rowsPerLane_; ++i)
+      ms.push_back(f().load(mVar_[i]));
+    writeLse(ls, ms);
   }
 
   Value shS_, shP_;
-  Value limit_;
-  Value mVar_, lVar_;
+  std::vector<Value> limit_;
+  std::vector<Value> mVar_, lVar_; // per row of this lane
   std::vector<Value> qa_, oAcc_;
 };
 

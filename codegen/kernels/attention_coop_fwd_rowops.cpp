@@ -129,8 +129,8 @@ private:
     const Value l = rowValue(shOut_, f().coopReduce(tc_, f().load(lVar_), CoopReduce::Row, sumOf_));
     const Value m = f().fmul(rowValue(shOut_, f().load(mVar_)), scale_);
     const Value inv = f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-    writeRows(oAcc_, inv, shOut_, sBase_, o_, oAt_, row_, Tq_);
-    writeLse(l, m);
+    writeRows(oAcc_, {inv}, shOut_, sBase_, 16, o_, oAt_, Tq_);
+    writeLse({l}, {m});
   }
 
   Value shOut_;

@@ -16,6 +16,7 @@
 // only when `bias`), then with kSlices > 1 the partial tiles and the tile counters; push constants
 // GemmCoopPush (same layout as the tiled GEMM's batched block); dispatch gemmCoopGroups(); local size
 // {subgroups * subgroupSize, 1, 1}; requiredSubgroupSize = subgroupSize.
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -91,7 +92,7 @@ struct GemmCoopParams {
   bool workgroupScope = false;
   bool tensorLayouts = false; // workgroup scope: A and B through tensor layouts (LoadTensorNV)
   uint32_t unroll = 1;        // workgroup scope: K slices per loop trip (the rest one by one)
-  uint32_t subgroupSize = 32; // pipeline's required subgroup size
+  uint32_t subgroupSize = 32; // pipeline's required subgroup size (4 to 64, a power of two)
   // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
   // coopLowerSubgroup): devices without VK_KHR_cooperative_matrix; the MulAdd scratch counts in
   // sharedBytes(). Subgroup scope only.
@@ -115,7 +116,8 @@ struct GemmCoopParams {
   uint32_t accN() const { return warpN() / coopN; } // and across
   uint32_t sharedBytes() const;                     // bytes of shared memory the kernel declares
   std::string cacheKey() const;                     // covers every field
-  // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8" (+ "_ws4" with 4 copy subgroups);
+  // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8" (+ "_ws4" with 4 copy subgroups, "_w64" on
+  // subgroups of other than 32 lanes);
   // "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16" (+ "_u8" unrolled, "_tl" tensor layouts)
   std::string name() const;
   // Throws std::invalid_argument naming the broken constraint (divisibility, shared memory, ...).
@@ -146,13 +148,19 @@ uint32_t gemmCoopTileCount(const GemmCoopParams& p, uint32_t M, uint32_t N);
 
 codegen::Kernel generateGemmCoop(const GemmCoopParams& params);
 
-// Tilings worth timing on a 16x16x16 device, fastest measured on the H100 first (the sweep and the device
-// check's menu). Each is a GemmCoopParams with only the tiling fields set (NN, f32 out, no epilogue).
+// Tilings worth timing for a coop shape and subgroup size, fastest measured on the H100 first, then small
+// tiles with few accumulators per subgroup (narrow shapes, small register files); only those that validate
+// (the sweep and the device check's menu). Each is a GemmCoopParams with only the tiling fields set (NN, f32
+// out, no epilogue).
 std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
                                             uint32_t maxSharedBytes = 49152, uint32_t subgroupSize = 32);
 // Default tiling for a device's shape: the first of gemmCoopTilings() that validates.
 GemmCoopParams gemmCoopDefault(uint32_t coopM = 16, uint32_t coopN = 16, uint32_t coopK = 16,
-                               uint32_t maxSharedBytes = 49152);
+                               uint32_t maxSharedBytes = 49152, uint32_t subgroupSize = 32);
+// The f16 x f16 -> f32 subgroup shapes (M, N, K) and subgroup sizes the sweeps cover: NVIDIA's 16x16x16,
+// 16x8x16, 16x8x8, Intel's 8x8x16 and 8x16x16, AMD's 16x16x16 at 32 and 64 lanes.
+std::vector<std::array<uint32_t, 3>> coopSweepShapes();
+std::vector<uint32_t> coopSweepSubgroupSizes();
 
 // The registry's sweep as parameter sets (distinct cache keys).
 std::vector<GemmCoopParams> gemmCoopSweep();

@@ -70,6 +70,7 @@ std::string GemmCoopParams::name() const {
   if (bounded) add({boundedVectors ? "_bv" : "_bd", crosswiseA ? "_xa" : "", crosswiseB ? "_xb" : ""});
   if (kSlices > 1) add({"_ks", str(kSlices)});
   if (edgeShift) add({"_es"});
+  if (subgroupSize != 32) add({"_w", str(subgroupSize)});
   if (lowered) add({"_low"});
   if (biasOnVectors) add({"_bov"});
   return n;
@@ -79,6 +80,8 @@ void GemmCoopParams::validate() const {
   const std::string me = name() + ": ";
   require(coopM && coopN && coopK && coopM % 8 == 0 && coopN % 8 == 0 && coopK % 8 == 0,
           me + "coop shape " + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + " must be multiples of 8");
+  require(subgroupSize >= 4 && subgroupSize <= 64 && (subgroupSize & (subgroupSize - 1)) == 0,
+          me + "subgroup size " + str(subgroupSize) + " must be a power of two from 4 to 64");
   if (workgroupScope) {
     require(BK % coopK == 0, me + "BK=" + str(BK) + " is not a multiple of coopK=" + str(coopK));
     require(BM % coopM == 0 && BN % coopN == 0,
@@ -131,7 +134,8 @@ void GemmCoopParams::validate() const {
   if (stagedStore || bounded) {
     require(!alphaBeta || bounded, me + "the staged store has no alpha/beta");
     require(coopN % 4 == 0 && (coopM * warpN() / 4) % subgroupSize == 0,
-            me + "the staged store copies whole rows of 16-byte vectors per lane");
+            me + "the staged store copies whole rows of 16-byte vectors per lane (coopM x warpN / 4 = " +
+                str(coopM * warpN() / 4) + " vectors over " + str(subgroupSize) + " lanes)");
   }
   require(sharedBytes() <= maxSharedBytes,
           me + "needs " + str(sharedBytes()) + " bytes of shared memory, device allows " +

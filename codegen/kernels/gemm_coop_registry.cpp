@@ -4,6 +4,7 @@
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 
 #include <array>
+#include <functional>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -45,6 +46,12 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint
       {64, 64, 64, 2, 2, 2},
       {64, 64, 32, 2, 2, 2},
       {64, 64, 32, 1, 2, 2},
+      // Small tiles, few accumulators per subgroup: for narrow coop shapes (8x8x16 holds a quarter of
+      // 16x16x16's products per matrix) and devices with smaller register files or shared memory.
+      {64, 32, 32, 2, 1, 2},
+      {32, 64, 32, 1, 2, 2},
+      {32, 32, 32, 1, 1, 2},
+      {32, 32, 32, 2, 2, 1},
   };
   std::vector<GemmCoopParams> out;
   for (const T& t : menu) {
@@ -64,11 +71,66 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint
   return out;
 }
 
-GemmCoopParams gemmCoopDefault(uint32_t coopM, uint32_t coopN, uint32_t coopK, uint32_t maxSharedBytes) {
-  const auto t = gemmCoopTilings(coopM, coopN, coopK, maxSharedBytes);
+GemmCoopParams gemmCoopDefault(uint32_t coopM, uint32_t coopN, uint32_t coopK, uint32_t maxSharedBytes,
+                               uint32_t subgroupSize) {
+  const auto t = gemmCoopTilings(coopM, coopN, coopK, maxSharedBytes, subgroupSize);
   if (t.empty()) throw std::invalid_argument("gemm_coop: no tiling fits this device");
   return t.front();
 }
+
+std::vector<std::array<uint32_t, 3>> coopSweepShapes() {
+  return {{16, 16, 16}, {16, 8, 16}, {16, 8, 8}, {8, 8, 16}, {8, 16, 16}};
+}
+
+std::vector<uint32_t> coopSweepSubgroupSizes() {
+  return {8, 16, 32, 64};
+}
+
+namespace {
+
+// Every sweep shape and subgroup size but the H100's (16x16x16 on 32 lanes, swept in full): each tiling of
+// its menu plain and with the heaviest epilogue on TN, and on its smallest tiling the staged store, the
+// bounded kernels (scalar copies crosswise, vector copies edge-shifted), K slices and a copy subgroup.
+void addOtherShapes(const std::function<void(const GemmCoopParams&)>& add) {
+  const auto tryAdd = [&](const GemmCoopParams& p) {
+    try {
+      p.validate();
+    } catch (const std::invalid_argument&) {
+      return;
+    }
+    add(p);
+  };
+  for (const auto& [cm, cn, ck] : coopSweepShapes())
+    for (const uint32_t sg : coopSweepSubgroupSizes()) {
+      if (cm == 16 && cn == 16 && ck == 16 && sg == 32) continue;
+      const auto menu = gemmCoopTilings(cm, cn, ck, 49152, sg);
+      if (menu.empty()) throw std::logic_error("gemm_coop: no tiling for a sweep shape");
+      for (GemmCoopParams p : menu) {
+        add(p);
+        p.transA = p.batched = p.alphaBeta = p.bias = p.gelu = true;
+        add(p);
+      }
+      GemmCoopParams small = menu.back();
+      small.stagedStore = true;
+      tryAdd(small);
+      small.stagedStore = false;
+      small.bounded = small.crosswiseA = small.crosswiseB = true;
+      tryAdd(small);
+      small.transB = small.alphaBeta = small.bias = small.gelu = small.outF16 = true;
+      tryAdd(small);
+      small = menu.back();
+      small.bounded = small.boundedVectors = small.edgeShift = small.stagedStore = true;
+      tryAdd(small);
+      small = menu.back();
+      small.kSlices = 2;
+      tryAdd(small);
+      small = menu.back();
+      small.producers = 1;
+      tryAdd(small);
+    }
+}
+
+} // namespace
 
 std::vector<GemmCoopParams> gemmCoopSweep() {
   std::vector<GemmCoopParams> ks;
@@ -232,6 +294,7 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
     if (ws == 4) addVariants(p);
     add(p);
   }
+  addOtherShapes(add);
   GemmCoopParams g = gemmCoopDefault();
   g.groupM = 8;
   add(g);

@@ -91,8 +91,8 @@ bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
   if (!ok && (s.kernel == AttentionKernel::Coop || s.halfQkv || coopOnly(s)))
     throw std::invalid_argument(
         std::string(op) +
-        ": the coop kernels need 16x16x16 f16 cooperative matrices on 32-wide subgroups, a "
-        "head dim that is a multiple of 16 up to 128 (got " +
+        ": the coop kernels need f16 x f16 -> f32 cooperative matrices with sides of 8 or 16 on subgroups of "
+        "4 to 64 lanes, a head dim that is a multiple of 16 up to 128 (got " +
         std::to_string(s.headDim) + ") and 16-byte aligned ranges" + (aligned ? "" : " (a range is not)") +
         (s.halfQkv ? "; f16 q/k/v are read by the coop kernels only" : "") +
         (coopOnly(s) ? "; layouts and f16 outputs are coop only" : ""));
@@ -163,9 +163,10 @@ void run(Executor& exec, const Pass& p, bool coop, std::initializer_list<Binding
 codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, AttentionPass pass, uint32_t headDim,
                                                bool causal) {
   const bool rowOps = device.features().coopMatrixNv2RowOps && !envIs("HELIOS_ATTENTION_ROWOPS", "0");
-  auto p =
-      codegen::attentionCoopParams(pass, headDim, causal, device.limits().maxComputeSharedMemorySize, rowOps);
-  p.lowered = coopDeviceInfo(device).lowered;
+  const CoopDeviceInfo d = coopDeviceInfo(device);
+  auto p = codegen::attentionCoopParams(pass, headDim, causal, device.limits().maxComputeSharedMemorySize,
+                                        rowOps, {d.coopM, d.coopN, d.coopK, d.subgroupSize});
+  p.lowered = d.lowered;
   if (p.rowOps) {
     auto q = p;
     q.tile = envU32("HELIOS_ATTENTION_TILE", q.tile);
@@ -182,7 +183,7 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
 
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
   const CoopDeviceInfo d = coopDeviceInfo(device);
-  return d.coopMatrix && d.coopM == 16 && d.coopN == 16 && d.coopK == 16 && d.subgroupSize == 32 &&
+  return d.coopMatrix && codegen::attentionCoopSupports({d.coopM, d.coopN, d.coopK, d.subgroupSize}) &&
          headDim % 16 == 0 && headDim && headDim <= 128;
 }
 

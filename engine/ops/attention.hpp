@@ -46,11 +46,12 @@ struct AttentionShape {
 void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
                       vk::BufferRange o, vk::BufferRange lse, const AttentionShape& shape);
 
-// The device has 16x16x16 f16 x f16 -> f32 subgroup matrices on 32-wide subgroups, and headDim is a multiple
-// of 16 up to 128.
+// The device's coop shape and subgroup size (coopDeviceInfo) are ones the coop passes support
+// (codegen::attentionCoopSupports), and headDim is a multiple of 16 up to 128.
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);
 
-// The coop pass the op runs on this device: the NV2 row-ops variant where the device has its operations.
+// The coop pass the op runs on this device, at its coop shape and subgroup size: the NV2 row-ops variant
+// where the device has its operations (16x16x16 on 32 lanes).
 // Knobs for comparisons: HELIOS_ATTENTION_ROWOPS=0 (the KHR-only passes), HELIOS_ATTENTION_TILE=32|64|128 and
 // HELIOS_ATTENTION_SUBGROUPS=1..8 (row-ops passes; skipped where shared memory does not fit),
 // HELIOS_ATTENTION_PREFETCH=0 (no one-tile-ahead loads), HELIOS_ATTENTION_PAD=0 (unpadded staged rows).

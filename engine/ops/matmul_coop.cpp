@@ -68,8 +68,11 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   std::vector<probe::CoopMatrixProperty> props;
   if (device.features().coopMatrixKhr)
     props = probe::queryCoopMatrixProperties(VK_NULL_HANDLE, device.physical());
+  // The subgroup size both coop families are generated for and the pipelines require.
+  const uint32_t subgroupSize = coopSubgroupSize(device.subgroupSize(), device.minSubgroupSize(),
+                                                 device.maxSubgroupSize(), device.subgroupSizeControllable());
   CoopDeviceInfo info =
-      coopDeviceFromProperties(props, device.subgroupSize(), device.limits().maxComputeSharedMemorySize);
+      coopDeviceFromProperties(props, subgroupSize, device.limits().maxComputeSharedMemorySize);
   info.computeUnits = deviceComputeUnits(device);
   if (info.coopMatrix) {
     if (device.features().coopMatrixNv2)
@@ -97,10 +100,9 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
     throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(*o.shape) +
                                 ": the device has no cooperative matrices");
   if (o.emulate) emulate(info, *o.emulate);
-  // The kernels need f16 storage, and a fixed subgroup size unless the device has only one.
+  // The kernels need f16 storage, and a subgroup size they support that the pipeline can count on.
   const auto& f = device.features();
-  if (!f.shaderFloat16 || !f.storageBuffer16BitAccess) info.coopMatrix = false;
-  if (!f.subgroupSizeControl && device.minSubgroupSize() != device.maxSubgroupSize()) info.coopMatrix = false;
+  if (!f.shaderFloat16 || !f.storageBuffer16BitAccess || !subgroupSize) info.coopMatrix = false;
   info = withRegisterPlan(info, device.properties().vendorID, device.minSubgroupSize(),
                           device.maxSubgroupSize());
   if (const uint32_t sg = subgroupKnob(); sg && info.coopMatrix) info.subgroupSize = sg;

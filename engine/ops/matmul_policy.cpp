@@ -75,6 +75,15 @@ CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixPrope
   return d;
 }
 
+uint32_t coopSubgroupSize(uint32_t defaultSize, uint32_t minSize, uint32_t maxSize, bool controllable) {
+  const auto supported = [](uint32_t s) { return s >= 4 && s <= 64 && (s & (s - 1)) == 0; };
+  if (!controllable) return minSize == maxSize && supported(defaultSize) ? defaultSize : 0;
+  if (supported(defaultSize) && defaultSize >= minSize && defaultSize <= maxSize) return defaultSize;
+  for (uint32_t s = 64; s >= 4; s /= 2)
+    if (s >= minSize && s <= maxSize) return s;
+  return 0;
+}
+
 std::vector<codegen::WorkgroupCoopShape>
 workgroupShapesFromProperties(const std::vector<probe::FlexibleDimensionsProperty>& props) {
   std::vector<codegen::WorkgroupCoopShape> out;
@@ -86,8 +95,13 @@ workgroupShapesFromProperties(const std::vector<probe::FlexibleDimensionsPropert
 }
 
 CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
-  CoopDeviceInfo d =
-      coopDeviceFromProperties(caps.coop_khr, caps.subgroup_size, caps.max_compute_shared_memory);
+  // Subgroup size control is core in Vulkan 1.3; a capture without the range counts as one fixed size.
+  const uint32_t lo = caps.min_subgroup_size ? caps.min_subgroup_size : caps.subgroup_size;
+  const uint32_t hi = caps.max_subgroup_size ? caps.max_subgroup_size : caps.subgroup_size;
+  const uint32_t sg = coopSubgroupSize(caps.subgroup_size, lo, hi,
+                                       caps.hasExtension("VK_EXT_subgroup_size_control") || lo == hi);
+  CoopDeviceInfo d = coopDeviceFromProperties(caps.coop_khr, sg, caps.max_compute_shared_memory);
+  if (!sg) d.coopMatrix = false;
   if (d.coopMatrix) d.workgroupShapes = workgroupShapesFromProperties(caps.coop_nv2);
   d.computeUnits = computeUnitsOr(caps.shader_cores, kDefaultComputeUnits);
   return withRegisterPlan(d, caps.vendor_id, caps.min_subgroup_size, caps.max_subgroup_size);

@@ -98,6 +98,10 @@ workgroupShapesFromProperties(const std::vector<probe::FlexibleDimensionsPropert
 CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
                                         uint32_t subgroupSize, uint32_t maxSharedBytes);
 CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps);
+// The subgroup size the coop kernels run at (they support powers of two from 4 to 64): with subgroup size
+// control, the device's default where it lies in [min, max] and is supported, else the largest supported size
+// in [min, max]; without it, the default where the device has only that size. 0: none.
+uint32_t coopSubgroupSize(uint32_t defaultSize, uint32_t minSize, uint32_t maxSize, bool controllable);
 
 struct MatmulProblem {
   uint32_t M = 0, N = 0, K = 0, batch = 1;

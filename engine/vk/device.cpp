@@ -160,6 +160,7 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   subgroupSize_ = sg.subgroupSize;
   minSubgroupSize_ = sgc.minSubgroupSize ? sgc.minSubgroupSize : sg.subgroupSize;
   maxSubgroupSize_ = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : sg.subgroupSize;
+  requiredSizeCompute_ = (sgc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
 
   if (!features_.pushDescriptor)
     throw NoDevice(

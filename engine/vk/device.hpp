@@ -43,6 +43,12 @@ public:
   uint32_t subgroupSize() const { return subgroupSize_; }
   uint32_t minSubgroupSize() const { return minSubgroupSize_; }
   uint32_t maxSubgroupSize() const { return maxSubgroupSize_; }
+  // Compute pipelines can require a subgroup size (VK_EXT_subgroup_size_control for the compute stage)...
+  bool subgroupSizeControllable() const { return features_.subgroupSizeControl && requiredSizeCompute_; }
+  // ... and `size` lies in [min, max].
+  bool canRequireSubgroupSize(uint32_t size) const {
+    return subgroupSizeControllable() && size >= minSubgroupSize_ && size <= maxSubgroupSize_;
+  }
   // Nanoseconds per timestamp tick; 0 when the queue cannot write timestamps.
   double timestampPeriodNs() const { return timestampPeriodNs_; }
 
@@ -54,6 +60,7 @@ private:
   DeviceFeatures features_;
   VkPhysicalDeviceProperties properties_{};
   uint32_t subgroupSize_ = 0, minSubgroupSize_ = 0, maxSubgroupSize_ = 0;
+  bool requiredSizeCompute_ = false; // requiredSubgroupSizeStages includes compute
   double timestampPeriodNs_ = 0;
 };
 

@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <span>
+#include <stdexcept>
+#include <string>
 
 namespace helios::vk {
 
@@ -130,7 +132,14 @@ const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   info.stage.module = module;
   info.stage.pName = "main";
-  if (kernel.requiredSubgroupSize && device_.features().subgroupSizeControl) {
+  if (kernel.requiredSubgroupSize && !device_.canRequireSubgroupSize(kernel.requiredSubgroupSize) &&
+      (device_.minSubgroupSize() != kernel.requiredSubgroupSize ||
+       device_.maxSubgroupSize() != kernel.requiredSubgroupSize))
+    throw std::runtime_error("creating the pipeline of kernel " + kernel.name + ": it is generated for " +
+                             std::to_string(kernel.requiredSubgroupSize) +
+                             "-wide subgroups; the device runs " + std::to_string(device_.minSubgroupSize()) +
+                             " to " + std::to_string(device_.maxSubgroupSize()) + " and cannot fix the size");
+  if (kernel.requiredSubgroupSize && device_.canRequireSubgroupSize(kernel.requiredSubgroupSize)) {
     info.stage.pNext = &subgroup;
     if (device_.features().computeFullSubgroups)
       info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;

@@ -4,6 +4,7 @@
 // argument checks.
 #include "codegen/kernels/attention.hpp"
 #include "codegen/kernels/attention_coop.hpp"
+#include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/attention.hpp"
@@ -16,6 +17,7 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <regex>
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -363,7 +365,7 @@ TEST_CASE("attention: 20 runs give identical bits", "[attention]") {
   const bool coop = GENERATE(false, true);
   const uint32_t D = GENERATE(64u, 128u);
   if (coop && !ops::attentionCoopAvailable(ctx().device(), D))
-    SKIP("no 16x16x16 f16 cooperative matrices here");
+    SKIP("no f16 cooperative matrices the coop passes support here");
   const auto s =
       shape(1, 4, 2, 100, 100, D, true, coop ? ops::AttentionKernel::Coop : ops::AttentionKernel::Fallback);
   INFO((coop ? "coop" : "fallback") << " D" << D);
@@ -393,14 +395,20 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   // forwards, + the NV2 row-ops passes with 4 and 8 subgroups at every tile that fits 48 KiB (96 of them),
   // + f16 q/k/v on the default KHR and row-ops passes (18 each), + the row-ops passes with f16 outputs on
   // f16 and f32 q/k/v (18 each).
-  CHECK(ks.size() == 244);
-  size_t rowOps = 0;
+  // Then every other coop shape and subgroup size of the sweep (19 of them): 3 passes x 3 head dims x
+  // dense/causal, and on causal a 32-key forward, f16 in and out, one subgroup, unpadded at D = 64.
+  size_t rowOps = 0, other = 0;
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
-    CHECK(k.requiredSubgroupSize == 32);
+    const bool shaped = std::regex_search(k.name, std::regex("_c[0-9]+x[0-9]+x[0-9]+|_w[0-9]+$"));
+    other += shaped;
+    if (!shaped) CHECK(k.requiredSubgroupSize == 32);
+    CHECK(k.localSize[0] % k.requiredSubgroupSize == 0);
     rowOps += k.name.find("_rowops") != std::string::npos;
   }
+  CHECK(ks.size() - other == 244);
+  CHECK(other >= 19 * 3 * 3 * 2);
   CHECK(rowOps == 150);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
@@ -430,6 +438,54 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
         CHECK(p.subgroups == (pass == codegen::AttentionPass::Forward ? 4u : 8u));
         CHECK(p.prefetch == (pass != codegen::AttentionPass::Forward));
       }
+    }
+}
+
+TEST_CASE("attention coop: every coop shape and subgroup size splits its rows over the lanes",
+          "[attention][coop]") {
+  using codegen::AttentionPass;
+  for (const auto& [cm, cn, ck] : codegen::coopSweepShapes())
+    for (const uint32_t sg : codegen::coopSweepSubgroupSizes()) {
+      INFO(cm << "x" << cn << "x" << ck << " on " << sg << " lanes");
+      CHECK(codegen::attentionCoopSupports({cm, cn, ck, sg}));
+      for (AttentionPass pass :
+           {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad}) {
+        const auto p = codegen::attentionCoopParams(pass, 128, true, 49152, true, {cm, cn, ck, sg});
+        CHECK(p.rows() == cm * p.subgroups);
+        CHECK(p.lanesPerRow() * cm == std::max(cm, sg)); // every lane has work: rows x lanes per row
+        CHECK(p.rowsPerLane() * sg == std::max(cm, sg));
+        CHECK(p.rowOps == (cm == 16 && cn == 16 && ck == 16 && sg == 32)); // the NV2 variant: H100 only
+        CHECK(p.sharedBytes() <= 49152);
+        CHECK(codegen::generateAttentionCoop(p).requiredSubgroupSize == sg);
+      }
+    }
+  // Two lanes per row on the H100's shape; 8 lanes per row at 8 rows on 64 lanes; 2 rows per lane at 16 rows
+  // on 8 lanes.
+  codegen::AttentionCoopParams p;
+  CHECK(p.lanesPerRow() == 2);
+  p.coopM = 8;
+  p.subgroupSize = 64;
+  CHECK(p.lanesPerRow() == 8);
+  p.coopM = 16;
+  p.subgroupSize = 8;
+  CHECK(p.rowsPerLane() == 2);
+  CHECK(p.lanesPerRow() == 1);
+  CHECK_THAT(p.name(), ContainsSubstring("_w8"));
+  p.coopN = 8;
+  CHECK_THAT(p.cacheKey(), ContainsSubstring(":c16x8x16"));
+  p.rowOps = true;
+  CHECK_THROWS_WITH(p.validate(), ContainsSubstring("row-ops variant is for 16x16x16"));
+  p.rowOps = false;
+  p.coopK = 32;
+  CHECK_THROWS_WITH(p.validate(), ContainsSubstring("sides must be 8 or 16"));
+  CHECK_FALSE(codegen::attentionCoopSupports({16, 16, 16, 128}));
+  // 4 lanes (lavapipe at 128-bit vectors): 4 or 2 rows per lane; every pass generates and validates.
+  for (const auto& [cm, cn, ck] : codegen::coopSweepShapes())
+    for (AttentionPass pass :
+         {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad}) {
+      const auto q = codegen::attentionCoopParams(pass, 64, true, 49152, false, {cm, cn, ck, 4});
+      CHECK(q.rowsPerLane() == cm / 4);
+      CHECK(spv::validate(codegen::generateAttentionCoop(q).spirv).ok);
     }
 }
 
@@ -475,7 +531,8 @@ TEST_CASE("attention: layouts and f16 outputs are coop only, strides are checked
 }
 
 TEST_CASE("attention coop: heads in packed projection rows, outputs in f16 (GPU)", "[attention][coop]") {
-  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  if (!ops::attentionCoopAvailable(ctx().device(), 64))
+    SKIP("no f16 cooperative matrices the coop passes support here");
   const bool causal = GENERATE(false, true);
   const auto [T, D] =
       GENERATE(std::pair{7u, 64u}, std::pair{127u, 128u}, std::pair{256u, 64u}, std::pair{513u, 128u});
@@ -501,7 +558,8 @@ TEST_CASE("attention coop: heads in packed projection rows, outputs in f16 (GPU)
 
 TEST_CASE("attention coop: f16 q/k/v give the bits of f32 q/k/v holding the same values (GPU)",
           "[attention][coop]") {
-  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  if (!ops::attentionCoopAvailable(ctx().device(), 64))
+    SKIP("no f16 cooperative matrices the coop passes support here");
   const bool causal = GENERATE(false, true);
   const auto [T, D] =
       GENERATE(std::pair{7u, 64u}, std::pair{127u, 128u}, std::pair{513u, 64u}, std::pair{256u, 128u});
@@ -518,7 +576,8 @@ TEST_CASE("attention coop: f16 q/k/v give the bits of f32 q/k/v holding the same
 
 TEST_CASE("attention coop: forward and backward match float64 on f16 inputs (GPU with cooperative matrices)",
           "[attention][coop]") {
-  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  if (!ops::attentionCoopAvailable(ctx().device(), 64))
+    SKIP("no f16 cooperative matrices the coop passes support here");
   const auto coop = ops::AttentionKernel::Coop;
   const bool causal = GENERATE(false, true);
   const auto [T, D] = GENERATE(std::pair{1u, 16u}, std::pair{7u, 64u}, std::pair{33u, 64u},
@@ -533,7 +592,8 @@ TEST_CASE("attention coop: forward and backward match float64 on f16 inputs (GPU
 
 TEST_CASE("attention coop: scores that keep rising along the keys (O rescaled on the way)",
           "[attention][coop]") {
-  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  if (!ops::attentionCoopAvailable(ctx().device(), 64))
+    SKIP("no f16 cooperative matrices the coop passes support here");
   const bool causal = GENERATE(false, true);
   const uint32_t T = 200, D = 64;
   // q positive, key j scaled by 12 j / T: a row's scores climb ~7 per 32-key tile, so its max moves by more
@@ -554,7 +614,8 @@ TEST_CASE("attention coop: scores that keep rising along the keys (O rescaled on
 
 TEST_CASE("attention coop: long sequences, and 3 runs give identical bits (GPU with cooperative matrices)",
           "[attention][coop]") {
-  if (!ops::attentionCoopAvailable(ctx().device(), 64)) SKIP("no 16x16x16 f16 cooperative matrices here");
+  if (!ops::attentionCoopAvailable(ctx().device(), 64))
+    SKIP("no f16 cooperative matrices the coop passes support here");
   const bool causal = GENERATE(false, true);
   checkAgainstReference(shape(1, 2, 2, 2048, 2048, 64, causal, ops::AttentionKernel::Coop));
   const auto s = shape(1, 4, 2, 300, 300, 128, causal, ops::AttentionKernel::Coop);

@@ -1,16 +1,25 @@
 // Cooperative-matrix GEMM generator: every registered variant passes spirv-val (Vulkan 1.3), parameters are
-// checked with readable errors, cache keys cover every field. No GPU needed (lavapipe has no coop matrices;
-// numerics run on the H100 with bench/h100/run.sh).
+// checked with readable errors, cache keys cover every field, every coop shape and subgroup size has a menu.
+// On a device with cooperative matrices (a GPU, or lavapipe with the coop ops lowered) the menu's tilings and
+// the variants run at the device's shape and subgroup size against float64.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 
+#include <cmath>
 #include <iostream>
 #include <set>
+#include <span>
 #include <stdexcept>
 
 #include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "codegen/spirv/tools.hpp"
+#include "engine/core/half.hpp"
+#include "engine/ops/executor.hpp"
+#include "engine/ops/matmul_coop.hpp"
+#include "support/device_io.hpp"
+#include "support/random.hpp"
+#include "support/reference.hpp"
 
 using Catch::Matchers::ContainsSubstring;
 using helios::codegen::GemmCoopParams;
@@ -32,7 +41,9 @@ TEST_CASE("gemm_coop: the whole registered sweep passes spirv-val", "[gemm_coop]
     }
     keys.insert(k.cacheKey);
     names.insert(k.name);
-    CHECK(k.requiredSubgroupSize == 32);
+    // Other subgroup sizes than 32 end the name ("_w8", "_w16", "_w64").
+    CHECK(k.name.ends_with("_w" + std::to_string(k.requiredSubgroupSize)) == (k.requiredSubgroupSize != 32));
+    CHECK(k.localSize[0] % k.requiredSubgroupSize == 0);
     CHECK(k.pushConstantBytes == sizeof(helios::codegen::GemmCoopPush));
   }
   std::cout << "gemm.coop sweep: " << ks.size() << " kernels, " << ks.size() - failures
@@ -256,4 +267,214 @@ TEST_CASE("gemm_coop: copy subgroups move the slices while the others compute", 
       helios::codegen::gemmCoopWorkgroupTilings(helios::codegen::h100WorkgroupCoopShapes())[0];
   wg.producers = 2;
   CHECK_THROWS_WITH(wg.validate(), ContainsSubstring("copy subgroups are for subgroup scope"));
+}
+
+TEST_CASE("gemm_coop: every coop shape and subgroup size has valid tilings, small ones included",
+          "[gemm_coop]") {
+  for (const auto& [cm, cn, ck] : helios::codegen::coopSweepShapes())
+    for (const uint32_t sg : helios::codegen::coopSweepSubgroupSizes()) {
+      INFO(cm << "x" << cn << "x" << ck << " on " << sg << " lanes");
+      const auto menu = helios::codegen::gemmCoopTilings(cm, cn, ck, 49152, sg);
+      REQUIRE(!menu.empty());
+      bool small = false;
+      for (const auto& p : menu) {
+        CHECK(p.coopM == cm);
+        CHECK(p.subgroupSize == sg);
+        CHECK_NOTHROW(p.validate());
+        small = small || p.BM * p.BN <= 64 * 32;
+      }
+      CHECK(small);
+      const GemmCoopParams d = helios::codegen::gemmCoopDefault(cm, cn, ck, 49152, sg);
+      CHECK(helios::codegen::generateGemmCoop(d).requiredSubgroupSize == sg);
+    }
+  // 4 lanes (lavapipe at 128-bit vectors): every shape has a menu, its smallest tiling validates.
+  for (const auto& [cm, cn, ck] : helios::codegen::coopSweepShapes()) {
+    const auto menu = helios::codegen::gemmCoopTilings(cm, cn, ck, 49152, 4);
+    REQUIRE(!menu.empty());
+    CHECK(helios::spv::validate(helios::codegen::generateGemmCoop(menu.back()).spirv).ok);
+  }
+  // 128x128 on 2x2 subgroups holds 8 x 8 accumulators of 8x8x16 per subgroup: over the limit.
+  GemmCoopParams p;
+  p.coopM = p.coopN = 8;
+  REQUIRE_THROWS_WITH(p.validate(), ContainsSubstring("64 accumulators per subgroup"));
+  // The staged store of a 32x32 tile on 1x2 subgroups at 8x8x16 and 64 lanes: a row of blocks is 8 rows of
+  // 16 floats, 32 vectors for 64 lanes.
+  GemmCoopParams s;
+  s.coopM = s.coopN = 8;
+  s.setTiling(32, 32, 32, 1, 2, 1);
+  s.subgroupSize = 64;
+  CHECK_NOTHROW(s.validate());
+  s.stagedStore = true;
+  REQUIRE_THROWS_WITH(s.validate(), ContainsSubstring("32 vectors over 64 lanes"));
+  s.setTiling(32, 32, 32, 2, 2, 1); // 256 invocations for 128 vectors of A
+  s.stagedStore = false;
+  REQUIRE_THROWS_WITH(s.validate(), ContainsSubstring("does not split over 256 copying invocations"));
+  s.subgroupSize = 48;
+  REQUIRE_THROWS_WITH(s.validate(), ContainsSubstring("subgroup size 48 must be a power of two"));
+}
+
+namespace {
+
+using helios::floatToHalf;
+using helios::halfToFloat;
+namespace ops = helios::ops;
+namespace ref = helios::ref;
+
+struct RunCase {
+  GemmCoopParams p;
+  uint32_t M, N, K, batch = 1;
+  float alpha = 1.0f, beta = 0.0f;
+};
+
+std::vector<uint16_t> randomHalves(size_t n, std::vector<float>& exact) {
+  std::vector<uint16_t> h(n);
+  exact.resize(n);
+  const auto f = helios::test::randomFloats(n);
+  for (size_t i = 0; i < n; ++i)
+    exact[i] = halfToFloat(h[i] = floatToHalf(f[i]));
+  return h;
+}
+
+// One kernel on the live device: random f16 operands (exact in f32), C poisoned (or random when beta != 0),
+// against ref::gemm in float64.
+void runCase(const RunCase& rc) {
+  auto& ctx = helios::test::ctx();
+  const GemmCoopParams& p = rc.p;
+  const size_t M = rc.M, N = rc.N, K = rc.K, batch = rc.batch;
+  INFO(p.name() << " on " << M << "x" << N << "x" << K << " batch " << batch);
+  std::vector<float> a, b, bias, c0(batch * M * N, helios::test::poisonF32());
+  const auto ah = randomHalves(batch * M * K, a), bh = randomHalves(batch * K * N, b);
+  const auto biasH = randomHalves(N, bias);
+  if (rc.beta != 0.0f) randomHalves(c0.size(), c0);
+  auto ba = helios::test::input(ah, "A"), bb = helios::test::input(bh, "B");
+  helios::vk::Buffer bbias =
+      p.outF16 ? helios::test::input(biasH, "bias") : helios::test::input(bias, "bias");
+  std::vector<uint16_t> c0h(c0.size());
+  for (size_t i = 0; i < c0.size(); ++i)
+    c0h[i] = rc.beta != 0.0f ? floatToHalf(c0[i]) : helios::test::kPoisonF16;
+  helios::vk::Buffer bc = p.outF16 ? helios::test::input(c0h, "C") : helios::test::input(c0, "C");
+  std::vector<ops::Binding> bindings{{ba.range()}, {bb.range()}, {bc.range(), ops::Access::ReadWrite}};
+  if (p.bias) bindings.push_back({bbias.range()});
+  helios::vk::Buffer partials, counters;
+  if (p.kSlices > 1) {
+    partials = ctx.buffer(helios::codegen::gemmCoopPartialElements(p, rc.M, rc.N) * 4, "partials");
+    counters = helios::test::input(
+        std::vector<uint32_t>(helios::codegen::gemmCoopTileCount(p, rc.M, rc.N), 0), "counters");
+    bindings.push_back({partials.range(), ops::Access::ReadWrite});
+    bindings.push_back({counters.range(), ops::Access::ReadWrite});
+  }
+  const helios::codegen::GemmCoopPush push{
+      rc.M, rc.N, rc.K, rc.alpha, rc.beta, uint32_t(M * K), uint32_t(K * N), uint32_t(M * N)};
+  const auto g = helios::codegen::gemmCoopGroups(p, rc.M, rc.N, rc.batch);
+  ops::ImmediateExecutor exec(ctx);
+  const helios::vk::Pipeline& pipe = exec.pipeline(p, helios::codegen::generateGemmCoop);
+  exec.dispatch(pipe, std::span<const ops::Binding>(bindings), &push, sizeof(push), {g.x, g.y, g.z});
+  exec.flush();
+
+  std::vector<float> got(batch * M * N);
+  if (p.outF16) {
+    const auto h = ctx.downloadVector<uint16_t>(bc, got.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      got[i] = halfToFloat(h[i]);
+  } else {
+    got = ctx.downloadVector<float>(bc, got.size());
+  }
+  ref::GemmShape s{
+      rc.M,   rc.N,  rc.K, 1, p.transA, p.transB, p.alphaBeta ? rc.alpha : 1.0, p.alphaBeta ? rc.beta : 0.0,
+      p.bias, p.gelu};
+  ref::Vec want(got.size());
+  for (size_t i = 0; i < batch; ++i) {
+    const std::vector<float> ap(a.begin() + i * M * K, a.begin() + (i + 1) * M * K);
+    const std::vector<float> bp(b.begin() + i * K * N, b.begin() + (i + 1) * K * N);
+    ref::Vec cp(c0.begin() + i * M * N, c0.begin() + (i + 1) * M * N);
+    ref::gemm(s, ap, bp, bias, cp);
+    std::copy(cp.begin(), cp.end(), want.begin() + i * M * N);
+  }
+  size_t poisoned = 0;
+  for (float x : got)
+    poisoned += std::isnan(x);
+  CHECK(poisoned == 0);
+  const double err = ref::relError(got, want);
+  INFO("relative error " << err);
+  CHECK(err <= (p.outF16 ? 2e-3 : 1e-5));
+}
+
+} // namespace
+
+TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop device)", "[gemm_coop][vulkan]") {
+  const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(helios::test::ctx().device());
+  if (!dev.coopMatrix) SKIP("no f16 cooperative matrices here");
+  std::cout << "gemm_coop on " << helios::test::ctx().device().name() << ": " << dev.coopM << "x" << dev.coopN
+            << "x" << dev.coopK << ", " << dev.subgroupSize << " lanes" << (dev.lowered ? " (lowered)" : "")
+            << ", seed " << helios::test::testSeed() << "\n";
+  // Lowered where the device emulates the coop ops (HELIOS_COOP_EMULATE); the lowering's MulAdd scratch may
+  // leave a tiling over the device's shared memory.
+  auto menu =
+      helios::codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize);
+  for (GemmCoopParams& t : menu)
+    t.lowered = dev.lowered;
+  // Lowered kernels compile and run slowly on a CPU device: there, the small tiles only (few accumulators).
+  const bool smallOnly = dev.lowered;
+  std::erase_if(menu, [&](const GemmCoopParams& t) {
+    if (smallOnly && (t.BM * t.BN > 64 * 32 || t.accM() * t.accN() > 4)) return true;
+    try {
+      t.validate();
+      return false;
+    } catch (const std::invalid_argument&) {
+      return true;
+    }
+  });
+  REQUIRE(!menu.empty());
+  size_t runs = 0;
+  const auto run = [&](const RunCase& rc) {
+    try {
+      rc.p.validate();
+    } catch (const std::invalid_argument&) {
+      return; // a variant this tiling cannot take at this shape and subgroup size
+    }
+    runCase(rc);
+    ++runs;
+  };
+  if (smallOnly) {
+    // Lowered (minutes a kernel on lavapipe): the smallest tiling on NN, and bounded crosswise on odd sizes.
+    const GemmCoopParams t = menu.back();
+    run({t, t.BM, t.BN, 2 * t.BK});
+    GemmCoopParams b = t;
+    b.bounded = b.crosswiseA = b.crosswiseB = true;
+    run({b, t.BM + 7, t.BN - 3, t.BK + 5});
+    CHECK(runs == 2);
+    return;
+  }
+  // Every tiling, NN on two tiles across; the heaviest epilogue, TN and batched, on the smallest tiles.
+  for (const GemmCoopParams& t : menu) {
+    run({t, t.BM, 2 * t.BN, 2 * t.BK});
+    if (t.BM * t.BN > 64 * 64) continue;
+    GemmCoopParams heavy = t;
+    heavy.transA = heavy.batched = heavy.alphaBeta = heavy.bias = heavy.gelu = true;
+    run({heavy, 2 * t.BM, t.BN, 3 * t.BK, 2, 0.5f, -1.25f});
+  }
+  const GemmCoopParams small = menu.back();
+  GemmCoopParams v = small;
+  v.transB = v.outF16 = true; // f16 C, B stored N x K
+  run({v, 2 * small.BM, 2 * small.BN, 2 * small.BK});
+  v = small;
+  v.stagedStore = true;
+  run({v, 2 * small.BM, 2 * small.BN, 2 * small.BK});
+  v = small;
+  v.bounded = v.crosswiseA = v.crosswiseB = true; // odd sizes, scalar copies down the columns
+  run({v, 2 * small.BM + 7, small.BN + 13, 2 * small.BK + 5});
+  v.crosswiseA = v.crosswiseB = false;
+  v.transB = v.alphaBeta = v.bias = v.gelu = v.outF16 = true;
+  run({v, small.BM + 3, 2 * small.BN + 1, small.BK + 9, 1, 2.0f, 0.5f});
+  v = small;
+  v.bounded = v.boundedVectors = v.edgeShift = v.stagedStore = true; // multiples of 8, edge tiles shifted
+  run({v, 2 * small.BM + 8, small.BN + 24, 3 * small.BK + 8});
+  v = small;
+  v.kSlices = 2;
+  run({v, small.BM, 2 * small.BN, 4 * small.BK});
+  v = small;
+  v.producers = 1;
+  run({v, 2 * small.BM, small.BN, 3 * small.BK});
+  std::cout << "gemm_coop: " << runs << " kernels checked against float64\n";
+  CHECK(runs >= menu.size() + 5);
 }

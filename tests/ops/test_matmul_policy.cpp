@@ -38,6 +38,10 @@ probe::DeviceCaps loadFixture(const std::string& file) {
   probe::DeviceCaps caps;
   caps.name = j.value("device", "");
   caps.subgroup_size = j.value("subgroup_size", 0u);
+  caps.min_subgroup_size = j.value("min_subgroup_size", 0u);
+  caps.max_subgroup_size = j.value("max_subgroup_size", 0u);
+  for (const auto& e : j.value("extensions", nlohmann::json::array()))
+    caps.extensions.push_back(e.get<std::string>());
   caps.max_compute_shared_memory = j.value("max_compute_shared_memory_size", 0u);
   for (const auto& p : j.value("properties", nlohmann::json::array()))
     caps.coop_khr.push_back({p.at("M"), p.at("N"), p.at("K"), p.at("A"), p.at("B"), p.at("C"), p.at("Result"),
@@ -140,7 +144,8 @@ TEST_CASE("policy: the grid-fill target follows the device's compute units", "[m
   CHECK(ks.params.kSlices == 4);
 }
 
-// Captures of ANV and RADV under Mesa's no-op DRM shims (tests/fixtures/coopmat/*-shim.json).
+// A fixture read whole by the probe's reader (vendor id and subgroup range included), e.g. the captures of
+// ANV and RADV under Mesa's no-op DRM shims (tests/fixtures/coopmat/*-shim.json).
 CoopDeviceInfo shimFixture(const std::string& file) {
   return coopDeviceFromCaps(probe::loadCapsFile(std::string(HELIOS_FIXTURE_DIR) + "/coopmat/" + file).at(0));
 }
@@ -180,6 +185,39 @@ TEST_CASE(
   CHECK_FALSE(other.biasOnVectors);
   CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), h100()).params.biasOnVectors);
   CHECK_FALSE(planMatmul(problem(4096, 4096, 4096), navi31).params.biasOnVectors);
+}
+
+TEST_CASE("policy: the coop kernels' subgroup size and the vendors' shapes", "[matmul_policy]") {
+  // Controllable: the default where the kernels take it, else the largest supported size in range.
+  CHECK(coopSubgroupSize(32, 32, 32, false) == 32);
+  CHECK(coopSubgroupSize(64, 32, 64, true) == 64);
+  CHECK(coopSubgroupSize(32, 8, 32, true) == 32);
+  CHECK(coopSubgroupSize(128, 8, 128, true) == 64);
+  CHECK(coopSubgroupSize(8, 8, 8, false) == 8);
+  CHECK(coopSubgroupSize(32, 8, 32, false) == 0); // varies per pipeline and cannot be fixed
+  CHECK(coopSubgroupSize(128, 128, 128, true) == 0);
+  // AMD RDNA3 (RADV): 16x16x16 on its default 64 lanes; Intel Arc A770 (ANV): 8x8x16 on the matrix engine's
+  // 8 lanes (coopRegisterPlan; 8 to 32 allowed).
+  const CoopDeviceInfo amd = shimFixture("amd-rdna3-radv.json");
+  CHECK(amd.coopMatrix);
+  CHECK(amd.coopM == 16);
+  CHECK(amd.coopN == 16);
+  CHECK(amd.coopK == 16);
+  CHECK(amd.subgroupSize == 64);
+  const CoopDeviceInfo arc = shimFixture("intel-arc-a770-anv.json");
+  CHECK(arc.coopMatrix);
+  CHECK(arc.coopM == 8);
+  CHECK(arc.coopN == 8);
+  CHECK(arc.coopK == 16);
+  CHECK(arc.subgroupSize == 8);
+  // Both plan coop GEMMs on tilings valid at their shape and subgroup size.
+  for (const CoopDeviceInfo& d : {amd, arc}) {
+    const CoopPlan p = planMatmul(problem(1024, 1024, 1024), d, {});
+    REQUIRE(p.decision == CoopDecision::DirectCoop);
+    CHECK(p.params.coopM == d.coopM);
+    CHECK(p.params.subgroupSize == d.subgroupSize);
+    CHECK_NOTHROW(p.params.validate());
+  }
 }
 
 TEST_CASE("policy: aligned problems run the coop kernel directly", "[matmul_policy]") {

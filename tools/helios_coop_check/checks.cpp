@@ -233,8 +233,9 @@ std::vector<codegen::GemmCoopParams> allTilings(const ops::CoopDeviceInfo& dev, 
   std::erase_if(out, [&](const codegen::GemmCoopParams& p) {
     return std::max({p.BM, p.BN, p.BK}) > dev.workgroupMaxDimension;
   });
-  for (const auto& p : codegen::gemmCoopTilings(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
-                                                dev.coopK ? dev.coopK : 16, dev.maxSharedBytes))
+  for (const auto& p :
+       codegen::gemmCoopTilings(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
+                                dev.coopK ? dev.coopK : 16, dev.maxSharedBytes, dev.subgroupSize))
     out.push_back(p);
   if (explore)
     for (const auto& p : explorationTilings(dev))
@@ -274,7 +275,7 @@ std::vector<codegen::GemmCoopParams> explorationTilings(const ops::CoopDeviceInf
                      T{256, 128, 16, 4, 2, 4}, T{128, 256, 16, 2, 4, 4}, T{256, 128, 16, 4, 2, 2}}) {
     codegen::GemmCoopParams p =
         codegen::gemmCoopDefault(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
-                                 dev.coopK ? dev.coopK : 16, dev.maxSharedBytes);
+                                 dev.coopK ? dev.coopK : 16, dev.maxSharedBytes, dev.subgroupSize);
     p.setTiling(t.BM, t.BN, t.BK, t.sgRows, t.sgCols, 2).producers = t.producers;
     keep(p);
   }
