@@ -13,6 +13,9 @@ mkdir -p "$out"
 commit=$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)
 # The driver's pipeline cache would hide nothing, but a private one keeps the user's cache clean.
 export HELIOS_CACHE_DIR=$out/pipeline-cache
+# Nothing executes under the shims, so the coop self-test (engine/ops/coop_selftest) could only fail and turn
+# coop off: the sweep is about what the compiler makes of the kernels Helios would choose with coop on.
+export HELIOS_COOP=on
 status=0
 "$ROOT/tools/vendor-env.sh" "$dev" -- "$bench" compile --commit "$commit" --label "$dev" \
   --json "$out/$dev.json" "${gate[@]}" >"$out/$dev.txt" 2>"$out/$dev.err" || status=$?

@@ -1,5 +1,6 @@
 #include "engine/ops/attention.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
@@ -184,7 +185,7 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
   const CoopDeviceInfo d = coopDeviceInfo(device);
   return d.coopMatrix && codegen::attentionCoopSupports({d.coopM, d.coopN, d.coopK, d.subgroupSize}) &&
-         headDim % 16 == 0 && headDim && headDim <= 128;
+         headDim % 16 == 0 && headDim && headDim <= std::min(128u, d.attentionMaxHeadDim);
 }
 
 void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,

@@ -109,13 +109,14 @@ CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
 
 CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t minSubgroup,
                                   uint32_t maxSubgroup, uint32_t defaultSubgroup) {
-  constexpr uint32_t kIntel = 0x8086, kIntelRegisters = 128;
+  constexpr uint32_t kIntel = 0x8086, kAmd = 0x1002, kIntelRegisters = 128;
+  if (vendorId == kAmd) return {defaultSubgroup, 0, false, defaultSubgroup >= 64 ? 64u : 128u};
   if (vendorId != kIntel || !coopN) return {defaultSubgroup, 0};
   // The native width (coopN: SIMD8 on Xe-HPG, SIMD16 on Xe2) suits the matrix engine; accumulators get an
   // eighth of the file at any width (at native width a quarter still spilled DG2's NN/TN GEMMs, 13-18).
   const uint32_t budget = kIntelRegisters * 4 * coopN / 8;
-  if (coopN >= minSubgroup && coopN <= maxSubgroup) return {coopN, budget, true};
-  return {defaultSubgroup, budget, true};
+  if (coopN >= minSubgroup && coopN <= maxSubgroup) return {coopN, budget, true, 0};
+  return {defaultSubgroup, budget, true, 0};
 }
 
 uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t) {
@@ -129,6 +130,7 @@ CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t mi
   d.subgroupSize = plan.subgroupSize;
   d.accumulatorBytes = plan.accumulatorBytes;
   d.biasOnVectors = plan.biasOnVectors;
+  d.attentionMaxHeadDim = plan.attentionMaxHeadDim;
   return d;
 }
 

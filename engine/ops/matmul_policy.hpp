@@ -69,6 +69,8 @@ struct CoopDeviceInfo {
   uint32_t accumulatorBytes = 0;
   // GemmCoopParams::biasOnVectors for every tiling (coopRegisterPlan: on Intel).
   bool biasOnVectors = false;
+  // The largest head dimension coop attention runs with (coopRegisterPlan; 0: none, the fallback instead).
+  uint32_t attentionMaxHeadDim = 128;
 };
 
 // The subgroup size the subgroup-scope coop kernels run at and the accumulator bytes one subgroup may hold,
@@ -82,6 +84,9 @@ struct CoopRegisterPlan {
   uint32_t subgroupSize = 32;
   uint32_t accumulatorBytes = 0;
   bool biasOnVectors = false;
+  // Coop attention's passes spilled on every Intel device swept and at D = 128 on NAVI31's 64 lanes
+  // (bench/results/2026-11-25-vendor-compile-sweep.json): the fallback runs there until they fit.
+  uint32_t attentionMaxHeadDim = 128;
 };
 CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t minSubgroup,
                                   uint32_t maxSubgroup, uint32_t defaultSubgroup);

@@ -164,6 +164,12 @@ TEST_CASE(
   CHECK(navi31.accumulatorBytes == 0);
   CHECK(navi31.subgroupSize == 64);
   CHECK(h100().accumulatorBytes == 0);
+  // Coop attention only where its passes compiled without spills: none on Intel, D <= 64 on NAVI31's 64
+  // lanes.
+  CHECK(dg2.attentionMaxHeadDim == 0);
+  CHECK(lnl.attentionMaxHeadDim == 0);
+  CHECK(navi31.attentionMaxHeadDim == 64);
+  CHECK(h100().attentionMaxHeadDim == 128);
   for (const auto& [dev, budget] : {std::pair{dg2, 512u}, std::pair{lnl, 1024u}})
     for (const auto& pr : {problem(1024, 1024, 1024), problem(16384, 2304, 768), problem(16384, 768, 3072),
                            problem(768, 3072, 16384)}) {
