@@ -2,6 +2,7 @@
 // refused with one clear message, a non-zero exit, and no output file.
 #include "engine/core/half.hpp"
 #include "engine/io/npy.hpp"
+#include "support/process.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
 
@@ -15,6 +16,8 @@
 #include <fstream>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+
+#include "support/process.hpp"
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -35,22 +38,11 @@ std::string path(const std::string& name) {
   return (dir() / name).string();
 }
 
-struct Result {
-  int exitCode;
-  std::string output;
-};
+using Result = test::CommandResult;
 
 Result run(const std::string& args) {
   const char* exe = std::getenv("HELIOS_RUN_EXE"); // where a staged copy runs (device machines)
-  std::string cmd = std::string(exe ? exe : HELIOS_RUN_EXE) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe);
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, pipe))
-    out += buf;
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
+  return test::runCommand(std::string(exe ? exe : HELIOS_RUN_EXE) + " " + args);
 }
 
 std::vector<float> save(const std::string& name, std::vector<uint64_t> shape,

@@ -1,5 +1,6 @@
 // helios-train's refusals as a user meets them: every count and float flag, --config keys, --data and the run
 // directory are checked before the data, the device or step 1, with one message naming the value.
+#include "support/process.hpp"
 #include "support/random.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -24,22 +25,11 @@ fs::path dir() {
   return d;
 }
 
-struct Result {
-  int exitCode;
-  std::string output;
-};
+using Result = helios::test::CommandResult;
 
 Result run(const std::string& args) {
   const char* exe = std::getenv("HELIOS_TRAIN_EXE"); // where a staged copy runs (device machines)
-  std::string cmd = std::string(exe ? exe : HELIOS_TRAIN_EXE) + " " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe);
-  std::string out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, pipe))
-    out += buf;
-  int status = pclose(pipe);
-  return {WEXITSTATUS(status), out};
+  return helios::test::runCommand(std::string(exe ? exe : HELIOS_TRAIN_EXE) + " " + args);
 }
 
 // A run that would train if the value were accepted: each refusal must come before any of that.

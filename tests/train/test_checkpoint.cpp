@@ -4,6 +4,7 @@
 #include "common.hpp"
 
 #include "engine/train/checkpoint.hpp"
+#include "support/files.hpp"
 
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cstring>
@@ -15,15 +16,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
-void spit(const fs::path& p, const std::string& s) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << s;
-}
+using test::slurp;
+using test::spit;
 
 train::SafeTensorsFile sample() {
   train::SafeTensorsFile f;

@@ -8,6 +8,7 @@
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/crc32c.hpp"
 #include "engine/train/durable_file.hpp"
+#include "support/files.hpp"
 
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -24,15 +25,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), {});
-}
-
-void spit(const fs::path& p, const std::string& s) {
-  std::ofstream out(p, std::ios::binary | std::ios::trunc);
-  out << s;
-}
+using test::slurp;
+using test::spit;
 
 uint64_t headerLength(const std::string& raw) {
   uint64_t n = 0;
