@@ -113,7 +113,8 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
   p.pass = pass;
   p.coopM = shape.M, p.coopN = shape.N, p.coopK = shape.K;
   p.subgroupSize = shape.subgroupSize;
-  p.rowOps = rowOps && isDefaultShape(p) && p.subgroupSize == 32;
+  p.lowered = shape.lowered;
+  p.rowOps = rowOps && !p.lowered && isDefaultShape(p) && p.subgroupSize == 32;
   p.headDim = headDim;
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;

@@ -166,8 +166,7 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
   const bool rowOps = device.features().coopMatrixNv2RowOps && !envIs("HELIOS_ATTENTION_ROWOPS", "0");
   const CoopDeviceInfo d = coopDeviceInfo(device);
   auto p = codegen::attentionCoopParams(pass, headDim, causal, device.limits().maxComputeSharedMemorySize,
-                                        rowOps, {d.coopM, d.coopN, d.coopK, d.subgroupSize});
-  p.lowered = d.lowered;
+                                        rowOps, {d.coopM, d.coopN, d.coopK, d.subgroupSize, d.lowered});
   if (p.rowOps) {
     auto q = p;
     q.tile = envU32("HELIOS_ATTENTION_TILE", q.tile);
