@@ -3,6 +3,7 @@
 // and .npy files. Header-only: it sits on no hot path that matters.
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 namespace helios {
 
@@ -56,6 +57,21 @@ inline uint16_t floatToHalf(float f) {
   uint32_t rem = absx & 0x1fffu;
   if (rem > 0x1000u || (rem == 0x1000u && (half & 1u))) ++half;
   return static_cast<uint16_t>(sign | half);
+}
+
+// Element-wise conversions of whole arrays (f16 bits <-> float).
+inline std::vector<uint16_t> toHalf(const std::vector<float>& v) {
+  std::vector<uint16_t> h(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    h[i] = floatToHalf(v[i]);
+  return h;
+}
+
+inline std::vector<float> fromHalf(const std::vector<uint16_t>& v) {
+  std::vector<float> f(v.size());
+  for (size_t i = 0; i < v.size(); ++i)
+    f[i] = halfToFloat(v[i]);
+  return f;
 }
 
 } // namespace helios

@@ -25,13 +25,6 @@ std::vector<float> halfValues(std::mt19937& rng, size_t n) {
   return v;
 }
 
-std::vector<uint16_t> toHalf(const std::vector<float>& v) {
-  std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    h[i] = floatToHalf(v[i]);
-  return h;
-}
-
 // "" when every got[i] is within tol[i] of want[i] (NaN never is), else the first miss.
 std::string compare(const char* what, const std::vector<float>& got, const std::vector<double>& want,
                     const std::vector<double>& tol) {

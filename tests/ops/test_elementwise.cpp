@@ -53,13 +53,6 @@ void flushRun(const std::function<void(ops::Executor&)>& fn) {
   exec.flush();
 }
 
-std::vector<uint16_t> toHalf(const std::vector<float>& v) {
-  std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    h[i] = floatToHalf(v[i]);
-  return h;
-}
-
 // Values exactly representable in f16 (so the reference sees what the GPU sees).
 std::vector<float> halfRounded(std::vector<float> v) {
   for (auto& x : v)

@@ -30,20 +30,6 @@ std::vector<float> randomHalfs(size_t n, float lo, float hi) {
   return v;
 }
 
-std::vector<uint16_t> toHalf(const std::vector<float>& v) {
-  std::vector<uint16_t> h(v.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    h[i] = floatToHalf(v[i]);
-  return h;
-}
-
-std::vector<float> fromHalf(const std::vector<uint16_t>& v) {
-  std::vector<float> f(v.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    f[i] = halfToFloat(v[i]);
-  return f;
-}
-
 std::vector<double> referenceGemm(const Case& c, const std::vector<float>& a, const std::vector<float>& b,
                                   const std::vector<float>& bias, const std::vector<float>& c0) {
   const size_t M = c.M, N = c.N, K = c.K;

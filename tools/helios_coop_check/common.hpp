@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/core/half.hpp"
 #include "engine/ops/executor.hpp"
 #include "engine/ops/matmul_coop.hpp"
 
@@ -48,8 +49,6 @@ struct Case {
 std::mt19937_64& rng();
 std::vector<float> randomHalfs(size_t n, float lo = -1.0f,
                                float hi = 1.0f); // values exactly representable in f16
-std::vector<uint16_t> toHalf(const std::vector<float>& v);
-std::vector<float> fromHalf(const std::vector<uint16_t>& v);
 // C (batch*M*N) = epilogue(alpha * op(A) op(B) + beta * C0), in double.
 std::vector<double> referenceGemm(const Case& c, const std::vector<float>& a, const std::vector<float>& b,
                                   const std::vector<float>& bias, const std::vector<float>& c0);
