@@ -216,6 +216,13 @@ int runTrain(const CLI::App& app, const Flags& f) {
               train_cli::formatBytes(mem.bytesReserved).c_str(), mem.blocks,
               train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
   std::printf("%s\n", ops::coopStatsLine().c_str());
+  const auto& pipes = ctx->pipelines().stats();
+  const auto& pre = trainer.precompiled();
+  std::printf(
+      "pipelines: %llu created (%.2f s in the driver's compiler), %llu reused; at start-up %u compiled "
+      "on %u threads in %.2f s\n",
+      static_cast<unsigned long long>(pipes.created), pipes.createMs / 1000,
+      static_cast<unsigned long long>(pipes.hits), pre.pipelines, pre.threads, pre.wallMs / 1000);
   std::printf(
       "wrote %s/{model.safetensors, optimizer.safetensors, config.json}, %s/{metrics.jsonl, loss.svg}\n",
       trainer.lastCheckpoint().string().c_str(), out.string().c_str());
