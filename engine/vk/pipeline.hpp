@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace helios::vk {
@@ -74,6 +75,19 @@ public:
   // returns, all of them are created on `threads` threads (0: one per core). The driver's compiler is the
   // start-up cost of a cold cache, and it runs serially when pipelines are created as ops first ask for them.
   PrecompileStats precompile(const std::function<void()>& record, unsigned threads = 0);
+  // Within its scope pipelines are created at once even inside a precompile: for work that must run while a
+  // recording is being listed (the coop self-test that a first coop op triggers).
+  class Immediate {
+  public:
+    explicit Immediate(PipelineCache& cache) : cache_(cache), was_(std::exchange(cache.deferring_, false)) {}
+    Immediate(const Immediate&) = delete;
+    Immediate& operator=(const Immediate&) = delete;
+    ~Immediate() { cache_.deferring_ = was_; }
+
+  private:
+    PipelineCache& cache_;
+    bool was_;
+  };
   bool contains(const std::string& cacheKey) const { return pipelines_.count(cacheKey) != 0; }
   std::vector<ExecutableStat> executableStats(const Pipeline& pipeline) const;
   const PipelineCacheStats& stats() const { return stats_; }

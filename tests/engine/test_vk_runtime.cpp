@@ -230,6 +230,12 @@ TEST_CASE("a precompile whose recording throws leaves no half-made pipelines beh
   const auto& p = cache.get(good); // created at once outside a precompile
   CHECK(p.pipeline != VK_NULL_HANDLE);
   CHECK_THROWS_WITH(cache.precompile([&] { cache.precompile([] {}); }), ContainsSubstring("does not nest"));
+  codegen::Kernel now = test::glslOracle("add", 3, 4, {64, 1, 1});
+  now.cacheKey += "#immediate";
+  cache.precompile([&] {
+    vk::PipelineCache::Immediate immediate(cache);
+    CHECK(cache.get(now).pipeline != VK_NULL_HANDLE);
+  });
 }
 
 TEST_CASE("dispatch errors name the kernel and what is wrong") {
