@@ -12,7 +12,7 @@ for run in cold warm; do
   echo "== $run"
   start=$(date +%s%N)
   timeout 240 helios-train --preset ${PRESET:-gpt2-small} --precision mixed --steps ${STEPS:-40} --log-every 1 \
-    --out /tmp/startup-$run --eval-every 100000 --checkpoint-every 100000 2>&1 | tail -n 6
+    --out /tmp/startup-$run --eval-every 100000 --checkpoint-every 100000 2>&1 | grep -E "start-up|phases|memory|coop_matmul|pipelines"
   echo "wall $(( ($(date +%s%N) - start) / 1000000 )) ms (process start to exit)"
   /usr/bin/env python3 - /tmp/startup-$run/metrics.jsonl <<'PY'
 import json, sys
