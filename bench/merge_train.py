@@ -98,14 +98,20 @@ def main():
                "dispatches_per_step": statistics.median([r["dispatches"] for r in steady]) if steady else None,
                "final_loss": records[-1]["loss"] if records else None}
         # "<config>_<variant>" runs (e.g. char_unfused) compare with the same PyTorch config.
-        ref = torch_rows.get((config.split("_")[0], "amp" if precision == "mixed" else "f32"))
+        mode = "amp" if precision == "mixed" else "f32"
+        ref = torch_rows.get((config.split("_")[0], mode))
         if ref and row["tokens_per_s"]:
             row["torch_tokens_per_s"] = ref["tokens_per_s"]
             row["ratio_to_torch"] = row["tokens_per_s"] / ref["tokens_per_s"]
+        compiled = torch_rows.get((config.split("_")[0], mode + "+compile"))
+        if compiled and row["tokens_per_s"]:
+            row["torch_compile_tokens_per_s"] = compiled["tokens_per_s"]
+            row["ratio_to_torch_compile"] = row["tokens_per_s"] / compiled["tokens_per_s"]
         rows.append(row)
         print(f'{config:11} {precision:6} helios {row["tokens_per_s"] or 0:12.0f} tok/s  '
-              f'torch {row.get("torch_tokens_per_s", 0):12.0f}  ratio {row.get("ratio_to_torch", 0):.2f}  '
-              f'submits/step {row["submits_per_step"]}  dispatches/step {row["dispatches_per_step"]}')
+              f'torch {row.get("torch_tokens_per_s", 0):12.0f} (x{row.get("ratio_to_torch", 0):.2f})  '
+              f'compile {row.get("torch_compile_tokens_per_s", 0):12.0f} (x{row.get("ratio_to_torch_compile", 0):.2f})  '
+              f'dispatches/step {row["dispatches_per_step"]}')
     json.dump({"meta": device_meta(), "torch": torch_meta, "torch_results": list(torch_rows.values()), "helios": rows},
               open(args.out, "w"), indent=1)
 

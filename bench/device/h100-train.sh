@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Training throughput on the H100: helios-train and PyTorch eager (f32, AMP) on identical GPT configs, same run.
+# Training throughput on the H100: helios-train, PyTorch eager (f32, AMP) and torch.compile (AMP) on identical
+# GPT configs, same run (NO_COMPILE=1 skips torch.compile).
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
 #   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [PROFILE_CONFIGS="char gpt2-small"] [UNFUSED_CONFIGS="char"]
 #   [SPLIT_CONFIGS="gpt2-small"] [GPT_VARIANTS='f32hidden={"f16_hidden":false}']
@@ -51,7 +52,15 @@ echo "== PyTorch eager"
 python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes f32,amp --steps 40 --windows 5 --json "$OUT/torch_char.json" | tail -n 3
 python3 bench/torch/gpt_train.py --configs gpt2-small --modes f32,amp --steps 10 ${GPT2_BATCH:+--batch $GPT2_BATCH} \
   --json "$OUT/torch_gpt2.json" | tail -n 3
+echo "== PyTorch torch.compile (AMP)"
+if [ -z "${NO_COMPILE:-}" ]; then
+  python3 bench/torch/gpt_train.py --configs char --vocab 63 --modes amp --compile --steps 60 --windows 5 \
+    --json "$OUT/torch_char_compile.json" | tail -n 2
+  python3 bench/torch/gpt_train.py --configs gpt2-small --modes amp --compile --steps 20 ${GPT2_BATCH:+--batch $GPT2_BATCH} \
+    --json "$OUT/torch_gpt2_compile.json" | tail -n 2
+fi
 python3 bench/merge_train.py --runs "$OUT" --torch "$OUT/torch_char.json" --torch "$OUT/torch_gpt2.json" \
+  --torch "$OUT/torch_char_compile.json" --torch "$OUT/torch_gpt2_compile.json" \
   --out "$OUT/train.json" | tee "$OUT/summary.txt"
 if [ -n "${PROFILE:-}" ]; then
   for cfg in ${PROFILE_CONFIGS:-char}; do

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 
 #include "probe/caps.hpp"
@@ -96,6 +97,9 @@ bool coopTrusted(const vk::Device& device, const CoopDeviceInfo& info) {
   // A verdict holds for the shape and subgroup size it checked (HELIOS_COOP_SHAPE can pick another).
   key.kernelVersion += fmt::format("/{}x{}x{}/sg{}", info.coopM, info.coopN, info.coopK, info.subgroupSize);
   vk::Context* ctx = vk::Context::owning(device);
+  std::optional<vk::PipelineCache::Immediate>
+      immediate; // the checks run even when a precompile triggered them
+  if (ctx) immediate.emplace(ctx->pipelines());
   const auto checks = [&] { return ctx ? liveCoopChecks(*ctx, info) : std::vector<CoopCheck>{}; };
   Verdict v;
   tInSelfTest = true;

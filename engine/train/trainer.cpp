@@ -2,6 +2,7 @@
 
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/optim_step.hpp"
+#include "engine/ops/recording_executor.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/finite_check.hpp"
@@ -120,7 +121,26 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]})
     zero(b->range());
   graph_->flush();
+  precompile_ = precompile();
   start_ = lastStepEnd_ = Clock::now();
+}
+
+// Start-up: every kernel of a training step and of an evaluation, listed by recording them into an executor
+// that runs nothing, and compiled in parallel before step 1 needs the first of them.
+vk::PrecompileStats Trainer::precompile() {
+  ops::RecordingExecutor rec(ctx_);
+  const uint32_t B = cfg_.batch, T = cfg_.seqLen;
+  const VkDeviceSize bytes = 4ull * B * T;
+  return ctx_.pipelines().precompile([&] {
+    arena_->reset();
+    model_.forwardBackward(rec, *arena_, slice(tokens_[0], 0, bytes), slice(targets_[0], 0, bytes), B, T,
+                           slice(losses_[0], 0, 4), 1.0f);
+    recordOptimizer(rec, 0, 0, lossScale_, cfg_.lr);
+    arena_->reset();
+    const vk::BufferRange logits = arena_->allocate(4ull * B * T * model_.vocab(), "eval logits");
+    const vk::BufferRange tgt = slice(evalTargets_, 0, bytes), loss = slice(evalLosses_, 0, 4);
+    model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, logits, &tgt, &loss);
+  });
 }
 
 Trainer::~Trainer() {
@@ -182,7 +202,7 @@ void Trainer::step() {
   const Clock::time_point t1 = Clock::now();
   const uint32_t slot = static_cast<uint32_t>(s % kRecordRing);
   const float lr = learningRate(s);
-  recordOptimizer(set, slot, scale, lr);
+  recordOptimizer(*graph_, set, slot, scale, lr);
   if (timed) {
     graph_->flush();
     phases_.optimizerMs = msSince(t1);
@@ -223,12 +243,12 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
   });
 }
 
-void Trainer::recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr) {
+void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr) {
   // One sum of squares and one AdamW dispatch per parameter group (flat buffers; padding stays zero).
   const auto& groups = model_.parameterGroups();
   for (size_t i = 0; i < groups.size(); ++i) {
     const uint32_t slots = ops::gradSumsqSlots(groups[i].elements);
-    ops::gradSumsq(*graph_, groups[i].grad, groups[i].elements,
+    ops::gradSumsq(exec, groups[i].grad, groups[i].elements,
                    slice(partials_, 4ull * partialSlot_[i], 4ull * slots), 0);
   }
   ops::OptimControlArgs c;
@@ -245,10 +265,10 @@ void Trainer::recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr
   c.maxNorm = cfg_.gradClip;
   c.beta1 = cfg_.beta1;
   c.beta2 = cfg_.beta2;
-  ops::optimControl(*graph_, c);
+  ops::optimControl(exec, c);
   for (const auto& g : groups) {
     ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, g.decay ? cfg_.weightDecay : 0.0f};
-    ops::adamwCtrl(*graph_, g.data, g.m, g.v, g.grad, c.control, g.elements, h);
+    ops::adamwCtrl(exec, g.data, g.m, g.v, g.grad, c.control, g.elements, h);
   }
 }
 

@@ -103,6 +103,8 @@ public:
   float lossScale() const { return lossScale_; }
   const std::vector<StepRecord>& records() const { return records_; } // emitted so far, in order
   const PhaseTiming& phases() const { return phases_; }
+  // The kernels compiled in parallel at construction (start-up cost on a cold pipeline cache).
+  const vk::PrecompileStats& precompiled() const { return precompile_; }
   graph::GraphExecutor& graph() { return *graph_; }
   const graph::StepArena& arena() const { return *arena_; }
   const TrainConfig& config() const { return cfg_; }
@@ -120,7 +122,8 @@ private:
   };
 
   void recordForwardBackward(uint32_t set, float scale);
-  void recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr);
+  void recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr);
+  vk::PrecompileStats precompile();
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
   void applyRecord(const Pending& p); // loss-scale decisions
   void countNonFinite(uint64_t step, float loss); // throws NonFiniteLoss at the limit
@@ -165,6 +168,7 @@ private:
   std::vector<int32_t> hostTokens_, hostTargets_;
   bool evalUploaded_ = false, evalRecorded_ = false;
   PhaseTiming phases_;
+  vk::PrecompileStats precompile_;
   const TrainHooks* hooks_ = nullptr;
   std::chrono::steady_clock::time_point start_, lastStepEnd_;
   double elapsedBase_ = 0; // seconds trained before a resume

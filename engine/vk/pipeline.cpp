@@ -3,6 +3,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/vk/error.hpp"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -11,6 +12,7 @@
 #include <span>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 namespace helios::vk {
 
@@ -60,11 +62,8 @@ PipelineCache::PipelineCache(const Device& device, std::filesystem::path file)
 
 PipelineCache::~PipelineCache() {
   save();
-  for (auto& [key, p] : pipelines_) {
-    vkDestroyPipeline(device_.handle(), p->pipeline, nullptr);
-    vkDestroyPipelineLayout(device_.handle(), p->layout, nullptr);
-    vkDestroyDescriptorSetLayout(device_.handle(), p->setLayout, nullptr);
-  }
+  for (auto& [key, p] : pipelines_)
+    destroy(*p);
   vkDestroyPipelineCache(device_.handle(), cache_, nullptr);
 }
 
@@ -91,12 +90,24 @@ const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {
     stats_.hits++;
     return *it->second;
   }
-  const VkDevice dev = device_.handle();
   auto p = std::make_unique<Pipeline>();
-  p->name = kernel.name;
-  p->numBuffers = kernel.numBuffers;
-  p->pushConstantBytes = kernel.pushConstantBytes;
-  p->localSize = kernel.localSize;
+  createLayouts(kernel, *p);
+  if (deferring_) {
+    deferred_.push_back({kernel, p.get()});
+  } else {
+    const double ms = createPipeline(kernel, *p);
+    stats_.createMs += ms;
+    stats_.created++;
+  }
+  return *pipelines_.emplace(kernel.cacheKey, std::move(p)).first->second;
+}
+
+void PipelineCache::createLayouts(const codegen::Kernel& kernel, Pipeline& p) const {
+  const VkDevice dev = device_.handle();
+  p.name = kernel.name;
+  p.numBuffers = kernel.numBuffers;
+  p.pushConstantBytes = kernel.pushConstantBytes;
+  p.localSize = kernel.localSize;
 
   std::vector<VkDescriptorSetLayoutBinding> bindings(kernel.numBuffers);
   for (uint32_t i = 0; i < kernel.numBuffers; ++i)
@@ -105,24 +116,41 @@ const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {
   setInfo.flags = VK_DESCRIPTOR_SET_LAYOUT_CREATE_PUSH_DESCRIPTOR_BIT_KHR;
   setInfo.bindingCount = kernel.numBuffers;
   setInfo.pBindings = bindings.data();
-  check(vkCreateDescriptorSetLayout(dev, &setInfo, nullptr, &p->setLayout),
+  check(vkCreateDescriptorSetLayout(dev, &setInfo, nullptr, &p.setLayout),
         "creating the descriptor set layout of kernel " + kernel.name);
 
   VkPushConstantRange push{VK_SHADER_STAGE_COMPUTE_BIT, 0, kernel.pushConstantBytes};
   VkPipelineLayoutCreateInfo layoutInfo{VK_STRUCTURE_TYPE_PIPELINE_LAYOUT_CREATE_INFO};
   layoutInfo.setLayoutCount = 1;
-  layoutInfo.pSetLayouts = &p->setLayout;
+  layoutInfo.pSetLayouts = &p.setLayout;
   layoutInfo.pushConstantRangeCount = kernel.pushConstantBytes ? 1 : 0;
   layoutInfo.pPushConstantRanges = &push;
-  check(vkCreatePipelineLayout(dev, &layoutInfo, nullptr, &p->layout),
-        "creating the pipeline layout of kernel " + kernel.name);
+  if (VkResult r = vkCreatePipelineLayout(dev, &layoutInfo, nullptr, &p.layout); r != VK_SUCCESS) {
+    vkDestroyDescriptorSetLayout(dev, p.setLayout, nullptr);
+    throwVulkanError(r, "creating the pipeline layout of kernel " + kernel.name);
+  }
+  if (kernel.requiredSubgroupSize && !device_.canRequireSubgroupSize(kernel.requiredSubgroupSize) &&
+      (device_.minSubgroupSize() != kernel.requiredSubgroupSize ||
+       device_.maxSubgroupSize() != kernel.requiredSubgroupSize)) {
+    destroy(p);
+    throw std::runtime_error("creating the pipeline of kernel " + kernel.name + ": it is generated for " +
+                             std::to_string(kernel.requiredSubgroupSize) +
+                             "-wide subgroups; the device runs " + std::to_string(device_.minSubgroupSize()) +
+                             " to " + std::to_string(device_.maxSubgroupSize()) + " and cannot fix the size");
+  }
+}
 
+// Thread-safe: the VkPipelineCache is internally synchronised, and nothing else here is shared.
+double PipelineCache::createPipeline(const codegen::Kernel& kernel, Pipeline& p) const {
+  const VkDevice dev = device_.handle();
   VkShaderModuleCreateInfo moduleInfo{VK_STRUCTURE_TYPE_SHADER_MODULE_CREATE_INFO};
   moduleInfo.codeSize = kernel.spirv.size() * sizeof(uint32_t);
   moduleInfo.pCode = kernel.spirv.data();
   VkShaderModule module = VK_NULL_HANDLE;
-  check(vkCreateShaderModule(dev, &moduleInfo, nullptr, &module),
-        "creating the shader module of kernel " + kernel.name);
+  if (VkResult r = vkCreateShaderModule(dev, &moduleInfo, nullptr, &module); r != VK_SUCCESS) {
+    destroy(p);
+    throwVulkanError(r, "creating the shader module of kernel " + kernel.name);
+  }
 
   VkPipelineShaderStageRequiredSubgroupSizeCreateInfo subgroup{
       VK_STRUCTURE_TYPE_PIPELINE_SHADER_STAGE_REQUIRED_SUBGROUP_SIZE_CREATE_INFO};
@@ -132,33 +160,99 @@ const Pipeline& PipelineCache::get(const codegen::Kernel& kernel) {
   info.stage.stage = VK_SHADER_STAGE_COMPUTE_BIT;
   info.stage.module = module;
   info.stage.pName = "main";
-  if (kernel.requiredSubgroupSize && !device_.canRequireSubgroupSize(kernel.requiredSubgroupSize) &&
-      (device_.minSubgroupSize() != kernel.requiredSubgroupSize ||
-       device_.maxSubgroupSize() != kernel.requiredSubgroupSize))
-    throw std::runtime_error("creating the pipeline of kernel " + kernel.name + ": it is generated for " +
-                             std::to_string(kernel.requiredSubgroupSize) +
-                             "-wide subgroups; the device runs " + std::to_string(device_.minSubgroupSize()) +
-                             " to " + std::to_string(device_.maxSubgroupSize()) + " and cannot fix the size");
   if (kernel.requiredSubgroupSize && device_.canRequireSubgroupSize(kernel.requiredSubgroupSize)) {
     info.stage.pNext = &subgroup;
     if (device_.features().computeFullSubgroups)
       info.stage.flags |= VK_PIPELINE_SHADER_STAGE_CREATE_REQUIRE_FULL_SUBGROUPS_BIT;
   }
   if (device_.features().pipelineExecutableInfo) info.flags |= VK_PIPELINE_CREATE_CAPTURE_STATISTICS_BIT_KHR;
-  info.layout = p->layout;
+  info.layout = p.layout;
 
-  auto start = std::chrono::steady_clock::now();
-  VkResult result = vkCreateComputePipelines(dev, cache_, 1, &info, nullptr, &p->pipeline);
-  stats_.createMs +=
+  const auto start = std::chrono::steady_clock::now();
+  const VkResult result = vkCreateComputePipelines(dev, cache_, 1, &info, nullptr, &p.pipeline);
+  const double ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   vkDestroyShaderModule(dev, module, nullptr);
   if (result != VK_SUCCESS) {
-    vkDestroyPipelineLayout(dev, p->layout, nullptr);
-    vkDestroyDescriptorSetLayout(dev, p->setLayout, nullptr);
+    destroy(p);
     throwVulkanError(result, "creating the compute pipeline of kernel " + kernel.name);
   }
-  stats_.created++;
-  return *pipelines_.emplace(kernel.cacheKey, std::move(p)).first->second;
+  return ms;
+}
+
+void PipelineCache::destroy(Pipeline& p) const {
+  vkDestroyPipeline(device_.handle(), p.pipeline, nullptr);
+  vkDestroyPipelineLayout(device_.handle(), p.layout, nullptr);
+  vkDestroyDescriptorSetLayout(device_.handle(), p.setLayout, nullptr);
+  p.pipeline = VK_NULL_HANDLE;
+  p.layout = VK_NULL_HANDLE;
+  p.setLayout = VK_NULL_HANDLE;
+}
+
+PrecompileStats PipelineCache::precompile(const std::function<void()>& record, unsigned threads) {
+  if (deferring_) throw std::logic_error("PipelineCache::precompile does not nest");
+  deferring_ = true;
+  try {
+    record();
+  } catch (...) {
+    deferring_ = false;
+    dropDeferred();
+    throw;
+  }
+  deferring_ = false;
+  return compileDeferred(threads);
+}
+
+void PipelineCache::dropDeferred() {
+  for (const auto& d : deferred_) {
+    destroy(*d.pipeline);
+    pipelines_.erase(d.kernel.cacheKey);
+  }
+  deferred_.clear();
+}
+
+PrecompileStats PipelineCache::compileDeferred(unsigned threads) {
+  PrecompileStats out;
+  out.pipelines = static_cast<uint32_t>(deferred_.size());
+  if (deferred_.empty()) return out;
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, out.pipelines);
+  out.threads = threads;
+  std::atomic<size_t> next{0};
+  std::vector<double> ms(deferred_.size(), 0.0);
+  std::vector<std::exception_ptr> errors(deferred_.size());
+  const auto start = std::chrono::steady_clock::now();
+  const auto work = [&] {
+    for (size_t i = next++; i < deferred_.size(); i = next++)
+      try {
+        ms[i] = createPipeline(deferred_[i].kernel, *deferred_[i].pipeline);
+      } catch (...) {
+        errors[i] = std::current_exception();
+      }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (auto& t : pool)
+    t.join();
+  out.wallMs = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  for (double m : ms)
+    out.compileMs += m;
+  stats_.createMs += out.compileMs;
+  // A failed pipeline leaves the cache as if it had never been asked for; the first error is reported.
+  std::exception_ptr first;
+  for (size_t i = 0; i < deferred_.size(); ++i) {
+    if (!errors[i]) {
+      stats_.created++;
+      continue;
+    }
+    if (!first) first = errors[i];
+    pipelines_.erase(deferred_[i].kernel.cacheKey);
+  }
+  deferred_.clear();
+  if (first) std::rethrow_exception(first);
+  return out;
 }
 
 std::vector<ExecutableStat> PipelineCache::executableStats(const Pipeline& pipeline) const {

@@ -6,10 +6,12 @@
 
 #include <array>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 namespace helios::vk {
@@ -29,6 +31,15 @@ struct ExecutableStat {
   std::string executable; // e.g. "SASS" or "Compute Shader"
   std::string name;       // e.g. "Register Count", "Spill Count"
   std::string value;
+};
+
+// What PipelineCache::precompile did: `pipelines` created by `threads` threads in `wallMs`, `compileMs`
+// being the sum of their creation times.
+struct PrecompileStats {
+  uint32_t pipelines = 0;
+  uint32_t threads = 0;
+  double wallMs = 0;
+  double compileMs = 0;
 };
 
 struct PipelineCacheStats {
@@ -59,6 +70,24 @@ public:
     }
     return get(generate());
   }
+  // Runs `record` (which asks for pipelines, e.g. by recording a step into an ops::RecordingExecutor) with
+  // creation deferred: each new kernel gets its layouts and a null VkPipeline at once, and when `record`
+  // returns, all of them are created on `threads` threads (0: one per core). The driver's compiler is the
+  // start-up cost of a cold cache, and it runs serially when pipelines are created as ops first ask for them.
+  PrecompileStats precompile(const std::function<void()>& record, unsigned threads = 0);
+  // Within its scope pipelines are created at once even inside a precompile: for work that must run while a
+  // recording is being listed (the coop self-test that a first coop op triggers).
+  class Immediate {
+  public:
+    explicit Immediate(PipelineCache& cache) : cache_(cache), was_(std::exchange(cache.deferring_, false)) {}
+    Immediate(const Immediate&) = delete;
+    Immediate& operator=(const Immediate&) = delete;
+    ~Immediate() { cache_.deferring_ = was_; }
+
+  private:
+    PipelineCache& cache_;
+    bool was_;
+  };
   bool contains(const std::string& cacheKey) const { return pipelines_.count(cacheKey) != 0; }
   std::vector<ExecutableStat> executableStats(const Pipeline& pipeline) const;
   const PipelineCacheStats& stats() const { return stats_; }
@@ -68,11 +97,23 @@ public:
   static std::filesystem::path defaultCacheFile(const Device& device);
 
 private:
+  struct Deferred {
+    codegen::Kernel kernel;
+    Pipeline* pipeline;
+  };
+  void createLayouts(const codegen::Kernel& kernel, Pipeline& p) const;
+  double createPipeline(const codegen::Kernel& kernel, Pipeline& p) const; // ms in the driver
+  void destroy(Pipeline& p) const;
+  PrecompileStats compileDeferred(unsigned threads);
+  void dropDeferred();
+
   const Device& device_;
   std::filesystem::path file_;
   VkPipelineCache cache_ = VK_NULL_HANDLE;
   std::unordered_map<std::string, std::unique_ptr<Pipeline>> pipelines_;
   PipelineCacheStats stats_;
+  bool deferring_ = false;
+  std::vector<Deferred> deferred_;
 };
 
 } // namespace helios::vk

@@ -173,6 +173,71 @@ TEST_CASE("pipelines are cached by key and timestamps measure GPU time") {
   }
 }
 
+TEST_CASE("precompile creates the pipelines a recording asks for on several threads") {
+  auto c = vk::Context::create({.persistentPipelineCache = false});
+  auto& cache = c->pipelines();
+  const auto variant = [](int i) {
+    codegen::Kernel k = test::glslOracle("add", 3, 4, {64, 1, 1});
+    k.cacheKey += "#" + std::to_string(i);
+    return k;
+  };
+  std::vector<const vk::Pipeline*> asked;
+  const auto stats = cache.precompile(
+      [&] {
+        for (int i = 0; i < 5; ++i)
+          asked.push_back(&cache.get(variant(i)));
+        asked.push_back(&cache.get(variant(0))); // asked twice, created once
+        CHECK(asked.front()->pipeline == VK_NULL_HANDLE);
+        vk::CommandStream early(c->device());
+        uint32_t n = 1;
+        auto buf = c->buffer(64, "x");
+        CHECK_THROWS_WITH(early.dispatch(*asked.front(), {buf.range(), buf.range(), buf.range()}, n, {1}),
+                          ContainsSubstring("before PipelineCache::precompile created it"));
+      },
+      3);
+  CHECK(stats.pipelines == 5);
+  CHECK(stats.threads == 3);
+  CHECK(asked[5] == asked[0]);
+  for (const auto* p : asked)
+    CHECK(p->pipeline != VK_NULL_HANDLE);
+  CHECK(&cache.get(variant(3)) == asked[3]);
+
+  const uint32_t n = 77;
+  auto a = test::randomFloats(n), b = test::randomFloats(n);
+  auto ba = c->buffer(n * 4, "a"), bb = c->buffer(n * 4, "b"), bc = c->buffer(n * 4, "c");
+  c->uploadVector(ba, a);
+  c->uploadVector(bb, b);
+  vk::CommandStream s(c->device());
+  uint32_t count = n;
+  s.dispatch(*asked[4], {ba.range(), bb.range(), bc.range()}, count, {2});
+  s.submitAndWait();
+  auto out = c->downloadVector<float>(bc, n);
+  for (uint32_t i = 0; i < n; ++i)
+    REQUIRE(out[i] == a[i] + b[i]);
+}
+
+TEST_CASE("a precompile whose recording throws leaves no half-made pipelines behind") {
+  auto c = vk::Context::create({.persistentPipelineCache = false});
+  auto& cache = c->pipelines();
+  codegen::Kernel good = test::glslOracle("add", 3, 4, {64, 1, 1});
+  good.cacheKey += "#good";
+  CHECK_THROWS_WITH(cache.precompile([&] {
+    cache.get(good);
+    throw std::runtime_error("the model failed to record");
+  }),
+                    ContainsSubstring("failed to record"));
+  CHECK_FALSE(cache.contains(good.cacheKey));
+  const auto& p = cache.get(good); // created at once outside a precompile
+  CHECK(p.pipeline != VK_NULL_HANDLE);
+  CHECK_THROWS_WITH(cache.precompile([&] { cache.precompile([] {}); }), ContainsSubstring("does not nest"));
+  codegen::Kernel now = test::glslOracle("add", 3, 4, {64, 1, 1});
+  now.cacheKey += "#immediate";
+  cache.precompile([&] {
+    vk::PipelineCache::Immediate immediate(cache);
+    CHECK(cache.get(now).pipeline != VK_NULL_HANDLE);
+  });
+}
+
 TEST_CASE("dispatch errors name the kernel and what is wrong") {
   auto& c = ctx();
   const auto& pipe = c.pipelines().get(test::glslOracle("add", 3, 4, {64, 1, 1}));
