@@ -7,7 +7,9 @@
 namespace helios::train_cli {
 
 struct ExportFlags {
-  std::string format = "hf", run, out, dtype = "f32";
+  std::string format = "hf", run, out, dtype = "f32", device;
+  uint32_t referenceTokens =
+      0; // > 0: also write Helios' f32 logits for that many tokens (bench/device/hf-check.py)
 };
 
 CLI::App* addExportCommand(CLI::App& app, ExportFlags& flags);
