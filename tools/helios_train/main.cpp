@@ -44,8 +44,9 @@ struct Flags {
 struct SampleFlags {
   std::string resume, prompt, device;
   uint32_t tokens = 200, topK = 0;
-  float temperature = 0.8f;
+  float temperature = 0.8f, topP = 1.0f;
   uint64_t seed = 1;
+  bool stopAtEot = false, noKvCache = false;
 };
 
 // Flags given on the command line override the preset / checkpoint / --config file.
@@ -104,8 +105,8 @@ void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model:
   check("--vocab", f.vocab, hf.vocab);
   check("--context", f.context, hf.context);
   for (auto field : {&model::GptConfig::vocab, &model::GptConfig::context, &model::GptConfig::layers,
-                      &model::GptConfig::dim, &model::GptConfig::heads, &model::GptConfig::kvHeads,
-                      &model::GptConfig::mlpMult})
+                     &model::GptConfig::dim, &model::GptConfig::heads, &model::GptConfig::kvHeads,
+                     &model::GptConfig::mlpMult})
     c.gpt.*field = hf.*field;
   c.gpt.normEps = hf.normEps;
   c.gpt.norm = hf.norm;
@@ -275,13 +276,23 @@ int runSample(const SampleFlags& f) {
   o.tokens = f.tokens;
   o.temperature = f.temperature;
   o.topK = f.topK;
+  o.topP = f.topP;
   o.seed = f.seed;
+  o.stopAtEot = f.stopAtEot;
+  o.kvCache = !f.noKvCache;
   std::fputs(f.prompt.c_str(), stdout);
-  train::generate(*ctx, *model, tok, o, [](const std::string& piece) {
-    std::fputs(piece.c_str(), stdout);
-    std::fflush(stdout);
-  });
+  train::SampleStats stats;
+  train::generate(
+      *ctx, *model, tok, o,
+      [](const std::string& piece) {
+        std::fputs(piece.c_str(), stdout);
+        std::fflush(stdout);
+      },
+      &stats);
   std::fputs("\n", stdout);
+  std::fprintf(stderr, "sampled %u tokens in %.2f s: %.1f tokens/s (%s)%s\n", stats.tokens, stats.seconds,
+               stats.tokensPerSecond(), stats.kvCache ? "KV cache" : "full-window forward per token",
+               stats.stoppedAtEot ? ", stopped at end-of-text" : "");
   return 0;
 }
 
@@ -371,6 +382,14 @@ int main(int argc, char** argv) {
   sample->add_option("--top-k", sf.topK, "Sample among the k most likely tokens (0 = all)")
       ->check(cli::Count)
       ->capture_default_str();
+  sample
+      ->add_option("--top-p", sf.topP,
+                   "Sample among the most likely tokens holding this much probability (1 = all)")
+      ->check(cli::FiniteNonNegative)
+      ->capture_default_str();
+  sample->add_flag("--stop-at-eot", sf.stopAtEot, "Stop at the tokenizer's end-of-text token");
+  sample->add_flag("--no-kv-cache", sf.noKvCache,
+                   "Re-run the whole window for every token instead of decoding with a KV cache");
   sample->add_option("--seed", sf.seed, "Sampling seed")->check(cli::Count)->capture_default_str();
   sample->add_option("--device", sf.device, "Device index or name substring");
 
