@@ -180,6 +180,11 @@ int runTrain(const CLI::App& app, const Flags& f) {
                                    ? train::Tokenizer::fromJson(resumeState.at("tokenizer"))
                                : importedTokenizer ? train::Tokenizer::fromJson(imported->tokenizer)
                                                    : train::Tokenizer::make(cfg.tokenizer, text);
+  if (imported && !importedTokenizer)
+    std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", f.initFrom.c_str(),
+                tok.kindName(), tok.vocab(),
+                imported->tokenizer.is_null() ? "the directory carries no Helios tokenizer"
+                                              : "--tokenizer overrides the one it carries");
   std::vector<int32_t> ids = tok.encode(text);
   train::DataInfo info{dataPath, train::fnv1a64(text), ids.size(), tok.toJson()};
   train::DataLoader loader(std::move(ids), cfg.seqLen, cfg.seed);
