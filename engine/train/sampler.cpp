@@ -33,7 +33,7 @@ int32_t draw(const std::vector<std::pair<int32_t, double>>& dist, SplitMix64& rn
 class Stepper {
 public:
   Stepper(vk::Context& ctx, Model& model, uint32_t T, bool kvCache)
-      : ctx_(ctx), model_(model), T_(T), graph_(ctx), arena_(ctx),
+      : model_(model), T_(T), graph_(ctx), arena_(ctx),
         tokens_(ctx.buffer(4ull * T, "sample tokens", vk::MemoryKind::Upload)),
         logits_(ctx.buffer(4ull * T * model.vocab(), "sample logits", vk::MemoryKind::Readback)),
         window_(T, 0), row_(model.vocab()) {
@@ -87,7 +87,6 @@ private:
     return row_;
   }
 
-  vk::Context& ctx_;
   Model& model_;
   uint32_t T_;
   graph::GraphExecutor graph_;
