@@ -208,11 +208,14 @@ TEST_CASE("hf export: a NumPy GPT-2 forward over the exported tensors matches He
   // f32 against float64 (K <= 128, logits of magnitude ~1): about 2e-6 apart on lavapipe; 1e-4 allowed.
   CHECK(maxAbsDiff(helios, *ref) < 1e-4f);
 
-  // bf16: the imported (rounded) weights loaded into Helios against NumPy over the bf16 file.
-  const fs::path bf = ckpt.parent_path() / "bf16";
-  train::exportHf(ckpt, bf, train::StoredType::BF16);
-  train::loadWeights(test::trainCtx(), *m, train::importHf(bf).tensors, bf);
-  CHECK(maxAbsDiff(heliosLogits(*m, tokens), *numpyLogits(bf, tokens)) < 1e-4f);
+  // f16 and bf16: the imported (rounded) weights loaded into Helios against NumPy over the narrow file.
+  for (const auto dtype : {train::StoredType::F16, train::StoredType::BF16}) {
+    INFO(train::toString(dtype));
+    const fs::path dir = ckpt.parent_path() / train::toString(dtype);
+    train::exportHf(ckpt, dir, dtype);
+    train::loadWeights(test::trainCtx(), *m, train::importHf(dir).tensors, dir);
+    CHECK(maxAbsDiff(heliosLogits(*m, tokens), *numpyLogits(dir, tokens)) < 1e-4f);
+  }
 }
 
 TEST_CASE("hf export: models GPT-2 cannot represent and broken imports are refused by name", "[train][hf]") {
