@@ -59,6 +59,21 @@ inline uint16_t floatToHalf(float f) {
   return static_cast<uint16_t>(sign | half);
 }
 
+// bfloat16: the top half of a binary32 (round to nearest even; NaN stays a quiet NaN).
+inline float bf16ToFloat(uint16_t b) {
+  const uint32_t bits = static_cast<uint32_t>(b) << 16;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+inline uint16_t floatToBf16(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 // Element-wise conversions of whole arrays (f16 bits <-> float).
 inline std::vector<uint16_t> toHalf(const std::vector<float>& v) {
   std::vector<uint16_t> h(v.size());

@@ -13,41 +13,16 @@
 // layout), a NaN or infinity in any tensor, a dtype other than F32, missing or extra tensors, shapes that do
 // not match the model, a different architecture, and model/optimizer files from different steps.
 #include "engine/train/model.hpp"
+#include "engine/train/safetensors.hpp"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <filesystem>
-#include <map>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 namespace helios::train {
-
-class CheckpointError : public std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-struct SafeTensor {
-  std::string name;
-  std::vector<uint64_t> shape;
-  std::vector<float> data;
-};
-
-struct SafeTensorsFile {
-  std::map<std::string, std::string> metadata;
-  std::vector<SafeTensor> tensors; // in file order
-  bool checksummed = false;        // read: helios.crc32c was present and matched (the entry is removed)
-  const SafeTensor* find(const std::string& name) const;
-};
-
-// safetensors: u64 little-endian header length N, N bytes of JSON (space-padded to a multiple of 8), then the
-// tensors' bytes back to back; helios.crc32c added to the metadata. Durable (writeFileDurably).
-void writeSafetensors(const std::filesystem::path& path, const SafeTensorsFile& file);
-// Throws CheckpointError. headerOnly: metadata and tensor names/shapes (data left empty), after checking that
-// the file's size matches the header. Checksums present are verified (the tensors' only with their data).
-SafeTensorsFile readSafetensors(const std::filesystem::path& path, bool headerOnly = false);
 
 // Saves the model (and, when trainerState is not null, the optimizer moments and trainer state) into `dir`
 // (created when missing; normally stageCheckpoint()'s directory). The caller has made all GPU work complete
@@ -66,5 +41,10 @@ nlohmann::json checkpointTrainerState(const std::filesystem::path& dir);
 // checksums, finiteness, architecture and shapes. Returns the trainer state (null when !withOptimizer).
 nlohmann::json loadCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model,
                               bool withOptimizer);
+
+// Uploads `weights` (every parameter of `model` by name, shapes checked, nothing else) into the model: an
+// import's tensors (hf_gpt2.hpp). `what` names the source in errors.
+void loadWeights(vk::Context& ctx, Model& model, const SafeTensorsFile& weights,
+                 const std::filesystem::path& what);
 
 } // namespace helios::train

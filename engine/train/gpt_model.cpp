@@ -19,6 +19,7 @@ public:
   const std::vector<model::ParameterGroup>& parameterGroups() const override {
     return gpt_.parameterGroups();
   }
+  model::Gpt* gpt() override { return &gpt_; }
   uint32_t vocab() const override { return gpt_.config().vocab; }
   uint32_t context() const override { return gpt_.config().context; }
   std::string describe() const override { return gpt_.config().describe(); }

@@ -34,6 +34,8 @@ public:
                        const vk::BufferRange* lossOut = nullptr) = 0;
 
   uint64_t parameterCount();
+  // The GPT behind this model (incremental decoding, engine/model/decoder.hpp); null for other models.
+  virtual model::Gpt* gpt() { return nullptr; }
 };
 
 // Builds the model a configJson() describes ("gpt" or "bigram"), initialised from `seed`. "gpt" throws when

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,8 @@ public:
   Kind kind() const { return kind_; }
   const char* kindName() const { return kind_ == Kind::Byte ? "byte" : "char"; }
   uint32_t vocab() const { return kind_ == Kind::Byte ? 256u : static_cast<uint32_t>(chars_.size()); }
+  // The end-of-text id that separates documents; byte and char vocabularies have none.
+  std::optional<int32_t> endOfText() const { return std::nullopt; }
 
   // Throws std::invalid_argument naming the first character the char-level vocabulary lacks.
   std::vector<int32_t> encode(std::string_view text) const;

@@ -2,15 +2,19 @@
 //   helios-train --preset tiny --steps 300 --out runs/tiny
 //   helios-train --resume runs/tiny --steps 600
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
+//   helios-train export --format hf --run runs/tiny --out hf/tiny --dtype f16
+//   helios-train --init-from hf/tiny --steps 100 --out runs/finetune
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
+#include "engine/train/hf_gpt2.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/vk/error.hpp"
+#include "export.hpp"
 #include "progress.hpp"
 #include "tools/cli_checks.hpp"
 
@@ -27,6 +31,7 @@ namespace fs = std::filesystem;
 
 struct Flags {
   std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer, attention;
+  std::string initFrom;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
            warmup = 0;
@@ -39,8 +44,9 @@ struct Flags {
 struct SampleFlags {
   std::string resume, prompt, device;
   uint32_t tokens = 200, topK = 0;
-  float temperature = 0.8f;
+  float temperature = 0.8f, topP = 1.0f;
   uint64_t seed = 1;
+  bool stopAtEot = false, noKvCache = false;
 };
 
 // Flags given on the command line override the preset / checkpoint / --config file.
@@ -80,6 +86,32 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   }
   if (given("--precision"))
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
+}
+
+// --init-from: the imported model's architecture replaces the configured one; architecture flags that say
+// otherwise are refused rather than ignored.
+void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model::GptConfig& hf,
+                               train::TrainConfig& c) {
+  if (c.model != "gpt")
+    throw std::invalid_argument("--init-from imports a GPT; --model bigram cannot use it");
+  const auto check = [&](const char* flag, uint32_t given, uint32_t imported) {
+    if (app.get_option(flag)->count() > 0 && given != imported)
+      throw std::invalid_argument(fmt::format("{} {} contradicts the imported model's {} (--init-from {})",
+                                              flag, given, imported, f.initFrom));
+  };
+  check("--layers", f.layers, hf.layers);
+  check("--dim", f.dim, hf.dim);
+  check("--heads", f.heads, hf.heads);
+  check("--vocab", f.vocab, hf.vocab);
+  check("--context", f.context, hf.context);
+  for (auto field : {&model::GptConfig::vocab, &model::GptConfig::context, &model::GptConfig::layers,
+                     &model::GptConfig::dim, &model::GptConfig::heads, &model::GptConfig::kvHeads,
+                     &model::GptConfig::mlpMult})
+    c.gpt.*field = hf.*field;
+  c.gpt.normEps = hf.normEps;
+  c.gpt.norm = hf.norm;
+  c.gpt.mlp = hf.mlp;
+  c.gpt.rope = hf.rope;
 }
 
 nlohmann::json modelJson(const train::TrainConfig& c, const train::Tokenizer& tok) {
@@ -146,6 +178,12 @@ int runTrain(const CLI::App& app, const Flags& f) {
     train::fromJson(j, cfg);
   }
   applyFlags(app, f, cfg);
+  std::optional<train::HfImport> imported;
+  if (!f.initFrom.empty()) {
+    if (!f.resume.empty()) throw std::invalid_argument("--init-from and --resume exclude each other");
+    imported = train::importHf(f.initFrom);
+    applyImportedArchitecture(app, f, imported->config, cfg);
+  }
   cfg.validate();
   const fs::path resumedRun = train::runOfCheckpoint(checkpoint); // RUN of RUN/checkpoints/step-N
   const fs::path out = !f.out.empty()        ? fs::path(f.out)
@@ -157,9 +195,16 @@ int runTrain(const CLI::App& app, const Flags& f) {
   const std::string text = train::readCorpus(cfg.data);
   io::requireWritableDirectory(out);
   const std::string dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
-  const train::Tokenizer tok = resumeState.is_null()
-                                   ? train::Tokenizer::make(cfg.tokenizer, text)
-                                   : train::Tokenizer::fromJson(resumeState.at("tokenizer"));
+  const bool importedTokenizer = imported && !imported->tokenizer.is_null() && !app.count("--tokenizer");
+  const train::Tokenizer tok = !resumeState.is_null()
+                                   ? train::Tokenizer::fromJson(resumeState.at("tokenizer"))
+                               : importedTokenizer ? train::Tokenizer::fromJson(imported->tokenizer)
+                                                   : train::Tokenizer::make(cfg.tokenizer, text);
+  if (imported && !importedTokenizer)
+    std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", f.initFrom.c_str(),
+                tok.kindName(), tok.vocab(),
+                imported->tokenizer.is_null() ? "the directory carries no Helios tokenizer"
+                                              : "--tokenizer overrides the one it carries");
   std::vector<int32_t> ids = tok.encode(text);
   train::DataInfo info{dataPath, train::fnv1a64(text), ids.size(), tok.toJson()};
   train::DataLoader loader(std::move(ids), cfg.seqLen, cfg.seed);
@@ -170,6 +215,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
   startup.lap("device");
   const nlohmann::json arch = modelJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
+  if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
   startup.lap("model");
   train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
   if (!f.resume.empty()) trainer.resume(checkpoint);
@@ -266,13 +312,23 @@ int runSample(const SampleFlags& f) {
   o.tokens = f.tokens;
   o.temperature = f.temperature;
   o.topK = f.topK;
+  o.topP = f.topP;
   o.seed = f.seed;
+  o.stopAtEot = f.stopAtEot;
+  o.kvCache = !f.noKvCache;
   std::fputs(f.prompt.c_str(), stdout);
-  train::generate(*ctx, *model, tok, o, [](const std::string& piece) {
-    std::fputs(piece.c_str(), stdout);
-    std::fflush(stdout);
-  });
+  train::SampleStats stats;
+  train::generate(
+      *ctx, *model, tok, o,
+      [](const std::string& piece) {
+        std::fputs(piece.c_str(), stdout);
+        std::fflush(stdout);
+      },
+      &stats);
   std::fputs("\n", stdout);
+  std::fprintf(stderr, "sampled %u tokens in %.2f s: %.1f tokens/s (%s)%s\n", stats.tokens, stats.seconds,
+               stats.tokensPerSecond(), stats.kvCache ? "KV cache" : "full-window forward per token",
+               stats.stoppedAtEot ? ", stopped at end-of-text" : "");
   return 0;
 }
 
@@ -297,6 +353,10 @@ int main(int argc, char** argv) {
       "--resume", f.resume,
       "Continue from a run directory's current checkpoint (RUN/checkpoints/latest), or from a step "
       "directory RUN/checkpoints/step-N");
+  app.add_option(
+      "--init-from", f.initFrom,
+      "Start from a Hugging Face GPT-2 directory (config.json + model.safetensors, e.g. one written "
+      "by helios-train export) to fine-tune; its architecture replaces the preset's");
   app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
   app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling")->check(cli::Count);
   app.add_option("--attention", f.attention,
@@ -358,11 +418,23 @@ int main(int argc, char** argv) {
   sample->add_option("--top-k", sf.topK, "Sample among the k most likely tokens (0 = all)")
       ->check(cli::Count)
       ->capture_default_str();
+  sample
+      ->add_option("--top-p", sf.topP,
+                   "Sample among the most likely tokens holding this much probability (1 = all)")
+      ->check(cli::FiniteNonNegative)
+      ->capture_default_str();
+  sample->add_flag("--stop-at-eot", sf.stopAtEot, "Stop at the tokenizer's end-of-text token");
+  sample->add_flag("--no-kv-cache", sf.noKvCache,
+                   "Re-run the whole window for every token instead of decoding with a KV cache");
   sample->add_option("--seed", sf.seed, "Sampling seed")->check(cli::Count)->capture_default_str();
   sample->add_option("--device", sf.device, "Device index or name substring");
 
+  train_cli::ExportFlags ef;
+  auto* exportCmd = train_cli::addExportCommand(app, ef);
+
   CLI11_PARSE(app, argc, argv);
   try {
+    if (exportCmd->parsed()) return train_cli::runExport(ef);
     return sample->parsed() ? runSample(sf) : runTrain(app, f);
   } catch (const vk::LoaderMissing& e) {
     std::cerr << "helios-train: " << e.what() << "\n";

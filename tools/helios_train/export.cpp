@@ -1,0 +1,87 @@
+#include "export.hpp"
+
+#include "engine/train/checkpoint.hpp"
+#include "engine/train/checkpoint_dir.hpp"
+#include "engine/train/config.hpp"
+#include "engine/train/hf_gpt2.hpp"
+#include "engine/train/tokenizer.hpp"
+
+#include "engine/graph/graph_executor.hpp"
+#include "engine/io/npy.hpp"
+#include "engine/train/data.hpp"
+#include "tools/cli_checks.hpp"
+
+#include <cstdio>
+#include <cstring>
+
+namespace helios::train_cli {
+
+CLI::App* addExportCommand(CLI::App& app, ExportFlags& f) {
+  auto* cmd = app.add_subcommand(
+      "export", "Write a checkpoint as a Hugging Face GPT-2 directory (config.json, model.safetensors) that "
+                "transformers' GPT2LMHeadModel.from_pretrained loads");
+  cmd->add_option("--format", f.format, "Output format")->check(CLI::IsMember({"hf"}))->capture_default_str();
+  cmd->add_option("--run", f.run, "Run directory (its current checkpoint) or step directory")->required();
+  cmd->add_option("--out", f.out, "Output directory")->required();
+  cmd->add_option("--dtype", f.dtype, "Stored tensor type: f32, f16 or bf16")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
+  cmd->add_option(
+         "--reference-logits", f.referenceTokens,
+         "Also run Helios' forward (f32) on this many seeded tokens and write them and the logits as "
+         "helios_check_tokens.npy / helios_check_logits.npy beside the model, for "
+         "bench/device/hf-check.py")
+      ->check(cli::Count);
+  cmd->add_option("--device", f.device, "Device for --reference-logits");
+  return cmd;
+}
+
+namespace {
+
+// Helios' logits for `n` seeded tokens (capped at the context), computed in f32 from the checkpoint.
+void writeReferenceLogits(const ExportFlags& f, const std::filesystem::path& checkpoint, uint32_t vocab) {
+  nlohmann::json arch = train::checkpointModelConfig(checkpoint);
+  arch["precision"] = "f32";
+  auto ctx = vk::Context::create({.device = f.device});
+  auto model = train::makeModel(*ctx, arch, 0);
+  train::loadCheckpoint(*ctx, checkpoint, *model, false);
+  const uint32_t T = std::min(f.referenceTokens, model->context());
+  train::SplitMix64 rng{12345};
+  std::vector<int32_t> tokens(T);
+  for (auto& t : tokens)
+    t = static_cast<int32_t>(rng.next() % vocab);
+  vk::Buffer tok = ctx->buffer(4ull * T, "tokens"), logits = ctx->buffer(4ull * T * vocab, "logits");
+  ctx->uploadVector(tok, tokens);
+  graph::GraphExecutor exec(*ctx);
+  graph::StepArena arena(*ctx);
+  model->forward(exec, arena, tok.range(), 1, T, logits.range());
+  exec.flush();
+  io::NpyArray t;
+  t.dtype = io::NpyDType::I32;
+  t.shape = {T};
+  t.data.resize(4ull * T);
+  std::memcpy(t.data.data(), tokens.data(), t.data.size());
+  const std::filesystem::path out(f.out);
+  io::writeNpy(out / "helios_check_tokens.npy", t);
+  io::writeNpy(out / "helios_check_logits.npy",
+               io::NpyArray::fromFloat(ctx->downloadVector<float>(logits, size_t(T) * vocab), {T, vocab}));
+}
+
+} // namespace
+
+int runExport(const ExportFlags& f) {
+  const std::filesystem::path checkpoint = train::resolveCheckpoint(f.run);
+  std::optional<int64_t> eos;
+  try {
+    if (auto eot = train::Tokenizer::fromJson(train::checkpointTokenizer(checkpoint)).endOfText()) eos = *eot;
+  } catch (const train::CheckpointError&) {
+    // A checkpoint without a tokenizer exports without an end-of-text id.
+  }
+  const model::GptConfig c = train::exportHf(checkpoint, f.out, train::parseStoredType(f.dtype), eos);
+  if (f.referenceTokens > 0) writeReferenceLogits(f, checkpoint, c.vocab);
+  std::printf("exported %s (%s, %s) as Hugging Face GPT-2 to %s/{config.json, model.safetensors}\n",
+              checkpoint.string().c_str(), train::describeGpt(c).c_str(), f.dtype.c_str(), f.out.c_str());
+  return 0;
+}
+
+} // namespace helios::train_cli

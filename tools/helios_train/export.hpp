@@ -1,0 +1,18 @@
+#pragma once
+// helios-train export: a checkpoint as a Hugging Face GPT-2 directory (engine/train/hf_gpt2.hpp).
+#include <CLI/CLI.hpp>
+
+#include <string>
+
+namespace helios::train_cli {
+
+struct ExportFlags {
+  std::string format = "hf", run, out, dtype = "f32", device;
+  uint32_t referenceTokens =
+      0; // > 0: also write Helios' f32 logits for that many tokens (bench/device/hf-check.py)
+};
+
+CLI::App* addExportCommand(CLI::App& app, ExportFlags& flags);
+int runExport(const ExportFlags& flags);
+
+} // namespace helios::train_cli
