@@ -18,21 +18,25 @@ std::vector<fs::path> listDocuments(const std::vector<std::string>& inputs) {
   std::set<fs::path> found;
   for (const auto& in : inputs) {
     std::error_code ec;
-    const size_t before = found.size();
+    bool matched = false;
+    auto add = [&](const fs::path& p) {
+      found.insert(p);
+      matched = true;
+    };
     if (fs::is_directory(in, ec)) {
       for (const auto& e :
            fs::recursive_directory_iterator(in, fs::directory_options::follow_directory_symlink))
-        if (e.is_regular_file()) found.insert(e.path());
+        if (e.is_regular_file()) add(e.path());
     } else if (fs::is_regular_file(in, ec)) {
-      found.insert(in);
+      add(in);
     } else {
       glob_t g{};
       if (::glob(in.c_str(), 0, nullptr, &g) == 0)
         for (size_t i = 0; i < g.gl_pathc; ++i)
-          if (fs::is_regular_file(g.gl_pathv[i], ec)) found.insert(g.gl_pathv[i]);
+          if (fs::is_regular_file(g.gl_pathv[i], ec)) add(g.gl_pathv[i]);
       ::globfree(&g);
     }
-    if (found.size() == before)
+    if (!matched)
       throw std::invalid_argument(fmt::format("--data {}: no such file, no files in that directory, or no "
                                               "file matches that pattern",
                                               in));
