@@ -23,16 +23,24 @@ public:
   ProgressLine() : tty_(isatty(2) != 0), start_(std::chrono::steady_clock::now()) {}
   void update(double fraction, const std::string& text) {
     const int tenth = static_cast<int>(fraction * 10);
+    last_ = fmt::format("{:5.1f}% {}", 100 * fraction, text);
+    printed_ = false;
     if (tty_) {
-      std::fprintf(stderr, "\r\033[K%5.1f%% %s", 100 * fraction, text.c_str());
+      std::fprintf(stderr, "\r\033[K%s", last_.c_str());
+      printed_ = true;
     } else if (tenth > lastTenth_) {
-      std::fprintf(stderr, "%5.1f%% %s\n", 100 * fraction, text.c_str());
+      std::fprintf(stderr, "%s\n", last_.c_str());
       lastTenth_ = tenth;
+      printed_ = true;
     }
     std::fflush(stderr);
   }
+  // Ends the in-place line, or prints the final state where it was not printed.
   void finish() {
-    if (tty_) std::fputs("\n", stderr);
+    if (tty_)
+      std::fputs("\n", stderr);
+    else if (!printed_ && !last_.empty())
+      std::fprintf(stderr, "%s\n", last_.c_str());
   }
   double seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
@@ -41,6 +49,8 @@ public:
 private:
   bool tty_;
   int lastTenth_ = -1;
+  std::string last_;
+  bool printed_ = false;
   std::chrono::steady_clock::time_point start_;
 };
 
