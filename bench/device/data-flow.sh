@@ -15,8 +15,9 @@ split -n l/16 -d -a 2 --additional-suffix=.txt .deps/corpus/kjv.txt "$OUT/texts/
 run() { # name, then the command line: its output in $OUT/name.txt, its last lines shown
   local name=$1; shift
   echo "== $name: $*"
-  /usr/bin/time -f "$name: %e s wall, %M KiB max RSS" "$@" >"$OUT/$name.txt" 2>&1
-  echo "exit $?"; tail -n "${TAIL:-3}" "$OUT/$name.txt"
+  local start=$SECONDS
+  "$@" >"$OUT/$name.txt" 2>&1
+  echo "exit $?, $((SECONDS - start)) s"; tail -n "${TAIL:-3}" "$OUT/$name.txt"
 }
 run tokenizer helios-train tokenizer --data "$OUT/texts" --vocab "$VOCAB" --type bpe --quiet --out "$OUT/tok.model"
 run prepare helios-train prepare --data "$OUT/texts/*.txt" --tokenizer "$OUT/tok.model" --out "$OUT/shards"

@@ -9,6 +9,7 @@
 #include <glob.h>
 #include <set>
 #include <stdexcept>
+#include <thread>
 
 namespace helios::train {
 
@@ -61,7 +62,8 @@ class Preparer {
 public:
   Preparer(const Tokenizer& tok, const PrepareOptions& o, const fs::path& out, uint64_t totalBytes,
            uint64_t documents)
-      : tok_(tok), o_(o), train_(out, "train", tok, o.shardTokens), val_(out, "val", tok, o.shardTokens) {
+      : tok_(tok), o_(o), threads_(o.threads ? o.threads : std::max(1u, std::thread::hardware_concurrency())),
+        train_(out, "train", tok, o.shardTokens), val_(out, "val", tok, o.shardTokens) {
     progress_.bytesTotal = totalBytes;
     progress_.documentsTotal = documents;
   }
@@ -82,6 +84,7 @@ public:
   }
 
   PrepareResult finish(const fs::path& out) {
+    encodeBatch();
     train_.finish();
     val_.finish();
     if (train_.tokens() == 0 || val_.tokens() == 0)
@@ -129,35 +132,72 @@ private:
     return at + k;
   }
 
-  // `bytes` bytes from `in` into `out`, then the end-of-text token.
+  // `bytes` bytes from `in` into `out`, then the end-of-text token, as blocks queued for encoding.
   void stream(std::ifstream& in, const fs::path& path, uint64_t bytes, ShardWriter& out) {
     if (bytes == 0) return;
-    std::string carry, block;
-    while (bytes > 0 || !carry.empty()) {
-      const size_t n = static_cast<size_t>(std::min<uint64_t>(bytes, o_.blockBytes));
-      block.resize(n);
-      in.read(block.data(), static_cast<std::streamsize>(n));
-      if (static_cast<size_t>(in.gcount()) != n)
-        throw std::runtime_error(
-            fmt::format("{}: read failed (the file changed while reading?)", path.string()));
-      bytes -= n;
-      progress_.bytesDone += n;
-      std::string text = carry + block;
-      carry.clear();
-      if (bytes > 0) {
-        const size_t cut = cutPoint(text);
-        carry = text.substr(cut);
-        text.resize(cut);
-      }
-      const std::vector<int32_t> ids = tok_.encode(text);
-      out.append(ids);
-      progress_.tokens += ids.size();
-      report();
+    std::string carry;
+    while (bytes > 0) {
+      std::string text = nextBlock(in, path, bytes, carry);
+      queue({std::move(text), &out, bytes == 0 && tok_.endOfText().has_value()});
     }
-    if (tok_.endOfText()) {
-      out.append({*tok_.endOfText()});
-      ++progress_.tokens;
+  }
+
+  // The next block of at most blockBytes (plus the carried end of the previous one), cut after its last
+  // newline unless it ends the part.
+  std::string nextBlock(std::ifstream& in, const fs::path& path, uint64_t& bytes, std::string& carry) {
+    const size_t n = static_cast<size_t>(std::min<uint64_t>(bytes, o_.blockBytes));
+    std::string block(n, '\0');
+    in.read(block.data(), static_cast<std::streamsize>(n));
+    if (static_cast<size_t>(in.gcount()) != n)
+      throw std::runtime_error(
+          fmt::format("{}: read failed (the file changed while reading?)", path.string()));
+    bytes -= n;
+    progress_.bytesDone += n;
+    std::string text = carry + block;
+    carry.clear();
+    if (bytes > 0) {
+      const size_t cut = cutPoint(text);
+      carry = text.substr(cut);
+      text.resize(cut);
     }
+    return text;
+  }
+
+  struct Block {
+    std::string text;
+    ShardWriter* out = nullptr;
+    bool endOfText = false; // the last block of a document's part
+  };
+
+  // Blocks are encoded a batch at a time (across documents), one thread each, and appended in order: the
+  // shards do not depend on the thread count.
+  void queue(Block b) {
+    batch_.push_back(std::move(b));
+    if (batch_.size() >= threads_) encodeBatch();
+  }
+
+  void encodeBatch() {
+    std::vector<std::vector<int32_t>> ids(batch_.size());
+    std::vector<std::exception_ptr> errors(batch_.size());
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < batch_.size(); ++i)
+      workers.emplace_back([&, i] {
+        try {
+          ids[i] = tok_.encode(batch_[i].text);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    for (auto& w : workers)
+      w.join();
+    for (size_t i = 0; i < batch_.size(); ++i) {
+      if (errors[i]) std::rethrow_exception(errors[i]);
+      if (batch_[i].endOfText) ids[i].push_back(*tok_.endOfText());
+      batch_[i].out->append(ids[i]);
+      progress_.tokens += ids[i].size();
+    }
+    batch_.clear();
+    report();
   }
 
   void report() const {
@@ -166,7 +206,9 @@ private:
 
   const Tokenizer& tok_;
   const PrepareOptions& o_;
+  uint32_t threads_;
   ShardWriter train_, val_;
+  std::vector<Block> batch_;
   PrepareProgress progress_;
 };
 

@@ -1,9 +1,10 @@
 #pragma once
 // `helios-train prepare`: text files -> token shards (token_shard.hpp). Each input file is one document;
-// documents are tokenized in blocks of about a MiB cut after a newline (so memory stays small whatever the
-// corpus size) and each ends with the tokenizer's end-of-text token (byte and char tokenizers have none:
-// their documents simply follow each other). Validation data is either the last `valFraction` of every
-// document (cut after a newline) or, with `valEvery` N, every Nth document whole.
+// documents are tokenized in blocks of about a MiB cut after a newline, a few blocks at once on as many
+// threads (so memory stays small whatever the corpus size) and each ends with the tokenizer's end-of-text
+// token (byte and char tokenizers have none: their documents simply follow each other). Validation data is
+// either the last `valFraction` of every document (cut after a newline) or, with `valEvery` N, every Nth
+// document whole.
 #include "engine/train/tokenizer.hpp"
 
 #include <cstdint>
@@ -27,6 +28,7 @@ struct PrepareOptions {
   uint32_t valEvery = 0;    // >= 2: every Nth document goes to validation whole
   uint64_t shardTokens = 100'000'000;
   size_t blockBytes = 1u << 20;
+  uint32_t threads = 0; // blocks encoded at once, one thread each (0 = the hardware's)
   std::function<void(const PrepareProgress&)> onProgress; // after every block
 };
 

@@ -138,6 +138,14 @@ TEST_CASE("shards: prepare splits every document into a training head and a vali
   CHECK(set->train[0]->header().tokenBytes == 2);
   CHECK(set->tokenizer == tok);
   CHECK(fs::exists(dir / "out" / "encoder.json"));
+  // Blocks encoded one at a time or five at once make the same shards.
+  for (uint32_t threads : {1u, 5u}) {
+    o.threads = threads;
+    const fs::path again = dir / fmt::format("threads-{}", threads);
+    train::prepareShards(tok, docs, o, again);
+    for (const auto& e : fs::directory_iterator(dir / "out"))
+      CHECK(slurp(e.path()) == slurp(again / e.path().filename()));
+  }
 }
 
 TEST_CASE("shards: --val-every holds out whole documents; the byte tokenizer has no separator",
