@@ -39,7 +39,7 @@ struct SentencePieceTraining {
   std::vector<std::filesystem::path> files; // read line by line
   uint32_t vocab = 8192;
   std::string type = "bpe";        // bpe | unigram
-  uint64_t maxSentences = 2000000; // lines sampled for training (the rest are read for nothing)
+  uint64_t maxSentences = 2000000; // lines kept for training, sampled uniformly from all that are read
   uint32_t threads = 0;            // 0 = the hardware's
   bool quiet = false;              // SentencePiece's own log lines (its trainer's progress) off
   // Called as lines are read: (lines so far, bytes so far, total bytes).

@@ -101,6 +101,7 @@ public:
                          {"train", listing(train_)},
                          {"val", listing(val_)}};
     io::writeFileAtomically(out / "index.json", index.dump(2) + "\n");
+    removeStaleShards(out, index);
     return {progress_.documents,
             progress_.bytesDone,
             train_.tokens(),
@@ -110,6 +111,19 @@ public:
   }
 
 private:
+  // Shards an earlier prepare left in `out` beyond the ones just written would only confuse a reader.
+  static void removeStaleShards(const fs::path& out, const nlohmann::json& index) {
+    std::set<std::string> keep;
+    for (const char* split : {"train", "val"})
+      for (const auto& e : index.at(split))
+        keep.insert(e.at("file").get<std::string>());
+    for (const auto& e : fs::directory_iterator(out)) {
+      const std::string name = e.path().filename().string();
+      const bool shard = (name.starts_with("train-") || name.starts_with("val-")) && name.ends_with(".bin");
+      if (shard && !keep.count(name)) fs::remove(e.path());
+    }
+  }
+
   static nlohmann::json listing(const ShardWriter& w) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& s : w.shards())

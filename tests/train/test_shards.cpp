@@ -138,6 +138,14 @@ TEST_CASE("shards: prepare splits every document into a training head and a vali
   CHECK(set->train[0]->header().tokenBytes == 2);
   CHECK(set->tokenizer == tok);
   CHECK(fs::exists(dir / "out" / "encoder.json"));
+  // A second prepare into the same directory with larger shards leaves none of the old ones behind.
+  train::PrepareOptions bigger = o;
+  bigger.shardTokens = 1u << 20;
+  train::prepareShards(tok, docs, bigger, dir / "again");
+  spit(dir / "again" / "train-000007.bin", "old");
+  train::prepareShards(tok, docs, bigger, dir / "again");
+  CHECK_FALSE(fs::exists(dir / "again" / "train-000007.bin"));
+  CHECK(fs::exists(dir / "again" / "train-000000.bin"));
   // Blocks encoded one at a time or five at once make the same shards.
   for (uint32_t threads : {1u, 5u}) {
     o.threads = threads;
