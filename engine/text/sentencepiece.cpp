@@ -136,6 +136,7 @@ std::string trainSentencePiece(const SentencePieceTraining& o) {
       {"vocab_size", std::to_string(o.vocab)},
       {"input_sentence_size", std::to_string(o.maxSentences)},
       {"shuffle_input_sentence", "true"},
+      {"max_sentence_length", "65536"}, // paragraphs of prose on one line (the default, 4192, drops them)
       {"normalization_rule_name", "identity"},
       {"remove_extra_whitespaces", "false"},
       {"allow_whitespace_only_pieces", "true"},
