@@ -331,6 +331,13 @@ TEST_CASE("shards: a resumed run over shards equals the uninterrupted run", "[tr
   whole.trainer->flushOutputs();
   CHECK(fs::exists(saved / "encoder.json"));
   CHECK(train::loadCheckpointTokenizer(saved) == tok);
+  const fs::path copy = dir / "step-copy";
+  fs::copy(saved, copy);
+  spit(copy / "vocab.bpe", "#version: 0.2\na b\n");
+  CHECK_THROWS_AS(train::loadCheckpointTokenizer(copy), train::CheckpointError);
+  fs::remove(copy / "encoder.json");
+  CHECK_THROWS_WITH(train::loadCheckpointTokenizer(copy),
+                    ContainsSubstring("its tokenizer") && ContainsSubstring("encoder.json"));
 
   ShardRun resumed = makeRun(dir / "out");
   resumed.trainer->resume(run);
