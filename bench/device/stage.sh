@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Stages what a device run needs into .dev/ (git-ignored): stripped binaries from build/, the fmt shared
-# library they link, and the compiled GLSL oracles. The device machine runs glibc >= 2.36 x86-64 binaries
-# built here as they are. Carry: .gl (Vulkan loader .deb), .dev, build/shaders. STAGE="helios-bench test_attention ..."
+# Stages what a device run needs into .dev/ (git-ignored): stripped binaries from build/, the fmt and
+# SentencePiece shared libraries they link, and the compiled GLSL oracles. The device machine runs
+# glibc >= 2.36 x86-64 binaries built here as they are. Carry: .gl (Vulkan loader .deb), .dev, build/shaders. STAGE="helios-bench test_attention ..."
 # stages only those binaries (a carry holds 64 MiB in all, and every binary together is about that much).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -14,4 +14,6 @@ for exe in $(find "$BUILD/bin" "$BUILD/tests" -maxdepth 3 -type f -executable \(
   strip -o "$DEV/bin/$name" "$exe"
 done
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$DEV/lib/"
+# helios-train and the tokenizer tests link Debian's SentencePiece (engine/text).
+cp -L /usr/lib/x86_64-linux-gnu/libsentencepiece.so.0 /usr/lib/x86_64-linux-gnu/libsentencepiece_train.so.0 "$DEV/lib/"
 du -sh "$DEV"

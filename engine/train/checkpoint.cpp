@@ -94,8 +94,11 @@ void requireChecksums(const SafeTensorsFile& f, const fs::path& path) {
 } // namespace
 
 void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_t step,
-                    const nlohmann::json& trainerState) {
+                    const nlohmann::json& trainerState,
+                    const std::vector<text::TokenizerFile>& tokenizerFiles) {
   fs::create_directories(dir);
+  for (const auto& f : tokenizerFiles)
+    writeFileDurably(dir / f.name, f.bytes);
   const std::string stepText = std::to_string(step);
   if (!trainerState.is_null()) {
     SafeTensorsFile opt;
@@ -127,6 +130,15 @@ nlohmann::json checkpointModelConfig(const fs::path& dir) {
 nlohmann::json checkpointTokenizer(const fs::path& dir) {
   const fs::path path = dir / "model.safetensors";
   return metadataJson(readSafetensors(path, true), "helios.tokenizer", path);
+}
+
+Tokenizer loadCheckpointTokenizer(const fs::path& dir) {
+  const nlohmann::json description = checkpointTokenizer(dir);
+  try {
+    return Tokenizer::fromJson(description, dir);
+  } catch (const std::invalid_argument& e) {
+    throw CheckpointError(fmt::format("{}: its tokenizer: {}", dir.string(), e.what()));
+  }
 }
 
 nlohmann::json checkpointTrainerState(const fs::path& dir) {

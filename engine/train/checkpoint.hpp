@@ -6,6 +6,8 @@
 //                          scale, AdamW step counter, data-loader state, tokenizer, training config),
 //                          helios.step
 //   config.json            the same configuration, for people (never read back)
+//   tokenizer files        a SentencePiece or GPT-2 tokenizer's files (tokenizer.model; encoder.json and
+//                          vocab.bpe), named by the helios.tokenizer description in model.safetensors
 // Every safetensors file carries helios.crc32c in __metadata__: a JSON object of each tensor's CRC-32C and
 // one of the other metadata entries. Each file is written durably (temporary name, fsync, rename). Loading
 // refuses, with a message naming the file and the problem, a truncated file, a bad header, a checksum
@@ -14,6 +16,7 @@
 // not match the model, a different architecture, and model/optimizer files from different steps.
 #include "engine/train/model.hpp"
 #include "engine/train/safetensors.hpp"
+#include "engine/train/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -28,7 +31,8 @@ namespace helios::train {
 // (created when missing; normally stageCheckpoint()'s directory). The caller has made all GPU work complete
 // and checked that the state is finite (finite_check.hpp).
 void saveCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model, uint64_t step,
-                    const nlohmann::json& trainerState);
+                    const nlohmann::json& trainerState,
+                    const std::vector<text::TokenizerFile>& tokenizerFiles = {});
 
 // The architecture JSON stored with a checkpoint (to build the model before loading it), the tokenizer
 // (model.safetensors, so that sampling needs no optimizer file) and the trainer state
@@ -36,6 +40,9 @@ void saveCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& m
 nlohmann::json checkpointModelConfig(const std::filesystem::path& dir);
 nlohmann::json checkpointTokenizer(const std::filesystem::path& dir);
 nlohmann::json checkpointTrainerState(const std::filesystem::path& dir);
+// The tokenizer itself, its files read from the step directory. Throws CheckpointError when they are missing
+// or differ from the description.
+Tokenizer loadCheckpointTokenizer(const std::filesystem::path& dir);
 
 // Loads weights (and, with withOptimizer, the moments) from the step directory `dir` into `model`, checking
 // checksums, finiteness, architecture and shapes. Returns the trainer state (null when !withOptimizer).

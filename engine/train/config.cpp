@@ -147,6 +147,7 @@ nlohmann::json toJson(const TrainConfig& c) {
           {"gpt", toJson(c.gpt)},
           {"tokenizer", c.tokenizer},
           {"data", c.data},
+          {"data_dir", c.dataDir},
           {"batch", c.batch},
           {"seq_len", c.seqLen},
           {"grad_accum", c.gradAccum},
@@ -187,12 +188,14 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
                     "eval_batches", "checkpoint_every",
                     "log_every",    "time_every",
                     "sync_every",   "profile",
-                    "keep",         "nonfinite_limit"},
+                    "keep",         "nonfinite_limit",
+                    "data_dir"},
                 "training config");
   readKey(j, "model", c.model);
   if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
   readKey(j, "tokenizer", c.tokenizer);
   readKey(j, "data", c.data);
+  readKey(j, "data_dir", c.dataDir);
   readKey(j, "batch", c.batch);
   readKey(j, "seq_len", c.seqLen);
   readKey(j, "grad_accum", c.gradAccum);

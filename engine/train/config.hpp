@@ -16,7 +16,8 @@ struct TrainConfig {
   model::GptConfig gpt;           // gpt.vocab 0 = the tokenizer's vocabulary; gpt.context = seqLen when 0
   std::string tokenizer = "byte"; // byte | char
   // data
-  std::string data; // "" = the default corpus (data.hpp)
+  std::string data;    // "" = the default corpus (data.hpp)
+  std::string dataDir; // token shards from `helios-train prepare` (token_shard.hpp); overrides data/tokenizer
   uint32_t batch = 16, seqLen = 128, gradAccum = 1;
   // optimisation
   uint64_t steps = 200;

@@ -1,5 +1,10 @@
 #include "engine/train/data.hpp"
 
+#include "engine/core/fnv1a.hpp"
+#include "engine/train/token_shard.hpp"
+
+#include <algorithm>
+
 #include <cstdlib>
 #include <fmt/format.h>
 #include <fstream>
@@ -57,12 +62,7 @@ std::string readCorpus(const fs::path& given) {
 }
 
 uint64_t fnv1a64(std::string_view bytes) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (char c : bytes) {
-    h ^= static_cast<uint8_t>(c);
-    h *= 0x100000001b3ull;
-  }
-  return h;
+  return helios::fnv1a64(bytes);
 }
 
 uint64_t SplitMix64::next() {
@@ -72,35 +72,85 @@ uint64_t SplitMix64::next() {
   return z ^ (z >> 31);
 }
 
+uint32_t TokenPart::at(uint64_t i) const {
+  const uint32_t v =
+      width == 2 ? static_cast<const uint16_t*>(data)[i] : static_cast<const uint32_t*>(data)[i];
+  if (vocab && v >= vocab)
+    throw std::runtime_error(fmt::format(
+        "{}: token {} at position {} is outside the vocabulary {} (a corrupt shard?)", name, v, i, vocab));
+  return v;
+}
+
 DataLoader::DataLoader(std::vector<int32_t> tokens, uint32_t seqLen, uint64_t seed, double valFraction)
     : tokens_(std::move(tokens)), seqLen_(seqLen), seed_(seed) {
   if (seqLen == 0) throw std::invalid_argument("the sequence length is 0");
   if (!(valFraction > 0 && valFraction < 1))
     throw std::invalid_argument(fmt::format("validation fraction {} is not in (0, 1)", valFraction));
-  split_ = tokens_.size() - static_cast<uint64_t>(static_cast<double>(tokens_.size()) * valFraction);
+  const uint64_t split =
+      tokens_.size() - static_cast<uint64_t>(static_cast<double>(tokens_.size()) * valFraction);
   const uint64_t need = uint64_t(seqLen) + 1;
-  if (split_ < need || tokens_.size() - split_ < need)
+  if (split < need || tokens_.size() - split < need)
     throw std::invalid_argument(fmt::format("the text has {} tokens: {} for training and {} held out for "
                                             "validation, but each split needs at least "
                                             "seq_len + 1 = {}",
-                                            tokens_.size(), split_, tokens_.size() - split_, need));
+                                            tokens_.size(), split, tokens_.size() - split, need));
+  train_.parts.push_back({tokens_.data(), split, 4, 0, "training text"});
+  val_.parts.push_back({tokens_.data() + split, tokens_.size() - split, 4, 0, "validation text"});
+  index(train_, "training");
+  index(val_, "validation");
   rng_.state = seed;
 }
 
-void DataLoader::fill(uint64_t start, uint32_t row, std::vector<int32_t>& tokens,
+DataLoader::DataLoader(std::shared_ptr<const ShardSet> shards, uint32_t seqLen, uint64_t seed)
+    : shards_(std::move(shards)), seqLen_(seqLen), seed_(seed) {
+  if (seqLen == 0) throw std::invalid_argument("the sequence length is 0");
+  auto add = [&](const auto& list, Split& split) {
+    for (const auto& s : list)
+      split.parts.push_back({s->tokens(), s->size(), s->header().tokenBytes, s->header().vocab, s->name()});
+  };
+  add(shards_->train, train_);
+  add(shards_->val, val_);
+  index(train_, "training");
+  index(val_, "validation");
+  rng_.state = seed;
+}
+
+void DataLoader::index(Split& split, const char* name) const {
+  for (const auto& p : split.parts) {
+    split.startsBefore.push_back(split.starts);
+    split.starts += p.count > seqLen_ ? p.count - seqLen_ : 0; // the last target stays inside the part
+  }
+  if (split.starts == 0)
+    throw std::invalid_argument(fmt::format("the {} data has no run of seq_len + 1 = {} tokens ({} tokens in "
+                                            "{} parts)",
+                                            name, seqLen_ + 1, total(split), split.parts.size()));
+}
+
+uint64_t DataLoader::total(const Split& s) {
+  uint64_t n = 0;
+  for (const auto& p : s.parts)
+    n += p.count;
+  return n;
+}
+
+void DataLoader::fill(const Split& split, uint64_t k, uint32_t row, std::vector<int32_t>& tokens,
                       std::vector<int32_t>& targets) const {
+  const size_t p =
+      static_cast<size_t>(std::upper_bound(split.startsBefore.begin(), split.startsBefore.end(), k) -
+                          split.startsBefore.begin() - 1);
+  const TokenPart& part = split.parts[p];
+  const uint64_t start = k - split.startsBefore[p];
   for (uint32_t t = 0; t < seqLen_; ++t) {
-    tokens[size_t(row) * seqLen_ + t] = tokens_[start + t];
-    targets[size_t(row) * seqLen_ + t] = tokens_[start + t + 1];
+    tokens[size_t(row) * seqLen_ + t] = static_cast<int32_t>(part.at(start + t));
+    targets[size_t(row) * seqLen_ + t] = static_cast<int32_t>(part.at(start + t + 1));
   }
 }
 
 void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets) {
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
-  const uint64_t starts = split_ - seqLen_; // start + seqLen (the last target) stays inside the split
   for (uint32_t r = 0; r < rows; ++r)
-    fill(rng_.below(starts), r, tokens, targets);
+    fill(train_, rng_.below(train_.starts), r, tokens, targets);
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
@@ -108,9 +158,8 @@ void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& t
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
   SplitMix64 rng{seed_ ^ 0x5eed5eed5eed5eedull ^ (uint64_t(index) * 0x9e3779b97f4a7c15ull)};
-  const uint64_t starts = tokens_.size() - split_ - seqLen_;
   for (uint32_t r = 0; r < rows; ++r)
-    fill(split_ + rng.below(starts), r, tokens, targets);
+    fill(val_, rng.below(val_.starts), r, tokens, targets);
 }
 
 } // namespace helios::train

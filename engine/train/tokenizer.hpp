@@ -1,10 +1,14 @@
 #pragma once
-// Tokenizers: byte-level (vocab 256, every file encodes) and character-level (vocab = the distinct bytes of a
-// corpus, in increasing order; saved with a checkpoint so that sampling decodes the same way).
+// The trainer's tokenizer: a shared, immutable engine/text tokenizer (byte, char, SentencePiece or GPT-2
+// BPE) as a value. Its description (toJson) is stored with checkpoints and token shards; file-backed kinds
+// also save their files() beside it (saveFiles), and fromJson(description, dir) reads them back.
+#include "engine/text/tokenizer.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <optional>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,33 +17,34 @@ namespace helios::train {
 
 class Tokenizer {
 public:
-  enum class Kind { Byte, Char };
-
   static Tokenizer byteLevel();
   static Tokenizer charLevel(std::string_view corpus); // throws on an empty corpus
   // "byte" | "char" (char-level vocabulary from `corpus`); throws std::invalid_argument otherwise.
   static Tokenizer make(std::string_view kind, std::string_view corpus);
+  // "byte", a SentencePiece .model, or a GPT-2 directory / encoder.json (text/load.hpp).
+  static Tokenizer open(const std::string& spec);
+  // A description from toJson(); SentencePiece and GPT-2 read their files from `dir` (throws when absent).
+  static Tokenizer fromJson(const nlohmann::json& j, const std::filesystem::path& dir = {});
 
-  Kind kind() const { return kind_; }
-  const char* kindName() const { return kind_ == Kind::Byte ? "byte" : "char"; }
-  uint32_t vocab() const { return kind_ == Kind::Byte ? 256u : static_cast<uint32_t>(chars_.size()); }
-  // The end-of-text id that separates documents; byte and char vocabularies have none.
-  std::optional<int32_t> endOfText() const { return std::nullopt; }
+  explicit Tokenizer(std::shared_ptr<const text::Tokenizer> impl);
 
-  // Throws std::invalid_argument naming the first character the char-level vocabulary lacks.
-  std::vector<int32_t> encode(std::string_view text) const;
+  const char* kindName() const { return impl_->kind(); }
+  uint32_t vocab() const { return impl_->vocab(); }
+  std::optional<int32_t> endOfText() const { return impl_->endOfText(); }
+  std::vector<int32_t> encode(std::string_view text) const { return impl_->encode(text); }
   // Ids outside the vocabulary (a model vocabulary padded beyond the tokenizer's) decode to '?'.
-  std::string decode(const std::vector<int32_t>& ids) const;
-  std::string decode(int32_t id) const;
+  std::string decode(const std::vector<int32_t>& ids) const { return impl_->decode(ids); }
+  std::string decode(int32_t id) const { return impl_->decodeToken(id); }
 
-  nlohmann::json toJson() const; // {"kind": "char", "chars": [10, 32, ...]}
-  static Tokenizer fromJson(const nlohmann::json& j);
-  bool operator==(const Tokenizer& o) const { return kind_ == o.kind_ && chars_ == o.chars_; }
+  nlohmann::json toJson() const { return impl_->describe(); }
+  std::vector<text::TokenizerFile> files() const { return impl_->files(); }
+  // Writes files() into `dir` (durably, through io::writeFileAtomically).
+  void saveFiles(const std::filesystem::path& dir) const;
+  const text::Tokenizer& impl() const { return *impl_; }
+  bool operator==(const Tokenizer& o) const { return toJson() == o.toJson(); }
 
 private:
-  Kind kind_ = Kind::Byte;
-  std::vector<uint8_t> chars_;  // id -> byte (char-level)
-  std::vector<int32_t> lookup_; // byte -> id or -1 (char-level)
+  std::shared_ptr<const text::Tokenizer> impl_;
 };
 
 } // namespace helios::train

@@ -434,7 +434,7 @@ fs::path Trainer::saveCheckpoint(const fs::path& run) {
   ctx_.download(adamState_, std::as_writable_bytes(std::span<float>(&t, 1)));
   nlohmann::json state = stateJson();
   state["adam_t"] = t;
-  train::saveCheckpoint(ctx_, stageCheckpoint(run, step_), model_, step_, state);
+  train::saveCheckpoint(ctx_, stageCheckpoint(run, step_), model_, step_, state, dataInfo_.tokenizerFiles);
   lastCheckpoint_ = commitCheckpoint(run, step_, cfg_.keepCheckpoints);
   if (hooks_ && hooks_->onCheckpoint) hooks_->onCheckpoint(step_, lastCheckpoint_);
   return lastCheckpoint_;

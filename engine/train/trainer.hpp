@@ -66,6 +66,7 @@ struct DataInfo {
   uint64_t hash = 0;
   uint64_t tokens = 0;
   nlohmann::json tokenizer;
+  std::vector<text::TokenizerFile> tokenizerFiles; // saved into every checkpoint beside the weights
 };
 
 // Thrown when the loss was non-finite config.nonFiniteLimit steps in a row.

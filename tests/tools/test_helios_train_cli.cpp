@@ -158,3 +158,103 @@ TEST_CASE(
   CHECK(kept == "keep");
   CHECK_FALSE(fs::exists(dir() / "never")); // the refused --data runs created no run directory
 }
+
+namespace {
+
+// A folder of three text files: slices of the King James Bible when the bootstrap wrote it, else generated
+// sentences.
+fs::path textFolder() {
+  const fs::path folder = dir() / "texts";
+  fs::create_directories(folder);
+  std::ifstream kjv(fs::path(HELIOS_SOURCE_DIR) / ".deps/corpus/kjv.txt", std::ios::binary);
+  const char* words[] = {"and", "the", "of", "light", "waters", "beginning", "earth", "God", "said", "was"};
+  for (int f = 0; f < 3; ++f) {
+    std::ofstream out(folder / ("part" + std::to_string(f) + ".txt"), std::ios::binary);
+    std::string line;
+    for (size_t bytes = 0; bytes < 40000;) {
+      if (!(kjv && std::getline(kjv, line))) {
+        line.clear();
+        for (int k = 0; k < 10; ++k)
+          line += std::string(words[helios::test::rng()() % 10]) + (k == 9 ? "." : " ");
+      }
+      out << line << "\n";
+      bytes += line.size() + 1;
+    }
+  }
+  return folder;
+}
+
+} // namespace
+
+TEST_CASE("a folder of text -> tokenizer -> shards -> train -> resume -> sample") {
+  const fs::path folder = textFolder(), model = dir() / "tok.model", shards = dir() / "shards",
+                 out = dir() / "shard-run";
+  fs::remove_all(shards);
+  fs::remove_all(out);
+  auto r = run("tokenizer --data " + folder.string() + " --vocab 400 --type unigram --quiet --out " +
+               model.string());
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  CHECK_THAT(r.output, ContainsSubstring("reading") && ContainsSubstring("wrote " + model.string()) &&
+                           ContainsSubstring("vocab 400"));
+  r = run("prepare --data '" + (folder / "*.txt").string() + "' --tokenizer " + model.string() +
+          " --shard-tokens 5000 --out " + shards.string());
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  CHECK_THAT(r.output, ContainsSubstring("3/3 documents") && ContainsSubstring("wrote " + shards.string()) &&
+                           ContainsSubstring("(2 bytes per token)"));
+  CHECK(fs::exists(shards / "train-000001.bin"));
+  const std::string size =
+      "--preset tiny --layers 1 --dim 32 --heads 2 --batch 1 --seq-len 32 --eval-every 0 ";
+  r = run(size + "--steps 2 --data-dir " + shards.string() + " --out " + out.string());
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  CHECK_THAT(r.output, ContainsSubstring("sentencepiece tokenizer, vocab 400") &&
+                           ContainsSubstring("data " + shards.string()));
+  CHECK(fs::exists(out / "checkpoints" / "step-000000002" / "tokenizer.model"));
+  r = run("--resume " + out.string() + " --steps 3");
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  CHECK_THAT(r.output, ContainsSubstring("resuming after step 2"));
+  r = run("sample --resume " + out.string() + " --prompt 'And God said' --tokens 5");
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  CHECK_THAT(r.output, ContainsSubstring("And God said"));
+  // The shards' tokenizer is the run's: naming another one, or text and shards together, is refused.
+  r = run(size + "--steps 1 --data-dir " + shards.string() + " --tokenizer char --out " + out.string() +
+          "-x");
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("--tokenizer with --data-dir"));
+  r = run(size + "--steps 1 --data-dir " + shards.string() + " --data " + model.string() + " --out " +
+          out.string() + "-x");
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("--data and --data-dir both given"));
+}
+
+TEST_CASE("prepare and tokenizer refuse what they cannot use, naming it") {
+  struct Case {
+    std::string args;
+    const char* says;
+  };
+  const std::string out = " --out " + (dir() / "never").string();
+  for (const Case& c : std::initializer_list<Case>{
+           {"prepare --data '" + (dir() / "nothing-*.txt").string() + "'" + out,
+            "no file matches that pattern"},
+           {"prepare --data " + textFolder().string() + " --val-every 1" + out, "--val-every 1"},
+           {"prepare --data " + textFolder().string() + " --val-fraction 0" + out, "--val-fraction 0"},
+           {"prepare --data " + textFolder().string() + " --tokenizer " + (dir() / "no.model").string() + out,
+            "not 'byte', a SentencePiece .model"},
+           {"prepare --data " + textFolder().string() + " --tokenizer " + textFolder().string() + out,
+            "neither encoder.json"},
+           {"tokenizer --data " + textFolder().string() + " --type wordpiece" + out, "--type"},
+           {"tokenizer --data " + textFolder().string() + " --vocab 0" + out, "--vocab"},
+           {"--preset tiny --steps 1 --data-dir " + textFolder().string() + out,
+            "not a token shard directory"},
+       }) {
+    auto r = run(c.args);
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring(c.says));
+  }
+  CHECK_FALSE(fs::exists(dir() / "never"));
+}

@@ -73,7 +73,7 @@ int runExport(const ExportFlags& f) {
   const std::filesystem::path checkpoint = train::resolveCheckpoint(f.run);
   std::optional<int64_t> eos;
   try {
-    if (auto eot = train::Tokenizer::fromJson(train::checkpointTokenizer(checkpoint)).endOfText()) eos = *eot;
+    if (auto eot = train::loadCheckpointTokenizer(checkpoint).endOfText()) eos = *eot;
   } catch (const train::CheckpointError&) {
     // A checkpoint without a tokenizer exports without an end-of-text id.
   }

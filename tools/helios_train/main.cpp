@@ -4,6 +4,10 @@
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
 //   helios-train export --format hf --run runs/tiny --out hf/tiny --dtype f16
 //   helios-train --init-from hf/tiny --steps 100 --out runs/finetune
+//   helios-train tokenizer --data texts/ --vocab 8192 --out tok.model
+//   helios-train prepare --data texts/ --tokenizer tok.model --out shards/
+//   helios-train --data-dir shards/ --steps 1000 --out runs/shards
+#include "data_commands.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -12,6 +16,7 @@
 #include "engine/train/data.hpp"
 #include "engine/train/hf_gpt2.hpp"
 #include "engine/train/sampler.hpp"
+#include "engine/train/token_shard.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/vk/error.hpp"
 #include "export.hpp"
@@ -30,7 +35,8 @@ using namespace helios;
 namespace fs = std::filesystem;
 
 struct Flags {
-  std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer, attention;
+  std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, model, tokenizer,
+              attention;
   std::string initFrom;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
@@ -54,7 +60,16 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
   if (given("--model")) c.model = f.model;
   if (given("--tokenizer")) c.tokenizer = f.tokenizer;
-  if (given("--data")) c.data = f.data;
+  if (given("--data") && given("--data-dir"))
+    throw std::invalid_argument("--data and --data-dir both given: train on a text file or on token shards");
+  if (given("--tokenizer") && given("--data-dir"))
+    throw std::invalid_argument("--tokenizer with --data-dir: the shards' own tokenizer is used "
+                                "(helios-train prepare --tokenizer chose it)");
+  if (given("--data")) {
+    c.data = f.data;
+    c.dataDir.clear();
+  }
+  if (given("--data-dir")) c.dataDir = f.dataDir;
   if (given("--steps")) c.steps = f.steps;
   if (given("--seed")) c.seed = f.seed;
   if (given("--batch")) c.batch = f.batch;
@@ -192,40 +207,56 @@ int runTrain(const CLI::App& app, const Flags& f) {
                                              : fs::path("runs") / f.preset;
 
   // Data and tokenizer; then the run directory, probed before the device and step 1, not after the last.
-  const std::string text = train::readCorpus(cfg.data);
-  io::requireWritableDirectory(out);
-  const std::string dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
-  const bool importedTokenizer = imported && !imported->tokenizer.is_null() && !app.count("--tokenizer");
-  const train::Tokenizer tok = !resumeState.is_null()
-                                   ? train::Tokenizer::fromJson(resumeState.at("tokenizer"))
-                               : importedTokenizer ? train::Tokenizer::fromJson(imported->tokenizer)
-                                                   : train::Tokenizer::make(cfg.tokenizer, text);
-  if (imported && !importedTokenizer)
-    std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", f.initFrom.c_str(),
-                tok.kindName(), tok.vocab(),
-                imported->tokenizer.is_null() ? "the directory carries no Helios tokenizer"
-                                              : "--tokenizer overrides the one it carries");
-  std::vector<int32_t> ids = tok.encode(text);
-  train::DataInfo info{dataPath, train::fnv1a64(text), ids.size(), tok.toJson()};
-  train::DataLoader loader(std::move(ids), cfg.seqLen, cfg.seed);
+  std::unique_ptr<train::DataLoader> loader;
+  std::optional<train::Tokenizer> tokOpt;
+  train::DataInfo info;
+  std::string dataPath;
+  if (!cfg.dataDir.empty()) {
+    auto shards = train::openShardSet(cfg.dataDir);
+    io::requireWritableDirectory(out);
+    tokOpt = shards->tokenizer;
+    dataPath = cfg.dataDir;
+    info = {dataPath, shards->indexHash, shards->trainTokens(), tokOpt->toJson(), tokOpt->files()};
+    loader = std::make_unique<train::DataLoader>(std::move(shards), cfg.seqLen, cfg.seed);
+  } else {
+    const std::string text = train::readCorpus(cfg.data);
+    io::requireWritableDirectory(out);
+    dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
+    const bool importedTokenizer = imported && !imported->tokenizer.is_null() && !app.count("--tokenizer");
+    tokOpt = !resumeState.is_null() ? train::loadCheckpointTokenizer(checkpoint)
+             : importedTokenizer    ? train::Tokenizer::fromJson(imported->tokenizer)
+                                    : train::Tokenizer::make(cfg.tokenizer, text);
+    if (imported && !importedTokenizer)
+      std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", f.initFrom.c_str(),
+                  tokOpt->kindName(), tokOpt->vocab(),
+                  imported->tokenizer.is_null() ? "the directory carries no Helios tokenizer"
+                                                : "--tokenizer overrides the one it carries");
+    std::vector<int32_t> ids = tokOpt->encode(text);
+    info = {dataPath, train::fnv1a64(text), ids.size(), tokOpt->toJson(), tokOpt->files()};
+    loader = std::make_unique<train::DataLoader>(std::move(ids), cfg.seqLen, cfg.seed);
+  }
+  const train::Tokenizer& tok = *tokOpt;
   startup.lap("data");
 
   // Device and model.
   auto ctx = vk::Context::create({.device = f.device});
   startup.lap("device");
+  // The presets' vocabularies are for bytes: a larger tokenizer's vocabulary replaces them unless given.
+  if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0)
+    cfg.gpt.vocab = 0;
   const nlohmann::json arch = modelJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
   startup.lap("model");
-  train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
+  train::Trainer trainer(*ctx, *model, cfg, *loader, info, out);
   if (!f.resume.empty()) trainer.resume(checkpoint);
   startup.lap("trainer");
 
   std::printf("helios-train: %s on %s\n", model->describe().c_str(), ctx->device().name().c_str());
   std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
               static_cast<unsigned long long>(model->parameterCount()), tok.kindName(), tok.vocab(),
-              dataPath.c_str(), static_cast<unsigned long long>(loader.trainTokens()),
-              static_cast<unsigned long long>(loader.valTokens()));
+              dataPath.c_str(), static_cast<unsigned long long>(loader->trainTokens()),
+              static_cast<unsigned long long>(loader->valTokens()));
   std::printf(
       "  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
       "precision %s%s | steps %llu%s | out %s\n",
@@ -303,7 +334,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
 int runSample(const SampleFlags& f) {
   const fs::path checkpoint = train::resolveCheckpoint(f.resume);
   const nlohmann::json arch = train::checkpointModelConfig(checkpoint);
-  const train::Tokenizer tok = train::Tokenizer::fromJson(train::checkpointTokenizer(checkpoint));
+  const train::Tokenizer tok = train::loadCheckpointTokenizer(checkpoint);
   auto ctx = vk::Context::create({.device = f.device});
   auto model = train::makeModel(*ctx, arch, 0);
   train::loadCheckpoint(*ctx, checkpoint, *model, false);
@@ -348,6 +379,8 @@ int main(int argc, char** argv) {
   app.add_option("--steps", f.steps, "Optimizer steps in total (a resumed run continues to this step)")
       ->check(cli::PositiveCount);
   app.add_option("--data", f.data, "Training text file (default: the KJV corpus)");
+  app.add_option("--data-dir", f.dataDir,
+                 "Token shards written by `helios-train prepare` (memory-mapped; their tokenizer is used)");
   app.add_option("--out", f.out, "Output directory (default: runs/<preset>, or the --resume run directory)");
   app.add_option(
       "--resume", f.resume,
@@ -431,10 +464,14 @@ int main(int argc, char** argv) {
 
   train_cli::ExportFlags ef;
   auto* exportCmd = train_cli::addExportCommand(app, ef);
+  train_cli::DataCommands dc;
+  train_cli::addDataCommands(app, dc);
 
   CLI11_PARSE(app, argc, argv);
   try {
     if (exportCmd->parsed()) return train_cli::runExport(ef);
+    if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
+    if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);
     return sample->parsed() ? runSample(sf) : runTrain(app, f);
   } catch (const vk::LoaderMissing& e) {
     std::cerr << "helios-train: " << e.what() << "\n";

@@ -1,0 +1,84 @@
+#include "engine/text/load.hpp"
+
+#include "engine/text/gpt2_bpe.hpp"
+#include "engine/text/sentencepiece.hpp"
+#include "engine/text/simple.hpp"
+
+#include <fmt/format.h>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace helios::text {
+
+namespace fs = std::filesystem;
+
+std::string readWholeFile(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!in || !fs::is_regular_file(path, ec))
+    throw std::invalid_argument(fmt::format("{}: cannot read the tokenizer file", path.string()));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+namespace {
+
+std::unique_ptr<Tokenizer> gpt2From(const fs::path& dir) {
+  return std::make_unique<Gpt2Tokenizer>(readWholeFile(dir / "encoder.json"),
+                                         readWholeFile(dir / "vocab.bpe"));
+}
+
+std::vector<uint8_t> charsOf(const nlohmann::json& d) {
+  std::vector<uint8_t> chars;
+  for (const auto& c : d.at("chars")) {
+    const int v = c.get<int>();
+    if (v < 0 || v > 255)
+      throw std::invalid_argument(fmt::format("char-level tokenizer: {} is not a byte", v));
+    chars.push_back(static_cast<uint8_t>(v));
+  }
+  return chars;
+}
+
+} // namespace
+
+std::unique_ptr<Tokenizer> openTokenizer(const std::string& spec) {
+  if (spec == "byte") return std::make_unique<ByteTokenizer>();
+  const fs::path p(spec);
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) {
+    if (fs::exists(p / "encoder.json")) return gpt2From(p);
+    if (fs::exists(p / "tokenizer.model"))
+      return std::make_unique<SentencePieceTokenizer>(readWholeFile(p / "tokenizer.model"));
+    throw std::invalid_argument(fmt::format(
+        "{}: the directory has neither encoder.json + vocab.bpe (GPT-2 BPE) nor tokenizer.model", spec));
+  }
+  if (p.filename() == "encoder.json") return gpt2From(p.parent_path());
+  if (fs::is_regular_file(p, ec)) return std::make_unique<SentencePieceTokenizer>(readWholeFile(p));
+  throw std::invalid_argument(fmt::format("tokenizer '{}': not 'byte', a SentencePiece .model file, or a "
+                                          "directory with GPT-2's encoder.json and vocab.bpe",
+                                          spec));
+}
+
+std::unique_ptr<Tokenizer> loadTokenizer(const nlohmann::json& d, const fs::path& dir) {
+  const std::string kind = d.value("kind", "");
+  std::unique_ptr<Tokenizer> t;
+  if (kind == "byte")
+    t = std::make_unique<ByteTokenizer>();
+  else if (kind == "char")
+    t = std::make_unique<CharTokenizer>(charsOf(d));
+  else if (kind == "sentencepiece")
+    t = std::make_unique<SentencePieceTokenizer>(readWholeFile(dir / "tokenizer.model"));
+  else if (kind == "gpt2")
+    t = gpt2From(dir);
+  else
+    throw std::invalid_argument(fmt::format("unknown tokenizer kind '{}'", kind));
+  if (t->describe() != d)
+    throw std::invalid_argument(
+        fmt::format("{}: the tokenizer files there ({}) are not the ones recorded ({})", dir.string(),
+                    t->describe().dump(), d.dump()));
+  return t;
+}
+
+} // namespace helios::text

@@ -1,0 +1,24 @@
+#pragma once
+// Building a tokenizer from what a user names or what was saved:
+//   openTokenizer("byte")                   byte-level
+//   openTokenizer("path/to/m.model")        a SentencePiece model
+//   openTokenizer("path/to/dir")            GPT-2 BPE: dir/encoder.json + dir/vocab.bpe (or
+//   dir/tokenizer.model) openTokenizer("path/to/encoder.json")   GPT-2 BPE with vocab.bpe beside it
+// and loadTokenizer(describe(), dir) from a description plus the files() it names, saved in `dir`.
+#include "engine/text/tokenizer.hpp"
+
+#include <filesystem>
+#include <memory>
+
+namespace helios::text {
+
+// Throws std::invalid_argument saying what `spec` is and what was expected.
+std::unique_ptr<Tokenizer> openTokenizer(const std::string& spec);
+// Throws std::invalid_argument for an unknown kind, a missing file, or files whose hash differs from the
+// description's.
+std::unique_ptr<Tokenizer> loadTokenizer(const nlohmann::json& description, const std::filesystem::path& dir);
+
+// Reads a whole file; throws std::invalid_argument naming it.
+std::string readWholeFile(const std::filesystem::path& path);
+
+} // namespace helios::text

@@ -1,0 +1,42 @@
+#pragma once
+// The tokenizer interface: text <-> token ids. Implementations: byte-level and char-level (simple.hpp),
+// SentencePiece (sentencepiece.hpp) and GPT-2's byte-level BPE (gpt2_bpe.hpp); load.hpp builds any of them
+// from its description and files. A tokenizer is immutable once built and safe to share between threads.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace helios::text {
+
+// A file a tokenizer is made of (SentencePiece's .model, GPT-2's encoder.json and vocab.bpe): saved beside a
+// checkpoint or token shards so that they decode the same way without the original files.
+struct TokenizerFile {
+  std::string name;
+  std::string bytes;
+};
+
+class Tokenizer {
+public:
+  virtual ~Tokenizer() = default;
+  virtual const char* kind() const = 0; // "byte", "char", "sentencepiece", "gpt2"
+  virtual uint32_t vocab() const = 0;
+  virtual std::vector<int32_t> encode(std::string_view text) const = 0;
+  // One token's bytes, for streaming output (a multi-byte character may span tokens). Ids outside the
+  // vocabulary (a model vocabulary padded beyond the tokenizer's) decode to "?".
+  virtual std::string decodeToken(int32_t id) const = 0;
+  // A whole sequence; the default concatenates decodeToken.
+  virtual std::string decode(std::span<const int32_t> ids) const;
+  // The token that separates documents in token shards (none for byte and char tokenizers).
+  virtual std::optional<int32_t> endOfText() const { return std::nullopt; }
+  // {"kind": ..., ...}: with files() all that is needed to rebuild it (load.hpp); equal descriptions mean
+  // the same tokenization (file-backed kinds carry a hash of their files).
+  virtual nlohmann::json describe() const = 0;
+  virtual std::vector<TokenizerFile> files() const { return {}; }
+};
+
+} // namespace helios::text
