@@ -8,6 +8,7 @@
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
+#include "engine/train/model_config.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/vk/error.hpp"
@@ -82,19 +83,6 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
 }
 
-nlohmann::json modelJson(const train::TrainConfig& c, const train::Tokenizer& tok) {
-  if (c.model == "bigram") return {{"kind", "bigram"}, {"vocab", tok.vocab()}};
-  model::GptConfig g = c.gpt;
-  if (g.vocab == 0) g.vocab = tok.vocab();
-  if (g.vocab < tok.vocab())
-    throw std::invalid_argument(fmt::format("the model vocabulary {} is smaller than the {} tokenizer's {}",
-                                            g.vocab, tok.kindName(), tok.vocab()));
-  if (g.context == 0) g.context = c.seqLen;
-  nlohmann::json j = train::toJson(g);
-  j["kind"] = "gpt";
-  return j;
-}
-
 void printProfile(const graph::GraphExecutor& graph) {
   const auto prof = graph.profile();
   double total = 0;
@@ -146,7 +134,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
 
   // Device and model.
   auto ctx = vk::Context::create({.device = f.device});
-  const nlohmann::json arch = modelJson(cfg, tok);
+  const nlohmann::json arch = train::modelConfigJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
   if (!f.resume.empty()) trainer.resume(checkpoint);
@@ -250,7 +238,8 @@ int runSample(const SampleFlags& f) {
 int main(int argc, char** argv) {
   CLI::App app{"helios-train: train a GPT on a text file with Helios (Vulkan compute), and sample from it.\n"
                "Without --data it reads the default corpus (the King James Bible from the Debian package\n"
-               "bible-kjv, written to .deps/corpus/kjv.txt by third_party/bootstrap.sh).\n"
+               "bible-kjv: share/helios/corpus/kjv.txt of an installed Helios, or what third_party/bootstrap.sh\n"
+               "wrote; HELIOS_CORPUS overrides it).\n"
                "Precedence: preset < checkpoint (--resume) < --config FILE < flags."};
   app.require_subcommand(0, 1);
   Flags f;
