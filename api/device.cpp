@@ -84,7 +84,9 @@ Device Device::open(const DeviceOptions& options) {
   return Device(std::move(impl));
 }
 
-const DeviceInfo& Device::info() const { return impl_->info; }
+const DeviceInfo& Device::info() const {
+  return impl_->info;
+}
 
 CoopSelfTest Device::coopSelfTest() const {
   // The engine's first coop use of a device asks the self-test (engine/ops/coop_selftest.hpp).

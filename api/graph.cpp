@@ -21,7 +21,8 @@ Graph::~Graph() = default;
 
 void Graph::record(const std::string& key, const std::function<void()>& ops) {
   Device::Impl& device = *impl_->device.impl();
-  if (device.recording) throw std::logic_error("helios::Graph::record: another recording runs on this device");
+  if (device.recording)
+    throw std::logic_error("helios::Graph::record: another recording runs on this device");
   if (!impl_->inStep) {
     impl_->exec.beginStep();
     impl_->inStep = true;

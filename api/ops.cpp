@@ -15,14 +15,18 @@ namespace helios {
 
 namespace {
 
-std::string shapeText(const Tensor& t) { return fmt::format("[{}]", fmt::join(t.shape(), ", ")); }
+std::string shapeText(const Tensor& t) {
+  return fmt::format("[{}]", fmt::join(t.shape(), ", "));
+}
 
 uint32_t dim32(uint64_t v, const char* what) {
   if (v > 0x7fffffffu) throw std::invalid_argument(fmt::format("helios: {} = {} is too large", what, v));
   return static_cast<uint32_t>(v);
 }
 
-ops::MatmulDType matmulType(DType t) { return t == DType::F16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32; }
+ops::MatmulDType matmulType(DType t) {
+  return t == DType::F16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
+}
 
 // The product's sizes from the operands' shapes (2-D, or 3-D batches; a 2-D side is shared by the batch).
 struct MatmulPlan {
@@ -33,8 +37,8 @@ struct MatmulPlan {
 MatmulPlan planMatmul(const Tensor& a, const Tensor& b, const MatmulOptions& o) {
   const auto &as = a.shape(), &bs = b.shape();
   if (as.size() < 2 || as.size() > 3 || bs.size() < 2 || bs.size() > 3)
-    throw std::invalid_argument(fmt::format("helios::matmul: A {} and B {} must have 2 or 3 dimensions",
-                                            shapeText(a), shapeText(b)));
+    throw std::invalid_argument(
+        fmt::format("helios::matmul: A {} and B {} must have 2 or 3 dimensions", shapeText(a), shapeText(b)));
   if (a.dtype() != b.dtype())
     throw std::invalid_argument("helios::matmul: A and B must both be f32 or both f16");
   if (o.outType == DType::F16 && a.dtype() != DType::F16)
@@ -71,18 +75,20 @@ MatmulPlan planMatmul(const Tensor& a, const Tensor& b, const MatmulOptions& o) 
   return p;
 }
 
-ops::AttentionShape planAttention(const Tensor& q, const Tensor& k, const Tensor& v, const AttentionOptions& o) {
+ops::AttentionShape planAttention(const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const AttentionOptions& o) {
   const auto &qs = q.shape(), &ks = k.shape();
   if (qs.size() != 4 || ks.size() != 4 || v.shape() != ks)
-    throw std::invalid_argument(fmt::format("helios::attention: q {}, k {}, v {} must be [batch, heads, tokens, "
-                                            "headDim], with v shaped as k",
-                                            shapeText(q), shapeText(k), shapeText(v)));
+    throw std::invalid_argument(
+        fmt::format("helios::attention: q {}, k {}, v {} must be [batch, heads, tokens, "
+                    "headDim], with v shaped as k",
+                    shapeText(q), shapeText(k), shapeText(v)));
   if (qs[0] != ks[0] || qs[3] != ks[3])
     throw std::invalid_argument(fmt::format("helios::attention: q {} and k {} differ in batch or head dim",
                                             shapeText(q), shapeText(k)));
   if (qs[1] % ks[1] != 0)
-    throw std::invalid_argument(fmt::format("helios::attention: q's {} heads are not a multiple of k's {}",
-                                            qs[1], ks[1]));
+    throw std::invalid_argument(
+        fmt::format("helios::attention: q's {} heads are not a multiple of k's {}", qs[1], ks[1]));
   if (q.dtype() != DType::F32 || k.dtype() != DType::F32 || v.dtype() != DType::F32)
     throw std::invalid_argument("helios::attention: q, k and v must be f32");
   ops::AttentionShape s;
@@ -127,7 +133,8 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
   return out;
 }
 
-void attention(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out, const AttentionOptions& options) {
+void attention(const Tensor& q, const Tensor& k, const Tensor& v, Tensor& out,
+               const AttentionOptions& options) {
   api::requireSameDevice("attention", {&q, &k, &v, &out});
   const ops::AttentionShape s = planAttention(q, k, v, options);
   requireOut(out, q.shape(), DType::F32, "attention");

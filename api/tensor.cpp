@@ -29,7 +29,9 @@ void requireBytes(const Tensor& t, size_t bytes, const char* what) {
 
 } // namespace
 
-size_t dtypeSize(DType dtype) { return dtype == DType::F16 ? 2 : 4; }
+size_t dtypeSize(DType dtype) {
+  return dtype == DType::F16 ? 2 : 4;
+}
 
 Tensor::Tensor(std::shared_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
@@ -53,11 +55,21 @@ Tensor Tensor::fromBytes(const Device& device, std::vector<uint64_t> shape, DTyp
   return t;
 }
 
-const std::vector<uint64_t>& Tensor::shape() const { return impl_->shape; }
-DType Tensor::dtype() const { return impl_->dtype; }
-uint64_t Tensor::elements() const { return elementCount(impl_->shape); }
-uint64_t Tensor::bytes() const { return elements() * dtypeSize(impl_->dtype); }
-const Device& Tensor::device() const { return impl_->device; }
+const std::vector<uint64_t>& Tensor::shape() const {
+  return impl_->shape;
+}
+DType Tensor::dtype() const {
+  return impl_->dtype;
+}
+uint64_t Tensor::elements() const {
+  return elementCount(impl_->shape);
+}
+uint64_t Tensor::bytes() const {
+  return elements() * dtypeSize(impl_->dtype);
+}
+const Device& Tensor::device() const {
+  return impl_->device;
+}
 
 void Tensor::read(void* dst, size_t bytes) const {
   requireBytes(*this, bytes, "read");

@@ -4,6 +4,8 @@
 
 namespace helios {
 
-TrainResult train(const Device& device, const TrainConfig& config) { return api::runTraining(device, config); }
+TrainResult train(const Device& device, const TrainConfig& config) {
+  return api::runTraining(device, config);
+}
 
 } // namespace helios

@@ -16,7 +16,8 @@ namespace {
 train::TrainConfig engineConfig(const TrainConfig& c) {
   train::TrainConfig cfg;
   if (!c.preset.empty()) train::applyPreset(cfg, c.preset);
-  const nlohmann::json overrides = nlohmann::json::parse(c.overrides.empty() ? "{}" : c.overrides, nullptr, false);
+  const nlohmann::json overrides =
+      nlohmann::json::parse(c.overrides.empty() ? "{}" : c.overrides, nullptr, false);
   if (overrides.is_discarded() || !overrides.is_object())
     throw std::invalid_argument("helios::train: overrides must be a JSON object");
   train::fromJson(overrides, cfg);

@@ -43,7 +43,9 @@ py::dict infoDict(const helios::DeviceInfo& d) {
   return out;
 }
 
-bool isHalf(const py::array& a) { return a.dtype().is(py::dtype("float16")); }
+bool isHalf(const py::array& a) {
+  return a.dtype().is(py::dtype("float16"));
+}
 
 // A C-contiguous float32 or float16 copy of `a` on the device (other dtypes are refused, not converted).
 helios::Tensor toTensor(const py::array& given, const char* name) {
@@ -83,7 +85,8 @@ py::array attention(const py::array& q, const py::array& k, const py::array& v, 
   // The f32 kernels run the op; float16 arrays are widened here and the result rounded back.
   const py::dtype f32 = py::dtype::of<float>();
   auto widen = [&](const py::array& x) { return isHalf(x) ? py::array(x.attr("astype")(f32)) : x; };
-  const helios::Tensor tq = toTensor(widen(q), "q"), tk = toTensor(widen(k), "k"), tv = toTensor(widen(v), "v");
+  const helios::Tensor tq = toTensor(widen(q), "q"), tk = toTensor(widen(k), "k"),
+                       tv = toTensor(widen(v), "v");
   std::optional<helios::Tensor> o;
   {
     py::gil_scoped_release release;
@@ -136,17 +139,23 @@ py::dict train(py::dict config) {
 
 PYBIND11_MODULE(helios, m) {
   m.doc() = "Helios: a Vulkan compute engine that writes its own SPIR-V kernels (NumPy in, NumPy out)";
-  m.def("devices", [] {
-    py::list out;
-    for (const auto& d : helios::devices())
-      out.append(infoDict(d));
-    return out;
-  }, "Every Vulkan device on this machine, as dicts");
-  m.def("use_device", [](const std::string& select) { deviceSlot() = helios::Device::open({select}); },
-        py::arg("select"), "Open the device the next calls run on: an index or a name substring");
-  m.def("device", [] { return infoDict(currentDevice().info()); }, "The device in use");
-  m.def("coop_self_test", [] { return currentDevice().coopSelfTest().describe(); },
-        "The cooperative-matrix self-test's result on the device in use");
+  m.def(
+      "devices",
+      [] {
+        py::list out;
+        for (const auto& d : helios::devices())
+          out.append(infoDict(d));
+        return out;
+      },
+      "Every Vulkan device on this machine, as dicts");
+  m.def(
+      "use_device", [](const std::string& select) { deviceSlot() = helios::Device::open({select}); },
+      py::arg("select"), "Open the device the next calls run on: an index or a name substring");
+  m.def(
+      "device", [] { return infoDict(currentDevice().info()); }, "The device in use");
+  m.def(
+      "coop_self_test", [] { return currentDevice().coopSelfTest().describe(); },
+      "The cooperative-matrix self-test's result on the device in use");
   m.def("matmul", &matmul, py::arg("a"), py::arg("b"), py::arg("transpose_a") = false,
         py::arg("transpose_b") = false, "a @ b on the GPU (2-D, or 3-D batches)");
   m.def("attention", &attention, py::arg("q"), py::arg("k"), py::arg("v"), py::arg("causal") = false,

@@ -34,6 +34,8 @@ fs::path dataDirFor(const fs::path& binary) {
   return binary.parent_path().parent_path() / "share" / "helios";
 }
 
-fs::path installedDataDir() { return dataDirFor(ownBinaryPath()); }
+fs::path installedDataDir() {
+  return dataDirFor(ownBinaryPath());
+}
 
 } // namespace helios::io

@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
   // One product at odd sizes, run at once.
   const size_t M = 67, N = 45, K = 83;
   auto a = randomValues(M * K, rng), b = randomValues(K * N, rng);
-  helios::Tensor ta = helios::Tensor::fromHost(device, {M, K}, a), tb = helios::Tensor::fromHost(device, {K, N}, b);
+  helios::Tensor ta = helios::Tensor::fromHost(device, {M, K}, a),
+                 tb = helios::Tensor::fromHost(device, {K, N}, b);
   ok &= check(matmulError(a, b, helios::matmul(ta, tb).toHost(), M, N, K) < 1e-5, "matmul vs float64");
 
   // The same product recorded once into a graph, replayed on new inputs (the output is poisoned first).
@@ -85,6 +86,7 @@ int main(int argc, char** argv) {
   const float first = result.steps.front().loss, last = result.steps.back().loss;
   std::printf("trained %s: loss %.3f -> %.3f over %zu steps\n", result.model.c_str(), first, last,
               result.steps.size());
-  ok &= check(result.steps.size() == 12 && std::isfinite(last) && last < first - 0.5f, "training lowers the loss");
+  ok &= check(result.steps.size() == 12 && std::isfinite(last) && last < first - 0.5f,
+              "training lowers the loss");
   return ok ? 0 : 1;
 }

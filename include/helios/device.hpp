@@ -11,22 +11,22 @@ namespace helios {
 
 // What the probe reports about one physical device (helios-probe prints the full tables).
 struct DeviceInfo {
-  uint32_t index = 0;        // as --device / HELIOS_DEVICE take it
-  std::string name;          // "NVIDIA H100 80GB HBM3", "llvmpipe (LLVM 15.0.7, 256 bits)"
-  std::string type;          // "discrete", "integrated", "virtual", "cpu", "other"
+  uint32_t index = 0; // as --device / HELIOS_DEVICE take it
+  std::string name;   // "NVIDIA H100 80GB HBM3", "llvmpipe (LLVM 15.0.7, 256 bits)"
+  std::string type;   // "discrete", "integrated", "virtual", "cpu", "other"
   uint32_t vendorId = 0, deviceId = 0;
   std::string driver;        // driver name and version
   std::string apiVersion;    // "1.4.309"
   uint32_t subgroupSize = 0; // the default subgroup size
-  std::string coopShape;     // the f16 x f16 -> f32 cooperative-matrix shape the GEMMs use ("16x16x16"), or ""
+  std::string coopShape; // the f16 x f16 -> f32 cooperative-matrix shape the GEMMs use ("16x16x16"), or ""
 };
 
 // The per-device cooperative-matrix self-test (coop GEMM and attention against float64 references).
 struct HELIOS_API CoopSelfTest {
   enum class Status { NotRun, Pass, Fail };
   Status status = Status::NotRun;
-  std::string failure; // the failed check and what was wrong, when Fail
-  bool cached = false; // read from the cache beside the pipeline caches, not run by this process
+  std::string failure;          // the failed check and what was wrong, when Fail
+  bool cached = false;          // read from the cache beside the pipeline caches, not run by this process
   std::string describe() const; // "pass (cached)", "fail: <why> (this run)", "not run"
 };
 

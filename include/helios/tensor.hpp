@@ -30,9 +30,9 @@ public:
 
   // Copies to the host, waiting for the GPU work that writes this tensor; f16 is widened to float.
   std::vector<float> toHost() const;
-  void read(void* dst, size_t bytes) const;        // raw bytes, exactly bytes()
-  void write(const void* src, size_t bytes);       // raw bytes, exactly bytes()
-  void write(const std::vector<float>& values);    // f32 tensors, or f16 ones (rounded to nearest even)
+  void read(void* dst, size_t bytes) const;     // raw bytes, exactly bytes()
+  void write(const void* src, size_t bytes);    // raw bytes, exactly bytes()
+  void write(const std::vector<float>& values); // f32 tensors, or f16 ones (rounded to nearest even)
 
   struct Impl;
   explicit Tensor(std::shared_ptr<Impl> impl);

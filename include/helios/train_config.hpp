@@ -13,9 +13,9 @@ namespace helios {
 struct StepMetrics {
   uint64_t step = 0;
   float loss = 0, gradNorm = 0, lr = 0;
-  bool skipped = false;          // non-finite gradients: the update was not applied
-  double ms = 0;                 // host wall time of the step
-  std::optional<float> valLoss;  // on evaluation steps
+  bool skipped = false;         // non-finite gradients: the update was not applied
+  double ms = 0;                // host wall time of the step
+  std::optional<float> valLoss; // on evaluation steps
 };
 
 struct TrainConfig {

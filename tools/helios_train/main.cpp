@@ -236,11 +236,12 @@ int runSample(const SampleFlags& f) {
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"helios-train: train a GPT on a text file with Helios (Vulkan compute), and sample from it.\n"
-               "Without --data it reads the default corpus (the King James Bible from the Debian package\n"
-               "bible-kjv: share/helios/corpus/kjv.txt of an installed Helios, or what third_party/bootstrap.sh\n"
-               "wrote; HELIOS_CORPUS overrides it).\n"
-               "Precedence: preset < checkpoint (--resume) < --config FILE < flags."};
+  CLI::App app{
+      "helios-train: train a GPT on a text file with Helios (Vulkan compute), and sample from it.\n"
+      "Without --data it reads the default corpus (the King James Bible from the Debian package\n"
+      "bible-kjv: share/helios/corpus/kjv.txt of an installed Helios, or what third_party/bootstrap.sh\n"
+      "wrote; HELIOS_CORPUS overrides it).\n"
+      "Precedence: preset < checkpoint (--resume) < --config FILE < flags."};
   app.require_subcommand(0, 1);
   Flags f;
   app.add_option("--preset", f.preset, std::string("Configuration preset: ") + train::presetNames())
