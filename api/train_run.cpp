@@ -61,6 +61,7 @@ TrainResult runTraining(const Device& device, const TrainConfig& c) {
   result.parameters = model->parameterCount();
   result.model = model->describe();
   result.config = train::toJson(cfg).dump();
+  result.data = dataPath;
   return result;
 }
 

@@ -131,6 +131,7 @@ py::dict train(py::dict config) {
   out["loss"] = loss;
   out["parameters"] = r->parameters;
   out["model"] = r->model;
+  out["data"] = r->data;
   out["config"] = py::module_::import("json").attr("loads")(r->config);
   return out;
 }

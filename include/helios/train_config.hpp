@@ -32,6 +32,7 @@ struct TrainResult {
   uint64_t parameters = 0;
   std::string model;  // "4L 128d 4h T128 V256 layernorm gelu f32"
   std::string config; // the full configuration as JSON
+  std::string data;   // the training text read (the default corpus's path when config has "data": "")
 };
 
 } // namespace helios

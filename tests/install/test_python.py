@@ -102,7 +102,8 @@ def test_train(work):
     print(f"trained {result['model']}: loss {loss[0]:.3f} -> {loss[-1]:.3f}")
     check(len(loss) == 12 and all(math.isfinite(x) for x in loss), "train: 12 finite losses")
     check(loss[-1] < loss[0] - 0.5 and np.mean(loss[-4:]) < np.mean(loss[:4]), "train: the loss falls")
-    check(result["config"]["steps"] == 12 and result["parameters"] > 0, "train: config and parameters")
+    check(result["config"]["steps"] == 12 and result["parameters"] > 0 and result["data"] == text,
+          "train: config, parameters and data")
 
 
 test_devices()
