@@ -52,6 +52,7 @@ public:
   // skips it), and returns its result; NotRun on devices without cooperative matrices.
   CoopSelfTest coopSelfTest() const;
 
+  // The engine objects behind the handle, opaque outside libhelios.so (api/internal.hpp).
   struct Impl;
   explicit Device(std::shared_ptr<Impl> impl);
   const std::shared_ptr<Impl>& impl() const { return impl_; }

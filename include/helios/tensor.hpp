@@ -34,6 +34,7 @@ public:
   void write(const void* src, size_t bytes);    // raw bytes, exactly bytes()
   void write(const std::vector<float>& values); // f32 tensors, or f16 ones (rounded to nearest even)
 
+  // The engine objects behind the handle, opaque outside libhelios.so (api/internal.hpp).
   struct Impl;
   explicit Tensor(std::shared_ptr<Impl> impl);
   const std::shared_ptr<Impl>& impl() const { return impl_; }
