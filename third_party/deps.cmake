@@ -7,7 +7,7 @@
 #   SPIRV_VAL, SPIRV_DIS, GLSLANG_VALIDATOR   tool paths
 #   fmt::fmt, nlohmann_json::nlohmann_json, CLI11::CLI11, Catch2::Catch2WithMain
 
-set(HELIOS_DEPS "${CMAKE_SOURCE_DIR}/.deps" CACHE PATH "Prefix filled by third_party/bootstrap.sh")
+set(HELIOS_DEPS "${PROJECT_SOURCE_DIR}/.deps" CACHE PATH "Prefix filled by third_party/bootstrap.sh")
 set(_hdr "${HELIOS_DEPS}/headers/usr")
 
 # --- Vulkan headers: the newest of the system's and the prefix's. ---

@@ -1,6 +1,7 @@
 #include "engine/train/data.hpp"
 
 #include "engine/core/fnv1a.hpp"
+#include "engine/io/install_dir.hpp"
 #include "engine/train/token_shard.hpp"
 
 #include <algorithm>
@@ -11,8 +12,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#ifndef HELIOS_SOURCE_DIR
-#define HELIOS_SOURCE_DIR "."
+#ifndef HELIOS_DEFAULT_CORPUS
+#define HELIOS_DEFAULT_CORPUS ""
 #endif
 
 namespace helios::train {
@@ -21,13 +22,12 @@ namespace fs = std::filesystem;
 
 fs::path defaultCorpusPath() {
   if (const char* env = std::getenv("HELIOS_CORPUS"); env && *env) return env;
-  const fs::path repo = fs::path(HELIOS_SOURCE_DIR) / ".deps" / "corpus" / "kjv.txt";
-  if (fs::exists(repo)) return repo;
-  if (const char* deps = std::getenv("HELIOS_DEPS"); deps && *deps) {
-    const fs::path p = fs::path(deps) / "corpus" / "kjv.txt";
-    if (fs::exists(p)) return p;
-  }
-  return repo;
+  const fs::path installed = io::installedDataDir() / "corpus" / "kjv.txt";
+  std::error_code ec;
+  if (!installed.parent_path().empty() && fs::is_regular_file(installed, ec)) return installed;
+  const fs::path configured = HELIOS_DEFAULT_CORPUS;
+  if (!configured.empty() && fs::is_regular_file(configured, ec)) return configured;
+  return installed.parent_path().empty() ? configured : installed;
 }
 
 bool defaultCorpusAvailable() {

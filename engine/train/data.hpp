@@ -13,9 +13,11 @@
 
 namespace helios::train {
 
-// The default corpus: $HELIOS_CORPUS, else <repo>/.deps/corpus/kjv.txt (written by third_party/bootstrap.sh
-// from the Debian packages bible-kjv + bible-kjv-text), else $HELIOS_DEPS/corpus/kjv.txt. Returns the first
-// that exists, or the repository path when none does (so that messages name where it was expected).
+// The default corpus: $HELIOS_CORPUS, else <prefix>/share/helios/corpus/kjv.txt beside the binary running
+// (io::installedDataDir: an installed Helios, or the build tree, which mirrors that layout), else the
+// build-time option HELIOS_DEFAULT_CORPUS (default: the kjv.txt that third_party/bootstrap.sh writes into the
+// dependency prefix from the Debian packages bible-kjv + bible-kjv-text). Returns the first that exists, or
+// the installed path when none does (so that messages name where it was expected).
 std::filesystem::path defaultCorpusPath();
 bool defaultCorpusAvailable();
 

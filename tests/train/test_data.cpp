@@ -6,6 +6,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -72,6 +73,21 @@ TEST_CASE("data loader: split, deterministic batches, state", "[train][data]") {
 
 TEST_CASE("data: a missing default corpus names the bootstrap", "[train][data]") {
   CHECK_THROWS_WITH(train::readCorpus("/nonexistent/file.txt"), ContainsSubstring("cannot open"));
+}
+
+TEST_CASE("data: HELIOS_CORPUS names the default corpus, else share/helios beside the binary",
+          "[train][data]") {
+  const char* before = std::getenv("HELIOS_CORPUS");
+  const std::string saved = before ? before : "";
+  ::setenv("HELIOS_CORPUS", "/some/where/text.txt", 1);
+  CHECK(train::defaultCorpusPath() == std::filesystem::path("/some/where/text.txt"));
+  ::unsetenv("HELIOS_CORPUS");
+  // This test binary has no share/helios/corpus beside it: the configured fallback, or the installed path.
+  const auto installed = std::filesystem::read_symlink("/proc/self/exe").parent_path().parent_path() /
+                         "share" / "helios" / "corpus" / "kjv.txt";
+  const auto path = train::defaultCorpusPath();
+  CHECK((path == installed || (path != installed && std::filesystem::is_regular_file(path))));
+  if (!saved.empty()) ::setenv("HELIOS_CORPUS", saved.c_str(), 1);
 }
 
 TEST_CASE("data: a directory or an empty file is refused by name", "[train][data]") {

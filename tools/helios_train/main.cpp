@@ -15,6 +15,7 @@
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
 #include "engine/train/hf_gpt2.hpp"
+#include "engine/train/model_config.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/token_shard.hpp"
 #include "engine/train/trainer.hpp"
@@ -129,19 +130,6 @@ void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model:
   c.gpt.rope = hf.rope;
 }
 
-nlohmann::json modelJson(const train::TrainConfig& c, const train::Tokenizer& tok) {
-  if (c.model == "bigram") return {{"kind", "bigram"}, {"vocab", tok.vocab()}};
-  model::GptConfig g = c.gpt;
-  if (g.vocab == 0) g.vocab = tok.vocab();
-  if (g.vocab < tok.vocab())
-    throw std::invalid_argument(fmt::format("the model vocabulary {} is smaller than the {} tokenizer's {}",
-                                            g.vocab, tok.kindName(), tok.vocab()));
-  if (g.context == 0) g.context = c.seqLen;
-  nlohmann::json j = train::toJson(g);
-  j["kind"] = "gpt";
-  return j;
-}
-
 void printProfile(const graph::GraphExecutor& graph) {
   const auto prof = graph.profile();
   double total = 0;
@@ -244,7 +232,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
   // The presets' vocabularies are for bytes: a larger tokenizer's vocabulary replaces them unless given.
   if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0)
     cfg.gpt.vocab = 0;
-  const nlohmann::json arch = modelJson(cfg, tok);
+  const nlohmann::json arch = train::modelConfigJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
   startup.lap("model");
@@ -366,10 +354,12 @@ int runSample(const SampleFlags& f) {
 } // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"helios-train: train a GPT on a text file with Helios (Vulkan compute), and sample from it.\n"
-               "Without --data it reads the default corpus (the King James Bible from the Debian package\n"
-               "bible-kjv, written to .deps/corpus/kjv.txt by third_party/bootstrap.sh).\n"
-               "Precedence: preset < checkpoint (--resume) < --config FILE < flags."};
+  CLI::App app{
+      "helios-train: train a GPT on a text file with Helios (Vulkan compute), and sample from it.\n"
+      "Without --data it reads the default corpus (the King James Bible from the Debian package\n"
+      "bible-kjv: share/helios/corpus/kjv.txt of an installed Helios, or what third_party/bootstrap.sh\n"
+      "wrote; HELIOS_CORPUS overrides it).\n"
+      "Precedence: preset < checkpoint (--resume) < --config FILE < flags."};
   app.require_subcommand(0, 1);
   Flags f;
   app.add_option("--preset", f.preset, std::string("Configuration preset: ") + train::presetNames())
