@@ -95,22 +95,27 @@ void DataLoader::fill(uint64_t start, uint32_t row, std::vector<int32_t>& tokens
   }
 }
 
-void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets) {
+void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                           Shard shard) {
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
   const uint64_t starts = split_ - seqLen_; // start + seqLen (the last target) stays inside the split
-  for (uint32_t r = 0; r < rows; ++r)
-    fill(rng_.below(starts), r, tokens, targets);
+  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
+    const uint64_t start = rng_.below(starts); // every rank draws the whole batch
+    if (i % shard.count == shard.index) fill(start, static_cast<uint32_t>(i / shard.count), tokens, targets);
+  }
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
-                          std::vector<int32_t>& targets) const {
+                          std::vector<int32_t>& targets, Shard shard) const {
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
   SplitMix64 rng{seed_ ^ 0x5eed5eed5eed5eedull ^ (uint64_t(index) * 0x9e3779b97f4a7c15ull)};
   const uint64_t starts = tokens_.size() - split_ - seqLen_;
-  for (uint32_t r = 0; r < rows; ++r)
-    fill(split_ + rng.below(starts), r, tokens, targets);
+  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
+    const uint64_t start = split_ + rng.below(starts);
+    if (i % shard.count == shard.index) fill(start, static_cast<uint32_t>(i / shard.count), tokens, targets);
+  }
 }
 
 } // namespace helios::train

@@ -30,6 +30,13 @@ struct SplitMix64 {
   uint64_t below(uint64_t n) { return next() % n; } // n > 0; the modulo bias is irrelevant here
 };
 
+// One rank's part of every batch in data-parallel training: rows index, index + count, ... of the batch one
+// process would draw. N ranks at batch B/N together see exactly the rows of one process at batch B, and the
+// loader's state after a step does not depend on the rank count (resume may change it).
+struct Shard {
+  uint32_t index = 0, count = 1;
+};
+
 class DataLoader {
 public:
   // `valFraction` of the tokens (at the end) are held out. Throws std::invalid_argument when either split is
@@ -41,11 +48,12 @@ public:
   uint32_t seqLen() const { return seqLen_; }
 
   // `rows` sequences of seqLen tokens from the training split (random offsets) into tokens/targets
-  // (rows*seqLen each); advances the state.
-  void nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets);
+  // (rows*seqLen each); advances the state past rows * shard.count draws.
+  void nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                 Shard shard = {});
   // Validation batch `index` (0, 1, ...): the same rows every time for a given seed, whatever the state.
-  void valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
-                std::vector<int32_t>& targets) const;
+  void valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                Shard shard = {}) const;
 
   uint64_t state() const { return rng_.state; }
   void setState(uint64_t s) { rng_.state = s; }

@@ -2,6 +2,8 @@
 //   helios-train --preset tiny --steps 300 --out runs/tiny
 //   helios-train --resume runs/tiny --steps 600
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
+//   mpirun -np 2 helios-train --preset tiny --batch 16   (data parallel: 8 rows per rank, rank 0 reports)
+#include "engine/dist/communicator.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -19,6 +21,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 namespace {
 
@@ -31,7 +34,8 @@ struct Flags {
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
            warmup = 0;
   uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
-  uint32_t keep = 0, nonFiniteLimit = 0;
+  uint32_t keep = 0, nonFiniteLimit = 0, checkEvery = 100;
+  double distTimeout = 900, bucketMb = 25;
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false;
 };
@@ -109,7 +113,7 @@ void printProfile(const graph::GraphExecutor& graph) {
                 total > 0 ? 100.0 * p.totalUs / total : 0.0);
 }
 
-int runTrain(const CLI::App& app, const Flags& f) {
+int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
   nlohmann::json resumeState;
@@ -135,7 +139,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
 
   // Data and tokenizer; then the run directory, probed before the device and step 1, not after the last.
   const std::string text = train::readCorpus(cfg.data);
-  io::requireWritableDirectory(out);
+  if (comm.rank() == 0) io::requireWritableDirectory(out);
   const std::string dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
   const train::Tokenizer tok = resumeState.is_null()
                                    ? train::Tokenizer::make(cfg.tokenizer, text)
@@ -144,12 +148,20 @@ int runTrain(const CLI::App& app, const Flags& f) {
   train::DataInfo info{dataPath, train::fnv1a64(text), ids.size(), tok.toJson()};
   train::DataLoader loader(std::move(ids), cfg.seqLen, cfg.seed);
 
-  // Device and model.
-  auto ctx = vk::Context::create({.device = f.device});
+  // Device and model. With several ranks, each takes a device by its rank on the host; rank 0 writes.
+  auto ctx = vk::Context::create({.device = f.device, .slot = static_cast<uint32_t>(comm.localRank())});
   const nlohmann::json arch = modelJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
-  train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
+  const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20))};
+  train::Trainer trainer(*ctx, *model, cfg, loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
+  if (comm.size() > 1)
+    std::fprintf(stderr, "helios-train: %s, pid %ld, on %s\n", comm.describe().c_str(),
+                 static_cast<long>(::getpid()), ctx->device().name().c_str());
+  if (comm.rank() != 0) { // the other ranks train in step with rank 0, which reports and writes
+    trainer.train();
+    return 0;
+  }
 
   std::printf("helios-train: %s on %s\n", model->describe().c_str(), ctx->device().name().c_str());
   std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
@@ -165,6 +177,10 @@ int runTrain(const CLI::App& app, const Flags& f) {
       static_cast<unsigned long long>(cfg.steps),
       trainer.stepsDone() ? fmt::format(" (resuming after step {})", trainer.stepsDone()).c_str() : "",
       out.string().c_str());
+  if (comm.size() > 1)
+    std::printf("  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets, parameter "
+                "hashes compared every %u steps)\n",
+                comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb, f.checkEvery);
   std::fflush(stdout);
 
   train_cli::Progress progress(trainer, cfg.steps, cfg.logEvery);
@@ -314,6 +330,21 @@ int main(int argc, char** argv) {
       ->check(cli::Count);
   app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps")->check(cli::Count);
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
+  app.add_option(
+         "--check-every", f.checkEvery,
+         "Under mpirun: compare a hash of the parameters across ranks every N steps (0 = at the start "
+         "and the end only)")
+      ->check(cli::Count)
+      ->capture_default_str();
+  app.add_option("--dist-timeout", f.distTimeout,
+                 "Under mpirun: seconds a rank waits for the others before ending the job")
+      ->check(cli::Finite)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--bucket-mb", f.bucketMb, "Under mpirun: MiB of gradients averaged per MPI exchange")
+      ->check(cli::Finite)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   SampleFlags sf;
   auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
@@ -331,16 +362,27 @@ int main(int argc, char** argv) {
   sample->add_option("--device", sf.device, "Device index or name substring");
 
   CLI11_PARSE(app, argc, argv);
+  std::unique_ptr<dist::Communicator> comm;
+  // Under mpirun an error on one rank ends the whole job (the others would wait for it until the timeout).
+  auto fail = [&](const std::exception& e, int code, const char* lead) {
+    const bool ranks = comm && comm->size() > 1;
+    std::cerr << lead << "helios-train: " << (ranks ? fmt::format("rank {}: ", comm->rank()) : "") << e.what()
+              << "\n";
+    if (ranks) {
+      std::cerr << std::flush;
+      comm->abort(code);
+    }
+    return code;
+  };
   try {
-    return sample->parsed() ? runSample(sf) : runTrain(app, f);
+    if (sample->parsed()) return runSample(sf);
+    comm = dist::connect({.timeoutS = f.distTimeout});
+    return runTrain(app, f, *comm);
   } catch (const vk::LoaderMissing& e) {
-    std::cerr << "helios-train: " << e.what() << "\n";
-    return 1;
+    return fail(e, 1, "");
   } catch (const vk::NoDevice& e) {
-    std::cerr << "helios-train: " << e.what() << "\n";
-    return 1;
+    return fail(e, 1, "");
   } catch (const std::exception& e) {
-    std::cerr << "\nhelios-train: " << e.what() << "\n";
-    return 2;
+    return fail(e, 2, "\n");
   }
 }

@@ -1,0 +1,107 @@
+#include "engine/dist/data_parallel.hpp"
+
+#include "engine/ops/elementwise.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <fmt/format.h>
+
+namespace helios::dist {
+
+uint64_t hashValues(std::span<const float> values) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  const size_t words = values.size() / 2;
+  for (size_t i = 0; i < words; ++i) {
+    uint64_t w;
+    std::memcpy(&w, values.data() + 2 * i, 8);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  if (values.size() % 2) {
+    uint32_t w;
+    std::memcpy(&w, &values.back(), 4);
+    h = (h ^ w) * 0x100000001b3ull;
+  }
+  return h;
+}
+
+DataParallel::DataParallel(vk::Context& ctx, Communicator& comm,
+                           const std::vector<model::ParameterGroup>& groups, uint64_t bucketBytes,
+                           uint32_t extraFloats)
+    : comm_(comm), groups_(groups) {
+  const auto alignF = static_cast<uint32_t>(ctx.allocator().alignment() / 4);
+  std::vector<uint32_t> floats;
+  for (const auto& gr : groups)
+    floats.push_back(gr.elements);
+  buckets_ = planBuckets(floats, bucketBytes / 4, alignF);
+  extraStage_ = (stagedFloats(buckets_) + alignF - 1) / alignF * alignF;
+  uint64_t total = extraStage_ + extraFloats;
+  for (const auto& gr : groups) // broadcasts and hashes stage one group at a time
+    total = std::max<uint64_t>(total, gr.elements);
+  down_ = ctx.buffer(4 * total, "data-parallel staging (to host)", vk::MemoryKind::Readback);
+  up_ = ctx.buffer(4 * total, "data-parallel staging (to device)", vk::MemoryKind::Upload);
+}
+
+std::span<float> DataParallel::toHost(graph::GraphExecutor& g, std::span<const Piece> pieces) {
+  uint64_t end = 0;
+  for (const auto& p : pieces) {
+    ops::copy(g, p.range, vk::subrange(down_.range(), 4 * p.stage, 4ull * p.count), p.count);
+    end = std::max(end, p.stage + p.count);
+  }
+  host_.resize(end);
+  g.download(down_, std::as_writable_bytes(std::span<float>(host_))); // waits for the copies only
+  return host_;
+}
+
+void DataParallel::fromHost(graph::GraphExecutor& g, std::span<const Piece> pieces) {
+  g.upload(up_, std::as_bytes(std::span<const float>(host_)));
+  for (const auto& p : pieces)
+    ops::copy(g, vk::subrange(up_.range(), 4 * p.stage, 4ull * p.count), p.range, p.count);
+}
+
+void DataParallel::averageGradients(graph::GraphExecutor& g, const vk::BufferRange& extra) {
+  std::vector<Piece> pieces;
+  for (const auto& b : buckets_)
+    pieces.push_back({vk::subrange(groups_[b.group].grad, 4ull * b.first, 4ull * b.count), b.stage, b.count});
+  pieces.push_back({extra, extraStage_, static_cast<uint32_t>(extra.size / 4)});
+  std::span<float> host = toHost(g, pieces);
+  for (const auto& p : pieces) // in bucket order: the last layers' gradients first
+    comm_.allreduceMean(host.subspan(p.stage, p.count), "averaging gradients");
+  fromHost(g, pieces);
+}
+
+void DataParallel::broadcastState(graph::GraphExecutor& g) {
+  for (const auto& gr : groups_)
+    for (const vk::BufferRange* r : {&gr.data, &gr.m, &gr.v}) {
+      const Piece p{*r, 0, gr.elements};
+      if (rank() == 0) {
+        comm_.broadcast(std::as_writable_bytes(toHost(g, {&p, 1})), "sending rank 0's parameters");
+      } else {
+        host_.assign(p.count, 0.0f);
+        comm_.broadcast(std::as_writable_bytes(std::span<float>(host_)), "receiving rank 0's parameters");
+        fromHost(g, {&p, 1});
+      }
+    }
+  g.flush();
+}
+
+uint64_t DataParallel::parameterHash(graph::GraphExecutor& g) {
+  uint64_t h = 0;
+  for (const auto& gr : groups_) {
+    const Piece p{gr.data, 0, gr.elements};
+    h = h * 0x9e3779b97f4a7c15ull ^ hashValues(toHost(g, {&p, 1}));
+  }
+  return h;
+}
+
+void DataParallel::checkIdentical(graph::GraphExecutor& g, uint64_t step) {
+  const std::vector<uint64_t> hashes = comm_.allgather(parameterHash(g), "comparing parameter hashes");
+  std::string differ;
+  for (size_t r = 1; r < hashes.size(); ++r)
+    if (hashes[r] != hashes[0]) differ += fmt::format(", rank {} {:016x}", r, hashes[r]);
+  if (!differ.empty())
+    throw Error(fmt::format("after step {}: the parameters differ across ranks (hash of rank 0 {:016x}{}): "
+                            "the ranks no longer train the same model",
+                            step, hashes[0], differ));
+}
+
+} // namespace helios::dist
