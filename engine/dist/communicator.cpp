@@ -7,6 +7,13 @@
 
 namespace helios::dist {
 
+void Communicator::allreduceMean(std::span<float> data, const char* what) {
+  allreduceSum(data, what);
+  const auto n = static_cast<float>(size());
+  for (float& v : data)
+    v /= n;
+}
+
 void SingleProcess::abort(int code) {
   std::exit(code);
 }

@@ -25,10 +25,11 @@ public:
   virtual int size() const = 0;
   virtual int localRank() const = 0; // among the ranks on this host (picks the device)
   virtual int localSize() const = 0;
-  // Replaces `data` by its mean over the ranks, bit-identical on every rank and reproducible: each rank
-  // sums one slice of the buffer over the ranks in rank order, then the slices are gathered (so the result
-  // does not depend on the MPI library's choice of reduction algorithm).
-  virtual void allreduceMean(std::span<float> data, const char* what) = 0;
+  // Replaces `data` by its sum over the ranks, bit-identical on every rank and reproducible: each rank adds
+  // up one slice of the buffer over the ranks in rank order, then the slices are gathered (so the result does
+  // not depend on the MPI library's choice of reduction algorithm).
+  virtual void allreduceSum(std::span<float> data, const char* what) = 0;
+  void allreduceMean(std::span<float> data, const char* what); // the sum, divided by size()
   virtual void broadcast(std::span<std::byte> data, const char* what) = 0; // rank 0's bytes to every rank
   virtual std::vector<uint64_t> allgather(uint64_t value, const char* what) = 0;
   // Ends every rank of the job with `code` (after this rank printed why).
@@ -42,7 +43,7 @@ public:
   int size() const override { return 1; }
   int localRank() const override { return 0; }
   int localSize() const override { return 1; }
-  void allreduceMean(std::span<float>, const char*) override {}
+  void allreduceSum(std::span<float>, const char*) override {}
   void broadcast(std::span<std::byte>, const char*) override {}
   std::vector<uint64_t> allgather(uint64_t value, const char*) override { return {value}; }
   [[noreturn]] void abort(int code) override;

@@ -58,14 +58,15 @@ void DataParallel::fromHost(graph::GraphExecutor& g, std::span<const Piece> piec
     ops::copy(g, vk::subrange(up_.range(), 4 * p.stage, 4ull * p.count), p.range, p.count);
 }
 
-void DataParallel::averageGradients(graph::GraphExecutor& g, const vk::BufferRange& extra) {
+void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses) {
   std::vector<Piece> pieces;
   for (const auto& b : buckets_)
     pieces.push_back({vk::subrange(groups_[b.group].grad, 4ull * b.first, 4ull * b.count), b.stage, b.count});
-  pieces.push_back({extra, extraStage_, static_cast<uint32_t>(extra.size / 4)});
+  pieces.push_back({losses, extraStage_, static_cast<uint32_t>(losses.size / 4)});
   std::span<float> host = toHost(g, pieces);
-  for (const auto& p : pieces) // in bucket order: the last layers' gradients first
-    comm_.allreduceMean(host.subspan(p.stage, p.count), "averaging gradients");
+  for (size_t i = 0; i + 1 < pieces.size(); ++i) // in bucket order: the last layers' gradients first
+    comm_.allreduceSum(host.subspan(pieces[i].stage, pieces[i].count), "summing gradients");
+  comm_.allreduceMean(host.subspan(pieces.back().stage, pieces.back().count), "averaging losses");
   fromHost(g, pieces);
 }
 

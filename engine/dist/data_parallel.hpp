@@ -25,9 +25,10 @@ public:
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
 
-  // Replaces every group's gradient, and `extra` (f32), by its mean over the ranks. Waits for the GPU's
-  // backward; records the copies back (not yet submitted).
-  void averageGradients(graph::GraphExecutor& g, const vk::BufferRange& extra);
+  // Replaces every group's gradient by its sum over the ranks (each rank's backward scaled its own by 1 /
+  // ranks, so the sum is the mean, and a gradient overflows in f16 on N ranks where it would in one
+  // process), and `losses` (f32) by their mean. Waits for the GPU's backward; records the copies back.
+  void reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses);
   // Rank 0's parameters and AdamW moments to every rank.
   void broadcastState(graph::GraphExecutor& g);
   // Throws Error naming the ranks when their parameter values differ (a hash of every group's bytes).

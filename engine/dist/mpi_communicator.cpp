@@ -57,8 +57,9 @@ public:
   int localRank() const override { return localRank_; }
   int localSize() const override { return localSize_; }
 
-  void allreduceMean(std::span<float> data, const char* what) override {
-    if (data.size() > size_t(INT_MAX)) throw Error(fmt::format("rank {}: {}: buffer too large", rank_, what));
+  void allreduceSum(std::span<float> data, const char* what) override {
+    if (data.size() > size_t(INT_MAX))
+      throw Error(fmt::format("{}: a buffer of {} floats is too large for one exchange", what, data.size()));
     std::vector<int> counts, displs;
     sliceCounts(data.size(), size_, counts, displs);
     const int mine = counts[size_t(rank_)];
@@ -73,12 +74,11 @@ public:
           what);
     wait(req, what);
     float* out = data.data() + displs[size_t(rank_)];
-    const float n = static_cast<float>(size_);
     for (int i = 0; i < mine; ++i) {
       float s = copies_[size_t(i)];
       for (int r = 1; r < size_; ++r)
         s += copies_[size_t(r) * size_t(mine) + size_t(i)];
-      out[i] = s / n;
+      out[i] = s;
     }
     check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.data(), counts.data(), displs.data(),
                           MPI_FLOAT, world_, &req),
@@ -119,7 +119,7 @@ private:
     char text[MPI_MAX_ERROR_STRING];
     int len = 0;
     MPI_Error_string(rc, text, &len);
-    throw Error(fmt::format("rank {}: MPI failed while {}: {}", rank_, what, std::string(text, size_t(len))));
+    throw Error(fmt::format("MPI failed while {}: {}", what, std::string(text, size_t(len))));
   }
 
   // Polls until the request completes; past the deadline the peers are taken to be hung or gone.
@@ -132,9 +132,10 @@ private:
       if (done) return;
       if (spins < 1000) continue;
       if (Clock::now() > deadline)
-        throw Error(fmt::format("rank {} of {}: no answer from the other ranks for {:g} s while {}: a rank "
-                                "hangs or has died (--dist-timeout)",
-                                rank_, size_, timeoutS_, what));
+        throw Error(
+            fmt::format("no answer from the other ranks for {:g} s while {}: a rank hangs or has died "
+                        "(--dist-timeout)",
+                        timeoutS_, what));
       std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
   }

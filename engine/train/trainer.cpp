@@ -182,7 +182,7 @@ void Trainer::step() {
   const Clock::time_point t0 = Clock::now();
   const float scale = lossScale_;
   recordForwardBackward(set, scale);
-  if (parallel_) parallel_->averageGradients(*graph_, losses_[set].range()); // waits for this backward
+  if (parallel_) parallel_->reduceGradients(*graph_, losses_[set].range()); // waits for this backward
   double fbMs = 0;
   if (timed) {
     graph_->flush();
@@ -229,7 +229,7 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
       model_.forwardBackward(*graph_, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
                              slice(losses_[set], 4ull * mb * lossStride_, 4),
-                             scale / static_cast<float>(cfg_.gradAccum));
+                             scale / static_cast<float>(cfg_.gradAccum * shard_.count)); // ranks sum
     }
   });
 }

@@ -11,8 +11,8 @@
 //   control
 //      dispatch (global norm, clip factor, inf/NaN check, AdamW step counter: the skip decision stays on the
 //      GPU), AdamW reading that control buffer and zeroing the gradients for the next step;
-//   3b. with several ranks (data parallelism, engine/dist): wait for the backward, average the gradients and
-//      losses over the ranks, copy them back; everything after it sees the same values on every rank, so
+//   3b. with several ranks (data parallelism, engine/dist): wait for the backward (which scaled the gradients
+//      by a further 1 / ranks), sum the gradients and average the losses over the ranks, copy them back; everything after it sees the same values on every rank, so
 //      clipping, loss scaling and skipped steps agree;
 //   5. graph.endStep() submits without waiting; the step's record (loss, norm, finite, ...) lands in a ring
 //      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it.
