@@ -29,7 +29,7 @@ public:
   // up one slice of the buffer over the ranks in rank order, then the slices are gathered (so the result does
   // not depend on the MPI library's choice of reduction algorithm).
   virtual void allreduceSum(std::span<float> data, const char* what) = 0;
-  void allreduceMean(std::span<float> data, const char* what); // the sum, divided by size()
+  void allreduceMean(std::span<float> data, const char* what);             // the sum, divided by size()
   virtual void broadcast(std::span<std::byte> data, const char* what) = 0; // rank 0's bytes to every rank
   virtual std::vector<uint64_t> allgather(uint64_t value, const char* what) = 0;
   // Ends every rank of the job with `code` (after this rank printed why).

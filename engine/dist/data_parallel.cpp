@@ -37,25 +37,27 @@ DataParallel::DataParallel(vk::Context& ctx, Communicator& comm,
   uint64_t total = extraStage_ + extraFloats;
   for (const auto& gr : groups) // broadcasts and hashes stage one group at a time
     total = std::max<uint64_t>(total, gr.elements);
-  down_ = ctx.buffer(4 * total, "data-parallel staging (to host)", vk::MemoryKind::Readback);
-  up_ = ctx.buffer(4 * total, "data-parallel staging (to device)", vk::MemoryKind::Upload);
+  stage_ = ctx.buffer(4 * total, "data-parallel staging", vk::MemoryKind::Readback);
 }
 
 std::span<float> DataParallel::toHost(graph::GraphExecutor& g, std::span<const Piece> pieces) {
   uint64_t end = 0;
   for (const auto& p : pieces) {
-    ops::copy(g, p.range, vk::subrange(down_.range(), 4 * p.stage, 4ull * p.count), p.count);
+    ops::copy(g, p.range, vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), p.count);
     end = std::max(end, p.stage + p.count);
   }
-  host_.resize(end);
-  g.download(down_, std::as_writable_bytes(std::span<float>(host_))); // waits for the copies only
-  return host_;
+  g.syncHost(vk::subrange(stage_.range(), 0, 4 * end), false);
+  return {reinterpret_cast<float*>(stage_.mapped()), end};
+}
+
+std::span<float> DataParallel::forHost(graph::GraphExecutor& g, uint64_t floats) {
+  g.syncHost(vk::subrange(stage_.range(), 0, 4 * floats), true);
+  return {reinterpret_cast<float*>(stage_.mapped()), floats};
 }
 
 void DataParallel::fromHost(graph::GraphExecutor& g, std::span<const Piece> pieces) {
-  g.upload(up_, std::as_bytes(std::span<const float>(host_)));
-  for (const auto& p : pieces)
-    ops::copy(g, vk::subrange(up_.range(), 4 * p.stage, 4ull * p.count), p.range, p.count);
+  for (const auto& p : pieces) // coherent memory: the host's writes are visible to work submitted after them
+    ops::copy(g, vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), p.range, p.count);
 }
 
 void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses) {
@@ -77,8 +79,7 @@ void DataParallel::broadcastState(graph::GraphExecutor& g) {
       if (rank() == 0) {
         comm_.broadcast(std::as_writable_bytes(toHost(g, {&p, 1})), "sending rank 0's parameters");
       } else {
-        host_.assign(p.count, 0.0f);
-        comm_.broadcast(std::as_writable_bytes(std::span<float>(host_)), "receiving rank 0's parameters");
+        comm_.broadcast(std::as_writable_bytes(forHost(g, p.count)), "receiving rank 0's parameters");
         fromHost(g, {&p, 1});
       }
     }

@@ -40,16 +40,16 @@ private:
     uint64_t stage = 0;    // first float in the staging buffers
     uint32_t count = 0;
   };
-  std::span<float> toHost(graph::GraphExecutor& g, std::span<const Piece> pieces);
-  void fromHost(graph::GraphExecutor& g, std::span<const Piece> pieces);
+  std::span<float> toHost(graph::GraphExecutor& g, std::span<const Piece> pieces); // waits for the copies
+  std::span<float> forHost(graph::GraphExecutor& g, uint64_t floats);    // to overwrite (waits for GPU reads)
+  void fromHost(graph::GraphExecutor& g, std::span<const Piece> pieces); // records the copies
   uint64_t parameterHash(graph::GraphExecutor& g);
 
   Communicator& comm_;
   const std::vector<model::ParameterGroup>& groups_;
   std::vector<Bucket> buckets_;
   uint64_t extraStage_ = 0;
-  vk::Buffer down_, up_; // host-visible staging: GPU -> host, host -> GPU
-  std::vector<float> host_;
+  vk::Buffer stage_; // host-visible and coherent (MemoryKind::Readback), both ways
 };
 
 // A 64-bit hash of the bytes of `values` (FNV-1a over 64-bit words).
