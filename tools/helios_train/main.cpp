@@ -295,7 +295,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"gpt", "bigram"}));
   app.add_option("--tokenizer", f.tokenizer, "byte (vocab 256) or char (the corpus' characters)")
       ->check(CLI::IsMember({"byte", "char"}));
-  app.add_option("--batch", f.batch, "Sequences per micro-batch")->check(cli::PositiveCount);
+  app.add_option("--batch", f.batch, "Sequences per micro-batch (under mpirun: of all ranks together)")
+      ->check(cli::PositiveCount);
   app.add_option("--seq-len", f.seqLen, "Tokens per sequence (T)")->check(cli::PositiveCount);
   app.add_option("--context", f.context, "Model context (maximum T; a --seq-len above it needs this too)")
       ->check(cli::Count);
