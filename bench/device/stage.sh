@@ -3,6 +3,8 @@
 # SentencePiece shared libraries they link, and the compiled GLSL oracles. The device machine runs
 # glibc >= 2.36 x86-64 binaries built here as they are. Carry: .gl (Vulkan loader .deb), .dev, build/shaders. STAGE="helios-bench test_attention ..."
 # stages only those binaries (a carry holds 64 MiB in all, and every binary together is about that much).
+# helios-train (and the test binaries linking helios_train) need libmpi.so.40 where CMake found MPI: carry
+# .mpi as well (bench/device/mpi-debs.sh, 4 MiB; setup.sh unpacks it), or build with -DHELIOS_WITH_MPI=OFF.
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BUILD=${HELIOS_BUILD_DIR:-$ROOT/build}

@@ -147,7 +147,8 @@ void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::
 
   vk::BufferRange ranges[16]; // recording is a hot path: no allocation per dispatch
   if (bindings.size() > 16) throw std::invalid_argument("a kernel may bind at most 16 buffers");
-  for (size_t i = 0; i < bindings.size(); ++i) ranges[i] = bindings[i].range;
+  for (size_t i = 0; i < bindings.size(); ++i)
+    ranges[i] = bindings[i].range;
   vk::recordDispatch(seg.cmd, pipeline, std::span(ranges, bindings.size()), push, pushBytes, groups);
   hazards_.record(bindings);
   seg.dispatches++;
@@ -199,8 +200,10 @@ void GraphExecutor::submitPending() {
 }
 
 void GraphExecutor::retain(vk::Buffer buffer) {
-  if (recording_ && recording_->replayable) recording_->retained.push_back(std::move(buffer));
-  else retained_.emplace_back(pendingValue(), std::move(buffer));
+  if (recording_ && recording_->replayable)
+    recording_->retained.push_back(std::move(buffer));
+  else
+    retained_.emplace_back(pendingValue(), std::move(buffer));
 }
 
 void GraphExecutor::releaseCompleted() {
@@ -312,6 +315,10 @@ uint64_t GraphExecutor::lastValueFor(const vk::BufferRange& range, bool writesOn
     if (u.begin < range.offset + range.size && range.offset < u.end)
       value = std::max(value, writesOnly ? u.lastWrite : u.lastUse);
   return value;
+}
+
+void GraphExecutor::syncHost(const vk::BufferRange& range, bool write) {
+  waitValue(lastValueFor(range, !write));
 }
 
 void GraphExecutor::download(const vk::Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset) {

@@ -63,6 +63,9 @@ public:
   void forgetReplays(); // e.g. after shapes change
 
   // Host reads and writes that wait only for the GPU work touching `buffer`.
+  // Waits (submitting recorded work first) until the host may use `range` of a host-visible buffer in place:
+  // read it (`write` false: GPU writes to it are done) or also write it (every GPU access is done).
+  void syncHost(const vk::BufferRange& range, bool write);
   void download(const vk::Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset = 0);
   void upload(const vk::Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset = 0);
 

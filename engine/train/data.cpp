@@ -146,20 +146,27 @@ void DataLoader::fill(const Split& split, uint64_t k, uint32_t row, std::vector<
   }
 }
 
-void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets) {
+void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                           Shard shard) {
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
-  for (uint32_t r = 0; r < rows; ++r)
-    fill(train_, rng_.below(train_.starts), r, tokens, targets);
+  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
+    const uint64_t k = rng_.below(train_.starts); // every rank draws the whole batch
+    if (i % shard.count == shard.index)
+      fill(train_, k, static_cast<uint32_t>(i / shard.count), tokens, targets);
+  }
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
-                          std::vector<int32_t>& targets) const {
+                          std::vector<int32_t>& targets, Shard shard) const {
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
   SplitMix64 rng{seed_ ^ 0x5eed5eed5eed5eedull ^ (uint64_t(index) * 0x9e3779b97f4a7c15ull)};
-  for (uint32_t r = 0; r < rows; ++r)
-    fill(val_, rng.below(val_.starts), r, tokens, targets);
+  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
+    const uint64_t k = rng.below(val_.starts);
+    if (i % shard.count == shard.index)
+      fill(val_, k, static_cast<uint32_t>(i / shard.count), tokens, targets);
+  }
 }
 
 } // namespace helios::train

@@ -46,6 +46,13 @@ struct TokenPart {
   uint32_t at(uint64_t i) const;
 };
 
+// One rank's part of every batch in data-parallel training: rows index, index + count, ... of the batch one
+// process would draw. N ranks at batch B/N together see exactly the rows of one process at batch B, and the
+// loader's state after a step does not depend on the rank count (resume may change it).
+struct Shard {
+  uint32_t index = 0, count = 1;
+};
+
 class DataLoader {
 public:
   // `valFraction` of the tokens (at the end) are held out. Throws std::invalid_argument when either split is
@@ -63,12 +70,13 @@ public:
   uint32_t seqLen() const { return seqLen_; }
 
   // `rows` sequences of seqLen tokens from the training split (random offsets) into tokens/targets
-  // (rows*seqLen each); advances the state. A token at or above the shard's vocabulary throws
-  // std::runtime_error naming the shard and offset.
-  void nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets);
+  // (rows*seqLen each); advances the state past rows * shard.count draws. A token at or above the shard's
+  // vocabulary throws std::runtime_error naming the shard and offset.
+  void nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                 Shard shard = {});
   // Validation batch `index` (0, 1, ...): the same rows every time for a given seed, whatever the state.
-  void valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
-                std::vector<int32_t>& targets) const;
+  void valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                Shard shard = {}) const;
 
   // The loader's position: the training batches it draws next follow from this one word.
   uint64_t state() const { return rng_.state; }

@@ -66,10 +66,17 @@ nlohmann::ordered_json StepRecord::toJson() const {
 }
 
 Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
-                 fs::path outDir)
+                 fs::path outDir, Parallel parallel)
     : ctx_(ctx), model_(model), cfg_(std::move(config)), data_(data), dataInfo_(std::move(dataInfo)),
-      outDir_(std::move(outDir)) {
+      outDir_(std::move(outDir)), checkEvery_(parallel.checkEvery) {
   cfg_.validate();
+  const int ranks = parallel.comm ? parallel.comm->size() : 1;
+  if (cfg_.batch % uint32_t(ranks) != 0)
+    throw std::invalid_argument(fmt::format("batch {} does not split evenly over {} ranks (each trains on "
+                                            "batch / ranks rows of every micro-batch)",
+                                            cfg_.batch, ranks));
+  localBatch_ = cfg_.batch / uint32_t(ranks);
+  shard_ = {parallel.comm ? uint32_t(parallel.comm->rank()) : 0u, uint32_t(ranks)};
   if (data_.seqLen() != cfg_.seqLen)
     throw std::invalid_argument(fmt::format(
         "the data loader cuts sequences of {} tokens, the config asks for {}", data_.seqLen(), cfg_.seqLen));
@@ -88,7 +95,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   const uint32_t alignF = static_cast<uint32_t>(ctx_.allocator().alignment() / 4);
   lossStride_ = alignF;
   recordStride_ = roundUp(codegen::kOptimRecordFloats, alignF);
-  const VkDeviceSize rowsBytes = 4ull * cfg_.gradAccum * cfg_.batch * cfg_.seqLen;
+  const VkDeviceSize rowsBytes = 4ull * cfg_.gradAccum * localBatch_ * cfg_.seqLen;
   for (int k = 0; k < 2; ++k) {
     tokens_[k] = ctx_.buffer(rowsBytes, "train tokens", vk::MemoryKind::Upload);
     targets_[k] = ctx_.buffer(rowsBytes, "train targets", vk::MemoryKind::Upload);
@@ -103,7 +110,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   control_ = ctx_.buffer(4ull * alignF, "optimizer control");
   recordRing_ = ctx_.buffer(4ull * kRecordRing * recordStride_, "step records", vk::MemoryKind::Readback);
   const uint32_t evalBatches = std::max(cfg_.evalBatches, 1u);
-  const VkDeviceSize evalBytes = 4ull * evalBatches * cfg_.batch * cfg_.seqLen;
+  const VkDeviceSize evalBytes = 4ull * evalBatches * localBatch_ * cfg_.seqLen;
   evalTokens_ = ctx_.buffer(evalBytes, "eval tokens", vk::MemoryKind::Upload);
   evalTargets_ = ctx_.buffer(evalBytes, "eval targets", vk::MemoryKind::Upload);
   evalLosses_ = ctx_.buffer(4ull * evalBatches * lossStride_, "eval losses", vk::MemoryKind::Readback);
@@ -121,6 +128,9 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]})
     zero(b->range());
   graph_->flush();
+  if (ranks > 1)
+    parallel_ = std::make_unique<dist::DataParallel>(ctx_, *parallel.comm, model_.parameterGroups(),
+                                                     parallel.bucketBytes, cfg_.gradAccum * lossStride_);
   precompile_ = precompile();
   start_ = lastStepEnd_ = Clock::now();
 }
@@ -129,7 +139,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
 // that runs nothing, and compiled in parallel before step 1 needs the first of them.
 vk::PrecompileStats Trainer::precompile() {
   ops::RecordingExecutor rec(ctx_);
-  const uint32_t B = cfg_.batch, T = cfg_.seqLen;
+  const uint32_t B = localBatch_, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   return ctx_.pipelines().precompile([&] {
     arena_->reset();
@@ -179,7 +189,7 @@ void Trainer::step() {
 
   // 2. The batch, into the token buffers the step two back used (waits only for that step's reads).
   const uint32_t set = static_cast<uint32_t>(s % 2);
-  data_.nextTrain(cfg_.gradAccum * cfg_.batch, hostTokens_, hostTargets_);
+  data_.nextTrain(cfg_.gradAccum * localBatch_, hostTokens_, hostTargets_, shard_);
   graph_->upload(tokens_[set], bytesOf(hostTokens_));
   graph_->upload(targets_[set], bytesOf(hostTargets_));
 
@@ -192,6 +202,7 @@ void Trainer::step() {
   const Clock::time_point t0 = Clock::now();
   const float scale = lossScale_;
   recordForwardBackward(set, scale);
+  if (parallel_) parallel_->reduceGradients(*graph_, losses_[set].range()); // waits for this backward
   double fbMs = 0;
   if (timed) {
     graph_->flush();
@@ -228,7 +239,7 @@ void Trainer::step() {
 }
 
 void Trainer::recordForwardBackward(uint32_t set, float scale) {
-  const uint32_t B = cfg_.batch, T = cfg_.seqLen;
+  const uint32_t B = localBatch_, T = cfg_.seqLen;
   const VkDeviceSize mbBytes = 4ull * B * T;
   // One segment per token buffer and loss scale: everything it names stays fixed, so it replays as is.
   const std::string key = fmt::format("train.fwdbwd:set{}:scale{:08x}", set, std::bit_cast<uint32_t>(scale));
@@ -238,7 +249,7 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
       model_.forwardBackward(*graph_, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
                              slice(losses_[set], 4ull * mb * lossStride_, 4),
-                             scale / static_cast<float>(cfg_.gradAccum));
+                             scale / static_cast<float>(cfg_.gradAccum * shard_.count)); // ranks sum
     }
   });
 }
@@ -342,12 +353,12 @@ void Trainer::drain() {
 // Evaluation, timing, outputs, checkpoints.
 // ---------------------------------------------------------------------------------------------------------
 void Trainer::recordEval(uint32_t index) {
-  const uint32_t B = cfg_.batch, T = cfg_.seqLen;
+  const uint32_t B = localBatch_, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   if (!evalUploaded_) {
     std::vector<int32_t> tok, tgt;
     for (uint32_t i = 0; i < std::max(cfg_.evalBatches, 1u); ++i) {
-      data_.valBatch(i, B, tok, tgt);
+      data_.valBatch(i, B, tok, tgt, shard_);
       graph_->upload(evalTokens_, bytesOf(tok), i * bytes);
       graph_->upload(evalTargets_, bytesOf(tgt), i * bytes);
     }
@@ -369,6 +380,7 @@ float Trainer::evaluate() {
     recordEval(i);
   std::vector<float> losses(size_t(n) * lossStride_);
   graph_->download(evalLosses_, std::as_writable_bytes(std::span<float>(losses)));
+  if (parallel_) parallel_->comm().allreduceMean(losses, "averaging validation losses");
   double sum = 0;
   for (uint32_t i = 0; i < n; ++i)
     sum += losses[size_t(i) * lossStride_];
@@ -499,9 +511,15 @@ void Trainer::train(const TrainHooks& hooks) {
   } scope{hooks_};
   hooks_ = &hooks;
   openMetrics(0);
+  if (parallel_) { // every rank starts from rank 0's state (fresh or resumed)
+    parallel_->broadcastState(*graph_);
+    parallel_->checkIdentical(*graph_, step_);
+  }
   while (step_ < cfg_.steps) {
     step();
     const uint64_t s = step_;
+    if (parallel_ && ((checkEvery_ > 0 && s % checkEvery_ == 0) || s == cfg_.steps))
+      parallel_->checkIdentical(*graph_, s);
     if (cfg_.evalEvery > 0 && (s % cfg_.evalEvery == 0 || s == cfg_.steps)) {
       const float val = evaluate();
       valLoss_[s] = val;

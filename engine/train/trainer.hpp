@@ -11,8 +11,12 @@
 //   control
 //      dispatch (global norm, clip factor, inf/NaN check, AdamW step counter: the skip decision stays on the
 //      GPU), AdamW reading that control buffer and zeroing the gradients for the next step;
+//   3b. with several ranks (data parallelism, engine/dist): wait for the backward (which scaled the gradients
+//      by a further 1 / ranks), sum the gradients and average the losses over the ranks, copy them back; everything after it sees the same values on every rank, so
+//      clipping, loss scaling and skipped steps agree;
 //   5. graph.endStep() submits without waiting; the step's record (loss, norm, finite, ...) lands in a ring
 //      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it.
+#include "engine/dist/data_parallel.hpp"
 #include "engine/graph/arena.hpp"
 #include "engine/graph/graph_executor.hpp"
 #include "engine/train/config.hpp"
@@ -74,11 +78,19 @@ class NonFiniteLoss : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Data parallelism: the peer ranks, when there are any. config.batch stays the global micro-batch; each of
+// the N ranks trains on its strided share of batch / N rows (Shard, data.hpp).
+struct Parallel {
+  dist::Communicator* comm = nullptr; // null or one rank: a single process
+  uint32_t checkEvery = 0; // compare parameter hashes across ranks every N steps (0: start and end)
+  uint64_t bucketBytes = dist::kDefaultBucketBytes;
+};
+
 class Trainer {
 public:
-  // `outDir` empty: no metrics, curve or checkpoints on disk (tests).
+  // `outDir` empty: no metrics, curve or checkpoints on disk (tests, and every rank but 0).
   Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
-          std::filesystem::path outDir);
+          std::filesystem::path outDir, Parallel parallel = {});
   ~Trainer();
   Trainer(const Trainer&) = delete;
   Trainer& operator=(const Trainer&) = delete;
@@ -143,6 +155,10 @@ private:
   std::unique_ptr<graph::GraphExecutor> graph_;
   std::unique_ptr<graph::StepArena> arena_;
   std::unique_ptr<MetricsWriter> metrics_;
+  std::unique_ptr<dist::DataParallel> parallel_; // only with several ranks
+  uint32_t checkEvery_ = 0;
+  uint32_t localBatch_ = 0; // this rank's rows per micro-batch
+  Shard shard_;
 
   // device state
   vk::Buffer tokens_[2], targets_[2]; // host-visible, double-buffered; gradAccum * batch * seqLen each

@@ -36,7 +36,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   auto ctx = std::unique_ptr<Context>(new Context(Instance::create({"helios", options.validation})));
   auto physical = ctx->instance_.physicalDevices();
   std::string selector = options.device.empty() ? deviceSelectorFromEnv() : options.device;
-  size_t index = selectDevice(describeDevices(physical), selector);
+  size_t index = selectDevice(describeDevices(physical), selector, options.slot);
   ctx->deviceIndex_ = static_cast<uint32_t>(index);
   ctx->device_ = std::make_unique<Device>(ctx->instance_, physical[index]);
   ctx->allocator_ = std::make_unique<Allocator>(*ctx->device_, options.blockSize);

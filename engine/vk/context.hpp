@@ -16,6 +16,7 @@ namespace helios::vk {
 
 struct ContextOptions {
   std::string device;      // "" -> $HELIOS_DEVICE -> best device; else an index or a name substring
+  uint32_t slot = 0;       // with no device named: which of the best-type devices (selectDevice)
   bool validation = false; // Khronos validation layer (engine/vk/validation.hpp); an error when missing
   bool persistentPipelineCache = true;
   VkDeviceSize blockSize = 256ull << 20;

@@ -64,7 +64,8 @@ const char* deviceTypeName(VkPhysicalDeviceType type) {
   }
 }
 
-size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector) {
+size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector,
+                    uint32_t slot) {
   if (candidates.empty())
     throw NoDevice("No Vulkan device found: the loader is installed but no driver reports a device "
                    "(for a CPU-only machine install mesa-vulkan-drivers for lavapipe).");
@@ -84,7 +85,10 @@ size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_
       if (usable(candidates[i]) && (!best || typeRank(candidates[i].type) > typeRank(candidates[*best].type)))
         best = i;
     if (!best) throw NoDevice("No Vulkan 1.3 device found; available: " + listing(candidates));
-    return *best;
+    std::vector<size_t> peers; // the usable devices of the best one's type, in index order
+    for (size_t i = 0; i < candidates.size(); ++i)
+      if (usable(candidates[i]) && candidates[i].type == candidates[*best].type) peers.push_back(i);
+    return peers[slot % peers.size()];
   }
 
   return requireUsable(matchDevice(candidates, selector));

@@ -24,6 +24,17 @@ TEST_CASE("default selection prefers discrete over integrated over CPU, skipping
   CHECK(selectDevice({kMachine[3], kMachine[0]}, "") == 1);
 }
 
+TEST_CASE("a rank's slot shares out the usable devices of the best type, modulo their count") {
+  std::vector<DeviceCandidate> host = kMachine;
+  host.push_back({4, "NVIDIA H100 80GB HBM3", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_API_VERSION_1_4});
+  CHECK(selectDevice(host, "", 0) == 2);
+  CHECK(selectDevice(host, "", 1) == 4); // the old discrete GPU (index 3) is skipped
+  CHECK(selectDevice(host, "", 2) == 2);
+  CHECK(selectDevice(host, "", 5) == 4);
+  CHECK(selectDevice(kMachine, "", 3) == 2); // one GPU: every rank shares it
+  CHECK(selectDevice(host, "0", 1) == 0);    // a selector wins over the slot
+}
+
 TEST_CASE("selection by index and by case-insensitive name substring") {
   CHECK(selectDevice(kMachine, "0") == 0);
   CHECK(selectDevice(kMachine, "1") == 1);

@@ -71,6 +71,37 @@ TEST_CASE("data loader: split, deterministic batches, state", "[train][data]") {
                     ContainsSubstring("seq_len + 1 = 17"));
 }
 
+TEST_CASE("data loader: N shards at batch B/N together hold one process' batch B, in strided order",
+          "[train][data]") {
+  std::vector<int32_t> tokens(5000);
+  std::iota(tokens.begin(), tokens.end(), 0);
+  const uint32_t T = 8, rows = 12; // e.g. grad_accum 2 x batch 6
+  for (uint32_t ranks : {2u, 3u}) {
+    train::DataLoader whole(tokens, T, 11);
+    std::vector<int32_t> x, y;
+    whole.nextTrain(rows, x, y); // a step the single process takes first, then the step compared
+    whole.nextTrain(rows, x, y);
+    for (uint32_t r = 0; r < ranks; ++r) {
+      train::DataLoader part(tokens, T, 11);
+      std::vector<int32_t> px, py;
+      part.nextTrain(rows / ranks, px, py, {r, ranks});
+      part.nextTrain(rows / ranks, px, py, {r, ranks});
+      REQUIRE(px.size() == size_t(rows / ranks) * T);
+      for (uint32_t l = 0; l < rows / ranks; ++l)
+        for (uint32_t t = 0; t < T; ++t) {
+          CHECK(px[size_t(l) * T + t] == x[size_t(l * ranks + r) * T + t]);
+          CHECK(py[size_t(l) * T + t] == y[size_t(l * ranks + r) * T + t]);
+        }
+      CHECK(part.state() == whole.state()); // the data position does not depend on the rank count
+      std::vector<int32_t> vx, vy, pvx, pvy;
+      whole.valBatch(1, rows, vx, vy);
+      part.valBatch(1, rows / ranks, pvx, pvy, {r, ranks});
+      for (uint32_t l = 0; l < rows / ranks; ++l)
+        CHECK(pvx[size_t(l) * T] == vx[size_t(l * ranks + r) * T]);
+    }
+  }
+}
+
 TEST_CASE("data: a missing default corpus names the bootstrap", "[train][data]") {
   CHECK_THROWS_WITH(train::readCorpus("/nonexistent/file.txt"), ContainsSubstring("cannot open"));
 }

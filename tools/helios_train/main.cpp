@@ -7,7 +7,9 @@
 //   helios-train tokenizer --data texts/ --vocab 8192 --out tok.model
 //   helios-train prepare --data texts/ --tokenizer tok.model --out shards/
 //   helios-train --data-dir shards/ --steps 1000 --out runs/shards
+//   mpirun -np 2 helios-train --preset tiny --batch 16   (data parallel: 8 rows per rank, rank 0 reports)
 #include "data_commands.hpp"
+#include "engine/dist/communicator.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/train/checkpoint.hpp"
@@ -29,6 +31,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <iostream>
+#include <unistd.h>
 
 namespace {
 
@@ -43,7 +46,8 @@ struct Flags {
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
            warmup = 0;
   uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
-  uint32_t keep = 0, nonFiniteLimit = 0;
+  uint32_t keep = 0, nonFiniteLimit = 0, checkEvery = 100;
+  double distTimeout = 900, bucketMb = 25;
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false;
 };
@@ -163,7 +167,7 @@ private:
   std::string laps_;
 };
 
-int runTrain(const CLI::App& app, const Flags& f) {
+int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   StartupClock startup;
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
@@ -201,14 +205,14 @@ int runTrain(const CLI::App& app, const Flags& f) {
   std::string dataPath;
   if (!cfg.dataDir.empty()) {
     auto shards = train::openShardSet(cfg.dataDir);
-    io::requireWritableDirectory(out);
+    if (comm.rank() == 0) io::requireWritableDirectory(out);
     tokOpt = shards->tokenizer;
     dataPath = cfg.dataDir;
     info = {dataPath, shards->indexHash, shards->trainTokens(), tokOpt->toJson(), tokOpt->files()};
     loader = std::make_unique<train::DataLoader>(std::move(shards), cfg.seqLen, cfg.seed);
   } else {
     const std::string text = train::readCorpus(cfg.data);
-    io::requireWritableDirectory(out);
+    if (comm.rank() == 0) io::requireWritableDirectory(out);
     dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
     const bool importedTokenizer = imported && !imported->tokenizer.is_null() && !app.count("--tokenizer");
     tokOpt = !resumeState.is_null() ? train::loadCheckpointTokenizer(checkpoint)
@@ -226,8 +230,8 @@ int runTrain(const CLI::App& app, const Flags& f) {
   const train::Tokenizer& tok = *tokOpt;
   startup.lap("data");
 
-  // Device and model.
-  auto ctx = vk::Context::create({.device = f.device});
+  // Device and model. With several ranks, each takes a device by its rank on the host; rank 0 writes.
+  auto ctx = vk::Context::create({.device = f.device, .slot = static_cast<uint32_t>(comm.localRank())});
   startup.lap("device");
   // The presets' vocabularies are for bytes: a larger tokenizer's vocabulary replaces them unless given.
   if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0)
@@ -236,9 +240,17 @@ int runTrain(const CLI::App& app, const Flags& f) {
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
   startup.lap("model");
-  train::Trainer trainer(*ctx, *model, cfg, *loader, info, out);
+  const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20))};
+  train::Trainer trainer(*ctx, *model, cfg, *loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
   startup.lap("trainer");
+  if (comm.size() > 1)
+    std::fprintf(stderr, "helios-train: %s, pid %ld, on %s\n", comm.describe().c_str(),
+                 static_cast<long>(::getpid()), ctx->device().name().c_str());
+  if (comm.rank() != 0) { // the other ranks train in step with rank 0, which reports and writes
+    trainer.train();
+    return 0;
+  }
 
   std::printf("helios-train: %s on %s\n", model->describe().c_str(), ctx->device().name().c_str());
   std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
@@ -257,6 +269,10 @@ int runTrain(const CLI::App& app, const Flags& f) {
   const auto& pre = trainer.precompiled();
   std::printf("  start-up %s (%u kernels compiled on %u threads in %.2f s)\n", startup.summary().c_str(),
               pre.pipelines, pre.threads, pre.wallMs / 1000);
+  if (comm.size() > 1)
+    std::printf("  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets, parameter "
+                "hashes compared every %u steps)\n",
+                comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb, f.checkEvery);
   std::fflush(stdout);
 
   train_cli::Progress progress(trainer, cfg.steps, cfg.logEvery);
@@ -393,7 +409,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"gpt", "bigram"}));
   app.add_option("--tokenizer", f.tokenizer, "byte (vocab 256) or char (the corpus' characters)")
       ->check(CLI::IsMember({"byte", "char"}));
-  app.add_option("--batch", f.batch, "Sequences per micro-batch")->check(cli::PositiveCount);
+  app.add_option("--batch", f.batch, "Sequences per micro-batch (under mpirun: of all ranks together)")
+      ->check(cli::PositiveCount);
   app.add_option("--seq-len", f.seqLen, "Tokens per sequence (T)")->check(cli::PositiveCount);
   app.add_option("--context", f.context, "Model context (maximum T; a --seq-len above it needs this too)")
       ->check(cli::Count);
@@ -428,6 +445,21 @@ int main(int argc, char** argv) {
       ->check(cli::Count);
   app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps")->check(cli::Count);
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
+  app.add_option(
+         "--check-every", f.checkEvery,
+         "Under mpirun: compare a hash of the parameters across ranks every N steps (0 = at the start "
+         "and the end only)")
+      ->check(cli::Count)
+      ->capture_default_str();
+  app.add_option("--dist-timeout", f.distTimeout,
+                 "Under mpirun: seconds a rank waits for the others before ending the job")
+      ->check(cli::Finite)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--bucket-mb", f.bucketMb, "Under mpirun: MiB of gradients averaged per MPI exchange")
+      ->check(cli::Finite)
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
 
   SampleFlags sf;
   auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
@@ -458,19 +490,30 @@ int main(int argc, char** argv) {
   train_cli::addDataCommands(app, dc);
 
   CLI11_PARSE(app, argc, argv);
+  std::unique_ptr<dist::Communicator> comm;
+  // Under mpirun an error on one rank ends the whole job (the others would wait for it until the timeout).
+  auto fail = [&](const std::exception& e, int code, const char* lead) {
+    const bool ranks = comm && comm->size() > 1;
+    std::cerr << lead << "helios-train: " << (ranks ? fmt::format("rank {}: ", comm->rank()) : "") << e.what()
+              << "\n";
+    if (ranks) {
+      std::cerr << std::flush;
+      comm->abort(code);
+    }
+    return code;
+  };
   try {
     if (exportCmd->parsed()) return train_cli::runExport(ef);
     if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
     if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);
-    return sample->parsed() ? runSample(sf) : runTrain(app, f);
+    if (sample->parsed()) return runSample(sf);
+    comm = dist::connect({.timeoutS = f.distTimeout});
+    return runTrain(app, f, *comm);
   } catch (const vk::LoaderMissing& e) {
-    std::cerr << "helios-train: " << e.what() << "\n";
-    return 1;
+    return fail(e, 1, "");
   } catch (const vk::NoDevice& e) {
-    std::cerr << "helios-train: " << e.what() << "\n";
-    return 1;
+    return fail(e, 1, "");
   } catch (const std::exception& e) {
-    std::cerr << "\nhelios-train: " << e.what() << "\n";
-    return 2;
+    return fail(e, 2, "\n");
   }
 }

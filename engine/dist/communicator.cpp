@@ -1,0 +1,47 @@
+#include "engine/dist/communicator.hpp"
+
+#include <charconv>
+#include <cstdlib>
+#include <fmt/format.h>
+#include <string_view>
+
+namespace helios::dist {
+
+void Communicator::allreduceMean(std::span<float> data, const char* what) {
+  allreduceSum(data, what);
+  const auto n = static_cast<float>(size());
+  for (float& v : data)
+    v /= n;
+}
+
+void SingleProcess::abort(int code) {
+  std::exit(code);
+}
+
+uint32_t mpiLaunchSize() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}) {
+    const char* v = std::getenv(name);
+    if (!v) continue;
+    const std::string_view s(v);
+    uint32_t n = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc() || end != s.data() + s.size() || n == 0)
+      throw Error(fmt::format("{}='{}' is not a positive rank count", name, s));
+    return n;
+  }
+  return 0;
+}
+
+std::unique_ptr<Communicator> connect(const Options& options) {
+  const uint32_t launched = mpiLaunchSize();
+  if (launched == 0) return std::make_unique<SingleProcess>();
+  if (!mpiBuiltIn()) {
+    if (launched == 1) return std::make_unique<SingleProcess>();
+    throw Error(fmt::format("mpirun started {} ranks, but this build has no MPI (CMake did not find it: "
+                            "install libopenmpi-dev and reconfigure)",
+                            launched));
+  }
+  return connectMpi(options);
+}
+
+} // namespace helios::dist

@@ -1,0 +1,69 @@
+#pragma once
+// Data-parallel training talks to its peer processes only through this interface. SingleProcess is the
+// trainer's default and does nothing; the MPI communicator (mpi_communicator.cpp, built where CMake finds
+// MPI) serves `mpirun -np N helios-train ...`. Every collective is called by every rank in the same order;
+// `what` names the caller's purpose in errors ("averaging gradients").
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace helios::dist {
+
+// A collective failed or timed out; the message names the rank and the purpose.
+class Error : public std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  virtual int localRank() const = 0; // among the ranks on this host (picks the device)
+  virtual int localSize() const = 0;
+  // Replaces `data` by its sum over the ranks, bit-identical on every rank and reproducible: each rank adds
+  // up one slice of the buffer over the ranks in rank order, then the slices are gathered (so the result does
+  // not depend on the MPI library's choice of reduction algorithm).
+  virtual void allreduceSum(std::span<float> data, const char* what) = 0;
+  void allreduceMean(std::span<float> data, const char* what);             // the sum, divided by size()
+  virtual void broadcast(std::span<std::byte> data, const char* what) = 0; // rank 0's bytes to every rank
+  virtual std::vector<uint64_t> allgather(uint64_t value, const char* what) = 0;
+  // Ends every rank of the job with `code` (after this rank printed why).
+  [[noreturn]] virtual void abort(int code) = 0;
+  virtual std::string describe() const = 0; // "MPI rank 1 of 4 (local 1 of 2)"
+};
+
+class SingleProcess final : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  int localRank() const override { return 0; }
+  int localSize() const override { return 1; }
+  void allreduceSum(std::span<float>, const char*) override {}
+  void broadcast(std::span<std::byte>, const char*) override {}
+  std::vector<uint64_t> allgather(uint64_t value, const char*) override { return {value}; }
+  [[noreturn]] void abort(int code) override;
+  std::string describe() const override { return "single process"; }
+};
+
+struct Options {
+  double timeoutS = 900; // a collective waiting longer than this ends the job (a rank hangs or is gone)
+};
+
+// The MPI communicator when this process was started by mpirun (mpiLaunchSize() says so), else
+// SingleProcess. Throws Error when mpirun started several ranks but this build has no MPI.
+std::unique_ptr<Communicator> connect(const Options& options = {});
+
+// The world size announced by the launcher's environment (OMPI_COMM_WORLD_SIZE, or PMI_SIZE for MPICH's
+// Hydra); 0 when not launched by mpirun. Throws Error on a malformed value.
+uint32_t mpiLaunchSize();
+bool mpiBuiltIn();
+
+// Implemented by mpi_communicator.cpp, or by no_mpi.cpp (which throws) where MPI was not found.
+std::unique_ptr<Communicator> connectMpi(const Options& options);
+
+} // namespace helios::dist

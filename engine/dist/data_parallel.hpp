@@ -1,0 +1,58 @@
+#pragma once
+// What a data-parallel training step asks of its peer ranks, behind one object the trainer holds only when
+// there are several ranks: the gradients' mean after the backward, the same starting state everywhere, and
+// the periodic check that the parameters stayed identical. Values travel through host-visible staging
+// buffers (a GPU copy into them, the host reads, MPI, the host writes, a GPU copy back), one bucket at a
+// time.
+#include "engine/dist/buckets.hpp"
+#include "engine/dist/communicator.hpp"
+#include "engine/graph/graph_executor.hpp"
+#include "engine/model/parameter_store.hpp"
+
+#include <vector>
+
+namespace helios::dist {
+
+inline constexpr uint64_t kDefaultBucketBytes = 25ull << 20;
+
+class DataParallel {
+public:
+  // `extraFloats`: the most f32 values averageGradients() averages beside the gradients (the losses).
+  DataParallel(vk::Context& ctx, Communicator& comm, const std::vector<model::ParameterGroup>& groups,
+               uint64_t bucketBytes, uint32_t extraFloats);
+
+  Communicator& comm() { return comm_; }
+  int rank() const { return comm_.rank(); }
+  int size() const { return comm_.size(); }
+
+  // Replaces every group's gradient by its sum over the ranks (each rank's backward scaled its own by 1 /
+  // ranks, so the sum is the mean, and a gradient overflows in f16 on N ranks where it would in one
+  // process), and `losses` (f32) by their mean. Waits for the GPU's backward; records the copies back.
+  void reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses);
+  // Rank 0's parameters and AdamW moments to every rank.
+  void broadcastState(graph::GraphExecutor& g);
+  // Throws Error naming the ranks when their parameter values differ (a hash of every group's bytes).
+  void checkIdentical(graph::GraphExecutor& g, uint64_t step);
+
+private:
+  struct Piece {
+    vk::BufferRange range; // f32 values on the device
+    uint64_t stage = 0;    // first float in the staging buffers
+    uint32_t count = 0;
+  };
+  std::span<float> toHost(graph::GraphExecutor& g, std::span<const Piece> pieces); // waits for the copies
+  std::span<float> forHost(graph::GraphExecutor& g, uint64_t floats);    // to overwrite (waits for GPU reads)
+  void fromHost(graph::GraphExecutor& g, std::span<const Piece> pieces); // records the copies
+  uint64_t parameterHash(graph::GraphExecutor& g);
+
+  Communicator& comm_;
+  const std::vector<model::ParameterGroup>& groups_;
+  std::vector<Bucket> buckets_;
+  uint64_t extraStage_ = 0;
+  vk::Buffer stage_; // host-visible and coherent (MemoryKind::Readback), both ways
+};
+
+// A 64-bit hash of the bytes of `values` (FNV-1a over 64-bit words).
+uint64_t hashValues(std::span<const float> values);
+
+} // namespace helios::dist

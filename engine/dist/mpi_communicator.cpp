@@ -1,0 +1,155 @@
+// The communicator over MPI (OpenMPI from Debian's libopenmpi-dev in CI). Every collective is non-blocking
+// and waited for with a deadline, so a rank that hangs turns into an error on the others instead of a hang;
+// a rank that dies is reported by mpirun, which then ends the job. Errors return (MPI_ERRORS_RETURN) so that
+// they are reported with the rank and purpose before MPI_Abort ends the job.
+#include "engine/dist/communicator.hpp"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <fmt/format.h>
+#include <thread>
+
+namespace helios::dist {
+
+bool mpiBuiltIn() {
+  return true;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Slices of n elements for `ranks` ranks: sizes differ by at most one, in rank order.
+void sliceCounts(size_t n, int ranks, std::vector<int>& counts, std::vector<int>& displs) {
+  counts.assign(size_t(ranks), 0);
+  displs.assign(size_t(ranks), 0);
+  for (int r = 0; r < ranks; ++r) {
+    counts[size_t(r)] = static_cast<int>(n / size_t(ranks) + (size_t(r) < n % size_t(ranks) ? 1 : 0));
+    if (r > 0) displs[size_t(r)] = displs[size_t(r) - 1] + counts[size_t(r) - 1];
+  }
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  explicit MpiCommunicator(const Options& options) : timeoutS_(options.timeoutS) {
+    int provided = 0;
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    check(MPI_Comm_dup(MPI_COMM_WORLD, &world_), "duplicating MPI_COMM_WORLD");
+    MPI_Comm_rank(world_, &rank_);
+    MPI_Comm_size(world_, &size_);
+    check(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_),
+          "grouping the ranks by host");
+    MPI_Comm_rank(host_, &localRank_);
+    MPI_Comm_size(host_, &localSize_);
+  }
+  ~MpiCommunicator() override {
+    MPI_Comm_free(&host_);
+    MPI_Comm_free(&world_);
+    MPI_Finalize();
+  }
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  int localRank() const override { return localRank_; }
+  int localSize() const override { return localSize_; }
+
+  void allreduceSum(std::span<float> data, const char* what) override {
+    if (data.size() > size_t(INT_MAX))
+      throw Error(fmt::format("{}: a buffer of {} floats is too large for one exchange", what, data.size()));
+    std::vector<int> counts, displs;
+    sliceCounts(data.size(), size_, counts, displs);
+    const int mine = counts[size_t(rank_)];
+    // Every rank's copy of my slice, in rank order.
+    std::vector<int> recvCounts(static_cast<size_t>(size_), mine), recvDispls(static_cast<size_t>(size_));
+    for (int r = 0; r < size_; ++r)
+      recvDispls[size_t(r)] = r * mine;
+    copies_.resize(size_t(mine) * size_t(size_));
+    MPI_Request req;
+    check(MPI_Ialltoallv(data.data(), counts.data(), displs.data(), MPI_FLOAT, copies_.data(),
+                         recvCounts.data(), recvDispls.data(), MPI_FLOAT, world_, &req),
+          what);
+    wait(req, what);
+    float* out = data.data() + displs[size_t(rank_)];
+    for (int i = 0; i < mine; ++i) {
+      float s = copies_[size_t(i)];
+      for (int r = 1; r < size_; ++r)
+        s += copies_[size_t(r) * size_t(mine) + size_t(i)];
+      out[i] = s;
+    }
+    check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.data(), counts.data(), displs.data(),
+                          MPI_FLOAT, world_, &req),
+          what);
+    wait(req, what);
+  }
+
+  void broadcast(std::span<std::byte> data, const char* what) override {
+    constexpr size_t kChunk = size_t(1) << 30; // MPI counts are ints
+    for (size_t off = 0; off < data.size(); off += kChunk) {
+      const int n = static_cast<int>(std::min(kChunk, data.size() - off));
+      MPI_Request req;
+      check(MPI_Ibcast(data.data() + off, n, MPI_BYTE, 0, world_, &req), what);
+      wait(req, what);
+    }
+  }
+
+  std::vector<uint64_t> allgather(uint64_t value, const char* what) override {
+    std::vector<uint64_t> all(size_t(size_), 0);
+    MPI_Request req;
+    check(MPI_Iallgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, world_, &req), what);
+    wait(req, what);
+    return all;
+  }
+
+  [[noreturn]] void abort(int code) override {
+    MPI_Abort(MPI_COMM_WORLD, code);
+    std::_Exit(code); // MPI_Abort does not return; in case it does
+  }
+
+  std::string describe() const override {
+    return fmt::format("MPI rank {} of {} (local {} of {})", rank_, size_, localRank_, localSize_);
+  }
+
+private:
+  void check(int rc, const char* what) const {
+    if (rc == MPI_SUCCESS) return;
+    char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    MPI_Error_string(rc, text, &len);
+    throw Error(fmt::format("MPI failed while {}: {}", what, std::string(text, size_t(len))));
+  }
+
+  // Polls until the request completes; past the deadline the peers are taken to be hung or gone.
+  void wait(MPI_Request& req, const char* what) {
+    const Clock::time_point deadline =
+        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutS_));
+    for (uint32_t spins = 0;; ++spins) {
+      int done = 0;
+      check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
+      if (done) return;
+      if (spins < 1000) continue;
+      if (Clock::now() > deadline)
+        throw Error(
+            fmt::format("no answer from the other ranks for {:g} s while {}: a rank hangs or has died "
+                        "(--dist-timeout)",
+                        timeoutS_, what));
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+    }
+  }
+
+  double timeoutS_;
+  MPI_Comm world_ = MPI_COMM_NULL, host_ = MPI_COMM_NULL;
+  int rank_ = 0, size_ = 1, localRank_ = 0, localSize_ = 1;
+  std::vector<float> copies_;
+};
+
+} // namespace
+
+std::unique_ptr<Communicator> connectMpi(const Options& options) {
+  return std::make_unique<MpiCommunicator>(options);
+}
+
+} // namespace helios::dist

@@ -1,0 +1,158 @@
+// engine/dist without mpirun: the bucket plan (pure), and DataParallel against a scripted communicator that
+// plays rank 1 of 2 (the other rank's contributions are known), on a bigram model's parameter groups.
+#include "common.hpp"
+#include "engine/dist/data_parallel.hpp"
+#include "engine/ops/elementwise.hpp"
+#include "support/random.hpp"
+
+#include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstring>
+
+using namespace helios;
+using Catch::Matchers::ContainsSubstring;
+
+namespace {
+
+// Rank 1 of 2 whose peer sends `peer` (the same length as every summed buffer), broadcasts `root`, and
+// reports `peerHash` as rank 0's parameter hash (nullopt: the same as ours).
+class ScriptedPeer final : public dist::Communicator {
+public:
+  std::vector<float> peer, root;
+  std::optional<uint64_t> peerHash;
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  int localRank() const override { return 1; }
+  int localSize() const override { return 2; }
+  void allreduceSum(std::span<float> data, const char*) override {
+    for (size_t i = 0; i < data.size(); ++i)
+      data[i] = peer[offset_ + i] + data[i]; // rank order: rank 0's value first
+    offset_ += data.size();
+  }
+  void broadcast(std::span<std::byte> data, const char*) override {
+    std::memcpy(data.data(), root.data() + rootOffset_, data.size());
+    rootOffset_ += data.size() / 4;
+  }
+  std::vector<uint64_t> allgather(uint64_t value, const char*) override {
+    return {peerHash.value_or(value), value};
+  }
+  [[noreturn]] void abort(int) override { throw std::logic_error("abort"); }
+  std::string describe() const override { return "scripted rank 1 of 2"; }
+  void rewind() { offset_ = rootOffset_ = 0; }
+
+private:
+  size_t offset_ = 0, rootOffset_ = 0;
+};
+
+void write(graph::GraphExecutor& g, const vk::BufferRange& dst, const std::vector<float>& v) {
+  auto& ctx = g.context();
+  vk::Buffer up = ctx.buffer(4 * v.size(), "test upload", vk::MemoryKind::Upload);
+  g.upload(up, std::as_bytes(std::span<const float>(v)));
+  ops::copy(g, up.range(), dst, static_cast<uint32_t>(v.size()));
+  g.flush();
+}
+
+std::vector<float> read(graph::GraphExecutor& g, const vk::BufferRange& src, uint32_t n) {
+  vk::Buffer down = g.context().buffer(4ull * n, "test readback", vk::MemoryKind::Readback);
+  ops::copy(g, src, down.range(), n);
+  std::vector<float> v(n);
+  g.download(down, std::as_writable_bytes(std::span<float>(v)));
+  return v;
+}
+
+} // namespace
+
+TEST_CASE("dist: buckets cover every gradient once, last group first, on aligned starts", "[train][dist]") {
+  const std::vector<uint32_t> groups{10, 0, 37, 64, 5};
+  const auto buckets = dist::planBuckets(groups, 18, 4); // cap rounds down to 16
+  std::vector<std::vector<int>> seen(groups.size());
+  for (size_t g = 0; g < groups.size(); ++g)
+    seen[g].assign(groups[g], 0);
+  uint64_t stageEnd = 0;
+  uint32_t lastGroup = uint32_t(groups.size());
+  for (const auto& b : buckets) {
+    CHECK(b.count > 0);
+    CHECK(b.count <= 16);
+    CHECK(b.first % 4 == 0);
+    CHECK(b.stage % 4 == 0);
+    CHECK(b.stage >= stageEnd); // staging regions do not overlap
+    stageEnd = b.stage + b.count;
+    CHECK(b.group <= lastGroup); // groups in reverse order
+    lastGroup = b.group;
+    for (uint32_t i = b.first; i < b.first + b.count; ++i)
+      seen[b.group][i]++;
+  }
+  for (const auto& s : seen)
+    for (int c : s)
+      CHECK(c == 1);
+  CHECK(buckets.front().group == 4);
+  CHECK(buckets[1].group == 3);
+  CHECK(buckets[1].first == 48); // within a group, its end first
+  CHECK(dist::stagedFloats(buckets) == stageEnd);
+}
+
+TEST_CASE("dist: DataParallel sums gradients, averages losses, takes rank 0's state, compares hashes",
+          "[train][dist]") {
+  auto& ctx = test::trainCtx();
+  train::BigramModel model(ctx, 37, 5);
+  const auto& groups = model.parameterGroups();
+  graph::GraphExecutor g(ctx);
+  ScriptedPeer comm;
+  const uint32_t lossFloats = 8;
+  vk::Buffer losses = ctx.buffer(4 * lossFloats, "test losses");
+  dist::DataParallel dp(ctx, comm, groups, 64, lossFloats); // 64-byte buckets: many of them
+
+  // Gradients: ours and the peer's, random; the peer's arrive in bucket order.
+  std::vector<std::vector<float>> mine;
+  for (const auto& gr : groups) {
+    mine.push_back(test::randomFloats(gr.elements, -1.0f, 1.0f));
+    write(g, gr.grad, mine.back());
+  }
+  const std::vector<float> myLosses = test::randomFloats(lossFloats, 0.0f, 6.0f);
+  write(g, losses.range(), myLosses);
+  const auto buckets = dist::planBuckets(
+      [&] {
+        std::vector<uint32_t> n;
+        for (const auto& gr : groups)
+          n.push_back(gr.elements);
+        return n;
+      }(),
+      16, uint32_t(ctx.allocator().alignment() / 4));
+  std::vector<std::vector<float>> peerGrads;
+  for (const auto& gr : groups)
+    peerGrads.push_back(test::randomFloats(gr.elements, -1.0f, 1.0f));
+  for (const auto& b : buckets)
+    for (uint32_t i = 0; i < b.count; ++i)
+      comm.peer.push_back(peerGrads[b.group][b.first + i]);
+  const std::vector<float> peerLosses = test::randomFloats(lossFloats, 0.0f, 6.0f);
+  comm.peer.insert(comm.peer.end(), peerLosses.begin(), peerLosses.end());
+
+  dp.reduceGradients(g, losses.range());
+  g.flush();
+  for (size_t k = 0; k < groups.size(); ++k) {
+    const auto got = read(g, groups[k].grad, groups[k].elements);
+    for (uint32_t i = 0; i < groups[k].elements; ++i)
+      REQUIRE(got[i] == peerGrads[k][i] + mine[k][i]);
+  }
+  const auto gotLosses = read(g, losses.range(), lossFloats);
+  for (uint32_t i = 0; i < lossFloats; ++i)
+    CHECK(gotLosses[i] == (peerLosses[i] + myLosses[i]) / 2.0f);
+
+  // Rank 0's data, m and v replace ours, group by group.
+  std::vector<std::vector<float>> rootState;
+  for (const auto& gr : groups)
+    for (int kind = 0; kind < 3; ++kind) {
+      rootState.push_back(test::randomFloats(gr.elements, -2.0f, 2.0f));
+      comm.root.insert(comm.root.end(), rootState.back().begin(), rootState.back().end());
+    }
+  dp.broadcastState(g);
+  size_t r = 0;
+  for (const auto& gr : groups)
+    for (const vk::BufferRange* range : {&gr.data, &gr.m, &gr.v})
+      CHECK(read(g, *range, gr.elements) == rootState[r++]);
+
+  CHECK_NOTHROW(dp.checkIdentical(g, 3));
+  comm.peerHash = 0x1234;
+  CHECK_THROWS_WITH(dp.checkIdentical(g, 3),
+                    ContainsSubstring("after step 3: the parameters differ across "
+                                      "ranks (hash of rank 0 0000000000001234, rank 1"));
+}
