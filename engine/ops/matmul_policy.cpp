@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "engine/tuning/defaults.hpp"
+
 namespace helios::ops {
 
 const char* coopDecisionName(CoopDecision d) {
@@ -44,10 +46,11 @@ uint32_t computeUnitsOr(const probe::ShaderCores& cores, uint32_t fallback) {
 }
 
 uint64_t fillWorkgroups(uint32_t computeUnits) {
-  // The policy was tuned on the H100 against 120 workgroups for its 132 SMs: a grid fills the GPU when at
-  // most one unit in 11 is left without a workgroup (one workgroup per unit, not the units' full occupancy:
-  // the thresholds below were measured as multiples of that wave, so they scale with the unit count alone).
-  return std::max<uint64_t>(1, computeUnits - computeUnits / 11);
+  return tuning::defaultFillWorkgroups(computeUnits);
+}
+
+uint64_t fillTarget(const CoopPolicyConfig& config, const CoopDeviceInfo& device) {
+  return config.fillWorkgroups ? config.fillWorkgroups : fillWorkgroups(device.computeUnits);
 }
 
 CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
@@ -139,9 +142,6 @@ std::string formatFlops(double flops) {
   if (flops < 1e12) return fmt::format("{:.3g} GFLOP", flops / 1e9);
   return fmt::format("{:.3g} TFLOP", flops / 1e12);
 }
-
-// Tiles along both M and N from which the kernels walk the grid in bands of 8 tile rows.
-constexpr uint32_t kRasterBandTiles = 16;
 
 namespace {
 
@@ -343,7 +343,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     return miss("type not supported: " + what, "type not supported: " + what);
   }
   const auto tilings = candidateTilings(dev, cfg);
-  const uint64_t fill = fillWorkgroups(dev.computeUnits);
+  const uint64_t fill = fillTarget(cfg, dev);
   if (tilings.empty()) return miss("no tiling fits", "no coop tiling fits the device's shared memory");
 
   // One B for the whole batch and A stored M x K: the batch is just more rows of one GEMM.
@@ -375,8 +375,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // Grids wide both ways walk bands of 8 tile rows: each B tile is then read from L2 by 8 rows of A tiles
     // instead of once per row from memory (GPT-2 small's 77 MB head weight against M = 16384 tokens).
     // (Subgroup scope: the NV2 kernel measured the same with and without.)
-    if (!t.workgroupScope && plan.Mp / t.BM >= kRasterBandTiles && plan.Np / t.BN >= kRasterBandTiles)
-      t.groupM = 8;
+    if (!t.workgroupScope && plan.Mp / t.BM >= cfg.bandMinTiles && plan.Np / t.BN >= cfg.bandMinTiles)
+      t.groupM = cfg.bandRows;
     plan.params = t;
     plan.decision = d;
     plan.inner = d;

@@ -4,6 +4,7 @@
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
@@ -329,9 +330,14 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sample->add_option("--seed", sf.seed, "Sampling seed")->check(cli::Count)->capture_default_str();
   sample->add_option("--device", sf.device, "Device index or name substring");
+  std::string tuningPath;
+  app.add_option("--tuning", tuningPath,
+                 "Tuning file read after the device's own (docs/TUNING.md); a missing, corrupt or mismatched "
+                 "one warns and is left out");
 
   CLI11_PARSE(app, argc, argv);
   try {
+    if (!tuningPath.empty()) ops::setTuningFile(tuningPath);
     return sample->parsed() ? runSample(sf) : runTrain(app, f);
   } catch (const vk::LoaderMissing& e) {
     std::cerr << "helios-train: " << e.what() << "\n";
