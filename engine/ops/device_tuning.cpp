@@ -57,17 +57,34 @@ tuning::DeviceFacts deviceFacts(const vk::Device& device) {
   return f;
 }
 
+namespace {
+
+tuning::Tuning resolveFor(const vk::Device& device) {
+  tuning::ResolveOptions o;
+  o.cacheDir = vk::cacheDirectory();
+  o.explicitFile = explicitFile();
+  o.env = tuning::processEnvironment();
+  return tuning::resolveTuning(deviceFacts(device), o);
+}
+
+} // namespace
+
 const tuning::Tuning& deviceTuning(const vk::Device& device) {
   std::lock_guard lock(tuningMutex());
   auto it = records().find(device.physical());
-  if (it == records().end()) {
-    tuning::ResolveOptions o;
-    o.cacheDir = vk::cacheDirectory();
-    o.explicitFile = explicitFile();
-    o.env = tuning::processEnvironment();
-    it = records().emplace(device.physical(), tuning::resolveTuning(deviceFacts(device), o)).first;
-  }
+  if (it == records().end()) it = records().emplace(device.physical(), resolveFor(device)).first;
   return it->second; // std::map nodes stay put
+}
+
+const tuning::Tuning& reloadDeviceTuning(const vk::Device& device) {
+  tuning::Tuning fresh = resolveFor(device);
+  std::lock_guard lock(tuningMutex());
+  return records()[device.physical()] = std::move(fresh);
+}
+
+void setDeviceTuning(const vk::Device& device, tuning::Tuning record) {
+  std::lock_guard lock(tuningMutex());
+  records()[device.physical()] = std::move(record);
 }
 
 void applyTuning(CoopPolicyConfig& c, const tuning::Tuning& t) {

@@ -21,6 +21,11 @@ tuning::DeviceFacts deviceFacts(const vk::Device& device);
 // The device's record: defaults -> the device's file in vk::cacheDirectory() -> tuningFile() -> environment.
 const tuning::Tuning& deviceTuning(const vk::Device& device);
 
+// Re-reads the device's record through every layer (after a tuner wrote its file).
+const tuning::Tuning& reloadDeviceTuning(const vk::Device& device);
+// Replaces the device's record for the rest of the process (the tuner's candidates; a test's record).
+void setDeviceTuning(const vk::Device& device, tuning::Tuning record);
+
 // `config` with the policy fields that a file, --tuning or the environment set in `t` (fields still at
 // their defaults leave `config` as it is, so a caller's own config keeps its values).
 void applyTuning(CoopPolicyConfig& config, const tuning::Tuning& t);

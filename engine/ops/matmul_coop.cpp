@@ -110,8 +110,8 @@ vk::BufferRange rangeOf(const vk::Buffer& b) {
 }
 
 // C leaves the subgroup-scope kernel through shared memory (GemmCoopParams::stagedStore) where the kernel
-// allows it and C's binding is aligned for row vectors: on the H100 the K = 768 GEMMs of GPT-2 small ran
-// 26-54% faster (bench/results/2026-11-24-h100-gemm-staged-store.json). The bounded kernel with vector
+// allows it and C's binding is aligned for row vectors: the coop stores straight to memory were the tail of
+// every tile (bench/results/2026-11-24-h100-gemm-staged-store.json). The bounded kernel with vector
 // copies takes it too (C as checked 4-element vectors; 2026-11-25-h100-gemm-edge-shift.json).
 // The Tuning record's gemm.stagedStore (HELIOS_GEMM_STAGED_STORE=0) turns it off (CoopPlan::stagedStore).
 // (Rows of N elements are vector-aligned too: N is a multiple of the tile, or of 8 with vector copies.)

@@ -11,9 +11,11 @@
 #include "engine/train/data.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/trainer.hpp"
+#include "engine/tuning/values.hpp"
 #include "engine/vk/error.hpp"
 #include "progress.hpp"
 #include "tools/cli_checks.hpp"
+#include "tools/helios_tune/tune.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -27,6 +29,8 @@ using namespace helios;
 namespace fs = std::filesystem;
 
 struct Flags {
+  bool tune = false;
+  double tuneBudget = 120;
   std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer, attention;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
@@ -110,6 +114,24 @@ void printProfile(const graph::GraphExecutor& graph) {
                 total > 0 ? 100.0 * p.totalUs / total : 0.0);
 }
 
+// --tune: the model's shapes searched on the device where its record has no tuned shapes yet; the record
+// written is then the one the run uses (tune::tuneTargets reloads it).
+void tuneBeforeTraining(vk::Context& ctx, const train::TrainConfig& cfg, uint32_t vocab, double budget) {
+  const tuning::Tuning& record = ops::deviceTuning(ctx.device());
+  if (!record.gemm.shapes.value.empty() || !record.attention.shapes.value.empty()) {
+    std::printf("helios-train: --tune: the device's tuning record has tuned shapes (%s); using it\n",
+                tuning::sourceName(record.gemm.shapes.source));
+    return;
+  }
+  train::TrainConfig model = cfg;
+  if (!model.gpt.vocab) model.gpt.vocab = vocab;
+  tune::TuneOptions o;
+  o.budgetSeconds = budget;
+  o.progress = &std::cerr;
+  const tune::TuneReport r = tune::tuneTargets(ctx, tune::trainingTargets(model), o);
+  std::printf("helios-train: --tune: wrote %s\n", r.file.string().c_str());
+}
+
 int runTrain(const CLI::App& app, const Flags& f) {
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
@@ -147,6 +169,7 @@ int runTrain(const CLI::App& app, const Flags& f) {
 
   // Device and model.
   auto ctx = vk::Context::create({.device = f.device});
+  if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
   const nlohmann::json arch = modelJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
@@ -314,6 +337,13 @@ int main(int argc, char** argv) {
   app.add_option("--time-every", f.timeEvery, "Synchronised, phase-timed step every N steps (0 = never)")
       ->check(cli::Count);
   app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps")->check(cli::Count);
+  app.add_flag(
+      "--tune", f.tune,
+      "Before step 1, tune this model's GEMM and attention shapes on the device when its tuning record "
+      "has none (helios-tune), and train with the result");
+  app.add_option("--tune-budget", f.tuneBudget, "Seconds --tune may search")
+      ->check(cli::FiniteNonNegative)
+      ->capture_default_str();
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
 
   SampleFlags sf;
