@@ -1,6 +1,7 @@
 #include "gates.hpp"
 
 #include <cctype>
+#include <cstdlib>
 
 #include "tools/helios_bench/bench_common.hpp"
 #include "tools/helios_bench/timing_executor.hpp"
@@ -13,7 +14,10 @@ std::string spillGate(vk::Context& ctx, const WatchingExecutor& run) {
       std::string name = st.name;
       for (char& ch : name)
         ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-      if (name.find("spill") != std::string::npos && st.value != "0")
+      // "Spill Count", "Fill Count" (NVIDIA, ANV), "Spilled VGPRs/SGPRs" (RADV): helios-bench compile's
+      // names.
+      const bool spills = name.find("spill") != std::string::npos || name == "fill count";
+      if (spills && std::strtoll(st.value.c_str(), nullptr, 10) > 0)
         return st.executable + " " + st.name + " = " + st.value;
     }
   return "";

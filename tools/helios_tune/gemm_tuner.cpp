@@ -1,5 +1,6 @@
 #include "gemm_tuner.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -20,11 +21,12 @@ namespace {
 using tuning::Candidate;
 constexpr double kRejected = std::numeric_limits<double>::infinity();
 
-// Coop tilings tried besides the policy's (codegen validates each against the device; misfits are gated).
-const char* const kCoopTiles[] = {"128x128x32_sg2x2_s2", "128x128x64_sg2x2_s1", "128x128x32_sg2x4_s2",
-                                  "128x64x32_sg2x2_s2",  "64x128x32_sg2x2_s2",  "64x64x32_sg2x2_s2",
-                                  "64x64x64_sg2x2_s2",   "256x128x32_sg4x2_s1", "128x256x32_sg2x4_s1",
-                                  "32x64x32_sg1x2_s2",   "64x32x32_sg2x1_s2"};
+// Coop tilings tried besides the device's menu (codegen validates each against the device; misfits are
+// gated).
+const char* const kExtraCoopTiles[] = {"128x128x32_sg2x2_s2", "128x128x64_sg2x2_s1", "128x128x32_sg2x4_s2",
+                                       "128x64x32_sg2x2_s2",  "64x128x32_sg2x2_s2",  "64x64x32_sg2x2_s2",
+                                       "64x64x64_sg2x2_s2",   "256x128x32_sg4x2_s1", "128x256x32_sg2x4_s1",
+                                       "32x64x32_sg1x2_s2",   "64x32x32_sg2x1_s2"};
 
 // The operands of one shape, on the device and as doubles for the reference.
 struct Operands {
@@ -157,26 +159,38 @@ void runWithRecord(ops::Executor& exec, const ops::MatmulArgs& base, const tunin
   ops::matmulCoop(exec, a, opt);
 }
 
-tuning::SearchSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& s) {
-  tuning::SearchSpace space;
-  const bool coop = ops::coopDeviceInfo(ctx.device()).coopMatrix;
+GemmSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& s, bool allowCoop) {
+  GemmSpace g;
+  tuning::SearchSpace& space = g.space;
+  const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
+  const bool coop = dev.coopMatrix && allowCoop;
+  if (coop) {
+    for (const codegen::GemmCoopParams& t :
+         codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize))
+      if (!t.workgroupScope && !t.producers)
+        g.coopTiles.push_back({t.BM, t.BN, t.BK, t.sgRows, t.sgCols, t.stages});
+    for (const char* text : kExtraCoopTiles) {
+      const tuning::CoopTile t = tuning::parseCoopTile("tile", text);
+      if (std::find(g.coopTiles.begin(), g.coopTiles.end(), t) == g.coopTiles.end()) g.coopTiles.push_back(t);
+    }
+  }
+  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates())
+    g.tiledTiles.push_back(t.str());
   // Index 0 of every dimension is "as the policy chooses", so the all-zero candidate is today's default.
+  const auto indices = [](size_t n) {
+    std::vector<int64_t> v{-1};
+    for (size_t i = 0; i < n; ++i)
+      v.push_back(int64_t(i));
+    return v;
+  };
   space.dims.push_back({"kernel", coop ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1}});
-  std::vector<int64_t> idx{-1};
-  if (coop)
-    for (int64_t i = 0; i < int64_t(std::size(kCoopTiles)); ++i)
-      idx.push_back(i);
-  space.dims.push_back({"coopTile", idx});
+  space.dims.push_back({"coopTile", indices(g.coopTiles.size())});
   space.dims.push_back({"groupM", coop ? std::vector<int64_t>{-1, 0, 4, 8, 16} : std::vector<int64_t>{-1}});
   space.dims.push_back(
       {"kSlices", coop && s.batch == 1 ? std::vector<int64_t>{-1, 1, 2, 4, 8} : std::vector<int64_t>{-1}});
   space.dims.push_back({"pad", coop ? std::vector<int64_t>{-1, 0, 8} : std::vector<int64_t>{-1}});
   space.dims.push_back({"stagedStore", coop ? std::vector<int64_t>{-1, 0} : std::vector<int64_t>{-1}});
-  std::vector<int64_t> tiles{-1};
-  const auto menu = codegen::gemmTiledCandidates();
-  for (int64_t i = 0; i < int64_t(menu.size()); ++i)
-    tiles.push_back(i);
-  space.dims.push_back({"tiledTile", tiles});
+  space.dims.push_back({"tiledTile", indices(g.tiledTiles.size())});
   // One spelling per candidate: coop dimensions stay at "policy" on tiled candidates and the other way.
   space.valid = [dims = space.dims](const Candidate& c) {
     const bool tiled = dims[0].values[c[0]] == 1;
@@ -185,30 +199,29 @@ tuning::SearchSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& s) {
       coopParts = coopParts || c[i] != 0;
     return tiled ? !coopParts : c.back() == 0;
   };
-  return space;
+  return g;
 }
 
-tuning::GemmChoice gemmChoice(const tuning::SearchSpace& space, const Candidate& c,
-                              const tuning::GemmShape& s) {
-  tuning::GemmChoice g;
-  g.shape = s;
-  g.kernel = space.value(c, "kernel") == 1 ? tuning::GemmKernel::Tiled : tuning::GemmKernel::Coop;
-  if (const int64_t t = space.value(c, "coopTile"); t >= 0)
-    g.tile = tuning::parseCoopTile("tile", kCoopTiles[t]);
-  if (const int64_t v = space.value(c, "groupM"); v >= 0) g.groupM = uint32_t(v);
-  if (const int64_t v = space.value(c, "kSlices"); v >= 0) g.kSlices = uint32_t(v);
-  if (const int64_t v = space.value(c, "pad"); v >= 0) g.pad = tuning::SharedPad{uint32_t(v), uint32_t(v)};
-  if (space.value(c, "stagedStore") == 0) g.stagedStore = false;
-  if (const int64_t t = space.value(c, "tiledTile"); t >= 0)
-    g.tiled = codegen::gemmTiledCandidates()[t].str();
-  return g;
+tuning::GemmChoice gemmChoice(const GemmSpace& g, const Candidate& c, const tuning::GemmShape& s) {
+  const tuning::SearchSpace& space = g.space;
+  tuning::GemmChoice choice;
+  choice.shape = s;
+  choice.kernel = space.value(c, "kernel") == 1 ? tuning::GemmKernel::Tiled : tuning::GemmKernel::Coop;
+  if (const int64_t t = space.value(c, "coopTile"); t >= 0) choice.tile = g.coopTiles[size_t(t)];
+  if (const int64_t v = space.value(c, "groupM"); v >= 0) choice.groupM = uint32_t(v);
+  if (const int64_t v = space.value(c, "kSlices"); v >= 0) choice.kSlices = uint32_t(v);
+  if (const int64_t v = space.value(c, "pad"); v >= 0)
+    choice.pad = tuning::SharedPad{uint32_t(v), uint32_t(v)};
+  if (space.value(c, "stagedStore") == 0) choice.stagedStore = false;
+  if (const int64_t t = space.value(c, "tiledTile"); t >= 0) choice.tiled = g.tiledTiles[size_t(t)];
+  return choice;
 }
 
 GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& base,
                         const GemmTuneOptions& o) {
   GemmTuneResult result;
   Operands ops_ = makeOperands(ctx, shape, o.seed);
-  const tuning::SearchSpace space = gemmSpace(ctx, shape);
+  const GemmSpace space = gemmSpace(ctx, shape, o.allowCoop);
   const auto reject = [&](const tuning::GemmChoice& g, const std::string& gate, const std::string& why) {
     ++result.rejected;
     if (result.rejections.size() < 8) result.rejections.push_back(describe(g) + ": " + gate + ": " + why);
@@ -256,8 +269,8 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
   so.progress = [&](uint32_t n, const tuning::Scored& best) {
     if (o.progress) o.progress(n, best.cost);
   };
-  const Candidate start(space.dims.size(), 0);
-  const std::vector<tuning::Scored> all = tuning::evolve(space, start, cost, so);
+  const Candidate start(space.space.dims.size(), 0);
+  const std::vector<tuning::Scored> all = tuning::evolve(space.space, start, cost, so);
   result.evaluated = static_cast<uint32_t>(all.size());
   for (const tuning::Scored& s : all)
     if (s.candidate == start) result.defaultUs = std::isfinite(s.cost) ? s.cost : 0;

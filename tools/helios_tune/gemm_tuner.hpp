@@ -28,6 +28,7 @@ struct GemmTuneOptions {
   uint32_t maxEvaluations = 60;
   uint64_t seed = 1;
   double minGain = 0.02;      // a candidate replaces the policy's choice only when this much faster
+  bool allowCoop = true;      // false: only the tiled kernel's tiles are searched
   std::function<bool()> stop; // the budget
   std::function<void(uint32_t evaluated, double bestUs)> progress;
   GemmRunner runner = runWithRecord;
@@ -40,9 +41,15 @@ struct GemmTuneResult {
   std::vector<std::string> rejections; // "<candidate>: <gate>: <why>", the first few
 };
 
-// The candidate space for `shape` on this device (coop dimensions only where coop matrices run).
-tuning::SearchSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& shape);
-tuning::GemmChoice gemmChoice(const tuning::SearchSpace& space, const tuning::Candidate& c,
+// The candidate space for `shape` on this device (coop dimensions only where coop matrices run): the
+// device's coop tiling menu (codegen::gemmCoopTilings) and a few more, the tiled kernel's candidates.
+struct GemmSpace {
+  tuning::SearchSpace space;
+  std::vector<tuning::CoopTile> coopTiles;
+  std::vector<std::string> tiledTiles;
+};
+GemmSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& shape, bool allowCoop = true);
+tuning::GemmChoice gemmChoice(const GemmSpace& space, const tuning::Candidate& c,
                               const tuning::GemmShape& shape);
 
 // Searches `shape` starting from the policy's own choice; `base` is the record the candidates extend.
