@@ -4,7 +4,9 @@
 # writing a tuning file; then helios-bench times each problem with today's default policy and with that
 # file, back to back on the same warm GPU (sustained timing), and bench/tune_compare.py prints one JSON
 # document for bench/results/ (tuned/default speed-up per problem, geometric means, the record itself).
-# Run from the repository root on the device machine with .gl and .dev carried (bench/device/stage.sh):
+# Stage here: /work/wt/build.sh helios-tune helios-bench helios-probe &&
+#   STAGE="helios-tune helios-bench helios-probe" bash bench/device/stage.sh
+# then on the device machine, from the repository root with .gl and .dev carried:
 #   HELIOS_COMMIT=<sha> bash bench/device/tune.sh            # results under $OUT (default /tmp/helios-final)
 # Knobs: GEMM_BUDGET / ATTN_BUDGET (seconds of search, default 240 / 48), COOP_SHAPES, ATTN_SHAPES (BxHxSxD).
 set -uo pipefail

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <set>
 #include <stdexcept>
 
 #include "codegen/spirv/tools.hpp"
@@ -113,25 +114,32 @@ ops::MatmulArgs argsFor(const ops::MatmulArgs& base, const tuning::Tuning& recor
   return a;
 }
 
-// spirv-val on the main kernel a candidate dispatches; "" when it passes. Also throws what validate() throws
-// for a tiling that cannot be built.
-std::string spirvGate(vk::Context& ctx, const ops::MatmulArgs& base, const tuning::Tuning& record) {
+// The main kernel a candidate dispatches: a key naming everything that decides the GPU work (path, split,
+// padded sizes, kernel parameters), and the spirv-val verdict on its module ("" when it passes). Throws what
+// validate() throws for parameters that cannot be built.
+struct Planned {
+  std::string key, invalid;
+};
+Planned planned(vk::Context& ctx, const ops::MatmulArgs& base, const tuning::Tuning& record) {
   const ops::MatmulArgs a = argsFor(base, record);
   const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
-  codegen::Kernel k;
   if (a.kernel != ops::MatmulKernel::Tiled && dev.coopMatrix) {
     const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &record);
-    if (!ops::isCoop(plan.decision)) return "";
-    codegen::GemmCoopParams p = ops::coopKernelParams(plan, a);
-    p.validate();
-    k = codegen::generateGemmCoop(p);
-  } else {
-    const codegen::GemmTiledParams p = ops::matmulTiledPlan(a, ctx.device());
-    p.validate(ops::gemmDeviceLimits(ctx.device()));
-    k = codegen::generateGemmTiled(p, ops::gemmDeviceLimits(ctx.device()));
+    if (ops::isCoop(plan.decision)) {
+      codegen::GemmCoopParams p = ops::coopKernelParams(plan, a);
+      p.validate();
+      const spv::ValidationResult v = spv::validate(codegen::generateGemmCoop(p).spirv);
+      return {std::string(ops::coopDecisionName(plan.decision)) + "/" + std::to_string(plan.splitK) + "/" +
+                  std::to_string(plan.Mp) + "x" + std::to_string(plan.Np) + "x" + std::to_string(plan.Kp) +
+                  "/" + p.cacheKey(),
+              v.ok ? "" : v.message};
+    }
   }
-  const spv::ValidationResult v = spv::validate(k.spirv);
-  return v.ok ? "" : v.message;
+  const codegen::GemmTiledParams p = ops::matmulTiledPlan(a, ctx.device());
+  p.validate(ops::gemmDeviceLimits(ctx.device()));
+  const spv::ValidationResult v =
+      spv::validate(codegen::generateGemmTiled(p, ops::gemmDeviceLimits(ctx.device())).spirv);
+  return {"tiled/" + p.cacheKey(), v.ok ? "" : v.message};
 }
 
 std::string describe(const tuning::GemmChoice& c) {
@@ -227,13 +235,20 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
     if (result.rejections.size() < 8) result.rejections.push_back(describe(g) + ": " + gate + ": " + why);
     return kRejected;
   };
+  std::set<std::string> kernels; // the planned kernels timed so far
   const auto cost = [&](const Candidate& c) -> double {
     const tuning::GemmChoice g = gemmChoice(space, c, shape);
     tuning::Tuning record = base;
     tuning::putGemm(record, g, tuning::Source::File);
     try {
-      if (const std::string why = spirvGate(ctx, ops_.args, record); !why.empty())
-        return reject(g, "spirv-val", why);
+      const Planned k = planned(ctx, ops_.args, record);
+      if (!k.invalid.empty()) return reject(g, "spirv-val", k.invalid);
+      // A choice the plan does not take (a tiling that does not divide, K slices on a batch, ...) runs a
+      // kernel already timed: not timed again, and never recorded as a choice.
+      if (!kernels.insert(k.key).second) {
+        ++result.duplicates;
+        return kRejected;
+      }
     } catch (const std::exception& e) {
       return reject(g, "parameters", e.what());
     }

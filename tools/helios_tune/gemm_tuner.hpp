@@ -37,7 +37,8 @@ struct GemmTuneOptions {
 struct GemmTuneResult {
   tuning::GemmChoice best;
   double defaultUs = 0, bestUs = 0; // the policy's choice and the winner (0: not timed)
-  uint32_t evaluated = 0, rejected = 0;
+  uint32_t evaluated = 0, rejected = 0,
+           duplicates = 0;             // duplicates: choices that plan an already timed kernel
   std::vector<std::string> rejections; // "<candidate>: <gate>: <why>", the first few
 };
 

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <fmt/format.h>
 #include <iostream>
+#include <sstream>
 #include <unistd.h>
 
 #include "engine/ops/device_tuning.hpp"
@@ -46,7 +47,10 @@ TuneReport tuneTargets(vk::Context& ctx, const Targets& targets, const TuneOptio
   report.file = o.out.empty() ? tuning::tuningFilePath(vk::cacheDirectory(), base.key) : o.out;
   // The file keeps what it had for this device; the new winners replace their shapes' entries.
   tuning::Tuning out = tuning::defaultTuning(ops::deviceFacts(dev));
-  tuning::readTuningFile(out, report.file, tuning::Source::File, std::cerr, /*warnMissing=*/false);
+  // (The device's own file has warned already when the record was resolved, if it was bad.)
+  std::ostringstream warned;
+  tuning::readTuningFile(out, report.file, tuning::Source::File, warned, /*warnMissing=*/false);
+  if (report.file != tuning::tuningFilePath(vk::cacheDirectory(), base.key)) std::cerr << warned.str();
   const size_t total = targets.gemms.size() + targets.attention.size();
   const auto start = Clock::now();
   const auto seconds = [&] { return std::chrono::duration<double>(Clock::now() - start).count(); };
@@ -64,15 +68,12 @@ TuneReport tuneTargets(vk::Context& ctx, const Targets& targets, const TuneOptio
     g.progress = [&](uint32_t n, double best) { bar.draw(seconds() / o.budgetSeconds, what, n, best); };
     const GemmTuneResult r = tuneGemm(ctx, shape, base, g);
     if (r.bestUs > 0) tuning::putGemm(out, r.best, tuning::Source::File);
-    bar.done(fmt::format("{}: {:.1f} -> {:.1f} us ({} evaluated, {} rejected)", what, r.defaultUs, r.bestUs,
-                         r.evaluated, r.rejected));
-    nlohmann::json j{{"kind", "gemm"},
-                     {"shape", tuning::text(shape)},
-                     {"default_us", r.defaultUs},
-                     {"tuned_us", r.bestUs},
-                     {"evaluated", r.evaluated},
-                     {"rejected", r.rejected},
-                     {"rejections", r.rejections}};
+    bar.done(fmt::format("{}: {:.1f} -> {:.1f} us ({} evaluated, {} rejected, {} duplicates)", what,
+                         r.defaultUs, r.bestUs, r.evaluated, r.rejected, r.duplicates));
+    nlohmann::json j{{"duplicates", r.duplicates},   {"kind", "gemm"},
+                     {"shape", tuning::text(shape)}, {"default_us", r.defaultUs},
+                     {"tuned_us", r.bestUs},         {"evaluated", r.evaluated},
+                     {"rejected", r.rejected},       {"rejections", r.rejections}};
     if (r.bestUs > 0) j["choice"] = tuning::toJson(out)["fields"]["gemm.shapes"].back();
     report.summary.push_back(j);
   }
