@@ -110,6 +110,12 @@ void applyTuning(CoopPolicyConfig& c, const tuning::Tuning& t) {
   take(c.smallTileBK, g.smallTileBK);
   take(c.bandRows, g.bandRows);
   take(c.bandMinTiles, g.bandMinTiles);
+  if (g.tilings.source != tuning::Source::Default) {
+    c.tilings.clear();
+    for (const tuning::CoopTile& tile : g.tilings.value)
+      c.tilings.push_back(
+          codegen::GemmCoopParams{}.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages));
+  }
   using tuning::BoundedMode;
   if (g.bounded.value == BoundedMode::Never) c.allowBounded = false;
   if (g.bounded.value == BoundedMode::Always || g.bounded.value == BoundedMode::All ||

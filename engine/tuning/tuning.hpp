@@ -115,9 +115,11 @@ struct GemmTuning {
   Field<bool> edgeShift{true}, edgeShiftScalar{true}; // HELIOS_COOP_EDGE_SHIFT(_SCALAR)
   Field<uint32_t> maxKSlices{16}, minSlicedSteps{32}, minSliceSteps{8}, busySliceSteps{64},
       scalarBusySliceSteps{16};
-  Field<uint32_t> smallTileBK{64};                        // HELIOS_COOP_SMALL_TILE_BK
-  Field<bool> stagedStore{true};                          // HELIOS_GEMM_STAGED_STORE
-  Field<uint32_t> bandRows{8}, bandMinTiles{16};          // the raster band of grids wide both ways
+  Field<uint32_t> smallTileBK{64};               // HELIOS_COOP_SMALL_TILE_BK
+  Field<bool> stagedStore{true};                 // HELIOS_GEMM_STAGED_STORE
+  Field<uint32_t> bandRows{8}, bandMinTiles{16}; // the raster band of grids wide both ways
+  // The coop tiling menu, preferred first (empty: codegen's menu for the device's shape).
+  Field<std::vector<CoopTile>> tilings;
   Field<std::optional<CoopTile>> directTile, boundedTile; // HELIOS_COOP_DIRECT_TILE, _BOUNDED_TILE
   Field<std::optional<uint32_t>> groupM;                  // HELIOS_COOP_GROUP_M
   Field<std::optional<uint32_t>> kSlices;                 // HELIOS_COOP_KSLICES
@@ -175,6 +177,7 @@ template <class T, class F> void forEachField(T& t, F&& f) {
   f("gemm.stagedStore", g.stagedStore);
   f("gemm.bandRows", g.bandRows);
   f("gemm.bandMinTiles", g.bandMinTiles);
+  f("gemm.tilings", g.tilings);
   f("gemm.directTile", g.directTile);
   f("gemm.boundedTile", g.boundedTile);
   f("gemm.groupM", g.groupM);

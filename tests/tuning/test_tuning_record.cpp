@@ -65,6 +65,7 @@ Tuning scrambled(uint32_t seed) {
   t.gemm.maxKSlices.set(u(1, 32), s);
   t.gemm.directTile.set(CoopTile{64, 128, 32, 2, 4, 2}, s);
   t.gemm.pad.set(SharedPad{8, 16}, s);
+  t.gemm.tilings.set({CoopTile{128, 128, 64, 2, 2, 1}, CoopTile{64, 64, u(1, 2) * 32, 2, 2, 2}}, s);
   t.gemm.groupM.set(u(0, 16), s);
   GemmChoice c;
   c.shape = {u(1, 4096), u(1, 4096), u(1, 4096), 1, true, false, true};
