@@ -119,12 +119,9 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;
   // Row ops at D > 64: 128 owned rows (8 subgroups), so each staged tile serves twice the rows, and 64-key
-  // tiles; the forward without prefetch (its registers are full). H100, B8 H16 S2048 D128, f16 q/k/v,
-  // forward / forward + backward: causal 769 / 3066-3099 us, dense 1203 / 5186-5239 us, against 778 / 3163
-  // and 1301 / 5397 with 32-key tiles (and 1055 / 4676 causal with 64-key tiles on 4 subgroups, f32 q/k/v).
-  // The causal forward takes 64 owned rows (4 subgroups): half the rows per block on the diagonal, where
-  // blocks see few keys, and twice the blocks to balance: 781 -> 710 us, where the dense forward went
-  // 1188 -> 1251 (same run, 2026-11-24-h100-attention-d128-subgroups.json).
+  // tiles; the forward without prefetch (its registers are full). The causal forward takes 64 owned rows (4
+  // subgroups): half the rows per block on the diagonal, where blocks see few keys, and twice the blocks to
+  // balance; the dense forward lost that way (2026-11-24-h100-attention-d128-subgroups.json).
   if (p.rowOps && headDim > 64) {
     p.tile = 64;
     p.subgroups = causal && pass == AttentionPass::Forward ? 4 : 8;

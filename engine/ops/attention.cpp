@@ -7,6 +7,7 @@
 
 #include "codegen/kernels/attention.hpp"
 #include "codegen/kernels/attention_coop.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/ops/reduce.hpp"
 
@@ -100,22 +101,6 @@ bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
   return ok;
 }
 
-bool envIs(const char* name, const char* value) {
-  const char* e = std::getenv(name);
-  return e && std::string(e) == value;
-}
-
-// A whole number from the environment, or `fallback` when unset; anything else is an error naming the
-// variable.
-uint32_t envU32(const char* name, uint32_t fallback) {
-  const char* e = std::getenv(name);
-  if (!e) return fallback;
-  const std::string text(e);
-  if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos)
-    throw std::invalid_argument(std::string(name) + "=" + text + ": expected a whole number");
-  return static_cast<uint32_t>(std::stoul(text));
-}
-
 // The pipeline and grid of one pass, coop or fallback.
 struct Pass {
   const vk::Pipeline* pipeline;
@@ -163,22 +148,49 @@ void run(Executor& exec, const Pass& p, bool coop, std::initializer_list<Binding
 
 codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, AttentionPass pass, uint32_t headDim,
                                                bool causal) {
-  const bool rowOps = device.features().coopMatrixNv2RowOps && !envIs("HELIOS_ATTENTION_ROWOPS", "0");
+  const tuning::Tuning& tuned = deviceTuning(device);
+  const tuning::AttentionTuning& t = tuned.attention;
+  const bool rowOps = device.features().coopMatrixNv2RowOps && t.rowOps.value;
   const CoopDeviceInfo d = coopDeviceInfo(device);
   auto p = codegen::attentionCoopParams(pass, headDim, causal, device.limits().maxComputeSharedMemorySize,
                                         rowOps, {d.coopM, d.coopN, d.coopK, d.subgroupSize, d.lowered});
-  if (p.rowOps) {
+  // The pass's tuned entry, then the global fields (tile and subgroups on row-op passes only). A choice that
+  // does not fit the shared memory is left out; a global one out of range is an error (validate()), a tuned
+  // entry that does not validate here is left out.
+  const auto apply = [&](std::optional<uint32_t> tile, std::optional<uint32_t> subgroups, bool strict) {
     auto q = p;
-    q.tile = envU32("HELIOS_ATTENTION_TILE", q.tile);
-    q.subgroups = envU32("HELIOS_ATTENTION_SUBGROUPS", q.subgroups);
-    if (q.sharedBytes() <= q.maxSharedBytes) {
-      q.validate(); // a tile or subgroup count out of range is an error
-      p = q;
+    q.tile = tile.value_or(q.tile);
+    q.subgroups = subgroups.value_or(q.subgroups);
+    if (q.sharedBytes() > q.maxSharedBytes) return;
+    try {
+      q.validate();
+    } catch (const std::invalid_argument&) {
+      if (strict) throw;
+      return;
     }
+    p = q;
+  };
+  if (const tuning::AttentionChoice* c = tuning::findAttention(tuned, passId(pass), headDim, causal)) {
+    apply(c->tile, c->subgroups, false);
+    if (c->prefetch) p.prefetch = *c->prefetch;
+    if (c->pad) p.pad = *c->pad;
   }
-  if (envIs("HELIOS_ATTENTION_PREFETCH", "0")) p.prefetch = false;
-  if (envIs("HELIOS_ATTENTION_PAD", "0")) p.pad = 0;
+  if (p.rowOps) apply(t.tile.value, t.subgroups.value, true);
+  if (!t.prefetch.value) p.prefetch = false;
+  if (!t.pad.value) p.pad = 0;
   return p;
+}
+
+tuning::AttentionPassId passId(AttentionPass pass) {
+  switch (pass) {
+  case AttentionPass::Forward:
+    return tuning::AttentionPassId::Forward;
+  case AttentionPass::QueryGrad:
+    return tuning::AttentionPassId::QueryGrad;
+  case AttentionPass::KeyValueGrad:
+    return tuning::AttentionPassId::KeyValueGrad;
+  }
+  throw std::logic_error("passId: unknown attention pass");
 }
 
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {

@@ -9,6 +9,7 @@
 
 #include "codegen/kernels/attention_coop.hpp"
 #include "engine/ops/executor.hpp"
+#include "engine/tuning/tuning.hpp"
 
 namespace helios::ops {
 
@@ -50,11 +51,11 @@ void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::
 // (codegen::attentionCoopSupports), and headDim is a multiple of 16 up to 128.
 bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);
 
+// The Tuning record's name of a pass.
+tuning::AttentionPassId passId(codegen::AttentionPass pass);
 // The coop pass the op runs on this device, at its coop shape and subgroup size: the NV2 row-ops variant
-// where the device has its operations (16x16x16 on 32 lanes).
-// Knobs for comparisons: HELIOS_ATTENTION_ROWOPS=0 (the KHR-only passes), HELIOS_ATTENTION_TILE=32|64|128 and
-// HELIOS_ATTENTION_SUBGROUPS=1..8 (row-ops passes; skipped where shared memory does not fit),
-// HELIOS_ATTENTION_PREFETCH=0 (no one-tile-ahead loads), HELIOS_ATTENTION_PAD=0 (unpadded staged rows).
+// where the device has its operations (16x16x16 on 32 lanes), with the device's Tuning record applied (the
+// pass's tuned entry, then attention.rowOps / tile / subgroups / prefetch / pad; docs/TUNING.md).
 codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, codegen::AttentionPass pass,
                                                uint32_t headDim, bool causal);
 

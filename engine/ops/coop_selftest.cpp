@@ -9,6 +9,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "engine/ops/device_tuning.hpp"
 #include "probe/caps.hpp"
 
 namespace helios::ops {
@@ -33,16 +34,6 @@ std::map<VkPhysicalDevice, Verdict>& verdicts() {
 }
 
 } // namespace
-
-CoopMode parseCoopMode(const char* text) {
-  const std::string s = text ? text : "";
-  if (s.empty() || s == "auto") return CoopMode::Auto;
-  if (s == "on") return CoopMode::On;
-  if (s == "off") return CoopMode::Off;
-  throw std::invalid_argument("HELIOS_COOP=" + s +
-                              ": expected on (always use cooperative matrices), off (never) or auto (the "
-                              "per-device self-test decides)");
-}
 
 probe::SelfTestResult runCoopChecks(const std::vector<CoopCheck>& checks) {
   probe::SelfTestResult r;
@@ -90,7 +81,7 @@ bool coopTrusted(const vk::Device& device, const CoopDeviceInfo& info) {
   std::lock_guard lock(verdictMutex());
   auto it = verdicts().find(device.physical());
   if (it != verdicts().end()) return it->second.trusted;
-  const CoopMode mode = parseCoopMode(std::getenv("HELIOS_COOP"));
+  const CoopMode mode = deviceTuning(device).gemm.coop.value;
   const VkPhysicalDeviceProperties& p = device.properties();
   probe::SelfTestKey key = probe::selfTestKey(p.vendorID, p.deviceID, p.driverVersion,
                                               probe::queryDeviceUuid(VK_NULL_HANDLE, device.physical()));

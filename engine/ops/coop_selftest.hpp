@@ -4,7 +4,8 @@
 // bounded kernel, and a coop attention forward and backward, each against a float64 CPU reference) and keeps
 // the verdict beside the pipeline caches (probe/selftest.hpp), keyed by device, driver and
 // HELIOS_KERNEL_VERSION. A failure turns coop off for that device with one warning on stderr, and the tiled
-// and fallback kernels run instead. HELIOS_COOP=on|off|auto overrides it (auto: the self-test decides).
+// and fallback kernels run instead. The Tuning record's gemm.coop (HELIOS_COOP=on|off|auto) overrides it
+// (auto: the self-test decides).
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
@@ -12,15 +13,13 @@
 #include <vector>
 
 #include "engine/ops/matmul_policy.hpp"
+#include "engine/tuning/tuning.hpp"
 #include "engine/vk/context.hpp"
 #include "probe/selftest.hpp"
 
 namespace helios::ops {
 
-enum class CoopMode { Auto, On, Off };
-// "auto", "on" or "off"; nullptr and "" are auto. Anything else throws std::invalid_argument naming
-// HELIOS_COOP and the accepted values.
-CoopMode parseCoopMode(const char* text);
+using CoopMode = tuning::CoopMode;
 
 // One check: its name, and a run that returns "" when the result is right, else what was wrong. A throw
 // (a pipeline that fails to build) fails the check as well.

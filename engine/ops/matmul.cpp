@@ -1,5 +1,6 @@
 #include "engine/ops/matmul.hpp"
 #include "engine/ops/compute_units.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/matmul_coop.hpp"
 
@@ -131,6 +132,32 @@ MatmulArgs withF16Copies(Executor& exec, const MatmulArgs& args) {
   return h;
 }
 
+namespace {
+
+// `p` on the tile the device's Tuning record chose for this shape, where it has one that fits the device.
+codegen::GemmTiledParams withTunedTile(codegen::GemmTiledParams p, const MatmulArgs& a,
+                                       const vk::Device& device) {
+  const tuning::GemmChoice* c =
+      tuning::findGemm(deviceTuning(device),
+                       gemmShape(a.M, a.N, a.K, a.batch, a.transA, a.transB, a.outType == GemmType::F16));
+  if (!c || !c->tiled) return p;
+  codegen::GemmTiledParams tuned = p;
+  try {
+    tuned.tile = codegen::GemmTile::parse(*c->tiled);
+    tuned.validate(gemmDeviceLimits(device));
+  } catch (const std::invalid_argument&) {
+    return p; // a file from a device with other limits: the menu's choice stays
+  }
+  return tuned;
+}
+
+} // namespace
+
+codegen::GemmTiledParams matmulTiledPlan(const MatmulArgs& args, const vk::Device& device) {
+  const codegen::GemmTiledParams p = matmulTiledParams(args, gemmDeviceLimits(device));
+  return args.tile ? p : withTunedTile(p, args, device);
+}
+
 void matmul(Executor& exec, const MatmulArgs& args) {
   checkMatmulArgs(args);
   const vk::Device& device = exec.context().device();
@@ -152,7 +179,7 @@ void matmul(Executor& exec, const MatmulArgs& args) {
     return;
   }
   const codegen::GemmDeviceLimits limits = gemmDeviceLimits(device);
-  const codegen::GemmTiledParams params = matmulTiledParams(args, limits);
+  const codegen::GemmTiledParams params = matmulTiledPlan(args, device);
   params.validate(limits); // a forced tile that does not fit throws here, before any pipeline exists
   const vk::Pipeline& pipeline = exec.pipeline(
       params, [&](const codegen::GemmTiledParams& p) { return codegen::generateGemmTiled(p, limits); });

@@ -58,5 +58,8 @@ codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device);
 // from args, vec4Aligned when every contiguous dimension, stride and binding offset allows it, tile from
 // args.tile or chooseGemmTiling().
 codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& args, const codegen::GemmDeviceLimits& limits);
+// The tiled kernel matmul() runs for `args` on `device`: args.tile, else the tile the device's Tuning record
+// chose for this shape where it fits, else matmulTiledParams' choice.
+codegen::GemmTiledParams matmulTiledPlan(const MatmulArgs& args, const vk::Device& device);
 
 } // namespace helios::ops

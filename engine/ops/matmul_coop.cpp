@@ -12,11 +12,12 @@
 #include <volk.h>
 
 #include "engine/ops/compute_units.hpp"
-#include "engine/ops/coop_overrides.hpp"
 #include "engine/ops/coop_selftest.hpp"
 #include "engine/ops/coop_stats.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/slice3d.hpp"
+#include "engine/tuning/values.hpp"
 
 namespace helios::ops {
 
@@ -24,9 +25,14 @@ namespace {
 
 using codegen::GemmType;
 
-// HELIOS_COOP_SHAPE: the device's own f16 x f16 -> f32 subgroup shape `s` instead of the best one.
+std::string toString(const tuning::MatShape& s) {
+  return tuning::text(s);
+}
+
+// gemm.coopShape (HELIOS_COOP_SHAPE): the device's own f16 x f16 -> f32 subgroup shape `s` instead of the
+// best one.
 void forceShape(CoopDeviceInfo& info, const std::vector<probe::CoopMatrixProperty>& props,
-                const CoopShape& s) {
+                const tuning::MatShape& s) {
   const bool reported = std::any_of(props.begin(), props.end(), [&](const probe::CoopMatrixProperty& p) {
     return p.A == "float16" && p.B == "float16" && p.C == "float32" && p.Result == "float32" &&
            p.scope == "subgroup" && p.M == s.m && p.N == s.n && p.K == s.k;
@@ -37,8 +43,9 @@ void forceShape(CoopDeviceInfo& info, const std::vector<probe::CoopMatrixPropert
   info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
 }
 
-// HELIOS_COOP_EMULATE: the coop kernels lowered for the device's subgroup size, with shape `s`.
-void emulate(CoopDeviceInfo& info, const CoopShape& s) {
+// gemm.coopEmulate (HELIOS_COOP_EMULATE): the coop kernels lowered for the device's subgroup size, with
+// shape `s`.
+void emulate(CoopDeviceInfo& info, const tuning::MatShape& s) {
   const uint32_t sg = info.subgroupSize;
   if ((s.m * s.k) % sg || (s.k * s.n) % sg || (s.m * s.n) % sg)
     throw std::invalid_argument("HELIOS_COOP_EMULATE=" + toString(s) + ": its matrices do not split evenly " +
@@ -49,21 +56,8 @@ void emulate(CoopDeviceInfo& info, const CoopShape& s) {
   info.workgroupShapes.clear(); // no NV2 when lowered
 }
 
-// HELIOS_COOP_SUBGROUP=8|16|32|64: the coop GEMM's subgroup size instead of coopRegisterPlan's (for
-// comparisons); 0 when unset.
-uint32_t subgroupKnob() {
-  static const uint32_t parsed = [] {
-    const char* e = std::getenv("HELIOS_COOP_SUBGROUP");
-    if (!e || !*e) return 0u;
-    const std::string v(e);
-    if (v != "8" && v != "16" && v != "32" && v != "64")
-      throw std::invalid_argument("HELIOS_COOP_SUBGROUP='" + v + "': expected 8, 16, 32 or 64");
-    return static_cast<uint32_t>(std::stoul(v));
-  }();
-  return parsed;
-}
-
 CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
+  const tuning::GemmTuning& tuned = deviceTuning(device).gemm;
   // The probe's list readers; the live instance's entry points are already loaded into volk.
   std::vector<probe::CoopMatrixProperty> props;
   if (device.features().coopMatrixKhr)
@@ -88,24 +82,22 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
         return s.invocations > p2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
       });
     }
-    // Opt-in (HELIOS_COOP2=1): on the H100 (580 driver) the workgroup-scope kernel ran 238-288 TFLOP/s at
-    // 8192^3 and 101-230 on the GPT-2 shapes, against 300-323 and 232-323 for the subgroup-scope one
-    // (bench/results/2026-11-25-h100-gemm-final.json).
-    if (const char* e = std::getenv("HELIOS_COOP2"); !e || std::string(e) != "1")
-      info.workgroupShapes.clear();
+    // Opt-in (gemm.coop2, HELIOS_COOP2=1): on the H100 the workgroup-scope kernel ran slower than the
+    // subgroup-scope one (bench/results/2026-11-25-h100-gemm-final.json).
+    if (!tuned.coop2.value) info.workgroupShapes.clear();
   }
-  const CoopOverrides& o = coopOverrides();
-  if (o.shape && info.coopMatrix) forceShape(info, props, *o.shape);
-  if (o.shape && !info.coopMatrix)
-    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(*o.shape) +
+  const std::optional<tuning::MatShape>& shape = tuned.coopShape.value;
+  if (shape && info.coopMatrix) forceShape(info, props, *shape);
+  if (shape && !info.coopMatrix)
+    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(*shape) +
                                 ": the device has no cooperative matrices");
-  if (o.emulate) emulate(info, *o.emulate);
+  if (tuned.coopEmulate.value) emulate(info, *tuned.coopEmulate.value);
   // The kernels need f16 storage, and a subgroup size they support that the pipeline can count on.
   const auto& f = device.features();
   if (!f.shaderFloat16 || !f.storageBuffer16BitAccess || !subgroupSize) info.coopMatrix = false;
   info = withRegisterPlan(info, device.properties().vendorID, device.minSubgroupSize(),
                           device.maxSubgroupSize());
-  if (const uint32_t sg = subgroupKnob(); sg && info.coopMatrix) info.subgroupSize = sg;
+  if (const uint32_t sg = tuned.coopSubgroup.value; sg && info.coopMatrix) info.subgroupSize = sg;
   return info;
 }
 
@@ -118,21 +110,17 @@ vk::BufferRange rangeOf(const vk::Buffer& b) {
 }
 
 // C leaves the subgroup-scope kernel through shared memory (GemmCoopParams::stagedStore) where the kernel
-// allows it and C's binding is aligned for row vectors: on the H100 the K = 768 GEMMs of GPT-2 small ran
-// 26-54% faster (bench/results/2026-11-24-h100-gemm-staged-store.json). The bounded kernel with vector
+// allows it and C's binding is aligned for row vectors: the coop stores straight to memory were the tail of
+// every tile (bench/results/2026-11-24-h100-gemm-staged-store.json). The bounded kernel with vector
 // copies takes it too (C as checked 4-element vectors; 2026-11-25-h100-gemm-edge-shift.json).
-// HELIOS_GEMM_STAGED_STORE=0 turns it off.
+// The Tuning record's gemm.stagedStore (HELIOS_GEMM_STAGED_STORE=0) turns it off (CoopPlan::stagedStore).
 // (Rows of N elements are vector-aligned too: N is a multiple of the tile, or of 8 with vector copies.)
 bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c, uint64_t strideC) {
   return c.offset % (p.outF16 ? 8 : 16) == 0 && strideC % 4 == 0;
 }
 
-bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c, uint64_t strideC) {
-  static const bool disabled = [] {
-    const char* e = std::getenv("HELIOS_GEMM_STAGED_STORE");
-    return e && std::string(e) == "0";
-  }();
-  if (disabled || p.workgroupScope || (p.alphaBeta && !p.bounded) || !rowVectorAligned(p, c, strideC))
+bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c, uint64_t strideC, bool allowed) {
+  if (!allowed || p.workgroupScope || (p.alphaBeta && !p.bounded) || !rowVectorAligned(p, c, strideC))
     return false;
   p.stagedStore = true;
   try {
@@ -337,7 +325,7 @@ CoopDeviceInfo coopDeviceInfo(const vk::Device& device) {
   return info;
 }
 
-MatmulProblem matmulProblem(const MatmulArgs& a) {
+MatmulProblem matmulProblem(const MatmulArgs& a, bool boundedVectors) {
   MatmulProblem p;
   p.M = a.M;
   p.N = a.N;
@@ -351,12 +339,8 @@ MatmulProblem matmulProblem(const MatmulArgs& a) {
   p.sharedB = a.batch > 1 && a.strideB && *a.strideB == 0 && strideOr(a.strideA, M * K) == M * K &&
               strideOr(a.strideC, M * N) == M * N;
   p.epilogue = a.bias.buffer != VK_NULL_HANDLE || a.gelu;
-  // f32 operands reach the bounded kernel as fresh f16 copies (withF16Copies). HELIOS_COOP_BOUNDED_VECTORS=0
-  // keeps its copies scalar.
-  static const bool vectorsOff = [] {
-    const char* e = std::getenv("HELIOS_COOP_BOUNDED_VECTORS");
-    return e && std::string(e) == "0";
-  }();
+  // f32 operands reach the bounded kernel as fresh f16 copies (withF16Copies).
+  const bool vectorsOff = !boundedVectors;
   const bool copied = a.f16Compute && a.aType == GemmType::F32;
   p.vectorRows =
       !vectorsOff && (copied || (a.a.offset % 16 == 0 && a.b.offset % 16 == 0)) &&
@@ -370,7 +354,8 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   p.bias = args.bias.buffer != VK_NULL_HANDLE;
   p.gelu = args.gelu;
   p.f32A = p.f32B = args.f16Compute; // rounded while staged
-  p.stagedStore = stagedStoreFits(p, args.c, strideOr(args.strideC, uint64_t{args.M} * args.N));
+  p.stagedStore =
+      stagedStoreFits(p, args.c, strideOr(args.strideC, uint64_t{args.M} * args.N), plan.stagedStore);
   p.biasOnVectors =
       p.biasOnVectors && p.stagedStore && p.outF16 && p.bias; // only where it changes the kernel
   return p;
@@ -378,109 +363,68 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
 
 namespace {
 
-// Policy and tuning knobs from the environment, read and parsed once (planMatmulCoop runs on every matmul):
-//   HELIOS_COOP_BOUNDED=1 runs every unaligned problem of at least minFlops through the bounded kernel,
-//     whatever its size; =all aligned ones too, with scalar copies (to time the bounds checks against the
-//     direct kernel on the same tiling), =all-vectors with vector copies where the sizes allow; =0 never.
-//   HELIOS_COOP_CROSSWISE=a|b|ab|0: which of the bounded kernel's scalar copies may read crosswise (B only
-//     stored N x K; 0: both along rows).
-//   HELIOS_COOP_UNDER_WAVE_SUBGROUPS=0: a bounded grid under one wave keeps its tiling's subgroups.
-//   HELIOS_COOP_SMALL_TILE_BK=32: the 64x64 tile keeps K steps of 32.
-//   HELIOS_COOP_BOUNDED_TILE=BMxBNxBK_sgRxC_sS sets the bounded kernel's tiling, HELIOS_COOP_DIRECT_TILE the
-//     same for direct plans whose sizes it divides.
-//   HELIOS_COOP_GROUP_M=g walks subgroup-scope grids in bands of g tile rows (0: row-major);
-//     HELIOS_COOP_PAD=AxB appends A and B halves to the shared rows of A and B.
-//   HELIOS_COOP_EDGE_SHIFT=1|0 turns CoopPolicyConfig::edgeShift on or off, HELIOS_COOP_EDGE_SHIFT_SCALAR=1|0
-//     edgeShiftScalar.
-//   HELIOS_COOP_KSLICES=N cuts K in N slices in any subgroup-scope single GEMM that can take them (in place
-//     of the TN batched split K too); =1 in none (the batched split K stays).
-struct Tiling {
-  unsigned bm = 0, bn = 0, bk = 0, rows = 0, cols = 0, stages = 0;
-};
-struct Knobs {
-  std::string bounded;
-  const char* crosswise = nullptr;
-  bool underWaveOff = false, smallBK32 = false;
-  std::optional<Tiling> boundedTile, directTile;
-  std::optional<uint32_t> groupM, kSlices;
-  std::optional<std::pair<uint32_t, uint32_t>> pad;
-  std::optional<bool> edgeShift, edgeShiftScalar;
-};
+// `tile` on the plan where the kernel can take it: bounded plans any, direct ones where it divides the sizes.
+void setTile(CoopPlan& plan, const MatmulArgs& args, const tuning::CoopTile& tile, bool direct) {
+  if (plan.params.workgroupScope) return;
+  if (direct && (args.M % tile.bm || args.N % tile.bn || args.K % tile.bk)) return;
+  plan.params.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages);
+}
 
-const Knobs& knobs() {
-  static const Knobs parsed = [] {
-    const auto env = [](const char* name) { return std::string(std::getenv(name) ? std::getenv(name) : ""); };
-    const auto tiling = [](const char* name) -> std::optional<Tiling> {
-      Tiling t;
-      const char* e = std::getenv(name);
-      if (e &&
-          std::sscanf(e, "%ux%ux%u_sg%ux%u_s%u", &t.bm, &t.bn, &t.bk, &t.rows, &t.cols, &t.stages) == 6 &&
-          t.bm && t.bn && t.bk)
-        return t;
-      return std::nullopt;
-    };
-    Knobs k{env("HELIOS_COOP_BOUNDED"),
-            std::getenv("HELIOS_COOP_CROSSWISE"),
-            env("HELIOS_COOP_UNDER_WAVE_SUBGROUPS") == "0",
-            env("HELIOS_COOP_SMALL_TILE_BK") == "32",
-            tiling("HELIOS_COOP_BOUNDED_TILE"),
-            tiling("HELIOS_COOP_DIRECT_TILE")};
-    if (const char* e = std::getenv("HELIOS_COOP_GROUP_M")) k.groupM = static_cast<uint32_t>(std::atoi(e));
-    if (const char* e = std::getenv("HELIOS_COOP_KSLICES"))
-      k.kSlices = static_cast<uint32_t>(std::max(1, std::atoi(e)));
-    unsigned pa = 0, pb = 0;
-    if (const char* e = std::getenv("HELIOS_COOP_PAD"); e && std::sscanf(e, "%ux%u", &pa, &pb) == 2)
-      k.pad = std::pair{pa, pb};
-    if (const std::string e = env("HELIOS_COOP_EDGE_SHIFT"); e == "0" || e == "1") k.edgeShift = e == "1";
-    if (const std::string e = env("HELIOS_COOP_EDGE_SHIFT_SCALAR"); e == "0" || e == "1")
-      k.edgeShiftScalar = e == "1";
-    return k;
-  }();
-  return parsed;
+// Whether `f` was set by a file, --tuning or the environment.
+template <class T> bool isSet(const tuning::Field<T>& f) {
+  return f.source != tuning::Source::Default;
 }
 
 } // namespace
 
-CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg) {
-  const Knobs& knob = knobs();
-  if (knob.bounded == "0") cfg.allowBounded = false;
-  if (knob.bounded == "1" || knob.bounded == "all" || knob.bounded == "all-vectors")
-    cfg.allowBounded = true, cfg.boundedMinFlops = 0, cfg.boundedMaxFlops = 1e300;
-  if (knob.crosswise) {
-    cfg.boundedCrosswiseA = std::strchr(knob.crosswise, 'a') != nullptr;
-    cfg.boundedCrosswiseB = std::strchr(knob.crosswise, 'b') != nullptr;
-  }
-  if (knob.underWaveOff) cfg.underWaveSubgroups = false;
-  if (knob.edgeShift) cfg.edgeShift = *knob.edgeShift;
-  if (knob.edgeShiftScalar) cfg.edgeShiftScalar = *knob.edgeShiftScalar;
-  if (knob.smallBK32) cfg.smallTileBK = 32;
-  const MatmulProblem problem = matmulProblem(args);
+CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg,
+                        const tuning::Tuning* tuned) {
+  static const tuning::Tuning untuned;
+  const tuning::Tuning& t = tuned ? *tuned : untuned;
+  const tuning::GemmTuning& g = t.gemm;
+  applyTuning(cfg, t);
+  const MatmulProblem problem = matmulProblem(args, g.boundedVectors.value);
   CoopPlan plan = planMatmul(problem, dev, cfg);
-  const bool allVectors = knob.bounded == "all-vectors";
-  if ((knob.bounded == "all" || allVectors) && plan.splitK == 1 && !plan.params.workgroupScope &&
+  // The shape's own choice from the tuner; global fields set by a file or override come after it.
+  const tuning::GemmChoice* choice =
+      tuning::findGemm(t, gemmShape(args.M, args.N, args.K, args.batch, args.transA, args.transB,
+                                    args.outType == GemmType::F16));
+  if (choice && choice->kernel == tuning::GemmKernel::Tiled) {
+    plan.decision = plan.inner = CoopDecision::Fallback;
+    plan.missKey = "tuned to the tiled kernel";
+    plan.reason = "tuned to the tiled kernel (" + tuning::text(choice->shape) + ")";
+    return plan;
+  }
+  using tuning::BoundedMode;
+  const bool allVectors = g.bounded.value == BoundedMode::AllVectors;
+  if ((g.bounded.value == BoundedMode::All || allVectors) && plan.splitK == 1 &&
+      !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
     makeBounded(plan.params, problem, allVectors && vectorCopies(problem), cfg);
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
   const bool subgroupScope = isCoop(plan.decision) && !plan.params.workgroupScope;
   const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
-  const std::optional<Tiling> tile = plan.inner == CoopDecision::Bounded ? knob.boundedTile
-                                     : direct                            ? knob.directTile
-                                                                         : std::nullopt;
-  if (tile && !plan.params.workgroupScope &&
-      (!direct || (args.M % tile->bm == 0 && args.N % tile->bn == 0 && args.K % tile->bk == 0)))
-    plan.params.setTiling(tile->bm, tile->bn, tile->bk, tile->rows, tile->cols, tile->stages);
-  if (subgroupScope && knob.groupM) plan.params.groupM = *knob.groupM;
-  if (subgroupScope && knob.pad) plan.params.padA = knob.pad->first, plan.params.padB = knob.pad->second;
-  if (knob.kSlices && subgroupScope && args.batch == 1) {
-    plan.params.kSlices = *knob.kSlices;
+  const bool bounded = plan.inner == CoopDecision::Bounded;
+  if (choice && choice->tile && (direct || bounded)) setTile(plan, args, *choice->tile, direct);
+  const auto& globalTile = bounded ? g.boundedTile.value : direct ? g.directTile.value : std::nullopt;
+  if (globalTile) setTile(plan, args, *globalTile, direct);
+  static const tuning::GemmChoice none;
+  const tuning::GemmChoice& c = choice ? *choice : none;
+  const std::optional<uint32_t>& groupM = isSet(g.groupM) ? g.groupM.value : c.groupM;
+  const std::optional<uint32_t>& kSlices = isSet(g.kSlices) ? g.kSlices.value : c.kSlices;
+  const std::optional<tuning::SharedPad>& pad = isSet(g.pad) ? g.pad.value : c.pad;
+  plan.stagedStore = g.stagedStore.value && c.stagedStore.value_or(true);
+  if (subgroupScope && groupM) plan.params.groupM = *groupM;
+  if (subgroupScope && pad) plan.params.padA = pad->a, plan.params.padB = pad->b;
+  if (kSlices && subgroupScope && args.batch == 1) {
+    plan.params.kSlices = *kSlices;
     if (plan.params.kSlices > 1) plan.splitK = 1;
     if (plan.params.kSlices > 1 && codegen::gemmCoopTileCount(plan.params, args.M, args.N) > kMaxSlicedTiles)
       plan.params.kSlices = 1;
   }
-  // On the final tiling (the knobs above may have changed it, or made an aligned plan bounded).
-  if (plan.inner == CoopDecision::Bounded)
-    shiftEdges(plan.params, problem, cfg, fillWorkgroups(dev.computeUnits));
+  // On the final tiling (the choices above may have changed it, or made an aligned plan bounded).
+  if (bounded) shiftEdges(plan.params, problem, cfg, fillTarget(cfg, dev));
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {
       plan.decision = plan.inner = CoopDecision::Fallback;
@@ -494,7 +438,8 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
   const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(exec.context().device());
   CoopPolicyConfig cfg = opt.config;
   if (opt.tiling) cfg.tilings = {*opt.tiling};
-  CoopPlan plan = planMatmulCoop(args, dev, cfg);
+  const tuning::Tuning& tuned = opt.tuning ? *opt.tuning : deviceTuning(exec.context().device());
+  CoopPlan plan = planMatmulCoop(args, dev, cfg, &tuned);
   if (force && !isCoop(plan.decision))
     throw std::invalid_argument("matmul: coop GEMM not available for this problem (MatmulKernel::Coop): " +
                                 plan.reason);

@@ -12,6 +12,7 @@
 
 #include "engine/ops/matmul.hpp"
 #include "engine/ops/matmul_policy.hpp"
+#include "engine/tuning/tuning.hpp"
 
 namespace helios::ops {
 
@@ -21,7 +22,7 @@ CoopDeviceInfo coopDeviceInfo(const vk::Device& device);
 
 // The policy's view of `args`: sizes, layouts, types; sharedB when a batch shares one dense B (strideB 0 with
 // dense A and C).
-MatmulProblem matmulProblem(const MatmulArgs& args);
+MatmulProblem matmulProblem(const MatmulArgs& args, bool boundedVectors = true);
 
 struct CoopRunOptions {
   CoopPolicyConfig config;
@@ -32,6 +33,8 @@ struct CoopRunOptions {
   // Force a coop tiling (BM, BN, BK, subgroups, stages, padding, groupM); layout and epilogue come from args.
   std::optional<codegen::GemmCoopParams> tiling;
   bool record = true; // count the decision in coopStats()
+  // Instead of the device's Tuning record (deviceTuning; the tuner's candidates).
+  std::optional<tuning::Tuning> tuning;
 };
 
 // Plans and runs `args` (already checked by checkMatmulArgs). `force` (MatmulKernel::Coop): a plan that
@@ -39,9 +42,10 @@ struct CoopRunOptions {
 CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& options = {},
                     bool force = false);
 
-// The plan matmulCoop runs: planMatmul with the environment's overrides (HELIOS_COOP_BOUNDED=0/1,
-// HELIOS_COOP_BOUNDED_TILE) and the buffers' layout checked.
-CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& device, CoopPolicyConfig config = {});
+// The plan matmulCoop runs: planMatmul with the Tuning record's choices (the shape's tuned entry, then the
+// fields a file, --tuning or the environment set; nullptr: none) and the buffers' layout checked.
+CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& device, CoopPolicyConfig config = {},
+                        const tuning::Tuning* tuning = nullptr);
 
 // The coop kernel matmulCoop dispatches for a direct plan (layout, output type and epilogue from args).
 codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs& args);

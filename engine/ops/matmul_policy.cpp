@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <stdexcept>
 
+#include "engine/tuning/defaults.hpp"
+
 namespace helios::ops {
 
 const char* coopDecisionName(CoopDecision d) {
@@ -44,10 +46,11 @@ uint32_t computeUnitsOr(const probe::ShaderCores& cores, uint32_t fallback) {
 }
 
 uint64_t fillWorkgroups(uint32_t computeUnits) {
-  // The policy was tuned on the H100 against 120 workgroups for its 132 SMs: a grid fills the GPU when at
-  // most one unit in 11 is left without a workgroup (one workgroup per unit, not the units' full occupancy:
-  // the thresholds below were measured as multiples of that wave, so they scale with the unit count alone).
-  return std::max<uint64_t>(1, computeUnits - computeUnits / 11);
+  return tuning::defaultFillWorkgroups(computeUnits);
+}
+
+uint64_t fillTarget(const CoopPolicyConfig& config, const CoopDeviceInfo& device) {
+  return config.fillWorkgroups ? config.fillWorkgroups : fillWorkgroups(device.computeUnits);
 }
 
 CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
@@ -139,9 +142,6 @@ std::string formatFlops(double flops) {
   if (flops < 1e12) return fmt::format("{:.3g} GFLOP", flops / 1e9);
   return fmt::format("{:.3g} TFLOP", flops / 1e12);
 }
-
-// Tiles along both M and N from which the kernels walk the grid in bands of 8 tile rows.
-constexpr uint32_t kRasterBandTiles = 16;
 
 namespace {
 
@@ -246,10 +246,8 @@ const codegen::GemmCoopParams* fillingTiling(const std::vector<codegen::GemmCoop
 }
 
 // Under one wave (K slices and batches counted): the tile split among twice the subgroups, where that is a
-// valid tiling, so each busy SM has more warps to hide the copies' latency behind. On the H100 the bounded
-// kernel at 511x513x257 (72 tiles of 64x64) ran 17.3-17.9 TFLOP/s with 8 subgroups against 14.3-14.4 with 4,
-// 511x513x513 23.9-25.0 against 20.2-20.4, 300^3 6.2-6.8 against 5.4-5.7; over a wave 1023x1025x511 (272
-// tiles) lost, 45.5-51.8 against 52.6-56.9 (2026-11-25-h100-gemm-bounded-subgroups.json).
+// valid tiling, so each busy SM has more warps to hide the copies' latency behind; over a wave it lost
+// (2026-11-25-h100-gemm-bounded-subgroups.json).
 codegen::GemmCoopParams withMoreSubgroups(const codegen::GemmCoopParams& t, const MatmulProblem& pr,
                                           uint64_t fill) {
   if (t.workgroupScope || t.producers || workgroups(t, pr.M, pr.N, pr.batch) * t.kSlices >= fill) return t;
@@ -307,11 +305,9 @@ namespace {
 
 // K slices that let the first (largest) tiling fill the GPU where its tiles alone cannot: doubled while the
 // grid is under two waves and each slice keeps at least 16 steps; 0 when that still leaves it under a wave,
-// or the problem is not aligned to it. Its tile does twice the 64x64 one's work per byte loaded: on the H100
-// 768x768x16384 NN/NT ran 174.9/163.4 TFLOP/s as 36 tiles of 128x128 in 8 slices against 132.9/97.6 as 144
-// of 64x64x32 in 4 (2026-11-24-h100-gemm-big-tile-slices.json). Under a wave the 64x64 tile with K steps of
-// 64 does better: 512x512x4096 NN/NT 115.5 TFLOP/s (64 tiles in 2 slices) against 80.7-81.4 (16 big tiles in
-// 4), 384x384x8192 86.9-87.2 against 77.4-77.8 (2026-11-25-h100-gemm-small-tile-bk64.json).
+// or the problem is not aligned to it. Its tile does twice the 64x64 one's work per byte loaded
+// (2026-11-24-h100-gemm-big-tile-slices.json); under a wave the 64x64 tile with K steps of 64 does better
+// (2026-11-25-h100-gemm-small-tile-bk64.json).
 uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& pr,
                        const CoopPolicyConfig& cfg, uint64_t fill) {
   constexpr uint32_t kMinSteps = 16;
@@ -343,7 +339,7 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     return miss("type not supported: " + what, "type not supported: " + what);
   }
   const auto tilings = candidateTilings(dev, cfg);
-  const uint64_t fill = fillWorkgroups(dev.computeUnits);
+  const uint64_t fill = fillTarget(cfg, dev);
   if (tilings.empty()) return miss("no tiling fits", "no coop tiling fits the device's shared memory");
 
   // One B for the whole batch and A stored M x K: the batch is just more rows of one GEMM.
@@ -375,8 +371,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // Grids wide both ways walk bands of 8 tile rows: each B tile is then read from L2 by 8 rows of A tiles
     // instead of once per row from memory (GPT-2 small's 77 MB head weight against M = 16384 tokens).
     // (Subgroup scope: the NV2 kernel measured the same with and without.)
-    if (!t.workgroupScope && plan.Mp / t.BM >= kRasterBandTiles && plan.Np / t.BN >= kRasterBandTiles)
-      t.groupM = 8;
+    if (!t.workgroupScope && plan.Mp / t.BM >= cfg.bandMinTiles && plan.Np / t.BN >= cfg.bandMinTiles)
+      t.groupM = cfg.bandRows;
     plan.params = t;
     plan.decision = d;
     plan.inner = d;
@@ -394,10 +390,9 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       });
   if (aligned) {
     // Long K over few tiles (weight gradients: K = tokens): cut K so the slices fill the GPU several times
-    // over, on the first (largest) tiling if it is aligned. Not only below one wave: on the H100 the unsplit
-    // 768x3072x16384 TN (144 tiles) ran at 34 TFLOP/s where 8 slices of 2304x768 ran at 223.
-    // Not where the aligned tiling fills the GPU whole and K is short (under 256 steps of it): 1024^3 TN
-    // split in 2 on 128x128 read 89.8 TFLOP/s, whole on 64x64 tiles 144.9.
+    // over, on the first (largest) tiling if it is aligned, also above one wave; not where the aligned tiling
+    // fills the GPU whole and K is short (under 256 steps of it), where the whole GEMM won
+    // (2026-11-24-h100-gemm-tn-split-rule.json).
     const auto& big = tilings.front();
     const bool shortAndFull = workgroups(*aligned, pr.M, pr.N, 1) >= fill && pr.K / aligned->BK < 256;
     if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == CoopDType::F32 &&
@@ -407,8 +402,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * fill &&
              pr.K % (2 * split * big.BK) == 0 && pr.K / (2 * split) >= 4 * big.BK)
         split *= 2;
-      // Under one wave even split (256x256x4096: 4 tiles in 16 ran at 33.9 TFLOP/s, 512x512x1024: 16 in 4 at
-      // 35.5), the 64x64 tile with K slices below does better (39-44 and 44-51).
+      // Under one wave even split, the 64x64 tile with K slices below does better
+      // (2026-11-24-h100-gemm-tn-split-rule.json).
       if (split > 1 && workgroups(big, pr.M, pr.N, 1) * split >= fill) {
         CoopPlan p =
             finish(big, CoopDecision::TransposedADirect,
@@ -435,9 +430,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   }
 
   // Unaligned: pad to a tiling within the cap, chosen as for aligned problems (the first that fills the GPU,
-  // else the one launching the most workgroups: at 1000^3 the 128x128 tile launches 64, the 64x64 one 256,
-  // and on the H100 a 1024^3 GEMM took 24 us on the first, 17 on a 64x64 tile). With none within the cap, the
-  // least extra work names the miss.
+  // else the one launching the most workgroups, which won on GPUs left idle by few large tiles). With none
+  // within the cap, the least extra work names the miss.
   const auto overhead = [&](const codegen::GemmCoopParams& t) {
     return static_cast<double>(roundUp(pr.M, t.BM)) * roundUp(pr.N, t.BN) * roundUp(pr.K, t.BK) /
                (static_cast<double>(pr.M) * pr.N * pr.K) -
@@ -454,9 +448,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
   const bool overCap = !withinCap(bestOverhead);
   // Bounded: a subgroup-scope tiling, the first that fills the GPU (else the one launching the most
   // workgroups), as for aligned problems; its edge tiles check bounds instead of being padded.
-  // The 64x64 tile's 64-wide K step only with vector copies: the scalar copies ran 511x513x257 at 11.7-16.0
-  // TFLOP/s on it, 14.2-14.3 on 32 (2026-11-25-h100-gemm-crosswise.json), where the vector copies ran
-  // 1000^3 NN/NT/TN at 116.1/116.4/113.2 on it, 105.4/97.3/114.4 on 32
+  // The 64x64 tile's 64-wide K step only with vector copies: the scalar copies lost on it
+  // (2026-11-25-h100-gemm-crosswise.json), the vector copies gained
   // (2026-11-25-h100-gemm-bounded-vector-tiles.json).
   const bool vectors = vectorCopies(pr);
   const codegen::GemmCoopParams* edge =

@@ -47,7 +47,7 @@ inline constexpr uint32_t kDefaultComputeUnits = 132;
 // `cores`' count, or `fallback` when the device reports none.
 uint32_t computeUnitsOr(const probe::ShaderCores& cores, uint32_t fallback);
 // Workgroups of one grid that fill a GPU of `computeUnits` units (one "wave"): below it the policy prefers
-// a smaller tile, more subgroups per tile, or K slices. 120 for the H100's 132 SMs.
+// a smaller tile, more subgroups per tile, or K slices (tuning::defaultFillWorkgroups).
 uint64_t fillWorkgroups(uint32_t computeUnits);
 
 // What the device offers the coop kernels.
@@ -120,6 +120,9 @@ struct MatmulProblem {
   double flops() const { return 2.0 * M * N * K * batch; }
 };
 
+// The policy's thresholds. Defaults are the hand-tuned H100 choices; a device's Tuning record
+// (engine/tuning) overrides any of them (applyTuning, engine/ops/device_tuning.hpp). Each comment gives the
+// reason in a sentence and the bench/results file with the measurements.
 struct CoopPolicyConfig {
   double paddingCap = 0.20; // padded work / real work - 1, inclusive
   double minFlops = 2e6;    // padded paths need at least this much work (inclusive)
@@ -129,64 +132,53 @@ struct CoopPolicyConfig {
   // Unaligned problems run as they are by the bounds-checked kernel (one dispatch, no pad or crop passes)
   // when padding is over the cap and they have at least boundedMinFlops (below it the tiled kernel), or
   // when padding is within the cap and they have at most boundedMaxFlops (above it padding) or rows of
-  // whole 16-byte vectors (vector copies: 1.0-1.75x padding's speed from 1000^3 to 4000^3; 2026-11-24-h100-
-  // gemm-bounded-vectors.json). Scalar copies, on the H100
-  // (bench/results/2026-11-24-h100-gemm-bounded-vs-padded.json, NN/TN f32 C): within the cap 511x513x32 ran
-  // 3.1 TFLOP/s bounded against 1.2 padded, 511x513x513 18.9 against 13.5, 1023x1025x511 (1.07 GFLOP)
-  // 41-48 against 39-41, while 1000^3 (2 GFLOP) padded ran 59-65 against 47-53; over the cap 511x513x65
-  // (34 MFLOP) 5.2 against 4.9 tiled, 300^3 4.8-5.2 against 4.5-4.8, and 127x513x33 (4 MFLOP) lost,
-  // 0.7 against 1.0.
+  // whole 16-byte vectors: scalar copies beat padding only on small problems, vector copies on all measured
+  // (2026-11-24-h100-gemm-bounded-vs-padded.json, 2026-11-24-h100-gemm-bounded-vectors.json).
   bool allowBounded = true;
   double boundedMinFlops = 3e7;
   double boundedMaxFlops = 1.1e9;
   // The bounded kernel's scalar copies of A, and of B stored N x K, read crosswise (GemmCoopParams::
-  // crosswiseA/B). On the H100 (f32 C, TFLOP/s, along rows -> crosswise; 2026-11-25-h100-gemm-crosswise.json)
-  // 127x513x4097 NN 21.2 -> 25.7, NT 20.0 -> 27.1, TN 24.4 -> 25.4; 300^3 4.6-5.2 -> 5.4-5.5; 1023x1025x511
-  // 41.0/39.9/47.9 -> 53.5/56.7/52.7. B stored K x N read crosswise as well ran 0.82-1.10x of B along rows
-  // over six shapes (geometric mean 0.99 NN, 0.95 TN; 1023x1025x511 NN 44.0 against 53.5, TN 44.1 against
-  // 52.7).
+  // crosswiseA/B): one load instruction then reads consecutive halves; B stored K x N gained nothing
+  // (2026-11-25-h100-gemm-crosswise.json).
   bool boundedCrosswiseA = true, boundedCrosswiseB = true;
   // A bounded grid under one wave splits its tile among twice the subgroups (matmul_policy.cpp,
-  // withMoreSubgroups).
+  // withMoreSubgroups; 2026-11-25-h100-gemm-bounded-subgroups.json).
   bool underWaveSubgroups = true;
   // Bounded plans with vector copies and whole K whose tiles fit inside the problem shift their edge tiles
   // back inside and check only the first K step (GemmCoopParams::edgeShift; shiftEdges), except B stored
-  // N x K on the single-stage tiling. On the H100, with C stored as vectors in both (f32 C, TFLOP/s): 1000^3
-  // NN/NT/TN 123.7/124.8/121.0 -> 128.3/128.3/128.4, 4000^3 267/280/276 -> 288/283/289, 3000^3 NN/TN
-  // 213/216 -> 222/227, 3000x3072x3072 NN/TN 226/232 -> 248/254; but NT on the 128x128x64 single-stage
-  // tiling lost: 3000^3 236 -> 216, 3000x3072x3072 267 -> 237, and 231-235 -> 220 with the first step's
-  // check behind a branch (2026-11-25-h100-gemm-edge-shift.json, runs 6 and 10).
+  // N x K on the single-stage tiling, where it lost (2026-11-25-h100-gemm-edge-shift.json).
   bool edgeShift = true;
-  // The same for the bounded kernel's scalar copies, on grids under one wave (HELIOS_COOP_EDGE_SHIFT_SCALAR=0
-  // turns it off): 511x513x257 NN/NT/TN 16.9-17.1/17.7-17.8/17.1 -> 17.9-18.0/18.9-19.0/17.6 TFLOP/s
-  // (1.02-1.21x cuBLAS), 511x513x513 +5-11%, 300^3 +1-8%; over a wave 1023x1025x511 lost 13-21% (52-56 ->
-  // 42-49), why is open (2026-11-25-h100-gemm-edge-shift.json, run 14).
+  // The same for scalar copies, on grids under one wave only: over a wave it lost
+  // (2026-11-25-h100-gemm-edge-shift-scalar.json).
   bool edgeShiftScalar = true;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
-  // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices). Only with at least
-  // minSlicedSteps K steps: the hand-over (partial store, counter, reload) costs about 3.5 us on the H100,
-  // some 16 steps of a 64x64 tile (512x512x512, 16 steps: 38.3 TFLOP/s whole, 30.6 in 2 slices; 511x513x513
-  // bounded 18.9 against 16.8). Then the count doubles while the grid is under a wave and each slice keeps
-  // at least minSliceSteps steps (256x256x1024, 32 steps: 12.6 whole, 14.0 / 15.1 / 13.6 in 2 / 4 / 8), or
-  // while it is under four waves and each keeps busySliceSteps, scalarBusySliceSteps for the bounded kernel's
-  // scalar copies, whose steps cost three times as much (1024^3, 256 tiles of 32 steps: 126.9 whole, 76.3 in
-  // 2; 511x513x2049 scalar-bounded, 72 tiles: 26.5 whole, 28.1 / 34.2 / 31.5 in 2 / 4 / 8;
-  // 2026-11-24-h100-gemm-bounded-vs-padded.json, -bounded-vectors.json). 1 turns it off.
+  // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices), only with at least
+  // minSlicedSteps K steps (the hand-over costs some 16 steps of a 64x64 tile). The count doubles while the
+  // grid is under a wave and each slice keeps minSliceSteps, or under four waves and each keeps
+  // busySliceSteps (scalarBusySliceSteps for the bounded kernel's scalar copies, whose steps cost three
+  // times as much) (2026-11-24-h100-gemm-k-slices.json, -bounded-vs-padded.json). 1 turns it off.
   uint32_t maxKSlices = 16;
   uint32_t minSlicedSteps = 32;
   uint32_t minSliceSteps = 8;
   uint32_t busySliceSteps = 64;
   uint32_t scalarBusySliceSteps = 16;
-  // K step of the 64x64 tile for aligned problems whose K it divides: 64 (else 32), or 32 always. On the
-  // H100 (f32 C, NN/NT/TN, 2026-11-25-h100-gemm-small-tile-bk64.json) 1024^3 ran 148.6-150.7 TFLOP/s on 64
-  // against 115.0-143.4 on 32, 512x512x1024 57.9-59.1 against 46.8-51.7, 512x512x4096 NN/NT 115.5 against
-  // 90.9-95.7, 384x384x8192 NN/NT 86.9-87.2 against 65.2-74.1; 256x256x1024 lost, 14.8-15.1
-  // against 15.1-15.9.
+  // K step of the 64x64 tile for aligned problems whose K it divides: 64 (else 32), or 32 always; 64 won
+  // from 512x512x1024 up (2026-11-25-h100-gemm-small-tile-bk64.json).
   uint32_t smallTileBK = 64;
+  // Workgroups of one wave (0: fillWorkgroups(device.computeUnits)).
+  uint64_t fillWorkgroups = 0;
+  // Grids of at least bandMinTiles tiles both ways walk bands of bandRows tile rows (GemmCoopParams::groupM),
+  // so each B tile is read from L2 by that many rows of A tiles (2026-11-25-h100-gemm-raster-pad-bounded-
+  // tiles.json). 0 rows: row by row.
+  uint32_t bandRows = 8;
+  uint32_t bandMinTiles = 16;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;
 };
+
+// The wave the policy plans against: config.fillWorkgroups, or the device's.
+uint64_t fillTarget(const CoopPolicyConfig& config, const CoopDeviceInfo& device);
 
 // Tiles one K-sliced GEMM may have (the context's shared counters hold this many).
 inline constexpr uint32_t kMaxSlicedTiles = 4096;
@@ -205,6 +197,9 @@ struct CoopPlan {
   // into C. Only for TN problems (A stored K x M, B stored K x N: each slice is contiguous rows of both, as
   // in weight gradients X^T dY) whose tiles alone would leave the GPU idle.
   uint32_t splitK = 1;
+  // C may leave the subgroup-scope kernel through shared memory where it fits (the Tuning record can turn
+  // it off, for all GEMMs or one shape).
+  bool stagedStore = true;
 };
 
 // K slices for tiling `t` on `problem` (1: none), as CoopPolicyConfig::maxKSlices describes.

@@ -16,7 +16,6 @@
 #include "codegen/kernel.hpp"
 #include "codegen/spirv/builder.hpp"
 #include "engine/core/half.hpp"
-#include "engine/ops/coop_overrides.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/executor.hpp"
 #include "engine/ops/matmul.hpp"
@@ -295,20 +294,4 @@ TEST_CASE("coop lowering: the engine's coop GEMM runs lowered and equals float64
     worst = std::max(worst, std::fabs(got[i] - want[i]) / (1.0 + std::fabs(want[i])));
   INFO("worst relative error " << worst);
   CHECK(worst < 1e-5);
-}
-
-TEST_CASE("coop overrides: MxNxK shapes parse, bad values name the variable", "[coop_lowering]") {
-  using ops::CoopShape;
-  const auto o = ops::parseCoopOverrides("16x8x16", nullptr);
-  REQUIRE(o.emulate);
-  CHECK(*o.emulate == CoopShape{16, 8, 16});
-  CHECK_FALSE(o.shape);
-  CHECK(ops::parseCoopOverrides(nullptr, "64x8x32").shape == CoopShape{64, 8, 32});
-  CHECK_FALSE(ops::parseCoopOverrides("", nullptr).emulate);
-  for (const char* bad :
-       {"16x16", "16x16x16x16", "12x8x8", "16x0x8", "72x8x8", "16xx8", "a16x8x8", "16x8x8 "})
-    CHECK_THROWS_WITH(ops::parseCoopOverrides(bad, nullptr),
-                      Catch::Matchers::ContainsSubstring(std::string("HELIOS_COOP_EMULATE=") + bad));
-  CHECK_THROWS_WITH(ops::parseCoopOverrides("16x16x16", "16x8x16"),
-                    Catch::Matchers::ContainsSubstring("both set"));
 }

@@ -61,17 +61,6 @@ CoopDeviceInfo coopLike() { // what a 16x16x16 f16 device reports; the stand-ins
 
 } // namespace
 
-TEST_CASE("coop self-test: HELIOS_COOP takes on, off or auto", "[coop_selftest]") {
-  CHECK(parseCoopMode(nullptr) == CoopMode::Auto);
-  CHECK(parseCoopMode("") == CoopMode::Auto);
-  CHECK(parseCoopMode("auto") == CoopMode::Auto);
-  CHECK(parseCoopMode("on") == CoopMode::On);
-  CHECK(parseCoopMode("off") == CoopMode::Off);
-  CHECK_THROWS_WITH(parseCoopMode("yes"), ContainsSubstring("HELIOS_COOP=yes: expected on") &&
-                                              ContainsSubstring("off") && ContainsSubstring("auto"));
-  CHECK_THROWS(parseCoopMode("ON"));
-}
-
 TEST_CASE("coop self-test: checks stop at the first wrong result or throw", "[coop_selftest]") {
   CHECK(runCoopChecks({}).status == probe::SelfTestStatus::NotRun);
   FakeChecks fake;

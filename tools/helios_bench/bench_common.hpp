@@ -9,9 +9,10 @@ namespace helios::bench {
 
 struct CommonOptions {
   std::string device;
-  std::string jsonOut; // "" = print JSON to stdout only
-  std::string commit;  // recorded in the JSON (default: $HELIOS_COMMIT)
-  std::string label;   // recorded in the JSON: which configuration this run is (e.g. "coop2", "khr")
+  std::string jsonOut;    // "" = print JSON to stdout only
+  std::string tuningFile; // --tuning FILE (ops::setTuningFile)
+  std::string commit;     // recorded in the JSON (default: $HELIOS_COMMIT)
+  std::string label;      // recorded in the JSON: which configuration this run is (e.g. "coop2", "khr")
   uint32_t warmup = 3;
   uint32_t repeat = 10;
   // GPUs idle at low clocks and ramp up under load: keep re-running the warm-up until this much wall time has

@@ -4,6 +4,7 @@
 #include "bench_gemm.hpp"
 
 #include "engine/core/half.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "timing_executor.hpp"
 
@@ -35,9 +36,11 @@ struct KernelInfo {
   nlohmann::json stats = nlohmann::json::array();
 };
 KernelInfo kernelInfo(vk::Context& ctx, const ops::MatmulArgs& args) {
-  if (args.kernel == ops::MatmulKernel::Tiled || args.tile) return {"tiled"};
-  const ops::CoopPlan plan = ops::planMatmulCoop(args, ops::coopDeviceInfo(ctx.device()));
-  if (!ops::isCoop(plan.decision)) return {"tiled (" + plan.reason + ")"};
+  const auto tiled = [&] { return "tiled " + ops::matmulTiledPlan(args, ctx.device()).tile.str(); };
+  const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
+  if (args.kernel == ops::MatmulKernel::Tiled || args.tile || !dev.coopMatrix) return {tiled()};
+  const ops::CoopPlan plan = ops::planMatmulCoop(args, dev, {}, &ops::deviceTuning(ctx.device()));
+  if (!ops::isCoop(plan.decision)) return {tiled() + " (" + plan.reason + ")"};
   const codegen::GemmCoopParams p = ops::coopKernelParams(plan, args);
   KernelInfo info{p.name() + " (" + ops::coopDecisionName(plan.decision) +
                   (plan.splitK > 1 ? ", split K " + std::to_string(plan.splitK) : "") + ")"};

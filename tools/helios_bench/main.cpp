@@ -5,6 +5,7 @@
 #include "bench_dispatch.hpp"
 #include "bench_gemm.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/vk/error.hpp"
 #include "tools/cli_checks.hpp"
 
@@ -21,6 +22,9 @@ int main(int argc, char** argv) {
     sub->add_option("--device", common.device,
                     "Device index or name substring (default: $HELIOS_DEVICE, else best)");
     sub->add_option("--json", common.jsonOut, "Write the results to this JSON file");
+    sub->add_option("--tuning", common.tuningFile,
+                    "Tuning file read after the device's own (docs/TUNING.md); a missing, corrupt or "
+                    "mismatched one warns and is left out");
     sub->add_option("--commit", common.commit, "Commit recorded in the JSON (default: $HELIOS_COMMIT)");
     sub->add_option("--label", common.label, "Recorded in the JSON: which configuration this run is");
     sub->add_option("--warmup", common.warmup, "Untimed runs first (dispatch benchmark)")
@@ -121,6 +125,7 @@ int main(int argc, char** argv) {
   try {
     if (!common.jsonOut.empty())
       io::resolveOutputPath(common.jsonOut); // refused before the timing, not after
+    if (!common.tuningFile.empty()) ops::setTuningFile(common.tuningFile);
     auto ctx = vk::Context::create({.device = common.device});
     nlohmann::json result = gemmCmd->parsed()        ? bench::benchGemm(*ctx, common, gemm)
                             : attentionCmd->parsed() ? bench::benchAttention(*ctx, common, attention)

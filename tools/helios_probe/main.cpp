@@ -1,6 +1,8 @@
 // helios-probe: prints what each Vulkan device offers Helios' kernels (see probe/cli.hpp).
 #include "engine/ops/coop_selftest.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/ops/matmul_coop.hpp"
+#include "engine/tuning/file.hpp"
 #include "probe/cli.hpp"
 
 #include <CLI/CLI.hpp>
@@ -22,7 +24,31 @@ int main(int argc, char** argv) {
       "--self-test", selfTest,
       "Run Helios' coop self-test on each device with cooperative matrices where no result is cached "
       "(HELIOS_COOP=on|off skips it), and show the result");
+  bool tuning = false;
+  std::string tuningFile;
+  app.add_flag("--tuning", tuning,
+               "Print the device's effective Tuning record and where each value came from (default, file, "
+               "--tuning, env); with --json as JSON");
+  app.add_option("--tuning-file", tuningFile, "With --tuning: read this tuning file after the device's own");
   CLI11_PARSE(app, argc, argv);
+  if (tuning) {
+    try {
+      if (!tuningFile.empty()) helios::ops::setTuningFile(tuningFile);
+      const auto ctx = helios::vk::Context::create({.device = options.device});
+      const helios::tuning::Tuning& t = helios::ops::deviceTuning(ctx->device());
+      std::cout << (options.json ? helios::tuning::reportJson(t).dump(2) + "\n"
+                                 : helios::tuning::reportText(t));
+      std::cout << (options.json
+                        ? ""
+                        : "  (device file: " +
+                              helios::tuning::tuningFilePath(helios::vk::cacheDirectory(), t.key).string() +
+                              ")\n");
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "helios-probe: " << e.what() << "\n";
+      return 1;
+    }
+  }
   if (selfTest)
     options.selfTest = [](std::size_t index) {
       // The engine's own first use of the device: coopDeviceInfo asks the self-test (coop_selftest.hpp).

@@ -3,6 +3,7 @@
 //   helios-run matmul --a A.npy --b B.npy --out C.npy
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/vk/error.hpp"
 #include "run_ops.hpp"
 #include "tools/cli_checks.hpp"
@@ -14,13 +15,16 @@ int main(int argc, char** argv) {
   using namespace helios;
   CLI::App app{"helios-run: run one Helios op on NumPy .npy arrays (float32/float16, C order)"};
   app.require_subcommand(1);
-  std::string device, out, gradOut;
+  std::string device, out, gradOut, tuningPath;
   bool stats = false;
   auto common = [&](CLI::App* sub, bool needsOut = true) {
     sub->add_option("--device", device,
                     "Device index or name substring (default: $HELIOS_DEVICE, else best)");
     auto* o = sub->add_option("--out", out, "Output .npy file (written only when everything succeeded)");
     if (needsOut) o->required();
+    sub->add_option("--tuning", tuningPath,
+                    "Tuning file read after the device's own (docs/TUNING.md); a missing, corrupt or "
+                    "mismatched one warns and is left out");
     sub->add_flag("--stats", stats, "Print the cooperative-matrix dispatch counters (coop_matmul: ...)");
   };
 
@@ -99,6 +103,7 @@ int main(int argc, char** argv) {
     // Refused before any work: a directory, device or FIFO is never replaced (a symlink is written through).
     io::resolveOutputPath(out);
     if (!gradOut.empty()) io::resolveOutputPath(gradOut);
+    if (!tuningPath.empty()) ops::setTuningFile(tuningPath);
     auto ctx = vk::Context::create({.device = device});
     std::map<std::string, io::NpyArray> results;
     if (matmul->parsed())

@@ -12,6 +12,7 @@
 #include "engine/dist/communicator.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
@@ -21,10 +22,12 @@
 #include "engine/train/sampler.hpp"
 #include "engine/train/token_shard.hpp"
 #include "engine/train/trainer.hpp"
+#include "engine/tuning/values.hpp"
 #include "engine/vk/error.hpp"
 #include "export.hpp"
 #include "progress.hpp"
 #include "tools/cli_checks.hpp"
+#include "tools/helios_tune/tune.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -39,6 +42,8 @@ using namespace helios;
 namespace fs = std::filesystem;
 
 struct Flags {
+  bool tune = false;
+  double tuneBudget = 120;
   std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, model, tokenizer,
               attention;
   std::string initFrom;
@@ -148,6 +153,24 @@ void printProfile(const graph::GraphExecutor& graph) {
                 total > 0 ? 100.0 * p.totalUs / total : 0.0);
 }
 
+// --tune: the model's shapes searched on the device where its record has no tuned shapes yet; the record
+// written is then the one the run uses (tune::tuneTargets reloads it).
+void tuneBeforeTraining(vk::Context& ctx, const train::TrainConfig& cfg, uint32_t vocab, double budget) {
+  const tuning::Tuning& record = ops::deviceTuning(ctx.device());
+  if (!record.gemm.shapes.value.empty() || !record.attention.shapes.value.empty()) {
+    std::printf("helios-train: --tune: the device's tuning record has tuned shapes (%s); using it\n",
+                tuning::sourceName(record.gemm.shapes.source));
+    return;
+  }
+  train::TrainConfig model = cfg;
+  if (!model.gpt.vocab) model.gpt.vocab = vocab;
+  tune::TuneOptions o;
+  o.budgetSeconds = budget;
+  o.progress = &std::cerr;
+  const tune::TuneReport r = tune::tuneTargets(ctx, tune::trainingTargets(model), o);
+  std::printf("helios-train: --tune: wrote %s\n", r.file.string().c_str());
+}
+
 // Where start-up time goes: laps from construction, printed as "2.31 s: data 0.20 s, device 0.51 s, ...".
 class StartupClock {
 public:
@@ -236,6 +259,7 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   // The presets' vocabularies are for bytes: a larger tokenizer's vocabulary replaces them unless given.
   if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0)
     cfg.gpt.vocab = 0;
+  if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
   const nlohmann::json arch = train::modelConfigJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
@@ -444,6 +468,13 @@ int main(int argc, char** argv) {
   app.add_option("--time-every", f.timeEvery, "Synchronised, phase-timed step every N steps (0 = never)")
       ->check(cli::Count);
   app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps")->check(cli::Count);
+  app.add_flag(
+      "--tune", f.tune,
+      "Before step 1, tune this model's GEMM and attention shapes on the device when its tuning record "
+      "has none (helios-tune), and train with the result");
+  app.add_option("--tune-budget", f.tuneBudget, "Seconds --tune may search")
+      ->check(cli::FiniteNonNegative)
+      ->capture_default_str();
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
   app.add_option(
          "--check-every", f.checkEvery,
@@ -483,6 +514,10 @@ int main(int argc, char** argv) {
                    "Re-run the whole window for every token instead of decoding with a KV cache");
   sample->add_option("--seed", sf.seed, "Sampling seed")->check(cli::Count)->capture_default_str();
   sample->add_option("--device", sf.device, "Device index or name substring");
+  std::string tuningPath;
+  app.add_option("--tuning", tuningPath,
+                 "Tuning file read after the device's own (docs/TUNING.md); a missing, corrupt or mismatched "
+                 "one warns and is left out");
 
   train_cli::ExportFlags ef;
   auto* exportCmd = train_cli::addExportCommand(app, ef);
@@ -503,6 +538,7 @@ int main(int argc, char** argv) {
     return code;
   };
   try {
+    if (!tuningPath.empty()) ops::setTuningFile(tuningPath);
     if (exportCmd->parsed()) return train_cli::runExport(ef);
     if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
     if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);

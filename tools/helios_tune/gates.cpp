@@ -1,0 +1,35 @@
+#include "gates.hpp"
+
+#include <cctype>
+#include <cstdlib>
+
+#include "tools/helios_bench/bench_common.hpp"
+#include "tools/helios_bench/timing_executor.hpp"
+
+namespace helios::tune {
+
+std::string spillGate(vk::Context& ctx, const WatchingExecutor& run) {
+  for (const vk::Pipeline* p : run.pipelines())
+    for (const vk::ExecutableStat& st : ctx.pipelines().executableStats(*p)) {
+      std::string name = st.name;
+      for (char& ch : name)
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      // "Spill Count", "Fill Count" (NVIDIA, ANV), "Spilled VGPRs/SGPRs" (RADV): helios-bench compile's
+      // names.
+      const bool spills = name.find("spill") != std::string::npos || name == "fill count";
+      if (spills && std::strtoll(st.value.c_str(), nullptr, 10) > 0)
+        return st.executable + " " + st.name + " = " + st.value;
+    }
+  return "";
+}
+
+double timeUs(vk::Context& ctx, const TimingOptions& options,
+              const std::function<void(ops::Executor&)>& run) {
+  bench::CommonOptions timing;
+  timing.windows = options.windows;
+  timing.repeat = options.repeat;
+  timing.warmupMs = options.warmupMs;
+  return bench::timeMedianUs(ctx, timing, run);
+}
+
+} // namespace helios::tune

@@ -1,0 +1,44 @@
+#pragma once
+// What every tuner candidate shares: an executor that runs at once and remembers its pipelines (for the
+// spill gate), the spill gate, and helios-bench's sustained timing.
+#include <functional>
+#include <set>
+#include <string>
+
+#include "engine/ops/executor.hpp"
+
+namespace helios::tune {
+
+struct TimingOptions {
+  uint32_t windows = 5, repeat = 5;
+  double warmupMs = 100;
+};
+
+// Runs each dispatch at once (ops::ImmediateExecutor) and remembers the pipelines it used.
+class WatchingExecutor final : public ops::Executor {
+public:
+  explicit WatchingExecutor(vk::Context& ctx) : inner_(ctx) {}
+  vk::Context& context() override { return inner_.context(); }
+  void dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
+                size_t pushBytes, vk::Groups groups) override {
+    pipelines_.insert(&pipeline);
+    inner_.dispatch(pipeline, bindings, push, pushBytes, groups);
+  }
+  void flush() override { inner_.flush(); }
+  void retain(vk::Buffer buffer) override { inner_.retain(std::move(buffer)); }
+  const std::set<const vk::Pipeline*>& pipelines() const { return pipelines_; }
+
+private:
+  ops::ImmediateExecutor inner_;
+  std::set<const vk::Pipeline*> pipelines_;
+};
+
+// Registers spilled by any pipeline `run` used, where the driver reports the statistics
+// (VK_KHR_pipeline_executable_properties); "" when none.
+std::string spillGate(vk::Context& ctx, const WatchingExecutor& run);
+
+// Median microseconds per call at sustained clocks: windows of back-to-back calls right behind replayed
+// warm-up work (bench::timeMedianUs, as helios-bench times).
+double timeUs(vk::Context& ctx, const TimingOptions& options, const std::function<void(ops::Executor&)>& run);
+
+} // namespace helios::tune

@@ -1,0 +1,60 @@
+#pragma once
+// Tuning one GEMM shape: the candidate space (kernel family, coop tiling, raster band, K slices, shared-row
+// padding, staged store; tiled tiles), the gates every candidate passes before it is timed (spirv-val,
+// pipeline creation, maximum error against float64 on sampled outputs, bit-identical results over 3 runs,
+// no register spills where the driver reports them) and the measured cost (helios-bench's sustained
+// timing, penalised by error), searched by tuning::evolve.
+#include <functional>
+#include <string>
+
+#include "engine/ops/executor.hpp"
+#include "engine/ops/matmul.hpp"
+#include "engine/tuning/search.hpp"
+#include "engine/tuning/tuning.hpp"
+#include "gates.hpp"
+
+namespace helios::tune {
+
+// Runs one candidate: `args` with `record` as the device's Tuning record (the default runs matmul with
+// it; tests inject runners that compute wrong results).
+using GemmRunner = std::function<void(ops::Executor&, const ops::MatmulArgs&, const tuning::Tuning& record)>;
+void runWithRecord(ops::Executor& exec, const ops::MatmulArgs& args, const tuning::Tuning& record);
+
+struct GemmTuneOptions {
+  TimingOptions timing;
+  double maxError = 2e-3;    // gate: |got - ref| / sum |a b| over the sampled outputs
+  double errorWeight = 0.01; // cost = time * (1 + errorWeight * error / maxError)
+  uint32_t samples = 256;
+  uint32_t maxEvaluations = 60;
+  uint64_t seed = 1;
+  double minGain = 0.02;      // a candidate replaces the policy's choice only when this much faster
+  bool allowCoop = true;      // false: only the tiled kernel's tiles are searched
+  std::function<bool()> stop; // the budget
+  std::function<void(uint32_t evaluated, double bestUs)> progress;
+  GemmRunner runner = runWithRecord;
+};
+
+struct GemmTuneResult {
+  tuning::GemmChoice best;
+  double defaultUs = 0, bestUs = 0; // the policy's choice and the winner (0: not timed)
+  uint32_t evaluated = 0, rejected = 0,
+           duplicates = 0;             // duplicates: choices that plan an already timed kernel
+  std::vector<std::string> rejections; // "<candidate>: <gate>: <why>", the first few
+};
+
+// The candidate space for `shape` on this device (coop dimensions only where coop matrices run): the
+// device's coop tiling menu (codegen::gemmCoopTilings) and a few more, the tiled kernel's candidates.
+struct GemmSpace {
+  tuning::SearchSpace space;
+  std::vector<tuning::CoopTile> coopTiles;
+  std::vector<std::string> tiledTiles;
+};
+GemmSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& shape, bool allowCoop = true);
+tuning::GemmChoice gemmChoice(const GemmSpace& space, const tuning::Candidate& c,
+                              const tuning::GemmShape& shape);
+
+// Searches `shape` starting from the policy's own choice; `base` is the record the candidates extend.
+GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& base,
+                        const GemmTuneOptions& options);
+
+} // namespace helios::tune

@@ -1,0 +1,30 @@
+#pragma once
+// What helios-tune tunes: GEMM shapes and coop attention shapes, from `--shapes` or a training preset.
+#include <string>
+#include <vector>
+
+#include "engine/train/config.hpp"
+#include "engine/tuning/tuning.hpp"
+
+namespace helios::tune {
+
+struct AttentionTarget {
+  uint32_t batch = 1, heads = 12, seq = 1024, headDim = 64;
+  bool causal = true;
+  bool operator==(const AttentionTarget&) const = default;
+};
+
+struct Targets {
+  std::vector<tuning::GemmShape> gemms;
+  std::vector<AttentionTarget> attention;
+};
+
+// "gemm:NN:1024x768x3072" (layout nn|nt|tn, optional "_bB" batch, "_f16" output) and
+// "attn:B1H12S1024D64c" (c: causal, d: dense), comma-separated. Throws std::invalid_argument naming the
+// entry.
+Targets parseTargets(const std::string& list);
+// The GEMMs (forward and both backward products of each projection) and the attention shape of a training
+// configuration's step.
+Targets trainingTargets(const train::TrainConfig& config);
+
+} // namespace helios::tune
