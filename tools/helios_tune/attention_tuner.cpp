@@ -161,7 +161,11 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, co
         return reject(a, "determinism", "run " + std::to_string(run + 1) + " differs from run 1");
       }
     }
-    return timeUs(ctx, o.timing, forward) * (1.0 + error / o.maxError * 1e-2);
+    try { // as the GEMM search: a candidate that cannot be timed is rejected, not the run
+      return timeUs(ctx, o.timing, forward) * (1.0 + error / o.maxError * 1e-2);
+    } catch (const std::exception& e) {
+      return reject(a, "timing", e.what());
+    }
   };
   tuning::SearchOptions so;
   so.seed = o.seed;

@@ -274,8 +274,14 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
         return reject(g, "determinism", "run " + std::to_string(run + 1) + " differs from run 1");
       }
     }
-    const double us = timeUs(ctx, o.timing, [&](ops::Executor& e) { o.runner(e, ops_.args, record); });
-    return us * (1.0 + o.errorWeight * error / o.maxError);
+    // Timing records many calls before any completes: a candidate whose per-call scratch (K-slice partial
+    // tiles) does not fit that many times is rejected, not the run.
+    try {
+      const double us = timeUs(ctx, o.timing, [&](ops::Executor& e) { o.runner(e, ops_.args, record); });
+      return us * (1.0 + o.errorWeight * error / o.maxError);
+    } catch (const std::exception& e) {
+      return reject(g, "timing", e.what());
+    }
   };
   tuning::SearchOptions so;
   so.seed = o.seed;
