@@ -126,6 +126,10 @@ uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t) {
   return t.warpM() * t.warpN() * 4;
 }
 
+bool loweredTilingFits(const codegen::GemmCoopParams& t) {
+  return t.BM * t.BN <= 64 * 32 && (t.BM + t.BN) * t.BK <= 512 * t.subgroups();
+}
+
 CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t minSubgroup,
                                 uint32_t maxSubgroup) {
   if (!d.coopMatrix) return d;
@@ -181,6 +185,7 @@ std::vector<codegen::GemmCoopParams> withinBudget(std::vector<codegen::GemmCoopP
                                                   const CoopDeviceInfo& dev) {
   std::erase_if(tilings, [&](const codegen::GemmCoopParams& t) {
     if (dev.accumulatorBytes && coopAccumulatorBytes(t) > dev.accumulatorBytes) return true;
+    if (dev.lowered && !loweredTilingFits(t)) return true;
     try {
       t.validate();
       return false;

@@ -92,6 +92,11 @@ CoopRegisterPlan coopRegisterPlan(uint32_t vendorId, uint32_t coopN, uint32_t mi
                                   uint32_t maxSubgroup, uint32_t defaultSubgroup);
 // Accumulator bytes one subgroup of `t` holds (f32: BM/sgRows x BN/sgCols x 4).
 uint32_t coopAccumulatorBytes(const codegen::GemmCoopParams& t);
+// Whether a lowered device (CoopDeviceInfo::lowered) takes tiling `t`: tiles of at most 64 x 32 whose
+// subgroups copy at most 512 halves of A and B each per K step. Lavapipe expands each shared and global
+// access of a kernel into a branch per lane, so a subgroup's unrolled copies and MulAdds set its compile
+// time: minutes for the large tiles.
+bool loweredTilingFits(const codegen::GemmCoopParams& t);
 // `d` with coopRegisterPlan applied (subgroup size and accumulator budget), where it has coop matrices.
 CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t minSubgroup,
                                 uint32_t maxSubgroup);

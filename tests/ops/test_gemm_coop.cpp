@@ -17,6 +17,7 @@
 #include "engine/core/half.hpp"
 #include "engine/ops/executor.hpp"
 #include "engine/ops/matmul_coop.hpp"
+#include "engine/ops/matmul_policy.hpp"
 #include "support/device_io.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
@@ -413,10 +414,9 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
       helios::codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize);
   for (GemmCoopParams& t : menu)
     t.lowered = dev.lowered;
-  // Lowered kernels compile and run slowly on a CPU device: there, the small tiles only (few accumulators).
-  const bool smallOnly = dev.lowered;
+  // A lowered device takes the policy's small tiles only (ops::loweredTilingFits).
   std::erase_if(menu, [&](const GemmCoopParams& t) {
-    if (smallOnly && (t.BM * t.BN > 64 * 32 || t.accM() * t.accN() > 4)) return true;
+    if (dev.lowered && !ops::loweredTilingFits(t)) return true;
     try {
       t.validate();
       return false;
@@ -435,16 +435,6 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
     runCase(rc);
     ++runs;
   };
-  if (smallOnly) {
-    // Lowered (minutes a kernel on lavapipe): the smallest tiling on NN, and bounded crosswise on odd sizes.
-    const GemmCoopParams t = menu.back();
-    run({t, t.BM, t.BN, 2 * t.BK});
-    GemmCoopParams b = t;
-    b.bounded = b.crosswiseA = b.crosswiseB = true;
-    run({b, t.BM + 7, t.BN - 3, t.BK + 5});
-    CHECK(runs == 2);
-    return;
-  }
   // Every tiling, NN on two tiles across; the heaviest epilogue, TN and batched, on the smallest tiles.
   for (const GemmCoopParams& t : menu) {
     run({t, t.BM, 2 * t.BN, 2 * t.BK});

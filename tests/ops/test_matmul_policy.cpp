@@ -995,3 +995,26 @@ TEST_CASE("compute units: the live device's count sizes the tiled GEMM's grid an
   CHECK(gemmDeviceLimits(device).targetWorkgroups == units);
   CHECK(coopDeviceInfo(device).computeUnits == units);
 }
+
+TEST_CASE("policy: a lowered device takes small tiles only, at every emulated shape and subgroup size",
+          "[matmul_policy]") {
+  const uint32_t shapes[][3] = {{16, 16, 16}, {16, 8, 16}, {16, 8, 8}, {8, 8, 16}, {8, 16, 16}};
+  for (const uint32_t sg : {4u, 8u, 16u})
+    for (const auto& s : shapes) {
+      CoopDeviceInfo d = noCoop();
+      d.subgroupSize = sg;
+      d.coopMatrix = d.lowered = true;
+      d.coopM = s[0], d.coopN = s[1], d.coopK = s[2];
+      INFO(s[0] << "x" << s[1] << "x" << s[2] << " at " << sg << " lanes");
+      for (const MatmulProblem& pr :
+           {problem(256, 128, 128), problem(1024, 768, 768), problem(511, 513, 257)}) {
+        const CoopPlan p = planMatmul(pr, d);
+        REQUIRE(isCoop(p.decision));
+        CHECK(p.params.lowered);
+        CHECK(loweredTilingFits(p.params));
+        CHECK_NOTHROW(p.params.validate());
+      }
+    }
+  // The H100's tiles are not a lowered device's.
+  CHECK_FALSE(loweredTilingFits(planMatmul(problem(4096, 4096, 4096), h100()).params));
+}
