@@ -147,7 +147,8 @@ void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::
 
   vk::BufferRange ranges[16]; // recording is a hot path: no allocation per dispatch
   if (bindings.size() > 16) throw std::invalid_argument("a kernel may bind at most 16 buffers");
-  for (size_t i = 0; i < bindings.size(); ++i) ranges[i] = bindings[i].range;
+  for (size_t i = 0; i < bindings.size(); ++i)
+    ranges[i] = bindings[i].range;
   vk::recordDispatch(seg.cmd, pipeline, std::span(ranges, bindings.size()), push, pushBytes, groups);
   hazards_.record(bindings);
   seg.dispatches++;
@@ -199,8 +200,14 @@ void GraphExecutor::submitPending() {
 }
 
 void GraphExecutor::retain(vk::Buffer buffer) {
-  if (recording_ && recording_->replayable) recording_->retained.push_back(std::move(buffer));
-  else retained_.emplace_back(pendingValue(), std::move(buffer));
+  if (recording_ && recording_->replayable)
+    recording_->retained.push_back(std::move(buffer));
+  else
+    retained_.emplace_back(pendingValue(), std::move(buffer));
+}
+
+vk::BufferRange GraphExecutor::scratch(VkDeviceSize bytes, std::string_view what) {
+  return scratchArena_ ? scratchArena_->allocate(bytes, what) : Executor::scratch(bytes, what);
 }
 
 void GraphExecutor::releaseCompleted() {

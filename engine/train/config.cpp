@@ -169,25 +169,42 @@ nlohmann::json toJson(const TrainConfig& c) {
           {"time_every", c.timeEvery},
           {"sync_every", c.syncEvery},
           {"profile", c.profile},
+          {"memory_plan", c.memoryPlan},
           {"keep", c.keepCheckpoints},
           {"nonfinite_limit", c.nonFiniteLimit}};
 }
 
 void fromJson(const nlohmann::json& j, TrainConfig& c) {
-  refuseUnknown(j, {"model",        "gpt",
-                    "tokenizer",    "data",
-                    "batch",        "seq_len",
-                    "grad_accum",   "steps",
-                    "lr",           "min_lr_frac",
-                    "warmup",       "beta1",
-                    "beta2",        "eps",
-                    "weight_decay", "grad_clip",
-                    "loss_scale",   "scale_growth_interval",
-                    "seed",         "eval_every",
-                    "eval_batches", "checkpoint_every",
-                    "log_every",    "time_every",
-                    "sync_every",   "profile",
-                    "keep",         "nonfinite_limit"},
+  refuseUnknown(j,
+                {"model",
+                 "gpt",
+                 "tokenizer",
+                 "data",
+                 "batch",
+                 "seq_len",
+                 "grad_accum",
+                 "steps",
+                 "lr",
+                 "min_lr_frac",
+                 "warmup",
+                 "beta1",
+                 "beta2",
+                 "eps",
+                 "weight_decay",
+                 "grad_clip",
+                 "loss_scale",
+                 "scale_growth_interval",
+                 "seed",
+                 "eval_every",
+                 "eval_batches",
+                 "checkpoint_every",
+                 "log_every",
+                 "time_every",
+                 "sync_every",
+                 "profile",
+                 "memory_plan",
+                 "keep",
+                 "nonfinite_limit"},
                 "training config");
   readKey(j, "model", c.model);
   if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
@@ -215,6 +232,7 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
   readKey(j, "time_every", c.timeEvery);
   readKey(j, "sync_every", c.syncEvery);
   readKey(j, "profile", c.profile);
+  readKey(j, "memory_plan", c.memoryPlan);
   readKey(j, "keep", c.keepCheckpoints);
   readKey(j, "nonfinite_limit", c.nonFiniteLimit);
 }

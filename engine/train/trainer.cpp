@@ -212,15 +212,42 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
   const VkDeviceSize mbBytes = 4ull * B * T;
   // One segment per token buffer and loss scale: everything it names stays fixed, so it replays as is.
   const std::string key = fmt::format("train.fwdbwd:set{}:scale{:08x}", set, std::bit_cast<uint32_t>(scale));
-  graph_->replayable(key, [&] {
+  const PlanSummary p = recordArenaSegment(key, [&](ops::Executor& exec) {
     for (uint32_t mb = 0; mb < cfg_.gradAccum; ++mb) {
       arena_->reset(); // the previous micro-batch's temporaries are dead (the graph orders reuse)
-      model_.forwardBackward(*graph_, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
+      model_.forwardBackward(exec, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
                              slice(losses_[set], 4ull * mb * lossStride_, 4),
                              scale / static_cast<float>(cfg_.gradAccum));
     }
   });
+  if (p.requests) plan_ = p;
+}
+
+PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::StepRecording& record) {
+  struct Scratch { // ops' scratch comes from the arena while the segment records
+    graph::GraphExecutor& g;
+    ~Scratch() { g.setScratchArena(nullptr); }
+  } scratch{*graph_};
+  graph_->setScratchArena(arena_.get());
+  if (!cfg_.memoryPlan || graph_->hasReplay(key)) {
+    graph_->replayable(key, [&] { record(*graph_); });
+    return {};
+  }
+  const graph::StepPlan plan = graph::planStep(ctx_, *arena_, record);
+  if (!arena_->fits(plan.plan)) {
+    graph_->forgetReplays(); // they name the old bins; they are recorded again when next asked for
+    arena_->provideBins(plan.plan);
+  }
+  graph_->replayable(key, [&] { graph::recordPlanned(*graph_, *arena_, plan, record); });
+  PlanSummary s;
+  s.requests = plan.lifetimes.size();
+  s.dispatches = plan.dispatches;
+  s.plannedBytes = plan.plan.totalBytes();
+  s.unplannedBytes = plan.unplannedBytes();
+  s.peakLiveBytes = plan.peakLiveBytes();
+  s.bins = static_cast<uint32_t>(plan.plan.binBytes.size());
+  return s;
 }
 
 void Trainer::recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr) {
@@ -334,12 +361,12 @@ void Trainer::recordEval(uint32_t index) {
     evalUploaded_ = true;
   }
   if (index == 0) evalRecorded_ = true;
-  graph_->replayable(fmt::format("train.eval:{}", index), [&] {
+  recordArenaSegment(fmt::format("train.eval:{}", index), [&](ops::Executor& exec) {
     arena_->reset();
     const vk::BufferRange logits = arena_->allocate(4ull * B * T * model_.vocab(), "eval logits");
     const vk::BufferRange tgt = slice(evalTargets_, index * bytes, bytes);
     const vk::BufferRange loss = slice(evalLosses_, 4ull * index * lossStride_, 4);
-    model_.forward(*graph_, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, logits, &tgt, &loss);
+    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, logits, &tgt, &loss);
   });
 }
 

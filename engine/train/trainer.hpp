@@ -15,6 +15,7 @@
 //      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it.
 #include "engine/graph/arena.hpp"
 #include "engine/graph/graph_executor.hpp"
+#include "engine/graph/step_plan.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
 #include "engine/train/metrics.hpp"
@@ -45,6 +46,15 @@ struct StepRecord {
   graph::StepStats stats;
   std::optional<float> valLoss;
   nlohmann::ordered_json toJson() const;
+};
+
+// The memory plan of the training step's forward and backward (TrainConfig::memoryPlan), for reports.
+struct PlanSummary {
+  uint64_t requests = 0, dispatches = 0;
+  uint64_t plannedBytes = 0;   // the bins the plan needs
+  uint64_t unplannedBytes = 0; // the same temporaries without reuse (the bump arena)
+  uint64_t peakLiveBytes = 0;  // the most bytes live at one dispatch: no plan is smaller
+  uint32_t bins = 0;
 };
 
 // GPU time of the parts of a step, from synchronised "timed" steps (TrainConfig::timeEvery) and forward-only
@@ -105,6 +115,7 @@ public:
   const PhaseTiming& phases() const { return phases_; }
   graph::GraphExecutor& graph() { return *graph_; }
   const graph::StepArena& arena() const { return *arena_; }
+  const PlanSummary& stepPlan() const { return plan_; } // zero until the first planned step
   const TrainConfig& config() const { return cfg_; }
   const std::filesystem::path& lastCheckpoint() const { return lastCheckpoint_; } // empty until a save
   nlohmann::json stateJson() const; // what a checkpoint stores besides tensors (after a drain)
@@ -120,6 +131,9 @@ private:
   };
 
   void recordForwardBackward(uint32_t set, float scale);
+  // Records (first time) or replays the segment `key` whose temporaries come from the step arena: placed by
+  // a memory plan computed from a dry run of `record`, or bump-allocated without TrainConfig::memoryPlan.
+  PlanSummary recordArenaSegment(const std::string& key, const graph::StepRecording& record);
   void recordOptimizer(uint32_t set, uint32_t slot, float scale, float lr);
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
   void applyRecord(const Pending& p); // loss-scale decisions
@@ -165,6 +179,7 @@ private:
   std::vector<int32_t> hostTokens_, hostTargets_;
   bool evalUploaded_ = false, evalRecorded_ = false;
   PhaseTiming phases_;
+  PlanSummary plan_;
   const TrainHooks* hooks_ = nullptr;
   std::chrono::steady_clock::time_point start_, lastStepEnd_;
   double elapsedBase_ = 0; // seconds trained before a resume

@@ -27,6 +27,7 @@ namespace fs = std::filesystem;
 
 struct Flags {
   std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer, attention;
+  std::string memoryPlan, checkpointActivations;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
            warmup = 0;
@@ -78,6 +79,8 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
     c.gpt.fusedAttention = f.attention != "unfused";
     c.gpt.packedAttention = f.attention == "fused";
   }
+  if (given("--memory-plan")) c.memoryPlan = f.memoryPlan == "on";
+  if (given("--checkpoint-activations")) c.gpt.checkpointActivations = f.checkpointActivations == "block";
   if (given("--precision"))
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
 }
@@ -215,6 +218,14 @@ int runTrain(const CLI::App& app, const Flags& f) {
               train_cli::formatBytes(mem.peakBytesInUse).c_str(),
               train_cli::formatBytes(mem.bytesReserved).c_str(), mem.blocks,
               train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
+  if (const auto& plan = trainer.stepPlan(); plan.requests)
+    std::printf("memory plan: %llu temporaries over %llu dispatches in %u bins of %s (%s without reuse, %s "
+                "live at most)\n",
+                static_cast<unsigned long long>(plan.requests),
+                static_cast<unsigned long long>(plan.dispatches), plan.bins,
+                train_cli::formatBytes(plan.plannedBytes).c_str(),
+                train_cli::formatBytes(plan.unplannedBytes).c_str(),
+                train_cli::formatBytes(plan.peakLiveBytes).c_str());
   std::printf("%s\n", ops::coopStatsLine().c_str());
   std::printf(
       "wrote %s/{model.safetensors, optimizer.safetensors, config.json}, %s/{metrics.jsonl, loss.svg}\n",
@@ -314,6 +325,13 @@ int main(int argc, char** argv) {
       ->check(cli::Count);
   app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps")->check(cli::Count);
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
+  app.add_option("--memory-plan", f.memoryPlan,
+                 "on (default): step temporaries reuse memory as soon as they are dead, by a plan computed "
+                 "once from the recorded step; off: nothing is reused within a step")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--checkpoint-activations", f.checkpointActivations,
+                 "none (default), or block: each block's activations are recomputed in the backward")
+      ->check(CLI::IsMember({"none", "block"}));
 
   SampleFlags sf;
   auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
