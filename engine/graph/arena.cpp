@@ -27,7 +27,7 @@ vk::BufferRange StepArena::allocate(VkDeviceSize bytes, std::string_view what) {
   case Mode::Recording: {
     const VkDeviceSize at =
         recorded_.empty() ? 0 : recorded_.back().offset + alignUp(recorded_.back().bytes, alignment());
-    recorded_.push_back({at, bytes});
+    recorded_.push_back({at, bytes, std::string(what)});
     return {virtualBuffer(), at, bytes};
   }
   case Mode::Planned:

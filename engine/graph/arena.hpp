@@ -11,6 +11,7 @@
 #include "engine/graph/memory_plan.hpp"
 #include "engine/vk/context.hpp"
 
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,6 +21,7 @@ class StepArena {
 public:
   struct Request {
     VkDeviceSize offset = 0, bytes = 0; // offset: in the virtual buffer (recording)
+    std::string what;                   // the requester's name for it (reports)
   };
 
   explicit StepArena(vk::Context& ctx, VkDeviceSize chunkBytes = 64ull << 20)

@@ -80,7 +80,9 @@ MemoryPlan planMemory(std::span<const Lifetime> lifetimes, uint64_t binCap, uint
   return plan;
 }
 
-uint64_t peakLiveBytes(std::span<const Lifetime> lifetimes, uint64_t alignment) {
+namespace {
+// (the most bytes live at once, the first dispatch where they are)
+std::pair<uint64_t, uint64_t> livePeak(std::span<const Lifetime> lifetimes, uint64_t alignment) {
   std::map<uint64_t, int64_t> delta; // dispatch index -> change of live bytes
   for (const Lifetime& t : lifetimes) {
     if (!t.touched()) continue;
@@ -89,11 +91,24 @@ uint64_t peakLiveBytes(std::span<const Lifetime> lifetimes, uint64_t alignment) 
     delta[t.last + 1] -= b;
   }
   int64_t live = 0, peak = 0;
+  uint64_t where = 0;
   for (const auto& [at, d] : delta) {
     live += d;
-    peak = std::max(peak, live);
+    if (live > peak) {
+      peak = live;
+      where = at;
+    }
   }
-  return static_cast<uint64_t>(peak);
+  return {static_cast<uint64_t>(peak), where};
+}
+} // namespace
+
+uint64_t peakLiveBytes(std::span<const Lifetime> lifetimes, uint64_t alignment) {
+  return livePeak(lifetimes, alignment).first;
+}
+
+uint64_t peakDispatch(std::span<const Lifetime> lifetimes, uint64_t alignment) {
+  return livePeak(lifetimes, alignment).second;
 }
 
 uint64_t unplannedBytes(std::span<const Lifetime> lifetimes, uint64_t alignment) {

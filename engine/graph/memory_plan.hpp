@@ -37,6 +37,8 @@ MemoryPlan planMemory(std::span<const Lifetime> lifetimes, uint64_t binCap, uint
 
 // The most bytes live at any one dispatch: no plan can be smaller (a lower bound for tests and reports).
 uint64_t peakLiveBytes(std::span<const Lifetime> lifetimes, uint64_t alignment);
+// The first dispatch at which that many bytes are live (0 when nothing is touched).
+uint64_t peakDispatch(std::span<const Lifetime> lifetimes, uint64_t alignment);
 
 // The bytes of a plan with no reuse at all (every temporary its own range), aligned as the plan's.
 uint64_t unplannedBytes(std::span<const Lifetime> lifetimes, uint64_t alignment);

@@ -3,6 +3,7 @@
 #include "engine/graph/lifetime_recorder.hpp"
 
 #include <algorithm>
+#include <map>
 
 namespace helios::graph {
 
@@ -12,6 +13,17 @@ uint64_t StepPlan::unplannedBytes() const {
 
 uint64_t StepPlan::peakLiveBytes() const {
   return graph::peakLiveBytes(lifetimes, alignment);
+}
+
+std::vector<std::pair<std::string, uint64_t>> StepPlan::liveAtPeak() const {
+  const uint64_t at = peakDispatch(lifetimes, alignment);
+  std::map<std::string, uint64_t> sums;
+  for (size_t i = 0; i < lifetimes.size(); ++i)
+    if (lifetimes[i].touched() && lifetimes[i].first <= at && at <= lifetimes[i].last)
+      sums[names[i]] += lifetimes[i].bytes;
+  std::vector<std::pair<std::string, uint64_t>> out(sums.begin(), sums.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
 }
 
 uint64_t planBinCap(const vk::Context& ctx, const StepArena& arena) {
@@ -32,6 +44,8 @@ StepPlan planStep(vk::Context& ctx, StepArena& arena, const StepRecording& recor
   }
   StepPlan p;
   p.lifetimes = recorder.lifetimes(requests);
+  for (auto& r : requests)
+    p.names.push_back(std::move(r.what));
   p.dispatches = recorder.dispatches();
   p.alignment = arena.alignment();
   p.plan = planMemory(p.lifetimes, planBinCap(ctx, arena), arena.alignment());

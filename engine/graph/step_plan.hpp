@@ -9,6 +9,8 @@
 #include "engine/ops/executor.hpp"
 
 #include <functional>
+#include <string>
+#include <utility>
 #include <vector>
 
 namespace helios::graph {
@@ -17,11 +19,14 @@ using StepRecording = std::function<void(ops::Executor&)>;
 
 struct StepPlan {
   std::vector<Lifetime> lifetimes; // one per arena request, in order
+  std::vector<std::string> names;  // the requesters' names, in the same order
   MemoryPlan plan;
   uint64_t dispatches = 0;
   uint64_t alignment = 256;        // the arena's: every place starts at a multiple of it
   uint64_t unplannedBytes() const; // every request its own range, as the bump arena lays them out
   uint64_t peakLiveBytes() const;  // the lower bound no plan beats
+  // What is live at the dispatch where the most bytes are: (name, bytes) summed per name, largest first.
+  std::vector<std::pair<std::string, uint64_t>> liveAtPeak() const;
 };
 
 // The largest bin a plan uses on this device: one kernel binding spans at most maxStorageBufferRange.

@@ -319,7 +319,7 @@ void Gpt::forward(ops::Executor& exec, graph::StepArena& arena, const vk::Buffer
   Tape tape(exec, ws, false);
   const Impl::Weights w = impl_->prepare(tape);
   const Tensor logits = impl_->logits(tape, w, tokens, batch, T, true);
-  ops::copy(exec, logits.data, logitsOut, logits.count());
+  if (logitsOut.buffer != VK_NULL_HANDLE) ops::copy(exec, logits.data, logitsOut, logits.count());
   if (targets && lossOut) impl_->meanLoss(tape, logits, *targets, *lossOut, 1.0f);
 }
 

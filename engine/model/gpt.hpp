@@ -73,8 +73,8 @@ public:
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                        const vk::BufferRange& targets, uint32_t batch, uint32_t T,
                        const vk::BufferRange& lossOut, float gradScale);
-  // Forward only: logits (batch*T*vocab f32) into `logitsOut`; and optionally the mean loss when targets
-  // given.
+  // Forward only: logits (batch*T*vocab f32) into `logitsOut` (empty: not copied out, e.g. when only the
+  // loss is wanted); and optionally the mean loss when targets given.
   void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
                uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
                const vk::BufferRange* lossOut = nullptr);

@@ -363,10 +363,9 @@ void Trainer::recordEval(uint32_t index) {
   if (index == 0) evalRecorded_ = true;
   recordArenaSegment(fmt::format("train.eval:{}", index), [&](ops::Executor& exec) {
     arena_->reset();
-    const vk::BufferRange logits = arena_->allocate(4ull * B * T * model_.vocab(), "eval logits");
     const vk::BufferRange tgt = slice(evalTargets_, index * bytes, bytes);
     const vk::BufferRange loss = slice(evalLosses_, 4ull * index * lossStride_, 4);
-    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, logits, &tgt, &loss);
+    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, {}, &tgt, &loss);
   });
 }
 

@@ -11,6 +11,7 @@
 #include "engine/train/sampler.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/vk/error.hpp"
+#include "memory_cli.hpp"
 #include "progress.hpp"
 #include "tools/cli_checks.hpp"
 
@@ -27,7 +28,8 @@ namespace fs = std::filesystem;
 
 struct Flags {
   std::string preset = "tiny", config, data, out, resume, device, precision, model, tokenizer, attention;
-  std::string memoryPlan, checkpointActivations;
+  std::string memoryPlan, checkpointActivations, maxMemory;
+  bool planOnly = false;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
            warmup = 0;
@@ -151,6 +153,11 @@ int runTrain(const CLI::App& app, const Flags& f) {
   auto ctx = vk::Context::create({.device = f.device});
   const nlohmann::json arch = modelJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
+  if (f.planOnly) {
+    train_cli::printStepMemory(*ctx, *model, cfg);
+    return 0;
+  }
+  if (!f.maxMemory.empty()) train_cli::fitMemory(*ctx, *model, cfg, f.maxMemory);
   train::Trainer trainer(*ctx, *model, cfg, loader, info, out);
   if (!f.resume.empty()) trainer.resume(checkpoint);
 
@@ -332,6 +339,12 @@ int main(int argc, char** argv) {
   app.add_option("--checkpoint-activations", f.checkpointActivations,
                  "none (default), or block: each block's activations are recomputed in the backward")
       ->check(CLI::IsMember({"none", "block"}));
+  app.add_option("--max-memory", f.maxMemory,
+                 "Memory budget (e.g. 22GiB): the batch is split into gradient-accumulation micro-batches "
+                 "whose planned step fits it (refused when a micro-batch of 1 does not)");
+  app.add_flag("--plan-only", f.planOnly,
+               "Print what a step asks of memory (dry runs of the training step and the evaluation: the "
+               "plan, what is live at its peak) and exit without training");
 
   SampleFlags sf;
   auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
