@@ -50,6 +50,11 @@ struct GptConfig {
   // pre-activations in f16 (with an f16 copy of its bias), GELU runs on f16 in both directions, and fc2 hands
   // its input gradient back in f16: the widest activations of the block at half the bytes.
   bool f16Hidden = true;
+  // The LM head and the cross-entropy run in row chunks (autograd::headCrossEntropy): the [B*T, vocab]
+  // logits and their gradient never exist whole (GPT-2 small at B16 x T1024: 1.6 GB each in f16, 3.3 GB for
+  // the evaluation's f32 logits). Training needs logits of the GEMM operands' type: f32, or mixed precision
+  // with fused casts and f16 logits; otherwise the full logits are made as before.
+  bool chunkedLoss = true;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;

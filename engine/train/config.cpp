@@ -60,6 +60,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"f16_logits", c.f16Logits},
           {"f16_grads", c.f16Grads},
           {"f16_hidden", c.f16Hidden},
+          {"chunked_loss", c.chunkedLoss},
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
           {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
@@ -84,6 +85,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                  "f16_logits",
                  "f16_grads",
                  "f16_hidden",
+                 "chunked_loss",
                  "norm_eps",
                  "checkpoint_activations",
                  "precision"},
@@ -103,6 +105,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "f16_logits", c.f16Logits);
   readKey(j, "f16_grads", c.f16Grads);
   readKey(j, "f16_hidden", c.f16Hidden);
+  readKey(j, "chunked_loss", c.chunkedLoss);
   readKey(j, "norm_eps", c.normEps);
   readKey(j, "checkpoint_activations", c.checkpointActivations);
   std::string s;
