@@ -81,7 +81,10 @@ std::string GptConfig::describe() const {
   if (kvHeads != 0 && kvHeads != heads) s += " kv" + std::to_string(kvHeads);
   if (rope) s += " rope";
   if (!packedQkv) s += " unpacked-qkv";
-  if (checkpointActivations) s += " checkpoint";
+  if (checkpointActivations)
+    s += " checkpoint";
+  else if (checkpointAttention)
+    s += " checkpoint-attention";
   if (precision == Precision::Mixed) s += " mixed";
   return s;
 }
@@ -262,7 +265,11 @@ struct Gpt::Impl {
     shape.fuseGelu = inference;
     for (uint32_t l = 0; l < cfg.layers; ++l) {
       const detail::BlockWeights bw = blockWeights(w, l);
-      const auto fn = [shape, bw](Tape& t, const Tensor& in) { return detail::block(t, shape, bw, in); };
+      const bool attentionOnly = cfg.checkpointAttention && !cfg.checkpointActivations;
+      const auto fn = [shape, bw, attentionOnly](Tape& t, const Tensor& in) {
+        return attentionOnly ? detail::blockRecomputingAttention(t, shape, bw, in)
+                             : detail::block(t, shape, bw, in);
+      };
       x = cfg.checkpointActivations ? autograd::checkpoint(tape, x, fn) : fn(tape, x);
     }
     const Tensor xf = detail::norm(tape, cfg, x, param(lnfW), param(lnfB), shape.gemmOperand());

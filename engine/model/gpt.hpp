@@ -36,6 +36,9 @@ struct GptConfig {
   bool packedAttention = true;
   float normEps = 1e-5f;
   bool checkpointActivations = false; // recompute each block's activations in backward
+  // Recompute only each block's attention half (norm, attention, output projection, residual add) in the
+  // backward; the MLP's activations are kept. Ignored when whole blocks are checkpointed.
+  bool checkpointAttention = false;
   Precision precision = Precision::F32;
   // Mixed precision: the producers of GEMM operands (norms, GELU, the head merge) write f16 directly; false
   // leaves the rounding to separate cast kernels (same bits, more passes; kept for testing).

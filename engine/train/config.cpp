@@ -63,6 +63,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"chunked_loss", c.chunkedLoss},
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
+          {"checkpoint_attention", c.checkpointAttention},
           {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
 }
 
@@ -88,6 +89,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                  "chunked_loss",
                  "norm_eps",
                  "checkpoint_activations",
+                 "checkpoint_attention",
                  "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
@@ -108,6 +110,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "chunked_loss", c.chunkedLoss);
   readKey(j, "norm_eps", c.normEps);
   readKey(j, "checkpoint_activations", c.checkpointActivations);
+  readKey(j, "checkpoint_attention", c.checkpointAttention);
   std::string s;
   if (j.contains("norm")) {
     readKey(j, "norm", s);

@@ -93,6 +93,23 @@ TEST_CASE("memory plan: planned steps equal the bump arena's bit for bit (mixed,
   checkPlannedEqualsBump(cfg);
 }
 
+TEST_CASE("memory plan: recomputing each block's attention half gives the same bits as keeping it",
+          "[train][gpt][memory-plan]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  auto cfg = test::microGptConfig();
+  cfg.steps = 3;
+  cfg.batch = 4;
+  cfg.gpt.layers = 2;
+  cfg.gpt.precision = model::Precision::Mixed;
+  const Measured kept = trainOwnContext(cfg, true);
+  cfg.gpt.checkpointAttention = true; // --checkpoint-activations attention
+  const Measured recomputed = trainOwnContext(cfg, true);
+  CHECK(recomputed.losses == kept.losses);
+  CHECK(recomputed.weights == kept.weights);
+  CHECK(recomputed.plan.peakLiveBytes < kept.plan.peakLiveBytes);
+}
+
 TEST_CASE("memory budget: the largest dividing micro-batch that fits, or none", "[train][memory-plan]") {
   // A step costing 1000 bytes per sequence beside 5000 fixed bytes.
   std::vector<uint32_t> asked;

@@ -82,7 +82,10 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
     c.gpt.packedAttention = f.attention == "fused";
   }
   if (given("--memory-plan")) c.memoryPlan = f.memoryPlan == "on";
-  if (given("--checkpoint-activations")) c.gpt.checkpointActivations = f.checkpointActivations == "block";
+  if (given("--checkpoint-activations")) {
+    c.gpt.checkpointActivations = f.checkpointActivations == "block";
+    c.gpt.checkpointAttention = f.checkpointActivations == "attention";
+  }
   if (given("--precision"))
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
 }
@@ -337,8 +340,9 @@ int main(int argc, char** argv) {
                  "once from the recorded step; off: nothing is reused within a step")
       ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--checkpoint-activations", f.checkpointActivations,
-                 "none (default), or block: each block's activations are recomputed in the backward")
-      ->check(CLI::IsMember({"none", "block"}));
+                 "none (default); attention: each block's attention half is recomputed in the backward; "
+                 "block: whole blocks are")
+      ->check(CLI::IsMember({"none", "attention", "block"}));
   app.add_option("--max-memory", f.maxMemory,
                  "Memory budget (e.g. 22GiB): the batch is split into gradient-accumulation micro-batches "
                  "whose planned step fits it (refused when a micro-batch of 1 does not)");
