@@ -128,7 +128,8 @@ struct HeadLossSpec {
 };
 Tensor headCrossEntropy(Tape& tape, const Tensor& x, const Tensor& w, vk::BufferRange targets,
                         float gradScale, const HeadLossSpec& spec);
-// Rows per chunk so that a chunk's f16 logits stay within chunkBytes: equal chunks of a multiple of 64 rows.
+// Rows per chunk so that a chunk's f16 logits stay within chunkBytes: about equal chunks of a multiple of 128
+// rows (at least 128; all rows when fewer).
 uint32_t headChunkRows(uint32_t rows, uint32_t vocab, uint64_t chunkBytes);
 
 // Activation checkpointing: y = fn(tape, x), but only x and y are kept. The forward runs fn on a no-grad tape

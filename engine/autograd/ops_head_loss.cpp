@@ -10,11 +10,14 @@
 
 namespace helios::autograd {
 
+// Chunks start at multiples of 128 rows, the GEMM tiles' height, so no chunk's GEMMs need padding where the
+// whole batch's did not.
 uint32_t headChunkRows(uint32_t rows, uint32_t vocab, uint64_t chunkBytes) {
-  const uint64_t most = std::max<uint64_t>(64, chunkBytes / (uint64_t{vocab} * 2) / 64 * 64);
+  constexpr uint64_t kRowStep = 128;
+  const uint64_t most = std::max(kRowStep, chunkBytes / (uint64_t{vocab} * 2) / kRowStep * kRowStep);
   const uint64_t chunks = (rows + most - 1) / most;
-  const uint64_t even = (rows + chunks - 1) / chunks; // equal chunks, each a multiple of 64 rows
-  return static_cast<uint32_t>(std::min<uint64_t>(rows, (even + 63) / 64 * 64));
+  const uint64_t even = (rows + chunks - 1) / chunks; // about equal chunks
+  return static_cast<uint32_t>(std::min<uint64_t>(rows, (even + kRowStep - 1) / kRowStep * kRowStep));
 }
 
 namespace {
