@@ -117,6 +117,21 @@ Tensor attentionPacked(Tape& tape, const Tensor& qkv, const ops::AttentionShape&
 // f16 logits are read as f16 (the loss math is f32) and their gradient is handed back in f16.
 Tensor crossEntropy(Tape& tape, const Tensor& logits, vk::BufferRange targets, float gradScale);
 
+// The LM head (logits = x W^T, W [vocab, C]) and the cross-entropy in one op over chunks of chunkRows rows:
+// each chunk's logits and dlogits are made, and with gradients used up at once (dx rows, dW accumulated), so
+// the full [rows, vocab] logits and gradient never exist. Same loss as matmul + crossEntropy; the gradients
+// differ only by dW's summation order over the chunks. The logits are stored as x's type when gradients
+// flow (the backward GEMMs take dlogits beside W), else as `logits`.
+struct HeadLossSpec {
+  uint32_t chunkRows = 0; // 0: all rows at once
+  DType logits = DType::F32;
+};
+Tensor headCrossEntropy(Tape& tape, const Tensor& x, const Tensor& w, vk::BufferRange targets,
+                        float gradScale, const HeadLossSpec& spec);
+// Rows per chunk so that a chunk's f16 logits stay within chunkBytes: about equal chunks of a multiple of 128
+// rows (at least 128; all rows when fewer).
+uint32_t headChunkRows(uint32_t rows, uint32_t vocab, uint64_t chunkBytes);
+
 // Activation checkpointing: y = fn(tape, x), but only x and y are kept. The forward runs fn on a no-grad tape
 // whose temporaries are released right away; the backward re-runs fn on a recording tape into the same
 // memory, back-propagates y's gradient through it and releases it again. fn must be deterministic and return

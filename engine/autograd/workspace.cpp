@@ -5,6 +5,7 @@
 namespace helios::autograd {
 
 vk::BufferRange Workspace::allocate(VkDeviceSize bytes, std::string_view what) {
+  if (arena_.perRequest()) return arena_.allocate(bytes, what); // a planned step: the plan places each one
   const VkDeviceSize size = (std::max<VkDeviceSize>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
   // First fit in chunk order; chunks too small for this request are skipped (deterministically).
   while (chunk_ < chunks_.size() && offset_ + size > chunks_[chunk_].size) {

@@ -29,6 +29,8 @@ public:
   };
   Mark mark() const { return {chunk_, offset_}; }
   // Everything allocated after `m` is dead; later requests reuse it (its chunks stay with the workspace).
+  // Under a memory plan (StepArena::perRequest) every request goes to the arena and rewinding changes
+  // nothing: the plan finds the reuse from the lifetimes.
   void rewind(const Mark& m) {
     chunk_ = m.chunk;
     offset_ = m.offset;

@@ -206,6 +206,10 @@ void GraphExecutor::retain(vk::Buffer buffer) {
     retained_.emplace_back(pendingValue(), std::move(buffer));
 }
 
+vk::BufferRange GraphExecutor::scratch(VkDeviceSize bytes, std::string_view what) {
+  return scratchArena_ ? scratchArena_->allocate(bytes, what) : Executor::scratch(bytes, what);
+}
+
 void GraphExecutor::releaseCompleted() {
   if (retained_.empty()) return;
   const uint64_t done = completedValue();

@@ -7,6 +7,7 @@
 // that recorded it (in the spirit of CUDA graphs). The buffers it names must stay allocated (use a
 // StepArena); values that change per step belong in device buffers, or in a segment that is recorded fresh
 // each step.
+#include "engine/graph/arena.hpp"
 #include "engine/graph/hazards.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -54,6 +55,11 @@ public:
   void flush() override;
   // Released when the submission that uses it completes; inside a replayable recording, kept with the replay.
   void retain(vk::Buffer buffer) override;
+  // From the arena set by setScratchArena (null: a buffer of its own, as any executor).
+  vk::BufferRange scratch(VkDeviceSize bytes, std::string_view what) override;
+  // Ops' scratch comes from `arena` while it is set: a step's scratch then repeats with the step (replays of
+  // several segments share it) and is planned with the step's temporaries.
+  void setScratchArena(StepArena* arena) { scratchArena_ = arena; }
 
   // A step: stats are collected from begin to end; end submits what was recorded (no wait).
   void beginStep();
@@ -61,6 +67,7 @@ public:
   // Runs `record` the first time `key` is seen and keeps what it recorded; later calls replay it.
   void replayable(const std::string& key, const std::function<void()>& record);
   void forgetReplays(); // e.g. after shapes change
+  bool hasReplay(const std::string& key) const { return replays_.count(key) != 0; }
 
   // Host reads and writes that wait only for the GPU work touching `buffer`.
   // Waits (submitting recorded work first) until the host may use `range` of a host-visible buffer in place:
@@ -110,6 +117,7 @@ private:
   VkSemaphore timeline_ = VK_NULL_HANDLE;
   uint64_t submittedValue_ = 0;
   HazardTracker hazards_;
+  StepArena* scratchArena_ = nullptr;
 
   std::vector<std::unique_ptr<Segment>> freshRing_; // fresh (one-time) segments, reused round-robin
   size_t ringNext_ = 0;

@@ -50,5 +50,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
 Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& h);
 // Pre-norm block: x + attn(norm1(x)), then + mlp(norm2(.)).
 Tensor block(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& x);
+// The same block with its attention half (x + attn(norm1(x))) checkpointed: recomputed in the backward.
+Tensor blockRecomputingAttention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& x);
 
 } // namespace helios::model::detail

@@ -22,6 +22,9 @@ using autograd::Tensor;
 
 namespace {
 
+// The most bytes of f16 logits one chunk of the chunked head holds (GptConfig::chunkedLoss).
+constexpr uint64_t kHeadChunkBytes = 256ull << 20;
+
 uint32_t kvHeadsOf(const GptConfig& c) {
   return c.kvHeads == 0 ? c.heads : c.kvHeads;
 }
@@ -83,7 +86,10 @@ std::string GptConfig::describe() const {
   if (kvHeads != 0 && kvHeads != heads) s += " kv" + std::to_string(kvHeads);
   if (rope) s += " rope";
   if (!packedQkv) s += " unpacked-qkv";
-  if (checkpointActivations) s += " checkpoint";
+  if (checkpointActivations)
+    s += " checkpoint";
+  else if (checkpointAttention)
+    s += " checkpoint-attention";
   if (precision == Precision::Mixed) s += " mixed";
   return s;
 }
@@ -258,9 +264,9 @@ struct Gpt::Impl {
       throw std::invalid_argument("Gpt: tokens hold fewer than batch*T int32");
   }
 
-  // Embeddings, blocks, final norm and LM head; returns the logits [batch*T, vocab].
-  Tensor logits(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
-                bool inference) const {
+  // Embeddings, blocks and final norm; returns the LM head's input [batch*T, C] (its GEMM operand type).
+  Tensor features(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
+                  bool inference) const {
     const uint32_t C = cfg.dim, BT = batch * T;
     Tensor x = autograd::embedding(tape, param(wte), tokens, BT);
     if (wpe >= 0) {
@@ -280,17 +286,48 @@ struct Gpt::Impl {
     shape.fuseGelu = inference;
     for (uint32_t l = 0; l < cfg.layers; ++l) {
       const detail::BlockWeights bw = blockWeights(w, l);
-      const auto fn = [shape, bw](Tape& t, const Tensor& in) { return detail::block(t, shape, bw, in); };
+      const bool attentionOnly = cfg.checkpointAttention && !cfg.checkpointActivations;
+      const auto fn = [shape, bw, attentionOnly](Tape& t, const Tensor& in) {
+        return attentionOnly ? detail::blockRecomputingAttention(t, shape, bw, in)
+                             : detail::block(t, shape, bw, in);
+      };
       x = cfg.checkpointActivations ? autograd::checkpoint(tape, x, fn) : fn(tape, x);
     }
     const Tensor xf = detail::norm(tape, cfg, x, param(lnfW), param(lnfB), shape.gemmOperand());
+    return detail::gemmInput(tape, shape, xf);
+  }
+
+  // The logits [batch*T, vocab] of the tied LM head.
+  Tensor logits(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
+                bool inference) const {
+    const Tensor xf = features(tape, w, tokens, batch, T, inference);
     autograd::MatmulSpec head; // logits = xf Wte^T (tied)
-    head.M = BT;
+    head.M = batch * T;
     head.N = cfg.vocab;
-    head.K = C;
+    head.K = cfg.dim;
     head.transB = true;
-    head.outF16 = shape.mixed() && cfg.f16Logits && !inference;
-    return autograd::matmul(tape, detail::gemmInput(tape, shape, xf), w.gemm[size_t(wte)], head);
+    head.outF16 = cfg.precision == Precision::Mixed && cfg.f16Logits && !inference;
+    return autograd::matmul(tape, xf, w.gemm[size_t(wte)], head);
+  }
+
+  // The chunked head and loss (GptConfig::chunkedLoss) where the logits' type is the GEMM operands': f32, or
+  // mixed precision with fused casts and f16 logits.
+  bool chunkedLoss() const {
+    return cfg.chunkedLoss && (cfg.precision == Precision::F32 || (cfg.fusedCasts && cfg.f16Logits));
+  }
+
+  // The mean loss over the batch into lossOut, the LM head and cross-entropy in row chunks.
+  void chunkedMeanLoss(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch,
+                       uint32_t T, const vk::BufferRange& targets, const vk::BufferRange& lossOut,
+                       float gradScale, bool inference) const {
+    const uint32_t rows = batch * T;
+    const Tensor xf = features(tape, w, tokens, batch, T, inference);
+    autograd::HeadLossSpec spec;
+    spec.chunkRows = autograd::headChunkRows(rows, cfg.vocab, kHeadChunkBytes);
+    spec.logits = DType::F32;
+    const Tensor loss =
+        autograd::headCrossEntropy(tape, xf, w.gemm[size_t(wte)], targets, gradScale / float(rows), spec);
+    ops::reduceRows(tape.exec(), loss.data, lossOut, 1, rows, codegen::RowReduceOp::Mean);
   }
 
   void meanLoss(Tape& tape, const Tensor& logits, const vk::BufferRange& targets,
@@ -327,8 +364,12 @@ void Gpt::forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk
   autograd::Workspace ws(arena);
   Tape tape(exec, ws, true);
   const Impl::Weights w = impl_->prepare(tape);
-  const Tensor logits = impl_->logits(tape, w, tokens, batch, T, false);
-  impl_->meanLoss(tape, logits, targets, lossOut, gradScale);
+  if (impl_->chunkedLoss()) {
+    impl_->chunkedMeanLoss(tape, w, tokens, batch, T, targets, lossOut, gradScale, false);
+  } else {
+    const Tensor logits = impl_->logits(tape, w, tokens, batch, T, false);
+    impl_->meanLoss(tape, logits, targets, lossOut, gradScale);
+  }
   tape.backward();
 }
 
@@ -339,8 +380,12 @@ void Gpt::forward(ops::Executor& exec, graph::StepArena& arena, const vk::Buffer
   autograd::Workspace ws(arena);
   Tape tape(exec, ws, false);
   const Impl::Weights w = impl_->prepare(tape);
+  if (logitsOut.buffer == VK_NULL_HANDLE && targets && lossOut && impl_->cfg.chunkedLoss) { // the loss only
+    impl_->chunkedMeanLoss(tape, w, tokens, batch, T, *targets, *lossOut, 1.0f, true);
+    return;
+  }
   const Tensor logits = impl_->logits(tape, w, tokens, batch, T, true);
-  ops::copy(exec, logits.data, logitsOut, logits.count());
+  if (logitsOut.buffer != VK_NULL_HANDLE) ops::copy(exec, logits.data, logitsOut, logits.count());
   if (targets && lossOut) impl_->meanLoss(tape, logits, *targets, *lossOut, 1.0f);
 }
 

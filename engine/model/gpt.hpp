@@ -36,6 +36,9 @@ struct GptConfig {
   bool packedAttention = true;
   float normEps = 1e-5f;
   bool checkpointActivations = false; // recompute each block's activations in backward
+  // Recompute only each block's attention half (norm, attention, output projection, residual add) in the
+  // backward; the MLP's activations are kept. Ignored when whole blocks are checkpointed.
+  bool checkpointAttention = false;
   Precision precision = Precision::F32;
   // Mixed precision: the producers of GEMM operands (norms, GELU, the head merge) write f16 directly; false
   // leaves the rounding to separate cast kernels (same bits, more passes; kept for testing).
@@ -50,6 +53,11 @@ struct GptConfig {
   // pre-activations in f16 (with an f16 copy of its bias), GELU runs on f16 in both directions, and fc2 hands
   // its input gradient back in f16: the widest activations of the block at half the bytes.
   bool f16Hidden = true;
+  // The LM head and the cross-entropy run in row chunks (autograd::headCrossEntropy): the [B*T, vocab]
+  // logits and their gradient never exist whole (GPT-2 small at B16 x T1024: 1.6 GB each in f16, 3.3 GB for
+  // the evaluation's f32 logits). Training needs logits of the GEMM operands' type: f32, or mixed precision
+  // with fused casts and f16 logits; otherwise the full logits are made as before.
+  bool chunkedLoss = true;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;
@@ -73,8 +81,8 @@ public:
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                        const vk::BufferRange& targets, uint32_t batch, uint32_t T,
                        const vk::BufferRange& lossOut, float gradScale);
-  // Forward only: logits (batch*T*vocab f32) into `logitsOut`; and optionally the mean loss when targets
-  // given.
+  // Forward only: logits (batch*T*vocab f32) into `logitsOut` (empty: not copied out, e.g. when only the
+  // loss is wanted); and optionally the mean loss when targets given.
   void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
                uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
                const vk::BufferRange* lossOut = nullptr);

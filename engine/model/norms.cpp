@@ -20,4 +20,13 @@ Tensor block(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tenso
   return autograd::add(tape, x1, mlp(tape, s, w, h2));
 }
 
+Tensor blockRecomputingAttention(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& x) {
+  const auto half = [s, w](Tape& t, const Tensor& in) {
+    return autograd::add(t, in, attention(t, s, w, norm(t, s.config, in, w.ln1w, w.ln1b, s.gemmOperand())));
+  };
+  const Tensor x1 = autograd::checkpoint(tape, x, half);
+  const Tensor h2 = norm(tape, s.config, x1, w.ln2w, w.ln2b, s.gemmOperand());
+  return autograd::add(tape, x1, mlp(tape, s, w, h2));
+}
+
 } // namespace helios::model::detail

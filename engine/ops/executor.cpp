@@ -12,6 +12,13 @@ std::vector<vk::BufferRange> bufferRanges(std::span<const Binding> bindings) {
   return ranges;
 }
 
+vk::BufferRange Executor::scratch(VkDeviceSize bytes, std::string_view what) {
+  vk::Buffer buffer = context().buffer(bytes, what);
+  const vk::BufferRange range = buffer.range();
+  retain(std::move(buffer)); // freed once the GPU is done with it
+  return range;
+}
+
 void ImmediateExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const Binding> bindings,
                                  const void* push, size_t pushBytes, vk::Groups groups) {
   stream_.dispatch(pipeline, bufferRanges(bindings), push, pushBytes, groups);

@@ -9,6 +9,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace helios::ops {
@@ -33,6 +34,10 @@ public:
   // Keeps a temporary alive until the GPU work recorded so far has finished with it, so that an op never has
   // to wait for the GPU before releasing its scratch buffers.
   virtual void retain(vk::Buffer buffer) = 0;
+  // A range for an op's temporaries (split-K partials, padded copies), valid for the work recorded next: by
+  // default a buffer of its own kept by retain(); the graph serves it from the step arena while it records a
+  // planned or arena-backed step (graph::GraphExecutor::setScratchArena), so replays share that memory.
+  virtual vk::BufferRange scratch(VkDeviceSize bytes, std::string_view what);
 
   template <class Push>
   void dispatch(const vk::Pipeline& pipeline, std::initializer_list<Binding> bindings, const Push& push,

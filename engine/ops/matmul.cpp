@@ -118,10 +118,8 @@ MatmulArgs withF16Copies(Executor& exec, const MatmulArgs& args) {
                         const char* what) {
     const uint64_t extent =
         args.batch > 1 ? (args.batch - 1) * uint64_t{strideOf(stride, dense)} + dense : dense;
-    vk::Buffer tmp = exec.context().buffer(extent * 2, what);
-    const vk::BufferRange range = tmp.range();
+    const vk::BufferRange range = exec.scratch(extent * 2, what);
     castF32ToF16(exec, src, range, static_cast<uint32_t>(extent));
-    exec.retain(std::move(tmp));
     return range;
   };
   MatmulArgs h = args;

@@ -105,10 +105,6 @@ uint32_t strideOr(const std::optional<uint32_t>& s, uint64_t dense) {
   return s ? *s : static_cast<uint32_t>(dense);
 }
 
-vk::BufferRange rangeOf(const vk::Buffer& b) {
-  return b.range();
-}
-
 // C leaves the subgroup-scope kernel through shared memory (GemmCoopParams::stagedStore) where the kernel
 // allows it and C's binding is aligned for row vectors: the coop stores straight to memory were the tail of
 // every tile (bench/results/2026-11-24-h100-gemm-staged-store.json). The bounded kernel with vector
@@ -180,12 +176,11 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     if (tiles > kMaxSlicedTiles)
       throw std::logic_error("matmul: " + std::to_string(tiles) + " K-sliced tiles, the counters hold " +
                              std::to_string(kMaxSlicedTiles));
-    vk::Buffer partials = exec.context().buffer(codegen::gemmCoopPartialElements(params, g.M, g.N) * 4,
-                                                "K-slice partial tiles");
+    const vk::BufferRange partials =
+        exec.scratch(codegen::gemmCoopPartialElements(params, g.M, g.N) * 4, "K-slice partial tiles");
     const vk::Buffer& counters = exec.context().zeroed("K-slice tile counters", kMaxSlicedTiles * 4);
-    bindings.push_back({partials.range(), Access::ReadWrite});
+    bindings.push_back({partials, Access::ReadWrite});
     bindings.push_back({subrange(counters.range(), 0, uint64_t{tiles} * 4), Access::ReadWrite});
-    exec.retain(std::move(partials));
   }
   const auto groups = codegen::gemmCoopGroups(params, g.M, g.N, g.batch);
   exec.dispatch(pipeline, bindings, &push, sizeof(push), vk::Groups{groups.x, groups.y, groups.z});
@@ -213,9 +208,8 @@ std::string layoutMiss(const CoopPlan& plan, const MatmulArgs& a) {
 // slices are one batched GEMM into S partial M x N sums; then C = alpha * (sum of the partials) + beta * C,
 // folded in by one elementwise pass (after C = beta * C when beta is not 0 or 1).
 void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
-  vk::Context& ctx = exec.context();
   const uint32_t S = plan.splitK, Ks = args.K / S, M = args.M, N = args.N;
-  vk::Buffer partials = ctx.buffer(uint64_t{S} * M * N * 4, "split-K partial sums");
+  const vk::BufferRange partials = exec.scratch(uint64_t{S} * M * N * 4, "split-K partial sums");
   CoopPlan batched = plan;
   batched.params.batched = true;
   batched.params.kSlices = 1;
@@ -224,14 +218,12 @@ void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const 
   part.beta = 0.0f;
   part.K = Ks;
   part.batch = S;
-  runGemm(exec, {args.a, args.b, partials.range(), {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, batched, part,
-          opt);
+  runGemm(exec, {args.a, args.b, partials, {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, batched, part, opt);
   if (args.beta == 0.0f)
     fill(exec, args.c, M * N, 0.0f);
   else if (args.beta != 1.0f)
     scale(exec, args.c, args.c, M * N, args.beta);
-  axpySlices(exec, args.alpha, partials.range(), S, args.c, M * N);
-  exec.retain(std::move(partials));
+  axpySlices(exec, args.alpha, partials, S, args.c, M * N);
 }
 
 void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
@@ -251,7 +243,6 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
   }
 
   // Padded: temporaries for whatever changes size.
-  vk::Context& ctx = exec.context();
   const uint32_t Mp = plan.Mp, Np = plan.Np, Kp = plan.Kp, batch = args.batch;
   const SliceType outSlice = args.outType == GemmType::F16 ? SliceType::F16 : SliceType::F32;
   const uint64_t outBytes = codegen::gemmTypeBytes(args.outType);
@@ -259,7 +250,7 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     vk::BufferRange range;
     uint32_t stride;
   };
-  std::vector<vk::Buffer> temps;
+
   // Pads a row-major batch of rows x cols (dense batches, or one matrix broadcast with stride 0) to prows x
   // pcols.
   const auto pad = [&](vk::BufferRange src, uint32_t rows, uint32_t cols, uint32_t prows, uint32_t pcols,
@@ -267,15 +258,15 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     const uint32_t n = batch > 1 && stride == 0 ? 1u : batch;
     const uint32_t pstride = n == 1 && batch > 1 ? 0u : prows * pcols;
     if (rows == prows && cols == pcols) return {src, stride};
-    temps.push_back(ctx.buffer(uint64_t{n} * prows * pcols * elemBytes, what));
+    const vk::BufferRange padded = exec.scratch(uint64_t{n} * prows * pcols * elemBytes, what);
     Slice3dShape s;
     s.batch = n;
     s.srcRows = rows;
     s.srcCols = cols;
     s.dstRows = prows;
     s.dstCols = pcols;
-    slice3d(exec, src, rangeOf(temps.back()), s, type);
-    return {rangeOf(temps.back()), pstride};
+    slice3d(exec, src, padded, s, type);
+    return {padded, pstride};
   };
   const Operand a = args.transA ? pad(args.a, args.K, args.M, Kp, Mp, sA, SliceType::F16, 2, "coop padded A")
                                 : pad(args.a, args.M, args.K, Mp, Kp, sA, SliceType::F16, 2, "coop padded A");
@@ -289,8 +280,7 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     if (args.beta != 0.0f)
       c = pad(args.c, args.M, args.N, Mp, Np, sC, outSlice, outBytes, "coop padded C");
     else {
-      temps.push_back(ctx.buffer(uint64_t{batch} * Mp * Np * outBytes, "coop padded C"));
-      c = {rangeOf(temps.back()), Mp * Np};
+      c = {exec.scratch(uint64_t{batch} * Mp * Np * outBytes, "coop padded C"), Mp * Np};
     }
   }
   runGemm(exec, {a.range, b.range, c.range, bias.range, Mp, Np, Kp, batch, a.stride, b.stride, c.stride},
@@ -304,8 +294,6 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     s.dstCols = args.N;
     slice3d(exec, c.range, args.c, s, outSlice);
   }
-  for (auto& t : temps)
-    exec.retain(std::move(t)); // freed once the GPU is done with them
 }
 
 } // namespace

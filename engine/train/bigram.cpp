@@ -45,11 +45,13 @@ void BigramModel::forward(ops::Executor& exec, graph::StepArena& arena, const vk
                           uint32_t batch, uint32_t T, const vk::BufferRange& logitsOut,
                           const vk::BufferRange* targets, const vk::BufferRange* lossOut) {
   const uint32_t rows = batch * T;
-  ops::embedding(exec, params_[0].data.range(), tokens, logitsOut, rows, vocab_, vocab_);
+  const vk::BufferRange logits =
+      logitsOut.buffer != VK_NULL_HANDLE ? logitsOut : arena.allocate(4ull * rows * vocab_, "bigram logits");
+  ops::embedding(exec, params_[0].data.range(), tokens, logits, rows, vocab_, vocab_);
   if (targets && lossOut) {
     const vk::BufferRange loss = arena.allocate(4ull * rows, "bigram loss rows");
     const vk::BufferRange dlogits = arena.allocate(4ull * rows * vocab_, "bigram dlogits (unused)");
-    ops::crossEntropy(exec, logitsOut, *targets, loss, dlogits, rows, vocab_, 0.0f);
+    ops::crossEntropy(exec, logits, *targets, loss, dlogits, rows, vocab_, 0.0f);
     ops::reduceRows(exec, loss, *lossOut, 1, rows, codegen::RowReduceOp::Mean);
   }
 }

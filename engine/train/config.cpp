@@ -60,8 +60,10 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"f16_logits", c.f16Logits},
           {"f16_grads", c.f16Grads},
           {"f16_hidden", c.f16Hidden},
+          {"chunked_loss", c.chunkedLoss},
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
+          {"checkpoint_attention", c.checkpointAttention},
           {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
 }
 
@@ -84,8 +86,10 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                  "f16_logits",
                  "f16_grads",
                  "f16_hidden",
+                 "chunked_loss",
                  "norm_eps",
                  "checkpoint_activations",
+                 "checkpoint_attention",
                  "precision"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
@@ -103,8 +107,10 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "f16_logits", c.f16Logits);
   readKey(j, "f16_grads", c.f16Grads);
   readKey(j, "f16_hidden", c.f16Hidden);
+  readKey(j, "chunked_loss", c.chunkedLoss);
   readKey(j, "norm_eps", c.normEps);
   readKey(j, "checkpoint_activations", c.checkpointActivations);
+  readKey(j, "checkpoint_attention", c.checkpointAttention);
   std::string s;
   if (j.contains("norm")) {
     readKey(j, "norm", s);
@@ -170,26 +176,43 @@ nlohmann::json toJson(const TrainConfig& c) {
           {"time_every", c.timeEvery},
           {"sync_every", c.syncEvery},
           {"profile", c.profile},
+          {"memory_plan", c.memoryPlan},
           {"keep", c.keepCheckpoints},
           {"nonfinite_limit", c.nonFiniteLimit}};
 }
 
 void fromJson(const nlohmann::json& j, TrainConfig& c) {
-  refuseUnknown(j, {"model",        "gpt",
-                    "tokenizer",    "data",
-                    "batch",        "seq_len",
-                    "grad_accum",   "steps",
-                    "lr",           "min_lr_frac",
-                    "warmup",       "beta1",
-                    "beta2",        "eps",
-                    "weight_decay", "grad_clip",
-                    "loss_scale",   "scale_growth_interval",
-                    "seed",         "eval_every",
-                    "eval_batches", "checkpoint_every",
-                    "log_every",    "time_every",
-                    "sync_every",   "profile",
-                    "keep",         "nonfinite_limit",
-                    "data_dir"},
+  refuseUnknown(j,
+                {"model",
+                 "gpt",
+                 "tokenizer",
+                 "data",
+                 "batch",
+                 "seq_len",
+                 "grad_accum",
+                 "steps",
+                 "lr",
+                 "min_lr_frac",
+                 "warmup",
+                 "beta1",
+                 "beta2",
+                 "eps",
+                 "weight_decay",
+                 "grad_clip",
+                 "loss_scale",
+                 "scale_growth_interval",
+                 "seed",
+                 "eval_every",
+                 "eval_batches",
+                 "checkpoint_every",
+                 "log_every",
+                 "time_every",
+                 "sync_every",
+                 "profile",
+                 "memory_plan",
+                 "keep",
+                 "nonfinite_limit",
+                 "data_dir"},
                 "training config");
   readKey(j, "model", c.model);
   if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
@@ -218,6 +241,7 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
   readKey(j, "time_every", c.timeEvery);
   readKey(j, "sync_every", c.syncEvery);
   readKey(j, "profile", c.profile);
+  readKey(j, "memory_plan", c.memoryPlan);
   readKey(j, "keep", c.keepCheckpoints);
   readKey(j, "nonfinite_limit", c.nonFiniteLimit);
 }

@@ -37,6 +37,9 @@ struct TrainConfig {
   uint32_t timeEvery = 50;                   // a synchronised, phase-timed step every N steps (0 = never)
   uint32_t syncEvery = 0;                    // debugging: wait for the GPU every N steps
   bool profile = false;                      // per-kernel GPU timestamps
+  // Step temporaries placed by a memory plan (engine/graph/step_plan.hpp): reused within the step as soon as
+  // they are dead. false: the bump arena (nothing reused within a step; kept for comparison).
+  bool memoryPlan = true;
 
   bool dynamicLossScale() const { return lossScale > 0 || gpt.precision == model::Precision::Mixed; }
   float initialLossScale() const { return lossScale > 0 ? lossScale : dynamicLossScale() ? 65536.0f : 1.0f; }

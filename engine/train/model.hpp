@@ -24,7 +24,8 @@ public:
   virtual std::string describe() const = 0;
   // Everything needed to rebuild the same architecture: {"kind": "gpt", ...}. Saved in checkpoints.
   virtual nlohmann::json configJson() const = 0;
-  // As model::Gpt::forwardBackward / forward (engine/model/gpt.hpp).
+  // As model::Gpt::forwardBackward / forward (engine/model/gpt.hpp): an empty logitsOut asks for the loss
+  // only (the model keeps its logits in the arena).
   virtual void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                                const vk::BufferRange& targets, uint32_t batch, uint32_t T,
                                const vk::BufferRange& lossOut, float gradScale) = 0;

@@ -136,20 +136,24 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
 }
 
 // Start-up: every kernel of a training step and of an evaluation, listed by recording them into an executor
-// that runs nothing, and compiled in parallel before step 1 needs the first of them.
+// that runs nothing, and compiled in parallel before step 1 needs the first of them. The arena hands out
+// virtual ranges meanwhile, so the listing allocates no step memory.
 vk::PrecompileStats Trainer::precompile() {
   ops::RecordingExecutor rec(ctx_);
   const uint32_t B = localBatch_, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
+  struct Virtual {
+    graph::StepArena& arena;
+    ~Virtual() { arena.endRecording(); }
+  } virtualArena{*arena_};
+  arena_->beginRecording();
   return ctx_.pipelines().precompile([&] {
-    arena_->reset();
     model_.forwardBackward(rec, *arena_, slice(tokens_[0], 0, bytes), slice(targets_[0], 0, bytes), B, T,
                            slice(losses_[0], 0, 4), 1.0f);
     recordOptimizer(rec, 0, 0, lossScale_, cfg_.lr);
     arena_->reset();
-    const vk::BufferRange logits = arena_->allocate(4ull * B * T * model_.vocab(), "eval logits");
     const vk::BufferRange tgt = slice(evalTargets_, 0, bytes), loss = slice(evalLosses_, 0, 4);
-    model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, logits, &tgt, &loss);
+    model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, {}, &tgt, &loss);
   });
 }
 
@@ -243,15 +247,42 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
   const VkDeviceSize mbBytes = 4ull * B * T;
   // One segment per token buffer and loss scale: everything it names stays fixed, so it replays as is.
   const std::string key = fmt::format("train.fwdbwd:set{}:scale{:08x}", set, std::bit_cast<uint32_t>(scale));
-  graph_->replayable(key, [&] {
+  const PlanSummary p = recordArenaSegment(key, [&](ops::Executor& exec) {
     for (uint32_t mb = 0; mb < cfg_.gradAccum; ++mb) {
       arena_->reset(); // the previous micro-batch's temporaries are dead (the graph orders reuse)
-      model_.forwardBackward(*graph_, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
+      model_.forwardBackward(exec, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
                              slice(losses_[set], 4ull * mb * lossStride_, 4),
                              scale / static_cast<float>(cfg_.gradAccum * shard_.count)); // ranks sum
     }
   });
+  if (p.requests) plan_ = p;
+}
+
+PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::StepRecording& record) {
+  struct Scratch { // ops' scratch comes from the arena while the segment records
+    graph::GraphExecutor& g;
+    ~Scratch() { g.setScratchArena(nullptr); }
+  } scratch{*graph_};
+  graph_->setScratchArena(arena_.get());
+  if (!cfg_.memoryPlan || graph_->hasReplay(key)) {
+    graph_->replayable(key, [&] { record(*graph_); });
+    return {};
+  }
+  const graph::StepPlan plan = graph::planStep(ctx_, *arena_, record);
+  if (!arena_->fits(plan.plan)) {
+    graph_->forgetReplays(); // they name the old bins; they are recorded again when next asked for
+    arena_->provideBins(plan.plan);
+  }
+  graph_->replayable(key, [&] { graph::recordPlanned(*graph_, *arena_, plan, record); });
+  PlanSummary s;
+  s.requests = plan.lifetimes.size();
+  s.dispatches = plan.dispatches;
+  s.plannedBytes = plan.plan.totalBytes();
+  s.unplannedBytes = plan.unplannedBytes();
+  s.peakLiveBytes = plan.peakLiveBytes();
+  s.bins = static_cast<uint32_t>(plan.plan.binBytes.size());
+  return s;
 }
 
 void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr) {
@@ -365,12 +396,11 @@ void Trainer::recordEval(uint32_t index) {
     evalUploaded_ = true;
   }
   if (index == 0) evalRecorded_ = true;
-  graph_->replayable(fmt::format("train.eval:{}", index), [&] {
+  recordArenaSegment(fmt::format("train.eval:{}", index), [&](ops::Executor& exec) {
     arena_->reset();
-    const vk::BufferRange logits = arena_->allocate(4ull * B * T * model_.vocab(), "eval logits");
     const vk::BufferRange tgt = slice(evalTargets_, index * bytes, bytes);
     const vk::BufferRange loss = slice(evalLosses_, 4ull * index * lossStride_, 4);
-    model_.forward(*graph_, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, logits, &tgt, &loss);
+    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, {}, &tgt, &loss);
   });
 }
 

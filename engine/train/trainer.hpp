@@ -12,13 +12,15 @@
 //      dispatch (global norm, clip factor, inf/NaN check, AdamW step counter: the skip decision stays on the
 //      GPU), AdamW reading that control buffer and zeroing the gradients for the next step;
 //   3b. with several ranks (data parallelism, engine/dist): wait for the backward (which scaled the gradients
-//      by a further 1 / ranks), sum the gradients and average the losses over the ranks, copy them back; everything after it sees the same values on every rank, so
-//      clipping, loss scaling and skipped steps agree;
+//      by a further 1 / ranks), sum the gradients and average the losses over the ranks, copy them back;
+//      everything after it sees the same values on every rank, so clipping, loss scaling and skipped steps
+//      agree;
 //   5. graph.endStep() submits without waiting; the step's record (loss, norm, finite, ...) lands in a ring
 //      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it.
 #include "engine/dist/data_parallel.hpp"
 #include "engine/graph/arena.hpp"
 #include "engine/graph/graph_executor.hpp"
+#include "engine/graph/step_plan.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
 #include "engine/train/metrics.hpp"
@@ -49,6 +51,15 @@ struct StepRecord {
   graph::StepStats stats;
   std::optional<float> valLoss;
   nlohmann::ordered_json toJson() const;
+};
+
+// The memory plan of the training step's forward and backward (TrainConfig::memoryPlan), for reports.
+struct PlanSummary {
+  uint64_t requests = 0, dispatches = 0;
+  uint64_t plannedBytes = 0;   // the bins the plan needs
+  uint64_t unplannedBytes = 0; // the same temporaries without reuse (the bump arena)
+  uint64_t peakLiveBytes = 0;  // the most bytes live at one dispatch: no plan is smaller
+  uint32_t bins = 0;
 };
 
 // GPU time of the parts of a step, from synchronised "timed" steps (TrainConfig::timeEvery) and forward-only
@@ -120,6 +131,7 @@ public:
   const vk::PrecompileStats& precompiled() const { return precompile_; }
   graph::GraphExecutor& graph() { return *graph_; }
   const graph::StepArena& arena() const { return *arena_; }
+  const PlanSummary& stepPlan() const { return plan_; } // zero until the first planned step
   const TrainConfig& config() const { return cfg_; }
   const std::filesystem::path& lastCheckpoint() const { return lastCheckpoint_; } // empty until a save
   nlohmann::json stateJson() const; // what a checkpoint stores besides tensors (after a drain)
@@ -135,6 +147,9 @@ private:
   };
 
   void recordForwardBackward(uint32_t set, float scale);
+  // Records (first time) or replays the segment `key` whose temporaries come from the step arena: placed by
+  // a memory plan computed from a dry run of `record`, or bump-allocated without TrainConfig::memoryPlan.
+  PlanSummary recordArenaSegment(const std::string& key, const graph::StepRecording& record);
   void recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr);
   vk::PrecompileStats precompile();
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
@@ -186,6 +201,7 @@ private:
   bool evalUploaded_ = false, evalRecorded_ = false;
   PhaseTiming phases_;
   vk::PrecompileStats precompile_;
+  PlanSummary plan_;
   const TrainHooks* hooks_ = nullptr;
   std::chrono::steady_clock::time_point start_, lastStepEnd_;
   double elapsedBase_ = 0; // seconds trained before a resume

@@ -108,6 +108,7 @@ TEST_CASE("trainer: mixed precision with the casts fused into their producers gi
   // (f16 gradients change the bias sums' inputs: they have their own test below.)
   auto cfg = mixedMicroGpt(4);
   cfg.gpt.f16Grads = false;
+  cfg.gpt.chunkedLoss = false; // the chunked head takes the fused casts only (its own test is below)
   Run fused(cfg);
   cfg.gpt.fusedCasts = false;
   Run separate(cfg);
@@ -189,9 +190,19 @@ TEST_CASE("trainer: mixed precision with f16 logits follows the f32-logits curve
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
   // The head writes f16 logits and the loss hands back an f16 gradient: the loss is computed in f32 from
   // logits rounded to f16, so the curves agree to f16 noise, in fewer dispatches (no cast of the gradient).
-  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Logits = false; });
+  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.f16Logits = false; },
+                                  [](train::TrainConfig& c) { c.gpt.chunkedLoss = false; });
   CHECK(r.on != r.off); // the logits really were rounded
   CHECK(r.onDispatches < r.offDispatches);
+}
+
+TEST_CASE("trainer: the chunked head and loss follow the full logits' curve", "[train][gpt]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  // The same GEMMs and cross-entropy on the same values (one chunk at this size; autograd's test covers
+  // several): f16 noise at most, and the loss falls.
+  const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.chunkedLoss = false; });
+  CHECK(r.on.size() == 8);
 }
 
 TEST_CASE("trainer: a micro GPT trains in mixed precision with dynamic loss scaling", "[train][gpt]") {

@@ -25,6 +25,7 @@
 #include "engine/tuning/values.hpp"
 #include "engine/vk/error.hpp"
 #include "export.hpp"
+#include "memory_cli.hpp"
 #include "progress.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_tune/tune.hpp"
@@ -47,6 +48,8 @@ struct Flags {
   std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, model, tokenizer,
               attention;
   std::string initFrom;
+  std::string memoryPlan, checkpointActivations, maxMemory;
+  bool planOnly = false;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
            warmup = 0;
@@ -108,6 +111,11 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   if (given("--attention")) {
     c.gpt.fusedAttention = f.attention != "unfused";
     c.gpt.packedAttention = f.attention == "fused";
+  }
+  if (given("--memory-plan")) c.memoryPlan = f.memoryPlan == "on";
+  if (given("--checkpoint-activations")) {
+    c.gpt.checkpointActivations = f.checkpointActivations == "block";
+    c.gpt.checkpointAttention = f.checkpointActivations == "attention";
   }
   if (given("--precision"))
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
@@ -264,6 +272,11 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
   startup.lap("model");
+  if (f.planOnly) {
+    train_cli::printStepMemory(*ctx, *model, cfg);
+    return 0;
+  }
+  if (!f.maxMemory.empty()) train_cli::fitMemory(*ctx, *model, cfg, f.maxMemory);
   const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20))};
   train::Trainer trainer(*ctx, *model, cfg, *loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
@@ -347,6 +360,14 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
               train_cli::formatBytes(mem.peakBytesInUse).c_str(),
               train_cli::formatBytes(mem.bytesReserved).c_str(), mem.blocks,
               train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
+  if (const auto& plan = trainer.stepPlan(); plan.requests)
+    std::printf("memory plan: %llu temporaries over %llu dispatches in %u bins of %s (%s without reuse, %s "
+                "live at most)\n",
+                static_cast<unsigned long long>(plan.requests),
+                static_cast<unsigned long long>(plan.dispatches), plan.bins,
+                train_cli::formatBytes(plan.plannedBytes).c_str(),
+                train_cli::formatBytes(plan.unplannedBytes).c_str(),
+                train_cli::formatBytes(plan.peakLiveBytes).c_str());
   std::printf("%s\n", ops::coopStatsLine().c_str());
   const auto& pipes = ctx->pipelines().stats();
   std::printf("pipelines: %llu created (%.2f s in the driver's compiler), %llu reused\n",
@@ -491,6 +512,20 @@ int main(int argc, char** argv) {
       ->check(cli::Finite)
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--memory-plan", f.memoryPlan,
+                 "on (default): step temporaries reuse memory as soon as they are dead, by a plan computed "
+                 "once from the recorded step; off: nothing is reused within a step")
+      ->check(CLI::IsMember({"on", "off"}));
+  app.add_option("--checkpoint-activations", f.checkpointActivations,
+                 "none (default); attention: each block's attention half is recomputed in the backward; "
+                 "block: whole blocks are")
+      ->check(CLI::IsMember({"none", "attention", "block"}));
+  app.add_option("--max-memory", f.maxMemory,
+                 "Memory budget (e.g. 22GiB): the batch is split into gradient-accumulation micro-batches "
+                 "whose planned step fits it (refused when a micro-batch of 1 does not)");
+  app.add_flag("--plan-only", f.planOnly,
+               "Print what a step asks of memory (dry runs of the training step and the evaluation: the "
+               "plan, what is live at its peak) and exit without training");
 
   SampleFlags sf;
   auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");

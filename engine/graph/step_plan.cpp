@@ -1,0 +1,73 @@
+#include "engine/graph/step_plan.hpp"
+
+#include "engine/graph/lifetime_recorder.hpp"
+
+#include <algorithm>
+#include <map>
+
+namespace helios::graph {
+
+uint64_t StepPlan::unplannedBytes() const {
+  return graph::unplannedBytes(lifetimes, alignment);
+}
+
+uint64_t StepPlan::peakLiveBytes() const {
+  return graph::peakLiveBytes(lifetimes, alignment);
+}
+
+std::vector<std::pair<std::string, uint64_t>> StepPlan::liveAtPeak() const {
+  const uint64_t at = peakDispatch(lifetimes, alignment);
+  std::map<std::string, uint64_t> sums;
+  for (size_t i = 0; i < lifetimes.size(); ++i)
+    if (lifetimes[i].touched() && lifetimes[i].first <= at && at <= lifetimes[i].last)
+      sums[names[i]] += lifetimes[i].bytes;
+  std::vector<std::pair<std::string, uint64_t>> out(sums.begin(), sums.end());
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return out;
+}
+
+uint64_t planBinCap(const vk::Context& ctx, const StepArena& arena) {
+  const uint64_t limit = ctx.device().limits().maxStorageBufferRange;
+  return limit / arena.alignment() * arena.alignment();
+}
+
+StepPlan planStep(vk::Context& ctx, StepArena& arena, const StepRecording& record) {
+  LifetimeRecorder recorder(ctx, arena);
+  arena.beginRecording();
+  std::vector<StepArena::Request> requests;
+  try {
+    record(recorder);
+    requests = arena.endRecording();
+  } catch (...) {
+    arena.endRecording();
+    throw;
+  }
+  StepPlan p;
+  p.lifetimes = recorder.lifetimes(requests);
+  for (auto& r : requests)
+    p.names.push_back(std::move(r.what));
+  p.dispatches = recorder.dispatches();
+  p.alignment = arena.alignment();
+  p.plan = planMemory(p.lifetimes, planBinCap(ctx, arena), arena.alignment());
+  return p;
+}
+
+void recordPlanned(ops::Executor& exec, StepArena& arena, const StepPlan& plan, const StepRecording& record) {
+  std::vector<VkDeviceSize> sizes(plan.lifetimes.size());
+  std::transform(plan.lifetimes.begin(), plan.lifetimes.end(), sizes.begin(),
+                 [](const Lifetime& l) { return l.bytes; });
+  arena.usePlan(plan.plan, std::move(sizes));
+  try {
+    record(exec);
+  } catch (...) {
+    try {
+      arena.endPlan();
+    } catch (const std::logic_error&) {
+      // The recording's own error is the one to report.
+    }
+    throw;
+  }
+  arena.endPlan();
+}
+
+} // namespace helios::graph

@@ -1,0 +1,40 @@
+#pragma once
+// Memory plans for recorded steps: planStep() dry-runs a step's recording through a LifetimeRecorder (the
+// arena hands out virtual ranges, nothing is allocated or dispatched), takes each temporary's lifetime and
+// places them with planMemory(); recordPlanned() then runs the same recording for real with the arena serving
+// the planned places. A step asks for the same sizes in the same order every time (the arena checks), so the
+// plan is computed once per recorded segment and every replay uses it.
+#include "engine/graph/arena.hpp"
+#include "engine/graph/memory_plan.hpp"
+#include "engine/ops/executor.hpp"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace helios::graph {
+
+using StepRecording = std::function<void(ops::Executor&)>;
+
+struct StepPlan {
+  std::vector<Lifetime> lifetimes; // one per arena request, in order
+  std::vector<std::string> names;  // the requesters' names, in the same order
+  MemoryPlan plan;
+  uint64_t dispatches = 0;
+  uint64_t alignment = 256;        // the arena's: every place starts at a multiple of it
+  uint64_t unplannedBytes() const; // every request its own range, as the bump arena lays them out
+  uint64_t peakLiveBytes() const;  // the lower bound no plan beats
+  // What is live at the dispatch where the most bytes are: (name, bytes) summed per name, largest first.
+  std::vector<std::pair<std::string, uint64_t>> liveAtPeak() const;
+};
+
+// The largest bin a plan uses on this device: one kernel binding spans at most maxStorageBufferRange.
+uint64_t planBinCap(const vk::Context& ctx, const StepArena& arena);
+
+StepPlan planStep(vk::Context& ctx, StepArena& arena, const StepRecording& record);
+
+// Records `record` into `exec` with the arena serving `plan` (whose bins StepArena::provideBins made).
+void recordPlanned(ops::Executor& exec, StepArena& arena, const StepPlan& plan, const StepRecording& record);
+
+} // namespace helios::graph

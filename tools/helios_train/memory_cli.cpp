@@ -1,0 +1,74 @@
+#include "memory_cli.hpp"
+
+#include "engine/train/memory_budget.hpp"
+#include "progress.hpp"
+
+#include <cstdio>
+#include <fmt/format.h>
+#include <map>
+#include <stdexcept>
+
+namespace helios::train_cli {
+
+namespace {
+
+void printPlan(const char* what, const graph::StepPlan& p) {
+  std::printf("  %s: %zu temporaries over %llu dispatches, planned %s in %zu bins (%s without reuse, %s live "
+              "at most)\n",
+              what, p.lifetimes.size(), static_cast<unsigned long long>(p.dispatches),
+              formatBytes(p.plan.totalBytes()).c_str(), p.plan.binBytes.size(),
+              formatBytes(p.unplannedBytes()).c_str(), formatBytes(p.peakLiveBytes()).c_str());
+  std::string live;
+  int shown = 0;
+  for (const auto& [name, bytes] : p.liveAtPeak()) {
+    if (shown++ == 10) break;
+    live += fmt::format("{}{} {}", live.empty() ? "" : ", ", name, formatBytes(bytes));
+  }
+  std::printf("    live at the peak: %s\n", live.c_str());
+}
+
+} // namespace
+
+uint64_t trainerBytes(const train::TrainConfig& cfg) {
+  const uint64_t rows = 4ull * cfg.seqLen;
+  return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * cfg.evalBatches + (1ull << 20);
+}
+
+void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainConfig& cfg) {
+  const uint64_t fixed = ctx.allocator().stats().bytesInUse;
+  const train::StepMemory m = train::planStepMemory(ctx, model, cfg.batch, cfg.seqLen);
+  std::printf("memory (dry run of micro-batch %u x %u; nothing trained):\n", cfg.batch, cfg.seqLen);
+  std::printf("  model state (parameters, gradients, AdamW moments): %s reserved\n",
+              formatBytes(fixed).c_str());
+  printPlan("training step", m.train);
+  printPlan("evaluation", m.eval);
+  std::printf("  estimated peak in use: %s (model state + %s for the trainer + %s of plan bins)\n",
+              formatBytes(fixed + trainerBytes(cfg) + m.binBytes()).c_str(),
+              formatBytes(trainerBytes(cfg)).c_str(), formatBytes(m.binBytes()).c_str());
+}
+
+void fitMemory(vk::Context& ctx, train::Model& model, train::TrainConfig& cfg,
+               const std::string& budgetText) {
+  const uint64_t budget = train::parseByteSize(budgetText);
+  if (!cfg.memoryPlan) throw std::invalid_argument("--max-memory needs the memory plan (--memory-plan on)");
+  const uint64_t fixed = ctx.allocator().stats().bytesInUse + trainerBytes(cfg);
+  std::map<uint32_t, uint64_t> asked;
+  const auto stepBytes = [&](uint32_t b) {
+    return asked[b] = train::planStepMemory(ctx, model, b, cfg.seqLen).binBytes();
+  };
+  const auto micro = train::chooseMicroBatch(cfg.batch, budget, fixed, stepBytes);
+  if (!micro) {
+    if (!asked.count(1)) stepBytes(1);
+    throw std::runtime_error(fmt::format(
+        "--max-memory {}: even a micro-batch of 1 x {} tokens needs {} (model state and trainer {}, step {})",
+        budgetText, cfg.seqLen, formatBytes(fixed + asked[1]), formatBytes(fixed), formatBytes(asked[1])));
+  }
+  const uint32_t split = cfg.batch / *micro;
+  std::printf("--max-memory %s: micro-batch %u x accum %u (was %u x %u); estimated peak %s in use\n",
+              budgetText.c_str(), *micro, cfg.gradAccum * split, cfg.batch, cfg.gradAccum,
+              formatBytes(fixed + asked[*micro]).c_str());
+  cfg.batch = *micro;
+  cfg.gradAccum *= split;
+}
+
+} // namespace helios::train_cli
