@@ -20,6 +20,8 @@ MPIRUN=$(command -v mpirun || echo /usr/bin/mpirun.openmpi)
 export OMPI_MCA_pml=ob1 OMPI_MCA_btl=self,vader OMPI_MCA_btl_vader_single_copy_mechanism=none
 export OMPI_MCA_mca_base_component_show_load_errors=0 OMPI_MCA_mtl=^ofi,psm,psm2 OMPI_MCA_osc=^ucx
 mpi() { "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -np "$@"; }
+# `timeout` runs programs, not shell functions: the limit goes inside.
+tmpi() { local limit=$1; shift; "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --timeout "$limit" -np "$@"; }
 GPUS=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU')
 [ "$GPUS" -ge 1 ] || GPUS=1
 echo "mpirun: $("$MPIRUN" --version | head -n 1); GPUs: $GPUS"
@@ -52,7 +54,7 @@ if [ -z "${SKIP_CHECK:-}" ]; then
     echo "== check: $1 $2, 1 rank vs 2 ranks on one GPU"
     timeout 600 helios-train "${args[@]}" --out "$OUT/check-$1-$2-1" >"$OUT/check-$1-$2-1.txt" 2>&1 ||
       { echo "  1 rank failed:"; tail -n 5 "$OUT/check-$1-$2-1.txt"; continue; }
-    timeout 600 mpi 2 helios-train "${args[@]}" --out "$OUT/check-$1-$2-2" >"$OUT/check-$1-$2-2.txt" 2>&1 ||
+    tmpi 600 2 helios-train "${args[@]}" --out "$OUT/check-$1-$2-2" >"$OUT/check-$1-$2-2.txt" 2>&1 ||
       { echo "  2 ranks failed:"; tail -n 15 "$OUT/check-$1-$2-2.txt"; continue; }
     compare "$OUT/check-$1-$2-1" "$OUT/check-$1-$2-2" "$3"
     grep -h "tok/s (last" "$OUT/check-$1-$2-1.txt" "$OUT/check-$1-$2-2.txt" | sed 's/^/  /'
@@ -68,7 +70,7 @@ if [ -z "${SKIP_SCALING:-}" ]; then
   echo "== scaling: gpt2-small mixed, batch $B per GPU, $STEPS steps"
   for n in $RANKS; do
     log="$OUT/scale-$n.txt"
-    timeout 900 mpi "$n" helios-train --preset gpt2-small --precision mixed --batch $((B * n)) --steps "$STEPS" \
+    tmpi 900 "$n" helios-train --preset gpt2-small --precision mixed --batch $((B * n)) --steps "$STEPS" \
       --eval-every 100000 --checkpoint-every 100000 --time-every 0 --log-every 10 --out "$OUT/scale-$n" \
       >"$log" 2>&1 || { echo "  $n ranks failed:"; tail -n 15 "$log"; continue; }
     tok=$(grep -o '[0-9.]*[kM]\? tok/s (last' "$log" | head -n 1 | awk '{print $1}')
