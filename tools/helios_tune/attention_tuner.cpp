@@ -187,8 +187,8 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, co
   r.evaluated = static_cast<uint32_t>(all.size());
   for (const tuning::Scored& s : all)
     if (s.candidate == start) r.defaultUs = std::isfinite(s.cost) ? s.cost : 0;
-  // The winner must beat the policy's own choice by minGain, so timing noise cannot trade it for a loser;
-  // as in the GEMM search, both are timed again, alternately, before the winner is kept.
+  // The winner must beat the policy's own choice by minGain, so timing noise cannot trade it for a loser,
+  // also when both are timed again (retime).
   if (!all.empty() && std::isfinite(all.front().cost)) {
     bool keep = r.defaultUs > 0 && all.front().cost > r.defaultUs * (1.0 - o.minGain);
     if (!keep && r.defaultUs > 0) {
@@ -200,14 +200,11 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, co
         ops::setDeviceTuning(dev, base);
         return us;
       };
-      double def = 1e300, best = 1e300;
-      for (int round = 0; round < 2; ++round) {
-        def = std::min(def, timeChoice(start));
-        best = std::min(best, timeChoice(all.front().candidate));
-      }
-      r.defaultUs = def;
-      keep = best > def * (1.0 - o.minGain);
-      if (!keep) r.bestUs = best;
+      const Retimed rt =
+          retime([&] { return timeChoice(start); }, [&] { return timeChoice(all.front().candidate); });
+      r.defaultUs = rt.defaultUs;
+      keep = rt.winnerUs > rt.defaultUs * (1.0 - o.minGain);
+      if (!keep) r.bestUs = rt.winnerUs;
     }
     r.best = choiceOf(space, keep ? start : all.front().candidate, t);
     if (keep) r.bestUs = r.defaultUs;

@@ -1,7 +1,9 @@
 #include "gates.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <limits>
 
 #include "tools/helios_bench/bench_common.hpp"
 #include "tools/helios_bench/timing_executor.hpp"
@@ -30,6 +32,15 @@ double timeUs(vk::Context& ctx, const TimingOptions& options,
   timing.repeat = options.repeat;
   timing.warmupMs = options.warmupMs;
   return bench::timeMedianUs(ctx, timing, run);
+}
+
+Retimed retime(const std::function<double()>& timeDefault, const std::function<double()>& timeWinner) {
+  Retimed r{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  for (int round = 0; round < 2; ++round) {
+    r.defaultUs = std::min(r.defaultUs, timeDefault());
+    r.winnerUs = std::min(r.winnerUs, timeWinner());
+  }
+  return r;
 }
 
 } // namespace helios::tune

@@ -41,4 +41,12 @@ std::string spillGate(vk::Context& ctx, const WatchingExecutor& run);
 // warm-up work (bench::timeMedianUs, as helios-bench times).
 double timeUs(vk::Context& ctx, const TimingOptions& options, const std::function<void(ops::Executor&)>& run);
 
+// The search timed each candidate once, the policy's choice first, while clocks were still settling (on the
+// H100 it read up to 4x slow: bench/results/2026-11-25-h100-tune.json). This times the policy's choice and
+// the winner again, alternately, twice each, and returns their best times {default, winner}.
+struct Retimed {
+  double defaultUs, winnerUs;
+};
+Retimed retime(const std::function<double()>& timeDefault, const std::function<double()>& timeWinner);
+
 } // namespace helios::tune

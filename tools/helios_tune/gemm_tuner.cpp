@@ -298,23 +298,17 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
   // The winner must beat the policy's own choice by minGain, so timing noise cannot trade it for a loser.
   if (!all.empty() && std::isfinite(all.front().cost)) {
     bool keep = result.defaultUs > 0 && all.front().cost > result.defaultUs * (1.0 - o.minGain);
-    if (!keep && result.defaultUs > 0) {
-      // The search timed each candidate once, the policy's choice first, while clocks were still settling
-      // (on the H100 it read up to 4x slow: bench/results/2026-11-25-h100-tune.json). Both are timed again,
-      // alternately, and the winner stays only if it still wins.
+    if (!keep && result.defaultUs > 0) { // the winner must still win when both are timed again
       const auto timeChoice = [&](const Candidate& c) {
         tuning::Tuning record = base;
         tuning::putGemm(record, gemmChoice(space, c, shape), tuning::Source::File);
         return timeUs(ctx, o.timing, [&](ops::Executor& e) { o.runner(e, ops_.args, record); });
       };
-      double def = 1e300, best = 1e300;
-      for (int round = 0; round < 2; ++round) {
-        def = std::min(def, timeChoice(start));
-        best = std::min(best, timeChoice(all.front().candidate));
-      }
-      result.defaultUs = def;
-      keep = best > def * (1.0 - o.minGain);
-      if (!keep) result.bestUs = best;
+      const Retimed t =
+          retime([&] { return timeChoice(start); }, [&] { return timeChoice(all.front().candidate); });
+      result.defaultUs = t.defaultUs;
+      keep = t.winnerUs > t.defaultUs * (1.0 - o.minGain);
+      if (!keep) result.bestUs = t.winnerUs;
     }
     result.best = gemmChoice(space, keep ? start : all.front().candidate, shape);
     if (keep) result.bestUs = result.defaultUs;
