@@ -187,27 +187,22 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, co
   r.evaluated = static_cast<uint32_t>(all.size());
   for (const tuning::Scored& s : all)
     if (s.candidate == start) r.defaultUs = std::isfinite(s.cost) ? s.cost : 0;
-  // The winner must beat the policy's own choice by minGain, so timing noise cannot trade it for a loser,
-  // also when both are timed again (retime).
   if (!all.empty() && std::isfinite(all.front().cost)) {
-    bool keep = r.defaultUs > 0 && all.front().cost > r.defaultUs * (1.0 - o.minGain);
-    if (!keep && r.defaultUs > 0) {
-      const auto timeChoice = [&](const Candidate& c) {
-        tuning::Tuning record = base;
-        tuning::putAttention(record, choiceOf(space, c, t), tuning::Source::File);
-        ops::setDeviceTuning(dev, record);
-        const double us = timeUs(ctx, o.timing, forward);
-        ops::setDeviceTuning(dev, base);
-        return us;
-      };
-      const Retimed rt =
-          retime([&] { return timeChoice(start); }, [&] { return timeChoice(all.front().candidate); });
-      r.defaultUs = rt.defaultUs;
-      keep = rt.winnerUs > rt.defaultUs * (1.0 - o.minGain);
-      if (!keep) r.bestUs = rt.winnerUs;
-    }
-    r.best = choiceOf(space, keep ? start : all.front().candidate, t);
-    if (keep) r.bestUs = r.defaultUs;
+    const Candidate& winner = all.front().candidate;
+    const Pick pick = pickWinner(r.defaultUs, all.front().cost, o.minGain, [&](bool timeWinner) {
+      tuning::Tuning record = base;
+      tuning::putAttention(record, choiceOf(space, timeWinner ? winner : start, t), tuning::Source::File);
+      ops::setDeviceTuning(dev, record);
+      struct Restore {
+        const vk::Device& d;
+        const tuning::Tuning& b;
+        ~Restore() { ops::setDeviceTuning(d, b); }
+      } restore{dev, base};
+      return timeUs(ctx, o.timing, forward);
+    });
+    r.defaultUs = pick.defaultUs;
+    r.best = choiceOf(space, pick.winner ? winner : start, t);
+    r.bestUs = pick.chosenUs;
   }
   return r;
 }

@@ -34,13 +34,17 @@ double timeUs(vk::Context& ctx, const TimingOptions& options,
   return bench::timeMedianUs(ctx, timing, run);
 }
 
-Retimed retime(const std::function<double()>& timeDefault, const std::function<double()>& timeWinner) {
-  Retimed r{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+Pick pickWinner(double searchDefaultUs, double searchWinnerUs, double minGain,
+                const std::function<double(bool winner)>& time) {
+  if (!(searchDefaultUs > 0)) return {true, searchDefaultUs, searchWinnerUs};
+  if (searchWinnerUs > searchDefaultUs * (1.0 - minGain)) return {false, searchDefaultUs, searchDefaultUs};
+  double def = std::numeric_limits<double>::infinity(), win = def;
   for (int round = 0; round < 2; ++round) {
-    r.defaultUs = std::min(r.defaultUs, timeDefault());
-    r.winnerUs = std::min(r.winnerUs, timeWinner());
+    def = std::min(def, time(false));
+    win = std::min(win, time(true));
   }
-  return r;
+  const bool wins = win <= def * (1.0 - minGain);
+  return {wins, def, wins ? win : def};
 }
 
 } // namespace helios::tune

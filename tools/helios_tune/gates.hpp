@@ -41,12 +41,16 @@ std::string spillGate(vk::Context& ctx, const WatchingExecutor& run);
 // warm-up work (bench::timeMedianUs, as helios-bench times).
 double timeUs(vk::Context& ctx, const TimingOptions& options, const std::function<void(ops::Executor&)>& run);
 
-// The search timed each candidate once, the policy's choice first, while clocks were still settling (on the
-// H100 it read up to 4x slow: bench/results/2026-11-25-h100-tune.json). This times the policy's choice and
-// the winner again, alternately, twice each, and returns their best times {default, winner}.
-struct Retimed {
-  double defaultUs, winnerUs;
+// Whether the search's winner replaces the policy's choice, and the times that decided it. The winner must
+// beat the policy's choice by minGain in the search and again when both are timed anew, alternately, twice
+// each (`time(true)` times the winner): the search timed the default first, while clocks were still
+// settling, and on the H100 it read up to 4x slow (bench/results/2026-11-25-h100-tune.json). A policy's
+// choice that failed its gates (searchDefaultUs 0) leaves the winner standing.
+struct Pick {
+  bool winner;
+  double defaultUs, chosenUs;
 };
-Retimed retime(const std::function<double()>& timeDefault, const std::function<double()>& timeWinner);
+Pick pickWinner(double searchDefaultUs, double searchWinnerUs, double minGain,
+                const std::function<double(bool winner)>& time);
 
 } // namespace helios::tune

@@ -295,23 +295,16 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
   result.evaluated = static_cast<uint32_t>(all.size());
   for (const tuning::Scored& s : all)
     if (s.candidate == start) result.defaultUs = std::isfinite(s.cost) ? s.cost : 0;
-  // The winner must beat the policy's own choice by minGain, so timing noise cannot trade it for a loser.
   if (!all.empty() && std::isfinite(all.front().cost)) {
-    bool keep = result.defaultUs > 0 && all.front().cost > result.defaultUs * (1.0 - o.minGain);
-    if (!keep && result.defaultUs > 0) { // the winner must still win when both are timed again
-      const auto timeChoice = [&](const Candidate& c) {
-        tuning::Tuning record = base;
-        tuning::putGemm(record, gemmChoice(space, c, shape), tuning::Source::File);
-        return timeUs(ctx, o.timing, [&](ops::Executor& e) { o.runner(e, ops_.args, record); });
-      };
-      const Retimed t =
-          retime([&] { return timeChoice(start); }, [&] { return timeChoice(all.front().candidate); });
-      result.defaultUs = t.defaultUs;
-      keep = t.winnerUs > t.defaultUs * (1.0 - o.minGain);
-      if (!keep) result.bestUs = t.winnerUs;
-    }
-    result.best = gemmChoice(space, keep ? start : all.front().candidate, shape);
-    if (keep) result.bestUs = result.defaultUs;
+    const Candidate& winner = all.front().candidate;
+    const Pick pick = pickWinner(result.defaultUs, all.front().cost, o.minGain, [&](bool timeWinner) {
+      tuning::Tuning record = base;
+      tuning::putGemm(record, gemmChoice(space, timeWinner ? winner : start, shape), tuning::Source::File);
+      return timeUs(ctx, o.timing, [&](ops::Executor& e) { o.runner(e, ops_.args, record); });
+    });
+    result.defaultUs = pick.defaultUs;
+    result.best = gemmChoice(space, pick.winner ? winner : start, shape);
+    result.bestUs = pick.chosenUs;
   }
   return result;
 }
