@@ -27,6 +27,7 @@
 #include "export.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
+#include "startup_clock.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_tune/tune.hpp"
 
@@ -179,27 +180,8 @@ void tuneBeforeTraining(vk::Context& ctx, const train::TrainConfig& cfg, uint32_
   std::printf("helios-train: --tune: wrote %s\n", r.file.string().c_str());
 }
 
-// Where start-up time goes: laps from construction, printed as "2.31 s: data 0.20 s, device 0.51 s, ...".
-class StartupClock {
-public:
-  void lap(const char* what) {
-    const auto now = std::chrono::steady_clock::now();
-    laps_ += fmt::format("{}{} {:.2f} s", laps_.empty() ? "" : ", ", what, seconds(last_, now));
-    last_ = now;
-  }
-  std::string summary() const { return fmt::format("{:.2f} s: {}", seconds(start_, last_), laps_); }
-
-private:
-  using Clock = std::chrono::steady_clock;
-  static double seconds(Clock::time_point a, Clock::time_point b) {
-    return std::chrono::duration<double>(b - a).count();
-  }
-  Clock::time_point start_ = Clock::now(), last_ = start_;
-  std::string laps_;
-};
-
 int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
-  StartupClock startup;
+  train_cli::StartupClock startup;
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
   nlohmann::json resumeState;
