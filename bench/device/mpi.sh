@@ -3,7 +3,7 @@
 # Prepare here: bash bench/device/mpi-debs.sh (OpenMPI's .debs into .mpi/), STAGE="helios-train helios-probe"
 # bash bench/device/stage.sh; carry .gl, .mpi, .dev, build/shaders and .deps/corpus. Then, on the device:
 #   bash bench/device/mpi.sh                 (one GPU: correctness; several: also tokens/s per GPU)
-#   [CHECK_STEPS=30] [STEPS=40] [GPT2_BATCH=8] [RANKS="1 2 4 8"] [SKIP_CHECK=1] [SKIP_SCALING=1]
+#   [CHECK_STEPS=30] [STEPS=40] [GPT2_BATCH=8] [ACCUM=1] [RANKS="1 2 4 8"] [SKIP_CHECK=1] [SKIP_SCALING=1]
 # Prints, per check, the largest loss difference between 1 rank and 2 ranks sharing GPU 0 (same global batch)
 # with PASS/FAIL against the stated tolerance; per rank count, gpt2-small mixed tokens/s in total and per GPU
 # at a fixed per-GPU batch, and the ratio to one GPU (the issue's goal: >= 0.9).
@@ -12,7 +12,13 @@ OUT=${OUT:-/tmp/helios-mpi}
 mkdir -p "$OUT"
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
 export HELIOS_CORPUS=$PWD/.deps/corpus/kjv.txt
-MPIRUN=$(command -v mpirun || echo /usr/bin/mpirun.openmpi)
+# Debian's launcher, unpacked from .mpi, matches the libmpi helios-train links; another Open MPI on the
+# machine's PATH (the device has a 4.1.6 whose PMIx crashed before any rank started) must not launch it.
+MPIRUN=${MPIRUN:-/usr/bin/mpirun.openmpi}
+unset OPAL_PREFIX PMIX_INSTALL_PREFIX PMIX_PREFIX OMPI_MCA_plm_rsh_agent
+# The device's own libpmix.so.2 (PMIx 5, Ubuntu) wins over Debian's 4.2; its "compress" regex component
+# crashes Debian's ORTE while it registers the job (pmix_preg_base_generate_ppn), "native" does not.
+export PMIX_MCA_preg=native
 [ -x "$MPIRUN" ] || { echo "no mpirun: carry .mpi (bench/device/mpi-debs.sh)"; exit 1; }
 # One host: shared memory between ranks, no network transports (their plugins are not carried), no
 # single-copy (CMA needs ptrace rights containers rarely grant), no binding (each rank drives a GPU from
@@ -24,7 +30,7 @@ mpi() { "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none -np "$@"; }
 tmpi() { local limit=$1; shift; "$MPIRUN" --allow-run-as-root --oversubscribe --bind-to none --timeout "$limit" -np "$@"; }
 GPUS=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU')
 [ "$GPUS" -ge 1 ] || GPUS=1
-echo "mpirun: $("$MPIRUN" --version | head -n 1); GPUs: $GPUS"
+echo "mpirun: $MPIRUN ($("$MPIRUN" --version | head -n 1)); GPUs: $GPUS"
 
 # Largest |loss difference| over the steps two runs share (metrics.jsonl), and the verdict.
 compare() {
@@ -67,13 +73,14 @@ if [ -z "${SKIP_SCALING:-}" ]; then
   B=${GPT2_BATCH:-8} STEPS=${STEPS:-40}
   RANKS=${RANKS:-$(for n in 1 2 4 8; do [ "$n" -le "$GPUS" ] && echo -n "$n "; done)}
   base=""
-  echo "== scaling: gpt2-small mixed, batch $B per GPU, $STEPS steps"
+  echo "== scaling: gpt2-small mixed, batch $B per GPU x ${ACCUM:-1} micro-batches per exchange, $STEPS steps"
   for n in $RANKS; do
     log="$OUT/scale-$n.txt"
     tmpi 900 "$n" helios-train --preset gpt2-small --precision mixed --batch $((B * n)) --steps "$STEPS" \
+      --grad-accum "${ACCUM:-1}" \
       --eval-every 100000 --checkpoint-every 100000 --time-every 0 --log-every 10 --out "$OUT/scale-$n" \
       >"$log" 2>&1 || { echo "  $n ranks failed:"; tail -n 15 "$log"; continue; }
-    tok=$(grep -o '[0-9.]*[kM]\? tok/s (last' "$log" | head -n 1 | awk '{print $1}')
+    tok=$(grep "^done:" "$log" | grep -o '[0-9.]*[kM]\? tok/s (last' | awk '{print $1}')
     per=$(python3 -c "import sys; s=sys.argv[1]; m={'k':1e3,'M':1e6}.get(s[-1],1); v=float(s.rstrip('kM'))*m; print(v/$n)" "$tok")
     [ -z "$base" ] && base=$per
     ratio=$(python3 -c "print(f'{$per/$base:.3f}')")

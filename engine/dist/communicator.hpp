@@ -52,6 +52,9 @@ public:
 
 struct Options {
   double timeoutS = 900; // a collective waiting longer than this ends the job (a rank hangs or is gone)
+  // When every rank shares one host, gradients are summed through a shared-memory window (mpi_shared_sum)
+  // instead of MPI messages; both give the same bits.
+  bool sharedMemory = true;
 };
 
 // The MPI communicator when this process was started by mpirun (mpiLaunchSize() says so), else

@@ -3,6 +3,7 @@
 // a rank that dies is reported by mpirun, which then ends the job. Errors return (MPI_ERRORS_RETURN) so that
 // they are reported with the rank and purpose before MPI_Abort ends the job.
 #include "engine/dist/communicator.hpp"
+#include "engine/dist/mpi_shared_sum.hpp"
 
 #include <mpi.h>
 
@@ -45,8 +46,13 @@ public:
           "grouping the ranks by host");
     MPI_Comm_rank(host_, &localRank_);
     MPI_Comm_size(host_, &localSize_);
+    // The host's cores shared by its ranks, at most 8 per rank.
+    sumThreads_ = std::clamp<size_t>(std::thread::hardware_concurrency() / size_t(localSize_), 1, 8);
+    if (options.sharedMemory && size_ > 1 && localSize_ == size_)
+      shared_ = std::make_unique<SharedSum>(host_, sumThreads_, [this](const char* what) { barrier(what); });
   }
   ~MpiCommunicator() override {
+    shared_.reset(); // its window lives on host_
     MPI_Comm_free(&host_);
     MPI_Comm_free(&world_);
     MPI_Finalize();
@@ -62,6 +68,7 @@ public:
       throw Error(fmt::format("{}: a buffer of {} floats is too large for one exchange", what, data.size()));
     std::vector<int> counts, displs;
     sliceCounts(data.size(), size_, counts, displs);
+    if (shared_) return shared_->run(data, counts, displs, what);
     const int mine = counts[size_t(rank_)];
     // Every rank's copy of my slice, in rank order.
     std::vector<int> recvCounts(static_cast<size_t>(size_), mine), recvDispls(static_cast<size_t>(size_));
@@ -73,13 +80,7 @@ public:
                          recvCounts.data(), recvDispls.data(), MPI_FLOAT, world_, &req),
           what);
     wait(req, what);
-    float* out = data.data() + displs[size_t(rank_)];
-    for (int i = 0; i < mine; ++i) {
-      float s = copies_[size_t(i)];
-      for (int r = 1; r < size_; ++r)
-        s += copies_[size_t(r) * size_t(mine) + size_t(i)];
-      out[i] = s;
-    }
+    sumInRankOrder(data.data() + displs[size_t(rank_)], size_t(mine));
     check(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data.data(), counts.data(), displs.data(),
                           MPI_FLOAT, world_, &req),
           what);
@@ -122,27 +123,49 @@ private:
     throw Error(fmt::format("MPI failed while {}: {}", what, std::string(text, size_t(len))));
   }
 
-  // Polls until the request completes; past the deadline the peers are taken to be hung or gone.
+  // out[i] = the ranks' copies of element i summed in rank order (the same bits whatever the thread count).
+  void sumInRankOrder(float* out, size_t n) const {
+    parallelRanges(n, sumThreads_, [&](size_t begin, size_t end) {
+      for (size_t i = begin; i < end; ++i) {
+        float s = copies_[i];
+        for (size_t r = 1; r < size_t(size_); ++r)
+          s += copies_[r * n + i];
+        out[i] = s;
+      }
+    });
+  }
+
+  void barrier(const char* what) {
+    MPI_Request req;
+    check(MPI_Ibarrier(world_, &req), what);
+    wait(req, what);
+  }
+
+  // Polls until the request completes; past the deadline the peers are taken to be hung or gone. A
+  // non-blocking collective moves data only inside MPI_Test, so the loop never sleeps: a 50 us nap between
+  // tests made a 500 MB exchange take most of a second (bench/results/2026-11-25-h100x2-mpi.json).
   void wait(MPI_Request& req, const char* what) {
     const Clock::time_point deadline =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutS_));
-    for (uint32_t spins = 0;; ++spins) {
+    for (uint32_t spins = 1;; ++spins) {
       int done = 0;
       check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
       if (done) return;
-      if (spins < 1000) continue;
+      if (spins % 4096) continue;
       if (Clock::now() > deadline)
         throw Error(
             fmt::format("no answer from the other ranks for {:g} s while {}: a rank hangs or has died "
                         "(--dist-timeout)",
                         timeoutS_, what));
-      std::this_thread::sleep_for(std::chrono::microseconds(50));
+      std::this_thread::yield();
     }
   }
 
   double timeoutS_;
   MPI_Comm world_ = MPI_COMM_NULL, host_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, localRank_ = 0, localSize_ = 1;
+  size_t sumThreads_ = 1;
+  std::unique_ptr<SharedSum> shared_; // every rank on this host: sums through shared memory
   std::vector<float> copies_;
 };
 

@@ -15,6 +15,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fmt/format.h>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <sstream>
@@ -146,6 +147,31 @@ TEST_CASE("2 and 3 ranks train one process' loss curve at the same global batch"
       if (precision == std::string("mixed")) CHECK(ref.front().at("skipped") == true);
     }
   }
+}
+
+TEST_CASE("the shared-memory and the message exchange give the same bits", "[mpi]") {
+  const fs::path dir = tempDir("exchange");
+  // Buckets of ~10 KB: several exchanges per step, of different sizes (the window grows between them).
+  std::map<std::string, std::vector<nlohmann::json>> curves;
+  for (const char* exchange : {"shared", "messages"}) {
+    const fs::path run = dir / exchange;
+    runToEnd(3,
+             trainArgs(fmt::format("--precision mixed --dist-exchange {} --bucket-mb 0.01 --out {}", exchange,
+                                   run.string())),
+             dir / "log");
+    curves[exchange] = metrics(run);
+  }
+  const auto& a = curves["shared"];
+  const auto& b = curves["messages"];
+  REQUIRE(a.size() == 8);
+  REQUIRE(b.size() == a.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    INFO(a[i].dump() << " vs " << b[i].dump());
+    CHECK(a[i].at("loss") == b[i].at("loss"));
+    CHECK(a[i].at("grad_norm") == b[i].at("grad_norm"));
+  }
+  const fs::path model = fs::path("checkpoints") / "step-000000008" / "model.safetensors";
+  CHECK(test::slurp(dir / "shared" / model) == test::slurp(dir / "messages" / model));
 }
 
 TEST_CASE("a run of 2 ranks resumes with 1 or 3 and continues the uninterrupted curve", "[mpi]") {

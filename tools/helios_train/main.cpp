@@ -57,6 +57,7 @@ struct Flags {
   uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
   uint32_t keep = 0, nonFiniteLimit = 0, checkEvery = 100;
   double distTimeout = 900, bucketMb = 25;
+  std::string distExchange = "shared";
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false;
 };
@@ -289,9 +290,11 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   std::printf("  start-up %s (%u kernels compiled on %u threads in %.2f s)\n", startup.summary().c_str(),
               pre.pipelines, pre.threads, pre.wallMs / 1000);
   if (comm.size() > 1)
-    std::printf("  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets, parameter "
-                "hashes compared every %u steps)\n",
-                comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb, f.checkEvery);
+    std::printf("  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets through %s, "
+                "parameter hashes compared every %u steps)\n",
+                comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb,
+                f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory" : "messages",
+                f.checkEvery);
   std::fflush(stdout);
 
   train_cli::Progress progress(trainer, cfg.steps, cfg.logEvery);
@@ -490,6 +493,11 @@ int main(int argc, char** argv) {
       ->check(cli::Finite)
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option("--dist-exchange", f.distExchange,
+                 "Under mpirun, ranks on one host: sum gradients through shared memory or MPI messages "
+                 "(the same bits either way)")
+      ->check(CLI::IsMember({"shared", "messages"}))
+      ->capture_default_str();
   app.add_option("--bucket-mb", f.bucketMb, "Under mpirun: MiB of gradients averaged per MPI exchange")
       ->check(cli::Finite)
       ->check(CLI::PositiveNumber)
@@ -560,7 +568,7 @@ int main(int argc, char** argv) {
     if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
     if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);
     if (sample->parsed()) return runSample(sf);
-    comm = dist::connect({.timeoutS = f.distTimeout});
+    comm = dist::connect({.timeoutS = f.distTimeout, .sharedMemory = f.distExchange == "shared"});
     return runTrain(app, f, *comm);
   } catch (const vk::LoaderMissing& e) {
     return fail(e, 1, "");
