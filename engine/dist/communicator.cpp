@@ -1,5 +1,6 @@
 #include "engine/dist/communicator.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cstdlib>
 #include <fmt/format.h>
@@ -12,6 +13,16 @@ void Communicator::allreduceMean(std::span<float> data, const char* what) {
   const auto n = static_cast<float>(size());
   for (float& v : data)
     v /= n;
+}
+
+Slice sliceOf(uint64_t n, int rank, int ranks, uint64_t granule) {
+  const auto cut = [&](int r) { // rank r's start: its even share, rounded down to the granule
+    const uint64_t even =
+        n / uint64_t(ranks) * uint64_t(r) + std::min<uint64_t>(uint64_t(r), n % uint64_t(ranks));
+    return r == ranks ? n : even / granule * granule;
+  };
+  const uint64_t first = cut(rank);
+  return {first, cut(rank + 1) - first};
 }
 
 void SingleProcess::abort(int code) {

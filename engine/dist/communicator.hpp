@@ -18,6 +18,27 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The part [first, first + count) of n elements that `rank` of `ranks` sums: contiguous, in rank order, cut
+// at multiples of `granule` (descriptor offsets stay aligned), sizes as even as that allows.
+struct Slice {
+  uint64_t first = 0, count = 0;
+};
+Slice sliceOf(uint64_t n, int rank, int ranks, uint64_t granule = 1);
+
+// Memory every rank of one host maps: size() segments of segmentFloats() floats, rank r's at
+// r * segmentFloats() of memory(). A rank writes only its own segment and the slices it sums.
+class SharedWindow {
+public:
+  virtual ~SharedWindow() = default;
+  virtual std::span<float> memory() = 0;
+  virtual uint64_t segmentFloats() const = 0;
+  // Collective, once every rank has written its segment: for each range (segment coordinates), this rank's
+  // slice (sliceOf(range.count, rank, ranks, granule)) summed over the segments in rank order into its own
+  // segment. Returns when every rank has summed its slices, so each summed slice of every range is read from
+  // its owner's segment afterwards.
+  virtual void sumSlices(std::span<const Slice> ranges, uint64_t granule, const char* what) = 0;
+};
+
 class Communicator {
 public:
   virtual ~Communicator() = default;
@@ -33,6 +54,12 @@ public:
   virtual void broadcast(std::span<std::byte> data, const char* what) = 0; // rank 0's bytes to every rank
   virtual std::vector<uint64_t> allgather(uint64_t value, const char* what) = 0;
   // Ends every rank of the job with `code` (after this rank printed why).
+  // A shared window of at least `floats` per rank when every rank shares this host and the communicator
+  // offers one, else null. Collective; the communicator owns it, and a later call replaces it.
+  virtual SharedWindow* sharedWindow(uint64_t floats, const char* what) {
+    (void)floats, (void)what;
+    return nullptr;
+  }
   [[noreturn]] virtual void abort(int code) = 0;
   virtual std::string describe() const = 0; // "MPI rank 1 of 4 (local 1 of 2)"
 };

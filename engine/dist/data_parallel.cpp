@@ -38,6 +38,34 @@ DataParallel::DataParallel(vk::Context& ctx, Communicator& comm,
   for (const auto& gr : groups) // broadcasts and hashes stage one group at a time
     total = std::max<uint64_t>(total, gr.elements);
   stage_ = ctx.buffer(4 * total, "data-parallel staging", vk::MemoryKind::Readback);
+  alignFloats_ = alignF;
+  openWindow(ctx);
+}
+
+// The window when the communicator offers one and the device imports it; otherwise the copy path stays.
+void DataParallel::openWindow(vk::Context& ctx) {
+  const vk::Device& device = ctx.device();
+  const uint64_t align = device.hostImportAlignment();
+  if (!device.features().externalMemoryHost || align == 0 || align > 4096) return; // within one page
+  half_ = (stagedFloats(buckets_) + alignFloats_ - 1) / alignFloats_ * alignFloats_;
+  const uint64_t lead = alignFloats_; // room to move each segment's use onto a descriptor-aligned float
+  SharedWindow* w = comm_.sharedWindow(lead + 2 * half_, "opening the gradient window");
+  if (!w || w->memory().empty()) return;
+  // Import whole pages around the window: they belong to the same mapping.
+  const auto base = reinterpret_cast<uintptr_t>(w->memory().data());
+  const uintptr_t first = base / align * align;
+  const uintptr_t end = (base + w->memory().size_bytes() + align - 1) / align * align;
+  const uint64_t alignBytes = 4ull * alignFloats_;
+  const uint64_t offset = base - first; // segment 0's first byte in the imported buffer
+  bufferLead_ = offset / 4;
+  segmentLead_ = ((offset + alignBytes - 1) / alignBytes * alignBytes - offset) / 4;
+  try {
+    windowBuffer_ = vk::ImportedHostBuffer(device, reinterpret_cast<void*>(first), end - first,
+                                           "the data-parallel gradient window");
+  } catch (const std::exception&) { // the driver refused this memory: the copy path stays (same results)
+    return;
+  }
+  window_ = w;
 }
 
 std::span<float> DataParallel::toHost(graph::GraphExecutor& g, std::span<const Piece> pieces) {
@@ -60,7 +88,44 @@ void DataParallel::fromHost(graph::GraphExecutor& g, std::span<const Piece> piec
     ops::copy(g, vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), p.range, p.count);
 }
 
+vk::BufferRange DataParallel::windowRange(int rank, uint64_t first, uint64_t count) const {
+  const uint64_t at =
+      bufferLead_ + uint64_t(rank) * window_->segmentFloats() + segmentLead_ + parity_ * half_ + first;
+  return vk::subrange(windowBuffer_.range(), 4 * at, 4 * count);
+}
+
+// The GPU writes its gradients into its own segment, the ranks sum slices in place, and the GPU reads each
+// summed slice from its owner's segment. The losses take the copy path (a few floats).
+void DataParallel::reduceThroughWindow(graph::GraphExecutor& g, const vk::BufferRange& losses) {
+  const auto lossFloats = static_cast<uint32_t>(losses.size / 4);
+  for (const auto& b : buckets_)
+    ops::copy(g, vk::subrange(groups_[b.group].grad, 4ull * b.first, 4ull * b.count),
+              windowRange(rank(), b.stage, b.count), b.count);
+  ops::copy(g, losses, vk::subrange(stage_.range(), 0, 4 * lossFloats), lossFloats);
+  g.syncHost(windowRange(rank(), 0, half_), false);
+  g.syncHost(vk::subrange(stage_.range(), 0, 4 * lossFloats), false);
+
+  std::vector<Slice> ranges;
+  const uint64_t segmentHalf = segmentLead_ + parity_ * half_; // the ranges in segment coordinates
+  for (const auto& b : buckets_)
+    ranges.push_back({segmentHalf + b.stage, b.count});
+  window_->sumSlices(ranges, alignFloats_, "summing gradients");
+  comm_.allreduceMean({reinterpret_cast<float*>(stage_.mapped()), lossFloats}, "averaging losses");
+
+  for (const auto& b : buckets_)
+    for (int r = 0; r < size(); ++r) {
+      const Slice s = sliceOf(b.count, r, size(), alignFloats_);
+      if (!s.count) continue;
+      ops::copy(g, windowRange(r, b.stage + s.first, s.count),
+                vk::subrange(groups_[b.group].grad, 4ull * (b.first + s.first), 4ull * s.count),
+                static_cast<uint32_t>(s.count));
+    }
+  ops::copy(g, vk::subrange(stage_.range(), 0, 4 * lossFloats), losses, lossFloats);
+  parity_ ^= 1;
+}
+
 void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses) {
+  if (window_) return reduceThroughWindow(g, losses);
   std::vector<Piece> pieces;
   for (const auto& b : buckets_)
     pieces.push_back({vk::subrange(groups_[b.group].grad, 4ull * b.first, 4ull * b.count), b.stage, b.count});

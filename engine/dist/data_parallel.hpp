@@ -8,6 +8,7 @@
 #include "engine/dist/communicator.hpp"
 #include "engine/graph/graph_executor.hpp"
 #include "engine/model/parameter_store.hpp"
+#include "engine/vk/host_import.hpp"
 
 #include <vector>
 
@@ -22,6 +23,9 @@ public:
                uint64_t bucketBytes, uint32_t extraFloats);
 
   Communicator& comm() { return comm_; }
+  // The gradients travel through host memory every rank of this host maps, read and written by the GPUs
+  // themselves (a shared window imported as a buffer), instead of through copies on the host.
+  bool zeroCopy() const { return window_ != nullptr; }
   int rank() const { return comm_.rank(); }
   int size() const { return comm_.size(); }
 
@@ -44,12 +48,25 @@ private:
   std::span<float> forHost(graph::GraphExecutor& g, uint64_t floats);    // to overwrite (waits for GPU reads)
   void fromHost(graph::GraphExecutor& g, std::span<const Piece> pieces); // records the copies
   uint64_t parameterHash(graph::GraphExecutor& g);
+  void openWindow(vk::Context& ctx);
+  void reduceThroughWindow(graph::GraphExecutor& g, const vk::BufferRange& losses);
+  // Floats [first, first + count) of `rank`'s segment, in the current half, as a buffer range.
+  vk::BufferRange windowRange(int rank, uint64_t first, uint64_t count) const;
 
   Communicator& comm_;
   const std::vector<model::ParameterGroup>& groups_;
   std::vector<Bucket> buckets_;
   uint64_t extraStage_ = 0;
   vk::Buffer stage_; // host-visible and coherent (MemoryKind::Readback), both ways
+  // Zero-copy exchange: the window, imported whole; each segment holds two halves used by alternate steps,
+  // so a rank's GPU writes one half while a slower rank's GPU may still read the other.
+  SharedWindow* window_ = nullptr;
+  vk::ImportedHostBuffer windowBuffer_;
+  uint64_t bufferLead_ = 0;  // floats from the imported buffer's start to segment 0
+  uint64_t segmentLead_ = 0; // floats from a segment's start to its first descriptor-aligned float
+  uint64_t half_ = 0;        // floats per half
+  uint32_t parity_ = 0;
+  uint32_t alignFloats_ = 1;
 };
 
 // A 64-bit hash of the bytes of `values` (FNV-1a over 64-bit words).

@@ -52,7 +52,8 @@ public:
       shared_ = std::make_unique<SharedSum>(host_, sumThreads_, [this](const char* what) { barrier(what); });
   }
   ~MpiCommunicator() override {
-    shared_.reset(); // its window lives on host_
+    window_.reset(); // the windows live on host_
+    shared_.reset();
     MPI_Comm_free(&host_);
     MPI_Comm_free(&world_);
     MPI_Finalize();
@@ -66,9 +67,9 @@ public:
   void allreduceSum(std::span<float> data, const char* what) override {
     if (data.size() > size_t(INT_MAX))
       throw Error(fmt::format("{}: a buffer of {} floats is too large for one exchange", what, data.size()));
+    if (shared_) return shared_->run(data, what);
     std::vector<int> counts, displs;
     sliceCounts(data.size(), size_, counts, displs);
-    if (shared_) return shared_->run(data, counts, displs, what);
     const int mine = counts[size_t(rank_)];
     // Every rank's copy of my slice, in rank order.
     std::vector<int> recvCounts(static_cast<size_t>(size_), mine), recvDispls(static_cast<size_t>(size_));
@@ -103,6 +104,14 @@ public:
     check(MPI_Iallgather(&value, 1, MPI_UINT64_T, all.data(), 1, MPI_UINT64_T, world_, &req), what);
     wait(req, what);
     return all;
+  }
+
+  SharedWindow* sharedWindow(uint64_t floats, const char* what) override {
+    if (!shared_) return nullptr;
+    window_.reset();
+    window_ = std::make_unique<HostWindow>(
+        host_, floats, sumThreads_, [this](const char* w) { barrier(w); }, what);
+    return window_.get();
   }
 
   [[noreturn]] void abort(int code) override {
@@ -165,7 +174,8 @@ private:
   MPI_Comm world_ = MPI_COMM_NULL, host_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, localRank_ = 0, localSize_ = 1;
   size_t sumThreads_ = 1;
-  std::unique_ptr<SharedSum> shared_; // every rank on this host: sums through shared memory
+  std::unique_ptr<SharedSum> shared_;  // every rank on this host: sums through shared memory
+  std::unique_ptr<HostWindow> window_; // sharedWindow()'s
   std::vector<float> copies_;
 };
 

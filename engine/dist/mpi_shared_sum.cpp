@@ -1,7 +1,5 @@
 #include "engine/dist/mpi_shared_sum.hpp"
 
-#include "engine/dist/communicator.hpp"
-
 #include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
@@ -20,41 +18,17 @@ void parallelRanges(size_t n, size_t threads, const std::function<void(size_t, s
     th.join();
 }
 
-SharedSum::SharedSum(MPI_Comm host, size_t threads, Sync sync)
-    : host_(host), threads_(threads), sync_(std::move(sync)) {
-  MPI_Comm_rank(host_, &rank_);
-  MPI_Comm_size(host_, &size_);
-}
-
-SharedSum::~SharedSum() {
-  release();
-}
-
-void SharedSum::release() {
-  if (win_ == MPI_WIN_NULL) return;
-  MPI_Win_unlock_all(win_);
-  MPI_Win_free(&win_);
-  segments_.clear();
-  capacity_ = 0;
-}
-
-void SharedSum::barrier(const char* what) {
-  MPI_Win_sync(win_); // this rank's stores reach the window before the others are told to read
-  sync_(what);
-  MPI_Win_sync(win_);
-}
-
-void SharedSum::reserve(size_t floats, const char* what) {
-  if (floats <= capacity_) return;
-  release();
-  constexpr size_t kPage = 4096 / sizeof(float); // whole pages per segment
-  const size_t cap = (floats + kPage - 1) / kPage * kPage;
+HostWindow::HostWindow(MPI_Comm host, uint64_t floats, size_t threads, Barrier barrier, const char* what)
+    : threads_(threads), barrier_(std::move(barrier)) {
+  MPI_Comm_rank(host, &rank_);
+  MPI_Comm_size(host, &size_);
+  constexpr uint64_t kGranule = (64u << 10) / sizeof(float); // segments stay 64 KiB aligned to each other
+  capacity_ = std::max<uint64_t>((floats + kGranule - 1) / kGranule, 1) * kGranule;
   void* base = nullptr;
-  const int rc = MPI_Win_allocate_shared(static_cast<MPI_Aint>(cap * sizeof(float)), sizeof(float),
-                                         MPI_INFO_NULL, host_, &base, &win_);
-  if (rc != MPI_SUCCESS)
+  if (MPI_Win_allocate_shared(static_cast<MPI_Aint>(capacity_ * sizeof(float)), sizeof(float), MPI_INFO_NULL,
+                              host, &base, &win_) != MPI_SUCCESS)
     throw Error(fmt::format("{}: allocating a shared-memory window of {} MiB per rank failed", what,
-                            cap * sizeof(float) >> 20));
+                            capacity_ * sizeof(float) >> 20));
   MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
   segments_.assign(size_t(size_), nullptr);
   for (int r = 0; r < size_; ++r) {
@@ -62,39 +36,65 @@ void SharedSum::reserve(size_t floats, const char* what) {
     int unit = 0;
     MPI_Win_shared_query(win_, r, &bytes, &unit, &segments_[size_t(r)]);
   }
-  capacity_ = cap;
 }
 
-void SharedSum::run(std::span<float> data, const std::vector<int>& counts, const std::vector<int>& displs,
-                    const char* what) {
-  reserve(data.size(), what);
-  float* mineIn = segments_[size_t(rank_)];
-  parallelRanges(data.size(), threads_, [&](size_t b, size_t e) {
-    std::memcpy(mineIn + b, data.data() + b, (e - b) * sizeof(float));
-  });
-  barrier(what); // every rank's buffer is in its segment
+HostWindow::~HostWindow() {
+  MPI_Win_unlock_all(win_);
+  MPI_Win_free(&win_);
+}
 
-  // My slice summed over the segments in rank order, into my own segment: the others read only their
-  // own slices of it.
-  const size_t first = size_t(displs[size_t(rank_)]), n = size_t(counts[size_t(rank_)]);
-  parallelRanges(n, threads_, [&](size_t b, size_t e) {
-    for (size_t i = first + b; i < first + e; ++i) {
-      float s = segments_[0][i];
-      for (size_t r = 1; r < size_t(size_); ++r)
-        s += segments_[r][i];
-      mineIn[i] = s;
-    }
-  });
+std::span<float> HostWindow::memory() {
+  for (int r = 1; r < size_; ++r) // MPI places the segments back to back unless told otherwise
+    if (segments_[size_t(r)] != segments_[0] + uint64_t(r) * capacity_) return {};
+  return {segments_[0], uint64_t(size_) * capacity_};
+}
+
+void HostWindow::barrier(const char* what) {
+  MPI_Win_sync(win_); // this rank's stores reach the window before the others are told to read
+  barrier_(what);
+  MPI_Win_sync(win_);
+}
+
+void HostWindow::sumSlices(std::span<const Slice> ranges, uint64_t granule, const char* what) {
+  barrier(what); // every rank's segment is written
+  float* mine = segment(rank_);
+  for (const Slice& range : ranges) {
+    const Slice s = sliceOf(range.count, rank_, size_, granule);
+    const uint64_t first = range.first + s.first;
+    parallelRanges(s.count, threads_, [&](size_t b, size_t e) {
+      for (uint64_t i = first + b; i < first + e; ++i) {
+        float sum = segments_[0][i];
+        for (size_t r = 1; r < size_t(size_); ++r)
+          sum += segments_[r][i];
+        mine[i] = sum; // the others read only their own slices of my segment
+      }
+    });
+  }
   barrier(what); // every slice is summed
+}
 
+SharedSum::SharedSum(MPI_Comm host, size_t threads, Barrier barrier)
+    : host_(host), threads_(threads), barrier_(std::move(barrier)) {}
+
+void SharedSum::run(std::span<float> data, const char* what) {
+  if (!window_ || window_->segmentFloats() < data.size()) {
+    window_.reset(); // collective on every rank alike: all see the same sizes in the same order
+    window_ = std::make_unique<HostWindow>(host_, data.size(), threads_, barrier_, what);
+  }
+  HostWindow& w = *window_;
   parallelRanges(data.size(), threads_, [&](size_t b, size_t e) {
-    for (int r = 0; r < size_; ++r) { // the part of [b, e) inside rank r's slice, from r's segment
-      const size_t lo = std::max(b, size_t(displs[size_t(r)]));
-      const size_t hi = std::min(e, size_t(displs[size_t(r)]) + size_t(counts[size_t(r)]));
-      if (lo < hi) std::memcpy(data.data() + lo, segments_[size_t(r)] + lo, (hi - lo) * sizeof(float));
+    std::memcpy(w.segment(w.rank()) + b, data.data() + b, (e - b) * sizeof(float));
+  });
+  const Slice all{0, data.size()};
+  w.sumSlices({&all, 1}, 1, what);
+  parallelRanges(data.size(), threads_, [&](size_t b, size_t e) {
+    for (int r = 0; r < w.size(); ++r) { // the part of [b, e) in rank r's slice, from r's segment
+      const Slice s = sliceOf(data.size(), r, w.size());
+      const size_t lo = std::max<size_t>(b, s.first), hi = std::min<size_t>(e, s.first + s.count);
+      if (lo < hi) std::memcpy(data.data() + lo, w.segment(r) + lo, (hi - lo) * sizeof(float));
     }
   });
-  barrier(what); // nobody overwrites its segment while another rank still reads from it
+  w.barrier(what); // nobody overwrites its segment while another rank still reads from it
 }
 
 } // namespace helios::dist

@@ -1,43 +1,63 @@
 #pragma once
-// The gradient sum of ranks that share one host, through an MPI shared-memory window instead of messages:
-// each rank copies its buffer into its own segment, adds up its slice over every rank's segment in rank
-// order (the order the message path uses, so the same bits), and copies every rank's summed slice back.
-// Message passing between processes copies each byte several times through small shared buffers; here each
-// byte is copied once in and once out, on several threads. Only mpi_communicator.cpp uses this.
+// Sums over the ranks of one host through MPI shared memory instead of messages. HostWindow is a window
+// every rank maps (MPI_Win_allocate_shared), with the rank-ordered slice sum between two barriers; SharedSum
+// is allreduceSum through one: each rank copies its buffer into its own segment, sums its slice over every
+// segment in rank order (the order the message path uses, so the same bits) and copies every rank's summed
+// slice back. Message passing between processes copies each byte several times through small shared
+// buffers; here each byte is copied once in and once out, on several threads. Only mpi_communicator.cpp
+// uses this.
+#include "engine/dist/communicator.hpp"
+
 #include <mpi.h>
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
 namespace helios::dist {
 
-class SharedSum {
-public:
-  // Called collectively (by every rank of `host`, in the same order); `sync` is a deadline-bounded barrier.
-  using Sync = std::function<void(const char* what)>;
-  SharedSum(MPI_Comm host, size_t threads, Sync sync);
-  ~SharedSum();
-  SharedSum(const SharedSum&) = delete;
-  SharedSum& operator=(const SharedSum&) = delete;
+// A deadline-bounded barrier over the host's ranks (the communicator's).
+using Barrier = std::function<void(const char* what)>;
 
-  // data = sum over the ranks; counts/displs: each rank's slice (sliceCounts). Collective.
-  void run(std::span<float> data, const std::vector<int>& counts, const std::vector<int>& displs,
-           const char* what);
+class HostWindow final : public SharedWindow {
+public:
+  // Collective over `host`. Segments hold at least `floats`, rounded up to whole 64 KiB.
+  HostWindow(MPI_Comm host, uint64_t floats, size_t threads, Barrier barrier, const char* what);
+  ~HostWindow() override;
+  HostWindow(const HostWindow&) = delete;
+  HostWindow& operator=(const HostWindow&) = delete;
+
+  std::span<float> memory() override;
+  uint64_t segmentFloats() const override { return capacity_; }
+  void sumSlices(std::span<const Slice> ranges, uint64_t granule, const char* what) override;
+
+  float* segment(int rank) const { return segments_[size_t(rank)]; }
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  void barrier(const char* what); // with the window's memory synchronised on both sides
 
 private:
-  void reserve(size_t floats, const char* what); // grows every segment to `floats` (collective)
-  void release();
-  void barrier(const char* what);
-
-  MPI_Comm host_;
   int rank_ = 0, size_ = 1;
   size_t threads_;
-  Sync sync_;
+  Barrier barrier_;
   MPI_Win win_ = MPI_WIN_NULL;
-  size_t capacity_ = 0;          // floats per segment
+  uint64_t capacity_ = 0;        // floats per segment
   std::vector<float*> segments_; // every rank's segment, mapped into this process
+};
+
+class SharedSum {
+public:
+  SharedSum(MPI_Comm host, size_t threads, Barrier barrier);
+  // data = its sum over the ranks (collective; the window grows to the largest buffer seen).
+  void run(std::span<float> data, const char* what);
+
+private:
+  MPI_Comm host_;
+  size_t threads_;
+  Barrier barrier_;
+  std::unique_ptr<HostWindow> window_;
 };
 
 // fn(begin, end) over [0, n) cut into at most `threads` contiguous ranges run at once.

@@ -133,6 +133,7 @@ public:
   const graph::StepArena& arena() const { return *arena_; }
   const PlanSummary& stepPlan() const { return plan_; } // zero until the first planned step
   const TrainConfig& config() const { return cfg_; }
+  const dist::DataParallel* parallel() const { return parallel_.get(); }          // null with one rank
   const std::filesystem::path& lastCheckpoint() const { return lastCheckpoint_; } // empty until a save
   nlohmann::json stateJson() const; // what a checkpoint stores besides tensors (after a drain)
 

@@ -140,6 +140,10 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
     enable.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     features_.memoryBudget = true;
   }
+  if (has(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME)) {
+    enable.push_back(VK_EXT_EXTERNAL_MEMORY_HOST_EXTENSION_NAME);
+    features_.externalMemoryHost = true;
+  }
 
   features_.shaderFloat16 = e12.shaderFloat16;
   features_.storageBuffer16BitAccess = e11.storageBuffer16BitAccess;
@@ -153,6 +157,9 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};
   VkPhysicalDeviceSubgroupProperties sg{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
   sg.pNext = &sgc;
+  VkPhysicalDeviceExternalMemoryHostPropertiesEXT hostProps{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
+  if (features_.externalMemoryHost) sgc.pNext = &hostProps;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
   p2.pNext = &sg;
   vkGetPhysicalDeviceProperties2(physical, &p2);
@@ -161,6 +168,7 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   minSubgroupSize_ = sgc.minSubgroupSize ? sgc.minSubgroupSize : sg.subgroupSize;
   maxSubgroupSize_ = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : sg.subgroupSize;
   requiredSizeCompute_ = (sgc.requiredSubgroupSizeStages & VK_SHADER_STAGE_COMPUTE_BIT) != 0;
+  hostImportAlignment_ = features_.externalMemoryHost ? hostProps.minImportedHostPointerAlignment : 0;
 
   if (!features_.pushDescriptor)
     throw NoDevice(

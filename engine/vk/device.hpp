@@ -23,6 +23,7 @@ struct DeviceFeatures {
   bool memoryBudget = false;           // VK_EXT_memory_budget
   bool pushDescriptor = false;         // VK_KHR_push_descriptor (required)
   bool shaderAtomicFloatAdd = false;   // VK_EXT_shader_atomic_float (buffer float32 atomic add)
+  bool externalMemoryHost = false;     // VK_EXT_external_memory_host (host memory imported as buffers)
 };
 
 class Device {
@@ -49,6 +50,8 @@ public:
   bool canRequireSubgroupSize(uint32_t size) const {
     return subgroupSizeControllable() && size >= minSubgroupSize_ && size <= maxSubgroupSize_;
   }
+  // Alignment of host pointers and sizes imported through VK_EXT_external_memory_host (0 without it).
+  VkDeviceSize hostImportAlignment() const { return hostImportAlignment_; }
   // Nanoseconds per timestamp tick; 0 when the queue cannot write timestamps.
   double timestampPeriodNs() const { return timestampPeriodNs_; }
 
@@ -62,6 +65,7 @@ private:
   uint32_t subgroupSize_ = 0, minSubgroupSize_ = 0, maxSubgroupSize_ = 0;
   bool requiredSizeCompute_ = false; // requiredSubgroupSizeStages includes compute
   double timestampPeriodNs_ = 0;
+  VkDeviceSize hostImportAlignment_ = 0;
 };
 
 } // namespace helios::vk

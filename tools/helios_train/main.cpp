@@ -293,7 +293,9 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
     std::printf("  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets through %s, "
                 "parameter hashes compared every %u steps)\n",
                 comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb,
-                f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory" : "messages",
+                trainer.parallel() && trainer.parallel()->zeroCopy() ? "shared memory the GPUs read and write"
+                : f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory"
+                                                                                : "messages",
                 f.checkEvery);
   std::fflush(stdout);
 
