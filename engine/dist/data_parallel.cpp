@@ -3,10 +3,23 @@
 #include "engine/ops/elementwise.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <thread>
 
 namespace helios::dist {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+} // namespace
 
 uint64_t hashValues(std::span<const float> values) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -60,16 +73,108 @@ void DataParallel::fromHost(graph::GraphExecutor& g, std::span<const Piece> piec
     ops::copy(g, vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), p.range, p.count);
 }
 
-void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses) {
+DataParallel::Piece DataParallel::bucketPiece(size_t b) const {
+  const Bucket& k = buckets_[b];
+  return {vk::subrange(groups_[k.group].grad, 4ull * k.first, 4ull * k.count), k.stage, k.count};
+}
+
+DataParallel::Piece DataParallel::lossPiece(const vk::BufferRange& losses) const {
+  return {losses, extraStage_, static_cast<uint32_t>(losses.size / 4)};
+}
+
+void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step) {
+  const Clock::time_point t0 = Clock::now();
   std::vector<Piece> pieces;
-  for (const auto& b : buckets_)
-    pieces.push_back({vk::subrange(groups_[b.group].grad, 4ull * b.first, 4ull * b.count), b.stage, b.count});
-  pieces.push_back({losses, extraStage_, static_cast<uint32_t>(losses.size / 4)});
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    pieces.push_back(bucketPiece(b));
+  pieces.push_back(lossPiece(losses));
   std::span<float> host = toHost(g, pieces);
+  const double ready = msSince(t0);
   for (size_t i = 0; i + 1 < pieces.size(); ++i) // in bucket order: the last layers' gradients first
     comm_.allreduceSum(host.subspan(pieces[i].stage, pieces[i].count), "summing gradients");
   comm_.allreduceMean(host.subspan(pieces.back().stage, pieces.back().count), "averaging losses");
   fromHost(g, pieces);
+  if (trace_) writeTrace(step, false, {ready}, {msSince(t0)}, ready);
+}
+
+std::vector<vk::BufferRange> DataParallel::bucketRanges() const {
+  std::vector<vk::BufferRange> out;
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    out.push_back(bucketPiece(b).range);
+  return out;
+}
+
+void DataParallel::planOverlap(graph::GraphExecutor& g, std::span<const uint64_t> lastWrites) {
+  if (lastWrites.size() != buckets_.size())
+    throw std::logic_error("planOverlap: one last write per bucket expected");
+  plan_ = graph::planCuts(lastWrites);
+  cuts_.after = plan_.after;
+  cuts_.atCut = [this, &g](size_t cut) {
+    for (uint32_t b : plan_.members[cut]) {
+      const Piece p = bucketPiece(b);
+      ops::copy(g, p.range, vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), p.count);
+    }
+  };
+}
+
+void DataParallel::reduceOverlapped(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step) {
+  if (!overlapPlanned()) throw std::logic_error("reduceOverlapped before planOverlap");
+  const Clock::time_point t0 = Clock::now();
+  double backwardEnd = 0;
+  std::thread watcher; // the trace's view of when the GPU finished the last part
+  if (trace_)
+    watcher = std::thread([&, last = g.submittedValue()] {
+      try {
+        g.waitSubmitted(last);
+        backwardEnd = msSince(t0);
+      } catch (const std::exception&) {
+        backwardEnd = -1; // the main thread reports what failed
+      }
+    });
+  struct Join {
+    std::thread& t;
+    ~Join() {
+      if (t.joinable()) t.join();
+    }
+  } join{watcher};
+  float* host = reinterpret_cast<float*>(stage_.mapped());
+  std::vector<double> ready, exchanged;
+  for (const auto& members : plan_.members) { // in the order the backward finishes them
+    for (uint32_t b : members) {
+      const Piece p = bucketPiece(b);
+      g.syncHost(vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), false); // its part is done
+    }
+    ready.push_back(msSince(t0));
+    for (uint32_t b : members) {
+      const Piece p = bucketPiece(b);
+      comm_.allreduceSum({host + p.stage, p.count}, "summing gradients");
+    }
+    exchanged.push_back(msSince(t0));
+  }
+  const Piece loss = lossPiece(losses);
+  std::span<float> lossHost = toHost(g, {&loss, 1}).subspan(loss.stage, loss.count);
+  comm_.allreduceMean(lossHost, "averaging losses");
+  std::vector<Piece> pieces;
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    pieces.push_back(bucketPiece(b));
+  pieces.push_back(loss);
+  fromHost(g, pieces);
+  if (!trace_) return;
+  watcher.join();
+  writeTrace(step, true, ready, exchanged, backwardEnd);
+}
+
+void DataParallel::writeTrace(uint64_t step, bool overlapped, const std::vector<double>& ready,
+                              const std::vector<double>& exchanged, double backwardEnd) {
+  fmt::print(trace_.get(),
+             "{{\"step\": {}, \"overlap\": {}, \"ready_ms\": [{:.3f}], \"exchanged_ms\": [{:.3f}], "
+             "\"backward_end_ms\": {:.3f}}}\n",
+             step, overlapped, fmt::join(ready, ", "), fmt::join(exchanged, ", "), backwardEnd);
+}
+
+void DataParallel::traceTo(const std::filesystem::path& path) {
+  trace_.reset(std::fopen(path.c_str(), "w"));
+  if (!trace_) throw std::runtime_error(fmt::format("cannot write the exchange trace {}", path.string()));
 }
 
 void DataParallel::broadcastState(graph::GraphExecutor& g) {

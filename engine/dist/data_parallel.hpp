@@ -4,11 +4,21 @@
 // the periodic check that the parameters stayed identical. Values travel through host-visible staging
 // buffers (a GPU copy into them, the host reads, MPI, the host writes, a GPU copy back), one bucket at a
 // time.
+//
+// Overlapped (--overlap on): the backward's recording is cut after the dispatch that last writes each bucket
+// (graph/cut_plan.hpp: a dry run finds it), each cut copies the buckets final there into the staging, and
+// the parts are submitted one by one; the host then waits for each part in turn and exchanges its buckets
+// while the GPU runs the rest of the backward. The buckets and their sums are the same as without overlap,
+// so the results are bit-identical; only the order of the exchanges follows the backward (the same on every
+// rank: every rank records the same step).
 #include "engine/dist/buckets.hpp"
 #include "engine/dist/communicator.hpp"
+#include "engine/graph/cut_plan.hpp"
 #include "engine/graph/graph_executor.hpp"
 #include "engine/model/parameter_store.hpp"
 
+#include <cstdio>
+#include <filesystem>
 #include <vector>
 
 namespace helios::dist {
@@ -28,7 +38,20 @@ public:
   // Replaces every group's gradient by its sum over the ranks (each rank's backward scaled its own by 1 /
   // ranks, so the sum is the mean, and a gradient overflows in f16 on N ranks where it would in one
   // process), and `losses` (f32) by their mean. Waits for the GPU's backward; records the copies back.
-  void reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses);
+  void reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step);
+  // The overlapped exchange. The gradient ranges of the buckets, in bucket order (what findLastWrites
+  // watches); the cuts for the backward's recording once planOverlap has their last writes (atCut records the
+  // copies into the staging through `g`); the exchange, waiting for each cut's part (`step` names it in the
+  // trace). reduceGradients and reduceOverlapped give the same bits.
+  std::vector<vk::BufferRange> bucketRanges() const;
+  void planOverlap(graph::GraphExecutor& g, std::span<const uint64_t> lastWrites);
+  bool overlapPlanned() const { return !cuts_.after.empty(); }
+  const graph::Cuts& cuts() const { return cuts_; }
+  void reduceOverlapped(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step);
+  // Appends one JSON line per exchange to `path` (a measurement aid, not a test): when each cut's buckets
+  // were ready and exchanged and when the backward ended, in ms since the exchange began.
+  void traceTo(const std::filesystem::path& path);
+
   // Rank 0's parameters and AdamW moments to every rank.
   void broadcastState(graph::GraphExecutor& g);
   // Throws Error naming the ranks when their parameter values differ (a hash of every group's bytes).
@@ -40,16 +63,23 @@ private:
     uint64_t stage = 0;    // first float in the staging buffers
     uint32_t count = 0;
   };
+  Piece bucketPiece(size_t b) const;
+  Piece lossPiece(const vk::BufferRange& losses) const;
   std::span<float> toHost(graph::GraphExecutor& g, std::span<const Piece> pieces); // waits for the copies
   std::span<float> forHost(graph::GraphExecutor& g, uint64_t floats);    // to overwrite (waits for GPU reads)
   void fromHost(graph::GraphExecutor& g, std::span<const Piece> pieces); // records the copies
   uint64_t parameterHash(graph::GraphExecutor& g);
+  void writeTrace(uint64_t step, bool overlapped, const std::vector<double>& ready,
+                  const std::vector<double>& exchanged, double backwardEnd);
 
   Communicator& comm_;
   const std::vector<model::ParameterGroup>& groups_;
   std::vector<Bucket> buckets_;
   uint64_t extraStage_ = 0;
   vk::Buffer stage_; // host-visible and coherent (MemoryKind::Readback), both ways
+  graph::CutPlan plan_;
+  graph::Cuts cuts_;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> trace_{nullptr, &std::fclose};
 };
 
 // A 64-bit hash of the bytes of `values` (FNV-1a over 64-bit words).
