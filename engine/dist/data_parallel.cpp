@@ -109,6 +109,12 @@ void DataParallel::planOverlap(graph::GraphExecutor& g, std::span<const uint64_t
     throw std::logic_error("planOverlap: one last write per bucket expected");
   plan_ = graph::planCuts(lastWrites);
   cuts_.after = plan_.after;
+  cuts_.final.clear();
+  for (const auto& members : plan_.members) {
+    cuts_.final.emplace_back();
+    for (uint32_t b : members)
+      cuts_.final.back().push_back(bucketPiece(b).range);
+  }
   cuts_.atCut = [this, &g](size_t cut) {
     for (uint32_t b : plan_.members[cut]) {
       const Piece p = bucketPiece(b);

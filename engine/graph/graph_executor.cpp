@@ -171,9 +171,27 @@ void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::
   seg.touched.insert(seg.touched.end(), bindings.begin(), bindings.end());
   noteUses(bindings, pendingValue());
   if (inStep_) step_.dispatches++;
-  if (cutting_.cuts && !cutting_.inAtCut && cutting_.next < cutting_.cuts->after.size() &&
-      ++cutting_.dispatches == cutting_.cuts->after[cutting_.next])
+  if (!cutting_.cuts || cutting_.inAtCut) return;
+  checkNotFinal(pipeline, bindings);
+  ++cutting_.dispatches;
+  if (cutting_.next < cutting_.cuts->after.size() &&
+      cutting_.dispatches == cutting_.cuts->after[cutting_.next])
     cutHere();
+}
+
+void GraphExecutor::checkNotFinal(const vk::Pipeline& pipeline,
+                                  std::span<const ops::Binding> bindings) const {
+  const auto& final = cutting_.cuts->final;
+  for (size_t cut = 0; cut < std::min(cutting_.next, final.size()); ++cut)
+    for (const auto& r : final[cut])
+      for (const auto& b : bindings)
+        if (isWrite(b.access) && b.range.buffer == r.buffer && b.range.offset < r.offset + r.size &&
+            r.offset < b.range.offset + b.range.size)
+          throw std::logic_error(fmt::format("kernel {} (dispatch {} of the recording) writes a range final "
+                                             "since cut {} (after dispatch {}): the cut plan does not match "
+                                             "the recording",
+                                             pipeline.name, cutting_.dispatches + 1, cut,
+                                             cutting_.cuts->after[cut]));
 }
 
 void GraphExecutor::cutHere() {

@@ -39,9 +39,12 @@ struct StepStats {
 // own dispatches only), atCut(i) records more work into the part that ends there and the next part begins.
 // Every part is submitted on its own (its own timeline value) as soon as it is recorded or replayed, so the
 // host can wait for the work of an early part while the GPU runs the later ones.
+// `final[i]` (optional): ranges no dispatch may write after cut i; the first recording checks it (a cut plan
+// from a dry run that no longer matches the recording would otherwise pass values that are not final).
 struct Cuts {
   std::vector<uint64_t> after; // strictly increasing
   std::function<void(size_t cut)> atCut;
+  std::vector<std::vector<vk::BufferRange>> final;
 };
 
 struct KernelProfile {
@@ -122,6 +125,7 @@ private:
   Segment& openSegment();
   void beginReplayableSegment(Segment& seg);
   void cutHere();
+  void checkNotFinal(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings) const;
   void replay(std::vector<std::unique_ptr<Segment>>& parts, bool submitEach);
   std::unique_ptr<Segment> newSegment(bool replayable);
   void destroySegment(Segment& seg);

@@ -8,6 +8,7 @@
 #include "support/random.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 #include <cstring>
 
 using namespace helios;
@@ -171,4 +172,31 @@ TEST_CASE(
   const auto got = ctx().downloadVector<float>(b.bufs[1], kElems);
   for (uint32_t i = 0; i < kElems; ++i)
     REQUIRE(got[i] == 2.0f * x[i]);
+}
+
+TEST_CASE("a write to a range after the cut that made it final is refused") {
+  Buffers b;
+  b.reset();
+  graph::GraphExecutor g(ctx());
+  // Buffer 1 is written by dispatches 1 and 3; a plan claiming it final after dispatch 1 is wrong.
+  const std::vector<Op> prog{{0, 1, 2.0f, false}, {0, 2, 2.0f, false}, {2, 1, 1.0f, true}};
+  graph::Cuts cuts{{1}, [](size_t) {}, {{b.bufs[1].range()}}};
+  try {
+    g.replayable(
+        "wrong", [&] { run(g, prog, b.bufs); }, &cuts);
+    FAIL("the wrong plan was accepted");
+  } catch (const std::logic_error& e) {
+    CHECK_THAT(e.what(), Catch::Matchers::ContainsSubstring(
+                             "(dispatch 3 of the recording) writes a range final since cut 0"));
+  }
+  CHECK_FALSE(g.hasReplay("wrong"));
+  cuts.final = {{b.bufs[2].range()}}; // claimed final after dispatch 1, written by dispatch 2
+  CHECK_THROWS_AS(g.replayable(
+                      "wrong2", [&] { run(g, prog, b.bufs); }, &cuts),
+                  std::logic_error);
+  cuts.after = {2};
+  g.replayable(
+      "right", [&] { run(g, prog, b.bufs); }, &cuts); // buffer 2: last written by dispatch 2
+  g.flush();
+  CHECK(g.hasReplay("right"));
 }
