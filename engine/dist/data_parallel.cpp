@@ -3,10 +3,23 @@
 #include "engine/ops/elementwise.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <thread>
 
 namespace helios::dist {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double msSince(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+} // namespace
 
 uint64_t hashValues(std::span<const float> values) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -68,6 +81,43 @@ void DataParallel::openWindow(vk::Context& ctx) {
   window_ = w;
 }
 
+vk::BufferRange DataParallel::windowRange(int rank, uint64_t first, uint64_t count) const {
+  const uint64_t at = bufferLead_ + uint64_t(rank) * window_->segmentFloats() + segmentLead_ + half() + first;
+  return vk::subrange(windowBuffer_.range(), 4 * at, 4 * count);
+}
+
+void DataParallel::toWindow(graph::GraphExecutor& g, uint32_t b) {
+  const Piece p = bucketPiece(b);
+  ops::copy(g, p.range, windowRange(rank(), p.stage, p.count), p.count);
+}
+
+void DataParallel::sumInWindow(std::span<const uint32_t> buckets) {
+  std::vector<Slice> ranges; // in segment coordinates
+  for (uint32_t b : buckets)
+    ranges.push_back({segmentLead_ + half() + buckets_[b].stage, buckets_[b].count});
+  window_->sumSlices(ranges, alignFloats_, "summing gradients");
+}
+
+// Each bucket's summed slices, read by the GPU from their owners' segments.
+void DataParallel::fromWindow(graph::GraphExecutor& g) {
+  for (const auto& b : buckets_)
+    for (int r = 0; r < size(); ++r) {
+      const Slice s = sliceOf(b.count, r, size(), alignFloats_);
+      if (!s.count) continue;
+      ops::copy(g, windowRange(r, b.stage + s.first, s.count),
+                vk::subrange(groups_[b.group].grad, 4ull * (b.first + s.first), 4ull * s.count),
+                static_cast<uint32_t>(s.count));
+    }
+}
+
+// The losses' mean, through the staging (a few floats): the copy there, the wait, the mean, the copy back.
+void DataParallel::averageLosses(graph::GraphExecutor& g, const vk::BufferRange& losses) {
+  const Piece loss = lossPiece(losses);
+  std::span<float> lossHost = toHost(g, {&loss, 1}).subspan(loss.stage, loss.count);
+  comm_.allreduceMean(lossHost, "averaging losses");
+  fromHost(g, {&loss, 1});
+}
+
 std::span<float> DataParallel::toHost(graph::GraphExecutor& g, std::span<const Piece> pieces) {
   uint64_t end = 0;
   for (const auto& p : pieces) {
@@ -88,53 +138,138 @@ void DataParallel::fromHost(graph::GraphExecutor& g, std::span<const Piece> piec
     ops::copy(g, vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), p.range, p.count);
 }
 
-vk::BufferRange DataParallel::windowRange(int rank, uint64_t first, uint64_t count) const {
-  const uint64_t at =
-      bufferLead_ + uint64_t(rank) * window_->segmentFloats() + segmentLead_ + parity_ * half_ + first;
-  return vk::subrange(windowBuffer_.range(), 4 * at, 4 * count);
+DataParallel::Piece DataParallel::bucketPiece(size_t b) const {
+  const Bucket& k = buckets_[b];
+  return {vk::subrange(groups_[k.group].grad, 4ull * k.first, 4ull * k.count), k.stage, k.count};
 }
 
-// The GPU writes its gradients into its own segment, the ranks sum slices in place, and the GPU reads each
-// summed slice from its owner's segment. The losses take the copy path (a few floats).
-void DataParallel::reduceThroughWindow(graph::GraphExecutor& g, const vk::BufferRange& losses) {
-  const auto lossFloats = static_cast<uint32_t>(losses.size / 4);
-  for (const auto& b : buckets_)
-    ops::copy(g, vk::subrange(groups_[b.group].grad, 4ull * b.first, 4ull * b.count),
-              windowRange(rank(), b.stage, b.count), b.count);
-  ops::copy(g, losses, vk::subrange(stage_.range(), 0, 4 * lossFloats), lossFloats);
-  g.syncHost(windowRange(rank(), 0, half_), false);
-  g.syncHost(vk::subrange(stage_.range(), 0, 4 * lossFloats), false);
+DataParallel::Piece DataParallel::lossPiece(const vk::BufferRange& losses) const {
+  return {losses, extraStage_, static_cast<uint32_t>(losses.size / 4)};
+}
 
-  std::vector<Slice> ranges;
-  const uint64_t segmentHalf = segmentLead_ + parity_ * half_; // the ranges in segment coordinates
-  for (const auto& b : buckets_)
-    ranges.push_back({segmentHalf + b.stage, b.count});
-  window_->sumSlices(ranges, alignFloats_, "summing gradients");
-  comm_.allreduceMean({reinterpret_cast<float*>(stage_.mapped()), lossFloats}, "averaging losses");
-
-  for (const auto& b : buckets_)
-    for (int r = 0; r < size(); ++r) {
-      const Slice s = sliceOf(b.count, r, size(), alignFloats_);
-      if (!s.count) continue;
-      ops::copy(g, windowRange(r, b.stage + s.first, s.count),
-                vk::subrange(groups_[b.group].grad, 4ull * (b.first + s.first), 4ull * s.count),
-                static_cast<uint32_t>(s.count));
+void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step) {
+  const Clock::time_point t0 = Clock::now();
+  if (window_) { // the GPU writes its own segment, the ranks sum in place, the GPU reads the owners' slices
+    std::vector<uint32_t> all;
+    for (uint32_t b = 0; b < buckets_.size(); ++b) {
+      toWindow(g, b);
+      all.push_back(b);
     }
-  ops::copy(g, vk::subrange(stage_.range(), 0, 4 * lossFloats), losses, lossFloats);
-  parity_ ^= 1;
-}
-
-void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses) {
-  if (window_) return reduceThroughWindow(g, losses);
+    g.syncHost(windowRange(rank(), 0, half_), false);
+    const double ready = msSince(t0);
+    sumInWindow(all);
+    averageLosses(g, losses);
+    fromWindow(g);
+    if (trace_) writeTrace(step, false, {ready}, {msSince(t0)}, ready);
+    return;
+  }
   std::vector<Piece> pieces;
-  for (const auto& b : buckets_)
-    pieces.push_back({vk::subrange(groups_[b.group].grad, 4ull * b.first, 4ull * b.count), b.stage, b.count});
-  pieces.push_back({losses, extraStage_, static_cast<uint32_t>(losses.size / 4)});
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    pieces.push_back(bucketPiece(b));
+  pieces.push_back(lossPiece(losses));
   std::span<float> host = toHost(g, pieces);
+  const double ready = msSince(t0);
   for (size_t i = 0; i + 1 < pieces.size(); ++i) // in bucket order: the last layers' gradients first
     comm_.allreduceSum(host.subspan(pieces[i].stage, pieces[i].count), "summing gradients");
   comm_.allreduceMean(host.subspan(pieces.back().stage, pieces.back().count), "averaging losses");
   fromHost(g, pieces);
+  if (trace_) writeTrace(step, false, {ready}, {msSince(t0)}, ready);
+}
+
+std::vector<vk::BufferRange> DataParallel::bucketRanges() const {
+  std::vector<vk::BufferRange> out;
+  for (size_t b = 0; b < buckets_.size(); ++b)
+    out.push_back(bucketPiece(b).range);
+  return out;
+}
+
+void DataParallel::planOverlap(graph::GraphExecutor& g, std::span<const uint64_t> lastWrites) {
+  if (lastWrites.size() != buckets_.size())
+    throw std::logic_error("planOverlap: one last write per bucket expected");
+  plan_ = graph::planCuts(lastWrites);
+  cuts_.after = plan_.after;
+  cuts_.final.clear();
+  for (const auto& members : plan_.members) {
+    cuts_.final.emplace_back();
+    for (uint32_t b : members)
+      cuts_.final.back().push_back(bucketPiece(b).range);
+  }
+  cuts_.atCut = [this, &g](size_t cut) { // recorded once per token set: the window half goes with the set
+    for (uint32_t b : plan_.members[cut]) {
+      const Piece p = bucketPiece(b);
+      if (window_)
+        toWindow(g, b);
+      else
+        ops::copy(g, p.range, vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count), p.count);
+    }
+  };
+}
+
+void DataParallel::reduceOverlapped(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step) {
+  if (!overlapPlanned()) throw std::logic_error("reduceOverlapped before planOverlap");
+  const Clock::time_point t0 = Clock::now();
+  double backwardEnd = 0;
+  std::thread watcher; // the trace's view of when the GPU finished the last part
+  if (trace_)
+    watcher = std::thread([&, last = g.submittedValue()] {
+      try {
+        g.waitSubmitted(last);
+        backwardEnd = msSince(t0);
+      } catch (const std::exception&) {
+        backwardEnd = -1; // the main thread reports what failed
+      }
+    });
+  struct Join {
+    std::thread& t;
+    ~Join() {
+      if (t.joinable()) t.join();
+    }
+  } join{watcher};
+  float* host = reinterpret_cast<float*>(stage_.mapped());
+  std::vector<double> ready, exchanged;
+  for (const auto& members : plan_.members) { // in the order the backward finishes them
+    for (uint32_t b : members) {
+      const Piece p = bucketPiece(b);
+      g.syncHost(window_ ? windowRange(rank(), p.stage, p.count)
+                         : vk::subrange(stage_.range(), 4 * p.stage, 4ull * p.count),
+                 false); // its part is done
+    }
+    ready.push_back(msSince(t0));
+    if (window_) {
+      sumInWindow(members);
+    } else {
+      for (uint32_t b : members) {
+        const Piece p = bucketPiece(b);
+        comm_.allreduceSum({host + p.stage, p.count}, "summing gradients");
+      }
+    }
+    exchanged.push_back(msSince(t0));
+  }
+  averageLosses(g, losses);
+  if (window_) {
+    fromWindow(g);
+  } else {
+    std::vector<Piece> pieces;
+    for (size_t b = 0; b < buckets_.size(); ++b)
+      pieces.push_back(bucketPiece(b));
+    fromHost(g, pieces);
+  }
+  if (!trace_) return;
+  watcher.join();
+  writeTrace(step, true, ready, exchanged, backwardEnd);
+}
+
+void DataParallel::writeTrace(uint64_t step, bool overlapped, const std::vector<double>& ready,
+                              const std::vector<double>& exchanged, double backwardEnd) {
+  fmt::print(trace_.get(),
+             "{{\"step\": {}, \"overlap\": {}, \"ready_ms\": [{:.3f}], \"exchanged_ms\": [{:.3f}], "
+             "\"backward_end_ms\": {:.3f}}}\n",
+             step, overlapped, fmt::join(ready, ", "), fmt::join(exchanged, ", "), backwardEnd);
+}
+
+void DataParallel::traceTo(const std::filesystem::path& path) {
+  trace_.reset(std::fopen(path.c_str(), "w"));
+  if (!trace_) throw std::runtime_error(fmt::format("cannot write the exchange trace {}", path.string()));
 }
 
 void DataParallel::broadcastState(graph::GraphExecutor& g) {

@@ -45,8 +45,9 @@ GraphExecutor::~GraphExecutor() {
   vkDeviceWaitIdle(dev);
   for (auto& s : freshRing_)
     destroySegment(*s);
-  for (auto& [key, s] : replays_)
-    destroySegment(*s);
+  for (auto& [key, parts] : replays_)
+    for (auto& s : parts)
+      destroySegment(*s);
   vkDestroySemaphore(dev, timeline_, nullptr);
   vkDestroyCommandPool(dev, pool_, nullptr);
 }
@@ -61,6 +62,15 @@ uint64_t GraphExecutor::completedValue() const {
 void GraphExecutor::waitValue(uint64_t value) {
   if (value == 0) return;
   if (value > submittedValue_) submitPending(); // the work is still being recorded: send it first
+  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
+  info.semaphoreCount = 1;
+  info.pSemaphores = &timeline_;
+  info.pValues = &value;
+  vk::check(vkWaitSemaphores(ctx_.device().handle(), &info, UINT64_MAX),
+            fmt::format("waiting for GPU work (timeline value {})", value));
+}
+
+void GraphExecutor::waitSubmitted(uint64_t value) const {
   VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
   info.semaphoreCount = 1;
   info.pSemaphores = &timeline_;
@@ -161,6 +171,43 @@ void GraphExecutor::dispatch(const vk::Pipeline& pipeline, std::span<const ops::
   seg.touched.insert(seg.touched.end(), bindings.begin(), bindings.end());
   noteUses(bindings, pendingValue());
   if (inStep_) step_.dispatches++;
+  if (!cutting_.cuts || cutting_.inAtCut) return;
+  checkNotFinal(pipeline, bindings);
+  ++cutting_.dispatches;
+  if (cutting_.next < cutting_.cuts->after.size() &&
+      cutting_.dispatches == cutting_.cuts->after[cutting_.next])
+    cutHere();
+}
+
+void GraphExecutor::checkNotFinal(const vk::Pipeline& pipeline,
+                                  std::span<const ops::Binding> bindings) const {
+  const auto& final = cutting_.cuts->final;
+  for (size_t cut = 0; cut < std::min(cutting_.next, final.size()); ++cut)
+    for (const auto& r : final[cut])
+      for (const auto& b : bindings)
+        if (isWrite(b.access) && b.range.buffer == r.buffer && b.range.offset < r.offset + r.size &&
+            r.offset < b.range.offset + b.range.size)
+          throw std::logic_error(fmt::format("kernel {} (dispatch {} of the recording) writes a range final "
+                                             "since cut {} (after dispatch {}): the cut plan does not match "
+                                             "the recording",
+                                             pipeline.name, cutting_.dispatches + 1, cut,
+                                             cutting_.cuts->after[cut]));
+}
+
+void GraphExecutor::cutHere() {
+  cutting_.inAtCut = true; // its dispatches belong to the part that ends here and do not count
+  try {
+    cutting_.cuts->atCut(cutting_.next);
+  } catch (...) {
+    cutting_.inAtCut = false;
+    throw;
+  }
+  cutting_.inAtCut = false;
+  ++cutting_.next;
+  closeSegment();
+  submitPending();
+  cutting_.parts->push_back(newSegment(true));
+  beginReplayableSegment(*cutting_.parts->back());
 }
 
 void GraphExecutor::closeSegment() {
@@ -222,8 +269,9 @@ void GraphExecutor::flush() {
   releaseCompleted();
   for (auto& s : freshRing_)
     collectProfile(*s);
-  for (auto& [key, s] : replays_)
-    collectProfile(*s);
+  for (auto& [key, parts] : replays_)
+    for (auto& s : parts)
+      collectProfile(*s);
 }
 
 void GraphExecutor::beginStep() {
@@ -244,54 +292,82 @@ StepStats GraphExecutor::endStep() {
   return step_;
 }
 
-void GraphExecutor::replayable(const std::string& key, const std::function<void()>& record) {
-  closeSegment(); // a replayed segment stands alone in submission order
-  if (auto it = replays_.find(key); it != replays_.end()) {
-    Segment& seg = *it->second;
+void GraphExecutor::beginReplayableSegment(Segment& seg) {
+  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
+  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT; // may be queued again before it finishes
+  vk::check(vkBeginCommandBuffer(seg.cmd, &begin), "beginning a replayable command buffer");
+  if (seg.queries) {
+    vkCmdResetQueryPool(seg.cmd, seg.queries, 0, options_.maxPendingDispatches + 1);
+    vkCmdWriteTimestamp2(seg.cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, seg.queries, 0);
+  }
+  recording_ = &seg;
+}
+
+void GraphExecutor::replay(std::vector<std::unique_ptr<Segment>>& parts, bool submitEach) {
+  for (auto& part : parts) {
+    Segment& seg = *part;
     if (seg.queries && !seg.profiled) {
       waitValue(seg.value); // its timestamps are about to be overwritten
       collectProfile(seg);
     }
     pending_.push_back(&seg);
-    hazards_.barrier(); // the segment ends with a barrier (below), so nothing before it is pending
     noteUses(seg.touched, pendingValue());
     if (inStep_) {
       step_.dispatches += seg.dispatches;
       step_.barriers += seg.barriers;
       step_.replayedSegments++;
     }
+    if (submitEach) submitPending();
+  }
+  hazards_.barrier(); // the last part ends with a barrier (below), so nothing before it is pending
+}
+
+void GraphExecutor::replayable(const std::string& key, const std::function<void()>& record,
+                               const Cuts* cuts) {
+  closeSegment(); // a replayed segment stands alone in submission order
+  if (auto it = replays_.find(key); it != replays_.end()) {
+    replay(it->second, cuts != nullptr);
     return;
   }
-  std::unique_ptr<Segment> owned = newSegment(true);
-  Segment* seg = owned.get();
-  VkCommandBufferBeginInfo begin{VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO};
-  begin.flags = VK_COMMAND_BUFFER_USAGE_SIMULTANEOUS_USE_BIT; // may be queued again before it finishes
-  vk::check(vkBeginCommandBuffer(seg->cmd, &begin), "beginning a replayable command buffer");
-  if (seg->queries) {
-    vkCmdResetQueryPool(seg->cmd, seg->queries, 0, options_.maxPendingDispatches + 1);
-    vkCmdWriteTimestamp2(seg->cmd, VK_PIPELINE_STAGE_2_ALL_COMMANDS_BIT, seg->queries, 0);
-  }
-  recording_ = seg;
-  // Whatever runs before a replay is unknown when it is recorded: start and end with a barrier.
-  recordBarrier(*seg);
+  std::vector<std::unique_ptr<Segment>> parts;
+  parts.push_back(newSegment(true));
+  beginReplayableSegment(*parts.back());
+  // Whatever runs before a replay is unknown when it is recorded: start and end with a barrier. Between the
+  // parts none is needed: a barrier orders everything earlier in submission order, other submissions too.
+  recordBarrier(*parts.back());
+  if (cuts) cutting_ = {cuts, &parts};
   try {
     record();
+    if (cuts && cutting_.next != cuts->after.size())
+      throw std::logic_error(
+          fmt::format("replayable '{}': the recording made {} dispatches, its cuts expected "
+                      "one after dispatch {}",
+                      key, cutting_.dispatches, cuts->after[cutting_.next]));
   } catch (...) {
-    vkEndCommandBuffer(seg->cmd);
+    cutting_ = {};
+    if (recording_) vkEndCommandBuffer(recording_->cmd);
     recording_ = nullptr;
-    destroySegment(*seg);
+    std::erase_if(pending_, [&](const Segment* s) {
+      return std::any_of(parts.begin(), parts.end(), [&](const auto& p) { return p.get() == s; });
+    });
+    waitValue(submittedValue_); // parts already submitted
+    for (auto& p : parts)
+      destroySegment(*p);
     hazards_.barrier();
     throw;
   }
-  recordBarrier(*seg);
+  cutting_ = {};
+  recordBarrier(*parts.back());
   closeSegment();
-  replays_.emplace(key, std::move(owned));
+  if (cuts) submitPending();
+  replays_.emplace(key, std::move(parts));
 }
 
 void GraphExecutor::forgetReplays() {
   flush();
-  for (auto& [key, s] : replays_)
-    destroySegment(*s);
+  for (auto& [key, parts] : replays_)
+    for (auto& s : parts)
+      destroySegment(*s);
   replays_.clear();
 }
 

@@ -35,6 +35,18 @@ struct StepStats {
   uint64_t bytesAllocated = 0; // growth of the allocator's reserved bytes during the step
 };
 
+// Cuts of a replayable recording into parts: after the recording's after[i]-th dispatch (counted from 1, its
+// own dispatches only), atCut(i) records more work into the part that ends there and the next part begins.
+// Every part is submitted on its own (its own timeline value) as soon as it is recorded or replayed, so the
+// host can wait for the work of an early part while the GPU runs the later ones.
+// `final[i]` (optional): ranges no dispatch may write after cut i; the first recording checks it (a cut plan
+// from a dry run that no longer matches the recording would otherwise pass values that are not final).
+struct Cuts {
+  std::vector<uint64_t> after; // strictly increasing
+  std::function<void(size_t cut)> atCut;
+  std::vector<std::vector<vk::BufferRange>> final;
+};
+
 struct KernelProfile {
   std::string name;
   uint64_t calls = 0;
@@ -64,8 +76,9 @@ public:
   // A step: stats are collected from begin to end; end submits what was recorded (no wait).
   void beginStep();
   StepStats endStep();
-  // Runs `record` the first time `key` is seen and keeps what it recorded; later calls replay it.
-  void replayable(const std::string& key, const std::function<void()>& record);
+  // Runs `record` the first time `key` is seen and keeps what it recorded; later calls replay it. With
+  // `cuts`, the recording is kept in parts, each submitted at once (the cuts must stay the same per key).
+  void replayable(const std::string& key, const std::function<void()>& record, const Cuts* cuts = nullptr);
   void forgetReplays(); // e.g. after shapes change
   bool hasReplay(const std::string& key) const { return replays_.count(key) != 0; }
 
@@ -78,6 +91,10 @@ public:
 
   std::vector<KernelProfile> profile() const; // sorted by total time, descending
   uint64_t totalSubmits() const { return totalSubmits_; }
+  // The timeline value of the latest submission, and a wait for a value already submitted that any thread
+  // may call (it reads nothing the recording thread changes), e.g. to note when the GPU finished a part.
+  uint64_t submittedValue() const { return submittedValue_; }
+  void waitSubmitted(uint64_t value) const;
   const GraphOptions& options() const { return options_; }
 
 private:
@@ -97,7 +114,19 @@ private:
     uint64_t lastWrite, lastUse; // timeline values (pendingValue() while still unsubmitted)
   };
 
+  struct Cutting { // the state of a cut recording
+    const Cuts* cuts = nullptr;
+    std::vector<std::unique_ptr<Segment>>* parts = nullptr;
+    uint64_t dispatches = 0; // the recording's own
+    size_t next = 0;         // the next cut
+    bool inAtCut = false;
+  };
+
   Segment& openSegment();
+  void beginReplayableSegment(Segment& seg);
+  void cutHere();
+  void checkNotFinal(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings) const;
+  void replay(std::vector<std::unique_ptr<Segment>>& parts, bool submitEach);
   std::unique_ptr<Segment> newSegment(bool replayable);
   void destroySegment(Segment& seg);
   void closeSegment();
@@ -121,7 +150,8 @@ private:
 
   std::vector<std::unique_ptr<Segment>> freshRing_; // fresh (one-time) segments, reused round-robin
   size_t ringNext_ = 0;
-  std::map<std::string, std::unique_ptr<Segment>> replays_;
+  std::map<std::string, std::vector<std::unique_ptr<Segment>>> replays_; // a recording's parts, in order
+  Cutting cutting_;
   Segment* recording_ = nullptr;  // the open segment
   std::vector<Segment*> pending_; // closed, not yet submitted, in order
   std::unordered_map<VkBuffer, std::vector<Use>> uses_;

@@ -128,9 +128,12 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]})
     zero(b->range());
   graph_->flush();
-  if (ranks > 1)
+  if (ranks > 1) {
     parallel_ = std::make_unique<dist::DataParallel>(ctx_, *parallel.comm, model_.parameterGroups(),
                                                      parallel.bucketBytes, cfg_.gradAccum * lossStride_);
+    overlap_ = parallel.overlap;
+    if (!parallel.trace.empty() && parallel.comm->rank() == 0) parallel_->traceTo(parallel.trace);
+  }
   precompile_ = precompile();
   start_ = lastStepEnd_ = Clock::now();
 }
@@ -205,8 +208,12 @@ void Trainer::step() {
   graph_->beginStep();
   const Clock::time_point t0 = Clock::now();
   const float scale = lossScale_;
+  if (parallel_) parallel_->beginStep(set);
   recordForwardBackward(set, scale);
-  if (parallel_) parallel_->reduceGradients(*graph_, losses_[set].range()); // waits for this backward
+  if (parallel_ && overlap_)
+    parallel_->reduceOverlapped(*graph_, losses_[set].range(), s);
+  else if (parallel_)
+    parallel_->reduceGradients(*graph_, losses_[set].range(), s); // waits for the backward
   double fbMs = 0;
   if (timed) {
     graph_->flush();
@@ -247,7 +254,7 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
   const VkDeviceSize mbBytes = 4ull * B * T;
   // One segment per token buffer and loss scale: everything it names stays fixed, so it replays as is.
   const std::string key = fmt::format("train.fwdbwd:set{}:scale{:08x}", set, std::bit_cast<uint32_t>(scale));
-  const PlanSummary p = recordArenaSegment(key, [&](ops::Executor& exec) {
+  const graph::StepRecording record = [&](ops::Executor& exec) {
     for (uint32_t mb = 0; mb < cfg_.gradAccum; ++mb) {
       arena_->reset(); // the previous micro-batch's temporaries are dead (the graph orders reuse)
       model_.forwardBackward(exec, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
@@ -255,18 +262,25 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
                              slice(losses_[set], 4ull * mb * lossStride_, 4),
                              scale / static_cast<float>(cfg_.gradAccum * shard_.count)); // ranks sum
     }
-  });
+  };
+  if (overlap_ && !parallel_->overlapPlanned()) { // every recording of the step has the same dispatches
+    const std::vector<vk::BufferRange> buckets = parallel_->bucketRanges();
+    parallel_->planOverlap(*graph_, graph::findLastWrites(ctx_, *arena_, record, buckets));
+  }
+  const PlanSummary p = recordArenaSegment(key, record, overlap_ ? &parallel_->cuts() : nullptr);
   if (p.requests) plan_ = p;
 }
 
-PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::StepRecording& record) {
+PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::StepRecording& record,
+                                        const graph::Cuts* cuts) {
   struct Scratch { // ops' scratch comes from the arena while the segment records
     graph::GraphExecutor& g;
     ~Scratch() { g.setScratchArena(nullptr); }
   } scratch{*graph_};
   graph_->setScratchArena(arena_.get());
   if (!cfg_.memoryPlan || graph_->hasReplay(key)) {
-    graph_->replayable(key, [&] { record(*graph_); });
+    graph_->replayable(
+        key, [&] { record(*graph_); }, cuts);
     return {};
   }
   const graph::StepPlan plan = graph::planStep(ctx_, *arena_, record);
@@ -274,7 +288,8 @@ PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::Ste
     graph_->forgetReplays(); // they name the old bins; they are recorded again when next asked for
     arena_->provideBins(plan.plan);
   }
-  graph_->replayable(key, [&] { graph::recordPlanned(*graph_, *arena_, plan, record); });
+  graph_->replayable(
+      key, [&] { graph::recordPlanned(*graph_, *arena_, plan, record); }, cuts);
   PlanSummary s;
   s.requests = plan.lifetimes.size();
   s.dispatches = plan.dispatches;

@@ -14,7 +14,8 @@
 //   3b. with several ranks (data parallelism, engine/dist): wait for the backward (which scaled the gradients
 //      by a further 1 / ranks), sum the gradients and average the losses over the ranks, copy them back;
 //      everything after it sees the same values on every rank, so clipping, loss scaling and skipped steps
-//      agree;
+//      agree. Overlapped (Parallel::overlap), the segment is cut into parts at the buckets' last writes and
+//      each bucket is summed once its part is done, while the GPU runs the later parts;
 //   5. graph.endStep() submits without waiting; the step's record (loss, norm, finite, ...) lands in a ring
 //      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it.
 #include "engine/dist/data_parallel.hpp"
@@ -95,6 +96,10 @@ struct Parallel {
   dist::Communicator* comm = nullptr; // null or one rank: a single process
   uint32_t checkEvery = 0; // compare parameter hashes across ranks every N steps (0: start and end)
   uint64_t bucketBytes = dist::kDefaultBucketBytes;
+  // Exchange each bucket as soon as the backward has written it for the last time, while the GPU runs the
+  // rest (DataParallel::reduceOverlapped); off: after the whole backward. The same bits either way.
+  bool overlap = true;
+  std::filesystem::path trace; // non-empty: DataParallel's exchange trace (JSON lines), rank 0 only
 };
 
 class Trainer {
@@ -150,7 +155,8 @@ private:
   void recordForwardBackward(uint32_t set, float scale);
   // Records (first time) or replays the segment `key` whose temporaries come from the step arena: placed by
   // a memory plan computed from a dry run of `record`, or bump-allocated without TrainConfig::memoryPlan.
-  PlanSummary recordArenaSegment(const std::string& key, const graph::StepRecording& record);
+  PlanSummary recordArenaSegment(const std::string& key, const graph::StepRecording& record,
+                                 const graph::Cuts* cuts = nullptr);
   void recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr);
   vk::PrecompileStats precompile();
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
@@ -172,6 +178,7 @@ private:
   std::unique_ptr<graph::StepArena> arena_;
   std::unique_ptr<MetricsWriter> metrics_;
   std::unique_ptr<dist::DataParallel> parallel_; // only with several ranks
+  bool overlap_ = false;                         // parallel_ exchanges overlapped with the backward
   uint32_t checkEvery_ = 0;
   uint32_t localBatch_ = 0; // this rank's rows per micro-batch
   Shard shard_;

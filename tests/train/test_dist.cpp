@@ -5,8 +5,10 @@
 #include "engine/ops/elementwise.hpp"
 #include "support/random.hpp"
 
+#include <algorithm>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cstring>
+#include <numeric>
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -41,6 +43,27 @@ public:
 
 private:
   size_t offset_ = 0, rootOffset_ = 0;
+};
+
+// Rank 1 of 2 whose peer holds, for every value of ours, 2x + 1: a sum shows which value was sent, and a
+// bucket summed twice or not at all shows too. Notes the float count of every exchange in order.
+class DoublingPeer final : public dist::Communicator {
+public:
+  std::vector<size_t> exchanges;
+  static float peerOf(float x) { return 2.0f * x + 1.0f; }
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  int localRank() const override { return 1; }
+  int localSize() const override { return 2; }
+  void allreduceSum(std::span<float> data, const char*) override {
+    exchanges.push_back(data.size());
+    for (float& x : data)
+      x = peerOf(x) + x;
+  }
+  void broadcast(std::span<std::byte>, const char*) override {}
+  std::vector<uint64_t> allgather(uint64_t value, const char*) override { return {value, value}; }
+  [[noreturn]] void abort(int) override { throw std::logic_error("abort"); }
+  std::string describe() const override { return "doubling rank 1 of 2"; }
 };
 
 void write(graph::GraphExecutor& g, const vk::BufferRange& dst, const std::vector<float>& v) {
@@ -126,7 +149,7 @@ TEST_CASE("dist: DataParallel sums gradients, averages losses, takes rank 0's st
   const std::vector<float> peerLosses = test::randomFloats(lossFloats, 0.0f, 6.0f);
   comm.peer.insert(comm.peer.end(), peerLosses.begin(), peerLosses.end());
 
-  dp.reduceGradients(g, losses.range());
+  dp.reduceGradients(g, losses.range(), 1);
   g.flush();
   for (size_t k = 0; k < groups.size(); ++k) {
     const auto got = read(g, groups[k].grad, groups[k].elements);
@@ -155,4 +178,70 @@ TEST_CASE("dist: DataParallel sums gradients, averages losses, takes rank 0's st
   CHECK_THROWS_WITH(dp.checkIdentical(g, 3),
                     ContainsSubstring("after step 3: the parameters differ across "
                                       "ranks (hash of rank 0 0000000000001234, rank 1"));
+}
+
+TEST_CASE("dist: the overlapped exchange sums every bucket once, after its last write, like the plain one",
+          "[train][dist]") {
+  auto& ctx = test::trainCtx();
+  train::BigramModel model(ctx, 37, 5);
+  const auto& groups = model.parameterGroups();
+  const uint32_t lossFloats = 8;
+  vk::Buffer losses = ctx.buffer(4 * lossFloats, "test losses");
+  std::vector<vk::Buffer> finals; // each group's final gradient, random
+  std::vector<std::vector<float>> finalValues;
+  graph::GraphExecutor g(ctx);
+  for (const auto& gr : groups) {
+    finals.push_back(ctx.buffer(4ull * gr.elements, "final gradient"));
+    finalValues.push_back(test::randomFloats(gr.elements, -1.0f, 1.0f));
+    write(g, finals.back().range(), finalValues.back());
+  }
+  const std::vector<float> myLosses = test::randomFloats(lossFloats, 0.0f, 6.0f);
+
+  for (const bool overlapped : {true, false}) {
+    INFO((overlapped ? "overlapped" : "after the backward"));
+    DoublingPeer comm;
+    dist::DataParallel dp(ctx, comm, groups, 64, lossFloats); // 64-byte buckets: many of them
+    const std::vector<vk::BufferRange> buckets = dp.bucketRanges();
+    REQUIRE(buckets.size() >= 4);
+    // A stand-in backward: every gradient first gets a wrong value, then each bucket its final one, the
+    // buckets in a random order (a cut too early would send the wrong value, one too late nothing wrong).
+    std::vector<size_t> order(buckets.size());
+    std::iota(order.begin(), order.end(), size_t(0));
+    std::shuffle(order.begin(), order.end(), test::rng());
+    const auto backward = [&](ops::Executor& e) {
+      for (const auto& gr : groups)
+        ops::fill(e, gr.grad, gr.elements, 7.0f);
+      for (size_t b : order)
+        for (size_t k = 0; k < groups.size(); ++k)
+          if (buckets[b].buffer == groups[k].grad.buffer) {
+            const VkDeviceSize at = buckets[b].offset - groups[k].grad.offset;
+            ops::copy(e, vk::subrange(finals[k].range(), at, buckets[b].size), buckets[b],
+                      static_cast<uint32_t>(buckets[b].size / 4));
+          }
+    };
+    write(g, losses.range(), myLosses);
+    graph::StepArena arena(ctx);
+    if (overlapped) {
+      dp.planOverlap(g, graph::findLastWrites(ctx, arena, backward, buckets));
+      REQUIRE(dp.cuts().after.size() == buckets.size()); // one bucket per copy: one cut each
+      g.replayable(
+          "backward", [&] { backward(g); }, &dp.cuts());
+      dp.reduceOverlapped(g, losses.range(), 1);
+    } else {
+      backward(g);
+      dp.reduceGradients(g, losses.range(), 1);
+    }
+    g.flush();
+    for (size_t k = 0; k < groups.size(); ++k) {
+      const auto got = read(g, groups[k].grad, groups[k].elements);
+      for (uint32_t i = 0; i < groups[k].elements; ++i) {
+        const float x = finalValues[k][i];
+        REQUIRE(got[i] == DoublingPeer::peerOf(x) + x);
+      }
+    }
+    const auto gotLosses = read(g, losses.range(), lossFloats);
+    for (uint32_t i = 0; i < lossFloats; ++i)
+      CHECK(gotLosses[i] == (DoublingPeer::peerOf(myLosses[i]) + myLosses[i]) / 2.0f);
+    CHECK(comm.exchanges.size() == buckets.size() + 1); // every bucket once, then the losses
+  }
 }

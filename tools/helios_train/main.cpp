@@ -57,7 +57,7 @@ struct Flags {
   uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
   uint32_t keep = 0, nonFiniteLimit = 0, checkEvery = 100;
   double distTimeout = 900, bucketMb = 25;
-  std::string distExchange = "shared";
+  std::string distExchange = "shared", overlap = "on", overlapTrace;
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false;
 };
@@ -260,7 +260,8 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
     return 0;
   }
   if (!f.maxMemory.empty()) train_cli::fitMemory(*ctx, *model, cfg, f.maxMemory);
-  const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20))};
+  const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20)),
+                                 f.overlap == "on", f.overlapTrace};
   train::Trainer trainer(*ctx, *model, cfg, *loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
   startup.lap("trainer");
@@ -290,13 +291,14 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   std::printf("  start-up %s (%u kernels compiled on %u threads in %.2f s)\n", startup.summary().c_str(),
               pre.pipelines, pre.threads, pre.wallMs / 1000);
   if (comm.size() > 1)
-    std::printf("  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets through %s, "
-                "parameter hashes compared every %u steps)\n",
-                comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb,
-                trainer.parallel() && trainer.parallel()->zeroCopy() ? "shared memory the GPUs read and write"
-                : f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory"
-                                                                                : "messages",
-                f.checkEvery);
+    std::printf(
+        "  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets through %s, %s "
+        "the backward, parameter hashes compared every %u steps)\n",
+        comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb,
+        trainer.parallel() && trainer.parallel()->zeroCopy() ? "shared memory the GPUs read and write"
+        : f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory"
+                                                                        : "messages",
+        f.overlap == "on" ? "overlapped with" : "after", f.checkEvery);
   std::fflush(stdout);
 
   train_cli::Progress progress(trainer, cfg.steps, cfg.logEvery);
@@ -504,6 +506,15 @@ int main(int argc, char** argv) {
       ->check(cli::Finite)
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  app.add_option(
+         "--overlap", f.overlap,
+         "Under mpirun: on (default): each bucket is exchanged as soon as the backward has written it, "
+         "while the GPU runs the rest; off: after the whole backward (the same results)")
+      ->check(CLI::IsMember({"on", "off"}))
+      ->capture_default_str();
+  app.add_option("--overlap-trace", f.overlapTrace,
+                 "Under mpirun: rank 0 writes, per step, when each bucket was ready and exchanged and when "
+                 "the backward ended (JSON lines; a measurement aid)");
   app.add_option("--memory-plan", f.memoryPlan,
                  "on (default): step temporaries reuse memory as soon as they are dead, by a plan computed "
                  "once from the recorded step; off: nothing is reused within a step")
