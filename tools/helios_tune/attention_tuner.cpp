@@ -63,50 +63,23 @@ std::vector<vk::Buffer*> outputs(Tensors& x, AttentionStage stage) {
   return {&x.dQ, &x.dK, &x.dV};
 }
 
-// float64 attention of one (batch, head): the probabilities P (T x T, zero where masked) and, for the
-// backward, dS = P * (dO v^T - rowsum(dO * o)) with o = P v.
-struct HeadReference {
-  std::vector<double> p, ds;
-};
-HeadReference headReference(const Tensors& x, const AttentionTarget& t, uint64_t bh, bool backward) {
-  const uint64_t T = t.seq, D = t.headDim, base = bh * T * D;
-  HeadReference r;
-  r.p.assign(T * T, 0.0);
-  const double scale = 1.0 / std::sqrt(double(D));
-  for (uint64_t i = 0; i < T; ++i) {
-    const uint64_t keys = t.causal ? i + 1 : T;
-    double top = -1e300, sum = 0;
-    for (uint64_t j = 0; j < keys; ++j) {
-      double dot = 0;
-      for (uint64_t d = 0; d < D; ++d)
-        dot += double(x.hq[base + i * D + d]) * x.hk[base + j * D + d];
-      r.p[i * T + j] = dot * scale;
-      top = std::max(top, r.p[i * T + j]);
-    }
-    for (uint64_t j = 0; j < keys; ++j)
-      sum += (r.p[i * T + j] = std::exp(r.p[i * T + j] - top));
-    for (uint64_t j = 0; j < keys; ++j)
-      r.p[i * T + j] /= sum;
+// float64 probabilities of query row i of head bh (zero past the causal edge).
+std::vector<double> rowProbs(const Tensors& x, const AttentionTarget& t, uint64_t bh, uint64_t i) {
+  const uint64_t T = t.seq, D = t.headDim, base = bh * T * D, keys = t.causal ? i + 1 : T;
+  std::vector<double> p(T, 0.0);
+  double top = -1e300, sum = 0;
+  for (uint64_t j = 0; j < keys; ++j) {
+    double dot = 0;
+    for (uint64_t d = 0; d < D; ++d)
+      dot += double(x.hq[base + i * D + d]) * x.hk[base + j * D + d];
+    p[j] = dot / std::sqrt(double(D));
+    top = std::max(top, p[j]);
   }
-  if (!backward) return r;
-  r.ds.assign(T * T, 0.0);
-  for (uint64_t i = 0; i < T; ++i) {
-    double delta = 0; // dO_i . o_i
-    for (uint64_t d = 0; d < D; ++d) {
-      double o = 0;
-      for (uint64_t j = 0; j < T; ++j)
-        o += r.p[i * T + j] * x.hv[base + j * D + d];
-      delta += double(x.hdO[base + i * D + d]) * o;
-    }
-    for (uint64_t j = 0; j < T; ++j) {
-      if (r.p[i * T + j] == 0) continue;
-      double dp = 0;
-      for (uint64_t d = 0; d < D; ++d)
-        dp += double(x.hdO[base + i * D + d]) * x.hv[base + j * D + d];
-      r.ds[i * T + j] = r.p[i * T + j] * (dp - delta);
-    }
-  }
-  return r;
+  for (uint64_t j = 0; j < keys; ++j)
+    sum += (p[j] = std::exp(p[j] - top));
+  for (uint64_t j = 0; j < keys; ++j)
+    p[j] /= sum;
+  return p;
 }
 
 // One sampled output element: which output, where, its float64 value and the sum of its terms' magnitudes.
@@ -116,46 +89,78 @@ struct Expected {
   double ref, mag;
 };
 
-// float64 values of sampled rows of every output on the same inputs (a few heads, `samples` rows of each
-// output), computed once for the whole search.
-std::vector<Expected> expected(const Tensors& x, const AttentionTarget& t, AttentionStage stage,
-                               uint32_t samples, uint64_t seed) {
-  std::mt19937_64 rng(seed);
+// Forward: sampled rows of o (o_i = sum_j P_ij v_j), two heads.
+std::vector<Expected> forwardExpected(const Tensors& x, const AttentionTarget& t, uint32_t samples,
+                                      std::mt19937_64& rng) {
   const uint64_t T = t.seq, D = t.headDim, heads = uint64_t{t.batch} * t.heads;
-  const bool backward = stage == AttentionStage::Backward;
-  const double scale = 1.0 / std::sqrt(double(D));
   std::vector<Expected> out;
-  const uint32_t perHead = std::max(1u, samples / 2);
-  for (int h = 0; h < 2; ++h) {
-    const uint64_t bh = rng() % heads, base = bh * T * D;
-    const HeadReference r = headReference(x, t, bh, backward);
-    for (uint32_t s = 0; s < perHead; ++s) {
-      const uint64_t row = rng() % T, at = base + row * D;
-      for (uint64_t d = 0; d < D; ++d) {
-        if (!backward) { // o_i = sum_j P_ij v_j
-          double ref = 0, mag = 0;
-          for (uint64_t j = 0; j < T; ++j) {
-            ref += r.p[row * T + j] * x.hv[base + j * D + d];
-            mag += r.p[row * T + j] * std::fabs(x.hv[base + j * D + d]);
-          }
-          out.push_back({0, at + d, ref, mag});
-          continue;
-        }
-        // dQ_i = scale sum_j dS_ij k_j; dK_j = scale sum_i dS_ij q_i; dV_j = sum_i P_ij dO_i.
-        double dq = 0, dqMag = 0, dk = 0, dkMag = 0, dv = 0, dvMag = 0;
-        for (uint64_t j = 0; j < T; ++j) {
-          const double a = r.ds[row * T + j] * x.hk[base + j * D + d];
-          const double b = r.ds[j * T + row] * x.hq[base + j * D + d];
-          const double c = r.p[j * T + row] * x.hdO[base + j * D + d];
-          dq += a, dqMag += std::fabs(a), dk += b, dkMag += std::fabs(b), dv += c, dvMag += std::fabs(c);
-        }
-        out.push_back({0, at + d, scale * dq, scale * dqMag});
-        out.push_back({1, at + d, scale * dk, scale * dkMag});
-        out.push_back({2, at + d, dv, dvMag});
+  for (uint32_t s = 0; s < samples; ++s) {
+    const uint64_t bh = rng() % heads, i = rng() % T, base = bh * T * D;
+    const std::vector<double> p = rowProbs(x, t, bh, i);
+    for (uint64_t d = 0; d < D; ++d) {
+      double ref = 0, mag = 0;
+      for (uint64_t j = 0; j < T; ++j) {
+        ref += p[j] * x.hv[base + j * D + d];
+        mag += p[j] * std::fabs(x.hv[base + j * D + d]);
       }
+      out.push_back({0, base + i * D + d, ref, mag});
     }
   }
   return out;
+}
+
+// Backward, on one sampled head (its whole P, and delta_i = dO_i . o_i for every row): sampled rows of
+// dQ_i = scale sum_j dS_ij k_j, dK_j = scale sum_i dS_ij q_i and dV_j = sum_i P_ij dO_i, with
+// dS_ij = P_ij (dO_i . v_j - delta_i).
+std::vector<Expected> backwardExpected(const Tensors& x, const AttentionTarget& t, uint32_t samples,
+                                       std::mt19937_64& rng) {
+  const uint64_t T = t.seq, D = t.headDim, heads = uint64_t{t.batch} * t.heads;
+  const uint64_t bh = rng() % heads, base = bh * T * D;
+  const double scale = 1.0 / std::sqrt(double(D));
+  std::vector<std::vector<double>> p(T);
+  std::vector<double> delta(T, 0.0);
+  const auto dp = [&](uint64_t i, uint64_t j) {
+    double v = 0;
+    for (uint64_t d = 0; d < D; ++d)
+      v += double(x.hdO[base + i * D + d]) * x.hv[base + j * D + d];
+    return v;
+  };
+  for (uint64_t i = 0; i < T; ++i) {
+    p[i] = rowProbs(x, t, bh, i);
+    for (uint64_t j = 0; j < T; ++j)
+      if (p[i][j] != 0) delta[i] += p[i][j] * dp(i, j);
+  }
+  const auto ds = [&](uint64_t i, uint64_t j) {
+    return p[i][j] == 0 ? 0.0 : p[i][j] * (dp(i, j) - delta[i]);
+  };
+  std::vector<Expected> out;
+  for (uint32_t s = 0; s < samples; ++s) {
+    const uint64_t row = rng() % T, at = base + row * D;
+    std::vector<double> dsRow(T), dsCol(T); // dS_row,j and dS_i,row
+    for (uint64_t j = 0; j < T; ++j)
+      dsRow[j] = ds(row, j), dsCol[j] = ds(j, row);
+    for (uint64_t d = 0; d < D; ++d) {
+      double dq = 0, dqMag = 0, dk = 0, dkMag = 0, dv = 0, dvMag = 0;
+      for (uint64_t j = 0; j < T; ++j) {
+        const double a = dsRow[j] * x.hk[base + j * D + d];
+        const double b = dsCol[j] * x.hq[base + j * D + d];
+        const double c = p[j][row] * x.hdO[base + j * D + d];
+        dq += a, dqMag += std::fabs(a), dk += b, dkMag += std::fabs(b), dv += c, dvMag += std::fabs(c);
+      }
+      out.push_back({0, at + d, scale * dq, scale * dqMag});
+      out.push_back({1, at + d, scale * dk, scale * dkMag});
+      out.push_back({2, at + d, dv, dvMag});
+    }
+  }
+  return out;
+}
+
+// The sampled elements of the stage's outputs, computed once for the whole search.
+std::vector<Expected> expected(const Tensors& x, const AttentionTarget& t, AttentionStage stage,
+                               uint32_t samples, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return stage == AttentionStage::Forward ? forwardExpected(x, t, samples, rng)
+                                          : backwardExpected(x, t, samples, rng);
 }
 
 // Largest |got - ref| / (mag + 1e-6) over the sampled elements (NaN counts as infinite).
@@ -167,6 +172,49 @@ double maxError(const std::vector<Expected>& want, const std::vector<std::vector
   }
   return worst;
 }
+
+// The stage's op on the tensors (the backward reads the o and lse its forward left).
+void runStage(ops::Executor& e, Tensors& x, AttentionStage stage) {
+  if (stage == AttentionStage::Forward) {
+    ops::attentionForward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.shape);
+    return;
+  }
+  ops::attentionBackward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.dO.range(),
+                         x.dQ.range(), x.dK.range(), x.dV.range(), x.delta.range(), x.shape);
+}
+
+// The backward's inputs o and lse, from the forward with the device's record.
+void runForwardFor(vk::Context& ctx, Tensors& x, AttentionStage stage) {
+  if (stage != AttentionStage::Backward) return;
+  ops::ImmediateExecutor e(ctx);
+  runStage(e, x, AttentionStage::Forward);
+  e.flush();
+}
+
+// The record with `choices` in place on the device (the ops read it there) until the guard goes, then
+// `restore`.
+class Applied {
+public:
+  Applied(const vk::Device& dev, const tuning::Tuning& restore, tuning::Tuning record)
+      : dev_(dev), restore_(restore) {
+    ops::setDeviceTuning(dev, record);
+  }
+  Applied(const vk::Device& dev, const tuning::Tuning& restore,
+          const std::vector<tuning::AttentionChoice>& choices)
+      : Applied(dev, restore, with(restore, choices)) {}
+  Applied(const Applied&) = delete;
+  Applied& operator=(const Applied&) = delete;
+  ~Applied() { ops::setDeviceTuning(dev_, restore_); }
+
+private:
+  static tuning::Tuning with(tuning::Tuning record, const std::vector<tuning::AttentionChoice>& choices) {
+    for (const tuning::AttentionChoice& a : choices)
+      tuning::putAttention(record, a, tuning::Source::File);
+    return record;
+  }
+  const vk::Device& dev_;
+  const tuning::Tuning& restore_;
+};
 
 std::vector<AttentionPass> passes(AttentionStage stage) {
   if (stage == AttentionStage::Forward) return {AttentionPass::Forward};
@@ -232,37 +280,13 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, At
   if (!r.available) return r;
   Tensors x = makeTensors(ctx, t, stage, o.seed);
   const tuning::SearchSpace space = attentionSpace(stage);
-  const auto op = [&](ops::Executor& e) {
-    if (stage == AttentionStage::Forward) {
-      ops::attentionForward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.shape);
-      return;
-    }
-    ops::attentionBackward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.dO.range(),
-                           x.dQ.range(), x.dK.range(), x.dV.range(), x.delta.range(), x.shape);
-  };
-  if (stage == AttentionStage::Backward) { // the forward's o and lse, with the device's record
-    ops::ImmediateExecutor e(ctx);
-    ops::attentionForward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.shape);
-    e.flush();
-  }
+  const auto op = [&](ops::Executor& e) { runStage(e, x, stage); };
+  runForwardFor(ctx, x, stage);
   const auto run = [&](ops::Executor& e, const std::vector<tuning::AttentionChoice>& choices) {
     if (o.runner)
       o.runner(e, choices, op);
     else
       op(e);
-  };
-  // The record with `choices` in place on the device (the ops read it there) until the guard goes.
-  struct Applied {
-    const vk::Device& d;
-    const tuning::Tuning& b;
-    Applied(const vk::Device& dv, const tuning::Tuning& bs, const std::vector<tuning::AttentionChoice>& cs)
-        : d(dv), b(bs) {
-      tuning::Tuning record = bs;
-      for (const tuning::AttentionChoice& a : cs)
-        tuning::putAttention(record, a, tuning::Source::File);
-      ops::setDeviceTuning(dv, record);
-    }
-    ~Applied() { ops::setDeviceTuning(d, b); }
   };
   const auto reject = [&](const std::vector<tuning::AttentionChoice>& a, const std::string& gate,
                           const std::string& why) {
@@ -349,6 +373,19 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, At
     r.bestUs = pick.chosenUs;
   }
   return r;
+}
+
+PairUs timeAttentionRecords(vk::Context& ctx, const AttentionTarget& target, AttentionStage stage,
+                            const tuning::Tuning& first, const tuning::Tuning& second,
+                            const TimingOptions& timing, uint32_t rounds) {
+  const vk::Device& dev = ctx.device();
+  const tuning::Tuning restore = ops::deviceTuning(dev);
+  Tensors x = makeTensors(ctx, target, stage, 1);
+  runForwardFor(ctx, x, stage);
+  return timeAlternately(rounds, [&](bool useSecond) {
+    const Applied applied(dev, restore, useSecond ? second : first);
+    return timeUs(ctx, timing, [&](ops::Executor& e) { runStage(e, x, stage); });
+  });
 }
 
 } // namespace helios::tune

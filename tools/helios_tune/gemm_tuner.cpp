@@ -113,9 +113,9 @@ ops::MatmulArgs argsFor(const ops::MatmulArgs& base, const tuning::Tuning& recor
 struct Planned {
   std::string key, invalid;
 };
-Planned planned(vk::Context& ctx, const ops::MatmulArgs& base, const tuning::Tuning& record) {
+Planned planned(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const ops::MatmulArgs& base,
+                const tuning::Tuning& record) {
   const ops::MatmulArgs a = argsFor(base, record);
-  const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
   if (a.kernel != ops::MatmulKernel::Tiled && dev.coopMatrix) {
     const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &record);
     if (ops::isCoop(plan.decision)) {
@@ -179,23 +179,24 @@ std::vector<int64_t> axis(bool on, std::initializer_list<int64_t> values) {
   return v;
 }
 
-ops::MatmulArgs shapeArgs(vk::Context& ctx, const tuning::GemmShape& s) {
+// The shape as the coop plan sees it (f16 operands: coop devices have them).
+ops::MatmulArgs shapeArgs(const tuning::GemmShape& s) {
   ops::MatmulArgs a;
   a.M = s.m, a.N = s.n, a.K = s.k, a.batch = s.batch, a.transA = s.transA, a.transB = s.transB;
-  const bool f16 = ctx.device().features().storageBuffer16BitAccess && ctx.device().features().shaderFloat16;
-  a.aType = f16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
+  a.aType = ops::MatmulDType::F16;
   a.outType = s.f16Out ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
   return a;
 }
 
 // The policy's kernel for `shape` with `choice` (only coop2 set, or nothing) in place of any tuned entry.
-std::optional<codegen::GemmCoopParams> policyKernel(vk::Context& ctx, const tuning::GemmShape& shape,
+std::optional<codegen::GemmCoopParams> policyKernel(const ops::CoopDeviceInfo& dev,
+                                                    const tuning::GemmShape& shape,
                                                     const tuning::Tuning& base,
                                                     const tuning::GemmChoice& choice) {
   tuning::Tuning record = base;
   tuning::putGemm(record, choice, tuning::Source::File);
-  const ops::MatmulArgs a = shapeArgs(ctx, shape);
-  const ops::CoopPlan plan = ops::planMatmulCoop(a, ops::coopDeviceInfo(ctx.device()), {}, &record);
+  const ops::MatmulArgs a = shapeArgs(shape);
+  const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &record);
   if (!ops::isCoop(plan.decision)) return std::nullopt;
   return ops::coopKernelParams(plan, a);
 }
@@ -214,9 +215,12 @@ const std::vector<const char*> kSubgroupAxes = {"sgRows",  "sgCols", "stages", "
                                                 "kSlices", "padA",   "padB",   "stagedStore"};
 const std::vector<const char*> kWorkgroupAxes = {"unroll", "tensorLayouts"};
 
+// The workgroup scope: asked for, or left to the policy that takes it, or implied by one of its own axes (so
+// one move of the search reaches them).
 bool usesWorkgroupScope(const GemmSpace& g, const Candidate& c) {
   const int64_t v = g.space.value(c, "coop2");
-  return g.workgroupBase && (v == 1 || (v == -1 && g.policyWorkgroup));
+  const bool ownAxis = g.space.value(c, "unroll") >= 0 || g.space.value(c, "tensorLayouts") >= 0;
+  return g.workgroupBase && (v == 1 || (v == -1 && (g.policyWorkgroup || ownAxis)));
 }
 
 // The subgroup-scope kernel `c` asks for, on the policy's kernel for the shape.
@@ -236,11 +240,10 @@ codegen::GemmCoopParams subgroupKernel(const GemmSpace& g, const Candidate& c) {
 
 } // namespace
 
-GemmSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& s, const tuning::Tuning& base,
+GemmSpace gemmSpace(const ops::CoopDeviceInfo& dev, const tuning::GemmShape& s, const tuning::Tuning& base,
                     bool allowCoop) {
   GemmSpace g;
   tuning::SearchSpace& space = g.space;
-  const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
   bool coop = dev.coopMatrix && allowCoop;
   bool nv2 = false;
   if (coop) {
@@ -248,15 +251,15 @@ GemmSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& s, const tuning::
     policy.shape = sub.shape = wg.shape = s;
     sub.coop2 = false;
     wg.coop2 = true;
-    const auto own = policyKernel(ctx, s, base, policy);
+    const auto own = policyKernel(dev, s, base, policy);
     g.policyWorkgroup = own && own->workgroupScope;
-    const auto subgroup = policyKernel(ctx, s, base, sub);
+    const auto subgroup = policyKernel(dev, s, base, sub);
     g.subgroupBase = subgroup ? *subgroup
                               : codegen::gemmCoopDefault(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes,
                                                          dev.subgroupSize);
     g.subgroupBase.transA = s.transA, g.subgroupBase.transB = s.transB;
     if (!dev.nv2Shapes.empty())
-      if (const auto w = policyKernel(ctx, s, base, wg); w && w->workgroupScope) g.workgroupBase = *w;
+      if (const auto w = policyKernel(dev, s, base, wg); w && w->workgroupScope) g.workgroupBase = *w;
     nv2 = g.workgroupBase.has_value();
   }
   for (const codegen::GemmTile& t : codegen::gemmTiledCandidates())
@@ -313,6 +316,7 @@ tuning::GemmChoice gemmChoice(const GemmSpace& g, const Candidate& c, const tuni
   if (const auto v = opt("coop2")) choice.coop2 = *v == 1;
   // The tiling: the scope's policy tiling with the candidate's parts, recorded only where it differs.
   const bool wg = usesWorkgroupScope(g, c);
+  if (wg && !g.policyWorkgroup) choice.coop2 = true;
   const codegen::GemmCoopParams& from = wg ? *g.workgroupBase : g.subgroupBase;
   const tuning::CoopTile policy{from.BM, from.BN, from.BK, from.sgRows, from.sgCols, from.stages};
   const tuning::CoopTile tile{opt("bm").value_or(policy.bm),       opt("bn").value_or(policy.bn),
@@ -335,7 +339,8 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
                         const GemmTuneOptions& o) {
   GemmTuneResult result;
   Operands ops_ = makeOperands(ctx, shape, o.seed);
-  const GemmSpace space = gemmSpace(ctx, shape, base, o.allowCoop);
+  const ops::CoopDeviceInfo dev = o.device ? *o.device : ops::coopDeviceInfo(ctx.device());
+  const GemmSpace space = gemmSpace(dev, shape, base, o.allowCoop);
   const auto reject = [&](const tuning::GemmChoice& g, const std::string& gate, const std::string& why) {
     ++result.rejected;
     if (result.rejections.size() < 8) result.rejections.push_back(describe(g) + ": " + gate + ": " + why);
@@ -347,7 +352,7 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
     tuning::Tuning record = base;
     tuning::putGemm(record, g, tuning::Source::File);
     try {
-      const Planned k = planned(ctx, ops_.args, record);
+      const Planned k = planned(ctx, dev, ops_.args, record);
       if (!k.invalid.empty()) return reject(g, "spirv-val", k.invalid);
       // A choice the plan does not take (a tiling that does not divide, K slices on a batch, ...) runs a
       // kernel already timed: not timed again, and never recorded as a choice.
@@ -413,6 +418,15 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
     result.bestUs = pick.chosenUs;
   }
   return result;
+}
+
+PairUs timeGemmRecords(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& first,
+                       const tuning::Tuning& second, const TimingOptions& timing, uint32_t rounds) {
+  const Operands o = makeOperands(ctx, shape, 1);
+  return timeAlternately(rounds, [&](bool useSecond) {
+    const tuning::Tuning& record = useSecond ? second : first;
+    return timeUs(ctx, timing, [&](ops::Executor& e) { runWithRecord(e, o.args, record); });
+  });
 }
 
 } // namespace helios::tune

@@ -11,6 +11,7 @@
 #include "codegen/kernels/gemm_coop.hpp"
 #include "engine/ops/executor.hpp"
 #include "engine/ops/matmul.hpp"
+#include "engine/ops/matmul_policy.hpp"
 #include "engine/tuning/search.hpp"
 #include "engine/tuning/tuning.hpp"
 #include "gates.hpp"
@@ -34,6 +35,9 @@ struct GemmTuneOptions {
   std::function<bool()> stop; // the budget
   std::function<void(uint32_t evaluated, double bestUs)> progress;
   GemmRunner runner = runWithRecord;
+  // The coop device the space and the plans assume; none: the context's (tests plan for a synthetic one and
+  // inject a runner).
+  std::optional<ops::CoopDeviceInfo> device;
 };
 
 struct GemmTuneResult {
@@ -58,8 +62,8 @@ struct GemmSpace {
   bool policyWorkgroup = false; // the policy's own plan runs the workgroup scope
   std::vector<std::string> tiledTiles;
 };
-GemmSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& base,
-                    bool allowCoop = true);
+GemmSpace gemmSpace(const ops::CoopDeviceInfo& device, const tuning::GemmShape& shape,
+                    const tuning::Tuning& base, bool allowCoop = true);
 tuning::GemmChoice gemmChoice(const GemmSpace& space, const tuning::Candidate& c,
                               const tuning::GemmShape& shape);
 // The candidate's spelling in rejections and logs ("coop 128x64x32_sg2x2_s2 w1 pA0 ...").
@@ -68,5 +72,9 @@ std::string describe(const tuning::GemmChoice& c);
 // Searches `shape` starting from the policy's own choice; `base` is the record the candidates extend.
 GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& base,
                         const GemmTuneOptions& options);
+
+// `shape` timed with record `first` and with `second`, alternately (timeAlternately), as the search times.
+PairUs timeGemmRecords(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& first,
+                       const tuning::Tuning& second, const TimingOptions& timing, uint32_t rounds);
 
 } // namespace helios::tune

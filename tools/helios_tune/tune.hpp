@@ -14,7 +14,7 @@
 namespace helios::tune {
 
 struct TuneOptions {
-  double budgetSeconds = 60;
+  double budgetSeconds = 300;
   uint32_t maxEvaluations = 60; // per target
   uint64_t seed = 1;
   TimingOptions timing;
