@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The tuner on the H100 in one device call (about 8 minutes):
+# The tuner on the H100 in one device call (about 8 minutes; give it the 600 s limit):
 #  (a) helios-tune searches the nine GEMM shapes of `h100.sh coop` in NN, NT and TN (f16 in, f32 out) and the
 #      four attention shapes (coop, causal; forward and backward), re-timing each winner against the policy;
 #  (b) in the same process (--compare) times every problem with the hand-tuned policy and with the record,
@@ -14,7 +14,7 @@
 # then carry .gl .dev .mpi .deps/corpus (helios-train links MPI: bench/device/mpi-debs.sh makes .mpi) and run
 # from the repository root:
 #   HELIOS_COMMIT=<sha> bash bench/device/tune.sh
-# Knobs: SHAPES_BUDGET (seconds for (a), default 70), GPT2_BUDGET (300), STEPS (40), COOP_SHAPES, ATTN_SHAPES
+# Knobs: SHAPES_BUDGET (seconds for (a), default 60), GPT2_BUDGET (300), STEPS (40), COOP_SHAPES, ATTN_SHAPES
 # (BxHxSxD), ROUNDS (timings of each side in (b), 2).
 set -uo pipefail
 OUT=${OUT:-/tmp/helios-final}
@@ -34,8 +34,8 @@ gemm_list=; for s in ${SHAPES//,/ }; do for l in nn nt tn; do gemm_list+="gemm:$
 attn_list=; for s in ${ASHAPES//,/ }; do IFS=x read -r b h t d <<<"$s"; attn_list+="attn:B${b}H${h}S${t}D${d}c,"; done
 rm -f "$HELIOS_CACHE_DIR"/tuning-*.json # the policy side reads no device file
 
-echo "== (a)+(b) tuning the GEMM and attention shapes (${SHAPES_BUDGET:-70} s), then before/after"
-helios-tune --shapes "${gemm_list%,}${attn_list:+,${attn_list%,}}" --budget "${SHAPES_BUDGET:-70}" --max-evals 40 \
+echo "== (a)+(b) tuning the GEMM and attention shapes (${SHAPES_BUDGET:-60} s), then before/after"
+helios-tune --shapes "${gemm_list%,}${attn_list:+,${attn_list%,}}" --budget "${SHAPES_BUDGET:-60}" --max-evals 40 \
   --compare --compare-rounds "${ROUNDS:-2}" --out "$OUT/tuning-shapes.json" --json "$WORK/shapes.json" 2>&1 >/dev/null
 echo "== (c) tuning gpt2-small (budget ${GPT2_BUDGET:-300} s)"
 t0=$(date +%s)
