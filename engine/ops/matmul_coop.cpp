@@ -54,6 +54,7 @@ void emulate(CoopDeviceInfo& info, const tuning::MatShape& s) {
   info.lowered = true;
   info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
   info.workgroupShapes.clear(); // no NV2 when lowered
+  info.nv2Shapes.clear();
 }
 
 CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
@@ -84,6 +85,7 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
     }
     // Opt-in (gemm.coop2, HELIOS_COOP2=1): on the H100 the workgroup-scope kernel ran slower than the
     // subgroup-scope one (bench/results/2026-11-25-h100-gemm-final.json).
+    info.nv2Shapes = info.workgroupShapes;
     if (!tuned.coop2.value) info.workgroupShapes.clear();
   }
   const std::optional<tuning::MatShape>& shape = tuned.coopShape.value;
@@ -351,11 +353,52 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
 
 namespace {
 
-// `tile` on the plan where the kernel can take it: bounded plans any, direct ones where it divides the sizes.
-void setTile(CoopPlan& plan, const MatmulArgs& args, const tuning::CoopTile& tile, bool direct) {
-  if (plan.params.workgroupScope) return;
+bool fits(const codegen::GemmCoopParams& p) {
+  try {
+    p.validate();
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
+// The device as a shape's tuned choice sees it: GemmChoice::coop2 turns the workgroup-scope kernel on or off
+// for that shape alone (where the device has it).
+CoopDeviceInfo withCoop2(const CoopDeviceInfo& dev, const tuning::GemmChoice* choice) {
+  if (!choice || !choice->coop2) return dev;
+  CoopDeviceInfo d = dev;
+  d.workgroupShapes = *choice->coop2 ? dev.nv2Shapes : std::vector<codegen::WorkgroupCoopShape>{};
+  return d;
+}
+
+// `c`'s parts of the kernel that are neither its tiling nor its raster/slices/padding: copy subgroups on
+// subgroup scope, unrolling and tensor layouts on workgroup scope; each where the kernel still validates.
+void applyKernelParts(codegen::GemmCoopParams& params, const tuning::GemmChoice& c) {
+  const auto tryOn = [&](auto&& change) {
+    codegen::GemmCoopParams p = params;
+    change(p);
+    if (fits(p)) params = p;
+  };
+  if (!params.workgroupScope && c.producers)
+    tryOn([&](codegen::GemmCoopParams& p) { p.producers = *c.producers; });
+  if (params.workgroupScope && c.unroll) tryOn([&](codegen::GemmCoopParams& p) { p.unroll = *c.unroll; });
+  if (params.workgroupScope && c.tensorLayouts)
+    tryOn([&](codegen::GemmCoopParams& p) { p.tensorLayouts = *c.tensorLayouts; });
+}
+
+// `tile` on the plan where the kernel can take it: bounded plans any, direct ones where it divides the sizes;
+// the workgroup-scope kernel takes only BM x BN x BK (its invocations stay those of its granularity).
+void setTile(CoopPlan& plan, const MatmulArgs& args, const tuning::CoopTile& tile, bool direct,
+             uint32_t maxDimension) {
   if (direct && (args.M % tile.bm || args.N % tile.bn || args.K % tile.bk)) return;
-  plan.params.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages);
+  codegen::GemmCoopParams p = plan.params;
+  if (p.workgroupScope) {
+    if (std::max({tile.bm, tile.bn, tile.bk}) > maxDimension) return;
+    p.BM = tile.bm, p.BN = tile.bn, p.BK = tile.bk;
+  } else {
+    p.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages);
+  }
+  if (fits(p)) plan.params = p;
 }
 
 // Whether `f` was set by a file, --tuning or the environment.
@@ -372,11 +415,11 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   const tuning::GemmTuning& g = t.gemm;
   applyTuning(cfg, t);
   const MatmulProblem problem = matmulProblem(args, g.boundedVectors.value);
-  CoopPlan plan = planMatmul(problem, dev, cfg);
   // The shape's own choice from the tuner; global fields set by a file or override come after it.
   const tuning::GemmChoice* choice =
       tuning::findGemm(t, gemmShape(args.M, args.N, args.K, args.batch, args.transA, args.transB,
                                     args.outType == GemmType::F16));
+  CoopPlan plan = planMatmul(problem, withCoop2(dev, choice), cfg);
   if (choice && choice->kernel == tuning::GemmKernel::Tiled) {
     plan.decision = plan.inner = CoopDecision::Fallback;
     plan.missKey = "tuned to the tiled kernel";
@@ -394,9 +437,10 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   const bool subgroupScope = isCoop(plan.decision) && !plan.params.workgroupScope;
   const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
   const bool bounded = plan.inner == CoopDecision::Bounded;
-  if (choice && choice->tile && (direct || bounded)) setTile(plan, args, *choice->tile, direct);
+  const uint32_t maxDim = dev.workgroupMaxDimension;
+  if (choice && choice->tile && (direct || bounded)) setTile(plan, args, *choice->tile, direct, maxDim);
   const auto& globalTile = bounded ? g.boundedTile.value : direct ? g.directTile.value : std::nullopt;
-  if (globalTile) setTile(plan, args, *globalTile, direct);
+  if (globalTile && !plan.params.workgroupScope) setTile(plan, args, *globalTile, direct, maxDim);
   static const tuning::GemmChoice none;
   const tuning::GemmChoice& c = choice ? *choice : none;
   const std::optional<uint32_t>& groupM = isSet(g.groupM) ? g.groupM.value : c.groupM;
@@ -413,6 +457,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   }
   // On the final tiling (the choices above may have changed it, or made an aligned plan bounded).
   if (bounded) shiftEdges(plan.params, problem, cfg, fillTarget(cfg, dev));
+  if (choice && isCoop(plan.decision) && plan.splitK == 1) applyKernelParts(plan.params, *choice);
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {
       plan.decision = plan.inner = CoopDecision::Fallback;

@@ -105,7 +105,7 @@ CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
                                        caps.hasExtension("VK_EXT_subgroup_size_control") || lo == hi);
   CoopDeviceInfo d = coopDeviceFromProperties(caps.coop_khr, sg, caps.max_compute_shared_memory);
   if (!sg) d.coopMatrix = false;
-  if (d.coopMatrix) d.workgroupShapes = workgroupShapesFromProperties(caps.coop_nv2);
+  if (d.coopMatrix) d.workgroupShapes = d.nv2Shapes = workgroupShapesFromProperties(caps.coop_nv2);
   d.computeUnits = computeUnitsOr(caps.shader_cores, kDefaultComputeUnits);
   return withRegisterPlan(d, caps.vendor_id, caps.min_subgroup_size, caps.max_subgroup_size);
 }

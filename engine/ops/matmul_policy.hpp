@@ -61,6 +61,9 @@ struct CoopDeviceInfo {
   // device fills it only with HELIOS_COOP2=1) and the largest flexible dimension. When present, the
   // workgroup-scope kernel's tilings come first.
   std::vector<codegen::WorkgroupCoopShape> workgroupShapes;
+  // Every such granularity the device lists, also while gemm.coop2 leaves them out of workgroupShapes: a
+  // shape's tuned choice (GemmChoice::coop2) may still take the workgroup-scope kernel.
+  std::vector<codegen::WorkgroupCoopShape> nv2Shapes;
   uint32_t workgroupMaxDimension = 256;
   // The coop kernels run lowered to ordinary SPIR-V for subgroupSize (HELIOS_COOP_EMULATE): the shape is the
   // emulated one, and every GemmCoopParams / AttentionCoopParams made for the device carries `lowered`.

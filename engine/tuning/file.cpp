@@ -56,6 +56,10 @@ json put(const GemmChoice& c) {
   if (c.kSlices) j["kSlices"] = *c.kSlices;
   if (c.pad) j["pad"] = text(*c.pad);
   if (c.stagedStore) j["stagedStore"] = *c.stagedStore;
+  if (c.producers) j["producers"] = *c.producers;
+  if (c.coop2) j["coop2"] = *c.coop2;
+  if (c.unroll) j["unroll"] = *c.unroll;
+  if (c.tensorLayouts) j["tensorLayouts"] = *c.tensorLayouts;
   if (c.tiled) j["tiled"] = *c.tiled;
   return j;
 }
@@ -141,6 +145,10 @@ void get(const std::string& what, const json& j, GemmChoice& c) {
   member(what, j, "kSlices", c.kSlices);
   member(what, j, "pad", c.pad);
   member(what, j, "stagedStore", c.stagedStore);
+  member(what, j, "producers", c.producers);
+  member(what, j, "coop2", c.coop2);
+  member(what, j, "unroll", c.unroll);
+  member(what, j, "tensorLayouts", c.tensorLayouts);
   member(what, j, "tiled", c.tiled);
 }
 

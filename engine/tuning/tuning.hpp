@@ -59,12 +59,16 @@ struct GemmShape {
 struct GemmChoice {
   GemmShape shape;
   GemmKernel kernel = GemmKernel::Coop;
-  std::optional<CoopTile> tile;     // coop
-  std::optional<uint32_t> groupM;   // coop: raster band (0: row by row)
-  std::optional<uint32_t> kSlices;  // coop: K slices in one dispatch (1: none)
-  std::optional<SharedPad> pad;     // coop
-  std::optional<bool> stagedStore;  // coop: false turns the staged C store off
-  std::optional<std::string> tiled; // tiled: codegen::GemmTile::str() form
+  std::optional<CoopTile> tile;      // coop (workgroup scope: only BM x BN x BK)
+  std::optional<uint32_t> groupM;    // coop: raster band (0: row by row)
+  std::optional<uint32_t> kSlices;   // coop: K slices in one dispatch (1: none)
+  std::optional<SharedPad> pad;      // coop
+  std::optional<bool> stagedStore;   // coop: false turns the staged C store off
+  std::optional<uint32_t> producers; // coop, subgroup scope: copy subgroups (0: every invocation copies)
+  std::optional<bool> coop2;         // coop: the workgroup-scope (NV2) kernel on or off for this shape
+  std::optional<uint32_t> unroll;    // coop2: K slices per loop trip
+  std::optional<bool> tensorLayouts; // coop2: A and B loaded through tensor layouts
+  std::optional<std::string> tiled;  // tiled: codegen::GemmTile::str() form
   bool operator==(const GemmChoice&) const = default;
 };
 

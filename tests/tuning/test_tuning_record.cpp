@@ -72,7 +72,14 @@ Tuning scrambled(uint32_t seed) {
   c.tile = CoopTile{128, 128, 32, 2, 2, 1};
   c.kSlices = u(1, 8);
   c.stagedStore = false;
+  c.producers = u(0, 2);
   putGemm(t, c, s);
+  GemmChoice nv2;
+  nv2.shape = {u(1, 4096), 64, 64, 1, false, false, false};
+  nv2.coop2 = true;
+  nv2.unroll = u(1, 8);
+  nv2.tensorLayouts = false;
+  putGemm(t, nv2, s);
   GemmChoice tiled;
   tiled.shape = {u(1, 999), 7, 9, 3, false, true, false};
   tiled.kernel = GemmKernel::Tiled;

@@ -45,7 +45,7 @@ namespace fs = std::filesystem;
 
 struct Flags {
   bool tune = false;
-  double tuneBudget = 120;
+  double tuneBudget = 300;
   std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, model, tokenizer,
               attention;
   std::string initFrom;
@@ -181,6 +181,27 @@ void tuneBeforeTraining(vk::Context& ctx, const train::TrainConfig& cfg, uint32_
   std::printf("helios-train: --tune: wrote %s\n", r.file.string().c_str());
 }
 
+// One line on the record the run uses: how many of this model's GEMM shapes and attention passes have a
+// tuned choice, and where the choices came from (the device's file or --tuning), or that none do.
+std::string tuningLine(vk::Context& ctx, const train::TrainConfig& cfg, uint32_t vocab) {
+  const tuning::Tuning& record = ops::deviceTuning(ctx.device());
+  train::TrainConfig model = cfg;
+  if (!model.gpt.vocab) model.gpt.vocab = vocab;
+  const tune::Targets targets = tune::trainingTargets(model);
+  size_t gemms = 0, passes = 0;
+  for (const tuning::GemmShape& s : targets.gemms)
+    gemms += tuning::findGemm(record, s) ? 1 : 0;
+  for (const tune::AttentionTarget& t : targets.attention)
+    for (const auto pass : {tuning::AttentionPassId::Forward, tuning::AttentionPassId::QueryGrad,
+                            tuning::AttentionPassId::KeyValueGrad})
+      passes += tuning::findAttention(record, pass, t.headDim, t.causal) ? 1 : 0;
+  if (!gemms && !passes)
+    return "  tuning: defaults (no tuned choice for this model's shapes; helios-train --tune)";
+  return fmt::format("  tuning: tuned record in use ({}): {} of {} GEMM shapes, {} of {} attention passes",
+                     tuning::sourceName(gemms ? record.gemm.shapes.source : record.attention.shapes.source),
+                     gemms, targets.gemms.size(), passes, 3 * targets.attention.size());
+}
+
 int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   train_cli::StartupClock startup;
   train::TrainConfig cfg;
@@ -274,6 +295,7 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   }
 
   std::printf("helios-train: %s on %s\n", model->describe().c_str(), ctx->device().name().c_str());
+  if (cfg.model == "gpt") std::printf("%s\n", tuningLine(*ctx, cfg, tok.vocab()).c_str());
   std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
               static_cast<unsigned long long>(model->parameterCount()), tok.kindName(), tok.vocab(),
               dataPath.c_str(), static_cast<unsigned long long>(loader->trainTokens()),

@@ -9,35 +9,46 @@
 #include "codegen/spirv/tools.hpp"
 #include "engine/ops/attention.hpp"
 #include "engine/ops/device_tuning.hpp"
-#include "engine/tuning/search.hpp"
+#include "engine/tuning/values.hpp"
 
 namespace helios::tune {
 
 namespace {
 
+using codegen::AttentionPass;
 using tuning::Candidate;
 constexpr double kRejected = std::numeric_limits<double>::infinity();
 
+// The inputs (q, k, v, and for the backward dO with the forward's o and lse) and the stage's outputs.
 struct Tensors {
-  vk::Buffer q, k, v, o, lse;
-  std::vector<float> hq, hk, hv;
+  vk::Buffer q, k, v, o, lse, dO, dQ, dK, dV, delta;
+  std::vector<float> hq, hk, hv, hdO;
   ops::AttentionShape shape;
+  uint64_t n = 0; // elements of one of q, k, v, o
 };
 
-Tensors makeTensors(vk::Context& ctx, const AttentionTarget& t, uint64_t seed) {
+Tensors makeTensors(vk::Context& ctx, const AttentionTarget& t, AttentionStage stage, uint64_t seed) {
   Tensors x;
   std::mt19937_64 rng(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
-  const uint64_t n = uint64_t{t.batch} * t.heads * t.seq * t.headDim;
-  for (auto* h : {&x.hq, &x.hk, &x.hv}) {
-    h->resize(n);
+  x.n = uint64_t{t.batch} * t.heads * t.seq * t.headDim;
+  const uint64_t rows = uint64_t{t.batch} * t.heads * t.seq;
+  const bool backward = stage == AttentionStage::Backward;
+  for (auto* h : {&x.hq, &x.hk, &x.hv, &x.hdO}) {
+    if (h == &x.hdO && !backward) continue;
+    h->resize(x.n);
     for (float& f : *h)
       f = u(rng);
   }
-  x.q = ctx.buffer(n * 4, "tune q"), x.k = ctx.buffer(n * 4, "tune k"), x.v = ctx.buffer(n * 4, "tune v");
-  x.o = ctx.buffer(n * 4, "tune o");
-  x.lse = ctx.buffer(uint64_t{t.batch} * t.heads * t.seq * 4, "tune lse");
+  const auto buf = [&](uint64_t elements, const char* what) { return ctx.buffer(elements * 4, what); };
+  x.q = buf(x.n, "tune q"), x.k = buf(x.n, "tune k"), x.v = buf(x.n, "tune v"), x.o = buf(x.n, "tune o");
+  x.lse = buf(rows, "tune lse");
   ctx.uploadVector(x.q, x.hq), ctx.uploadVector(x.k, x.hk), ctx.uploadVector(x.v, x.hv);
+  if (backward) {
+    x.dO = buf(x.n, "tune dO"), x.dQ = buf(x.n, "tune dQ"), x.dK = buf(x.n, "tune dK");
+    x.dV = buf(x.n, "tune dV"), x.delta = buf(rows, "tune delta");
+    ctx.uploadVector(x.dO, x.hdO);
+  }
   ops::AttentionShape& s = x.shape;
   s.batch = t.batch, s.heads = s.kvHeads = t.heads, s.Tq = s.Tk = t.seq, s.headDim = t.headDim;
   s.causal = t.causal;
@@ -46,126 +57,296 @@ Tensors makeTensors(vk::Context& ctx, const AttentionTarget& t, uint64_t seed) {
   return x;
 }
 
-// Largest error of the sampled output rows against float64 attention on the same inputs.
-double maxError(const Tensors& x, const AttentionTarget& t, const std::vector<float>& o, uint32_t samples,
-                uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  double worst = 0;
-  const uint64_t D = t.headDim, T = t.seq;
+// The stage's outputs, poisoned and read back together.
+std::vector<vk::Buffer*> outputs(Tensors& x, AttentionStage stage) {
+  if (stage == AttentionStage::Forward) return {&x.o};
+  return {&x.dQ, &x.dK, &x.dV};
+}
+
+// float64 probabilities of query row i of head bh (zero past the causal edge).
+std::vector<double> rowProbs(const Tensors& x, const AttentionTarget& t, uint64_t bh, uint64_t i) {
+  const uint64_t T = t.seq, D = t.headDim, base = bh * T * D, keys = t.causal ? i + 1 : T;
+  std::vector<double> p(T, 0.0);
+  double top = -1e300, sum = 0;
+  for (uint64_t j = 0; j < keys; ++j) {
+    double dot = 0;
+    for (uint64_t d = 0; d < D; ++d)
+      dot += double(x.hq[base + i * D + d]) * x.hk[base + j * D + d];
+    p[j] = dot / std::sqrt(double(D));
+    top = std::max(top, p[j]);
+  }
+  for (uint64_t j = 0; j < keys; ++j)
+    sum += (p[j] = std::exp(p[j] - top));
+  for (uint64_t j = 0; j < keys; ++j)
+    p[j] /= sum;
+  return p;
+}
+
+// One sampled output element: which output, where, its float64 value and the sum of its terms' magnitudes.
+struct Expected {
+  size_t output;
+  uint64_t index;
+  double ref, mag;
+};
+
+// Forward: sampled rows of o (o_i = sum_j P_ij v_j), two heads.
+std::vector<Expected> forwardExpected(const Tensors& x, const AttentionTarget& t, uint32_t samples,
+                                      std::mt19937_64& rng) {
+  const uint64_t T = t.seq, D = t.headDim, heads = uint64_t{t.batch} * t.heads;
+  std::vector<Expected> out;
   for (uint32_t s = 0; s < samples; ++s) {
-    const uint64_t bh = rng() % (uint64_t{t.batch} * t.heads), i = rng() % T;
-    const uint64_t base = bh * T * D, keys = t.causal ? i + 1 : T;
-    std::vector<double> p(keys);
-    double top = -1e300;
-    for (uint64_t j = 0; j < keys; ++j) {
-      double dot = 0;
-      for (uint64_t d = 0; d < D; ++d)
-        dot += double(x.hq[base + i * D + d]) * x.hk[base + j * D + d];
-      p[j] = dot / std::sqrt(double(D));
-      top = std::max(top, p[j]);
-    }
-    double sum = 0;
-    for (double& e : p)
-      sum += (e = std::exp(e - top));
+    const uint64_t bh = rng() % heads, i = rng() % T, base = bh * T * D;
+    const std::vector<double> p = rowProbs(x, t, bh, i);
     for (uint64_t d = 0; d < D; ++d) {
       double ref = 0, mag = 0;
-      for (uint64_t j = 0; j < keys; ++j) {
-        ref += p[j] / sum * x.hv[base + j * D + d];
-        mag += p[j] / sum * std::fabs(x.hv[base + j * D + d]);
+      for (uint64_t j = 0; j < T; ++j) {
+        ref += p[j] * x.hv[base + j * D + d];
+        mag += p[j] * std::fabs(x.hv[base + j * D + d]);
       }
-      const double g = o[base + i * D + d];
-      worst = std::max(worst, std::isfinite(g) ? std::fabs(g - ref) / (mag + 1e-6) : kRejected);
+      out.push_back({0, base + i * D + d, ref, mag});
     }
+  }
+  return out;
+}
+
+// Backward, on one sampled head (its whole P, and delta_i = dO_i . o_i for every row): sampled rows of
+// dQ_i = scale sum_j dS_ij k_j, dK_j = scale sum_i dS_ij q_i and dV_j = sum_i P_ij dO_i, with
+// dS_ij = P_ij (dO_i . v_j - delta_i).
+std::vector<Expected> backwardExpected(const Tensors& x, const AttentionTarget& t, uint32_t samples,
+                                       std::mt19937_64& rng) {
+  const uint64_t T = t.seq, D = t.headDim, heads = uint64_t{t.batch} * t.heads;
+  const uint64_t bh = rng() % heads, base = bh * T * D;
+  const double scale = 1.0 / std::sqrt(double(D));
+  std::vector<std::vector<double>> p(T);
+  std::vector<double> delta(T, 0.0);
+  const auto dp = [&](uint64_t i, uint64_t j) {
+    double v = 0;
+    for (uint64_t d = 0; d < D; ++d)
+      v += double(x.hdO[base + i * D + d]) * x.hv[base + j * D + d];
+    return v;
+  };
+  for (uint64_t i = 0; i < T; ++i) {
+    p[i] = rowProbs(x, t, bh, i);
+    for (uint64_t j = 0; j < T; ++j)
+      if (p[i][j] != 0) delta[i] += p[i][j] * dp(i, j);
+  }
+  const auto ds = [&](uint64_t i, uint64_t j) {
+    return p[i][j] == 0 ? 0.0 : p[i][j] * (dp(i, j) - delta[i]);
+  };
+  std::vector<Expected> out;
+  for (uint32_t s = 0; s < samples; ++s) {
+    const uint64_t row = rng() % T, at = base + row * D;
+    std::vector<double> dsRow(T), dsCol(T); // dS_row,j and dS_i,row
+    for (uint64_t j = 0; j < T; ++j)
+      dsRow[j] = ds(row, j), dsCol[j] = ds(j, row);
+    for (uint64_t d = 0; d < D; ++d) {
+      double dq = 0, dqMag = 0, dk = 0, dkMag = 0, dv = 0, dvMag = 0;
+      for (uint64_t j = 0; j < T; ++j) {
+        const double a = dsRow[j] * x.hk[base + j * D + d];
+        const double b = dsCol[j] * x.hq[base + j * D + d];
+        const double c = p[j][row] * x.hdO[base + j * D + d];
+        dq += a, dqMag += std::fabs(a), dk += b, dkMag += std::fabs(b), dv += c, dvMag += std::fabs(c);
+      }
+      out.push_back({0, at + d, scale * dq, scale * dqMag});
+      out.push_back({1, at + d, scale * dk, scale * dkMag});
+      out.push_back({2, at + d, dv, dvMag});
+    }
+  }
+  return out;
+}
+
+// The sampled elements of the stage's outputs, computed once for the whole search.
+std::vector<Expected> expected(const Tensors& x, const AttentionTarget& t, AttentionStage stage,
+                               uint32_t samples, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  return stage == AttentionStage::Forward ? forwardExpected(x, t, samples, rng)
+                                          : backwardExpected(x, t, samples, rng);
+}
+
+// Largest |got - ref| / (mag + 1e-6) over the sampled elements (NaN counts as infinite).
+double maxError(const std::vector<Expected>& want, const std::vector<std::vector<float>>& got) {
+  double worst = 0;
+  for (const Expected& e : want) {
+    const double g = got[e.output][e.index];
+    worst = std::max(worst, std::isfinite(g) ? std::fabs(g - e.ref) / (e.mag + 1e-6) : kRejected);
   }
   return worst;
 }
 
-tuning::SearchSpace attentionSpace() {
-  tuning::SearchSpace s;
-  s.dims = {{"tile", {-1, 32, 64, 128}},
-            {"subgroups", {-1, 1, 2, 4, 8}},
-            {"prefetch", {-1, 0, 1}},
-            {"pad", {-1, 0, 1}}};
-  return s;
+// The stage's op on the tensors (the backward reads the o and lse its forward left).
+void runStage(ops::Executor& e, Tensors& x, AttentionStage stage) {
+  if (stage == AttentionStage::Forward) {
+    ops::attentionForward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.shape);
+    return;
+  }
+  ops::attentionBackward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.dO.range(),
+                         x.dQ.range(), x.dK.range(), x.dV.range(), x.delta.range(), x.shape);
 }
 
-tuning::AttentionChoice choiceOf(const tuning::SearchSpace& s, const Candidate& c, const AttentionTarget& t) {
-  tuning::AttentionChoice a;
-  a.pass = tuning::AttentionPassId::Forward;
-  a.headDim = t.headDim;
-  a.causal = t.causal;
-  if (const int64_t v = s.value(c, "tile"); v >= 0) a.tile = uint32_t(v);
-  if (const int64_t v = s.value(c, "subgroups"); v >= 0) a.subgroups = uint32_t(v);
-  if (const int64_t v = s.value(c, "prefetch"); v >= 0) a.prefetch = v == 1;
-  if (const int64_t v = s.value(c, "pad"); v >= 0) a.pad = uint32_t(v);
-  return a;
+// The backward's inputs o and lse, from the forward with the device's record.
+void runForwardFor(vk::Context& ctx, Tensors& x, AttentionStage stage) {
+  if (stage != AttentionStage::Backward) return;
+  ops::ImmediateExecutor e(ctx);
+  runStage(e, x, AttentionStage::Forward);
+  e.flush();
 }
 
-std::string describe(const tuning::AttentionChoice& a) {
-  return "tile " + (a.tile ? std::to_string(*a.tile) : "-") + " sg " +
+// The record with `choices` in place on the device (the ops read it there) until the guard goes, then
+// `restore`.
+class Applied {
+public:
+  Applied(const vk::Device& dev, const tuning::Tuning& restore, tuning::Tuning record)
+      : dev_(dev), restore_(restore) {
+    ops::setDeviceTuning(dev, record);
+  }
+  Applied(const vk::Device& dev, const tuning::Tuning& restore,
+          const std::vector<tuning::AttentionChoice>& choices)
+      : Applied(dev, restore, with(restore, choices)) {}
+  Applied(const Applied&) = delete;
+  Applied& operator=(const Applied&) = delete;
+  ~Applied() { ops::setDeviceTuning(dev_, restore_); }
+
+private:
+  static tuning::Tuning with(tuning::Tuning record, const std::vector<tuning::AttentionChoice>& choices) {
+    for (const tuning::AttentionChoice& a : choices)
+      tuning::putAttention(record, a, tuning::Source::File);
+    return record;
+  }
+  const vk::Device& dev_;
+  const tuning::Tuning& restore_;
+};
+
+std::vector<AttentionPass> passes(AttentionStage stage) {
+  if (stage == AttentionStage::Forward) return {AttentionPass::Forward};
+  return {AttentionPass::QueryGrad, AttentionPass::KeyValueGrad};
+}
+
+std::string prefix(AttentionStage stage, AttentionPass pass) {
+  if (stage == AttentionStage::Forward) return "";
+  return pass == AttentionPass::QueryGrad ? "dq." : "dkv.";
+}
+
+std::string describe(const std::vector<tuning::AttentionChoice>& choices) {
+  std::string s;
+  for (const tuning::AttentionChoice& a : choices)
+    s += std::string(s.empty() ? "" : "; ") + tuning::name(a.pass) + " tile " +
+         (a.tile ? std::to_string(*a.tile) : "-") + " sg " +
          (a.subgroups ? std::to_string(*a.subgroups) : "-") + " pf " +
          (a.prefetch ? std::to_string(*a.prefetch) : "-") + " pad " + (a.pad ? std::to_string(*a.pad) : "-");
+  return s;
 }
 
 } // namespace
 
-AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, const tuning::Tuning& base,
-                                  const AttentionTuneOptions& o) {
+const char* stageName(AttentionStage stage) {
+  return stage == AttentionStage::Forward ? "forward" : "backward";
+}
+
+tuning::SearchSpace attentionSpace(AttentionStage stage) {
+  tuning::SearchSpace s;
+  for (const AttentionPass pass : passes(stage)) {
+    const std::string p = prefix(stage, pass);
+    s.dims.push_back({p + "tile", {-1, 32, 64, 128}});
+    s.dims.push_back({p + "subgroups", {-1, 1, 2, 4, 8}});
+    s.dims.push_back({p + "prefetch", {-1, 0, 1}});
+    s.dims.push_back({p + "pad", {-1, 0, 1}});
+  }
+  return s;
+}
+
+std::vector<tuning::AttentionChoice> attentionChoices(const tuning::SearchSpace& s, const Candidate& c,
+                                                      AttentionStage stage, const AttentionTarget& t) {
+  std::vector<tuning::AttentionChoice> out;
+  for (const AttentionPass pass : passes(stage)) {
+    const std::string p = prefix(stage, pass);
+    tuning::AttentionChoice a;
+    a.pass = ops::passId(pass);
+    a.headDim = t.headDim;
+    a.causal = t.causal;
+    if (const int64_t v = s.value(c, p + "tile"); v >= 0) a.tile = uint32_t(v);
+    if (const int64_t v = s.value(c, p + "subgroups"); v >= 0) a.subgroups = uint32_t(v);
+    if (const int64_t v = s.value(c, p + "prefetch"); v >= 0) a.prefetch = v == 1;
+    if (const int64_t v = s.value(c, p + "pad"); v >= 0) a.pad = uint32_t(v);
+    out.push_back(a);
+  }
+  return out;
+}
+
+AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, AttentionStage stage,
+                                  const tuning::Tuning& base, const AttentionTuneOptions& o) {
   AttentionTuneResult r;
   const vk::Device& dev = ctx.device();
   r.available = ops::attentionCoopAvailable(dev, t.headDim);
   if (!r.available) return r;
-  Tensors x = makeTensors(ctx, t, o.seed);
-  const tuning::SearchSpace space = attentionSpace();
-  const size_t n = x.hq.size();
-  const auto forward = [&](ops::Executor& e) {
-    ops::attentionForward(e, x.q.range(), x.k.range(), x.v.range(), x.o.range(), x.lse.range(), x.shape);
+  Tensors x = makeTensors(ctx, t, stage, o.seed);
+  const tuning::SearchSpace space = attentionSpace(stage);
+  const auto op = [&](ops::Executor& e) { runStage(e, x, stage); };
+  runForwardFor(ctx, x, stage);
+  const auto run = [&](ops::Executor& e, const std::vector<tuning::AttentionChoice>& choices) {
+    if (o.runner)
+      o.runner(e, choices, op);
+    else
+      op(e);
   };
-  const auto reject = [&](const tuning::AttentionChoice& a, const std::string& gate, const std::string& why) {
+  const auto reject = [&](const std::vector<tuning::AttentionChoice>& a, const std::string& gate,
+                          const std::string& why) {
     ++r.rejected;
     if (r.rejections.size() < 8) r.rejections.push_back(describe(a) + ": " + gate + ": " + why);
     return kRejected;
   };
+  std::vector<vk::Buffer*> outs = outputs(x, stage);
+  const std::vector<Expected> want = expected(x, t, stage, o.samples, o.seed + 1);
+  // The backward's outputs are sums of products of three f16-rounded factors (dO, v and q or k): more room.
+  const double limit = stage == AttentionStage::Backward ? 2.5 * o.maxError : o.maxError;
   const auto cost = [&](const Candidate& c) -> double {
-    const tuning::AttentionChoice a = choiceOf(space, c, t);
-    tuning::Tuning record = base;
-    tuning::putAttention(record, a, tuning::Source::File);
-    ops::setDeviceTuning(dev, record);
+    const std::vector<tuning::AttentionChoice> choices = attentionChoices(space, c, stage, t);
+    const Applied applied(dev, base, choices);
     try {
-      const auto p = ops::attentionCoopPass(dev, codegen::AttentionPass::Forward, t.headDim, t.causal);
-      if ((a.tile && p.tile != *a.tile) || (a.subgroups && p.subgroups != *a.subgroups))
-        return reject(a, "parameters", "does not fit the device (left out by the op)");
-      const spv::ValidationResult v = spv::validate(codegen::generateAttentionCoop(p).spirv);
-      if (!v.ok) return reject(a, "spirv-val", v.message);
+      for (const tuning::AttentionChoice& a : choices) {
+        const AttentionPass pass = a.pass == tuning::AttentionPassId::Forward ? AttentionPass::Forward
+                                   : a.pass == tuning::AttentionPassId::QueryGrad
+                                       ? AttentionPass::QueryGrad
+                                       : AttentionPass::KeyValueGrad;
+        const auto p = ops::attentionCoopPass(dev, pass, t.headDim, t.causal);
+        if ((a.tile && p.tile != *a.tile) || (a.subgroups && p.subgroups != *a.subgroups))
+          return reject(choices, "parameters", "does not fit the device (left out by the op)");
+        const spv::ValidationResult v = spv::validate(codegen::generateAttentionCoop(p).spirv);
+        if (!v.ok) return reject(choices, "spirv-val", v.message);
+      }
     } catch (const std::exception& e) {
-      return reject(a, "parameters", e.what());
+      return reject(choices, "parameters", e.what());
     }
-    std::vector<float> first;
+    std::vector<std::vector<float>> first;
     double error = 0;
-    for (int run = 0; run < 3; ++run) {
-      ctx.uploadVector(x.o, std::vector<float>(n, std::numeric_limits<float>::quiet_NaN()));
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      for (vk::Buffer* b : outs)
+        ctx.uploadVector(*b, std::vector<float>(x.n, std::numeric_limits<float>::quiet_NaN()));
       WatchingExecutor exec(ctx);
       try {
-        forward(exec);
+        run(exec, choices);
         exec.flush();
       } catch (const std::exception& e) {
-        return reject(a, "pipeline", e.what());
+        return reject(choices, "pipeline", e.what());
       }
-      if (run == 0)
-        if (const std::string why = spillGate(ctx, exec); !why.empty()) return reject(a, "spills", why);
-      std::vector<float> got = ctx.downloadVector<float>(x.o, n);
-      if (run == 0) {
-        error = maxError(x, t, got, o.samples, o.seed + 1);
-        if (!(error <= o.maxError)) return reject(a, "max error", std::to_string(error));
+      if (attempt == 0)
+        if (const std::string why = spillGate(ctx, exec); !why.empty()) return reject(choices, "spills", why);
+      std::vector<std::vector<float>> got;
+      for (vk::Buffer* b : outs)
+        got.push_back(ctx.downloadVector<float>(*b, x.n));
+      if (attempt == 0) {
+        error = maxError(want, got);
+        if (!(error <= limit)) return reject(choices, "max error", std::to_string(error));
         first = std::move(got);
-      } else if (std::memcmp(first.data(), got.data(), n * sizeof(float)) != 0) {
-        return reject(a, "determinism", "run " + std::to_string(run + 1) + " differs from run 1");
+        continue;
       }
+      for (size_t i = 0; i < got.size(); ++i)
+        if (std::memcmp(first[i].data(), got[i].data(), x.n * sizeof(float)) != 0)
+          return reject(choices, "determinism", "run " + std::to_string(attempt + 1) + " differs from run 1");
     }
     try { // as the GEMM search: a candidate that cannot be timed is rejected, not the run
-      return timeUs(ctx, o.timing, forward) * (1.0 + error / o.maxError * 1e-2);
+      return timeUs(ctx, o.timing, [&](ops::Executor& e) { run(e, choices); }) * (1.0 + error / limit * 1e-2);
     } catch (const std::exception& e) {
-      return reject(a, "timing", e.what());
+      return reject(choices, "timing", e.what());
     }
   };
   tuning::SearchOptions so;
@@ -176,35 +357,36 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, co
     if (o.progress) o.progress(k, best.cost);
   };
   const Candidate start(space.dims.size(), 0);
-  std::vector<tuning::Scored> all;
-  try {
-    all = tuning::evolve(space, start, cost, so);
-  } catch (...) {
-    ops::setDeviceTuning(dev, base);
-    throw;
-  }
-  ops::setDeviceTuning(dev, base);
+  const std::vector<tuning::Scored> all = tuning::evolve(space, start, cost, so);
   r.evaluated = static_cast<uint32_t>(all.size());
   for (const tuning::Scored& s : all)
     if (s.candidate == start) r.defaultUs = std::isfinite(s.cost) ? s.cost : 0;
   if (!all.empty() && std::isfinite(all.front().cost)) {
     const Candidate& winner = all.front().candidate;
     const Pick pick = pickWinner(r.defaultUs, all.front().cost, o.minGain, [&](bool timeWinner) {
-      tuning::Tuning record = base;
-      tuning::putAttention(record, choiceOf(space, timeWinner ? winner : start, t), tuning::Source::File);
-      ops::setDeviceTuning(dev, record);
-      struct Restore {
-        const vk::Device& d;
-        const tuning::Tuning& b;
-        ~Restore() { ops::setDeviceTuning(d, b); }
-      } restore{dev, base};
-      return timeUs(ctx, o.timing, forward);
+      const std::vector<tuning::AttentionChoice> choices =
+          attentionChoices(space, timeWinner ? winner : start, stage, t);
+      const Applied applied(dev, base, choices);
+      return timeUs(ctx, o.timing, [&](ops::Executor& e) { run(e, choices); });
     });
     r.defaultUs = pick.defaultUs;
-    r.best = choiceOf(space, pick.winner ? winner : start, t);
+    r.best = attentionChoices(space, pick.winner ? winner : start, stage, t);
     r.bestUs = pick.chosenUs;
   }
   return r;
+}
+
+PairUs timeAttentionRecords(vk::Context& ctx, const AttentionTarget& target, AttentionStage stage,
+                            const tuning::Tuning& first, const tuning::Tuning& second,
+                            const TimingOptions& timing, uint32_t rounds) {
+  const vk::Device& dev = ctx.device();
+  const tuning::Tuning restore = ops::deviceTuning(dev);
+  Tensors x = makeTensors(ctx, target, stage, 1);
+  runForwardFor(ctx, x, stage);
+  return timeAlternately(rounds, [&](bool useSecond) {
+    const Applied applied(dev, restore, useSecond ? second : first);
+    return timeUs(ctx, timing, [&](ops::Executor& e) { runStage(e, x, stage); });
+  });
 }
 
 } // namespace helios::tune

@@ -34,15 +34,20 @@ double timeUs(vk::Context& ctx, const TimingOptions& options,
   return bench::timeMedianUs(ctx, timing, run);
 }
 
+PairUs timeAlternately(uint32_t rounds, const std::function<double(bool second)>& time) {
+  PairUs best{std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
+  for (uint32_t round = 0; round < std::max(rounds, 1u); ++round) {
+    best.first = std::min(best.first, time(false));
+    best.second = std::min(best.second, time(true));
+  }
+  return best;
+}
+
 Pick pickWinner(double searchDefaultUs, double searchWinnerUs, double minGain,
                 const std::function<double(bool winner)>& time) {
   if (!(searchDefaultUs > 0)) return {true, searchDefaultUs, searchWinnerUs};
   if (searchWinnerUs > searchDefaultUs * (1.0 - minGain)) return {false, searchDefaultUs, searchDefaultUs};
-  double def = std::numeric_limits<double>::infinity(), win = def;
-  for (int round = 0; round < 2; ++round) {
-    def = std::min(def, time(false));
-    win = std::min(win, time(true));
-  }
+  const auto [def, win] = timeAlternately(2, time);
   const bool wins = win <= def * (1.0 - minGain);
   return {wins, def, wins ? win : def};
 }

@@ -41,6 +41,13 @@ std::string spillGate(vk::Context& ctx, const WatchingExecutor& run);
 // warm-up work (bench::timeMedianUs, as helios-bench times).
 double timeUs(vk::Context& ctx, const TimingOptions& options, const std::function<void(ops::Executor&)>& run);
 
+// Two sides timed alternately (time(false), time(true), time(false), ...), `rounds` times each: the best of
+// each side, so neither is timed only while clocks settle.
+struct PairUs {
+  double first, second;
+};
+PairUs timeAlternately(uint32_t rounds, const std::function<double(bool second)>& time);
+
 // Whether the search's winner replaces the policy's choice, and the times that decided it. The winner must
 // beat the policy's choice by minGain in the search and again when both are timed anew, alternately, twice
 // each (`time(true)` times the winner): the search timed the default first, while clocks were still

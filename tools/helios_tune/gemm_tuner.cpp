@@ -22,13 +22,6 @@ namespace {
 using tuning::Candidate;
 constexpr double kRejected = std::numeric_limits<double>::infinity();
 
-// Coop tilings tried besides the device's menu (codegen validates each against the device; misfits are
-// gated).
-const char* const kExtraCoopTiles[] = {"128x128x32_sg2x2_s2", "128x128x64_sg2x2_s1", "128x128x32_sg2x4_s2",
-                                       "128x64x32_sg2x2_s2",  "64x128x32_sg2x2_s2",  "64x64x32_sg2x2_s2",
-                                       "64x64x64_sg2x2_s2",   "256x128x32_sg4x2_s1", "128x256x32_sg2x4_s1",
-                                       "32x64x32_sg1x2_s2",   "64x32x32_sg2x1_s2"};
-
 // The operands of one shape, on the device and as doubles for the reference.
 struct Operands {
   vk::Buffer a, b, c;
@@ -120,9 +113,9 @@ ops::MatmulArgs argsFor(const ops::MatmulArgs& base, const tuning::Tuning& recor
 struct Planned {
   std::string key, invalid;
 };
-Planned planned(vk::Context& ctx, const ops::MatmulArgs& base, const tuning::Tuning& record) {
+Planned planned(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const ops::MatmulArgs& base,
+                const tuning::Tuning& record) {
   const ops::MatmulArgs a = argsFor(base, record);
-  const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
   if (a.kernel != ops::MatmulKernel::Tiled && dev.coopMatrix) {
     const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &record);
     if (ops::isCoop(plan.decision)) {
@@ -142,18 +135,28 @@ Planned planned(vk::Context& ctx, const ops::MatmulArgs& base, const tuning::Tun
   return {"tiled/" + p.cacheKey(), v.ok ? "" : v.message};
 }
 
+} // namespace
+
 std::string describe(const tuning::GemmChoice& c) {
   std::string s = tuning::name(c.kernel);
+  const auto num = [&](const char* key, const std::optional<uint32_t>& v) {
+    if (v) s += std::string(" ") + key + std::to_string(*v);
+  };
+  const auto flag = [&](const char* key, const std::optional<bool>& v) {
+    if (v) s += std::string(*v ? " " : " no-") + key;
+  };
+  flag("coop2", c.coop2);
   if (c.tile) s += " " + tuning::text(*c.tile);
   if (c.tiled) s += " " + *c.tiled;
-  if (c.groupM) s += " g" + std::to_string(*c.groupM);
-  if (c.kSlices) s += " k" + std::to_string(*c.kSlices);
+  num("w", c.producers);
+  num("g", c.groupM);
+  num("k", c.kSlices);
   if (c.pad) s += " p" + tuning::text(*c.pad);
-  if (c.stagedStore) s += *c.stagedStore ? " ss" : " no-ss";
+  flag("ss", c.stagedStore);
+  num("u", c.unroll);
+  flag("tl", c.tensorLayouts);
   return s;
 }
-
-} // namespace
 
 void runWithRecord(ops::Executor& exec, const ops::MatmulArgs& base, const tuning::Tuning& record) {
   const ops::MatmulArgs a = argsFor(base, record);
@@ -167,45 +170,136 @@ void runWithRecord(ops::Executor& exec, const ops::MatmulArgs& base, const tunin
   ops::matmulCoop(exec, a, opt);
 }
 
-GemmSpace gemmSpace(vk::Context& ctx, const tuning::GemmShape& s, bool allowCoop) {
+namespace {
+
+// Index 0 ("as the policy chooses") and then the values.
+std::vector<int64_t> axis(bool on, std::initializer_list<int64_t> values) {
+  std::vector<int64_t> v{-1};
+  if (on) v.insert(v.end(), values);
+  return v;
+}
+
+// The shape as the coop plan sees it (f16 operands: coop devices have them).
+ops::MatmulArgs shapeArgs(const tuning::GemmShape& s) {
+  ops::MatmulArgs a;
+  a.M = s.m, a.N = s.n, a.K = s.k, a.batch = s.batch, a.transA = s.transA, a.transB = s.transB;
+  a.aType = ops::MatmulDType::F16;
+  a.outType = s.f16Out ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
+  return a;
+}
+
+// The policy's kernel for `shape` with `choice` (only coop2 set, or nothing) in place of any tuned entry.
+std::optional<codegen::GemmCoopParams> policyKernel(const ops::CoopDeviceInfo& dev,
+                                                    const tuning::GemmShape& shape,
+                                                    const tuning::Tuning& base,
+                                                    const tuning::GemmChoice& choice) {
+  tuning::Tuning record = base;
+  tuning::putGemm(record, choice, tuning::Source::File);
+  const ops::MatmulArgs a = shapeArgs(shape);
+  const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &record);
+  if (!ops::isCoop(plan.decision)) return std::nullopt;
+  return ops::coopKernelParams(plan, a);
+}
+
+bool validates(const codegen::GemmCoopParams& p) {
+  try {
+    p.validate();
+    return true;
+  } catch (const std::invalid_argument&) {
+    return false;
+  }
+}
+
+// The names of the axes that only the subgroup-scope kernel has, and those only the workgroup-scope one has.
+const std::vector<const char*> kSubgroupAxes = {"sgRows",  "sgCols", "stages", "producers",  "groupM",
+                                                "kSlices", "padA",   "padB",   "stagedStore"};
+const std::vector<const char*> kWorkgroupAxes = {"unroll", "tensorLayouts"};
+
+// The workgroup scope: asked for, or left to the policy that takes it, or implied by one of its own axes (so
+// one move of the search reaches them).
+bool usesWorkgroupScope(const GemmSpace& g, const Candidate& c) {
+  const int64_t v = g.space.value(c, "coop2");
+  const bool ownAxis = g.space.value(c, "unroll") >= 0 || g.space.value(c, "tensorLayouts") >= 0;
+  return g.workgroupBase && (v == 1 || (v == -1 && (g.policyWorkgroup || ownAxis)));
+}
+
+// The subgroup-scope kernel `c` asks for, on the policy's kernel for the shape.
+codegen::GemmCoopParams subgroupKernel(const GemmSpace& g, const Candidate& c) {
+  codegen::GemmCoopParams p = g.subgroupBase;
+  const auto pick = [&](const char* axis, uint32_t policy) {
+    const int64_t v = g.space.value(c, axis);
+    return v < 0 ? policy : uint32_t(v);
+  };
+  p.setTiling(pick("bm", p.BM), pick("bn", p.BN), pick("bk", p.BK), pick("sgRows", p.sgRows),
+              pick("sgCols", p.sgCols), pick("stages", p.stages));
+  p.producers = pick("producers", p.producers);
+  p.padA = pick("padA", p.padA), p.padB = pick("padB", p.padB);
+  p.kSlices = pick("kSlices", p.kSlices);
+  return p;
+}
+
+} // namespace
+
+GemmSpace gemmSpace(const ops::CoopDeviceInfo& dev, const tuning::GemmShape& s, const tuning::Tuning& base,
+                    bool allowCoop) {
   GemmSpace g;
   tuning::SearchSpace& space = g.space;
-  const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
-  const bool coop = dev.coopMatrix && allowCoop;
+  bool coop = dev.coopMatrix && allowCoop;
+  bool nv2 = false;
   if (coop) {
-    for (const codegen::GemmCoopParams& t :
-         codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize))
-      if (!t.workgroupScope && !t.producers)
-        g.coopTiles.push_back({t.BM, t.BN, t.BK, t.sgRows, t.sgCols, t.stages});
-    for (const char* text : kExtraCoopTiles) {
-      const tuning::CoopTile t = tuning::parseCoopTile("tile", text);
-      if (std::find(g.coopTiles.begin(), g.coopTiles.end(), t) == g.coopTiles.end()) g.coopTiles.push_back(t);
-    }
+    tuning::GemmChoice policy, sub, wg;
+    policy.shape = sub.shape = wg.shape = s;
+    sub.coop2 = false;
+    wg.coop2 = true;
+    const auto own = policyKernel(dev, s, base, policy);
+    g.policyWorkgroup = own && own->workgroupScope;
+    const auto subgroup = policyKernel(dev, s, base, sub);
+    g.subgroupBase = subgroup ? *subgroup
+                              : codegen::gemmCoopDefault(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes,
+                                                         dev.subgroupSize);
+    g.subgroupBase.transA = s.transA, g.subgroupBase.transB = s.transB;
+    if (!dev.nv2Shapes.empty())
+      if (const auto w = policyKernel(dev, s, base, wg); w && w->workgroupScope) g.workgroupBase = *w;
+    nv2 = g.workgroupBase.has_value();
   }
   for (const codegen::GemmTile& t : codegen::gemmTiledCandidates())
     g.tiledTiles.push_back(t.str());
-  // Index 0 of every dimension is "as the policy chooses", so the all-zero candidate is today's default.
-  const auto indices = [](size_t n) {
-    std::vector<int64_t> v{-1};
-    for (size_t i = 0; i < n; ++i)
-      v.push_back(int64_t(i));
-    return v;
+  std::vector<int64_t> tiled{-1};
+  for (size_t i = 0; i < g.tiledTiles.size(); ++i)
+    tiled.push_back(int64_t(i));
+  space.dims = {
+      {"kernel", coop ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1}},
+      {"coop2", axis(nv2, {0, 1})},
+      {"bm", axis(coop, {32, 64, 128, 256})},
+      {"bn", axis(coop, {32, 64, 128, 256})},
+      {"bk", axis(coop, {16, 32, 64})},
+      {"sgRows", axis(coop, {1, 2, 4})},
+      {"sgCols", axis(coop, {1, 2, 4})},
+      {"stages", axis(coop, {1, 2})},
+      {"producers", axis(coop, {0, 1, 2})},
+      {"groupM", axis(coop, {0, 4, 8, 16})},
+      {"kSlices", axis(coop && s.batch == 1, {1, 2, 4, 8})},
+      {"padA", axis(coop, {0, 8, 16})},
+      {"padB", axis(coop, {0, 8, 16})},
+      {"stagedStore", axis(coop, {0})},
+      {"unroll", axis(nv2, {1, 2, 4, 8})},
+      {"tensorLayouts", axis(nv2, {0, 1})},
+      {"tiledTile", tiled},
   };
-  space.dims.push_back({"kernel", coop ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{1}});
-  space.dims.push_back({"coopTile", indices(g.coopTiles.size())});
-  space.dims.push_back({"groupM", coop ? std::vector<int64_t>{-1, 0, 4, 8, 16} : std::vector<int64_t>{-1}});
-  space.dims.push_back(
-      {"kSlices", coop && s.batch == 1 ? std::vector<int64_t>{-1, 1, 2, 4, 8} : std::vector<int64_t>{-1}});
-  space.dims.push_back({"pad", coop ? std::vector<int64_t>{-1, 0, 8} : std::vector<int64_t>{-1}});
-  space.dims.push_back({"stagedStore", coop ? std::vector<int64_t>{-1, 0} : std::vector<int64_t>{-1}});
-  space.dims.push_back({"tiledTile", indices(g.tiledTiles.size())});
-  // One spelling per candidate: coop dimensions stay at "policy" on tiled candidates and the other way.
-  space.valid = [dims = space.dims](const Candidate& c) {
-    const bool tiled = dims[0].values[c[0]] == 1;
+  // One spelling per candidate: coop axes stay at "policy" on tiled candidates and the other way; each
+  // scope's own axes only on that scope; a subgroup-scope kernel must validate.
+  space.valid = [g = GemmSpace(g)](const Candidate& c) { // a copy: the returned space moves
+    const tuning::SearchSpace& sp = g.space;
+    const bool isTiled = sp.value(c, "kernel") == 1;
     bool coopParts = false;
     for (size_t i = 1; i + 1 < c.size(); ++i)
       coopParts = coopParts || c[i] != 0;
-    return tiled ? !coopParts : c.back() == 0;
+    if (isTiled) return !coopParts;
+    if (sp.value(c, "tiledTile") >= 0) return false;
+    const bool wg = usesWorkgroupScope(g, c);
+    for (const char* a : wg ? kSubgroupAxes : kWorkgroupAxes)
+      if (sp.value(c, a) >= 0) return false;
+    return wg || validates(subgroupKernel(g, c));
   };
   return g;
 }
@@ -215,12 +309,28 @@ tuning::GemmChoice gemmChoice(const GemmSpace& g, const Candidate& c, const tuni
   tuning::GemmChoice choice;
   choice.shape = s;
   choice.kernel = space.value(c, "kernel") == 1 ? tuning::GemmKernel::Tiled : tuning::GemmKernel::Coop;
-  if (const int64_t t = space.value(c, "coopTile"); t >= 0) choice.tile = g.coopTiles[size_t(t)];
-  if (const int64_t v = space.value(c, "groupM"); v >= 0) choice.groupM = uint32_t(v);
-  if (const int64_t v = space.value(c, "kSlices"); v >= 0) choice.kSlices = uint32_t(v);
-  if (const int64_t v = space.value(c, "pad"); v >= 0)
-    choice.pad = tuning::SharedPad{uint32_t(v), uint32_t(v)};
+  const auto opt = [&](const char* axis) {
+    const int64_t v = space.value(c, axis);
+    return v < 0 ? std::nullopt : std::optional<uint32_t>(uint32_t(v));
+  };
+  if (const auto v = opt("coop2")) choice.coop2 = *v == 1;
+  // The tiling: the scope's policy tiling with the candidate's parts, recorded only where it differs.
+  const bool wg = usesWorkgroupScope(g, c);
+  if (wg && !g.policyWorkgroup) choice.coop2 = true;
+  const codegen::GemmCoopParams& from = wg ? *g.workgroupBase : g.subgroupBase;
+  const tuning::CoopTile policy{from.BM, from.BN, from.BK, from.sgRows, from.sgCols, from.stages};
+  const tuning::CoopTile tile{opt("bm").value_or(policy.bm),       opt("bn").value_or(policy.bn),
+                              opt("bk").value_or(policy.bk),       opt("sgRows").value_or(policy.rows),
+                              opt("sgCols").value_or(policy.cols), opt("stages").value_or(policy.stages)};
+  if (choice.kernel == tuning::GemmKernel::Coop && !(tile == policy)) choice.tile = tile;
+  choice.producers = opt("producers");
+  choice.groupM = opt("groupM");
+  choice.kSlices = opt("kSlices");
+  const auto padA = opt("padA"), padB = opt("padB");
+  if (padA || padB) choice.pad = tuning::SharedPad{padA.value_or(from.padA), padB.value_or(from.padB)};
   if (space.value(c, "stagedStore") == 0) choice.stagedStore = false;
+  choice.unroll = opt("unroll");
+  if (const auto v = opt("tensorLayouts")) choice.tensorLayouts = *v == 1;
   if (const int64_t t = space.value(c, "tiledTile"); t >= 0) choice.tiled = g.tiledTiles[size_t(t)];
   return choice;
 }
@@ -229,7 +339,8 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
                         const GemmTuneOptions& o) {
   GemmTuneResult result;
   Operands ops_ = makeOperands(ctx, shape, o.seed);
-  const GemmSpace space = gemmSpace(ctx, shape, o.allowCoop);
+  const ops::CoopDeviceInfo dev = o.device ? *o.device : ops::coopDeviceInfo(ctx.device());
+  const GemmSpace space = gemmSpace(dev, shape, base, o.allowCoop);
   const auto reject = [&](const tuning::GemmChoice& g, const std::string& gate, const std::string& why) {
     ++result.rejected;
     if (result.rejections.size() < 8) result.rejections.push_back(describe(g) + ": " + gate + ": " + why);
@@ -241,7 +352,7 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
     tuning::Tuning record = base;
     tuning::putGemm(record, g, tuning::Source::File);
     try {
-      const Planned k = planned(ctx, ops_.args, record);
+      const Planned k = planned(ctx, dev, ops_.args, record);
       if (!k.invalid.empty()) return reject(g, "spirv-val", k.invalid);
       // A choice the plan does not take (a tiling that does not divide, K slices on a batch, ...) runs a
       // kernel already timed: not timed again, and never recorded as a choice.
@@ -307,6 +418,15 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
     result.bestUs = pick.chosenUs;
   }
   return result;
+}
+
+PairUs timeGemmRecords(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& first,
+                       const tuning::Tuning& second, const TimingOptions& timing, uint32_t rounds) {
+  const Operands o = makeOperands(ctx, shape, 1);
+  return timeAlternately(rounds, [&](bool useSecond) {
+    const tuning::Tuning& record = useSecond ? second : first;
+    return timeUs(ctx, timing, [&](ops::Executor& e) { runWithRecord(e, o.args, record); });
+  });
 }
 
 } // namespace helios::tune

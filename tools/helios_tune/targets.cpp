@@ -34,8 +34,16 @@ AttentionTarget parseAttention(const std::string& entry, std::string t) {
   return a;
 }
 
-template <class T> void addOnce(std::vector<T>& v, const T& x) {
-  if (std::find(v.begin(), v.end(), x) == v.end()) v.push_back(x);
+// Adds `x` once, counting `n` more runs of it.
+template <class T>
+void addOnce(std::vector<T>& v, std::vector<uint32_t>& counts, const T& x, uint32_t n = 1) {
+  const auto it = std::find(v.begin(), v.end(), x);
+  if (it != v.end()) {
+    counts[size_t(it - v.begin())] += n;
+    return;
+  }
+  v.push_back(x);
+  counts.push_back(n);
 }
 
 } // namespace
@@ -52,9 +60,9 @@ Targets parseTargets(const std::string& list) {
       std::string s = entry.substr(5);
       std::transform(s.begin(), s.begin() + std::min<size_t>(2, s.size()), s.begin(),
                      [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-      addOnce(t.gemms, tuning::parseGemmShape("--shapes entry '" + entry + "'", s));
+      addOnce(t.gemms, t.gemmCounts, tuning::parseGemmShape("--shapes entry '" + entry + "'", s));
     } else if (entry.starts_with("attn:")) {
-      addOnce(t.attention, parseAttention(entry, entry.substr(5)));
+      addOnce(t.attention, t.attentionCounts, parseAttention(entry, entry.substr(5)));
     } else {
       throw std::invalid_argument("--shapes entry '" + entry + "': expected gemm:... or attn:...");
     }
@@ -69,18 +77,29 @@ Targets trainingTargets(const train::TrainConfig& c) {
   const uint32_t vocab = g.vocab ? g.vocab : 256;
   const bool f16 = g.precision == model::Precision::Mixed;
   // y = x W (x: tokens x in, W: in x out); dx = dy W^T (NT); dW = x^T dy (TN, f32 sums).
-  const auto projection = [&](uint32_t in, uint32_t out) {
-    addOnce(t.gemms, tuning::GemmShape{tokens, out, in, 1, false, false, f16});
-    addOnce(t.gemms, tuning::GemmShape{tokens, in, out, 1, false, true, f16});
-    addOnce(t.gemms, tuning::GemmShape{in, out, tokens, 1, true, false, false});
+  const auto projection = [&](uint32_t in, uint32_t out, uint32_t n) {
+    addOnce(t.gemms, t.gemmCounts, tuning::GemmShape{tokens, out, in, 1, false, false, f16}, n);
+    addOnce(t.gemms, t.gemmCounts, tuning::GemmShape{tokens, in, out, 1, false, true, f16}, n);
+    addOnce(t.gemms, t.gemmCounts, tuning::GemmShape{in, out, tokens, 1, true, false, false}, n);
   };
-  projection(d, 3 * d); // packed QKV
-  projection(d, d);     // attention output
-  projection(d, hidden);
-  projection(hidden, d);
-  projection(d, vocab); // the head
+  const uint32_t layers = std::max(g.layers, 1u);
+  projection(d, 3 * d, layers); // packed QKV
+  projection(d, d, layers);     // attention output
+  projection(d, hidden, layers);
+  projection(hidden, d, layers);
+  projection(d, vocab, 1); // the head
   t.attention.push_back({c.batch, g.heads, c.seqLen, d / std::max(g.heads, 1u), true});
+  t.attentionCounts.push_back(layers);
   return t;
+}
+
+double gemmFlops(const tuning::GemmShape& s) {
+  return 2.0 * s.m * s.n * s.k * s.batch;
+}
+
+double attentionFlops(const AttentionTarget& t, bool backward) {
+  const double forward = 4.0 * t.batch * t.heads * double(t.seq) * t.seq * t.headDim * (t.causal ? 0.5 : 1.0);
+  return backward ? 2.5 * forward : forward;
 }
 
 } // namespace helios::tune

@@ -1,7 +1,8 @@
 #pragma once
-// A tuning run: every target searched in turn under one time budget (split evenly), with a progress bar,
-// and the winners written as the device's tuning file (or `out`). helios-tune and helios-train --tune call
-// this.
+// A tuning run: every target searched in turn (GEMM shapes, then each attention shape's forward and
+// backward) under one time budget split by each search's share of the step's FLOPs (budgetShares), with a
+// progress bar, and the winners written as the device's tuning file (or `out`). helios-tune and
+// helios-train --tune call this.
 #include <filesystem>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -13,7 +14,7 @@
 namespace helios::tune {
 
 struct TuneOptions {
-  double budgetSeconds = 60;
+  double budgetSeconds = 300;
   uint32_t maxEvaluations = 60; // per target
   uint64_t seed = 1;
   TimingOptions timing;
@@ -24,7 +25,12 @@ struct TuneOptions {
 struct TuneReport {
   std::filesystem::path file; // where the record went
   nlohmann::json summary;     // per target: default and tuned time, choice, evaluations, rejections
+  double seconds = 0;         // the whole run
 };
+
+// Each search's share of the budget from its FLOPs per step: 80% in proportion, 20% evenly (every search
+// times the policy's choice and a few candidates, however small its shape). Sums to 1.
+std::vector<double> budgetShares(const std::vector<double>& flops);
 
 // Tunes `targets` on `ctx`'s device, writes the file (keeping its other entries when it already belongs to
 // this device) and reloads the device's record so the process uses it at once.
