@@ -4,12 +4,14 @@
 # forward per token for comparison) -> Hugging Face export -> transformers: GPT2LMHeadModel's logits
 # (bench/device/hf-check.py) and the exported tokenizer's ids (bench/device/hf-tokenizer-check.py).
 #   GPT-2 BPE leg: merges trained on the first $BPE_FILES files by tests/text/gpt2_reference.py (OpenAI's
-#     algorithm; Helios has no GPT-2 BPE trainer), then prepare, train, resume, sample, export, both checks.
+#     algorithm; Helios has no GPT-2 BPE trainer), then prepare, train, resume, sample, a short --pack run
+#     (unfused attention, documents masked), export, both checks.
 #   SentencePiece leg: helios-train tokenizer on the folder, prepare, a 2-step tiny run, export, the tokenizer
 #     check through LlamaTokenizer (reported as skipped where transformers lacks the sentencepiece module).
 # Carry .gl, .dev (STAGE="helios-train helios-probe" bash bench/device/stage.sh), build/shaders and
 # .deps/corpus; .mpi as well where helios-train links MPI (bench/device/mpi-debs.sh).
 #   [STEPS=200] [PRESET=gpt2-small] [BATCH=8] [PRECISION=mixed] [MERGES=1500] [BPE_FILES=2] [VOCAB=8192]
+#   [PACK_STEPS=20]
 #   bash bench/device/data-flow.sh
 # Prints one summary (also $OUT/data-flow.log); each stage's full output lands in $OUT/data-flow.tgz.
 set -uo pipefail
@@ -46,8 +48,8 @@ echo "   GPT-2 BPE: $tokens tokens (model vocabulary $vocab)"
 run prepare helios-train prepare --data "$W/texts/*.txt" --tokenizer "$W/gpt2tok" --out "$W/shards"
 half=$((STEPS / 2))
 common=(--preset "$PRESET" --vocab "$vocab" --batch "$BATCH" --precision "$PRECISION" --data-dir "$W/shards"
-  --eval-every "$half" --log-every 20 --out "$W/run")
-LIMIT=150 TAIL=4 run train helios-train "${common[@]}" --steps "$half"
+  --log-every 20)
+LIMIT=150 TAIL=4 run train helios-train "${common[@]}" --eval-every "$half" --out "$W/run" --steps "$half"
 LIMIT=150 TAIL=4 run resume helios-train --resume "$W/run" --steps "$STEPS" --log-every 20
 for mode in kv full; do
   flags=(--top-p 0.9 --temperature 0.8)
@@ -55,6 +57,9 @@ for mode in kv full; do
   TAIL=3 run "sample-$mode" helios-train sample --resume "$W/run" --prompt "And God said" --tokens 128 \
     --seed 1 "${flags[@]}"
 done
+# Sequence packing on the same shards: the unfused attention (GEMM, softmax with the document mask, GEMM).
+LIMIT=90 TAIL=2 run pack helios-train "${common[@]}" --pack --attention unfused --eval-every 0 \
+  --out "$W/pack-run" --steps "${PACK_STEPS:-20}"
 TAIL=3 run export helios-train export --format hf --run "$W/run" --out "$W/hf" --reference-logits 256
 TAIL=12 run hf-logits python3 bench/device/hf-check.py "$W/hf"
 TAIL=40 run hf-tokenizer python3 bench/device/hf-tokenizer-check.py "$W/hf"
@@ -67,7 +72,7 @@ run sp-export helios-train export --format hf --run "$W/sp-run" --out "$W/sp-hf"
 TAIL=20 run sp-hf-tokenizer python3 bench/device/hf-tokenizer-check.py "$W/sp-hf"
 
 echo "== summary"
-for f in prepare sp-prepare sp-tokenizer train resume; do
+for f in prepare sp-prepare sp-tokenizer train resume pack; do
   grep -ah "^100.0%.*tok/s\|^done:\|^wrote .*sp.model" "$W/$f.txt" 2>/dev/null | tail -n 1 | sed "s/^/   $f: /"
 done
 grep -aoh "sampled [0-9].*" "$W"/sample-*.txt | sed 's/^/   /'
