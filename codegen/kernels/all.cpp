@@ -4,6 +4,7 @@
 #include "codegen/kernels/attention_coop.hpp"
 #include "codegen/kernels/column_sum.hpp"
 #include "codegen/kernels/cross_entropy.hpp"
+#include "codegen/kernels/document_positions.hpp"
 #include "codegen/kernels/elementwise.hpp"
 #include "codegen/kernels/embedding.hpp"
 #include "codegen/kernels/gemm_coop.hpp"
@@ -27,6 +28,7 @@ void registerAllKernels(KernelRegistry& registry) {
   registerAttentionCoop(registry);
   registerColumnSum(registry);
   registerCrossEntropy(registry);
+  registerDocumentPositions(registry);
   registerElementwise(registry);
   registerEmbedding(registry);
   registerGemmCoop(registry);

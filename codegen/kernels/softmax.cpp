@@ -6,24 +6,26 @@ using namespace helios::spv;
 
 std::string SoftmaxParams::cacheKey() const {
   return std::string("softmax:") + (pass == SoftmaxPass::Forward ? "fwd" : "bwd") +
-         (causal ? ":causal" : ":dense") + ":f32:" + rowKernelKeySuffix(localSize, strategy);
+         (causal ? ":causal" : ":dense") + (documents ? ":documents" : "") +
+         ":f32:" + rowKernelKeySuffix(localSize, strategy);
 }
 
 namespace {
 
 Kernel finish(Module& m, const SoftmaxParams& p, const PushConstants& pc, uint32_t numBuffers) {
   std::string name = std::string("softmax_") + (p.pass == SoftmaxPass::Forward ? "fwd" : "bwd") +
-                     (p.causal ? "_causal" : "") + "_f32_wg" + std::to_string(p.localSize) + "_" +
-                     toString(p.strategy);
+                     (p.causal ? "_causal" : "") + (p.documents ? "_documents" : "") + "_f32_wg" +
+                     std::to_string(p.localSize) + "_" + toString(p.strategy);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
 Kernel forward(const SoftmaxParams& p) {
+  if (p.documents && !p.causal) throw BuildError("softmax: the documents mask needs the causal one");
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32();
   const Buffer x = m.storageBuffer(0, f32, Access::ReadOnly);
   const Buffer y = m.storageBuffer(1, f32, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32, f32, u32});
+  const PushConstants pc = m.pushConstants({u32, u32, f32, u32, u32});
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
 
@@ -31,24 +33,36 @@ Kernel forward(const SoftmaxParams& p) {
   const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1), scale = f.loadPush(pc, 2);
   f.ifThen(f.ge(row, rows), [&] { f.ret(); });
   const Value base = f.imul(row, cols);
-  // Number of unmasked columns (a prefix of the row).
-  Value valid = cols;
+  // Unmasked columns: [begin, valid).
+  Value valid = cols, begin = f.u32(0);
   if (p.causal) {
     const Value queries = f.loadPush(pc, 3);
     const Value q = f.rem(row, queries);
     valid = f.umin(cols, f.iadd(q, f.iadd(f.isub(cols, queries), f.u32(1))));
+    if (p.documents) {
+      const Buffer pos = m.storageBuffer(2, m.i32(), Access::ReadOnly);
+      const Value sequence = f.udiv(row, f.loadPush(pc, 4));
+      const Value back = f.bitcast(f.loadAt(pos, f.iadd(f.imul(sequence, queries), q)), u32);
+      begin = f.isub(f.isub(valid, f.u32(1)), f.umin(back, f.isub(valid, f.u32(1))));
+    }
   }
 
   // Online max and sum of exp per invocation: when the max grows, rescale the sum.
   const Value mVar = f.variable(f32, f.f32(kMinFloat));
   const Value sVar = f.variable(f32, f.f32(0.0f));
-  forColumns(f, valid, p.localSize, [&](Value j) {
+  const auto update = [&](Value j) {
     const Value v = f.fmul(f.loadAt(x, f.iadd(base, j)), scale);
     const Value mOld = f.load(mVar);
     const Value mNew = f.fmax(mOld, v);
     const Value s = f.fadd(f.fmul(f.load(sVar), f.exp(f.fsub(mOld, mNew))), f.exp(f.fsub(v, mNew)));
     f.store(sVar, s);
     f.store(mVar, mNew);
+  };
+  forColumns(f, valid, p.localSize, [&](Value j) {
+    if (p.documents)
+      f.ifThen(f.ge(j, begin), [&] { update(j); });
+    else
+      update(j);
   });
   const Value mLocal = f.load(mVar);
   const Value rowMax = reducer.reduce(f, mLocal, Combine::Max);
@@ -57,20 +71,21 @@ Kernel forward(const SoftmaxParams& p) {
   forColumns(f, cols, p.localSize, [&](Value j) {
     const Value i = f.iadd(base, j);
     if (p.causal) {
+      const Value seen = p.documents ? f.logicalAnd(f.ge(j, begin), f.lt(j, valid)) : f.lt(j, valid);
       f.ifThenElse(
-          f.lt(j, valid),
-          [&] { f.storeAt(y, i, f.fmul(f.exp(f.fsub(f.fmul(f.loadAt(x, i), scale), rowMax)), inv)); },
+          seen, [&] { f.storeAt(y, i, f.fmul(f.exp(f.fsub(f.fmul(f.loadAt(x, i), scale), rowMax)), inv)); },
           [&] { f.storeAt(y, i, f.f32(0.0f)); });
     } else {
       f.storeAt(y, i, f.fmul(f.exp(f.fsub(f.fmul(f.loadAt(x, i), scale), rowMax)), inv));
     }
   });
   f.ret();
-  return finish(m, p, pc, 2);
+  return finish(m, p, pc, p.documents ? 3 : 2);
 }
 
 Kernel backward(const SoftmaxParams& p) {
-  if (p.causal) throw BuildError("softmax: the backward pass has no causal variant (masked y is 0)");
+  if (p.causal || p.documents)
+    throw BuildError("softmax: the backward pass has no causal variant (masked y is 0)");
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32();
   const Buffer y = m.storageBuffer(0, f32, Access::ReadOnly);
@@ -110,19 +125,21 @@ Kernel generateSoftmax(const SoftmaxParams& p) {
 }
 
 void registerSoftmax(KernelRegistry& registry) {
-  registry.add({"rows.softmax_f32",
-                "softmax forward (dense / causal, scaled) and backward along the last axis",
-                [] { return generateSoftmax({}); },
-                [] {
-                  std::vector<Kernel> ks;
-                  for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
-                    for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree}) {
-                      ks.push_back(generateSoftmax({SoftmaxPass::Forward, false, wg, s}));
-                      ks.push_back(generateSoftmax({SoftmaxPass::Forward, true, wg, s}));
-                      ks.push_back(generateSoftmax({SoftmaxPass::Backward, false, wg, s}));
-                    }
-                  return ks;
-                }});
+  registry.add(
+      {"rows.softmax_f32",
+       "softmax forward (dense / causal / causal within documents, scaled) and backward along the last axis",
+       [] { return generateSoftmax({}); },
+       [] {
+         std::vector<Kernel> ks;
+         for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
+           for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree}) {
+             ks.push_back(generateSoftmax({SoftmaxPass::Forward, false, wg, s}));
+             ks.push_back(generateSoftmax({SoftmaxPass::Forward, true, wg, s}));
+             ks.push_back(generateSoftmax({SoftmaxPass::Forward, true, wg, s, true}));
+             ks.push_back(generateSoftmax({SoftmaxPass::Backward, false, wg, s}));
+           }
+         return ks;
+       }});
 }
 
 } // namespace helios::codegen

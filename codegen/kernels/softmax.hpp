@@ -5,6 +5,11 @@
 //   and sees columns j <= q + (cols - queries) (the usual attention mask when keys = cols >= queries); the
 //   masked columns get y = 0.
 //   Bindings: 0 x (read), 1 y (write). Push: {uint rows, uint cols, float scale, uint queries}.
+//   Documents (params.documents, causal only; sequence packing): rows also come in sequences of
+//   `rowsPerSequence` rows (heads x queries), sequence s = r / rowsPerSequence, and binding 2 holds each
+//   sequence's query positions inside their documents (int32, s * queries + q; document_positions.hpp): query
+//   q sees only columns (q + cols - queries) - pos .. q + cols - queries, its own document's keys.
+//   Push: {..., uint rowsPerSequence}.
 //   One pass with an online max/sum per invocation, combined across the workgroup, then one write pass.
 // Backward: dx = scale * y * (dy - sum_k dy[r, k] * y[r, k]) (masked columns have y = 0, hence dx = 0).
 //   Bindings: 0 y (read), 1 dy (read), 2 dx (write). Push: {uint rows, uint cols, float scale}.
@@ -25,7 +30,8 @@ struct SoftmaxParams {
   bool causal = false; // forward only (the backward needs no mask); must be false for Backward
   uint32_t localSize = 128;
   ReduceStrategy strategy = ReduceStrategy::Subgroup;
-  std::string cacheKey() const; // "softmax:fwd:causal:f32:wg128:subgroup"
+  bool documents = false;       // the causal mask kept inside each query's document (forward, needs causal)
+  std::string cacheKey() const; // "softmax:fwd:causal[:documents]:f32:wg128:subgroup"
 };
 
 Kernel generateSoftmax(const SoftmaxParams& p);

@@ -80,6 +80,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     k = autograd::rope(tape, k, s.ropeTable, D, T);
   }
   if (s.config.fusedAttention) {
+    if (s.config.pack) throw std::invalid_argument("attention: sequence packing needs the unfused attention");
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
     // Mixed precision takes the cooperative-matrix kernels where the device has them (q, k, v and dO
     // rounded to f16, as the GEMM inputs are); F32 keeps the f32 fallback.
@@ -100,6 +101,10 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   const Tensor scores = autograd::matmul(tape, gemmInput(tape, s, q), gemmInput(tape, s, k), qk);
   ops::SoftmaxOptions sm;
   sm.causalQueries = T;
+  if (s.config.pack) { // each query sees only its own document's keys
+    sm.documentPositions = s.documentPositions;
+    sm.rowsPerSequence = H * T;
+  }
   const Tensor probs = autograd::softmax(tape, scores, B * H * T, T, sm);
   autograd::MatmulSpec pv;
   pv.M = group * T;

@@ -2,6 +2,7 @@
 
 #include "engine/autograd/ops.hpp"
 #include "engine/model/blocks.hpp"
+#include "engine/ops/document_positions.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/reduce.hpp"
 #include "engine/ops/rope.hpp"
@@ -44,6 +45,10 @@ void validate(const GptConfig& c) {
   const uint32_t kv = kvHeadsOf(c);
   if (c.heads % kv != 0) fail("heads " + std::to_string(c.heads) + " is not a multiple of kvHeads");
   if (c.rope && (c.dim / c.heads) % 2 != 0) fail("RoPE needs an even head dim");
+  if (c.pack && c.fusedAttention)
+    fail("sequence packing needs the unfused attention (its softmax keeps each query in its document; the "
+         "fused tiled and coop kernels do not mask by document)");
+  if (c.pack && c.rope) fail("sequence packing restarts learned positions; RoPE's are not restarted");
 }
 
 // Deterministic, platform-independent init: splitmix64 streams and Box-Muller.
@@ -86,6 +91,7 @@ std::string GptConfig::describe() const {
   if (kvHeads != 0 && kvHeads != heads) s += " kv" + std::to_string(kvHeads);
   if (rope) s += " rope";
   if (!packedQkv) s += " unpacked-qkv";
+  if (pack) s += " packed-documents (end " + std::to_string(endOfText) + ")";
   if (checkpointActivations)
     s += " checkpoint";
   else if (checkpointAttention)
@@ -269,7 +275,13 @@ struct Gpt::Impl {
                   bool inference) const {
     const uint32_t C = cfg.dim, BT = batch * T;
     Tensor x = autograd::embedding(tape, param(wte), tokens, BT);
-    if (wpe >= 0) {
+    vk::BufferRange documentPositions;
+    if (cfg.pack) {
+      // Positions restart after each end-of-text token: the learned table is gathered at them.
+      documentPositions = tape.allocate(uint64_t(BT) * 4, "document positions");
+      ops::documentPositions(tape.exec(), tokens, documentPositions, batch, T, int32_t(cfg.endOfText));
+      x = autograd::add(tape, x, autograd::embedding(tape, param(wpe), documentPositions, BT));
+    } else if (wpe >= 0) {
       const Parameter& p = params[size_t(wpe)];
       vk::BufferRange data = p.data.range(), grad = p.grad.range();
       data.size = grad.size = uint64_t(T) * C * 4;
@@ -284,6 +296,7 @@ struct Gpt::Impl {
     shape.headDim = cfg.dim / cfg.heads;
     if (cfg.rope) shape.ropeTable = ropeTable.range();
     shape.fuseGelu = inference;
+    shape.documentPositions = documentPositions;
     for (uint32_t l = 0; l < cfg.layers; ++l) {
       const detail::BlockWeights bw = blockWeights(w, l);
       const bool attentionOnly = cfg.checkpointAttention && !cfg.checkpointActivations;

@@ -30,6 +30,11 @@ struct GptConfig {
   bool rope = false;          // rotary position embeddings instead of learned positions
   bool packedQkv = true;      // one GEMM for Q, K and V
   bool fusedAttention = true; // ops::attention* (scores never in memory); false: GEMM, softmax, GEMM
+  // Sequence packing: documents in a sequence end with the endOfText id; attention stays inside each
+  // document and learned positions restart after each end (ops::documentPositions). The unfused attention
+  // only (its softmax masks by document; the fused kernels do not), and learned positions only (not RoPE).
+  bool pack = false;
+  uint32_t endOfText = 0;
   // Mixed precision, fused attention on a coop device, packed QKV, f16 gradients, no RoPE: the kernels read
   // the heads straight from the QKV projection's rows and write O already merged, in f16 (no split or merge
   // copies, forward or backward). false: the heads are split into [B, H, T, D] copies first.

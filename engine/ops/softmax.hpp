@@ -15,6 +15,11 @@ struct SoftmaxOptions {
                               // q = r % causalQueries) sees columns j <= q + cols - causalQueries, the rest
                               // get y = 0. Needs causalQueries <= cols.
   RowKernelChoice kernel = {};
+  // Sequence packing (needs causalQueries): rows come in sequences of rowsPerSequence rows (a multiple of
+  // causalQueries), and documentPositions holds each sequence's causalQueries query positions inside their
+  // documents (int32; ops::documentPositions); a query sees only its own document's columns.
+  vk::BufferRange documentPositions = {};
+  uint32_t rowsPerSequence = 0;
 };
 
 // y = softmax(scale * x) per row; x and y hold rows*cols f32 (may not alias).

@@ -49,10 +49,15 @@ std::unique_ptr<Tokenizer> openTokenizer(const std::string& spec) {
   std::error_code ec;
   if (fs::is_directory(p, ec)) {
     if (fs::exists(p / "encoder.json")) return gpt2From(p);
+    if (fs::exists(p / "vocab.json") && fs::exists(p / "merges.txt")) // a Hugging Face GPT-2 directory
+      return std::make_unique<Gpt2Tokenizer>(readWholeFile(p / "vocab.json"),
+                                             readWholeFile(p / "merges.txt"));
     if (fs::exists(p / "tokenizer.model"))
       return std::make_unique<SentencePieceTokenizer>(readWholeFile(p / "tokenizer.model"));
-    throw std::invalid_argument(fmt::format(
-        "{}: the directory has neither encoder.json + vocab.bpe (GPT-2 BPE) nor tokenizer.model", spec));
+    throw std::invalid_argument(
+        fmt::format("{}: the directory has neither encoder.json + vocab.bpe (GPT-2 BPE), "
+                    "vocab.json + merges.txt (its Hugging Face names) nor tokenizer.model",
+                    spec));
   }
   if (p.filename() == "encoder.json") return gpt2From(p.parent_path());
   if (fs::is_regular_file(p, ec)) return std::make_unique<SentencePieceTokenizer>(readWholeFile(p));

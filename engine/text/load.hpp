@@ -2,8 +2,10 @@
 // Building a tokenizer from what a user names or what was saved:
 //   openTokenizer("byte")                   byte-level
 //   openTokenizer("path/to/m.model")        a SentencePiece model
-//   openTokenizer("path/to/dir")            GPT-2 BPE: dir/encoder.json + dir/vocab.bpe (or
-//   dir/tokenizer.model) openTokenizer("path/to/encoder.json")   GPT-2 BPE with vocab.bpe beside it
+//   openTokenizer("path/to/dir")            GPT-2 BPE: dir/encoder.json + dir/vocab.bpe, or a Hugging Face
+//                                           export's dir/vocab.json + dir/merges.txt; else
+//                                           dir/tokenizer.model
+//   openTokenizer("path/to/encoder.json")   GPT-2 BPE with vocab.bpe beside it
 // and loadTokenizer(describe(), dir) from a description plus the files() it names, saved in `dir`.
 #include "engine/text/tokenizer.hpp"
 

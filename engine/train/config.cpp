@@ -55,6 +55,8 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"rope", c.rope},
           {"packed_qkv", c.packedQkv},
           {"fused_attention", c.fusedAttention},
+          {"pack", c.pack},
+          {"end_of_text", c.endOfText},
           {"packed_attention", c.packedAttention},
           {"fused_casts", c.fusedCasts},
           {"f16_logits", c.f16Logits},
@@ -81,6 +83,8 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                  "rope",
                  "packed_qkv",
                  "fused_attention",
+                 "pack",
+                 "end_of_text",
                  "packed_attention",
                  "fused_casts",
                  "f16_logits",
@@ -102,6 +106,8 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "rope", c.rope);
   readKey(j, "packed_qkv", c.packedQkv);
   readKey(j, "fused_attention", c.fusedAttention);
+  readKey(j, "pack", c.pack);
+  readKey(j, "end_of_text", c.endOfText);
   readKey(j, "packed_attention", c.packedAttention);
   readKey(j, "fused_casts", c.fusedCasts);
   readKey(j, "f16_logits", c.f16Logits);

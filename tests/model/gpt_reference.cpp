@@ -61,8 +61,19 @@ Mat norm(const model::GptConfig& c, const Mat& x, const ParamMap& p, const std::
   return y;
 }
 
+// Where each token's document starts inside its sequence: after the last end-of-text token before it when
+// packing (GptConfig::pack), else at 0.
+std::vector<size_t> documentStarts(const model::GptConfig& c, const std::vector<int32_t>& tokens,
+                                   uint32_t T) {
+  std::vector<size_t> start(tokens.size(), 0);
+  for (size_t r = 0; r < tokens.size(); ++r)
+    for (size_t u = r / T * T; c.pack && u < r; ++u)
+      if (tokens[u] == int32_t(c.endOfText)) start[r] = u + 1 - r / T * T;
+  return start;
+}
+
 Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const std::string& pre, uint32_t B,
-              uint32_t T) {
+              uint32_t T, const std::vector<size_t>& start) {
   const size_t C = c.dim, H = c.heads, Hkv = c.kvHeads ? c.kvHeads : c.heads, D = C / H, rows = size_t(B) * T;
   const size_t group = H / Hkv;
   Mat q, k, v;
@@ -100,7 +111,8 @@ Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const 
       for (size_t t = 0; t < T; ++t) {
         const double* qr = &q[(b * T + t) * qs + qo + hh * D];
         double mx = -1e300;
-        for (size_t u = 0; u <= t; ++u) {
+        const size_t u0 = start[b * T + t];
+        for (size_t u = u0; u <= t; ++u) {
           const double* kr = &k[(b * T + u) * ks + ko + kvh * D];
           double d = 0;
           for (size_t i = 0; i < D; ++i)
@@ -109,10 +121,10 @@ Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const 
           mx = std::max(mx, s[u]);
         }
         double sum = 0;
-        for (size_t u = 0; u <= t; ++u)
+        for (size_t u = u0; u <= t; ++u)
           sum += (s[u] = std::exp(s[u] - mx));
         double* o = &out[(b * T + t) * C + hh * D];
-        for (size_t u = 0; u <= t; ++u) {
+        for (size_t u = u0; u <= t; ++u) {
           const double* vr = &v[(b * T + u) * vs + vo + kvh * D];
           for (size_t i = 0; i < D; ++i)
             o[i] += s[u] / sum * vr[i];
@@ -164,14 +176,15 @@ std::vector<double> gptReferenceLogits(const model::GptConfig& c, const ParamMap
   const size_t C = c.dim, rows = size_t(B) * T, V = c.vocab;
   const auto& wte = get(p, "wte.weight");
   Mat x(rows * C);
+  const std::vector<size_t> start = documentStarts(c, tokens, T);
   for (size_t r = 0; r < rows; ++r)
     for (size_t i = 0; i < C; ++i) {
       x[r * C + i] = wte[size_t(tokens[r]) * C + i];
-      if (!c.rope) x[r * C + i] += get(p, "wpe.weight")[(r % T) * C + i];
+      if (!c.rope) x[r * C + i] += get(p, "wpe.weight")[(r % T - start[r]) * C + i];
     }
   for (uint32_t l = 0; l < c.layers; ++l) {
     const std::string pre = "blocks." + std::to_string(l) + ".";
-    const Mat a = attention(c, norm(c, x, p, pre + "ln1", rows), p, pre, B, T);
+    const Mat a = attention(c, norm(c, x, p, pre + "ln1", rows), p, pre, B, T, start);
     for (size_t i = 0; i < x.size(); ++i)
       x[i] += a[i];
     const Mat m = mlp(c, norm(c, x, p, pre + "ln2", rows), p, pre, rows);

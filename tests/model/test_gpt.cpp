@@ -9,6 +9,7 @@
 #include "support/reference.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+#include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -119,11 +120,8 @@ Result run(const GptConfig& config, const FloatParams& params, const Inputs& in,
 // (the last term covers gradients that are exactly zero, e.g. the key bias under softmax shift invariance,
 // where the GPU's f32 sums leave rounding residue: 1.1e-7 of the model's largest gradient with seed
 // 13236590311788930983, over the 1e-7 this floor once was).
-void gradientCheck(const GptConfig& config) {
+void gradientCheckWith(const GptConfig& config, const FloatParams& params, const Inputs& in) {
   INFO(config.describe() << ", seed " << test::testSeed());
-  model::Gpt shapeOnly(ctx(), config, 1);
-  const FloatParams params = randomParams(shapeOnly);
-  const Inputs in = randomInputs(config.vocab);
   const Result r = run(config, params, in);
   test::ParamMap ref = toDouble(params);
   const double refLoss = test::gptReferenceLoss(config, ref, in.tokens, in.targets, kBatch, kT);
@@ -152,6 +150,12 @@ void gradientCheck(const GptConfig& config) {
       CHECK(std::abs(double(g[i]) - fd) <= 1e-4 * std::abs(fd) + 1e-5 * gmax + 1e-6 * gall);
     }
   }
+}
+
+void gradientCheck(const GptConfig& config) {
+  model::Gpt shapeOnly(ctx(), config, 1);
+  const FloatParams params = randomParams(shapeOnly);
+  gradientCheckWith(config, params, randomInputs(config.vocab));
 }
 
 bool bitIdentical(const std::vector<float>& a, const std::vector<float>& b) {
@@ -217,6 +221,84 @@ TEST_CASE("Gpt gradient check: unfused attention (GEMM, softmax, GEMM)", "[model
   GptConfig c = tiny();
   c.fusedAttention = false;
   gradientCheck(c);
+}
+
+// Packed sequences: documents end with token 0, several per sequence (one of a single token), one sequence
+// ending mid-document.
+GptConfig packed(GptConfig c) {
+  c.fusedAttention = false;
+  c.pack = true;
+  c.endOfText = 0;
+  return c;
+}
+
+Inputs packedInputs(uint32_t vocab) {
+  Inputs in = randomInputs(vocab);
+  for (int32_t& t : in.tokens)
+    t = std::max(t, 1);
+  in.tokens[2] = in.tokens[3] = in.tokens[kT + 5] = 0;
+  return in;
+}
+
+TEST_CASE("Gpt gradient check: packed sequences (attention inside documents, positions restart)",
+          "[model][gradcheck][pack]") {
+  // The reference restarts positions and masks per document as well (gpt_reference.cpp), so the loss and
+  // gradients of the packed step are checked against an independent float64 computation.
+  GptConfig c = packed(tiny());
+  INFO(c.describe() << ", seed " << test::testSeed());
+  model::Gpt shapeOnly(ctx(), c, 1);
+  const FloatParams params = randomParams(shapeOnly);
+  const Inputs in = packedInputs(c.vocab);
+  const test::ParamMap ref = toDouble(params);
+  const double packedLoss = test::gptReferenceLoss(c, ref, in.tokens, in.targets, kBatch, kT);
+  GptConfig plain = c;
+  plain.pack = false; // the same tokens unpacked give another loss: the packing did something
+  CHECK(std::abs(test::gptReferenceLoss(plain, ref, in.tokens, in.targets, kBatch, kT) - packedLoss) >
+        1e-3 * std::abs(packedLoss));
+  gradientCheckWith(c, params, in);
+}
+
+TEST_CASE("Gpt packed: each document's logits equal the document run alone", "[model][pack]") {
+  // Sequence 0 packs documents A (ending with the end-of-text token) and B; sequence 1 is B alone at the
+  // start of its own sequence (padded after it: causal attention keeps the padding out of B's rows).
+  const GptConfig c = packed(tiny());
+  model::Gpt m(ctx(), c, 5);
+  const FloatParams params = randomParams(m);
+  for (auto& p : m.parameters())
+    ctx().uploadVector(p.data, params.at(p.name));
+  const uint32_t a = 3; // A: tokens 0..2, the last the end-of-text id
+  std::vector<int32_t> tokens(size_t(kBatch) * kT);
+  std::uniform_int_distribution<int32_t> id(1, int32_t(c.vocab) - 1);
+  for (auto& t : tokens)
+    t = id(test::rng());
+  tokens[a - 1] = 0;
+  for (uint32_t i = a; i < kT; ++i)
+    tokens[kT + i - a] = tokens[i];
+  vk::Buffer tb = ctx().buffer(tokens.size() * 4, "tokens"),
+             logits = ctx().buffer(tokens.size() * c.vocab * 4, "logits");
+  ctx().uploadVector(tb, tokens);
+  ops::ImmediateExecutor exec(ctx());
+  graph::StepArena arena(ctx());
+  m.forward(exec, arena, tb.range(), kBatch, kT, logits.range());
+  exec.flush();
+  const auto l = ctx().downloadVector<float>(logits, tokens.size() * c.vocab);
+  const size_t V = c.vocab, n = size_t(kT - a) * V;
+  const std::vector<float> packedB(l.begin() + a * V, l.begin() + a * V + n),
+      aloneB(l.begin() + kT * V, l.begin() + kT * V + n);
+  CHECK(ref::relError(packedB, ref::Vec(aloneB.begin(), aloneB.end())) < 1e-5);
+  // Without packing, B's rows in sequence 0 see A: different logits.
+  GptConfig plain = c;
+  plain.pack = false;
+  const auto unpacked = test::gptReferenceLogits(plain, toDouble(params), tokens, kBatch, kT);
+  CHECK(ref::relError(packedB, ref::Vec(unpacked.begin() + a * V, unpacked.begin() + a * V + n)) > 1e-3);
+}
+
+TEST_CASE("Gpt packing is refused with the fused attention and with RoPE", "[model][pack]") {
+  GptConfig c = packed(tiny());
+  c.fusedAttention = true;
+  CHECK_THROWS_WITH(model::Gpt(ctx(), c, 1), Catch::Matchers::ContainsSubstring("unfused attention"));
+  c = packed(llamaLike());
+  CHECK_THROWS_WITH(model::Gpt(ctx(), c, 1), Catch::Matchers::ContainsSubstring("RoPE"));
 }
 
 TEST_CASE("Gpt fused and unfused attention give the same loss and gradients", "[model][attention]") {

@@ -3,6 +3,7 @@
 // Thresholds (f32 storage and arithmetic): forward relative Frobenius error <= 1e-5, backward <= 2e-5
 // (denominator floored at ||y * dy||), finite differences <= 1e-4, GLSL oracle (same f32 inputs, different
 // summation order) <= 2e-6.
+#include "engine/ops/document_positions.hpp"
 #include "engine/ops/softmax.hpp"
 #include "support/device_io.hpp"
 #include "support/random.hpp"
@@ -63,6 +64,37 @@ ref::Vec causalReference(const std::vector<float>& x, uint32_t rows, uint32_t co
     const auto yr = ref::softmax(row, 1, visible);
     for (uint32_t j = 0; j < visible; ++j)
       y[size_t(r) * cols + j] = yr[j];
+  }
+  return y;
+}
+
+// Positions inside documents (ops::documentPositions' contract): each sequence of T ids restarts its
+// positions after every end-of-text id.
+std::vector<int32_t> documentPositionsReference(const std::vector<int32_t>& ids, uint32_t T, int32_t eot) {
+  std::vector<int32_t> pos(ids.size());
+  for (size_t t = 0; t < ids.size(); ++t) {
+    const size_t first = t / T * T;
+    size_t start = first;
+    for (size_t u = first; u < t; ++u)
+      if (ids[u] == eot) start = u + 1;
+    pos[t] = static_cast<int32_t>(t - start);
+  }
+  return pos;
+}
+
+// The packed causal mask: query q of sequence s sees columns [last - pos, last], last = q + cols - queries.
+ref::Vec documentsReference(const std::vector<float>& x, uint32_t rows, uint32_t cols, float scale,
+                            uint32_t queries, uint32_t rowsPerSequence, const std::vector<int32_t>& pos) {
+  ref::Vec y(size_t(rows) * cols, 0.0);
+  for (uint32_t r = 0; r < rows; ++r) {
+    const uint32_t q = r % queries, last = q + cols - queries;
+    const uint32_t begin = last - uint32_t(pos[size_t(r / rowsPerSequence) * queries + q]);
+    std::vector<float> row;
+    for (uint32_t j = begin; j <= last; ++j)
+      row.push_back(x[size_t(r) * cols + j] * scale);
+    const auto yr = ref::softmax(row, 1, uint32_t(row.size()));
+    for (uint32_t j = begin; j <= last; ++j)
+      y[size_t(r) * cols + j] = yr[j - begin];
   }
   return y;
 }
@@ -249,4 +281,70 @@ TEST_CASE("softmax rejects mismatched sizes", "[softmax][errors]") {
   CHECK_THROWS_WITH(ops::softmaxBackward(exec, big.range(), small.range(), big.range(), 3, 4),
                     ContainsSubstring("softmaxBackward: dy holds 10"));
   CHECK(exec.dispatches() == 0);
+}
+
+TEST_CASE("document positions restart after each end-of-text id, per sequence", "[softmax][documents]") {
+  const auto [sequences, T] = GENERATE(std::pair{1u, 1u}, std::pair{3u, 7u}, std::pair{2u, 37u},
+                                       std::pair{5u, 130u}, std::pair{1u, 1025u});
+  INFO("sequences " << sequences << " T " << T << " seed " << test::testSeed());
+  const int32_t eot = 5;
+  std::vector<int32_t> ids(size_t(sequences) * T);
+  std::uniform_int_distribution<int32_t> id(0, 9); // one id in ten ends a document
+  for (auto& v : ids)
+    v = id(test::rng());
+  if (T > 2) ids[1] = ids[T - 1] = eot; // a document of one token, one ending the sequence
+  const auto expect = documentPositionsReference(ids, T, eot);
+  auto bids = input(ids, "ids");
+  auto bpos = output(ids.size(), "pos");
+  ops::ImmediateExecutor exec(ctx());
+  ops::documentPositions(exec, bids.range(), bpos.range(), sequences, T, eot);
+  exec.flush();
+  const auto raw = result(bpos, ids.size());
+  std::vector<int32_t> pos(raw.size());
+  std::memcpy(pos.data(), raw.data(), raw.size() * 4);
+  CHECK(pos == expect);
+  CHECK_THROWS_WITH(ops::documentPositions(exec, bids.range(), bpos.range(), sequences + 1, T, eot),
+                    ContainsSubstring("ids holds"));
+}
+
+TEST_CASE("softmax with the causal mask inside documents matches the reference", "[softmax][documents]") {
+  // Packed attention scores: `sequences` x `heads` blocks of `queries` rows over `cols` keys.
+  const auto [queries, cols] = GENERATE(std::pair{1u, 1u}, std::pair{7u, 7u}, std::pair{37u, 37u},
+                                        std::pair{33u, 40u}, std::pair{130u, 130u});
+  const auto strategy = GENERATE(ReduceStrategy::Subgroup, ReduceStrategy::SharedTree);
+  const uint32_t sequences = 2, heads = 3, rows = sequences * heads * queries;
+  const float scale = 0.3f;
+  INFO("queries " << queries << " cols " << cols << " seed " << test::testSeed());
+  std::vector<int32_t> ids(size_t(sequences) * queries);
+  std::uniform_int_distribution<int32_t> id(0, 6);
+  for (auto& v : ids)
+    v = id(test::rng());
+  const auto pos = documentPositionsReference(ids, queries, 0);
+  const size_t n = size_t(rows) * cols;
+  const auto x = test::randomFloats(n, -8.0f, 8.0f);
+  auto bx = input(x, "x"), bpos = input(pos, "pos");
+  auto by = output(n, "y");
+  ops::ImmediateExecutor exec(ctx());
+  ops::SoftmaxOptions o{.scale = scale, .causalQueries = queries, .kernel = {0, strategy}};
+  o.documentPositions = bpos.range();
+  o.rowsPerSequence = heads * queries;
+  ops::softmax(exec, bx.range(), by.range(), rows, cols, o);
+  exec.flush();
+  const auto y = result(by, n);
+  const auto expect = documentsReference(x, rows, cols, scale, queries, heads * queries, pos);
+  CHECK(ref::relError(y, expect) <= 1e-5);
+  size_t masked = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (expect[i] == 0.0) {
+      REQUIRE(y[i] == 0.0f); // other documents' keys and future keys are exactly zero
+      ++masked;
+    }
+  // Beyond the causal mask, documents hid keys (when any query follows an end-of-text id).
+  if (queries > 1) CHECK(masked > size_t(sequences) * heads * queries * (queries - 1) / 2);
+
+  o.rowsPerSequence = 4 * queries; // not a whole number of sequences
+  CHECK_THROWS_WITH(ops::softmax(exec, bx.range(), by.range(), rows, cols, o),
+                    ContainsSubstring("rowsPerSequence"));
+  o.causalQueries = 0;
+  CHECK_THROWS_WITH(ops::softmax(exec, bx.range(), by.range(), rows, cols, o), ContainsSubstring("causal"));
 }

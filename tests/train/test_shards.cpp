@@ -14,6 +14,7 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
 #include <fmt/format.h>
 #include <fstream>
 #include <numeric>
@@ -361,4 +362,33 @@ TEST_CASE("shards: a resumed run over shards equals the uninterrupted run", "[tr
   train::prepareShards(tok, train::listDocuments({(dir / "docs2").string()}), o, dir / "out2");
   ShardRun other = makeRun(dir / "out2");
   CHECK_THROWS_WITH(other.trainer->resume(run), ContainsSubstring("the checkpoint was trained on"));
+}
+
+TEST_CASE("shards: a packed GPT trains over documents that end with end-of-text", "[train][shards][pack]") {
+  const fs::path dir = test::tempDir("shards-pack");
+  const auto tok = gpt2Bytes(0, dir / "tok");
+  train::prepareShards(tok, writeDocuments(dir / "docs", 8), {}, dir / "out");
+  auto cfg = test::microGptConfig();
+  cfg.steps = 8;
+  cfg.batch = 4;
+  cfg.gpt.vocab = tok.vocab();
+  cfg.gpt.fusedAttention = false;
+  cfg.gpt.pack = true;
+  cfg.gpt.endOfText = static_cast<uint32_t>(*tok.endOfText());
+  auto set = train::openShardSet(dir / "out");
+  auto model = train::makeModel(test::trainCtx(), test::modelJsonFor(cfg), cfg.seed);
+  REQUIRE_THAT(model->describe(), ContainsSubstring("packed-documents"));
+  train::DataInfo info{(dir / "out").string(), set->indexHash, set->trainTokens(), set->tokenizer.toJson(),
+                       set->tokenizer.files()};
+  train::DataLoader loader(set, cfg.seqLen, cfg.seed);
+  train::Trainer trainer(test::trainCtx(), *model, cfg, loader, info, fs::path());
+  for (uint64_t i = 0; i < cfg.steps; ++i)
+    trainer.step();
+  trainer.flushOutputs();
+  const auto& r = trainer.records();
+  REQUIRE(r.size() == cfg.steps);
+  for (const auto& s : r)
+    REQUIRE(std::isfinite(s.loss));
+  CHECK(r.back().loss < r.front().loss);
+  fs::remove_all(dir);
 }

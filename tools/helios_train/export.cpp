@@ -4,9 +4,11 @@
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/hf_gpt2.hpp"
+#include "engine/train/hf_tokenizer.hpp"
 #include "engine/train/tokenizer.hpp"
 
 #include "engine/graph/graph_executor.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/train/data.hpp"
 #include "tools/cli_checks.hpp"
@@ -18,8 +20,10 @@ namespace helios::train_cli {
 
 CLI::App* addExportCommand(CLI::App& app, ExportFlags& f) {
   auto* cmd = app.add_subcommand(
-      "export", "Write a checkpoint as a Hugging Face GPT-2 directory (config.json, model.safetensors) that "
-                "transformers' GPT2LMHeadModel.from_pretrained loads");
+      "export",
+      "Write a checkpoint as a Hugging Face GPT-2 directory (config.json, model.safetensors, and the "
+      "tokenizer's files where transformers has a tokenizer for it) that transformers' "
+      "GPT2LMHeadModel.from_pretrained and AutoTokenizer load");
   cmd->add_option("--format", f.format, "Output format")->check(CLI::IsMember({"hf"}))->capture_default_str();
   cmd->add_option("--run", f.run, "Run directory (its current checkpoint) or step directory")->required();
   cmd->add_option("--out", f.out, "Output directory")->required();
@@ -30,7 +34,8 @@ CLI::App* addExportCommand(CLI::App& app, ExportFlags& f) {
          "--reference-logits", f.referenceTokens,
          "Also run Helios' forward (f32) on this many seeded tokens and write them and the logits as "
          "helios_check_tokens.npy / helios_check_logits.npy beside the model, for "
-         "bench/device/hf-check.py")
+         "bench/device/hf-check.py; with a tokenizer, also helios_check_strings.json (a few strings and "
+         "their ids, for bench/device/hf-tokenizer-check.py)")
       ->check(cli::Count);
   cmd->add_option("--device", f.device, "Device for --reference-logits");
   return cmd;
@@ -67,20 +72,42 @@ void writeReferenceLogits(const ExportFlags& f, const std::filesystem::path& che
                io::NpyArray::fromFloat(ctx->downloadVector<float>(logits, size_t(T) * vocab), {T, vocab}));
 }
 
+// Strings whose ids a transformers tokenizer loaded from the export must reproduce (bench/device/
+// hf-tokenizer-check.py): contractions, whitespace runs, newlines, digits, Unicode beyond the corpus.
+void writeReferenceIds(const train::Tokenizer& tok, const std::filesystem::path& out) {
+  const std::vector<std::string> strings = {"In the beginning God created the heaven and the earth.",
+                                            "And God said, Let there be light: and there was light.",
+                                            "It's 2024; we've   got 12 apples\n\n  and don't you'll 'd ",
+                                            "  leading and trailing  \t tabs\r\nCRLF",
+                                            "Ünïcödé naïve café – “quotes” 😀 中文 ١٢٣ ½",
+                                            "x"};
+  nlohmann::json ids = nlohmann::json::array();
+  for (const auto& s : strings)
+    ids.push_back(tok.encode(s));
+  io::writeFileAtomically(out / "helios_check_strings.json",
+                          nlohmann::json{{"strings", strings}, {"ids", ids}}.dump(1) + "\n");
+}
+
 } // namespace
 
 int runExport(const ExportFlags& f) {
   const std::filesystem::path checkpoint = train::resolveCheckpoint(f.run);
   std::optional<int64_t> eos;
+  std::optional<train::Tokenizer> tok;
   try {
-    if (auto eot = train::loadCheckpointTokenizer(checkpoint).endOfText()) eos = *eot;
+    tok = train::loadCheckpointTokenizer(checkpoint);
+    if (auto eot = tok->endOfText()) eos = *eot;
   } catch (const train::CheckpointError&) {
-    // A checkpoint without a tokenizer exports without an end-of-text id.
+    // A checkpoint without a tokenizer exports without an end-of-text id and without tokenizer files.
   }
   const model::GptConfig c = train::exportHf(checkpoint, f.out, train::parseStoredType(f.dtype), eos);
+  const std::string note = tok ? train::writeHfTokenizer(tok->impl(), c.context, f.out)
+                               : std::string("tokenizer: none written (the checkpoint records none)");
   if (f.referenceTokens > 0) writeReferenceLogits(f, checkpoint, c.vocab);
-  std::printf("exported %s (%s, %s) as Hugging Face GPT-2 to %s/{config.json, model.safetensors}\n",
-              checkpoint.string().c_str(), train::describeGpt(c).c_str(), f.dtype.c_str(), f.out.c_str());
+  if (f.referenceTokens > 0 && tok) writeReferenceIds(*tok, f.out);
+  std::printf("exported %s (%s, %s) as Hugging Face GPT-2 to %s/{config.json, model.safetensors}\n%s\n",
+              checkpoint.string().c_str(), train::describeGpt(c).c_str(), f.dtype.c_str(), f.out.c_str(),
+              note.c_str());
   return 0;
 }
 

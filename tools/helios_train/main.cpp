@@ -59,7 +59,7 @@ struct Flags {
   double distTimeout = 900, bucketMb = 25;
   std::string distExchange = "shared", overlap = "on", overlapTrace;
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
-  bool profile = false;
+  bool profile = false, pack = false;
 };
 
 struct SampleFlags {
@@ -114,6 +114,11 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
     c.gpt.fusedAttention = f.attention != "unfused";
     c.gpt.packedAttention = f.attention == "fused";
   }
+  if (given("--pack")) c.gpt.pack = f.pack;
+  if (c.gpt.pack && c.gpt.fusedAttention)
+    throw std::invalid_argument(
+        "--pack needs --attention unfused: its softmax keeps each query inside its "
+        "document; the fused tiled and coop attention kernels do not mask by document");
   if (given("--memory-plan")) c.memoryPlan = f.memoryPlan == "on";
   if (given("--checkpoint-activations")) {
     c.gpt.checkpointActivations = f.checkpointActivations == "block";
@@ -263,6 +268,13 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
     loader = std::make_unique<train::DataLoader>(std::move(ids), cfg.seqLen, cfg.seed);
   }
   const train::Tokenizer& tok = *tokOpt;
+  if (cfg.gpt.pack) {
+    if (!tok.endOfText())
+      throw std::invalid_argument(std::string("--pack: the ") + tok.kindName() +
+                                  " tokenizer has no end-of-text token to split documents at (prepare token "
+                                  "shards with a SentencePiece or GPT-2 tokenizer)");
+    cfg.gpt.endOfText = static_cast<uint32_t>(*tok.endOfText());
+  }
   startup.lap("data");
 
   // Device and model. With several ranks, each takes a device by its rank on the host; rank 0 writes.
@@ -507,6 +519,9 @@ int main(int argc, char** argv) {
   app.add_option("--tune-budget", f.tuneBudget, "Seconds --tune may search")
       ->check(cli::FiniteNonNegative)
       ->capture_default_str();
+  app.add_flag("--pack", f.pack,
+               "Sequence packing: attention stays inside each document (documents end with the tokenizer's "
+               "end-of-text token) and positions restart per document; needs --attention unfused");
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
   app.add_option(
          "--check-every", f.checkEvery,
