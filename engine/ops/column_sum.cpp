@@ -42,7 +42,7 @@ uint32_t columnSumFinishLanes(uint32_t rows, uint32_t maxInvocations) {
 void columnSumRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t rows, uint32_t cols,
                    float beta) {
   using rows_detail::checkElems;
-  if (cols == 0 || rows == 0) throw std::invalid_argument("columnSumRows: rows and cols must be positive");
+  if (cols == 0) throw std::invalid_argument("columnSumRows: cols is 0"); // rows == 0: out = beta * out
   checkElems("columnSumRows", "x", x, uint64_t(rows) * cols);
   checkElems("columnSumRows", "out", out, cols);
   const auto& limits = exec.context().device().limits();
