@@ -1,6 +1,9 @@
 // The step census on made-up dispatches: families from pipeline names, barriers where the hazard tracker puts
 // them (charged to the dispatch that needs one), bound bytes summed per family.
+#include "engine/graph/graph_executor.hpp"
 #include "engine/graph/step_census.hpp"
+#include "engine/graph/step_plan.hpp"
+#include "engine/ops/elementwise.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 
@@ -53,4 +56,37 @@ TEST_CASE("the census counts dispatches, barriers and bound bytes per family") {
   CHECK(gemm->barriers == 1);
   CHECK(gemm->kernels == 2);
   CHECK(sum->barriers == 1);
+}
+
+TEST_CASE("a plan's census has the dispatches and barriers the graph records for the planned step") {
+  auto ctx = vk::Context::create({.persistentPipelineCache = false});
+  constexpr uint32_t n = 1001;
+  vk::Buffer in = ctx->buffer(4 * n, "in"), out = ctx->buffer(4 * n, "out"),
+             side = ctx->buffer(4 * n, "side");
+  graph::StepArena arena(*ctx);
+  // Temporaries whose lifetimes end early, so the plan reuses their bytes (write-after-read barriers).
+  const graph::StepRecording record = [&](ops::Executor& e) {
+    const vk::BufferRange t0 = arena.allocate(4 * n, "t0"), t1 = arena.allocate(4 * n, "t1");
+    ops::fill(e, t0, n, 1.0f);
+    ops::add(e, in.range(), t0, t1, n);
+    const vk::BufferRange t2 = arena.allocate(4 * n, "t2");
+    ops::activation(e, ops::Activation::Gelu, t1, t2, n);
+    ops::fill(e, side.range(), n, 2.0f); // independent of the chain
+    const vk::BufferRange t3 = arena.allocate(4 * n, "t3");
+    ops::add(e, t2, t0, t3, n);
+    const vk::BufferRange t4 = arena.allocate(4 * n, "t4");
+    ops::add(e, t3, side.range(), t4, n);
+    ops::copy(e, t4, out.range(), n);
+  };
+  const graph::StepPlan plan = graph::planStep(*ctx, arena, record);
+  CHECK(plan.plan.totalBytes() < plan.unplannedBytes()); // something is reused
+  arena.provideBins(plan.plan);
+  graph::GraphExecutor g(*ctx);
+  g.beginStep();
+  graph::recordPlanned(g, arena, plan, record);
+  const graph::StepStats stats = g.endStep();
+  g.flush();
+  CHECK(plan.census.dispatches == 7);
+  CHECK(stats.dispatches == plan.census.dispatches);
+  CHECK(stats.barriers == plan.census.barriers);
 }
