@@ -4,7 +4,7 @@
 # Carry .gl, .dev, build/shaders and .deps/corpus (bench/device/stage.sh). Results: $FINAL/train.tgz + summary.
 #   HELIOS_COMMIT=<sha> [GPT2_BATCH=4] [PROFILE=1] [PROFILE_CONFIGS="char gpt2-small"] [UNFUSED_CONFIGS="char"]
 #   [SPLIT_CONFIGS="gpt2-small"] [GPT_VARIANTS='f32hidden={"f16_hidden":false}']
-#   [STEPS=60] [CHAR_STEPS=400]
+#   [STEPS=60] [CHAR_STEPS=400] [CENSUS=1: gpt2-small's step census (helios-train --plan-only) first]
 #   bash bench/device/h100-train.sh
 set -uo pipefail
 FINAL=${OUT:-/tmp/helios-final}
@@ -15,6 +15,12 @@ export HELIOS_CORPUS=$PWD/.deps/corpus/kjv.txt
 # Enough steps for merge_train.py's steady-state windows after a 3 s warm-up, as PyTorch gets (the char
 # model's mixed step is ~12 ms: 60 steps would end inside the warm-up).
 STEPS=${STEPS:-60} CHAR_STEPS=${CHAR_STEPS:-400}
+if [ -n "${CENSUS:-}" ]; then # dispatches and barriers per kernel family of one recorded step; a dry run
+  echo "== helios-train gpt2-small mixed --plan-only"
+  batch=(); [ -n "${GPT2_BATCH:-}" ] && batch=(--batch "$GPT2_BATCH")
+  timeout 300 helios-train --preset gpt2-small --precision mixed --plan-only "${batch[@]}" 2>&1 |
+    sed -n '/training step (forward/,$p' | tee "$OUT/gpt2-small-census.txt"
+fi
 for cfg in ${CONFIGS:-char gpt2-small}; do
   for prec in ${PRECISIONS:-f32 mixed}; do
     echo "== helios-train $cfg $prec"

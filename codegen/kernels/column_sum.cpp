@@ -91,6 +91,7 @@ void registerColumnSum(KernelRegistry& registry) {
                   for (auto pass : {ColumnSumPass::Blocks, ColumnSumPass::Finish})
                     for (uint32_t wg : {64u, 256u})
                       ks.push_back(generateColumnSum({pass, wg}));
+                  ks.push_back(generateColumnSum({ColumnSumPass::Finish, 1024}));
                   ks.push_back(generateColumnSum({ColumnSumPass::Blocks, 256, true}));
                   return ks;
                 }});

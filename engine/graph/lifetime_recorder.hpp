@@ -4,6 +4,7 @@
 // bytes. Op scratch comes from the arena too, so it is planned like any temporary.
 #include "engine/graph/arena.hpp"
 #include "engine/graph/memory_plan.hpp"
+#include "engine/graph/step_census.hpp"
 #include "engine/ops/executor.hpp"
 
 #include <vector>
@@ -24,6 +25,8 @@ public:
   // One lifetime per request, in request order (requests: what StepArena::endRecording returned).
   std::vector<Lifetime> lifetimes(const std::vector<StepArena::Request>& requests) const;
   uint64_t dispatches() const { return dispatches_; }
+  // Every dispatch that has work (the graph records no empty grid), names and bindings, in order.
+  const std::vector<DispatchRecord>& log() const { return log_; }
 
 private:
   struct Touch {
@@ -34,6 +37,7 @@ private:
   StepArena& arena_;
   std::vector<Touch> touches_; // bindings of the virtual buffer, in dispatch order
   uint64_t dispatches_ = 0;
+  std::vector<DispatchRecord> log_;
 };
 
 } // namespace helios::graph

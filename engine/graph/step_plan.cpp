@@ -26,6 +26,28 @@ std::vector<std::pair<std::string, uint64_t>> StepPlan::liveAtPeak() const {
   return out;
 }
 
+namespace {
+
+// The dry run's dispatches with each temporary moved from its virtual range to its planned place (bin b at
+// b << 48 of the virtual buffer), so the census sees the reuse hazards the planned recording will have.
+std::vector<DispatchRecord> atPlannedPlaces(std::vector<DispatchRecord> log, VkBuffer virtualBuffer,
+                                            const std::vector<StepArena::Request>& requests,
+                                            const MemoryPlan& plan) {
+  const auto startsAfter = [](VkDeviceSize at, const StepArena::Request& r) { return at < r.offset; };
+  for (auto& d : log)
+    for (auto& b : d.bindings) {
+      if (b.range.buffer != virtualBuffer) continue;
+      auto it = std::upper_bound(requests.begin(), requests.end(), b.range.offset, startsAfter);
+      if (it == requests.begin()) continue;
+      --it;
+      const Placement& p = plan.placements[size_t(it - requests.begin())];
+      b.range.offset = (uint64_t(p.bin) << 48) + p.offset + (b.range.offset - it->offset);
+    }
+  return log;
+}
+
+} // namespace
+
 uint64_t planBinCap(const vk::Context& ctx, const StepArena& arena) {
   const uint64_t limit = ctx.device().limits().maxStorageBufferRange;
   return limit / arena.alignment() * arena.alignment();
@@ -44,11 +66,12 @@ StepPlan planStep(vk::Context& ctx, StepArena& arena, const StepRecording& recor
   }
   StepPlan p;
   p.lifetimes = recorder.lifetimes(requests);
-  for (auto& r : requests)
-    p.names.push_back(std::move(r.what));
+  for (const auto& r : requests)
+    p.names.push_back(r.what);
   p.dispatches = recorder.dispatches();
   p.alignment = arena.alignment();
   p.plan = planMemory(p.lifetimes, planBinCap(ctx, arena), arena.alignment());
+  p.census = takeCensus(atPlannedPlaces(recorder.log(), arena.virtualBuffer(), requests, p.plan));
   return p;
 }
 

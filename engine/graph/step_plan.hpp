@@ -6,6 +6,7 @@
 // plan is computed once per recorded segment and every replay uses it.
 #include "engine/graph/arena.hpp"
 #include "engine/graph/memory_plan.hpp"
+#include "engine/graph/step_census.hpp"
 #include "engine/ops/executor.hpp"
 
 #include <functional>
@@ -23,6 +24,7 @@ struct StepPlan {
   MemoryPlan plan;
   uint64_t dispatches = 0;
   uint64_t alignment = 256;        // the arena's: every place starts at a multiple of it
+  StepCensus census;               // dispatches and barriers per kernel family, temporaries at their places
   uint64_t unplannedBytes() const; // every request its own range, as the bump arena lays them out
   uint64_t peakLiveBytes() const;  // the lower bound no plan beats
   // What is live at the dispatch where the most bytes are: (name, bytes) summed per name, largest first.

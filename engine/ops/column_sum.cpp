@@ -1,5 +1,6 @@
 #include "engine/ops/column_sum.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -28,6 +29,29 @@ ColumnSumPlan columnSumPlan(uint32_t rows) {
 
 uint64_t columnSumScratchBytes(uint32_t rows, uint32_t cols) {
   return uint64_t(columnSumPlan(rows).numBlocks) * cols * 4;
+}
+
+uint32_t columnSumFinishLanes(uint32_t rows, uint32_t maxInvocations) {
+  const uint32_t cap = std::max(8u, std::min(32u, maxInvocations / 32));
+  uint32_t lanes = 8;
+  while (lanes < cap && uint64_t(lanes) * 32 < rows)
+    lanes *= 2;
+  return lanes;
+}
+
+void columnSumRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t rows, uint32_t cols,
+                   float beta) {
+  using rows_detail::checkElems;
+  if (cols == 0) throw std::invalid_argument("columnSumRows: cols is 0"); // rows == 0: out = beta * out
+  checkElems("columnSumRows", "x", x, uint64_t(rows) * cols);
+  checkElems("columnSumRows", "out", out, cols);
+  const auto& limits = exec.context().device().limits();
+  const uint32_t lanes = columnSumFinishLanes(
+      rows, std::min(limits.maxComputeWorkGroupInvocations, limits.maxComputeWorkGroupSize[0]));
+  using codegen::ColumnSumParams, codegen::ColumnSumPass, codegen::ColumnSumPush;
+  exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Finish, 32 * lanes}, codegen::generateColumnSum),
+                {{x, Access::Read}, {out, beta != 0.0f ? Access::ReadWrite : Access::Write}},
+                ColumnSumPush{rows, cols, 0, beta}, vk::Groups{(cols + 31) / 32, 1, 1});
 }
 
 void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,

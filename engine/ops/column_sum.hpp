@@ -21,4 +21,14 @@ uint64_t columnSumScratchBytes(uint32_t rows, uint32_t cols);
 void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
                uint32_t cols, float beta = 0.0f, bool xF16 = false);
 
+// Lanes per column of the finish pass over `rows` rows: 8 up to 256 rows, then doubled up to 32 (one lane's
+// serial walk stays at most 32 rows where the device allows 32 x lanes invocations). Pure policy.
+uint32_t columnSumFinishLanes(uint32_t rows, uint32_t maxInvocations);
+
+// The finish pass alone, for a matrix that already is a few block partials (the norm backwards' dgamma and
+// dbeta planes): out[j] = sum_r x[r, j] (+ beta * out[j]) in one dispatch, no scratch. Each lane sums every
+// lanes-th row in order, then the lanes' sums are added in lane order (deterministic).
+void columnSumRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t rows, uint32_t cols,
+                   float beta = 0.0f);
+
 } // namespace helios::ops

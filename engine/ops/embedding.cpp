@@ -108,7 +108,7 @@ uint64_t embeddingBackwardWorkspaceBytes(uint32_t tokens, uint32_t vocab, uint32
   const EmbeddingBackwardPlan p = embeddingBackwardPlan(tokens, vocab, dim);
   if (!p.segmented) // next, heads, partials
     return chainOffsets(p, tokens, vocab).partials + 4ull * tokens * dim;
-  return uint64_t(p.segments) * vocab * dim * 4 + columnSumScratchBytes(p.segments, vocab * dim);
+  return uint64_t(p.segments) * vocab * dim * 4;
 }
 
 void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut, vk::BufferRange dTable,
@@ -127,16 +127,14 @@ void embeddingBackward(Executor& exec, vk::BufferRange ids, vk::BufferRange dOut
                embeddingBackwardWorkspaceBytes(tokens, vocab, dim), "embeddingBackwardWorkspaceBytes");
   const EmbeddingBackwardPlan plan = embeddingBackwardPlan(tokens, vocab, dim);
   if (plan.segmented) {
-    // Segment partials [segments, vocab * dim], then their column sums (in segment order) into dTable.
-    const uint64_t partialBytes = uint64_t(plan.segments) * vocab * dim * 4;
-    const vk::BufferRange partials = vk::subrange(workspace, 0, partialBytes),
-                          sumScratch = vk::subrange(workspace, partialBytes,
-                                                    columnSumScratchBytes(plan.segments, vocab * dim));
+    // Segment partials [segments, vocab * dim], then their column sums (in segment order) into dTable: the
+    // column sum's finish pass alone, as the partials already are block sums.
+    const vk::BufferRange partials = vk::subrange(workspace, 0, uint64_t(plan.segments) * vocab * dim * 4);
     exec.dispatch(pipeline(exec, EmbeddingKernel::SegmentSums, kSegmentLocal),
                   {{dOut, Access::Read}, {ids, Access::Read}, {partials, Access::Write}},
                   EmbeddingPush{tokens, dim, vocab, plan.segmentTokens},
                   vk::Groups{(dim + kSegmentLocal - 1) / kSegmentLocal, plan.segments, 1});
-    columnSum(exec, partials, dTable, sumScratch, plan.segments, vocab * dim, accumulate ? 1.0f : 0.0f);
+    columnSumRows(exec, partials, dTable, plan.segments, vocab * dim, accumulate ? 1.0f : 0.0f);
     return;
   }
   if (!accumulate && vocab != 0 && dim != 0) fill(exec, dTable, vocab * dim, 0.0f);

@@ -82,25 +82,22 @@ uint64_t partialBytes(uint32_t rows, uint32_t cols) {
   return uint64_t(normBackwardPlan(rows).numBlocks) * cols * 4;
 }
 
-// dgamma (and dbeta) from the block partials: column sums of each [numBlocks, cols] plane, each with its own
-// scratch after the planes.
+// dgamma (and dbeta) from the block partials: one finish pass over each [numBlocks, cols] plane (they are
+// already block sums; a two-pass column sum spent a dispatch and a barrier re-blocking them).
 void sumPartials(Executor& exec, vk::BufferRange scratch, uint32_t rows, uint32_t cols,
                  std::initializer_list<vk::BufferRange> outs) {
   const uint32_t blocks = normBackwardPlan(rows).numBlocks;
-  const uint64_t plane = partialBytes(rows, cols), sumScratch = columnSumScratchBytes(blocks, cols);
+  const uint64_t plane = partialBytes(rows, cols);
   uint64_t p = 0;
-  for (const vk::BufferRange& out : outs) {
-    columnSum(exec, vk::subrange(scratch, p * plane, plane), out,
-              vk::subrange(scratch, outs.size() * plane + p * sumScratch, sumScratch), blocks, cols);
-    ++p;
-  }
+  for (const vk::BufferRange& out : outs)
+    columnSumRows(exec, vk::subrange(scratch, p++ * plane, plane), out, blocks, cols);
 }
 
 } // namespace
 
 uint64_t normBackwardScratchBytes(NormKind kind, uint32_t rows, uint32_t cols) {
   const uint64_t parts = kind == NormKind::LayerNorm ? 2 : 1;
-  return parts * (partialBytes(rows, cols) + columnSumScratchBytes(normBackwardPlan(rows).numBlocks, cols));
+  return parts * partialBytes(rows, cols);
 }
 
 void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange beta,

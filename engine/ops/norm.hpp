@@ -17,8 +17,7 @@ struct NormBackwardPlan {
   uint32_t blockRows = 0, numBlocks = 0;
 };
 NormBackwardPlan normBackwardPlan(uint32_t rows);
-// Bytes of scratch the backward needs: (LayerNorm 2, RMSNorm 1) * (numBlocks * cols floats of partials plus
-// columnSumScratchBytes(numBlocks, cols)).
+// Bytes of scratch the backward needs: (LayerNorm 2, RMSNorm 1) * numBlocks * cols floats of partials.
 uint64_t normBackwardScratchBytes(codegen::NormKind kind, uint32_t rows, uint32_t cols);
 
 // y = (x - mean) * rstd * gamma + beta; writes mean[rows], rstd[rows]. x, y: rows*cols; gamma, beta: cols.

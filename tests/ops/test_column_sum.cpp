@@ -9,6 +9,7 @@
 #include "support/random.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -66,7 +67,7 @@ TEST_CASE("column sums: every kernel of the sweep passes spirv-val", "[column_su
   codegen::KernelRegistry reg;
   codegen::registerColumnSum(reg);
   const auto ks = reg.find("columns.sum_f32")->all();
-  CHECK(ks.size() == 5); // both passes at two local sizes, and the block pass on f16 x
+  CHECK(ks.size() == 6); // both passes at two local sizes, the finish at 1024, the block pass on f16 x
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
@@ -127,4 +128,59 @@ TEST_CASE("column sums: the plan covers every row with at most 256 blocks; bad a
   ops::ImmediateExecutor e(ctx());
   CHECK_THROWS_WITH(ops::columnSum(e, b.range(), b.range(), b.range(), 4, 0), ContainsSubstring("cols is 0"));
   CHECK_THROWS_WITH(ops::columnSum(e, b.range(), b.range(), b.range(), 100, 4), ContainsSubstring("x"));
+}
+
+namespace {
+
+std::vector<float> runRows(const std::vector<float>& x, uint32_t rows, uint32_t cols, float beta,
+                           const std::vector<float>& start) {
+  auto bx = test::input(x, "x");
+  auto out = test::output(cols, "out");
+  std::vector<float> init = start;
+  init.push_back(test::poisonF32()); // keep the guard
+  ctx().uploadVector(out, init);
+  ops::ImmediateExecutor e(ctx());
+  vk::BufferRange o = out.range();
+  o.size = uint64_t(cols) * 4;
+  ops::columnSumRows(e, bx.range(), o, rows, cols, beta);
+  e.flush();
+  return test::result(out, cols);
+}
+
+} // namespace
+
+TEST_CASE("the finish pass alone (columnSumRows) matches float64, odd and aligned shapes", "[column_sum]") {
+  const uint32_t rows = GENERATE(1u, 7u, 256u, 257u, 1000u, 1024u, 3001u);
+  const uint32_t cols = GENERATE(1u, 33u, 384u, 513u);
+  const float beta = GENERATE(0.0f, 0.5f);
+  INFO("rows " << rows << " cols " << cols << " beta " << beta << " seed " << test::testSeed());
+  const auto x = test::randomFloats(size_t(rows) * cols, -1.0f, 1.0f);
+  const auto start =
+      beta != 0.0f ? test::randomFloats(cols, -1.0f, 1.0f) : std::vector<float>(cols, test::poisonF32());
+  const auto got = runRows(x, rows, cols, beta, start);
+  CHECK(relError(got, x, rows, cols, beta, &start) < 1e-5);
+  CHECK(runRows(x, rows, cols, beta, start) == got); // fixed order: the same bits again
+}
+
+TEST_CASE("up to 256 rows the finish pass alone gives the two-pass column sum's bits", "[column_sum]") {
+  // Norm backwards used to re-block their partial planes (blocks of one row, then the finish): the one-pass
+  // form adds the same numbers in the same order.
+  const uint32_t rows = GENERATE(5u, 256u), cols = GENERATE(7u, 768u);
+  INFO("rows " << rows << " cols " << cols << " seed " << test::testSeed());
+  const auto x = test::randomFloats(size_t(rows) * cols, -1.0f, 1.0f);
+  const std::vector<float> poison(cols, test::poisonF32());
+  const auto one = runRows(x, rows, cols, 0.0f, poison), two = run(x, rows, cols, 0.0f, &poison);
+  CHECK(std::equal(one.begin(), one.end(), two.begin(), two.end(), [](float a, float b) {
+    return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+  }));
+}
+
+TEST_CASE("the finish pass widens with the rows, within the device's workgroup", "[column_sum]") {
+  CHECK(ops::columnSumFinishLanes(1, 1024) == 8);
+  CHECK(ops::columnSumFinishLanes(256, 1024) == 8);
+  CHECK(ops::columnSumFinishLanes(257, 1024) == 16);
+  CHECK(ops::columnSumFinishLanes(1024, 1024) == 32);
+  CHECK(ops::columnSumFinishLanes(100000, 1024) == 32);
+  CHECK(ops::columnSumFinishLanes(1024, 512) == 16);
+  CHECK(ops::columnSumFinishLanes(1024, 256) == 8);
 }

@@ -261,10 +261,10 @@ TEST_CASE("the backward plan bounds the block count and covers every row", "[nor
     CHECK(uint64_t(p.numBlocks) * p.blockRows >= rows);
     CHECK(uint64_t(p.numBlocks - 1) * p.blockRows < rows); // every block has at least one row
   }
-  // Partials, plus the column sum's own block partials (at most 256 blocks of them) per output.
-  CHECK(ops::normBackwardScratchBytes(NormKind::LayerNorm, 1000, 256) == 2ull * (1000 + 250) * 256 * 4);
-  CHECK(ops::normBackwardScratchBytes(NormKind::LayerNorm, 16384, 384) == 2ull * (1024 + 256) * 384 * 4);
-  CHECK(ops::normBackwardScratchBytes(NormKind::RmsNorm, 3, 5) == 1ull * (3 + 3) * 5 * 4);
+  // One plane of block partials per output (the finish pass sums them in place).
+  CHECK(ops::normBackwardScratchBytes(NormKind::LayerNorm, 1000, 256) == 2ull * 1000 * 256 * 4);
+  CHECK(ops::normBackwardScratchBytes(NormKind::LayerNorm, 16384, 384) == 2ull * 1024 * 384 * 4);
+  CHECK(ops::normBackwardScratchBytes(NormKind::RmsNorm, 3, 5) == 1ull * 3 * 5 * 4);
 }
 
 TEST_CASE("norms reject mismatched sizes", "[norm][errors]") {

@@ -27,6 +27,18 @@ void printPlan(const char* what, const graph::StepPlan& p) {
   std::printf("    live at the peak: %s\n", live.c_str());
 }
 
+void printCensus(const char* what, const graph::StepCensus& c) {
+  std::printf("  %s: %llu dispatches, %llu barriers, %s bound (per kernel family; barriers before its "
+              "dispatches):\n",
+              what, static_cast<unsigned long long>(c.dispatches),
+              static_cast<unsigned long long>(c.barriers), formatBytes(c.boundBytes).c_str());
+  std::printf("    %-32s %10s %9s %8s %12s\n", "family", "dispatches", "barriers", "kernels", "bound");
+  for (const auto& f : c.families)
+    std::printf("    %-32s %10llu %9llu %8llu %12s\n", f.family.c_str(),
+                static_cast<unsigned long long>(f.dispatches), static_cast<unsigned long long>(f.barriers),
+                static_cast<unsigned long long>(f.kernels), formatBytes(f.boundBytes).c_str());
+}
+
 } // namespace
 
 uint64_t trainerBytes(const train::TrainConfig& cfg) {
@@ -42,6 +54,8 @@ void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainCo
               formatBytes(fixed).c_str());
   printPlan("training step", m.train);
   printPlan("evaluation", m.eval);
+  printCensus("training step (forward + backward, without the optimizer)", m.train.census);
+  printCensus("evaluation", m.eval.census);
   std::printf("  estimated peak in use: %s (model state + %s for the trainer + %s of plan bins)\n",
               formatBytes(fixed + trainerBytes(cfg) + m.binBytes()).c_str(),
               formatBytes(trainerBytes(cfg)).c_str(), formatBytes(m.binBytes()).c_str());
