@@ -5,7 +5,9 @@
 namespace helios::graph {
 
 void LifetimeRecorder::dispatch(const vk::Pipeline&, std::span<const ops::Binding> bindings, const void*,
-                                size_t, vk::Groups) {
+                                size_t, vk::Groups groups) {
+  if (groups.x == 0 || groups.y == 0 || groups.z == 0) return; // the graph records nothing for it either
+  log_.add(bindings);
   for (const auto& b : bindings)
     if (b.range.buffer == arena_.virtualBuffer())
       touches_.push_back(

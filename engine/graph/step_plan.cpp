@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 namespace helios::graph {
 
@@ -26,6 +27,33 @@ std::vector<std::pair<std::string, uint64_t>> StepPlan::liveAtPeak() const {
   return out;
 }
 
+namespace {
+
+// The log with the virtual buffer's ranges moved to their planned places (each bin a made-up handle).
+DispatchLog placedLog(const DispatchLog& log, VkBuffer virtualBuffer,
+                      const std::vector<StepArena::Request>& requests, const MemoryPlan& plan,
+                      const std::vector<char>& binTags) {
+  DispatchLog out = log;
+  const auto startsAfter = [](VkDeviceSize at, const StepArena::Request& r) { return at < r.offset; };
+  for (ops::Binding& b : out.bindings) {
+    if (b.range.buffer != virtualBuffer) continue;
+    auto it = std::upper_bound(requests.begin(), requests.end(), b.range.offset, startsAfter);
+    if (it == requests.begin()) throw std::logic_error("placedLog: a binding before the first request");
+    --it;
+    const Placement& p = plan.placements[size_t(it - requests.begin())];
+    b.range.buffer = reinterpret_cast<VkBuffer>(const_cast<char*>(&binTags[p.bin]));
+    b.range.offset = p.offset + (b.range.offset - it->offset);
+  }
+  return out;
+}
+
+uint32_t barrierCount(const DispatchLog& log) {
+  const auto epochs = barrierEpochs(log);
+  return epochs.empty() ? 0 : epochs.back();
+}
+
+} // namespace
+
 uint64_t planBinCap(const vk::Context& ctx, const StepArena& arena) {
   const uint64_t limit = ctx.device().limits().maxStorageBufferRange;
   return limit / arena.alignment() * arena.alignment();
@@ -44,11 +72,16 @@ StepPlan planStep(vk::Context& ctx, StepArena& arena, const StepRecording& recor
   }
   StepPlan p;
   p.lifetimes = recorder.lifetimes(requests);
-  for (auto& r : requests)
-    p.names.push_back(std::move(r.what));
+  for (const auto& r : requests)
+    p.names.push_back(r.what);
   p.dispatches = recorder.dispatches();
   p.alignment = arena.alignment();
-  p.plan = planMemory(p.lifetimes, planBinCap(ctx, arena), arena.alignment());
+  const std::vector<uint32_t> epochs = barrierEpochs(recorder.log());
+  p.barriers = epochs.empty() ? 0 : epochs.back();
+  p.plan = planMemory(inEpochs(p.lifetimes, epochs), planBinCap(ctx, arena), arena.alignment());
+  const std::vector<char> binTags(p.plan.binBytes.size());
+  p.plannedBarriers =
+      barrierCount(placedLog(recorder.log(), arena.virtualBuffer(), requests, p.plan, binTags));
   return p;
 }
 

@@ -4,6 +4,10 @@
 // places them with planMemory(); recordPlanned() then runs the same recording for real with the arena serving
 // the planned places. A step asks for the same sizes in the same order every time (the arena checks), so the
 // plan is computed once per recorded segment and every replay uses it.
+//
+// The plan is made in barrier epochs (graph::inEpochs over the dry run's graph::barrierEpochs): reuse never
+// orders two dispatches that the step without reuse leaves unordered, so the planned step has the same
+// barriers (reuse that needed its own barriers cost GPT-2 small 1.1% of its tokens/s on the H100).
 #include "engine/graph/arena.hpp"
 #include "engine/graph/memory_plan.hpp"
 #include "engine/ops/executor.hpp"
@@ -22,7 +26,10 @@ struct StepPlan {
   std::vector<std::string> names;  // the requesters' names, in the same order
   MemoryPlan plan;
   uint64_t dispatches = 0;
-  uint64_t alignment = 256;        // the arena's: every place starts at a multiple of it
+  uint64_t alignment = 256; // the arena's: every place starts at a multiple of it
+  // Barriers between the segment's dispatches (its opening and closing ones not counted), as the graph
+  // infers them: with every temporary in its own range (no reuse), and in the places the plan gives.
+  uint32_t barriers = 0, plannedBarriers = 0;
   uint64_t unplannedBytes() const; // every request its own range, as the bump arena lays them out
   uint64_t peakLiveBytes() const;  // the lower bound no plan beats
   // What is live at the dispatch where the most bytes are: (name, bytes) summed per name, largest first.
