@@ -124,6 +124,10 @@ std::vector<Lifetime> inEpochs(std::span<const Lifetime> lifetimes, std::span<co
   return out;
 }
 
+bool preferEpochPlan(uint64_t epochPlanBytes, uint64_t dispatchPlanBytes) {
+  return epochPlanBytes <= dispatchPlanBytes + dispatchPlanBytes / 32;
+}
+
 uint64_t unplannedBytes(std::span<const Lifetime> lifetimes, uint64_t alignment) {
   uint64_t total = 0;
   for (const Lifetime& t : lifetimes)

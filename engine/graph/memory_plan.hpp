@@ -41,6 +41,11 @@ MemoryPlan planMemory(std::span<const Lifetime> lifetimes, uint64_t binCap, uint
 // barrier: the planned step has the barriers of the step without reuse.
 std::vector<Lifetime> inEpochs(std::span<const Lifetime> lifetimes, std::span<const uint32_t> epochs);
 
+// Whether the plan in epochs (no new barrier) is taken over the plan in dispatches (reuse as soon as a
+// temporary is dead, each reuse within a barrier-free stretch adding a barrier): unless it needs more than
+// 1/32 (3%) more bytes.
+bool preferEpochPlan(uint64_t epochPlanBytes, uint64_t dispatchPlanBytes);
+
 // The most bytes live at any one dispatch: no plan can be smaller (a lower bound for tests and reports).
 uint64_t peakLiveBytes(std::span<const Lifetime> lifetimes, uint64_t alignment);
 // The first dispatch at which that many bytes are live (0 when nothing is touched).

@@ -27,12 +27,9 @@ std::vector<std::pair<std::string, uint64_t>> StepPlan::liveAtPeak() const {
   return out;
 }
 
-namespace {
-
-// The log with the virtual buffer's ranges moved to their planned places (each bin a made-up handle).
 DispatchLog placedLog(const DispatchLog& log, VkBuffer virtualBuffer,
                       const std::vector<StepArena::Request>& requests, const MemoryPlan& plan,
-                      const std::vector<char>& binTags) {
+                      std::span<const VkBuffer> binHandles) {
   DispatchLog out = log;
   const auto startsAfter = [](VkDeviceSize at, const StepArena::Request& r) { return at < r.offset; };
   for (ops::Binding& b : out.bindings) {
@@ -41,11 +38,13 @@ DispatchLog placedLog(const DispatchLog& log, VkBuffer virtualBuffer,
     if (it == requests.begin()) throw std::logic_error("placedLog: a binding before the first request");
     --it;
     const Placement& p = plan.placements[size_t(it - requests.begin())];
-    b.range.buffer = reinterpret_cast<VkBuffer>(const_cast<char*>(&binTags[p.bin]));
+    b.range.buffer = binHandles[p.bin];
     b.range.offset = p.offset + (b.range.offset - it->offset);
   }
   return out;
 }
+
+namespace {
 
 uint32_t barrierCount(const DispatchLog& log) {
   const auto epochs = barrierEpochs(log);
@@ -78,10 +77,18 @@ StepPlan planStep(vk::Context& ctx, StepArena& arena, const StepRecording& recor
   p.alignment = arena.alignment();
   const std::vector<uint32_t> epochs = barrierEpochs(recorder.log());
   p.barriers = epochs.empty() ? 0 : epochs.back();
-  p.plan = planMemory(inEpochs(p.lifetimes, epochs), planBinCap(ctx, arena), arena.alignment());
-  const std::vector<char> binTags(p.plan.binBytes.size());
-  p.plannedBarriers =
-      barrierCount(placedLog(recorder.log(), arena.virtualBuffer(), requests, p.plan, binTags));
+  const uint64_t cap = planBinCap(ctx, arena);
+  p.plan = planMemory(inEpochs(p.lifetimes, epochs), cap, arena.alignment());
+  MemoryPlan asSoonAsDead = planMemory(p.lifetimes, cap, arena.alignment());
+  p.dispatchPlanBytes = asSoonAsDead.totalBytes();
+  p.inEpochs = preferEpochPlan(p.plan.totalBytes(), p.dispatchPlanBytes);
+  if (!p.inEpochs) p.plan = std::move(asSoonAsDead);
+  // Made-up handles for the bins: addresses no Vulkan object has.
+  std::vector<char> tags(p.plan.binBytes.size());
+  std::vector<VkBuffer> bins;
+  for (char& t : tags)
+    bins.push_back(reinterpret_cast<VkBuffer>(&t));
+  p.plannedBarriers = barrierCount(placedLog(recorder.log(), arena.virtualBuffer(), requests, p.plan, bins));
   return p;
 }
 

@@ -25,8 +25,11 @@ void printPlan(const char* what, const graph::StepPlan& p) {
     live += fmt::format("{}{} {}", live.empty() ? "" : ", ", name, formatBytes(bytes));
   }
   std::printf("    live at the peak: %s\n", live.c_str());
-  std::printf("    barriers between dispatches: %u with every temporary in its own range, %u as planned\n",
-              p.barriers, p.plannedBarriers);
+  std::printf(
+      "    barriers between dispatches: %u with every temporary in its own range, %u as planned (plan in "
+      "%s; reuse as soon as dead needs %s)\n",
+      p.barriers, p.plannedBarriers, p.inEpochs ? "barrier epochs" : "dispatches",
+      formatBytes(p.dispatchPlanBytes).c_str());
 }
 
 } // namespace
