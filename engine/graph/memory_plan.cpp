@@ -125,7 +125,7 @@ std::vector<Lifetime> inEpochs(std::span<const Lifetime> lifetimes, std::span<co
 }
 
 bool preferEpochPlan(uint64_t epochPlanBytes, uint64_t dispatchPlanBytes) {
-  return epochPlanBytes <= dispatchPlanBytes + dispatchPlanBytes / 32;
+  return epochPlanBytes <= dispatchPlanBytes + std::max<uint64_t>(dispatchPlanBytes / 32, 16ull << 20);
 }
 
 uint64_t unplannedBytes(std::span<const Lifetime> lifetimes, uint64_t alignment) {

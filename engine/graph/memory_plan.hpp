@@ -43,7 +43,8 @@ std::vector<Lifetime> inEpochs(std::span<const Lifetime> lifetimes, std::span<co
 
 // Whether the plan in epochs (no new barrier) is taken over the plan in dispatches (reuse as soon as a
 // temporary is dead, each reuse within a barrier-free stretch adding a barrier): unless it needs more than
-// 1/32 (3%) more bytes.
+// 1/32 (3%) more bytes, and more than 16 MiB more (a small model's plan is a few MiB: waiting for barriers
+// may cost it a large fraction of those).
 bool preferEpochPlan(uint64_t epochPlanBytes, uint64_t dispatchPlanBytes);
 
 // The most bytes live at any one dispatch: no plan can be smaller (a lower bound for tests and reports).

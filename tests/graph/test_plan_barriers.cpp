@@ -143,10 +143,14 @@ TEST_CASE("placed log: only the virtual buffer's ranges move, each by its reques
   CHECK(placed.starts == log.starts);
 }
 
-TEST_CASE("memory plan: the plan in epochs is preferred unless over 3% larger", "[graph][memory-plan]") {
-  CHECK(preferEpochPlan(1000, 1000));
-  CHECK(preferEpochPlan(1031, 1000));
-  CHECK_FALSE(preferEpochPlan(1032, 1000));
-  CHECK(preferEpochPlan(900, 1000)); // greedy plans are not monotone: it may even be smaller
+TEST_CASE("memory plan: the plan in epochs is preferred unless over 3% and 16 MiB larger",
+          "[graph][memory-plan]") {
+  const uint64_t GiB = 1ull << 30, MiB = 1ull << 20;
+  CHECK(preferEpochPlan(GiB, GiB));
+  CHECK(preferEpochPlan(GiB + GiB / 32, GiB));
+  CHECK_FALSE(preferEpochPlan(GiB + GiB / 32 + 1, GiB));
+  CHECK(preferEpochPlan(GiB - MiB, GiB)); // greedy plans are not monotone: it may even be smaller
+  CHECK(preferEpochPlan(17 * MiB, MiB));  // small plans: 16 MiB more is allowed
+  CHECK_FALSE(preferEpochPlan(17 * MiB + 1, MiB));
   CHECK(preferEpochPlan(0, 0));
 }
