@@ -3,7 +3,8 @@
 # one device call (about 4-5 minutes on the H100). Carry .gl, .dev (this branch: bench/device/stage.sh),
 # BASE_DIR (a staged helios-train of the base commit: its bin/helios-train) and .deps/corpus.
 #   bash bench/device/memory.sh BASE_DIR            e.g. bash bench/device/memory.sh .dev-base
-# Prints one line per run (peak in use / reserved as helios-train reports them, tokens/s, final loss) and
+# Prints one line per run (peak in use / reserved as helios-train reports them, tokens/s of the "done:"
+# summary, barriers per step, final loss) and
 # writes $FINAL/memory.txt and $FINAL/memory.tgz (every run's output and metrics). Runs use the default seed,
 # so each is bit-identical run to run; the base and the planned run of a config should end on the same loss
 # bits (the plan moves memory, not arithmetic): the summary says whether they do.
@@ -25,14 +26,14 @@ run() {
   echo "== $name: $(basename "$(dirname "$(dirname "$exe")")")/helios-train --preset $preset $*"
   timeout 150 "$exe" --preset "$preset" --steps "$steps" "${common[@]}" --out "$OUT/$name" "$@" >"$OUT/$name.txt" 2>&1
   echo "   exit $?"
-  grep -E "^memory|^done|max-memory|^per step" "$OUT/$name.txt" | sed 's/^/   /'
+  grep -E "^memory|^done|max-memory|^per step|^phases" "$OUT/$name.txt" | sed 's/^/   /'
   tail -n 1 "$OUT/$name/metrics.jsonl" 2>/dev/null | python3 -c \
     'import json,sys; r=json.loads(sys.stdin.read() or "{}"); print("   last loss", r.get("loss"))'
 }
 
 NEW=$PWD/.dev/bin/helios-train
 echo "== what the plan expects (dry run, nothing trained)"
-timeout 90 "$NEW" --preset gpt2-small --precision mixed --plan-only --out "$OUT/plan-only" 2>&1 | tail -n 9 | tee "$OUT/plan-only.txt"
+timeout 90 "$NEW" --preset gpt2-small --precision mixed --plan-only --out "$OUT/plan-only" 2>&1 | tail -n 11 | tee "$OUT/plan-only.txt"
 run gpt2-base "$BASE/bin/helios-train" gpt2-small "$GPT2_STEPS"
 run gpt2-planned "$NEW" gpt2-small "$GPT2_STEPS"
 run gpt2-max22 "$NEW" gpt2-small "$GPT2_STEPS" --max-memory 22GiB
@@ -52,18 +53,20 @@ out = pathlib.Path(sys.argv[1])
 def helios(name):
     t = (out / f"{name}.txt").read_text(errors="replace") if (out / f"{name}.txt").exists() else ""
     m = re.search(r"memory: peak (\S+ \S+) in use, (\S+ \S+) reserved", t)
-    d = re.search(r"\| (\S+) tok/s", t)
+    d = re.search(r"^done:.*?\| (\S+) tok/s", t, re.M)  # the summary, not a progress line
+    b = re.search(r"^per step .*?(\d+) barriers", t, re.M)
     try:
         loss = json.loads((out / name / "metrics.jsonl").read_text().splitlines()[-1])["loss"]
     except Exception:
         loss = None
-    return (m.group(1) if m else "-", m.group(2) if m else "-", d.group(1) if d else "-", loss)
-print(f"{'run':<14} {'peak in use':>12} {'reserved':>12} {'tok/s':>10} last loss")
+    return (m.group(1) if m else "-", m.group(2) if m else "-", d.group(1) if d else "-", loss,
+            b.group(1) if b else "-")
+print(f"{'run':<14} {'peak in use':>12} {'reserved':>12} {'tok/s':>10} {'barriers':>9} last loss")
 res = {}
 for name in ["gpt2-base", "gpt2-planned", "gpt2-max22", "gpt2-max8", "char-base", "char-planned"]:
     res[name] = helios(name)
-    use, rsv, tok, loss = res[name]
-    print(f"{name:<14} {use:>12} {rsv:>12} {tok:>10} {loss}")
+    use, rsv, tok, loss, bar = res[name]
+    print(f"{name:<14} {use:>12} {rsv:>12} {tok:>10} {bar:>9} {loss}")
 for f in ["torch_gpt2.json", "torch_char.json"]:
     try:
         for r in json.loads((out / f).read_text())["results"]:

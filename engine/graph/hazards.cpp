@@ -39,4 +39,30 @@ void HazardTracker::barrier() {
   writes_.clear();
 }
 
+void DispatchLog::add(std::span<const ops::Binding> b) {
+  starts.push_back(bindings.size());
+  bindings.insert(bindings.end(), b.begin(), b.end());
+}
+
+std::span<const ops::Binding> DispatchLog::dispatch(size_t i) const {
+  const size_t end = i + 1 < starts.size() ? starts[i + 1] : bindings.size();
+  return std::span(bindings).subspan(starts[i], end - starts[i]);
+}
+
+std::vector<uint32_t> barrierEpochs(const DispatchLog& log) {
+  HazardTracker h;
+  std::vector<uint32_t> epochs(log.size());
+  uint32_t barriers = 0;
+  for (size_t i = 0; i < log.size(); ++i) {
+    const auto d = log.dispatch(i);
+    if (h.needsBarrier(d)) {
+      h.barrier();
+      ++barriers;
+    }
+    h.record(d);
+    epochs[i] = barriers;
+  }
+  return epochs;
+}
+
 } // namespace helios::graph

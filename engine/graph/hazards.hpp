@@ -29,4 +29,18 @@ private:
   std::vector<Range> reads_, writes_;
 };
 
+// A recorded sequence of dispatches as the hazard tracker sees them (a dry run's, for planning).
+struct DispatchLog {
+  std::vector<ops::Binding> bindings; // every dispatch's bindings, one dispatch after another
+  std::vector<size_t> starts;         // dispatch i binds bindings[starts[i]] up to the next start
+  void add(std::span<const ops::Binding> b);
+  size_t size() const { return starts.size(); }
+  std::span<const ops::Binding> dispatch(size_t i) const;
+};
+
+// epochs[i]: how many barriers HazardTracker puts before dispatch i, the one just before it included,
+// starting from a barrier (as a recorded segment does). Two dispatches with the same epoch share a
+// barrier-free stretch; the last epoch is the segment's barrier count between its dispatches.
+std::vector<uint32_t> barrierEpochs(const DispatchLog& log);
+
 } // namespace helios::graph

@@ -6,8 +6,9 @@ namespace helios::graph {
 
 void LifetimeRecorder::dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings,
                                 const void*, size_t, vk::Groups groups) {
-  if (groups.x != 0 && groups.y != 0 && groups.z != 0)
-    log_.push_back({pipeline.name, std::vector<ops::Binding>(bindings.begin(), bindings.end())});
+  if (groups.x == 0 || groups.y == 0 || groups.z == 0) return; // the graph records nothing for it either
+  log_.add(bindings);
+  records_.push_back({pipeline.name, std::vector<ops::Binding>(bindings.begin(), bindings.end())});
   for (const auto& b : bindings)
     if (b.range.buffer == arena_.virtualBuffer())
       touches_.push_back(

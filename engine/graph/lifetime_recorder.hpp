@@ -1,8 +1,10 @@
 #pragma once
 // A dry run of a step: an executor that dispatches nothing and notes, for every request the step arena
 // served while recording (StepArena::beginRecording), the first and last dispatch that binds any of its
-// bytes. Op scratch comes from the arena too, so it is planned like any temporary.
+// bytes. Op scratch comes from the arena too, so it is planned like any temporary. It keeps every binding
+// (graph::DispatchLog), so the barriers of the step with and without a plan can be worked out.
 #include "engine/graph/arena.hpp"
+#include "engine/graph/hazards.hpp"
 #include "engine/graph/memory_plan.hpp"
 #include "engine/graph/step_census.hpp"
 #include "engine/ops/executor.hpp"
@@ -25,8 +27,9 @@ public:
   // One lifetime per request, in request order (requests: what StepArena::endRecording returned).
   std::vector<Lifetime> lifetimes(const std::vector<StepArena::Request>& requests) const;
   uint64_t dispatches() const { return dispatches_; }
-  // Every dispatch that has work (the graph records no empty grid), names and bindings, in order.
-  const std::vector<DispatchRecord>& log() const { return log_; }
+  const DispatchLog& log() const { return log_; } // every binding of every dispatch that has work
+  // The same dispatches with their pipelines' names (the census).
+  const std::vector<DispatchRecord>& records() const { return records_; }
 
 private:
   struct Touch {
@@ -36,8 +39,9 @@ private:
   vk::Context& ctx_;
   StepArena& arena_;
   std::vector<Touch> touches_; // bindings of the virtual buffer, in dispatch order
+  DispatchLog log_;            // every binding of every dispatch
   uint64_t dispatches_ = 0;
-  std::vector<DispatchRecord> log_;
+  std::vector<DispatchRecord> records_;
 };
 
 } // namespace helios::graph

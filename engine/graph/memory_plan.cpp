@@ -111,6 +111,23 @@ uint64_t peakDispatch(std::span<const Lifetime> lifetimes, uint64_t alignment) {
   return livePeak(lifetimes, alignment).second;
 }
 
+std::vector<Lifetime> inEpochs(std::span<const Lifetime> lifetimes, std::span<const uint32_t> epochs) {
+  std::vector<Lifetime> out(lifetimes.begin(), lifetimes.end());
+  for (Lifetime& l : out) {
+    if (!l.touched()) continue;
+    if (l.last >= epochs.size())
+      throw std::invalid_argument("inEpochs: a lifetime ends at dispatch " + std::to_string(l.last) + " of " +
+                                  std::to_string(epochs.size()));
+    l.first = epochs[l.first];
+    l.last = epochs[l.last];
+  }
+  return out;
+}
+
+bool preferEpochPlan(uint64_t epochPlanBytes, uint64_t dispatchPlanBytes) {
+  return epochPlanBytes <= dispatchPlanBytes + std::max<uint64_t>(dispatchPlanBytes / 32, 16ull << 20);
+}
+
 uint64_t unplannedBytes(std::span<const Lifetime> lifetimes, uint64_t alignment) {
   uint64_t total = 0;
   for (const Lifetime& t : lifetimes)

@@ -35,6 +35,18 @@ struct MemoryPlan {
 // Throws std::invalid_argument when a temporary is larger than binCap or alignment is not a power of two.
 MemoryPlan planMemory(std::span<const Lifetime> lifetimes, uint64_t binCap, uint64_t alignment);
 
+// The lifetimes counted in barrier epochs instead of dispatches (epochs[d]: the barriers up to dispatch d, as
+// graph::barrierEpochs gives them). Planned in epochs, two temporaries share bytes only when a barrier the
+// step has anyway lies between the last use of one and the first use of the other, so the reuse adds no
+// barrier: the planned step has the barriers of the step without reuse.
+std::vector<Lifetime> inEpochs(std::span<const Lifetime> lifetimes, std::span<const uint32_t> epochs);
+
+// Whether the plan in epochs (no new barrier) is taken over the plan in dispatches (reuse as soon as a
+// temporary is dead, each reuse within a barrier-free stretch adding a barrier): unless it needs more than
+// 1/32 (3%) more bytes, and more than 16 MiB more (a small model's plan is a few MiB: waiting for barriers
+// may cost it a large fraction of those).
+bool preferEpochPlan(uint64_t epochPlanBytes, uint64_t dispatchPlanBytes);
+
 // The most bytes live at any one dispatch: no plan can be smaller (a lower bound for tests and reports).
 uint64_t peakLiveBytes(std::span<const Lifetime> lifetimes, uint64_t alignment);
 // The first dispatch at which that many bytes are live (0 when nothing is touched).

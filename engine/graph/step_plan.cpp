@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
 
 namespace helios::graph {
 
@@ -26,6 +27,23 @@ std::vector<std::pair<std::string, uint64_t>> StepPlan::liveAtPeak() const {
   return out;
 }
 
+DispatchLog placedLog(const DispatchLog& log, VkBuffer virtualBuffer,
+                      const std::vector<StepArena::Request>& requests, const MemoryPlan& plan,
+                      std::span<const VkBuffer> binHandles) {
+  DispatchLog out = log;
+  const auto startsAfter = [](VkDeviceSize at, const StepArena::Request& r) { return at < r.offset; };
+  for (ops::Binding& b : out.bindings) {
+    if (b.range.buffer != virtualBuffer) continue;
+    auto it = std::upper_bound(requests.begin(), requests.end(), b.range.offset, startsAfter);
+    if (it == requests.begin()) throw std::logic_error("placedLog: a binding before the first request");
+    --it;
+    const Placement& p = plan.placements[size_t(it - requests.begin())];
+    b.range.buffer = binHandles[p.bin];
+    b.range.offset = p.offset + (b.range.offset - it->offset);
+  }
+  return out;
+}
+
 namespace {
 
 // The dry run's dispatches with each temporary moved from its virtual range to its planned place (bin b at
@@ -44,6 +62,11 @@ std::vector<DispatchRecord> atPlannedPlaces(std::vector<DispatchRecord> log, VkB
       b.range.offset = (uint64_t(p.bin) << 48) + p.offset + (b.range.offset - it->offset);
     }
   return log;
+}
+
+uint32_t barrierCount(const DispatchLog& log) {
+  const auto epochs = barrierEpochs(log);
+  return epochs.empty() ? 0 : epochs.back();
 }
 
 } // namespace
@@ -70,8 +93,21 @@ StepPlan planStep(vk::Context& ctx, StepArena& arena, const StepRecording& recor
     p.names.push_back(r.what);
   p.dispatches = recorder.dispatches();
   p.alignment = arena.alignment();
-  p.plan = planMemory(p.lifetimes, planBinCap(ctx, arena), arena.alignment());
-  p.census = takeCensus(atPlannedPlaces(recorder.log(), arena.virtualBuffer(), requests, p.plan));
+  const std::vector<uint32_t> epochs = barrierEpochs(recorder.log());
+  p.barriers = epochs.empty() ? 0 : epochs.back();
+  const uint64_t cap = planBinCap(ctx, arena);
+  p.plan = planMemory(inEpochs(p.lifetimes, epochs), cap, arena.alignment());
+  MemoryPlan asSoonAsDead = planMemory(p.lifetimes, cap, arena.alignment());
+  p.dispatchPlanBytes = asSoonAsDead.totalBytes();
+  p.inEpochs = preferEpochPlan(p.plan.totalBytes(), p.dispatchPlanBytes);
+  if (!p.inEpochs) p.plan = std::move(asSoonAsDead);
+  // Made-up handles for the bins: addresses no Vulkan object has.
+  std::vector<char> tags(p.plan.binBytes.size());
+  std::vector<VkBuffer> bins;
+  for (char& t : tags)
+    bins.push_back(reinterpret_cast<VkBuffer>(&t));
+  p.plannedBarriers = barrierCount(placedLog(recorder.log(), arena.virtualBuffer(), requests, p.plan, bins));
+  p.census = takeCensus(atPlannedPlaces(recorder.records(), arena.virtualBuffer(), requests, p.plan));
   return p;
 }
 

@@ -35,6 +35,17 @@ StepMemory planStepMemory(vk::Context& ctx, Model& model, uint32_t microBatch, u
   return m;
 }
 
+uint64_t trainerBytes(const TrainConfig& cfg) {
+  const uint64_t rows = 4ull * cfg.seqLen;
+  return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * std::max(cfg.evalBatches, 1u) +
+         (1ull << 20);
+}
+
+uint64_t estimatePeakBytes(uint64_t modelStateBytes, const TrainConfig& cfg, uint64_t binBytes,
+                           uint64_t stagingBytes) {
+  return modelStateBytes + trainerBytes(cfg) + binBytes + stagingBytes;
+}
+
 std::optional<uint32_t> chooseMicroBatch(uint32_t batch, uint64_t budget, uint64_t fixedBytes,
                                          const std::function<uint64_t(uint32_t)>& stepBytes) {
   for (uint32_t b = batch; b >= 1; --b)

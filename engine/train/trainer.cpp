@@ -297,6 +297,8 @@ PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::Ste
   s.unplannedBytes = plan.unplannedBytes();
   s.peakLiveBytes = plan.peakLiveBytes();
   s.bins = static_cast<uint32_t>(plan.plan.binBytes.size());
+  s.barriers = plan.barriers;
+  s.plannedBarriers = plan.plannedBarriers;
   return s;
 }
 

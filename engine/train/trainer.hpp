@@ -61,6 +61,7 @@ struct PlanSummary {
   uint64_t unplannedBytes = 0; // the same temporaries without reuse (the bump arena)
   uint64_t peakLiveBytes = 0;  // the most bytes live at one dispatch: no plan is smaller
   uint32_t bins = 0;
+  uint32_t barriers = 0, plannedBarriers = 0; // between the segment's dispatches: no reuse / as planned
 };
 
 // GPU time of the parts of a step, from synchronised "timed" steps (TrainConfig::timeEvery) and forward-only

@@ -4,6 +4,7 @@
 #include "engine/vk/device_select.hpp"
 #include "engine/vk/error.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <fmt/format.h>
 #include <mutex>
@@ -80,13 +81,28 @@ void Context::upload(const Buffer& dst, std::span<const std::byte> src, VkDevice
     std::memcpy(dst.mapped() + dstOffset, src.data(), src.size());
     return;
   }
-  Buffer staging(*allocator_, src.size(), MemoryKind::Upload, "upload staging");
-  std::memcpy(staging.mapped(), src.data(), src.size());
-  CommandStream stream(*device_);
-  auto range = dst.range();
-  range.offset += dstOffset;
-  stream.copy(staging.range(), range, src.size());
-  stream.submitAndWait();
+  uploadStaged(dst, src, dstOffset);
+}
+
+void Context::uploadStaged(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset,
+                           VkDeviceSize chunk) {
+  if (dstOffset + src.size() > dst.size() || chunk == 0)
+    throw std::out_of_range(
+        fmt::format("staged upload of {} bytes at offset {} into a {}-byte buffer in {}-byte "
+                    "pieces",
+                    src.size(), dstOffset, dst.size(), chunk));
+  if (src.empty()) return;
+  Buffer staging(*allocator_, std::min<VkDeviceSize>(src.size(), chunk), MemoryKind::Upload,
+                 "upload staging");
+  for (VkDeviceSize done = 0; done < src.size(); done += chunk) {
+    const VkDeviceSize n = std::min<VkDeviceSize>(src.size() - done, chunk);
+    std::memcpy(staging.mapped(), src.data() + done, n);
+    CommandStream stream(*device_);
+    auto range = dst.range();
+    range.offset += dstOffset + done;
+    stream.copy(staging.range(), range, n);
+    stream.submitAndWait();
+  }
 }
 
 void Context::upload(const BufferSlice& dst, std::span<const std::byte> src) {
@@ -111,13 +127,31 @@ void Context::download(const Buffer& src, std::span<std::byte> dst, VkDeviceSize
     std::memcpy(dst.data(), src.mapped() + srcOffset, dst.size());
     return;
   }
-  Buffer staging(*allocator_, dst.size(), MemoryKind::Readback, "download staging");
-  CommandStream stream(*device_);
-  auto range = src.range();
-  range.offset += srcOffset;
-  stream.copy(range, staging.range(), dst.size());
-  stream.submitAndWait();
-  std::memcpy(dst.data(), staging.mapped(), dst.size());
+  downloadStaged(src, dst, srcOffset);
+}
+
+void Context::downloadStaged(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset,
+                             VkDeviceSize chunk) {
+  if (srcOffset + dst.size() > src.size() || chunk == 0)
+    throw std::out_of_range(fmt::format("staged download of {} bytes at offset {} from a {}-byte buffer in "
+                                        "{}-byte pieces",
+                                        dst.size(), srcOffset, src.size(), chunk));
+  if (dst.empty()) return;
+  Buffer staging(*allocator_, std::min<VkDeviceSize>(dst.size(), chunk), MemoryKind::Readback,
+                 "download staging");
+  for (VkDeviceSize done = 0; done < dst.size(); done += chunk) {
+    const VkDeviceSize n = std::min<VkDeviceSize>(dst.size() - done, chunk);
+    CommandStream stream(*device_);
+    auto range = src.range();
+    range.offset += srcOffset + done;
+    stream.copy(range, staging.range(), n);
+    stream.submitAndWait();
+    std::memcpy(dst.data() + done, staging.mapped(), n);
+  }
+}
+
+VkDeviceSize Context::stagingBytes() const {
+  return allocator_->hostVisible(MemoryKind::DeviceLocal) ? 0 : kStagingChunk;
 }
 
 } // namespace helios::vk

@@ -47,6 +47,16 @@ public:
   // Synchronous copies between host memory and a buffer (direct when host-visible, else via staging).
   void upload(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset = 0);
   void download(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset = 0);
+  // The staging: pieces of at most `chunk` bytes through one host-visible buffer, so a checkpoint's largest
+  // tensor (GPT-2 small's 147 MiB embedding) costs no more memory in use than a piece. Public so that tests
+  // run it on devices whose memory is all host-visible.
+  static constexpr VkDeviceSize kStagingChunk = 16ull << 20;
+  void uploadStaged(const Buffer& dst, std::span<const std::byte> src, VkDeviceSize dstOffset,
+                    VkDeviceSize chunk = kStagingChunk);
+  void downloadStaged(const Buffer& src, std::span<std::byte> dst, VkDeviceSize srcOffset,
+                      VkDeviceSize chunk = kStagingChunk);
+  // The most staging memory a copy holds at once on this device: 0 where device-local buffers are mapped.
+  VkDeviceSize stagingBytes() const;
   template <class T> void uploadVector(const Buffer& dst, const std::vector<T>& v) {
     upload(dst, std::as_bytes(std::span<const T>(v)));
   }

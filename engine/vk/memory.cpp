@@ -107,6 +107,12 @@ uint32_t Allocator::memoryTypeFor(uint32_t typeBits, MemoryKind kind) const {
   return UINT32_MAX;
 }
 
+bool Allocator::hostVisible(MemoryKind kind) const {
+  const uint32_t type = memoryTypeFor(~0u, kind);
+  return type != UINT32_MAX &&
+         (memoryProperties_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
+}
+
 uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_view what) {
   auto block = std::make_unique<Block>();
   block->size = size;

@@ -50,6 +50,8 @@ public:
   void free(const Allocation& allocation);
   const MemoryStats& stats() const { return stats_; }
   VkDeviceSize alignment() const { return alignment_; }
+  // Whether memory of `kind` is host-visible here (then its buffers are mapped and copies need no staging).
+  bool hostVisible(MemoryKind kind) const;
 
 private:
   struct Block {

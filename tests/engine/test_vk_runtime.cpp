@@ -64,6 +64,36 @@ TEST_CASE("staged transfers work when the buffer is not host-visible") {
   CHECK(std::memcmp(back.mapped(), data.data(), 333 * 4) == 0);
 }
 
+TEST_CASE("staged copies in pieces reach every byte, at an offset, with a last piece shorter") {
+  auto& c = ctx();
+  using Case = std::pair<size_t, VkDeviceSize>; // bytes, piece
+  const auto [bytes, chunk] =
+      GENERATE(Case{1000, 256}, Case{1024, 256}, Case{77, 4096}, Case{4099, 1000}, Case{1, 1});
+  const VkDeviceSize offset = 48;
+  auto buf = c.buffer(offset + bytes + 16, "staged pieces");
+  std::vector<std::byte> poison(offset + bytes + 16, std::byte{0xCD});
+  c.upload(buf, poison);
+  std::vector<std::byte> in(bytes), out(bytes, std::byte{0xAB});
+  for (auto& b : in)
+    b = static_cast<std::byte>(test::rng()() & 0xff);
+  c.uploadStaged(buf, in, offset, chunk);
+  c.downloadStaged(buf, out, offset, chunk);
+  CHECK(in == out);
+  std::vector<std::byte> whole(offset + bytes + 16);
+  c.download(buf, whole); // the bytes around the range are untouched
+  CHECK(std::all_of(whole.begin(), whole.begin() + offset, [](std::byte b) { return b == std::byte{0xCD}; }));
+  CHECK(std::all_of(whole.end() - 16, whole.end(), [](std::byte b) { return b == std::byte{0xCD}; }));
+  CHECK_THROWS_AS(c.uploadStaged(buf, in, offset + 17, chunk), std::out_of_range);
+  CHECK_THROWS_AS(c.downloadStaged(buf, out, 0, 0), std::out_of_range);
+}
+
+TEST_CASE("staging is counted only where device-local memory is not host-visible") {
+  auto& c = ctx();
+  auto buf = c.buffer(64, "mapped or not");
+  CHECK(c.allocator().hostVisible(vk::MemoryKind::Upload));
+  CHECK(c.stagingBytes() == (buf.mapped() ? 0 : vk::Context::kStagingChunk));
+}
+
 TEST_CASE("a zeroed buffer starts at zero, is kept per name and refuses to grow") {
   auto& c = ctx();
   {

@@ -1,6 +1,8 @@
 // The memory plan on a micro GPT (lavapipe): planned steps give the same bits as the bump arena (losses,
-// validation loss, weights), the plan reaches its lower bound, and the peak memory in use falls by exactly
-// what the arena stops reserving. Each run has its own device context, so its allocator peak is its own.
+// validation loss, weights), the plan reaches its lower bound, the peak memory in use falls by exactly
+// what the arena stops reserving, the planned step has no more barriers than the bump arena's, and
+// --max-memory's estimate covers the measured peak. Each run has its own device context, so its allocator
+// peak is its own.
 #include "common.hpp"
 
 #include "engine/train/memory_budget.hpp"
@@ -16,6 +18,8 @@ struct Measured {
   std::vector<float> losses, weights;
   float val = 0;
   uint64_t peakInUse = 0, arenaReserved = 0;
+  uint64_t estimate = 0; // train::estimatePeakBytes from dry runs before the trainer existed
+  uint32_t barriers = 0; // of the last step (forward, backward and optimizer segments)
   train::PlanSummary plan;
 };
 
@@ -25,6 +29,9 @@ Measured trainOwnContext(train::TrainConfig cfg, bool planned) {
   Measured m;
   {
     auto model = train::makeModel(*ctx, test::modelJsonFor(cfg), cfg.seed);
+    const uint64_t modelState = ctx->allocator().stats().bytesInUse;
+    const uint64_t bins = train::planStepMemory(*ctx, *model, cfg.batch, cfg.seqLen).binBytes();
+    m.estimate = train::estimatePeakBytes(modelState, cfg, bins, ctx->stagingBytes());
     train::DataLoader loader(*test::corpusTokens(), cfg.seqLen, cfg.seed);
     train::DataInfo info{"kjv", 42, test::corpusTokens()->size(), train::Tokenizer::byteLevel().toJson()};
     train::Trainer trainer(*ctx, *model, cfg, loader, info, {});
@@ -32,6 +39,7 @@ Measured trainOwnContext(train::TrainConfig cfg, bool planned) {
     m.val = trainer.evaluate();
     for (const auto& r : trainer.records())
       m.losses.push_back(r.loss);
+    m.barriers = trainer.records().back().stats.barriers;
     trainer.graph().flush();
     for (auto& p : model->parameters()) {
       const auto v = ctx->downloadVector<float>(p.data, p.elements);
@@ -61,6 +69,18 @@ void checkPlannedEqualsBump(const train::TrainConfig& cfg) {
   // Everything else is allocated alike, so the peak in use falls by what the arena no longer reserves.
   CHECK(bump.peakInUse - plan.peakInUse == bump.arenaReserved - plan.arenaReserved);
   CHECK(plan.peakInUse < bump.peakInUse);
+
+  // Reuse adds no barrier: the plan keeps the dry run's barriers (every temporary in its own range), and the
+  // bump arena has at least those (more where micro-batches reuse its ranges).
+  CHECK(plan.plan.plannedBarriers == plan.plan.barriers);
+  CHECK(plan.barriers <= bump.barriers);
+  CHECK(plan.barriers > 0);
+
+  // The estimate --max-memory and --plan-only give covers the planned run's measured peak, by at most its
+  // 1 MiB margin for small buffers (the micro GPT's evaluation allocates nothing beyond its plan).
+  INFO("estimate " << plan.estimate << ", measured peak " << plan.peakInUse);
+  CHECK(plan.estimate >= plan.peakInUse);
+  CHECK(plan.estimate - plan.peakInUse <= (1u << 20));
 }
 
 } // namespace

@@ -385,12 +385,12 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
               train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
   if (const auto& plan = trainer.stepPlan(); plan.requests)
     std::printf("memory plan: %llu temporaries over %llu dispatches in %u bins of %s (%s without reuse, %s "
-                "live at most)\n",
+                "live at most; %u barriers between dispatches, %u without reuse)\n",
                 static_cast<unsigned long long>(plan.requests),
                 static_cast<unsigned long long>(plan.dispatches), plan.bins,
                 train_cli::formatBytes(plan.plannedBytes).c_str(),
                 train_cli::formatBytes(plan.unplannedBytes).c_str(),
-                train_cli::formatBytes(plan.peakLiveBytes).c_str());
+                train_cli::formatBytes(plan.peakLiveBytes).c_str(), plan.plannedBarriers, plan.barriers);
   std::printf("%s\n", ops::coopStatsLine().c_str());
   const auto& pipes = ctx->pipelines().stats();
   std::printf("pipelines: %llu created (%.2f s in the driver's compiler), %llu reused\n",

@@ -25,6 +25,11 @@ void printPlan(const char* what, const graph::StepPlan& p) {
     live += fmt::format("{}{} {}", live.empty() ? "" : ", ", name, formatBytes(bytes));
   }
   std::printf("    live at the peak: %s\n", live.c_str());
+  std::printf(
+      "    barriers between dispatches: %u with every temporary in its own range, %u as planned (plan in "
+      "%s; reuse as soon as dead needs %s)\n",
+      p.barriers, p.plannedBarriers, p.inEpochs ? "barrier epochs" : "dispatches",
+      formatBytes(p.dispatchPlanBytes).c_str());
 }
 
 void printCensus(const char* what, const graph::StepCensus& c) {
@@ -41,11 +46,6 @@ void printCensus(const char* what, const graph::StepCensus& c) {
 
 } // namespace
 
-uint64_t trainerBytes(const train::TrainConfig& cfg) {
-  const uint64_t rows = 4ull * cfg.seqLen;
-  return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * cfg.evalBatches + (1ull << 20);
-}
-
 void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainConfig& cfg) {
   const uint64_t fixed = ctx.allocator().stats().bytesInUse;
   const train::StepMemory m = train::planStepMemory(ctx, model, cfg.batch, cfg.seqLen);
@@ -56,16 +56,19 @@ void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainCo
   printPlan("evaluation", m.eval);
   printCensus("training step (forward + backward, without the optimizer)", m.train.census);
   printCensus("evaluation", m.eval.census);
-  std::printf("  estimated peak in use: %s (model state + %s for the trainer + %s of plan bins)\n",
-              formatBytes(fixed + trainerBytes(cfg) + m.binBytes()).c_str(),
-              formatBytes(trainerBytes(cfg)).c_str(), formatBytes(m.binBytes()).c_str());
+  std::printf("  estimated peak in use: %s (model state + %s for the trainer + %s of plan bins + %s of "
+              "checkpoint staging)\n",
+              formatBytes(train::estimatePeakBytes(fixed, cfg, m.binBytes(), ctx.stagingBytes())).c_str(),
+              formatBytes(train::trainerBytes(cfg)).c_str(), formatBytes(m.binBytes()).c_str(),
+              formatBytes(ctx.stagingBytes()).c_str());
 }
 
 void fitMemory(vk::Context& ctx, train::Model& model, train::TrainConfig& cfg,
                const std::string& budgetText) {
   const uint64_t budget = train::parseByteSize(budgetText);
   if (!cfg.memoryPlan) throw std::invalid_argument("--max-memory needs the memory plan (--memory-plan on)");
-  const uint64_t fixed = ctx.allocator().stats().bytesInUse + trainerBytes(cfg);
+  const uint64_t fixed =
+      train::estimatePeakBytes(ctx.allocator().stats().bytesInUse, cfg, 0, ctx.stagingBytes());
   std::map<uint32_t, uint64_t> asked;
   const auto stepBytes = [&](uint32_t b) {
     return asked[b] = train::planStepMemory(ctx, model, b, cfg.seqLen).binBytes();

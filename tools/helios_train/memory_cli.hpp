@@ -8,10 +8,6 @@
 
 namespace helios::train_cli {
 
-// What the trainer allocates besides the model and the step: double-buffered tokens and targets, the
-// evaluation's, and 1 MiB for losses, records and the optimizer's partial sums.
-uint64_t trainerBytes(const train::TrainConfig& cfg);
-
 // Prints the dry-run plans of the training step and the evaluation at cfg's micro-batch.
 void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainConfig& cfg);
 
