@@ -45,6 +45,8 @@ export LD_LIBRARY_PATH=$ldpath
 # libpmix.so.2 may still resolve to the image's PMIx 5 (Ubuntu's, same soname); its "compress" regex component
 # crashes Debian's ORTE while it registers the job (pmix_preg_base_generate_ppn), "native" does not.
 export PMIX_MCA_preg=native
+# One host, no ssh: ORTE starts the ranks itself (the image set this too, among the settings unset above).
+export OMPI_MCA_plm=isolated
 # One host: shared memory between ranks, no network transports (their plugins are not carried), no
 # single-copy (CMA needs ptrace rights containers rarely grant), no binding (each rank drives a GPU from
 # several threads), and quiet about plugins that cannot load.
