@@ -96,8 +96,8 @@ void AttentionCoopParams::validate() const {
     require(isDefaultShape(*this) && subgroupSize == 32,
             me + "the row-ops variant is for 16x16x16 on 32-wide subgroups (two lanes per row)");
   } else {
-    require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward),
-            me + "tile must be 32, or 64 for the forward");
+    require(tile == 32 || (tile == 64 && pass == AttentionPass::Forward) || (tile == 16 && lowered),
+            me + "tile must be 32, or 64 for the forward (16 lowered)");
   }
   require(!lowered || !rowOps, me + "the coop lowering has no NV2 row operations");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
@@ -105,6 +105,17 @@ void AttentionCoopParams::validate() const {
   require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +
                                                " bytes of shared memory, device allows " +
                                                std::to_string(maxSharedBytes));
+}
+
+AttentionCoopParams loweredAttentionTiling(AttentionCoopParams p) {
+  // Every coop operation of a step is emitted once per block, and each lowered one is a loop with its own
+  // shared-memory accesses, which llvmpipe branches on per lane: 16-row tiles halve the step's blocks and
+  // row loops, and with 2 subgroups the tile copies split over twice the lanes of one.
+  p.tile = 16;
+  p.subgroups = 2;
+  if (p.sharedBytes() > p.maxSharedBytes) p.subgroups = 1;
+  p.validate();
+  return p;
 }
 
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
@@ -118,6 +129,7 @@ AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bo
   p.headDim = headDim;
   p.causal = causal;
   p.maxSharedBytes = maxSharedBytes;
+  if (p.lowered) return loweredAttentionTiling(p);
   // Row ops at D > 64: 128 owned rows (8 subgroups), so each staged tile serves twice the rows, and 64-key
   // tiles; the forward without prefetch (its registers are full). The causal forward takes 64 owned rows (4
   // subgroups): half the rows per block on the diagonal, where blocks see few keys, and twice the blocks to
@@ -190,6 +202,8 @@ void addOtherShapes(const std::function<void(const AttentionCoopParams&)>& add) 
           for (bool causal : {false, true}) {
             AttentionCoopParams p = attentionCoopParams(pass, d, causal, 49152, false, {cm, cn, ck, sg});
             add(p);
+            if (sg == 8) // lavapipe's subgroup size: the lowered pass too
+              add(attentionCoopParams(pass, d, causal, 32768, false, {cm, cn, ck, sg, true}));
             if (!causal) continue;
             if (p.tile == 64) {
               AttentionCoopParams t32 = p;

@@ -49,8 +49,8 @@ struct AttentionCoopParams {
   AttentionPass pass = AttentionPass::Forward;
   uint32_t headDim = 64; // D: a multiple of 16, at most 128
   bool causal = false;
-  uint32_t subgroups = 4;                      // coopM owned rows each
-  uint32_t tile = 32;                          // rows of the other side per step (32, or 64 for the forward)
+  uint32_t subgroups = 4; // coopM owned rows each
+  uint32_t tile = 32;     // rows of the other side per step (32, or 64 for the forward; 16 lowered)
   uint32_t coopM = 16, coopN = 16, coopK = 16; // 8 or 16 each
   bool prefetch = true; // issue the global loads of the next tile before computing on the current one
   // The per-row maths on the accumulators through VK_NV_cooperative_matrix2 reductions, per-element
@@ -104,6 +104,9 @@ static_assert(sizeof(AttentionCoopPush) == 56);
 AttentionCoopParams attentionCoopParams(AttentionPass pass, uint32_t headDim, bool causal,
                                         uint32_t maxSharedBytes = 49152, bool rowOps = false,
                                         const CoopShape& shape = {});
+// The tiling of a lowered pass (p.lowered, the rest of p as chosen): 16-row tiles on 2 subgroups (1 where 2
+// do not fit), which lavapipe compiles several times faster than the GPU tilings (32- and 64-row tiles).
+AttentionCoopParams loweredAttentionTiling(AttentionCoopParams p);
 // Whether the KHR coop passes support a shape and subgroup size (f16 x f16 -> f32 sides of 8 or 16;
 // subgroups of 4 to 64 lanes, a power of two).
 bool attentionCoopSupports(const CoopShape& shape);

@@ -396,12 +396,13 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   // + f16 q/k/v on the default KHR and row-ops passes (18 each), + the row-ops passes with f16 outputs on
   // f16 and f32 q/k/v (18 each).
   // Then every other coop shape and subgroup size of the sweep (19 of them): 3 passes x 3 head dims x
-  // dense/causal, and on causal a 32-key forward, f16 in and out, one subgroup, unpadded at D = 64.
+  // dense/causal, and on causal a 32-key forward, f16 in and out, one subgroup, unpadded at D = 64; at 8
+  // lanes (lavapipe's) the lowered passes too.
   size_t rowOps = 0, other = 0;
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
-    const bool shaped = std::regex_search(k.name, std::regex("_c[0-9]+x[0-9]+x[0-9]+|_w[0-9]+$"));
+    const bool shaped = std::regex_search(k.name, std::regex("_c[0-9]+x[0-9]+x[0-9]+|_w[0-9]+(_low)?$"));
     other += shaped;
     if (!shaped) CHECK(k.requiredSubgroupSize == 32);
     CHECK(k.localSize[0] % k.requiredSubgroupSize == 0);
@@ -439,6 +440,30 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
         CHECK(p.prefetch == (pass != codegen::AttentionPass::Forward));
       }
     }
+}
+
+TEST_CASE("attention coop: lowered passes take 16-row tiles on 2 subgroups, where they fit",
+          "[attention][coop]") {
+  for (const auto& [cm, cn, ck] : codegen::coopSweepShapes())
+    for (codegen::AttentionPass pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
+                                        codegen::AttentionPass::KeyValueGrad})
+      for (uint32_t d : {16u, 64u, 128u}) {
+        INFO(cm << "x" << cn << "x" << ck << " pass " << int(pass) << " D" << d);
+        const auto p = codegen::attentionCoopParams(pass, d, true, 32768, true, {cm, cn, ck, 8, true});
+        CHECK(p.lowered);
+        CHECK_FALSE(p.rowOps);
+        CHECK(p.tile == 16);
+        CHECK(p.subgroups == 2);
+        CHECK(p.sharedBytes() <= 32768);
+        CHECK(spv::validate(codegen::generateAttentionCoop(p).spirv).ok);
+        // A device with little shared memory gets one subgroup; the GPU tilings never take 16 rows.
+        CHECK(codegen::attentionCoopParams(pass, d, true, p.sharedBytes() - 1, false, {cm, cn, ck, 8, true})
+                  .subgroups == 1);
+        CHECK(codegen::attentionCoopParams(pass, d, true, 49152, false, {cm, cn, ck, 8}).tile >= 32);
+      }
+  codegen::AttentionCoopParams gpu = codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, true);
+  gpu.tile = 16;
+  CHECK_THROWS_WITH(gpu.validate(), ContainsSubstring("16 lowered"));
 }
 
 TEST_CASE("attention coop: every coop shape and subgroup size splits its rows over the lanes",
