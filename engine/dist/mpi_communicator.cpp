@@ -152,7 +152,7 @@ private:
 
   // Polls until the request completes; past the deadline the peers are taken to be hung or gone. A
   // non-blocking collective moves data only inside MPI_Test, so the loop never sleeps: a 50 us nap between
-  // tests made a 500 MB exchange take most of a second (bench/results/2026-11-25-h100x2-mpi.json).
+  // tests made a 500 MB exchange take most of a second (bench/results/2026-11-26-h200x2-mpi.json).
   void wait(MPI_Request& req, const char* what) {
     const Clock::time_point deadline =
         Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutS_));

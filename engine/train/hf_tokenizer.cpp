@@ -53,18 +53,15 @@ HfTokenizerFiles gpt2Files(const text::Tokenizer& tok, uint32_t maxLength) {
   return out;
 }
 
-HfTokenizerFiles sentencePieceFiles(const text::Tokenizer& tok, uint32_t maxLength) {
+// The model file only: transformers' SentencePiece classes encode differently from the library Helios uses
+// (LlamaTokenizer gave other ids on 6 of 6 strings, bench/results/2026-11-26-h200-data-flow.json), so no
+// tokenizer_config.json claims one of them.
+HfTokenizerFiles sentencePieceFiles(const text::Tokenizer& tok, uint32_t) {
   HfTokenizerFiles out;
   out.files.push_back({"tokenizer.model", fileNamed(tok, "tokenizer.model")});
-  nlohmann::json config{{"tokenizer_class", "LlamaTokenizer"},
-                        {"model_max_length", maxLength},
-                        {"legacy", true},
-                        {"add_bos_token", false},
-                        {"add_eos_token", false},
-                        {"clean_up_tokenization_spaces", false}};
-  out.files.push_back({"tokenizer_config.json", dumped(config)});
-  out.note = "tokenizer: SentencePiece as tokenizer.model, tokenizer_config.json (LlamaTokenizer, legacy, no "
-             "BOS/EOS added; load it with use_fast=False: the fast conversion adds a prefix space)";
+  out.note =
+      "tokenizer: SentencePiece as tokenizer.model (encode with the sentencepiece library; no transformers "
+      "tokenizer class encodes it as Helios does, so no tokenizer_config.json is written)";
   return out;
 }
 
