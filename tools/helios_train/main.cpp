@@ -27,9 +27,11 @@
 #include "export.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
+#include "sample_command.hpp"
 #include "startup_clock.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_tune/tune.hpp"
+#include "train_flags.hpp"
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -42,117 +44,6 @@ namespace {
 
 using namespace helios;
 namespace fs = std::filesystem;
-
-struct Flags {
-  bool tune = false;
-  double tuneBudget = 300;
-  std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, model, tokenizer,
-              attention;
-  std::string initFrom;
-  std::string memoryPlan, checkpointActivations, maxMemory;
-  bool planOnly = false;
-  uint64_t steps = 0, seed = 0;
-  uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
-           warmup = 0;
-  uint32_t evalEvery = 0, evalBatches = 0, checkpointEvery = 0, logEvery = 0, syncEvery = 0, timeEvery = 0;
-  uint32_t keep = 0, nonFiniteLimit = 0, checkEvery = 100;
-  double distTimeout = 900, bucketMb = 25;
-  std::string distExchange = "shared", overlap = "on", overlapTrace;
-  float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
-  bool profile = false, pack = false;
-};
-
-struct SampleFlags {
-  std::string resume, prompt, device;
-  uint32_t tokens = 200, topK = 0;
-  float temperature = 0.8f, topP = 1.0f;
-  uint64_t seed = 1;
-  bool stopAtEot = false, noKvCache = false;
-};
-
-// Flags given on the command line override the preset / checkpoint / --config file.
-void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
-  auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
-  if (given("--model")) c.model = f.model;
-  if (given("--tokenizer")) c.tokenizer = f.tokenizer;
-  if (given("--data") && given("--data-dir"))
-    throw std::invalid_argument("--data and --data-dir both given: train on a text file or on token shards");
-  if (given("--tokenizer") && given("--data-dir"))
-    throw std::invalid_argument("--tokenizer with --data-dir: the shards' own tokenizer is used "
-                                "(helios-train prepare --tokenizer chose it)");
-  if (given("--data")) {
-    c.data = f.data;
-    c.dataDir.clear();
-  }
-  if (given("--data-dir")) c.dataDir = f.dataDir;
-  if (given("--steps")) c.steps = f.steps;
-  if (given("--seed")) c.seed = f.seed;
-  if (given("--batch")) c.batch = f.batch;
-  if (given("--seq-len")) c.seqLen = f.seqLen; // above the context only with --context (validate() says so)
-  if (given("--context")) c.gpt.context = f.context;
-  if (given("--grad-accum")) c.gradAccum = f.gradAccum;
-  if (given("--layers")) c.gpt.layers = f.layers;
-  if (given("--dim")) c.gpt.dim = f.dim;
-  if (given("--heads")) c.gpt.heads = f.heads;
-  if (given("--vocab")) c.gpt.vocab = f.vocab;
-  if (given("--lr")) c.lr = f.lr;
-  if (given("--min-lr-frac")) c.minLrFrac = f.minLrFrac;
-  if (given("--warmup")) c.warmup = f.warmup;
-  if (given("--weight-decay")) c.weightDecay = f.weightDecay;
-  if (given("--grad-clip")) c.gradClip = f.gradClip;
-  if (given("--loss-scale")) c.lossScale = f.lossScale;
-  if (given("--eval-every")) c.evalEvery = f.evalEvery;
-  if (given("--eval-batches")) c.evalBatches = f.evalBatches;
-  if (given("--checkpoint-every")) c.checkpointEvery = f.checkpointEvery;
-  if (given("--keep")) c.keepCheckpoints = f.keep;
-  if (given("--nonfinite-limit")) c.nonFiniteLimit = f.nonFiniteLimit;
-  if (given("--log-every")) c.logEvery = f.logEvery;
-  if (given("--sync-every")) c.syncEvery = f.syncEvery;
-  if (given("--time-every")) c.timeEvery = f.timeEvery;
-  if (given("--profile")) c.profile = f.profile;
-  if (given("--attention")) {
-    c.gpt.fusedAttention = f.attention != "unfused";
-    c.gpt.packedAttention = f.attention == "fused";
-  }
-  if (given("--pack")) c.gpt.pack = f.pack;
-  if (c.gpt.pack && c.gpt.fusedAttention)
-    throw std::invalid_argument(
-        "--pack needs --attention unfused: its softmax keeps each query inside its "
-        "document; the fused tiled and coop attention kernels do not mask by document");
-  if (given("--memory-plan")) c.memoryPlan = f.memoryPlan == "on";
-  if (given("--checkpoint-activations")) {
-    c.gpt.checkpointActivations = f.checkpointActivations == "block";
-    c.gpt.checkpointAttention = f.checkpointActivations == "attention";
-  }
-  if (given("--precision"))
-    c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
-}
-
-// --init-from: the imported model's architecture replaces the configured one; architecture flags that say
-// otherwise are refused rather than ignored.
-void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model::GptConfig& hf,
-                               train::TrainConfig& c) {
-  if (c.model != "gpt")
-    throw std::invalid_argument("--init-from imports a GPT; --model bigram cannot use it");
-  const auto check = [&](const char* flag, uint32_t given, uint32_t imported) {
-    if (app.get_option(flag)->count() > 0 && given != imported)
-      throw std::invalid_argument(fmt::format("{} {} contradicts the imported model's {} (--init-from {})",
-                                              flag, given, imported, f.initFrom));
-  };
-  check("--layers", f.layers, hf.layers);
-  check("--dim", f.dim, hf.dim);
-  check("--heads", f.heads, hf.heads);
-  check("--vocab", f.vocab, hf.vocab);
-  check("--context", f.context, hf.context);
-  for (auto field : {&model::GptConfig::vocab, &model::GptConfig::context, &model::GptConfig::layers,
-                     &model::GptConfig::dim, &model::GptConfig::heads, &model::GptConfig::kvHeads,
-                     &model::GptConfig::mlpMult})
-    c.gpt.*field = hf.*field;
-  c.gpt.normEps = hf.normEps;
-  c.gpt.norm = hf.norm;
-  c.gpt.mlp = hf.mlp;
-  c.gpt.rope = hf.rope;
-}
 
 void printProfile(const graph::GraphExecutor& graph) {
   const auto prof = graph.profile();
@@ -207,7 +98,7 @@ std::string tuningLine(vk::Context& ctx, const train::TrainConfig& cfg, uint32_t
                      gemms, targets.gemms.size(), passes, 3 * targets.attention.size());
 }
 
-int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
+int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator& comm) {
   train_cli::StartupClock startup;
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
@@ -224,12 +115,12 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
     if (j.is_discarded()) throw std::runtime_error(fmt::format("{}: not valid JSON", f.config));
     train::fromJson(j, cfg);
   }
-  applyFlags(app, f, cfg);
+  train_cli::applyFlags(app, f, cfg);
   std::optional<train::HfImport> imported;
   if (!f.initFrom.empty()) {
     if (!f.resume.empty()) throw std::invalid_argument("--init-from and --resume exclude each other");
     imported = train::importHf(f.initFrom);
-    applyImportedArchitecture(app, f, imported->config, cfg);
+    train_cli::applyImportedArchitecture(app, f, imported->config, cfg);
   }
   cfg.validate();
   const fs::path resumedRun = train::runOfCheckpoint(checkpoint); // RUN of RUN/checkpoints/step-N
@@ -403,38 +294,6 @@ int runTrain(const CLI::App& app, const Flags& f, dist::Communicator& comm) {
   return 0;
 }
 
-int runSample(const SampleFlags& f) {
-  const fs::path checkpoint = train::resolveCheckpoint(f.resume);
-  const nlohmann::json arch = train::checkpointModelConfig(checkpoint);
-  const train::Tokenizer tok = train::loadCheckpointTokenizer(checkpoint);
-  auto ctx = vk::Context::create({.device = f.device});
-  auto model = train::makeModel(*ctx, arch, 0);
-  train::loadCheckpoint(*ctx, checkpoint, *model, false);
-  train::SampleOptions o;
-  o.prompt = f.prompt;
-  o.tokens = f.tokens;
-  o.temperature = f.temperature;
-  o.topK = f.topK;
-  o.topP = f.topP;
-  o.seed = f.seed;
-  o.stopAtEot = f.stopAtEot;
-  o.kvCache = !f.noKvCache;
-  std::fputs(f.prompt.c_str(), stdout);
-  train::SampleStats stats;
-  train::generate(
-      *ctx, *model, tok, o,
-      [](const std::string& piece) {
-        std::fputs(piece.c_str(), stdout);
-        std::fflush(stdout);
-      },
-      &stats);
-  std::fputs("\n", stdout);
-  std::fprintf(stderr, "sampled %u tokens in %.2f s: %.1f tokens/s (%s)%s\n", stats.tokens, stats.seconds,
-               stats.tokensPerSecond(), stats.kvCache ? "KV cache" : "full-window forward per token",
-               stats.stoppedAtEot ? ", stopped at end-of-text" : "");
-  return 0;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
@@ -445,150 +304,10 @@ int main(int argc, char** argv) {
       "wrote; HELIOS_CORPUS overrides it).\n"
       "Precedence: preset < checkpoint (--resume) < --config FILE < flags."};
   app.require_subcommand(0, 1);
-  Flags f;
-  app.add_option("--preset", f.preset, std::string("Configuration preset: ") + train::presetNames())
-      ->check(CLI::IsMember({"tiny", "char", "gpt2-small"}))
-      ->capture_default_str();
-  app.add_option("--config", f.config, "JSON file with training-config keys (see config.json of a run)");
-  app.add_option("--steps", f.steps, "Optimizer steps in total (a resumed run continues to this step)")
-      ->check(cli::PositiveCount);
-  app.add_option("--data", f.data, "Training text file (default: the KJV corpus)");
-  app.add_option("--data-dir", f.dataDir,
-                 "Token shards written by `helios-train prepare` (memory-mapped; their tokenizer is used)");
-  app.add_option("--out", f.out, "Output directory (default: runs/<preset>, or the --resume run directory)");
-  app.add_option(
-      "--resume", f.resume,
-      "Continue from a run directory's current checkpoint (RUN/checkpoints/latest), or from a step "
-      "directory RUN/checkpoints/step-N");
-  app.add_option(
-      "--init-from", f.initFrom,
-      "Start from a Hugging Face GPT-2 directory (config.json + model.safetensors, e.g. one written "
-      "by helios-train export) to fine-tune; its architecture replaces the preset's");
-  app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
-  app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling")->check(cli::Count);
-  app.add_option("--attention", f.attention,
-                 "fused (one kernel per direction, scores never in memory; heads read in place from the QKV "
-                 "projection where the device allows), split (the same kernels on [B, H, T, D] copies of the "
-                 "heads) or unfused (GEMM, softmax, GEMM)")
-      ->check(CLI::IsMember({"fused", "split", "unfused"}));
-  app.add_option("--precision", f.precision, "f32, or mixed (f16 GEMM inputs + dynamic loss scaling)")
-      ->check(CLI::IsMember({"f32", "mixed"}));
-  app.add_option("--model", f.model, "gpt, or bigram (a one-table baseline)")
-      ->check(CLI::IsMember({"gpt", "bigram"}));
-  app.add_option("--tokenizer", f.tokenizer, "byte (vocab 256) or char (the corpus' characters)")
-      ->check(CLI::IsMember({"byte", "char"}));
-  app.add_option("--batch", f.batch, "Sequences per micro-batch (under mpirun: of all ranks together)")
-      ->check(cli::PositiveCount);
-  app.add_option("--seq-len", f.seqLen, "Tokens per sequence (T)")->check(cli::PositiveCount);
-  app.add_option("--context", f.context, "Model context (maximum T; a --seq-len above it needs this too)")
-      ->check(cli::Count);
-  app.add_option("--grad-accum", f.gradAccum, "Micro-batches per optimizer step")->check(cli::PositiveCount);
-  app.add_option("--layers", f.layers, "Transformer blocks")->check(cli::PositiveCount);
-  app.add_option("--dim", f.dim, "Model width")->check(cli::PositiveCount);
-  app.add_option("--heads", f.heads, "Attention heads")->check(cli::PositiveCount);
-  app.add_option("--vocab", f.vocab, "Model vocabulary (0 = the tokenizer's; larger pads)")
-      ->check(cli::Count);
-  app.add_option("--lr", f.lr, "Peak learning rate")->check(cli::Finite);
-  app.add_option("--min-lr-frac", f.minLrFrac, "Cosine decay ends at lr times this")->check(cli::Finite);
-  app.add_option("--warmup", f.warmup, "Linear warmup steps")->check(cli::Count);
-  app.add_option("--weight-decay", f.weightDecay, "AdamW weight decay (matrices only)")->check(cli::Finite);
-  app.add_option("--grad-clip", f.gradClip, "Global gradient-norm clip (0 = off)")->check(cli::Finite);
-  app.add_option("--loss-scale", f.lossScale,
-                 "Initial loss scale; enables dynamic scaling (default: 65536 when "
-                 "mixed)")
-      ->check(cli::Finite);
-  app.add_option("--eval-every", f.evalEvery, "Validation loss every N steps (0 = never)")->check(cli::Count);
-  app.add_option("--eval-batches", f.evalBatches, "Validation batches per evaluation")
-      ->check(cli::PositiveCount);
-  app.add_option("--checkpoint-every", f.checkpointEvery, "Checkpoint every N steps (always at the end)")
-      ->check(cli::Count);
-  app.add_option("--keep", f.keep, "Complete checkpoints kept in RUN/checkpoints (default 2, at least 1)")
-      ->check(cli::PositiveCount);
-  app.add_option("--nonfinite-limit", f.nonFiniteLimit,
-                 "Stop with an error after this many non-finite losses in a row (default 3)")
-      ->check(cli::PositiveCount);
-  app.add_option("--log-every", f.logEvery, "Progress line every N steps when stderr is not a terminal")
-      ->check(cli::PositiveCount);
-  app.add_option("--time-every", f.timeEvery, "Synchronised, phase-timed step every N steps (0 = never)")
-      ->check(cli::Count);
-  app.add_option("--sync-every", f.syncEvery, "Debugging: wait for the GPU every N steps")->check(cli::Count);
-  app.add_flag(
-      "--tune", f.tune,
-      "Before step 1, tune this model's GEMM and attention shapes on the device when its tuning record "
-      "has none (helios-tune), and train with the result");
-  app.add_option("--tune-budget", f.tuneBudget, "Seconds --tune may search")
-      ->check(cli::FiniteNonNegative)
-      ->capture_default_str();
-  app.add_flag("--pack", f.pack,
-               "Sequence packing: attention stays inside each document (documents end with the tokenizer's "
-               "end-of-text token) and positions restart per document; needs --attention unfused");
-  app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
-  app.add_option(
-         "--check-every", f.checkEvery,
-         "Under mpirun: compare a hash of the parameters across ranks every N steps (0 = at the start "
-         "and the end only)")
-      ->check(cli::Count)
-      ->capture_default_str();
-  app.add_option("--dist-timeout", f.distTimeout,
-                 "Under mpirun: seconds a rank waits for the others before ending the job")
-      ->check(cli::Finite)
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--dist-exchange", f.distExchange,
-                 "Under mpirun, ranks on one host: sum gradients through shared memory or MPI messages "
-                 "(the same bits either way)")
-      ->check(CLI::IsMember({"shared", "messages"}))
-      ->capture_default_str();
-  app.add_option("--bucket-mb", f.bucketMb, "Under mpirun: MiB of gradients averaged per MPI exchange")
-      ->check(cli::Finite)
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option(
-         "--overlap", f.overlap,
-         "Under mpirun: on (default): each bucket is exchanged as soon as the backward has written it, "
-         "while the GPU runs the rest; off: after the whole backward (the same results)")
-      ->check(CLI::IsMember({"on", "off"}))
-      ->capture_default_str();
-  app.add_option("--overlap-trace", f.overlapTrace,
-                 "Under mpirun: rank 0 writes, per step, when each bucket was ready and exchanged and when "
-                 "the backward ended (JSON lines; a measurement aid)");
-  app.add_option("--memory-plan", f.memoryPlan,
-                 "on (default): step temporaries reuse memory as soon as they are dead, by a plan computed "
-                 "once from the recorded step; off: nothing is reused within a step")
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--checkpoint-activations", f.checkpointActivations,
-                 "none (default); attention: each block's attention half is recomputed in the backward; "
-                 "block: whole blocks are")
-      ->check(CLI::IsMember({"none", "attention", "block"}));
-  app.add_option("--max-memory", f.maxMemory,
-                 "Memory budget (e.g. 22GiB): the batch is split into gradient-accumulation micro-batches "
-                 "whose planned step fits it (refused when a micro-batch of 1 does not)");
-  app.add_flag("--plan-only", f.planOnly,
-               "Print what a step asks of memory (dry runs of the training step and the evaluation: the "
-               "plan, what is live at its peak) and exit without training");
-
-  SampleFlags sf;
-  auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
-  sample->add_option("--resume", sf.resume, "Run directory (its current checkpoint) or step directory")
-      ->required();
-  sample->add_option("--prompt", sf.prompt, "Text to continue");
-  sample->add_option("--tokens", sf.tokens, "Tokens to generate")->check(cli::Count)->capture_default_str();
-  sample->add_option("--temperature", sf.temperature, "Softmax temperature (0 = greedy)")
-      ->check(cli::FiniteNonNegative)
-      ->capture_default_str();
-  sample->add_option("--top-k", sf.topK, "Sample among the k most likely tokens (0 = all)")
-      ->check(cli::Count)
-      ->capture_default_str();
-  sample
-      ->add_option("--top-p", sf.topP,
-                   "Sample among the most likely tokens holding this much probability (1 = all)")
-      ->check(cli::FiniteNonNegative)
-      ->capture_default_str();
-  sample->add_flag("--stop-at-eot", sf.stopAtEot, "Stop at the tokenizer's end-of-text token");
-  sample->add_flag("--no-kv-cache", sf.noKvCache,
-                   "Re-run the whole window for every token instead of decoding with a KV cache");
-  sample->add_option("--seed", sf.seed, "Sampling seed")->check(cli::Count)->capture_default_str();
-  sample->add_option("--device", sf.device, "Device index or name substring");
+  train_cli::Flags f;
+  train_cli::addTrainOptions(app, f);
+  train_cli::SampleFlags sf;
+  auto* sample = train_cli::addSampleCommand(app, sf);
   std::string tuningPath;
   app.add_option("--tuning", tuningPath,
                  "Tuning file read after the device's own (docs/TUNING.md); a missing, corrupt or mismatched "
@@ -617,7 +336,7 @@ int main(int argc, char** argv) {
     if (exportCmd->parsed()) return train_cli::runExport(ef);
     if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
     if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);
-    if (sample->parsed()) return runSample(sf);
+    if (sample->parsed()) return train_cli::runSample(sf);
     comm = dist::connect({.timeoutS = f.distTimeout, .sharedMemory = f.distExchange == "shared"});
     return runTrain(app, f, *comm);
   } catch (const vk::LoaderMissing& e) {
