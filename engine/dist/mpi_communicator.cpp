@@ -27,9 +27,10 @@ using Clock = std::chrono::steady_clock;
 void sliceCounts(size_t n, int ranks, std::vector<int>& counts, std::vector<int>& displs) {
   counts.assign(size_t(ranks), 0);
   displs.assign(size_t(ranks), 0);
-  for (int r = 0; r < ranks; ++r) {
-    counts[size_t(r)] = static_cast<int>(n / size_t(ranks) + (size_t(r) < n % size_t(ranks) ? 1 : 0));
-    if (r > 0) displs[size_t(r)] = displs[size_t(r) - 1] + counts[size_t(r) - 1];
+  for (int r = 0; r < ranks; ++r) { // the slices the shared-memory sums use too (sliceOf)
+    const Slice s = sliceOf(n, r, ranks);
+    counts[size_t(r)] = static_cast<int>(s.count);
+    displs[size_t(r)] = static_cast<int>(s.first);
   }
 }
 
