@@ -22,12 +22,6 @@ void require(bool ok, const std::string& what) {
 } // namespace
 
 uint32_t AttentionCoopParams::sharedBytes() const {
-  const uint32_t scratch =
-      lowered ? spv::coopLoweredScratchBytes(invocations(), subgroupSize, coopM, coopN, coopK, 2) : 0u;
-  return scratch + unloweredSharedBytes();
-}
-
-uint32_t AttentionCoopParams::unloweredSharedBytes() const {
   // f16 rows: the owned rows, then two tiles over the same bytes (attention_coop_emitter.hpp's StagingAreas).
   const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), 2 * tile);
   const uint32_t perRow = subgroups * coopM * tile; // entries of each per-subgroup scratch
@@ -108,9 +102,8 @@ void AttentionCoopParams::validate() const {
 }
 
 AttentionCoopParams loweredAttentionTiling(AttentionCoopParams p) {
-  // Every coop operation of a step is emitted once per block, and each lowered one is a loop with its own
-  // shared-memory accesses, which llvmpipe branches on per lane: 16-row tiles halve the step's blocks and
-  // row loops, and with 2 subgroups the tile copies split over twice the lanes of one.
+  // Every coop operation of a step is emitted once per block, and each lowered one is a loop: 16-row tiles
+  // halve the step's blocks and row loops, and with 2 subgroups the tile copies split over twice the lanes.
   p.tile = 16;
   p.subgroups = 2;
   if (p.sharedBytes() > p.maxSharedBytes) p.subgroups = 1;

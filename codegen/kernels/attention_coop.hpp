@@ -68,7 +68,7 @@ struct AttentionCoopParams {
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
   // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
-  // coopLowerSubgroup; no rowOps); the MulAdd scratch counts in sharedBytes().
+  // coopLowerSubgroup; no rowOps).
   bool lowered = false;
 
   uint32_t rows() const { return coopM * subgroups; }
@@ -77,7 +77,6 @@ struct AttentionCoopParams {
   uint32_t rowsPerLane() const { return coopM > subgroupSize ? coopM / subgroupSize : 1; }
   uint32_t invocations() const { return subgroups * subgroupSize; }
   uint32_t sharedBytes() const;
-  uint32_t unloweredSharedBytes() const; // the kernel's own arrays
   // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops"; ":c8x8x16" off 16x16x16)
   std::string cacheKey() const;
   // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v, "_o16"

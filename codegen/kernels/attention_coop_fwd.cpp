@@ -99,6 +99,9 @@ private:
       rescale = i ? f().logicalOr(rescale, moved) : moved;
       corrs.push_back(corr);
     }
+    // Lowered, O is rescaled on every step (by exactly 1 where no max moved): llvmpipe treats each barrier as
+    // the workgroup's, so rescaleO's subgroup barriers in a branch one subgroup skips would strand the other.
+    if (p_.lowered) return rescaleO(corrs);
     const Value any = f().subgroupMax(f().select(rescale, c(1), c(0)));
     f().ifThen(f().ne(any, c(0)), [&] { rescaleO(corrs); });
   }

@@ -94,8 +94,7 @@ struct GemmCoopParams {
   uint32_t unroll = 1;        // workgroup scope: K slices per loop trip (the rest one by one)
   uint32_t subgroupSize = 32; // pipeline's required subgroup size (4 to 64, a power of two)
   // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
-  // coopLowerSubgroup): devices without VK_KHR_cooperative_matrix; the MulAdd scratch counts in
-  // sharedBytes(). Subgroup scope only.
+  // coopLowerSubgroup): devices without VK_KHR_cooperative_matrix. Subgroup scope only.
   bool lowered = false;
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 

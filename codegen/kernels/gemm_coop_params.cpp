@@ -25,9 +25,7 @@ void require(bool ok, const std::string& what) {
 
 uint32_t GemmCoopParams::sharedBytes() const {
   if (workgroupScope) return 0;
-  const uint32_t scratch =
-      lowered ? spv::coopLoweredScratchBytes(invocations(), subgroupSize, coopM, coopN, coopK, 2) : 0u;
-  return 16u * (coop::sharedAVecs(*this) + stages * coop::tileB(*this).stageVecs()) + scratch;
+  return 16u * (coop::sharedAVecs(*this) + stages * coop::tileB(*this).stageVecs());
 }
 
 std::string GemmCoopParams::cacheKey() const {
@@ -98,9 +96,8 @@ void GemmCoopParams::validate() const {
     require(subgroupSize && invocations() <= 1024, me + str(invocations()) + " invocations (max 1024)");
     return;
   }
-  require(!lowered || (subgroupSize && (coopM * coopK) % subgroupSize == 0 &&
-                       (coopK * coopN) % subgroupSize == 0 && (coopM * coopN) % subgroupSize == 0),
-          me + "the coop lowering splits every coop matrix evenly over a subgroup");
+  require(!lowered || spv::coopLoweredMulAddShuffles(coopM, coopN, coopK, subgroupSize),
+          me + "the coop lowering splits every coop matrix evenly over a subgroup, in powers of two");
   require(!tensorLayouts && unroll == 1, me + "tensor layouts and unrolling are for workgroup scope");
   require(sgRows && sgCols && BM % (sgRows * coopM) == 0,
           me + "BM=" + str(BM) + " is not a multiple of sgRows*coopM=" + str(sgRows * coopM));

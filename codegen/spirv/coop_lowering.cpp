@@ -1,8 +1,10 @@
 // Cooperative-matrix lowering (ModuleOptions::coopLowerSubgroup): the KHR coop instructions as ordinary
 // SPIR-V for devices without VK_KHR_cooperative_matrix. A coop value is an array of L = rows*cols/SG
-// components per invocation; slot s of lane l holds row-major element e = s*SG + l. Loads and stores address
-// memory one component at a time through access chains formed from the pointer's recorded origin; MulAdd
-// goes through a per-subgroup Workgroup scratch (A and B row-major) and loops over its C slots and K.
+// components per invocation; slot s of lane l holds element e = s*SG + l, counted column-major for use A and
+// row-major for B and accumulators. Loads and stores address memory one component at a time through access
+// chains formed from the pointer's recorded origin. MulAdd loops over its C slots and K and fetches each A
+// and B component with a subgroup shuffle: no shared memory and no barrier, which llvmpipe would otherwise
+// split into coroutines (minutes of compile time per attention pass).
 #include <algorithm>
 #include <utility>
 
@@ -18,14 +20,22 @@ template <typename E> uint32_t w(E e) {
 // NIR unrolls constant-trip loops: unrolled, a GEMM's MulAdds took lavapipe minutes to compile.
 constexpr uint32_t kDontUnroll = static_cast<uint32_t>(::spv::LoopControlMask::DontUnroll);
 
-uint32_t subgroupsOf(uint32_t invocations, uint32_t subgroupSize) {
-  return (invocations + subgroupSize - 1) / subgroupSize;
+bool columnMajorSlots(CoopUse use) {
+  return use == CoopUse::MatrixAKHR;
 }
 } // namespace
 
-uint32_t coopLoweredScratchBytes(uint32_t invocations, uint32_t subgroupSize, uint32_t m, uint32_t n,
-                                 uint32_t k, uint32_t componentBytes) {
-  return subgroupsOf(invocations, subgroupSize) * (m * k + k * n) * componentBytes;
+bool coopLoweredMulAddShuffles(uint32_t m, uint32_t n, uint32_t k, uint32_t sg) {
+  if (!sg || m * n % sg || m * k % sg || k * n % sg) return false;
+  for (uint32_t s = 0; s < m * n / sg; ++s)
+    for (uint32_t kk = 0; kk < k; ++kk)
+      for (uint32_t l = 1; l < sg; ++l) {
+        const uint32_t e0 = s * sg, e = e0 + l;
+        // A(row, k) column-major at k*m + row; B(k, col) row-major at k*n + col.
+        if ((kk * m + e / n) / sg != (kk * m + e0 / n) / sg) return false;
+        if ((kk * n + e % n) / sg != (kk * n + e0 % n) / sg) return false;
+      }
+  return true;
 }
 
 // ------------------------------------------------------------------------------------------- module
@@ -35,56 +45,6 @@ uint32_t Module::coopSlots(TypeId coopType) const {
   if (i.kind != TypeKind::CoopMatrix)
     throw BuildError("coopSlots: " + typeName(coopType) + " is no coop type");
   return i.count * i.cols / options_.coopLowerSubgroup;
-}
-
-Value Module::coopScratch(TypeId component, uint32_t perSubgroup) {
-  auto it = std::find_if(coopScratch_.begin(), coopScratch_.end(),
-                         [&](const CoopScratch& s) { return s.component == component; });
-  if (it == coopScratch_.end()) {
-    CoopScratch s{.component = component};
-    u32(); // the length constant's type must precede the declaration
-    s.array = TypeId{newId()};
-    s.pointer = TypeId{newId()};
-    s.var = newId();
-    types_.emplace(s.array.id, TypeInfo{.kind = TypeKind::Array, .elem = component});
-    types_.emplace(s.pointer.id,
-                   TypeInfo{.kind = TypeKind::Pointer, .elem = s.array, .storage = StorageClass::Workgroup});
-    globalVarStorage_.emplace(s.var, StorageClass::Workgroup);
-    setName(s.var, "coopScratch");
-    coopScratch_.push_back(s);
-    it = coopScratch_.end() - 1;
-  }
-  it->perSubgroup = std::max(it->perSubgroup, perSubgroup);
-  return Value{it->var, it->pointer};
-}
-
-void Module::declareCoopScratch() {
-  if (coopScratch_.empty()) return;
-  uint32_t subgroups = 0;
-  for (const auto& ep : entryPoints_) {
-    if (ep.sizeIds) throw BuildError("coop lowering: the MulAdd scratch needs a literal workgroup size");
-    subgroups =
-        std::max(subgroups, subgroupsOf(ep.size.x * ep.size.y * ep.size.z, options_.coopLowerSubgroup));
-  }
-  for (CoopScratch& s : coopScratch_) {
-    if (s.length) continue; // build() ran before
-    s.length = subgroups * s.perSubgroup;
-    types_.at(s.array.id).count = s.length;
-    const uint32_t len = newId();
-    InstBuilder(Op::OpConstant).word(u32().id).word(len).word(s.length).appendTo(globals_);
-    InstBuilder(Op::OpTypeArray).word(s.array.id).word(s.component.id).word(len).appendTo(globals_);
-    InstBuilder(Op::OpTypePointer)
-        .word(s.pointer.id)
-        .word(w(StorageClass::Workgroup))
-        .word(s.array.id)
-        .appendTo(globals_);
-    InstBuilder(Op::OpVariable)
-        .word(s.pointer.id)
-        .word(s.var)
-        .word(w(StorageClass::Workgroup))
-        .appendTo(globals_);
-    globalVars_.push_back(s.var);
-  }
 }
 
 // --------------------------------------------------------------------------------- per component
@@ -144,13 +104,16 @@ FunctionBuilder::CoopMemory FunctionBuilder::coopMemory(const char* what, Value 
   return mem;
 }
 
-// Component offset of slot `slot` of this lane: row-major (index + r*stride)*P + c, column-major
-// (index + c*stride)*P + r, with P components per element.
+// Component offset of slot `slot` of this lane, whose element (r, c) is e = slot*SG + lane counted in the
+// matrix's slot order: row-major memory (index + r*stride)*P + c, column-major (index + c*stride)*P + r,
+// with P components per element.
 Value FunctionBuilder::coopOffset(const CoopMemory& mem, TypeId matrixType, Value slot, Value stride,
                                   CoopLayout layout) {
   const TypeInfo& ti = m_.typeInfo(matrixType);
   const Value e = iadd(imul(slot, u32(m_.options().coopLowerSubgroup)), coopLane());
-  const Value r = udiv(e, u32(ti.cols)), c = rem(e, u32(ti.cols));
+  const bool byColumn = columnMajorSlots(ti.use);
+  const Value r = byColumn ? rem(e, u32(ti.count)) : udiv(e, u32(ti.cols));
+  const Value c = byColumn ? udiv(e, u32(ti.count)) : rem(e, u32(ti.cols));
   const bool rowMajor = layout == CoopLayout::RowMajorKHR;
   if (!rowMajor && layout != CoopLayout::ColumnMajorKHR) fail("coop lowering: unsupported layout");
   const Value s = convert(stride, m_.u32()), idx = convert(mem.index, m_.u32());
@@ -202,9 +165,14 @@ void FunctionBuilder::lowerCoopStore(Value pointer, Value matrix, Value stride, 
   const TypeInfo& ti = m_.typeInfo(matrix.type);
   const CoopMemory mem = coopMemory("coopStore", pointer, comp);
   const uint32_t sg = m_.options().coopLowerSubgroup;
-  if (mem.perWord > 1 && (layout != CoopLayout::RowMajorKHR || ti.cols % 2 != 0 || sg % 2 != 0))
+  // Packed pairs are neighbouring lanes, neighbours along the slot order's fast axis: memory must run along it.
+  const bool byColumn = columnMajorSlots(ti.use);
+  const uint32_t fast = byColumn ? ti.count : ti.cols;
+  const CoopLayout along = byColumn ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
+  if (mem.perWord > 1 && (layout != along || fast % 2 != 0 || sg % 2 != 0))
     fail("coopStore: the lowering packs " + m_.typeName(comp) + " pairs into " + m_.typeName(mem.word) +
-         " words only row-major with even columns and subgroup size");
+         " words only " + (byColumn ? "column" : "row") + "-major with an even " +
+         (byColumn ? "row" : "column") + " count and subgroup size");
   const Value var = variable(matrix.type);
   store(var, matrix);
   coopSlots(matrix.type, var, [&](Value s, Value src) {
@@ -214,8 +182,8 @@ void FunctionBuilder::lowerCoopStore(Value pointer, Value matrix, Value stride, 
       store(ptr, v.type == mem.word ? v : bitcast(v, mem.word));
       return;
     }
-    // Two components share a word: lanes 2j and 2j+1 hold (r, c) and (r, c+1) of the same slot (row-major,
-    // even cols and subgroup), so the even lane writes both and no two lanes write one word.
+    // Two components share a word: lanes 2j and 2j+1 hold neighbours along memory's lines in the same slot
+    // (an even fast axis and subgroup), so the even lane writes both and no two lanes write one word.
     const Value odd = subgroupShuffleXor(v, u32(1));
     const Value word = bitcast(construct(m_.vectorType(comp, 2), {v, odd}), mem.word);
     ifThen(eq(bitAnd(coopLane(), u32(1)), u32(0)), [&] { store(ptr, word); });
@@ -224,45 +192,45 @@ void FunctionBuilder::lowerCoopStore(Value pointer, Value matrix, Value stride, 
 
 // ------------------------------------------------------------------------------------------ MulAdd
 
+// C(r, c) += sum over k of A(r, k) * B(k, c), one C slot at a time: the lane holding A(r, k) is found from A's
+// column-major slot order and B(k, c)'s from B's row-major one; coopLoweredMulAddShuffles() proves every
+// lane asks for the same source slot, so each source lane offers the right component to one shuffle.
 Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
   const TypeInfo &ai = m_.typeInfo(a.type), &bi = m_.typeInfo(b.type);
   const uint32_t M = ai.count, K = ai.cols, N = bi.cols, sg = m_.options().coopLowerSubgroup;
   if (ai.elem != bi.elem)
     fail("coopMulAdd: the lowering needs A and B of one component type (" + m_.typeName(ai.elem) + ", " +
          m_.typeName(bi.elem) + ")");
+  if (!coopLoweredMulAddShuffles(M, N, K, sg))
+    fail("coopMulAdd: the lowering cannot shuffle a " + std::to_string(M) + "x" + std::to_string(N) + "x" +
+         std::to_string(K) + " MulAdd over " + std::to_string(sg) + " lanes (sizes must be powers of two)");
   const TypeId accT = m_.scalarTypeOf(c.type);
-  const Value scratch = m_.coopScratch(ai.elem, M * K + K * N);
-  const TypeId ptrT = m_.pointerType(StorageClass::Workgroup, ai.elem);
-  const Value base = imul(builtin(BuiltIn::SubgroupId), u32(M * K + K * N)), lane = coopLane();
-  const auto slot = [&](Value offset) { return op(Op::OpAccessChain, ptrT, {ref(scratch), ref(offset)}); };
-  // A row-major M x K at base, B row-major K x N after it: element e of either sits at its own offset.
-  for (const auto& [v, at] : {std::pair{a, base}, std::pair{b, iadd(base, u32(M * K))}}) {
-    const Value var = variable(v.type);
-    store(var, v);
-    coopSlots(v.type, var,
-              [&](Value s, Value src) { store(slot(iadd(at, iadd(lane, imul(s, u32(sg))))), load(src)); });
-  }
-  const uint32_t sem = w(MemorySemanticsMask::AcquireRelease) | w(MemorySemanticsMask::WorkgroupMemory);
-  controlBarrier(Scope::Subgroup, Scope::Subgroup, sem);
-  const Value cVar = variable(c.type), acc = variable(accT);
+  const Value aVar = variable(a.type), bVar = variable(b.type), cVar = variable(c.type), acc = variable(accT);
+  store(aVar, a);
+  store(bVar, b);
   store(cVar, c);
+  const TypeId inPtr = m_.pointerType(StorageClass::Function, ai.elem);
   const TypeId accPtr = m_.pointerType(StorageClass::Function, accT);
+  // The component at linear index `at` of a matrix held in `var`: its slot, then its lane's copy.
+  const auto fetch = [&](Value var, Value at) {
+    const Value mine = load(op(Op::OpAccessChain, inPtr, {ref(var), ref(udiv(at, u32(sg)))}));
+    return convert(subgroupShuffle(mine, rem(at, u32(sg))), accT);
+  };
+  const Value lane = coopLane();
   const uint32_t outer = std::exchange(loopControl_, kDontUnroll);
   forRange(u32(0), u32(m_.coopSlots(c.type)), [&](Value s) {
     const Value e = iadd(imul(s, u32(sg)), lane);
-    const Value rowA = iadd(base, imul(udiv(e, u32(N)), u32(K))),
-                colB = iadd(base, iadd(u32(M * K), rem(e, u32(N))));
+    const Value row = udiv(e, u32(N)), col = rem(e, u32(N));
     const Value cPtr = op(Op::OpAccessChain, accPtr, {ref(cVar), ref(s)});
     store(acc, load(cPtr));
     forRange(u32(0), u32(K), [&](Value k) {
-      const Value x = convert(load(slot(iadd(rowA, k))), accT);
-      const Value y = convert(load(slot(iadd(colB, imul(k, u32(N))))), accT);
+      const Value x = fetch(aVar, iadd(imul(k, u32(M)), row));
+      const Value y = fetch(bVar, iadd(imul(k, u32(N)), col));
       store(acc, add(load(acc), mul(x, y)));
     });
     store(cPtr, load(acc));
   });
   loopControl_ = outer;
-  controlBarrier(Scope::Subgroup, Scope::Subgroup, sem); // the scratch is free for the next MulAdd
   return load(cVar);
 }
 

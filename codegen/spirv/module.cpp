@@ -757,7 +757,6 @@ std::vector<uint32_t> Module::build() {
   if (entryPoints_.empty()) throw BuildError("build: module has no entry point (call Module::entryPoint)");
   for (auto& f : functions_)
     f->finish();
-  declareCoopScratch();
 
   std::vector<uint32_t> out{::spv::MagicNumber, options_.version, options_.generator, nextId_, 0u};
   for (Capability c : capabilities_)

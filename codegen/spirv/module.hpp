@@ -25,16 +25,15 @@ struct ModuleOptions {
   uint32_t generator = 0;                         // generator magic (upper 16 bits vendor id, lower version)
   MemoryModel memoryModel = MemoryModel::GLSL450; // or MemoryModel::Vulkan (adds VulkanMemoryModel)
   // Cooperative-matrix lowering (coop_lowering.cpp): the subgroup size to lower for, 0 = off. When on, each
-  // coop matrix type is an array of rows*cols/size components per invocation (slot s of lane l holds
-  // row-major element s*size + l) and the coop instructions become ordinary SPIR-V, for devices without
-  // VK_KHR_cooperative_matrix.
+  // coop matrix type is an array of rows*cols/size components per invocation (slot s of lane l holds element
+  // s*size + l, counted column-major for use A and row-major otherwise) and the coop instructions become
+  // ordinary SPIR-V with subgroup shuffles, for devices without VK_KHR_cooperative_matrix.
   uint32_t coopLowerSubgroup = 0;
 };
 
-// Shared memory the lowered MulAdds of a workgroup of `invocations` use: one M*K + K*N scratch per subgroup,
-// in A's component type (`componentBytes`).
-uint32_t coopLoweredScratchBytes(uint32_t invocations, uint32_t subgroupSize, uint32_t m, uint32_t n,
-                                 uint32_t k, uint32_t componentBytes);
+// Whether a lowered M x N x K MulAdd at `subgroupSize` lanes can fetch each A and B component with one
+// shuffle: for every C slot and k, all lanes read the same source slot (true for powers of two).
+bool coopLoweredMulAddShuffles(uint32_t m, uint32_t n, uint32_t k, uint32_t subgroupSize);
 
 // Fixed workgroup size (OpExecutionMode LocalSize).
 struct WorkgroupSize {
@@ -176,9 +175,6 @@ public:
   uint32_t allocId(int32_t owner);
   int32_t ownerOf(uint32_t id) const { return id < owner_.size() ? owner_[id] : -2; }
   bool isGlobalVariable(uint32_t id) const { return globalVarStorage_.count(id) != 0; }
-  // Lowered MulAdd scratch (coop_lowering.cpp): ptr<Workgroup, component[]> with at least `perSubgroup`
-  // elements per subgroup; declared by build(), once the entry point's local size is known.
-  Value coopScratch(TypeId component, uint32_t perSubgroup);
   std::string describe(Value v) const; // "%12 (float32)"
 
 private:
@@ -196,11 +192,6 @@ private:
   void require16or8BitStorage(StorageClass sc, TypeId pointee);
   bool containsWidth(TypeId t, uint32_t width, std::set<uint32_t>& seen) const;
   TypeId blockStruct(const std::vector<TypeId>& members, uint32_t tag);
-  void declareCoopScratch();
-  struct CoopScratch {
-    TypeId component, array, pointer;
-    uint32_t length = 0, var = 0, perSubgroup = 0;
-  };
 
   ModuleOptions options_;
   uint32_t nextId_ = 1;
@@ -222,7 +213,6 @@ private:
   std::vector<std::unique_ptr<FunctionBuilder>> functions_;
   std::vector<EntryPointInfo> entryPoints_;
   std::vector<uint32_t> executionModes_;
-  std::vector<CoopScratch> coopScratch_;
 };
 
 } // namespace helios::spv

@@ -653,3 +653,43 @@ TEST_CASE("attention coop: long sequences, and 3 runs give identical bits (GPU w
     checkSameBits(again, first);
   }
 }
+
+// The coop passes lowered to ordinary SPIR-V (HELIOS_COOP_EMULATE, the coop-emulated/test_attention/* ctest
+// entries): the generators the GPU runs, unchanged, at each emulated shape on lavapipe's lanes. Head dims 16
+// and 32 keep llvmpipe's compile of each pass to seconds; the tolerances are the GPU cases' (f16 P and dS).
+TEST_CASE("attention coop lowered: forward and backward against float64, causal and dense, grouped heads, "
+          "packed f16 rows, rescaled O",
+          "[attention_lowered]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 16))
+    SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
+  const auto coop = ops::AttentionKernel::Coop;
+  const bool causal = GENERATE(false, true);
+  checkAgainstReference(shape(1, 4, 2, 37, 37, 16, causal, coop)); // grouped-query heads, odd length
+  checkAgainstReference(shape(2, 2, 2, 32, 32, 16, causal, coop)); // whole tiles
+  checkAgainstReference(shape(1, 2, 1, 7, 40, 16, causal, coop));  // more keys than queries
+  checkAgainstReference(shape(1, 2, 2, 40, 7, 16, causal, coop));  // causal: queries that see no key
+  if (!causal) checkAgainstReference(shape(1, 2, 2, 23, 23, 32, causal, coop)); // two blocks across D
+  // Scores that climb along the keys (by about 27 over the row, so a row's max moves past the kernel's slack
+  // three times): O is rescaled mid-walk, as in the GPU case above.
+  checkAgainstReference(
+      shape(1, 2, 2, 96, 96, 16, causal, coop),
+      [&](std::vector<float>& q, std::vector<float>& k) {
+        for (float& x : q)
+          x = 0.5f + 0.25f * std::abs(x);
+        for (size_t i = 0; i < k.size(); ++i)
+          k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / 16) % 96) / 96;
+      },
+      5e-3);
+  // The model's layout: packed projection rows in and out, f16 both ways.
+  ops::AttentionShape s = shape(2, 4, 2, 21, 21, 16, causal, coop);
+  s.halfQkv = true;
+  s.halfOut = true;
+  const auto [q, k, v, dO] = halfValuedInputs(s);
+  const Run half = runPacked(s, q, k, v, dO);
+  const Ref ref = reference(s, q, k, v, dO);
+  for (const auto& [g, r] :
+       {std::pair{&half.o, &ref.o}, {&half.dq, &ref.dq}, {&half.dk, &ref.dk}, {&half.dv, &ref.dv}}) {
+    CHECK(relFrobenius(*g, *r) < 2e-3);
+    CHECK(relError(*g, *r) < 1e-2);
+  }
+}

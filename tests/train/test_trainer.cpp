@@ -4,6 +4,7 @@
 #include "common.hpp"
 
 #include "engine/ops/attention.hpp"
+#include "engine/ops/coop_stats.hpp"
 #include "engine/train/checkpoint.hpp"
 
 #include <catch2/catch_approx.hpp>
@@ -174,6 +175,32 @@ TEST_CASE("trainer: attention on the packed QKV rows follows the split-heads cur
   // path rounded them in its merge permutes. The split, the O merge and both backward permutes are gone.
   const auto r = compareF16Option([](train::TrainConfig& c) { c.gpt.packedAttention = false; });
   CHECK(r.onDispatches + 2 * cfg.gpt.layers <= r.offDispatches);
+}
+
+TEST_CASE("trainer: mixed precision on the coop GEMMs and attention follows the f32 curve (GPU, or lowered)",
+          "[train][gpt][coop]") {
+  HELIOS_REQUIRE_CORPUS();
+  if (!train::gptAvailable()) SKIP("this build has no GPT model");
+  auto cfg = mixedMicroGpt(8);
+  if (!ops::attentionCoopAvailable(test::trainCtx().device(), cfg.gpt.dim / cfg.gpt.heads))
+    SKIP("no coop kernels here (the coop-emulated entries run this case lowered)");
+  // The f16 GEMMs run on cooperative matrices (lowered to ordinary SPIR-V under HELIOS_COOP_EMULATE), the
+  // attention too; the f32 run's GEMMs are tiled. The curves agree to f16 noise and both fall.
+  ops::coopStats().reset();
+  Run mixed(cfg);
+  mixed.trainer->train();
+  const auto coop = ops::coopStats().snapshot();
+  INFO(ops::coopStatsLine(coop));
+  CHECK(coop.coop() > 0);
+  cfg.gpt.precision = model::Precision::F32;
+  Run f32(cfg);
+  f32.trainer->train();
+  const auto a = mixed.losses(), b = f32.losses();
+  REQUIRE(a.size() == b.size());
+  for (size_t i = 0; i < a.size(); ++i)
+    CHECK(std::fabs(a[i] - b[i]) <= 2e-2f * std::fabs(b[i]));
+  CHECK(a.back() < a.front() - 0.3f);
+  CHECK(mixed.trainer->records().back().skippedTotal == 0);
 }
 
 TEST_CASE("trainer: the MLP's hidden layer in f16 follows the f32-hidden curve", "[train][gpt]") {
