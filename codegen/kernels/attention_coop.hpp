@@ -41,8 +41,7 @@ namespace helios::codegen {
 // The cooperative-matrix shape (f16 A M x K, B K x N, f32 C M x N) and the subgroup size the kernels run at.
 struct CoopShape {
   uint32_t M = 16, N = 16, K = 16, subgroupSize = 32;
-  bool lowered =
-      false; // AttentionCoopParams::lowered: its MulAdd scratch counts in the tiling's shared memory
+  bool lowered = false; // AttentionCoopParams::lowered
 };
 
 struct AttentionCoopParams {

@@ -203,7 +203,8 @@ Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
          m_.typeName(bi.elem) + ")");
   if (!coopLoweredMulAddShuffles(M, N, K, sg))
     fail("coopMulAdd: the lowering cannot shuffle a " + std::to_string(M) + "x" + std::to_string(N) + "x" +
-         std::to_string(K) + " MulAdd over " + std::to_string(sg) + " lanes (sizes must be powers of two)");
+         std::to_string(K) + " MulAdd over " + std::to_string(sg) +
+         " lanes (its lanes would read different source slots; powers of two never do)");
   const TypeId accT = m_.scalarTypeOf(c.type);
   const Value aVar = variable(a.type), bVar = variable(b.type), cVar = variable(c.type), acc = variable(accT);
   store(aVar, a);

@@ -212,7 +212,7 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
     small = small || isSmall;
   }
   {
-    // On the device (a lowered kernel's MulAdd scratch takes shared memory too), those that still fit.
+    // On the device, those that fit its shared memory.
     const auto menu = withinBudget(withDevice(codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK,
                                                                        dev.maxSharedBytes, dev.subgroupSize),
                                               dev),

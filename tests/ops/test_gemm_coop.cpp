@@ -408,8 +408,7 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
   std::cout << "gemm_coop on " << helios::test::ctx().device().name() << ": " << dev.coopM << "x" << dev.coopN
             << "x" << dev.coopK << ", " << dev.subgroupSize << " lanes" << (dev.lowered ? " (lowered)" : "")
             << ", seed " << helios::test::testSeed() << "\n";
-  // Lowered where the device emulates the coop ops (HELIOS_COOP_EMULATE); the lowering's MulAdd scratch may
-  // leave a tiling over the device's shared memory.
+  // Lowered where the device emulates the coop ops (HELIOS_COOP_EMULATE).
   auto menu =
       helios::codegen::gemmCoopTilings(dev.coopM, dev.coopN, dev.coopK, dev.maxSharedBytes, dev.subgroupSize);
   for (GemmCoopParams& t : menu)
