@@ -165,7 +165,7 @@ void FunctionBuilder::lowerCoopStore(Value pointer, Value matrix, Value stride, 
   const TypeInfo& ti = m_.typeInfo(matrix.type);
   const CoopMemory mem = coopMemory("coopStore", pointer, comp);
   const uint32_t sg = m_.options().coopLowerSubgroup;
-  // Packed pairs are neighbouring lanes, neighbours along the slot order's fast axis: memory must run along it.
+  // Packed pairs are neighbouring lanes, neighbours along the slot order's fast axis: so must memory be.
   const bool byColumn = columnMajorSlots(ti.use);
   const uint32_t fast = byColumn ? ti.count : ti.cols;
   const CoopLayout along = byColumn ? CoopLayout::ColumnMajorKHR : CoopLayout::RowMajorKHR;
@@ -192,8 +192,8 @@ void FunctionBuilder::lowerCoopStore(Value pointer, Value matrix, Value stride, 
 
 // ------------------------------------------------------------------------------------------ MulAdd
 
-// C(r, c) += sum over k of A(r, k) * B(k, c), one C slot at a time: the lane holding A(r, k) is found from A's
-// column-major slot order and B(k, c)'s from B's row-major one; coopLoweredMulAddShuffles() proves every
+// C(r, c) += sum over k of A(r, k) * B(k, c), one C slot at a time: the lane holding A(r, k) is found from
+// A's column-major slot order and B(k, c)'s from B's row-major one; coopLoweredMulAddShuffles() proves every
 // lane asks for the same source slot, so each source lane offers the right component to one shuffle.
 Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
   const TypeInfo &ai = m_.typeInfo(a.type), &bi = m_.typeInfo(b.type);

@@ -159,7 +159,8 @@ TEST_CASE("coop lowering: a MulAdd shuffles where every lane reads one source sl
   for (const auto& [m, n, k] : kShapes)
     for (uint32_t sg : {4u, 8u, 16u, 32u, 64u}) {
       INFO(m << "x" << n << "x" << k << " at " << sg);
-      CHECK(coopLoweredMulAddShuffles(m, n, k, sg) == (m * n % sg == 0 && m * k % sg == 0 && k * n % sg == 0));
+      CHECK(coopLoweredMulAddShuffles(m, n, k, sg) ==
+            (m * n % sg == 0 && m * k % sg == 0 && k * n % sg == 0));
     }
   CHECK_FALSE(coopLoweredMulAddShuffles(4, 12, 8, 8)); // rows of C straddle B's slots
   Module m(ModuleOptions{.coopLowerSubgroup = 8});
@@ -167,7 +168,7 @@ TEST_CASE("coop lowering: a MulAdd shuffles where every lane reads one source sl
   const TypeId tb = m.coopMatrixType(m.f16(), 8, 12, CoopUse::MatrixBKHR);
   const TypeId tc = m.coopMatrixType(m.f32(), 4, 12, CoopUse::MatrixAccumulatorKHR);
   FunctionBuilder& f = m.entryPoint("main", {8, 1, 1});
-  REQUIRE_THROWS_WITH(f.coopMulAdd(f.coopFill(ta, f.f16(1.0f)), f.coopFill(tb, f.f16(1.0f)),
-                                   f.coopFill(tc, f.f32(0.0f))),
-                      ContainsSubstring("cannot shuffle a 4x12x8 MulAdd over 8 lanes"));
+  REQUIRE_THROWS_WITH(
+      f.coopMulAdd(f.coopFill(ta, f.f16(1.0f)), f.coopFill(tb, f.f16(1.0f)), f.coopFill(tc, f.f32(0.0f))),
+      ContainsSubstring("cannot shuffle a 4x12x8 MulAdd over 8 lanes"));
 }
