@@ -658,7 +658,7 @@ TEST_CASE("attention coop: long sequences, and 3 runs give identical bits (GPU w
 // entries): the generators the GPU runs, unchanged, at each emulated shape on lavapipe's lanes. Head dims 16
 // and 32 keep llvmpipe's compile of each pass to seconds; the tolerances are the GPU cases' (f16 P and dS).
 TEST_CASE("attention coop lowered: forward and backward against float64, causal and dense, grouped heads, "
-          "packed f16 rows, rescaled O",
+          "packed f16 rows, rescaled O, repeatable",
           "[attention_lowered]") {
   if (!ops::attentionCoopAvailable(ctx().device(), 16))
     SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
@@ -680,6 +680,10 @@ TEST_CASE("attention coop lowered: forward and backward against float64, causal 
           k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / 16) % 96) / 96;
       },
       5e-3);
+  // Two runs give the same bits.
+  const auto again = shape(1, 4, 2, 37, 37, 16, causal, coop);
+  const auto in = halfValuedInputs(again);
+  checkSameBits(runDevice(again, in.q, in.k, in.v, in.dO), runDevice(again, in.q, in.k, in.v, in.dO));
   // The model's layout: packed projection rows in and out, f16 both ways.
   ops::AttentionShape s = shape(2, 4, 2, 21, 21, 16, causal, coop);
   s.halfQkv = true;
