@@ -62,12 +62,7 @@ uint64_t GraphExecutor::completedValue() const {
 void GraphExecutor::waitValue(uint64_t value) {
   if (value == 0) return;
   if (value > submittedValue_) submitPending(); // the work is still being recorded: send it first
-  VkSemaphoreWaitInfo info{VK_STRUCTURE_TYPE_SEMAPHORE_WAIT_INFO};
-  info.semaphoreCount = 1;
-  info.pSemaphores = &timeline_;
-  info.pValues = &value;
-  vk::check(vkWaitSemaphores(ctx_.device().handle(), &info, UINT64_MAX),
-            fmt::format("waiting for GPU work (timeline value {})", value));
+  waitSubmitted(value);
 }
 
 void GraphExecutor::waitSubmitted(uint64_t value) const {

@@ -39,18 +39,10 @@ ops::CoopDeviceInfo h100() {
   return d;
 }
 
-ops::MatmulArgs argsOf(const tuning::GemmShape& s) {
-  ops::MatmulArgs a;
-  a.M = s.m, a.N = s.n, a.K = s.k, a.batch = s.batch, a.transA = s.transA, a.transB = s.transB;
-  a.aType = ops::MatmulDType::F16;
-  a.outType = s.f16Out ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
-  return a;
-}
-
 codegen::GemmCoopParams planned(const tuning::GemmChoice& c, const ops::CoopDeviceInfo& dev = h100()) {
   tuning::Tuning t;
   tuning::putGemm(t, c, tuning::Source::File);
-  const ops::MatmulArgs a = argsOf(c.shape);
+  const ops::MatmulArgs a = tune::shapeArgs(c.shape);
   const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &t);
   REQUIRE(ops::isCoop(plan.decision));
   return ops::coopKernelParams(plan, a);

@@ -170,6 +170,14 @@ void runWithRecord(ops::Executor& exec, const ops::MatmulArgs& base, const tunin
   ops::matmulCoop(exec, a, opt);
 }
 
+ops::MatmulArgs shapeArgs(const tuning::GemmShape& s) {
+  ops::MatmulArgs a;
+  a.M = s.m, a.N = s.n, a.K = s.k, a.batch = s.batch, a.transA = s.transA, a.transB = s.transB;
+  a.aType = ops::MatmulDType::F16;
+  a.outType = s.f16Out ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
+  return a;
+}
+
 namespace {
 
 // Index 0 ("as the policy chooses") and then the values.
@@ -177,15 +185,6 @@ std::vector<int64_t> axis(bool on, std::initializer_list<int64_t> values) {
   std::vector<int64_t> v{-1};
   if (on) v.insert(v.end(), values);
   return v;
-}
-
-// The shape as the coop plan sees it (f16 operands: coop devices have them).
-ops::MatmulArgs shapeArgs(const tuning::GemmShape& s) {
-  ops::MatmulArgs a;
-  a.M = s.m, a.N = s.n, a.K = s.k, a.batch = s.batch, a.transA = s.transA, a.transB = s.transB;
-  a.aType = ops::MatmulDType::F16;
-  a.outType = s.f16Out ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
-  return a;
 }
 
 // The policy's kernel for `shape` with `choice` (only coop2 set, or nothing) in place of any tuned entry.

@@ -68,6 +68,8 @@ tuning::GemmChoice gemmChoice(const GemmSpace& space, const tuning::Candidate& c
                               const tuning::GemmShape& shape);
 // The candidate's spelling in rejections and logs ("coop 128x64x32_sg2x2_s2 w1 pA0 ...").
 std::string describe(const tuning::GemmChoice& c);
+// The shape as the coop plan sees it (f16 operands: coop devices have them).
+ops::MatmulArgs shapeArgs(const tuning::GemmShape& s);
 
 // Searches `shape` starting from the policy's own choice; `base` is the record the candidates extend.
 GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& base,

@@ -110,16 +110,20 @@ TuneReport tuneTargets(vk::Context& ctx, const Targets& targets, const TuneOptio
     const auto progress = [&](const std::string& what) {
       return [&, what](uint32_t n, double best) { bar.draw(seconds() / o.budgetSeconds, what, n, best); };
     };
+    // The search settings every family shares.
+    const auto settings = [&](auto& s, const std::string& what) {
+      s.timing = o.timing;
+      s.maxEvaluations = o.maxEvaluations;
+      s.seed = o.seed;
+      s.stop = stop;
+      s.progress = progress(what);
+    };
     const double share = shares[index];
     if (job.gemm) {
       const tuning::GemmShape& shape = *job.gemm;
       const std::string what = "gemm " + tuning::text(shape);
       GemmTuneOptions g;
-      g.timing = o.timing;
-      g.maxEvaluations = o.maxEvaluations;
-      g.seed = o.seed;
-      g.stop = stop;
-      g.progress = progress(what);
+      settings(g, what);
       const GemmTuneResult r = tuneGemm(ctx, shape, base, g);
       if (r.bestUs > 0) tuning::putGemm(out, r.best, tuning::Source::File);
       bar.done(fmt::format("{}: {:.1f} -> {:.1f} us ({} evaluated, {} rejected, {} duplicates) {}", what,
@@ -139,11 +143,7 @@ TuneReport tuneTargets(vk::Context& ctx, const Targets& targets, const TuneOptio
         fmt::format("B{}H{}S{}D{}{}", t.batch, t.heads, t.seq, t.headDim, t.causal ? "c" : "d");
     const std::string what = fmt::format("attn {} {}", shape, stageName(job.stage));
     AttentionTuneOptions a;
-    a.timing = o.timing;
-    a.maxEvaluations = o.maxEvaluations;
-    a.seed = o.seed;
-    a.stop = stop;
-    a.progress = progress(what);
+    settings(a, what);
     const AttentionTuneResult r = tuneAttention(ctx, t, job.stage, base, a);
     nlohmann::json j{{"kind", "attention"},
                      {"shape", shape},
