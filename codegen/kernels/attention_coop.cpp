@@ -23,10 +23,13 @@ void require(bool ok, const std::string& what) {
 
 uint32_t AttentionCoopParams::sharedBytes() const {
   // f16 rows: the owned rows, then two tiles over the same bytes (attention_coop_emitter.hpp's StagingAreas).
-  const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), 2 * tile);
-  const uint32_t perRow = subgroups * coopM * tile; // entries of each per-subgroup scratch
+  // With key splits every group stages its own pair of tiles, and the groups trade each row's max and sum.
+  const uint32_t streams = delta == DkvDelta::Recompute ? 3 : 2; // + O's tile
+  const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), streams * tile * keySplits) +
+                          (keySplits > 1 ? allSubgroups() * coopM * 2 * 4 : 0);
+  const uint32_t perRow = allSubgroups() * coopM * tile; // entries of each per-subgroup scratch
   if (rowOps) // only the 16 x 16 f32 trips of setup and finish (+ the tile's lse and delta for dK/dV)
-    return staged + subgroups * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
+    return staged + allSubgroups() * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
   switch (pass) {
   case AttentionPass::Forward:
     return staged + perRow * (4 + 2); // S (f32), P (f16)
@@ -66,6 +69,8 @@ std::string AttentionCoopParams::cacheKey() const {
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
          (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "") +
+         (keySplits > 1 ? ":ks" + std::to_string(keySplits) : "") +
+         (delta == DkvDelta::Recompute ? ":rd" : "") +
          (isDefaultShape(*this) ? "" : ":c" + shapeText(*this)) + (lowered ? ":low" : "");
 }
 
@@ -74,6 +79,8 @@ std::string AttentionCoopParams::name() const {
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
          (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
          (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "") +
+         (keySplits > 1 ? "_ks" + std::to_string(keySplits) : "") +
+         (delta == DkvDelta::Recompute ? "_rd" : "") +
          (isDefaultShape(*this) ? "" : "_c" + shapeText(*this)) +
          (subgroupSize == 32 ? "" : "_w" + std::to_string(subgroupSize)) + (lowered ? "_low" : "");
 }
@@ -95,6 +102,12 @@ void AttentionCoopParams::validate() const {
   }
   require(!lowered || !rowOps, me + "the coop lowering has no NV2 row operations");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
+  require(keySplits == 1 || keySplits == 2 || keySplits == 4, me + "keySplits must be 1, 2 or 4");
+  require(keySplits == 1 || pass != AttentionPass::KeyValueGrad,
+          me + "key splits are for the passes that walk keys (forward, dQ)");
+  require(allSubgroups() <= 16, me + "subgroups * keySplits must be at most 16");
+  require(delta == DkvDelta::Read || pass == AttentionPass::KeyValueGrad,
+          me + "only the dK/dV pass recomputes delta");
   require(pad <= 1, me + "pad must be 0 or 1 (16-byte vectors per staged row)");
   require(sharedBytes() <= maxSharedBytes, me + "needs " + std::to_string(sharedBytes()) +
                                                " bytes of shared memory, device allows " +
@@ -182,6 +195,23 @@ Kernel generateAttentionCoop(const AttentionCoopParams& p) {
 
 namespace {
 
+// The key splits of `p` (2 and 4 ways, at its tile or 32-key tiles) that fit, for the passes that walk keys;
+// the dK/dV pass recomputing delta instead (where it fits).
+void addKeySplits(const std::function<void(const AttentionCoopParams&)>& add, const AttentionCoopParams& p) {
+  if (p.pass == AttentionPass::KeyValueGrad) {
+    AttentionCoopParams q = p;
+    q.delta = DkvDelta::Recompute;
+    if (q.sharedBytes() <= q.maxSharedBytes) add(q);
+    return;
+  }
+  for (uint32_t splits : {2u, 4u}) {
+    AttentionCoopParams q = p;
+    q.keySplits = splits;
+    if (q.sharedBytes() > q.maxSharedBytes && q.tile == 64) q.tile = 32;
+    if (q.allSubgroups() <= 16 && q.sharedBytes() <= q.maxSharedBytes) add(q);
+  }
+}
+
 // Every coop shape and subgroup size of the GEMM's sweep but the H100's (swept in full above): each pass at
 // D = 16, 64 and 128, dense and causal, with its chosen tiling; causal also with 32-key forward tiles, f16
 // q/k/v and outputs, one subgroup, and unpadded staging at D = 64.
@@ -195,8 +225,12 @@ void addOtherShapes(const std::function<void(const AttentionCoopParams&)>& add) 
           for (bool causal : {false, true}) {
             AttentionCoopParams p = attentionCoopParams(pass, d, causal, 49152, false, {cm, cn, ck, sg});
             add(p);
-            if (sg == 8) // lavapipe's subgroup size: the lowered pass too
-              add(attentionCoopParams(pass, d, causal, 32768, false, {cm, cn, ck, sg, true}));
+            addKeySplits(add, p);
+            if (sg == 8) { // lavapipe's subgroup size: the lowered pass too
+              const auto lowered = attentionCoopParams(pass, d, causal, 32768, false, {cm, cn, ck, sg, true});
+              add(lowered);
+              addKeySplits(add, lowered);
+            }
             if (!causal) continue;
             if (p.tile == 64) {
               AttentionCoopParams t32 = p;
@@ -238,6 +272,7 @@ void registerAttentionCoop(KernelRegistry& registry) {
              for (bool causal : {false, true}) {
                AttentionCoopParams p = attentionCoopParams(pass, d, causal);
                add(p);
+               addKeySplits(add, p);
                if (p.tile == 64) { // the 32-key forward too
                  AttentionCoopParams t32 = p;
                  t32.tile = 32;
@@ -252,10 +287,12 @@ void registerAttentionCoop(KernelRegistry& registry) {
                    t.tile = tile;
                    if (t.sharedBytes() <= t.maxSharedBytes) add(t);
                  }
+               addKeySplits(add, r);
                r.halfQkv = true;
                add(r);
                r.halfOut = true; // the model's packed layout: f16 in and out
                add(r);
+               addKeySplits(add, r);
                r.halfQkv = false;
                add(r);
                AttentionCoopParams khr16 = p; // the KHR passes on f16 q, k, v

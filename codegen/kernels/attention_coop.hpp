@@ -19,8 +19,9 @@
 //   QueryGrad:    delta = dO . O (written out), dQ = scale * dS K with P = exp(scale S - lse) recomputed and
 //                 dS = P (dP - delta); dQ stays in accumulator matrices for the whole key walk.
 //   KeyValueGrad: dV = P^T dO, dK = scale * dS^T Q over every query head of the group, from S^T = K Q^T
-//                 and dP^T = V dO^T (runs after QueryGrad, which writes delta).
-// Grid: {ceil(owned rows / rows()), B * H (B * Hkv for KeyValueGrad), 1}; local size {subgroups *
+//                 and dP^T = V dO^T (after QueryGrad, which writes delta; or beside it, recomputing delta
+//                 from staged dO and O tiles: DkvDelta).
+// Grid: {ceil(owned rows / rows()), B * H (B * Hkv for KeyValueGrad), 1}; local size {subgroups * keySplits *
 // subgroupSize}; required subgroup size subgroupSize (8, 16, 32 or 64). Causal forward and QueryGrad hand the
 // last (longest) row blocks out first.
 //
@@ -43,6 +44,11 @@ struct CoopShape {
   uint32_t M = 16, N = 16, K = 16, subgroupSize = 32;
   bool lowered = false; // AttentionCoopParams::lowered
 };
+
+// Where the KeyValueGrad pass gets delta = dO . O of its query tiles: read from what QueryGrad wrote (so it
+// runs after QueryGrad), or recomputed from dO and O tiles it stages itself (binding 5 holds o instead of
+// delta; nothing ties it to QueryGrad, and the two passes can run at once).
+enum class DkvDelta : uint8_t { Read, Recompute };
 
 struct AttentionCoopParams {
   AttentionPass pass = AttentionPass::Forward;
@@ -69,17 +75,25 @@ struct AttentionCoopParams {
   // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
   // coopLowerSubgroup; no rowOps).
   bool lowered = false;
+  // The key walk (forward, QueryGrad) split across keySplits groups of `subgroups` subgroups (1, 2 or 4):
+  // group s walks its share of the key tiles for the same rows, and the groups' partial results merge
+  // through shared memory at the end (the forward's row max, sum and O; dQ's sums). A block then takes
+  // 1 / keySplits of the key tiles' latency, for grids too small to fill the device (attention.keySplits).
+  uint32_t keySplits = 1;
+  DkvDelta delta = DkvDelta::Read; // KeyValueGrad only
 
   uint32_t rows() const { return coopM * subgroups; }
+  uint32_t allSubgroups() const { return subgroups * keySplits; }
   // The per-row maths' split: lanes sharing a row (1 when rows outnumber lanes), rows each lane takes.
   uint32_t lanesPerRow() const { return subgroupSize > coopM ? subgroupSize / coopM : 1; }
   uint32_t rowsPerLane() const { return coopM > subgroupSize ? coopM / subgroupSize : 1; }
-  uint32_t invocations() const { return subgroups * subgroupSize; }
+  uint32_t invocations() const { return allSubgroups() * subgroupSize; }
   uint32_t sharedBytes() const;
   // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops"; ":c8x8x16" off 16x16x16)
   std::string cacheKey() const;
   // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v, "_o16"
-  // f16 outputs; "_c8x8x16" and "_w16" off the 16x16x16 shape and 32-wide subgroups)
+  // f16 outputs; "_ks2" with key splits, "_rd" recomputing delta; "_c8x8x16" and "_w16" off the 16x16x16
+  // shape and 32-wide subgroups)
   std::string name() const;
   void validate() const; // throws std::invalid_argument naming the broken constraint
 };

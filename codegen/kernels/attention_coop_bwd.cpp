@@ -26,16 +26,19 @@ protected:
 
   void declareScratch() {
     if (p_.rowOps) { // only the 16 x 16 trips of setup and the final write
-      shS_ = m_.workgroupArray(f32_, p_.subgroups * 256);
-      sBase_ = f().imul(sg_, c(256));
+      shS_ = m_.workgroupArray(f32_, p_.allSubgroups() * 256);
+      sBase_ = f().imul(sgId_, c(256));
       return;
     }
-    const uint32_t n = p_.subgroups * p_.coopM * p_.tile;
+    const uint32_t n = p_.allSubgroups() * p_.coopM * p_.tile;
     shS_ = m_.workgroupArray(f32_, n);
     shDP_ = m_.workgroupArray(f32_, n);
     shDS_ = m_.workgroupArray(f16_, n);
-    sBase_ = f().imul(sg_, c(p_.coopM * p_.tile));
+    sBase_ = f().imul(sgId_, c(p_.coopM * p_.tile));
   }
+
+  // Entries of one subgroup's scratch.
+  uint32_t scratchEntries() const { return p_.rowOps ? 256 : p_.coopM * p_.tile; }
 
   // Columns of the scratch rows writeRows() may use.
   uint32_t scratchCols() const { return p_.rowOps ? 16 : p_.tile; }
@@ -78,7 +81,11 @@ public:
     declareScratch();
     setup();
     walkKeyTiles(shK_, shV_, [&](Value t0) { step(t0); });
-    writeRows(dq_, {scale_}, shS_, sBase_, scratchCols(), dQ_, qAt_, Tq_);
+    // With key splits the groups' partial dQ add up (in group order) as the first group writes.
+    SplitSum others{
+        p_.keySplits > 1 ? p_.subgroups * scratchEntries() : 0,
+        std::vector<std::vector<Value>>(p_.keySplits - 1, std::vector<Value>(rowsPerLane_, scale_))};
+    writeRows(dq_, {scale_}, shS_, sBase_, scratchCols(), dQ_, qAt_, Tq_, others);
     f().ret();
     return m_.build();
   }
@@ -137,8 +144,8 @@ private:
     }
     delta_i_.push_back(rowSum(sum));
     const Value row = rows_[i];
-    const Value writes =
-        lanes_ == 1 ? f().lt(row, Tq_) : f().logicalAnd(f().lt(row, Tq_), f().eq(part_, c(0)));
+    Value writes = lanes_ == 1 ? f().lt(row, Tq_) : f().logicalAnd(f().lt(row, Tq_), f().eq(part_, c(0)));
+    if (p_.keySplits > 1) writes = f().logicalAnd(writes, f().eq(split_, c(0)));
     f().ifThen(writes, [&] { f().storeAt(delta_, f().iadd(lseBase_, row), delta_i_[i]); });
   }
 
@@ -209,15 +216,19 @@ public:
     declareQkv();
     dO_ = inputRows(3);
     lse_ = m_.storageBuffer(4, f32_, Access::ReadOnly);
-    delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
+    if (recompute_)
+      o_ = p_.halfOut ? m_.storageBuffer(5, uvec4_, Access::ReadOnly) : inputRows(5);
+    else
+      delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
     dK_ = outputRows(6);
     dV_ = outputRows(7);
     pushBytes = pc_.size;
     beginMain();
-    const StagingAreas staged = declareStaging();
+    const StagingAreas staged = declareStaging(recompute_ ? 3 : 2);
     shRows_ = staged.rows;
     shQ_ = staged.first;
     shDO_ = staged.second;
+    shO_ = staged.third;
     shLse_ = m_.workgroupArray(f32_, p_.tile);
     shDelta_ = m_.workgroupArray(f32_, p_.tile);
     if (!p_.rowOps) shP_ = m_.workgroupArray(f16_, p_.subgroups * p_.coopM * p_.tile);
@@ -236,14 +247,34 @@ public:
       oAt_ = headRows(2, b_, h);
       lseBase_ = f().imul(f().iadd(f().imul(b_, H_), h), Tq_);
       TileStream qs = tileStream(shQ_, q_, qAt_, Tq_), ds = tileStream(shDO_, dO_, oAt_, Tq_);
+      TileStream os = tileStream(shO_, o_, oAt_, Tq_);
       const Value first = firstTile();
       begin(qs, f().imul(first, c(p_.tile)));
       begin(ds, f().imul(first, c(p_.tile)));
+      if (recompute_) begin(os, f().imul(first, c(p_.tile)));
+      // The tile's lse and delta are prefetched a tile ahead as well.
+      std::vector<Value> held;
+      if (p_.prefetch)
+        for (const Value& v : tileScalars(f().imul(first, c(p_.tile)))) {
+          held.push_back(f().variable(f32_));
+          f().store(held.back(), v);
+        }
       f().forRange(first, f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile)), [&](Value t) {
         const Value i0 = f().imul(t, c(p_.tile)), i1 = f().iadd(i0, c(p_.tile));
         next(qs, i0, i1);
         next(ds, i0, i1);
-        step(i0);
+        if (recompute_) next(os, i0, i1);
+        std::vector<Value> scalars;
+        if (p_.prefetch) {
+          for (const Value& v : held)
+            scalars.push_back(f().load(v));
+          const std::vector<Value> ahead = tileScalars(i1);
+          for (size_t i = 0; i < held.size(); ++i)
+            f().store(held[i], ahead[i]);
+        } else {
+          scalars = tileScalars(i0);
+        }
+        step(i0, scalars);
       });
     });
     writeRows(dk_, {scale_}, shS_, sBase_, scratchCols(), dK_, kvAt_, Tk_);
@@ -273,21 +304,72 @@ private:
     return f().udiv(satSub(f().iadd(blockRow_, Tq_), Tk_), c(p_.tile));
   }
 
-  // Q and dO of tile i0 are being stored by this step's stream calls.
-  void step(Value i0) {
-    for (uint32_t e = 0; e * p_.invocations() < p_.tile; ++e) { // the tile's lse and delta (0 past Tq)
+  // This invocation's share of the lse and delta of the queries [i0, i0 + tile) (0 past Tq; lse in exp2 units
+  // for the row-ops step, as probabilityFunction takes it): {lse, delta} per share ({lse} where delta is
+  // recomputed).
+  std::vector<Value> tileScalars(Value i0) {
+    std::vector<Value> out;
+    for (uint32_t e = 0; e * p_.invocations() < p_.tile; ++e) {
+      const Value col = f().umin(f().iadd(lid_, c(e * p_.invocations())), c(p_.tile - 1));
+      const Value i = f().iadd(i0, col), inside = f().lt(i, Tq_);
+      const Value at = f().iadd(lseBase_, f().umin(i, f().isub(Tq_, c(1))));
+      const Value lse = p_.rowOps ? f().fmul(f().loadAt(lse_, at), f().f32(kLog2e)) : f().loadAt(lse_, at);
+      out.push_back(f().select(inside, lse, f().f32(0.0f)));
+      if (!recompute_) out.push_back(f().select(inside, f().loadAt(delta_, at), f().f32(0.0f)));
+    }
+    return out;
+  }
+
+  // delta = dO . O of the tile's queries from the staged f16 dO and O rows into shDelta_ (0 past Tq): a
+  // power-of-two number of lanes per row, each summing some of its 8-element units, reduced by shuffles.
+  // Rounding dO as dP = dO V^T rounds it keeps dS = P (dP - delta) = P dO . (V - O) consistent.
+  void recomputeDelta(Value i0) {
+    const uint32_t T = p_.tile, n = p_.invocations();
+    uint32_t per = 1; // lanes per row
+    while (2 * per <= d8_ && T * 2 * per <= n && 2 * per <= p_.subgroupSize)
+      per *= 2;
+    for (uint32_t e = 0; e * n < T * per; ++e) {
+      const Value item = f().iadd(lid_, c(e * n));
+      const Value row = f().udiv(item, c(per)), part = f().rem(item, c(per));
+      const Value at = f().imul(f().umin(row, c(T - 1)), c(rowVecs_));
+      Value sum = f().f32(0.0f);
+      for (uint32_t k = 0; k * per < d8_; ++k) {
+        const Value unit = f().iadd(part, c(k * per));
+        const Value u = d8_ % per ? f().umin(unit, c(d8_ - 1)) : unit;
+        const auto half8 = [&](const Staging& s) {
+          return unpackHalf8(f(),
+                             f().load(f().accessChain(s.array, {f().iadd(f().iadd(at, u), c(s.offset))})));
+        };
+        const auto [a0, a1] = half8(shDO_);
+        const auto [b0, b1] = half8(shO_);
+        const Value dot = f().fadd(f().dot(a0, b0), f().dot(a1, b1));
+        sum = f().fadd(sum, d8_ % per ? f().select(f().lt(unit, c(d8_)), dot, f().f32(0.0f)) : dot);
+      }
+      for (uint32_t x = 1; x < per; x <<= 1)
+        sum = f().fadd(sum, f().subgroupShuffleXor(sum, c(x)));
+      f().ifThen(f().logicalAnd(f().eq(part, c(0)), f().lt(row, c(T))), [&] {
+        const Value inside = f().lt(f().iadd(i0, row), Tq_);
+        f().store(f().accessChain(shDelta_, {row}), f().select(inside, sum, f().f32(0.0f)));
+      });
+    }
+  }
+
+  // Q and dO of tile i0 are being stored by this step's stream calls; `scalars` are the tile's lse and delta
+  // (tileScalars).
+  void step(Value i0, const std::vector<Value>& scalars) {
+    const uint32_t k = recompute_ ? 1 : 2; // scalars per share
+    for (uint32_t e = 0; e * p_.invocations() < p_.tile; ++e) {
       const Value col = f().iadd(lid_, c(e * p_.invocations()));
       f().ifThen(f().lt(col, c(p_.tile)), [&] {
-        const Value i = f().iadd(i0, col), inside = f().lt(i, Tq_);
-        const Value at = f().iadd(lseBase_, f().umin(i, f().isub(Tq_, c(1))));
-        // The row-ops step takes lse in exp2 units (probabilityFunction).
-        const Value lse = p_.rowOps ? f().fmul(f().loadAt(lse_, at), f().f32(kLog2e)) : f().loadAt(lse_, at);
-        f().store(f().accessChain(shLse_, {col}), f().select(inside, lse, f().f32(0.0f)));
-        f().store(f().accessChain(shDelta_, {col}),
-                  f().select(inside, f().loadAt(delta_, at), f().f32(0.0f)));
+        f().store(f().accessChain(shLse_, {col}), scalars[k * e]);
+        if (!recompute_) f().store(f().accessChain(shDelta_, {col}), scalars[k * e + 1]);
       });
     }
     f().workgroupBarrier();
+    if (recompute_) {
+      recomputeDelta(i0);
+      f().workgroupBarrier();
+    }
     if (p_.rowOps) return stepInRegisters(i0);
     productT(shS_, ka_, shQ_);   // S^T = K Q^T
     productT(shDP_, va_, shDO_); // dP^T = V dO^T
@@ -344,8 +426,9 @@ private:
     f().workgroupBarrier();
   }
 
-  Buffer dO_, lse_, delta_, dK_, dV_;
-  Staging shRows_, shQ_, shDO_;
+  const bool recompute_ = p_.delta == DkvDelta::Recompute;
+  Buffer dO_, lse_, delta_, o_, dK_, dV_;
+  Staging shRows_, shQ_, shDO_, shO_;
   Value shLse_, shDelta_, shP_;
   FunctionId prob_, unmasked_, lseCol_, deltaCol_;
   Value b_, kvh_;

@@ -41,7 +41,13 @@ void AttentionCoopEmitter::beginMain() {
       layout_[l][e] = f().loadPush(pc_, 5 + 3 * l + e);
   scaleLog2e_ = f().fmul(scale_, f().f32(kLog2e));
   lid_ = f().localId(0);
-  sg_ = f().builtin(BuiltIn::SubgroupId);
+  sgId_ = f().builtin(BuiltIn::SubgroupId);
+  sg_ = sgId_;
+  split_ = c(0);
+  if (p_.keySplits > 1) {
+    sg_ = f().rem(sgId_, c(p_.subgroups));
+    split_ = f().udiv(sgId_, c(p_.subgroups));
+  }
   const Value lane = f().builtin(BuiltIn::SubgroupLocalInvocationId);
   // Lanes per row and rows per lane are powers of two (validate()): lane = row * lanes + part, or (several
   // rows per lane) rows lane, lane + subgroupSize, ...
@@ -59,9 +65,12 @@ void AttentionCoopEmitter::beginMain() {
   zeroAcc_ = f().coopFill(tc_, f().f32(0.0f));
 }
 
-AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging() {
-  const Value array = m_.workgroupArray(uvec4_, std::max(p_.rows(), 2 * p_.tile) * rowVecs_);
-  return {{array, 0}, {array, 0}, {array, p_.tile * rowVecs_}};
+AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging(uint32_t streams) {
+  const uint32_t tiles = p_.tile * p_.keySplits; // rows of each stream
+  const Value array = m_.workgroupArray(uvec4_, std::max(p_.rows(), streams * tiles) * rowVecs_);
+  StagingAreas areas{{array, 0}, {array, 0}, {array, tiles * rowVecs_}, {array, 2 * tiles * rowVecs_}};
+  if (p_.keySplits > 1) areas.first.base = areas.second.base = f().imul(split_, c(p_.tile * rowVecs_));
+  return areas;
 }
 
 void AttentionCoopEmitter::declareQkv() {
@@ -96,15 +105,21 @@ void AttentionCoopEmitter::ownQueryRows() {
 void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV,
                                         const std::function<void(Value)>& body) {
   const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
-  const Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
+  Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
   TileStream ks = tileStream(shK, k_, kvAt_, Tk_), vs = tileStream(shV, v_, kvAt_, Tk_);
+  Value splitFirst{}; // this group's first key
+  if (p_.keySplits > 1) {
+    tiles = f().udiv(f().iadd(tiles, c(p_.keySplits - 1)), c(p_.keySplits)); // per group
+    ks.splitStride = vs.splitStride = f().imul(tiles, c(p_.tile));
+    splitFirst = f().imul(split_, ks.splitStride);
+  }
   begin(ks, c(0));
   begin(vs, c(0));
   f().forRange(c(0), tiles, [&](Value t) {
     const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
     next(ks, t0, t1);
     next(vs, t0, t1);
-    body(t0);
+    body(splitFirst.valid() ? f().iadd(t0, splitFirst) : t0);
   });
 }
 
@@ -117,7 +132,7 @@ Buffer AttentionCoopEmitter::outputRows(uint32_t binding) {
 }
 
 std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, const HeadRows& head, Value first,
-                                               uint32_t count, Value total) {
+                                               uint32_t count, Value total, Value splitStride) {
   const uint32_t vecs = count * d8_, n = p_.invocations();
   const Value zero = m_.constComposite(uvec4_, {c(0), c(0), c(0), c(0)});
   const Value last = f().isub(total, c(1));
@@ -125,7 +140,11 @@ std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, const HeadRow
   for (uint32_t e = 0; e < (vecs + n - 1) / n; ++e) {
     // A trailing partial pass reads a valid vector and put() skips the store.
     const Value idx = f().umin(f().iadd(lid_, c(e * n)), c(vecs - 1));
-    const Value row = f().iadd(first, f().udiv(idx, c(d8_)));
+    const Value r = f().udiv(idx, c(d8_));
+    const Value row = splitStride.valid()
+                          ? f().iadd(f().iadd(first, f().imul(f().udiv(r, c(p_.tile)), splitStride)),
+                                     f().rem(r, c(p_.tile)))
+                          : f().iadd(first, r);
     // A row past the end reads the last row and yields zeros.
     const Value at =
         f().iadd(f().iadd(head.base, f().imul(f().umin(row, last), head.stride)), f().rem(idx, c(d8_)));
@@ -158,12 +177,12 @@ void AttentionCoopEmitter::stage(const Staging& shared, const Buffer& rows, cons
 
 AttentionCoopEmitter::TileStream AttentionCoopEmitter::tileStream(const Staging& shared, const Buffer& rows,
                                                                   const HeadRows& at, Value total) {
-  return {shared, &rows, at, total, {}};
+  return {shared, &rows, at, total, {}, p_.tile * p_.keySplits, {}};
 }
 
 void AttentionCoopEmitter::begin(TileStream& s, Value first) {
   if (!p_.prefetch) return;
-  for (const Value& r : fetch(*s.rows, s.at, first, p_.tile, s.total)) {
+  for (const Value& r : fetch(*s.rows, s.at, first, s.count, s.total, s.splitStride)) {
     s.held.push_back(f().variable(uvec4_));
     f().store(s.held.back(), r);
   }
@@ -171,14 +190,14 @@ void AttentionCoopEmitter::begin(TileStream& s, Value first) {
 
 void AttentionCoopEmitter::next(TileStream& s, Value first, Value nextFirst) {
   if (!p_.prefetch) {
-    stage(s.shared, *s.rows, s.at, first, p_.tile, s.total);
+    put(s.shared, fetch(*s.rows, s.at, first, s.count, s.total, s.splitStride), s.count);
     return;
   }
   std::vector<Value> regs;
   for (const Value& v : s.held)
     regs.push_back(f().load(v));
-  put(s.shared, regs, p_.tile);
-  const auto ahead = fetch(*s.rows, s.at, nextFirst, p_.tile, s.total);
+  put(s.shared, regs, s.count);
+  const auto ahead = fetch(*s.rows, s.at, nextFirst, s.count, s.total, s.splitStride);
   for (size_t i = 0; i < ahead.size(); ++i)
     f().store(s.held[i], ahead[i]);
 }
@@ -194,7 +213,8 @@ std::vector<Value> AttentionCoopEmitter::ownedRowsAsA(const Staging& shared, con
 
 std::vector<Value> AttentionCoopEmitter::loadA(const Staging& shared, Value row) {
   std::vector<Value> out;
-  const Value at = f().imul(row, c(rowVecs_));
+  Value at = f().imul(row, c(rowVecs_));
+  if (shared.base.valid()) at = f().iadd(at, shared.base);
   for (uint32_t d = 0; d < aBlocks_; ++d)
     out.push_back(
         f().coopLoad(ta_, f().accessChain(shared.array, {f().iadd(at, c(shared.offset + d * p_.coopK / 8))}),
@@ -205,8 +225,9 @@ std::vector<Value> AttentionCoopEmitter::loadA(const Staging& shared, Value row)
 Value AttentionCoopEmitter::tileB(const Staging& tile, uint32_t kb, uint32_t d, CoopLayout layout) {
   const bool columns = layout == CoopLayout::ColumnMajorKHR;
   const uint32_t row = kb * (columns ? p_.coopN : p_.coopK), col = d * (columns ? p_.coopK : p_.coopN) / 8;
-  return f().coopLoad(tb_, f().accessChain(tile.array, {c(tile.offset + row * rowVecs_ + col)}), c(rowVecs_),
-                      layout);
+  const Value at = c(tile.offset + row * rowVecs_ + col);
+  return f().coopLoad(tb_, f().accessChain(tile.array, {tile.base.valid() ? f().iadd(tile.base, at) : at}),
+                      c(rowVecs_), layout);
 }
 
 FunctionId AttentionCoopEmitter::combineFunction(const char* name, const Binary& op) {
@@ -366,7 +387,11 @@ Value AttentionCoopEmitter::rowSum(Value v) {
 
 void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::vector<Value>& scales,
                                      Value scratch, Value scratchBase, uint32_t scratchCols,
-                                     const Buffer& out, const HeadRows& at, Value total) {
+                                     const Buffer& out, const HeadRows& at, Value total,
+                                     const SplitSum& others) {
+  // Key splits: the groups read each other's scratch, so the barriers are the workgroup's.
+  const bool splits = others.stride != 0;
+  const auto barrier = [&] { splits ? f().workgroupBarrier() : subgroupBarrier(); };
   // `width` columns (whole blocks) go through the scratch at once: enough that each lane of a row gets a
   // whole 8-column unit, where D and the scratch allow; lanes past `writers` then idle.
   uint32_t width = p_.coopN;
@@ -384,19 +409,27 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::
     for (uint32_t j = 0; j < group; ++j)
       f().coopStore(f().accessChain(scratch, {j ? f().iadd(scratchBase, c(j * p_.coopN)) : scratchBase}),
                     f().load(accs[chunk * group + j]), c(width), CoopLayout::RowMajorKHR);
-    subgroupBarrier();
+    barrier();
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
       Value inside = f().lt(rows_[i], total);
       if (writers < lanes_) inside = f().logicalAnd(inside, f().lt(part_, c(writers)));
+      if (splits) inside = f().logicalAnd(inside, f().eq(split_, c(0)));
       const Value scale = scales[scales.size() == 1 ? 0 : i];
       f().ifThen(inside, [&] {
         for (uint32_t u = 0; u < units; ++u) {
           std::vector<Value> v4;
           for (uint32_t h = 0; h < 2; ++h) {
-            std::vector<Value> x;
-            for (uint32_t e = 0; e < 4; ++e)
-              x.push_back(f().load(f().accessChain(scratch, {f().iadd(mine[i], c(8 * u + 4 * h + e))})));
-            v4.push_back(f().vectorTimesScalar(f().construct(vec4_, x), scale));
+            const auto part = [&](uint32_t offset, Value by) {
+              std::vector<Value> x;
+              for (uint32_t e = 0; e < 4; ++e)
+                x.push_back(
+                    f().load(f().accessChain(scratch, {f().iadd(mine[i], c(offset + 8 * u + 4 * h + e))})));
+              return f().vectorTimesScalar(f().construct(vec4_, x), by);
+            };
+            Value sum = part(0, scale);
+            for (size_t s = 0; s < others.scales.size(); ++s)
+              sum = f().fadd(sum, part(uint32_t(s + 1) * others.stride, others.scales[s][i]));
+            v4.push_back(sum);
           }
           const Value at8 = f().iadd(rowAt[i], c(chunk * width / 8 + u));
           if (p_.halfOut) {
@@ -408,8 +441,36 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::
         }
       });
     }
-    subgroupBarrier();
+    barrier();
   }
+}
+
+std::vector<std::vector<std::pair<Value, Value>>>
+AttentionCoopEmitter::tradeRowPairs(const std::vector<Value>& a, const std::vector<Value>& b) {
+  const Value trade = m_.workgroupArray(f32_, p_.allSubgroups() * p_.coopM * 2);
+  const auto entry = [&](Value subgroup, uint32_t i) {
+    return f().imul(f().iadd(f().imul(subgroup, c(p_.coopM)), rowInSg_[i]), c(2));
+  };
+  for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+    const auto publish = [&, i] {
+      const Value at = entry(sgId_, i);
+      f().store(f().accessChain(trade, {at}), a[i]);
+      f().store(f().accessChain(trade, {f().iadd(at, c(1))}), b[i]);
+    };
+    if (lanes_ == 1)
+      publish();
+    else
+      f().ifThen(f().eq(part_, c(0)), publish);
+  }
+  f().workgroupBarrier();
+  std::vector<std::vector<std::pair<Value, Value>>> out(p_.keySplits - 1);
+  for (uint32_t s = 1; s < p_.keySplits; ++s)
+    for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+      const Value at = entry(f().iadd(sg_, c(s * p_.subgroups)), i);
+      out[s - 1].emplace_back(f().load(f().accessChain(trade, {at})),
+                              f().load(f().accessChain(trade, {f().iadd(at, c(1))})));
+    }
+  return out;
 }
 
 void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
@@ -429,8 +490,8 @@ void ForwardEmitterBase::writeLse(const std::vector<Value>& ls, const std::vecto
   for (uint32_t i = 0; i < rowsPerLane_; ++i) {
     const Value l = ls[i], m = ms[i], row = rows_[i];
     const Value seen = f().gt(l, f().f32(0.0f));
-    const Value writes =
-        lanes_ == 1 ? f().lt(row, Tq_) : f().logicalAnd(f().lt(row, Tq_), f().eq(part_, c(0)));
+    Value writes = lanes_ == 1 ? f().lt(row, Tq_) : f().logicalAnd(f().lt(row, Tq_), f().eq(part_, c(0)));
+    if (p_.keySplits > 1) writes = f().logicalAnd(writes, f().eq(split_, c(0)));
     f().ifThen(writes, [&] {
       const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
       f().storeAt(lse_, f().iadd(lseBase_, row), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));

@@ -13,16 +13,24 @@
 
 namespace helios::codegen::detail {
 
-// A region of staged f16 rows: a Workgroup array of 16-byte vectors and the vector the region starts at.
+// A region of staged f16 rows: a Workgroup array of 16-byte vectors and the vector the region starts at
+// (plus `base`, a run-time vector offset where set: this key-split group's tile within the staged tiles).
 struct Staging {
   spv::Value array;
   uint32_t offset = 0;
+  spv::Value base{};
 };
 
 // Where one head's rows of a tensor are: row t starts at 16-byte vector base + t * stride (units of 8
 // elements, as AttentionCoopPush's strides).
 struct HeadRows {
   spv::Value base, stride;
+};
+
+// Key splits' partial outputs summed by AttentionCoopEmitter::writeRows (stride 0: none).
+struct SplitSum {
+  uint32_t stride = 0;
+  std::vector<std::vector<spv::Value>> scales; // [group - 1][row of this lane]
 };
 
 class AttentionCoopEmitter {
@@ -44,10 +52,12 @@ protected:
   HeadRows headRows(uint32_t layout, spv::Value b, spv::Value h);
   // Every pass stages its owned rows once (setup) and then streams two tiles: both live in one array, the
   // tiles over the bytes the owned rows used (ownedRowsAsA() returns only when every subgroup has read them).
+  // With key splits each stream holds keySplits tiles, group s's at rows s * tile.., and `first` and `second`
+  // read this group's (Staging::base).
   struct StagingAreas {
-    Staging rows, first, second;
+    Staging rows, first, second, third;
   };
-  StagingAreas declareStaging();
+  StagingAreas declareStaging(uint32_t streams = 2); // `third` with 3 streams
 
   // Rows [first, first + count) of one head's rows `at` (`total` rows of D elements, f32 or f16) into
   // `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
@@ -55,8 +65,10 @@ protected:
              uint32_t count, spv::Value total);
   // stage() in two halves, so a loop can issue the global loads of its next tile before computing on the
   // current one: fetch() returns this invocation's packed vectors, put() stores them.
+  // With splitStride set, staged row r is row first + (r / tile) * splitStride + r % tile (the groups'
+  // tiles).
   std::vector<spv::Value> fetch(const spv::Buffer& rows, const HeadRows& at, spv::Value first, uint32_t count,
-                                spv::Value total);
+                                spv::Value total, spv::Value splitStride = {});
   void put(const Staging& shared, const std::vector<spv::Value>& regs, uint32_t count);
 
   // A tile of `tile` rows walked by a loop, prefetched one step ahead through Function variables (when
@@ -68,6 +80,8 @@ protected:
     HeadRows at;
     spv::Value total;
     std::vector<spv::Value> held; // Function variables
+    uint32_t count = 0;           // rows per step: tile * keySplits
+    spv::Value splitStride{};     // keys between the groups' tiles (key splits)
   };
   TileStream tileStream(const Staging& shared, const spv::Buffer& rows, const HeadRows& at, spv::Value total);
   void begin(TileStream& s, spv::Value first);
@@ -132,7 +146,9 @@ protected:
   // (blockRow_; causal hands the last, longest blocks out first) and this lane's rows_.
   void ownQueryRows();
   // Their walk over the key tiles up to the last key the block's last real row sees: K and V streamed into
-  // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key.
+  // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key. With key splits group s
+  // walks tiles [s * per, (s + 1) * per) of them, per = ceil(tiles / keySplits) (tiles past the end are
+  // masked), every group in the same step.
   void walkKeyTiles(const Staging& shK, const Staging& shV, const std::function<void(spv::Value)>& body);
 
   // A subgroup-wide barrier that also orders this subgroup's shared-memory writes before its reads.
@@ -153,9 +169,15 @@ protected:
   // of this lane, or one for all) into the head's rows of `out` (f32, or f16 with halfOut; rows_, written
   // only below `total`), through `scratch` (f32, coopM rows of scratchCols entries from scratchBase). A few
   // blocks at a time, so that each lane of a row writes whole 8-column units.
+  // With key splits (others.stride set), every group stores its blocks and the first group writes the sum of
+  // each group's, group s's (s >= 1) `others.stride` scratch entries on and scaled by others.scales[s - 1].
   void writeRows(const std::vector<spv::Value>& accs, const std::vector<spv::Value>& scales,
                  spv::Value scratch, spv::Value scratchBase, uint32_t scratchCols, const spv::Buffer& out,
-                 const HeadRows& at, spv::Value total);
+                 const HeadRows& at, spv::Value total, const SplitSum& others = {});
+  // Key splits: every subgroup publishes (a, b) for each row of this lane; returns, for each group s >= 1,
+  // the pair the subgroup of group s that holds the same rows published (per row of this lane).
+  std::vector<std::vector<std::pair<spv::Value, spv::Value>>> tradeRowPairs(const std::vector<spv::Value>& a,
+                                                                            const std::vector<spv::Value>& b);
 
   const AttentionCoopParams& p_;
   // 16-byte vectors (8 halves) per f16 row, per staged row; coopN-column blocks (accumulators) and
@@ -166,7 +188,10 @@ protected:
   spv::FunctionBuilder* f_ = nullptr;
   spv::TypeId f32_, f16_, u32_, uvec4_, vec4_, ta_, tb_, tc_;
   spv::PushConstants pc_;
-  spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_, sg_;
+  spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_;
+  // This subgroup's index in the workgroup, its row group (the subgroup index without key splits) and its
+  // key-split group (constant 0 without).
+  spv::Value sgId_, sg_, split_;
   // This lane's rows within its subgroup's coopM (rowsPerLane_ of them) and its part of each (0 .. lanes_-1).
   std::vector<spv::Value> rowInSg_;
   spv::Value part_;
@@ -187,8 +212,8 @@ class ForwardEmitterBase : protected AttentionCoopEmitter {
 protected:
   using AttentionCoopEmitter::AttentionCoopEmitter;
   void declareForward(uint32_t& pushBytes);
-  // lse = m + log l for each row of this lane (the first lane of a row writes); -inf for a row that saw no
-  // key (l = 0).
+  // lse = m + log l for each row of this lane (the first lane of a row of the first key-split group writes);
+  // -inf for a row that saw no key (l = 0).
   void writeLse(const std::vector<spv::Value>& l, const std::vector<spv::Value>& m);
 
   spv::Buffer o_, lse_;

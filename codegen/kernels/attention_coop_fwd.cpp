@@ -25,8 +25,8 @@ public:
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareForward(pushBytes);
-    shS_ = m_.workgroupArray(f32_, p_.subgroups * p_.coopM * p_.tile); // S, and O on its trips through memory
-    shP_ = m_.workgroupArray(f16_, p_.subgroups * p_.coopM * p_.tile);
+    shS_ = m_.workgroupArray(f32_, p_.allSubgroups() * p_.coopM * p_.tile); // S, and O on its trips
+    shP_ = m_.workgroupArray(f16_, p_.allSubgroups() * p_.coopM * p_.tile);
     setup();
     keyLoop();
     finish();
@@ -39,7 +39,7 @@ private:
     ownQueryRows();
     for (const Value& row : rows_)
       limit_.push_back(keyLimit(f().umin(row, f().isub(Tq_, c(1)))));
-    sBase_ = f().imul(sg_, c(p_.coopM * p_.tile)); // this subgroup's S / P scratch
+    sBase_ = f().imul(sgId_, c(p_.coopM * p_.tile)); // this subgroup's S / P scratch
 
     qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
 
@@ -130,16 +130,49 @@ private:
   }
 
   void finish() {
-    std::vector<Value> ls, invs, ms;
+    std::vector<Value> ls, ms;
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
-      const Value l = f().load(lVar_[i]), seen = f().gt(l, f().f32(0.0f));
-      ls.push_back(l);
-      invs.push_back(f().select(seen, f().fdiv(f().f32(1.0f), l), f().f32(0.0f)));
-    }
-    writeRows(oAcc_, invs, shS_, sBase_, p_.tile, o_, oAt_, Tq_);
-    for (uint32_t i = 0; i < rowsPerLane_; ++i)
+      ls.push_back(f().load(lVar_[i]));
       ms.push_back(f().load(mVar_[i]));
+    }
+    if (p_.keySplits > 1) return finishSplits(ls, ms);
+    std::vector<Value> invs;
+    for (const Value& l : ls)
+      invs.push_back(inverse(l));
+    writeRows(oAcc_, invs, shS_, sBase_, p_.tile, o_, oAt_, Tq_);
     writeLse(ls, ms);
+  }
+
+  Value inverse(Value l) {
+    return f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
+  }
+
+  // Key splits: each group's (m, l) per row merges into m* = max m and l* = sum l e^(m - m*); the first group
+  // writes O = sum O e^(m - m*) / l* and lse = m* + log l*.
+  void finishSplits(const std::vector<Value>& ls, const std::vector<Value>& ms) {
+    const auto others = tradeRowPairs(ms, ls);
+    std::vector<Value> mAll, lAll, own;
+    SplitSum sum{p_.subgroups * p_.coopM * p_.tile, std::vector<std::vector<Value>>(others.size())};
+    for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+      Value m = ms[i];
+      for (const auto& o : others)
+        m = f().fmax(m, o[i].first);
+      const Value c0 = f().exp(f().fsub(ms[i], m));
+      Value l = f().fmul(ls[i], c0);
+      std::vector<Value> cs;
+      for (const auto& o : others) {
+        cs.push_back(f().exp(f().fsub(o[i].first, m)));
+        l = f().fma(o[i].second, cs.back(), l);
+      }
+      const Value inv = inverse(l);
+      own.push_back(f().fmul(c0, inv));
+      for (size_t s = 0; s < others.size(); ++s)
+        sum.scales[s].push_back(f().fmul(cs[s], inv));
+      mAll.push_back(m);
+      lAll.push_back(l);
+    }
+    writeRows(oAcc_, own, shS_, sBase_, p_.tile, o_, oAt_, Tq_, sum);
+    writeLse(lAll, mAll);
   }
 
   Value shS_, shP_;

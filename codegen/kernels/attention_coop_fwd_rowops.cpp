@@ -28,7 +28,7 @@ public:
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareForward(pushBytes);
-    shOut_ = m_.workgroupArray(f32_, p_.subgroups * 256); // the finish's trips of l, m and O
+    shOut_ = m_.workgroupArray(f32_, p_.allSubgroups() * 256); // the finish's trips of l, m and O
     declareFunctions();
     setup();
     keyLoop();
@@ -60,7 +60,7 @@ private:
   void setup() {
     ownQueryRows();
     sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
-    sBase_ = f().imul(sg_, c(256));
+    sBase_ = f().imul(sgId_, c(256));
     qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
     mVar_ = f().variable(tc_);
     f().store(mVar_, f().coopFill(tc_, f().f32(kMasked)));
@@ -127,10 +127,38 @@ private:
   void finish() {
     // L holds partial sums: reduce its rows once; m is in unscaled score units.
     const Value l = rowValue(shOut_, f().coopReduce(tc_, f().load(lVar_), CoopReduce::Row, sumOf_));
-    const Value m = f().fmul(rowValue(shOut_, f().load(mVar_)), scale_);
-    const Value inv = f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-    writeRows(oAcc_, {inv}, shOut_, sBase_, 16, o_, oAt_, Tq_);
+    const Value mRaw = rowValue(shOut_, f().load(mVar_));
+    if (p_.keySplits > 1) return finishSplits(l, mRaw);
+    const Value m = f().fmul(mRaw, scale_);
+    writeRows(oAcc_, {inverse(l)}, shOut_, sBase_, 16, o_, oAt_, Tq_);
     writeLse({l}, {m});
+  }
+
+  Value inverse(Value l) {
+    return f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
+  }
+
+  // Key splits: each group's row max m (unscaled) and sum l merge into m* = max m and l* = sum l 2^(c (m -
+  // m*)); the first group writes O = sum O 2^(c (m - m*)) / l* and lse = scale m* + log l*.
+  void finishSplits(Value l0, Value m0) {
+    const auto others = tradeRowPairs({m0}, {l0});
+    Value m = m0;
+    for (const auto& o : others)
+      m = f().fmax(m, o[0].first);
+    const auto factor = [&](Value mi) { return f().exp2(f().fmul(scaleLog2e_, f().fsub(mi, m))); };
+    const Value c0 = factor(m0);
+    Value l = f().fmul(l0, c0);
+    std::vector<Value> cs;
+    for (const auto& o : others) {
+      cs.push_back(factor(o[0].first));
+      l = f().fma(o[0].second, cs.back(), l);
+    }
+    const Value inv = inverse(l);
+    SplitSum sum{p_.subgroups * 256, {}}; // group s's scratch: s * subgroups regions on
+    for (const Value& ci : cs)
+      sum.scales.push_back({f().fmul(ci, inv)});
+    writeRows(oAcc_, {f().fmul(c0, inv)}, shOut_, sBase_, 16, o_, oAt_, Tq_, sum);
+    writeLse({l}, {f().fmul(m, scale_)});
   }
 
   Value shOut_;

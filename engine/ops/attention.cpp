@@ -101,10 +101,11 @@ bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
   return ok;
 }
 
-// The pipeline and grid of one pass, coop or fallback.
+// The pipeline and grid of one pass, coop or fallback (and for dK/dV whether it recomputes delta).
 struct Pass {
   const vk::Pipeline* pipeline;
   uint32_t rowsPerGroup;
+  bool recomputesDelta = false;
 };
 
 } // namespace
@@ -116,14 +117,44 @@ uint32_t attentionRowVectors(uint32_t vendorId) {
 
 namespace {
 
+// Workgroups of one wave on this device (gemm.fillWorkgroups, else from the compute units).
+uint64_t waveOf(const vk::Device& device) {
+  const uint64_t fill = deviceTuning(device).gemm.fillWorkgroups.value;
+  return fill ? fill : fillWorkgroups(coopDeviceInfo(device).computeUnits);
+}
+
+// The dK/dV pass's delta (attentionRecomputeDelta), where the third staged tile fits the shared memory.
+void chooseDelta(const vk::Device& device, codegen::AttentionCoopParams& p) {
+  if (!attentionRecomputeDelta(deviceTuning(device).attention.delta.value)) return;
+  auto q = p;
+  q.delta = codegen::DkvDelta::Recompute;
+  if (q.sharedBytes() <= q.maxSharedBytes) p = q;
+}
+
+// The forward's key splits for this grid (attentionKeySplits), at the pass's key tile or else at 32-key
+// tiles, where the groups' staging fits the shared memory and the workgroup 16 subgroups.
+void splitKeys(const vk::Device& device, codegen::AttentionCoopParams& p, const AttentionShape& s) {
+  const tuning::Tuning& t = deviceTuning(device);
+  const uint64_t workgroups = uint64_t((s.Tq + p.rows() - 1) / p.rows()) * s.batch * s.heads;
+  const uint64_t fill = waveOf(device);
+  auto q = p;
+  q.keySplits = attentionKeySplits(t.attention.keySplits.value, workgroups, fill, s.Tk, p.tile);
+  if (q.keySplits == 1) return;
+  if (q.keySplits != 2 && q.keySplits != 4) q.validate(); // throws, naming the forced count
+  if (q.allSubgroups() > 16) return;
+  if (q.sharedBytes() > q.maxSharedBytes && q.tile == 64) q.tile = 32;
+  if (q.sharedBytes() > q.maxSharedBytes) return;
+  q.validate();
+  p = q;
+}
+
 Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
-  if (coop) {
-    auto p = attentionCoopPass(exec.context().device(), which, s.headDim, s.causal);
-    p.halfQkv = s.halfQkv;
-    p.halfOut = s.halfOut;
-    return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows()};
-  }
   const vk::Device& device = exec.context().device();
+  if (coop) {
+    const auto p = attentionCoopFor(device, which, s);
+    return {&exec.pipeline(p, codegen::generateAttentionCoop), p.rows(),
+            p.delta == codegen::DkvDelta::Recompute};
+  }
   const uint32_t rowVectors = s.rowVectors ? s.rowVectors : attentionRowVectors(device.properties().vendorID);
   const auto p = codegen::attentionParams(which, s.headDim, s.causal,
                                           device.limits().maxComputeSharedMemorySize, rowVectors);
@@ -179,6 +210,28 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
   if (!t.prefetch.value) p.prefetch = false;
   if (!t.pad.value) p.pad = 0;
   return p;
+}
+
+codegen::AttentionCoopParams attentionCoopFor(const vk::Device& device, AttentionPass pass,
+                                              const AttentionShape& s) {
+  auto p = attentionCoopPass(device, pass, s.headDim, s.causal);
+  p.halfQkv = s.halfQkv;
+  p.halfOut = s.halfOut;
+  if (pass != AttentionPass::KeyValueGrad)
+    splitKeys(device, p, s);
+  else
+    chooseDelta(device, p);
+  return p;
+}
+
+bool attentionRecomputeDelta(tuning::DeltaMode mode) {
+  return mode != tuning::DeltaMode::Read;
+}
+
+uint32_t attentionKeySplits(std::optional<uint32_t> forced, uint64_t workgroups, uint64_t fill, uint32_t keys,
+                            uint32_t tile) {
+  if (forced) return *forced;
+  return workgroups < fill && keys >= 2 * tile ? 2 : 1;
 }
 
 tuning::AttentionPassId passId(AttentionPass pass) {
@@ -257,7 +310,8 @@ void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk:
        {v, Access::Read},
        {dO, Access::Read},
        {lse, Access::Read},
-       {delta, Access::Read},
+       // Recomputing delta, the pass reads o instead, and nothing it binds is written by the dQ pass.
+       {pkv.recomputesDelta ? o : delta, Access::Read},
        {dK, Access::Write},
        {dV, Access::Write}},
       s, s.Tk, s.kvHeads);

@@ -6,6 +6,7 @@
 // heads must be a multiple of kvHeads (query head h reads kv head h / (heads / kvHeads)). With `causal`,
 // query i sees keys j <= i + Tk - Tq; a query that sees none gets o = 0 and lse = -inf.
 #include <cstdint>
+#include <optional>
 
 #include "codegen/kernels/attention_coop.hpp"
 #include "engine/ops/executor.hpp"
@@ -58,6 +59,21 @@ tuning::AttentionPassId passId(codegen::AttentionPass pass);
 // pass's tuned entry, then attention.rowOps / tile / subgroups / prefetch / pad; docs/TUNING.md).
 codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, codegen::AttentionPass pass,
                                                uint32_t headDim, bool causal);
+// The coop pass the ops run for `shape`: attentionCoopPass with the shape's f16 storage and, on the passes
+// that walk keys (forward, dQ), its key splits.
+codegen::AttentionCoopParams attentionCoopFor(const vk::Device& device, codegen::AttentionPass pass,
+                                              const AttentionShape& shape);
+// How many ways the coop forward and dQ pass split each block's key walk (AttentionCoopParams::keySplits):
+// `forced` (attention.keySplits) where set; else 2 when the grid's `workgroups` leave part of one wave
+// (`fill`) idle and each block walks at least two key tiles of `tile` over `keys`, otherwise 1. A split block
+// takes half the key tiles' latency for twice the subgroups, which an idle device has to spare.
+uint32_t attentionKeySplits(std::optional<uint32_t> forced, uint64_t workgroups, uint64_t fill, uint32_t keys,
+                            uint32_t tile);
+// Whether the coop dK/dV pass recomputes delta from dO and O (codegen::DkvDelta::Recompute), which frees it
+// to run beside the dQ pass: as `mode` (attention.delta) says, and by policy always (where the third staged
+// tile fits): the two passes then share the device, which small grids leave idle and large ones finish with
+// a shorter tail (2026-11-26-h100-attention-key-splits.json).
+bool attentionRecomputeDelta(tuning::DeltaMode mode);
 
 // Vectors of a q/k/v row one invocation of the f32 fallback holds (codegen::attentionParams): 4 on Intel
 // (vendor 0x8086), whose invocations get 128 32-bit registers at the narrowest SIMD width, where the

@@ -45,6 +45,9 @@ json put(CoopMode v) {
 json put(BoundedMode v) {
   return name(v);
 }
+json put(DeltaMode v) {
+  return name(v);
+}
 template <class T> json put(const std::optional<T>& v) {
   return v ? put(*v) : json(nullptr);
 }
@@ -118,6 +121,9 @@ void get(const std::string& what, const json& j, CoopMode& v) {
 }
 void get(const std::string& what, const json& j, BoundedMode& v) {
   v = parseBoundedMode(what, str(what, j));
+}
+void get(const std::string& what, const json& j, DeltaMode& v) {
+  v = parseDeltaMode(what, str(what, j));
 }
 void get(const std::string& what, const json& j, std::string& v) {
   v = str(what, j);

@@ -103,6 +103,11 @@ const Override kOverrides[] = {
     {"HELIOS_ATTENTION_SUBGROUPS", attentionWhole<&AttentionTuning::subgroups>},
     {"HELIOS_ATTENTION_PREFETCH", attentionOff<&AttentionTuning::prefetch>},
     {"HELIOS_ATTENTION_PAD", attentionOff<&AttentionTuning::pad>},
+    {"HELIOS_ATTENTION_KEY_SPLITS", attentionWhole<&AttentionTuning::keySplits>},
+    {"HELIOS_ATTENTION_DELTA",
+     [](Tuning& t, const std::string& n, const std::string& v) {
+       t.attention.delta.set(parseDeltaMode(n, v), kEnv);
+     }},
 };
 
 } // namespace

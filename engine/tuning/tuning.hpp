@@ -44,6 +44,7 @@ struct SharedPad {
 
 enum class CoopMode : uint8_t { Auto, On, Off };                             // "auto", "on", "off"
 enum class BoundedMode : uint8_t { Policy, Never, Always, All, AllVectors }; // "policy", "never", ...
+enum class DeltaMode : uint8_t { Policy, Read, Recompute };                  // "policy", "read", "recompute"
 enum class GemmKernel : uint8_t { Coop, Tiled };                             // "coop", "tiled"
 enum class AttentionPassId : uint8_t { Forward, QueryGrad, KeyValueGrad };   // "forward", "dq", "dkv"
 
@@ -138,6 +139,11 @@ struct AttentionTuning {
   Field<std::optional<uint32_t>> tile, subgroups; // HELIOS_ATTENTION_TILE, _SUBGROUPS (row-op passes)
   Field<bool> prefetch{true};                     // HELIOS_ATTENTION_PREFETCH=0 turns it off
   Field<bool> pad{true};                          // HELIOS_ATTENTION_PAD=0 turns it off
+  // HELIOS_ATTENTION_KEY_SPLITS: the forward's and dQ's key walk split 1, 2 or 4 ways (unset: by grid fill).
+  Field<std::optional<uint32_t>> keySplits;
+  // HELIOS_ATTENTION_DELTA: the dK/dV pass reads delta or recomputes it (and runs beside dQ); policy:
+  // recompute.
+  Field<DeltaMode> delta{DeltaMode::Policy};
   Field<std::vector<AttentionChoice>> shapes;
   bool operator==(const AttentionTuning&) const = default;
 };
@@ -194,6 +200,8 @@ template <class T, class F> void forEachField(T& t, F&& f) {
   f("attention.subgroups", a.subgroups);
   f("attention.prefetch", a.prefetch);
   f("attention.pad", a.pad);
+  f("attention.keySplits", a.keySplits);
+  f("attention.delta", a.delta);
   f("attention.shapes", a.shapes);
 }
 

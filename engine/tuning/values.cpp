@@ -39,6 +39,7 @@ E byName(const std::string& what, const std::string& value, const char* const (&
 
 const char* const kCoopModes[] = {"auto", "on", "off"};
 const char* const kBoundedModes[] = {"policy", "never", "always", "all", "all-vectors"};
+const char* const kDeltaModes[] = {"policy", "read", "recompute"};
 const char* const kGemmKernels[] = {"coop", "tiled"};
 const char* const kPasses[] = {"forward", "dq", "dkv"};
 
@@ -75,6 +76,9 @@ const char* name(CoopMode m) {
 }
 const char* name(BoundedMode m) {
   return kBoundedModes[static_cast<size_t>(m)];
+}
+const char* name(DeltaMode m) {
+  return kDeltaModes[static_cast<size_t>(m)];
 }
 const char* name(GemmKernel k) {
   return kGemmKernels[static_cast<size_t>(k)];
@@ -138,6 +142,9 @@ CoopMode parseCoopMode(const std::string& what, const std::string& value) {
 }
 BoundedMode parseBoundedMode(const std::string& what, const std::string& value) {
   return byName<BoundedMode>(what, value, kBoundedModes, "policy, never, always, all or all-vectors");
+}
+DeltaMode parseDeltaMode(const std::string& what, const std::string& value) {
+  return byName<DeltaMode>(what, value, kDeltaModes, "policy, read or recompute");
 }
 GemmKernel parseGemmKernel(const std::string& what, const std::string& value) {
   return byName<GemmKernel>(what, value, kGemmKernels, "coop or tiled");

@@ -14,6 +14,7 @@ std::string text(const SharedPad& p); // "8x8"
 std::string text(const GemmShape& s); // "nt:1024x768x3072" (+ "_b4", "_f16")
 const char* name(CoopMode m);
 const char* name(BoundedMode m);
+const char* name(DeltaMode m);
 const char* name(GemmKernel k);
 const char* name(AttentionPassId p);
 
@@ -25,6 +26,7 @@ SharedPad parseSharedPad(const std::string& what, const std::string& value);
 GemmShape parseGemmShape(const std::string& what, const std::string& value);
 CoopMode parseCoopMode(const std::string& what, const std::string& value);
 BoundedMode parseBoundedMode(const std::string& what, const std::string& value);
+DeltaMode parseDeltaMode(const std::string& what, const std::string& value);
 GemmKernel parseGemmKernel(const std::string& what, const std::string& value);
 AttentionPassId parseAttentionPass(const std::string& what, const std::string& value);
 // A whole decimal number of at most 9 digits.

@@ -8,6 +8,8 @@
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/attention.hpp"
+#include "engine/ops/device_tuning.hpp"
+#include "engine/ops/matmul_coop.hpp"
 #include "support/device_io.hpp"
 
 #include <algorithm>
@@ -394,11 +396,12 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   // 3 passes x D 16, 64, 128 x dense/causal x (default, unpadded, 1 subgroup, no prefetch), + 32-key
   // forwards, + the NV2 row-ops passes with 4 and 8 subgroups at every tile that fits 48 KiB (96 of them),
   // + f16 q/k/v on the default KHR and row-ops passes (18 each), + the row-ops passes with f16 outputs on
-  // f16 and f32 q/k/v (18 each).
+  // f16 and f32 q/k/v (18 each), + the forward and dQ passes split 2 and 4 ways where they fit (32), + the
+  // dK/dV passes recomputing delta where they fit (12).
   // Then every other coop shape and subgroup size of the sweep (19 of them): 3 passes x 3 head dims x
   // dense/causal, and on causal a 32-key forward, f16 in and out, one subgroup, unpadded at D = 64; at 8
   // lanes (lavapipe's) the lowered passes too.
-  size_t rowOps = 0, other = 0;
+  size_t rowOps = 0, other = 0, splitH100 = 0, recomputeH100 = 0;
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
@@ -407,10 +410,14 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     if (!shaped) CHECK(k.requiredSubgroupSize == 32);
     CHECK(k.localSize[0] % k.requiredSubgroupSize == 0);
     rowOps += k.name.find("_rowops") != std::string::npos;
+    splitH100 += !shaped && std::regex_search(k.name, std::regex("_ks[24]"));
+    recomputeH100 += !shaped && k.name.find("_rd") != std::string::npos;
   }
-  CHECK(ks.size() - other == 244);
+  CHECK(ks.size() - other == 288);
   CHECK(other >= 19 * 3 * 3 * 2);
-  CHECK(rowOps == 150);
+  CHECK(rowOps == 184);
+  CHECK(splitH100 == 32);
+  CHECK(recomputeH100 == 12);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
@@ -696,4 +703,79 @@ TEST_CASE("attention coop lowered: forward and backward against float64, causal 
     CHECK(relFrobenius(*g, *r) < 2e-3);
     CHECK(relError(*g, *r) < 1e-2);
   }
+}
+
+// The key walk of the forward and dQ passes split across groups of subgroups (AttentionCoopParams::
+// keySplits), forced through the device's record: the groups' partial maxima, sums, O and dQ merge at the
+// end. Odd lengths leave a group tiles past the last key, causal blocks leave some all masked, and rising
+// scores move each group's max on its own. With the 2-way split the dK/dV pass recomputes delta from the
+// staged dO and O tiles (DkvDelta::Recompute), with the 4-way one it reads the dQ pass's. Lowered at head dim
+// 16 (the coop-emulated entries); on a GPU also at the sizes it would split.
+TEST_CASE("attention coop: the key walk split 2 and 4 ways, delta read or recomputed, matches float64",
+          "[attention_lowered]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 16))
+    SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
+  const vk::Device& device = ctx().device();
+  const tuning::Tuning saved = ops::deviceTuning(device);
+  struct Restore {
+    const vk::Device& device;
+    const tuning::Tuning& saved;
+    ~Restore() { ops::setDeviceTuning(device, saved); }
+  } restore{device, saved};
+  const uint32_t splits = GENERATE(2u, 4u);
+  const bool causal = GENERATE(false, true);
+  tuning::Tuning forced = saved;
+  forced.attention.keySplits.set(splits, tuning::Source::Env);
+  const auto delta = splits == 2 ? tuning::DeltaMode::Recompute : tuning::DeltaMode::Read;
+  forced.attention.delta.set(delta, tuning::Source::Env);
+  ops::setDeviceTuning(device, forced);
+  const auto coop = ops::AttentionKernel::Coop;
+  const bool lowered = ops::coopDeviceInfo(device).lowered;
+  const auto check = [&](const ops::AttentionShape& s, const auto&... rest) {
+    for (const auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad}) {
+      const auto p = ops::attentionCoopFor(device, pass, s);
+      INFO(p.name());
+      // A split that does not fit (shared memory, 16 subgroups) is left out: on the GPU, 4 ways, and 2 at
+      // head dim 128.
+      if (lowered || (splits == 2 && s.headDim <= 64)) CHECK(p.keySplits == splits);
+    }
+    const auto kv = ops::attentionCoopFor(device, codegen::AttentionPass::KeyValueGrad, s);
+    INFO(kv.name());
+    if (s.headDim <= 64)
+      CHECK((kv.delta == codegen::DkvDelta::Recompute) == (delta == tuning::DeltaMode::Recompute));
+    checkAgainstReference(s, rest...);
+  };
+  check(shape(1, 4, 2, 37, 37, 16, causal, coop)); // grouped-query heads, odd length
+  check(shape(1, 2, 1, 7, 40, 16, causal, coop));  // more keys than queries
+  check(shape(1, 2, 2, 40, 7, 16, causal, coop));  // causal: queries that see no key
+  const uint32_t D = lowered ? 16 : 64;
+  check(
+      shape(1, 2, 2, 96, 96, D, causal, coop),
+      [&](std::vector<float>& q, std::vector<float>& k) {
+        for (float& x : q)
+          x = 0.5f + 0.25f * std::abs(x);
+        for (size_t i = 0; i < k.size(); ++i)
+          k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / D) % 96) / 96;
+      },
+      5e-3);
+  if (lowered) return;
+  if (splits == 2) {
+    check(shape(1, 8, 8, 512, 512, 64, causal, coop));
+    check(shape(2, 8, 8, 256, 256, 64, causal, coop));
+  }
+  check(shape(1, 2, 2, 300, 300, 128, causal, coop));
+}
+
+TEST_CASE("attention coop: key splits where the grid leaves a wave idle, delta recomputed unless read",
+          "[attention]") {
+  CHECK(ops::attentionKeySplits(std::nullopt, 64, 120, 512, 64) == 2); // B1 H8 S512 on an H100: 64 blocks
+  CHECK(ops::attentionKeySplits(std::nullopt, 119, 120, 128, 64) == 2);
+  CHECK(ops::attentionKeySplits(std::nullopt, 120, 120, 512, 64) == 1); // a full wave
+  CHECK(ops::attentionKeySplits(std::nullopt, 768, 120, 1024, 64) == 1);
+  CHECK(ops::attentionKeySplits(std::nullopt, 8, 120, 127, 64) == 1); // one tile and a bit: nothing to split
+  CHECK(ops::attentionKeySplits(4u, 768, 120, 1024, 64) == 4);        // forced
+  CHECK(ops::attentionKeySplits(1u, 8, 120, 1024, 64) == 1);
+  CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Policy));
+  CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Recompute));
+  CHECK_FALSE(ops::attentionRecomputeDelta(tuning::DeltaMode::Read));
 }

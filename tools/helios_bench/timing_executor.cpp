@@ -17,10 +17,12 @@ double msSince(std::chrono::steady_clock::time_point start) {
 void TimingExecutor::recordWarm(const std::function<void(ops::Executor&)>& run, uint32_t calls) {
   warm_.reset();
   warmRetained_.clear();
+  warmHazards_.barrier();
   toWarm_ = true;
   for (uint32_t i = 0; i < calls; ++i)
     run(*this);
   toWarm_ = false;
+  barrier(warm_, warmHazards_); // replays follow one another, and the timed stream follows the last
 }
 
 void TimingExecutor::replayWarm(uint32_t times) {
@@ -37,6 +39,7 @@ void TimingExecutor::replayWarmThenFlush(uint32_t times) {
 
 void TimingExecutor::collect() {
   stream_.wait();
+  hazards_.barrier();
   marksNs_ = stream_.timestampsNs();
   stream_.reset();
   retained_.clear();

@@ -1,9 +1,12 @@
 #pragma once
-// An executor for benchmarks: records every dispatch into a command stream (barrier after each, like the
-// immediate executor) and lets the benchmark place GPU timestamps between op calls, so an op that expands
+// An executor for benchmarks: records every dispatch into a command stream, with a barrier only where a
+// dispatch touches what an earlier one since the last barrier wrote or read (graph::HazardTracker, as the
+// graph submitter places them; so an op's independent passes may overlap, as in a training step), and
+// lets the benchmark place GPU timestamps (each after a barrier) between op calls, so an op that expands
 // into several dispatches (padding, GEMM, crop) is timed as a whole. Calls can also be recorded once into a
 // reusable warm-up stream and replayed, so the GPU stays busy however slowly the CPU records them.
 #include "bench_common.hpp"
+#include "engine/graph/hazards.hpp"
 #include "engine/ops/executor.hpp"
 
 #include <functional>
@@ -19,8 +22,10 @@ public:
   void dispatch(const vk::Pipeline& pipeline, std::span<const ops::Binding> bindings, const void* push,
                 size_t pushBytes, vk::Groups groups) override {
     vk::CommandStream& s = toWarm_ ? warm_ : stream_;
+    graph::HazardTracker& h = toWarm_ ? warmHazards_ : hazards_;
+    if (h.needsBarrier(bindings)) barrier(s, h);
     s.dispatch(pipeline, ops::bufferRanges(bindings), push, pushBytes, groups);
-    s.barrier();
+    h.record(bindings);
   }
   void flush() override {
     stream_.submit();
@@ -29,7 +34,10 @@ public:
   void retain(vk::Buffer buffer) override {
     (toWarm_ ? warmRetained_ : retained_).push_back(std::move(buffer));
   }
-  void mark() { stream_.timestamp(); }
+  void mark() {
+    barrier(stream_, hazards_);
+    stream_.timestamp();
+  }
   // Records `calls` calls of `run` into the warm-up stream (replacing what it held).
   void recordWarm(const std::function<void(ops::Executor&)>& run, uint32_t calls);
   // Submits the warm-up stream `times` times and waits.
@@ -47,9 +55,14 @@ public:
 
 private:
   void collect(); // waits for the timed stream, reads its marks, resets it
+  static void barrier(vk::CommandStream& s, graph::HazardTracker& h) {
+    s.barrier();
+    h.barrier();
+  }
 
   vk::Context& ctx_;
   vk::CommandStream stream_, warm_;
+  graph::HazardTracker hazards_, warmHazards_;
   bool toWarm_ = false;
   std::vector<double> marksNs_;
   std::vector<vk::Buffer> retained_, warmRetained_;
