@@ -137,15 +137,24 @@ void splitKeys(const vk::Device& device, codegen::AttentionCoopParams& p, const 
   const tuning::Tuning& t = deviceTuning(device);
   const uint64_t workgroups = uint64_t((s.Tq + p.rows() - 1) / p.rows()) * s.batch * s.heads;
   const uint64_t fill = waveOf(device);
-  auto q = p;
-  q.keySplits = attentionKeySplits(t.attention.keySplits.value, workgroups, fill, s.Tk, p.tile);
-  if (q.keySplits == 1) return;
-  if (q.keySplits != 2 && q.keySplits != 4) q.validate(); // throws, naming the forced count
-  if (q.allSubgroups() > 16) return;
-  if (q.sharedBytes() > q.maxSharedBytes && q.tile == 64) q.tile = 32;
-  if (q.sharedBytes() > q.maxSharedBytes) return;
-  q.validate();
-  p = q;
+  const std::optional<uint32_t> forced = t.attention.keySplits.value;
+  const uint32_t splits = attentionKeySplits(forced, workgroups, fill, s.Tk, p.tile);
+  if (splits == 1) return;
+  if (splits != 2 && splits != 4) { // a forced count out of range: validate() names it
+    auto q = p;
+    q.keySplits = splits;
+    q.validate();
+  }
+  for (const KeySplitLayout& l : keySplitLayouts(p.pass, splits, forced.has_value(), p.subgroups, p.tile)) {
+    auto q = p;
+    q.keySplits = l.splits;
+    q.subgroups = l.subgroups;
+    q.tile = l.tile;
+    if (q.allSubgroups() > 16 || q.sharedBytes() > q.maxSharedBytes) continue;
+    q.validate();
+    p = q;
+    return;
+  }
 }
 
 Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coop) {
@@ -226,6 +235,16 @@ codegen::AttentionCoopParams attentionCoopFor(const vk::Device& device, Attentio
 
 bool attentionRecomputeDelta(tuning::DeltaMode mode) {
   return mode != tuning::DeltaMode::Read;
+}
+
+std::vector<KeySplitLayout> keySplitLayouts(AttentionPass pass, uint32_t splits, bool forced,
+                                            uint32_t subgroups, uint32_t tile) {
+  std::vector<KeySplitLayout> out;
+  if (!forced && pass == AttentionPass::Forward && subgroups >= 2 && splits == 2)
+    out.push_back({4, subgroups / 2, 32});
+  out.push_back({splits, subgroups, tile});
+  if (tile == 64) out.push_back({splits, subgroups, 32});
+  return out;
 }
 
 uint32_t attentionKeySplits(std::optional<uint32_t> forced, uint64_t workgroups, uint64_t fill, uint32_t keys,

@@ -7,6 +7,7 @@
 // query i sees keys j <= i + Tk - Tq; a query that sees none gets o = 0 and lse = -inf.
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 #include "codegen/kernels/attention_coop.hpp"
 #include "engine/ops/executor.hpp"
@@ -69,6 +70,16 @@ codegen::AttentionCoopParams attentionCoopFor(const vk::Device& device, codegen:
 // takes half the key tiles' latency for twice the subgroups, which an idle device has to spare.
 uint32_t attentionKeySplits(std::optional<uint32_t> forced, uint64_t workgroups, uint64_t fill, uint32_t keys,
                             uint32_t tile);
+// The layouts a pass's key splits try, preferred first (the first that fits 16 subgroups and the shared
+// memory is taken): `splits` ways at the pass's subgroups and tile, then at 32-key tiles; a forward the
+// policy splits (not `forced`) first takes half the rows per block (twice the blocks) split 4 ways over
+// 32-key tiles, the fastest small-grid forward on the H100 (2026-11-26-h100-attention-key-splits.json).
+struct KeySplitLayout {
+  uint32_t splits, subgroups, tile;
+  bool operator==(const KeySplitLayout&) const = default;
+};
+std::vector<KeySplitLayout> keySplitLayouts(codegen::AttentionPass pass, uint32_t splits, bool forced,
+                                            uint32_t subgroups, uint32_t tile);
 // Whether the coop dK/dV pass recomputes delta from dO and O (codegen::DkvDelta::Recompute), which frees it
 // to run beside the dQ pass: as `mode` (attention.delta) says, and by policy always (where the third staged
 // tile fits): the two passes then share the device, which small grids leave idle and large ones finish with

@@ -775,6 +775,12 @@ TEST_CASE("attention coop: key splits where the grid leaves a wave idle, delta r
   CHECK(ops::attentionKeySplits(std::nullopt, 8, 120, 127, 64) == 1); // one tile and a bit: nothing to split
   CHECK(ops::attentionKeySplits(4u, 768, 120, 1024, 64) == 4);        // forced
   CHECK(ops::attentionKeySplits(1u, 8, 120, 1024, 64) == 1);
+  using L = ops::KeySplitLayout;
+  const auto fwd = codegen::AttentionPass::Forward, dq = codegen::AttentionPass::QueryGrad;
+  CHECK(ops::keySplitLayouts(fwd, 2, false, 4, 64) == std::vector<L>{{4, 2, 32}, {2, 4, 64}, {2, 4, 32}});
+  CHECK(ops::keySplitLayouts(fwd, 2, true, 4, 64) == std::vector<L>{{2, 4, 64}, {2, 4, 32}});
+  CHECK(ops::keySplitLayouts(fwd, 2, false, 1, 32) == std::vector<L>{{2, 1, 32}});
+  CHECK(ops::keySplitLayouts(dq, 2, false, 4, 64) == std::vector<L>{{2, 4, 64}, {2, 4, 32}});
   CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Policy));
   CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Recompute));
   CHECK_FALSE(ops::attentionRecomputeDelta(tuning::DeltaMode::Read));
