@@ -131,8 +131,8 @@ void chooseDelta(const vk::Device& device, codegen::AttentionCoopParams& p) {
   if (q.sharedBytes() <= q.maxSharedBytes) p = q;
 }
 
-// The forward's key splits for this grid (attentionKeySplits), at the pass's key tile or else at 32-key
-// tiles, where the groups' staging fits the shared memory and the workgroup 16 subgroups.
+// The forward's or dQ pass's key splits for this grid (attentionKeySplits), in the first of their layouts
+// (keySplitLayouts) that fits 16 subgroups and the shared memory.
 void splitKeys(const vk::Device& device, codegen::AttentionCoopParams& p, const AttentionShape& s) {
   const tuning::Tuning& t = deviceTuning(device);
   const uint64_t workgroups = uint64_t((s.Tq + p.rows() - 1) / p.rows()) * s.batch * s.heads;
@@ -241,7 +241,7 @@ std::vector<KeySplitLayout> keySplitLayouts(AttentionPass pass, uint32_t splits,
                                             uint32_t subgroups, uint32_t tile) {
   std::vector<KeySplitLayout> out;
   if (!forced && pass == AttentionPass::Forward && subgroups >= 2 && splits == 2)
-    out.push_back({4, subgroups / 2, 32});
+    out.push_back({4, subgroups / 2, std::min(tile, 32u)});
   out.push_back({splits, subgroups, tile});
   if (tile == 64) out.push_back({splits, subgroups, 32});
   return out;

@@ -73,7 +73,8 @@ uint32_t attentionKeySplits(std::optional<uint32_t> forced, uint64_t workgroups,
 // The layouts a pass's key splits try, preferred first (the first that fits 16 subgroups and the shared
 // memory is taken): `splits` ways at the pass's subgroups and tile, then at 32-key tiles; a forward the
 // policy splits (not `forced`) first takes half the rows per block (twice the blocks) split 4 ways over
-// 32-key tiles, the fastest small-grid forward on the H100 (2026-11-26-h100-attention-key-splits.json).
+// 32-key tiles (or its own smaller ones), the fastest small-grid forward on the H100
+// (2026-11-26-h100-attention-key-splits.json).
 struct KeySplitLayout {
   uint32_t splits, subgroups, tile;
   bool operator==(const KeySplitLayout&) const = default;

@@ -117,6 +117,19 @@ struct Run {
   std::vector<float> o, lse, dq, dk, dv;
 };
 
+// The device's Tuning record with `change` applied for one scope (restored when it ends).
+struct ScopedTuning {
+  const vk::Device& device;
+  const tuning::Tuning saved;
+  ScopedTuning(const vk::Device& d, const std::function<void(tuning::Tuning&)>& change)
+      : device(d), saved(ops::deviceTuning(d)) {
+    tuning::Tuning t = saved;
+    change(t);
+    ops::setDeviceTuning(d, t);
+  }
+  ~ScopedTuning() { ops::setDeviceTuning(device, saved); }
+};
+
 Run runDevice(const ops::AttentionShape& s, const std::vector<float>& q, const std::vector<float>& k,
               const std::vector<float>& v, const std::vector<float>& dO) {
   using namespace helios::test;
@@ -669,6 +682,10 @@ TEST_CASE("attention coop lowered: forward and backward against float64, causal 
           "[attention_lowered]") {
   if (!ops::attentionCoopAvailable(ctx().device(), 16))
     SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
+  // The unsplit passes, which larger grids run (the policy would split these small ones; the case below
+  // runs the splits).
+  const ScopedTuning unsplit(ctx().device(),
+                             [](tuning::Tuning& t) { t.attention.keySplits.set(1u, tuning::Source::Env); });
   const auto coop = ops::AttentionKernel::Coop;
   const bool causal = GENERATE(false, true);
   checkAgainstReference(shape(1, 4, 2, 37, 37, 16, causal, coop)); // grouped-query heads, odd length
@@ -716,19 +733,13 @@ TEST_CASE("attention coop: the key walk split 2 and 4 ways, delta read or recomp
   if (!ops::attentionCoopAvailable(ctx().device(), 16))
     SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
   const vk::Device& device = ctx().device();
-  const tuning::Tuning saved = ops::deviceTuning(device);
-  struct Restore {
-    const vk::Device& device;
-    const tuning::Tuning& saved;
-    ~Restore() { ops::setDeviceTuning(device, saved); }
-  } restore{device, saved};
   const uint32_t splits = GENERATE(2u, 4u);
   const bool causal = GENERATE(false, true);
-  tuning::Tuning forced = saved;
-  forced.attention.keySplits.set(splits, tuning::Source::Env);
   const auto delta = splits == 2 ? tuning::DeltaMode::Recompute : tuning::DeltaMode::Read;
-  forced.attention.delta.set(delta, tuning::Source::Env);
-  ops::setDeviceTuning(device, forced);
+  const ScopedTuning forced(device, [&](tuning::Tuning& t) {
+    t.attention.keySplits.set(splits, tuning::Source::Env);
+    t.attention.delta.set(delta, tuning::Source::Env);
+  });
   const auto coop = ops::AttentionKernel::Coop;
   const bool lowered = ops::coopDeviceInfo(device).lowered;
   const auto check = [&](const ops::AttentionShape& s, const auto&... rest) {
@@ -780,6 +791,7 @@ TEST_CASE("attention coop: key splits where the grid leaves a wave idle, delta r
   CHECK(ops::keySplitLayouts(fwd, 2, false, 4, 64) == std::vector<L>{{4, 2, 32}, {2, 4, 64}, {2, 4, 32}});
   CHECK(ops::keySplitLayouts(fwd, 2, true, 4, 64) == std::vector<L>{{2, 4, 64}, {2, 4, 32}});
   CHECK(ops::keySplitLayouts(fwd, 2, false, 1, 32) == std::vector<L>{{2, 1, 32}});
+  CHECK(ops::keySplitLayouts(fwd, 2, false, 2, 16) == std::vector<L>{{4, 1, 16}, {2, 2, 16}}); // lowered
   CHECK(ops::keySplitLayouts(dq, 2, false, 4, 64) == std::vector<L>{{2, 4, 64}, {2, 4, 32}});
   CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Policy));
   CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Recompute));

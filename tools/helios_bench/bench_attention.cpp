@@ -9,7 +9,6 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
-#include <set>
 
 namespace helios::bench {
 
@@ -59,14 +58,14 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
   return worst;
 }
 
-// Registers, spills and shared memory of the coop passes for this head dim and mask, as the driver reports
-// them (VK_KHR_pipeline_executable_properties); empty where it reports nothing.
-nlohmann::json coopPassStats(vk::Context& ctx, uint32_t D, bool causal, bool halfQkv) {
+// Registers, spills and shared memory of the coop passes the op runs for `shape` (key splits and delta
+// included), as the driver reports them (VK_KHR_pipeline_executable_properties); empty where it reports
+// nothing.
+nlohmann::json coopPassStats(vk::Context& ctx, const ops::AttentionShape& shape) {
   nlohmann::json out = nlohmann::json::object();
   for (auto pass : {codegen::AttentionPass::Forward, codegen::AttentionPass::QueryGrad,
                     codegen::AttentionPass::KeyValueGrad}) {
-    auto p = ops::attentionCoopPass(ctx.device(), pass, D, causal); // what the op runs
-    p.halfQkv = halfQkv;
+    const auto p = ops::attentionCoopFor(ctx.device(), pass, shape);
     nlohmann::json stats = nlohmann::json::object();
     std::string line;
     for (const auto& st :
@@ -169,12 +168,14 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
   }
   result["results"] = rows;
   if (coop) {
-    nlohmann::json stats = nlohmann::json::object();
-    std::set<std::pair<uint32_t, bool>> seen;
+    nlohmann::json stats = nlohmann::json::object(); // by kernel name: a kernel run at several shapes once
     for (const std::string& text : options.shapes)
-      for (const std::string& mask : options.masks)
-        if (seen.insert({parseShape(text).D, mask == "causal"}).second)
-          stats.update(coopPassStats(ctx, parseShape(text).D, mask == "causal", halfQkv));
+      for (const std::string& mask : options.masks) {
+        const Shape s = parseShape(text);
+        ops::AttentionShape shape{s.B, s.H, s.H, s.S, s.S, s.D, mask == "causal"};
+        shape.halfQkv = halfQkv;
+        stats.update(coopPassStats(ctx, shape));
+      }
     result["pipeline_stats"] = stats;
   }
   return result;
