@@ -486,6 +486,10 @@ void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
   shV_ = staged.second;
 }
 
+Value ForwardEmitterBase::inverse(Value l) {
+  return f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
+}
+
 void ForwardEmitterBase::writeLse(const std::vector<Value>& ls, const std::vector<Value>& ms) {
   for (uint32_t i = 0; i < rowsPerLane_; ++i) {
     const Value l = ls[i], m = ms[i], row = rows_[i];

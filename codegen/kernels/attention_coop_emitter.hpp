@@ -215,6 +215,8 @@ protected:
   // lse = m + log l for each row of this lane (the first lane of a row of the first key-split group writes);
   // -inf for a row that saw no key (l = 0).
   void writeLse(const std::vector<spv::Value>& l, const std::vector<spv::Value>& m);
+  // 1 / l, or 0 for a row that saw no key (l = 0).
+  spv::Value inverse(spv::Value l);
 
   spv::Buffer o_, lse_;
   Staging shQ_, shK_, shV_;

@@ -143,10 +143,6 @@ private:
     writeLse(ls, ms);
   }
 
-  Value inverse(Value l) {
-    return f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-  }
-
   // Key splits: each group's (m, l) per row merges into m* = max m and l* = sum l e^(m - m*); the first group
   // writes O = sum O e^(m - m*) / l* and lse = m* + log l*.
   void finishSplits(const std::vector<Value>& ls, const std::vector<Value>& ms) {

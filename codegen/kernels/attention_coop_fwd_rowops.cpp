@@ -134,10 +134,6 @@ private:
     writeLse({l}, {m});
   }
 
-  Value inverse(Value l) {
-    return f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-  }
-
   // Key splits: each group's row max m (unscaled) and sum l merge into m* = max m and l* = sum l 2^(c (m -
   // m*)); the first group writes O = sum O 2^(c (m - m*)) / l* and lse = scale m* + log l*.
   void finishSplits(Value l0, Value m0) {

@@ -324,6 +324,26 @@ Inputs halfValuedInputs(const ops::AttentionShape& s) {
   return in;
 }
 
+// q made positive and key j (of T per head, D wide) scaled by 12 j / T: a row's scores climb along the keys,
+// so its max moves past the forward's slack several times and O is rescaled mid-walk.
+std::function<void(std::vector<float>&, std::vector<float>&)> risingScores(uint32_t T, uint32_t D) {
+  return [T, D](std::vector<float>& q, std::vector<float>& k) {
+    for (float& x : q)
+      x = 0.5f + 0.25f * std::abs(x);
+    for (size_t i = 0; i < k.size(); ++i)
+      k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / D) % T) / float(T);
+  };
+}
+
+// f16 outputs (o, dQ, dK, dV) within the coop tolerances of the float64 reference.
+void checkHalfOutputs(const Run& got, const Ref& ref) {
+  for (const auto& [g, r] :
+       {std::pair{&got.o, &ref.o}, {&got.dq, &ref.dq}, {&got.dk, &ref.dk}, {&got.dv, &ref.dv}}) {
+    CHECK(relFrobenius(*g, *r) < 2e-3);
+    CHECK(relError(*g, *r) < 1e-2);
+  }
+}
+
 ops::AttentionShape shape(uint32_t B, uint32_t H, uint32_t Hkv, uint32_t Tq, uint32_t Tk, uint32_t D,
                           bool causal, ops::AttentionKernel kernel = ops::AttentionKernel::Fallback,
                           bool halfQkv = false) {
@@ -594,11 +614,7 @@ TEST_CASE("attention coop: heads in packed projection rows, outputs in f16 (GPU)
   const Run half = runPacked(s, q, k, v, dO);
   const Ref ref = reference(s, q, k, v, dO);
   CHECK(half.lse == contiguous.lse);
-  for (const auto& [g, r] :
-       {std::pair{&half.o, &ref.o}, {&half.dq, &ref.dq}, {&half.dk, &ref.dk}, {&half.dv, &ref.dv}}) {
-    CHECK(relFrobenius(*g, *r) < 2e-3);
-    CHECK(relError(*g, *r) < 1e-2);
-  }
+  checkHalfOutputs(half, ref);
 }
 
 TEST_CASE("attention coop: f16 q/k/v give the bits of f32 q/k/v holding the same values (GPU)",
@@ -646,15 +662,8 @@ TEST_CASE("attention coop: scores that keep rising along the keys (O rescaled on
   // gradients to 5e-3: with keys this large, dQ = dS K cancels big terms (rows of dS sum to zero) and the
   // f16 rounding of dS shows (2.2e-3 Frobenius measured on the H100). Splitting dS into f16 hi + lo parts
   // would remove it at the cost of a second MulAdd.
-  checkAgainstReference(
-      shape(1, 2, 2, T, T, D, causal, ops::AttentionKernel::Coop),
-      [&](std::vector<float>& q, std::vector<float>& k) {
-        for (float& x : q)
-          x = 0.5f + 0.25f * std::abs(x);
-        for (size_t i = 0; i < k.size(); ++i)
-          k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / D) % T) / T;
-      },
-      5e-3);
+  checkAgainstReference(shape(1, 2, 2, T, T, D, causal, ops::AttentionKernel::Coop), risingScores(T, D),
+                        5e-3);
 }
 
 TEST_CASE("attention coop: long sequences, and 3 runs give identical bits (GPU with cooperative matrices)",
@@ -695,15 +704,7 @@ TEST_CASE("attention coop lowered: forward and backward against float64, causal 
   if (!causal) checkAgainstReference(shape(1, 2, 2, 23, 23, 32, causal, coop)); // two blocks across D
   // Scores that climb along the keys (by about 27 over the row, so a row's max moves past the kernel's slack
   // three times): O is rescaled mid-walk, as in the GPU case above.
-  checkAgainstReference(
-      shape(1, 2, 2, 96, 96, 16, causal, coop),
-      [&](std::vector<float>& q, std::vector<float>& k) {
-        for (float& x : q)
-          x = 0.5f + 0.25f * std::abs(x);
-        for (size_t i = 0; i < k.size(); ++i)
-          k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / 16) % 96) / 96;
-      },
-      5e-3);
+  checkAgainstReference(shape(1, 2, 2, 96, 96, 16, causal, coop), risingScores(96, 16), 5e-3);
   // Two runs give the same bits.
   const auto again = shape(1, 4, 2, 37, 37, 16, causal, coop);
   const auto in = halfValuedInputs(again);
@@ -715,11 +716,7 @@ TEST_CASE("attention coop lowered: forward and backward against float64, causal 
   const auto [q, k, v, dO] = halfValuedInputs(s);
   const Run half = runPacked(s, q, k, v, dO);
   const Ref ref = reference(s, q, k, v, dO);
-  for (const auto& [g, r] :
-       {std::pair{&half.o, &ref.o}, {&half.dq, &ref.dq}, {&half.dk, &ref.dk}, {&half.dv, &ref.dv}}) {
-    CHECK(relFrobenius(*g, *r) < 2e-3);
-    CHECK(relError(*g, *r) < 1e-2);
-  }
+  checkHalfOutputs(half, ref);
 }
 
 // The key walk of the forward and dQ passes split across groups of subgroups (AttentionCoopParams::
@@ -760,15 +757,7 @@ TEST_CASE("attention coop: the key walk split 2 and 4 ways, delta read or recomp
   check(shape(1, 2, 1, 7, 40, 16, causal, coop));  // more keys than queries
   check(shape(1, 2, 2, 40, 7, 16, causal, coop));  // causal: queries that see no key
   const uint32_t D = lowered ? 16 : 64;
-  check(
-      shape(1, 2, 2, 96, 96, D, causal, coop),
-      [&](std::vector<float>& q, std::vector<float>& k) {
-        for (float& x : q)
-          x = 0.5f + 0.25f * std::abs(x);
-        for (size_t i = 0; i < k.size(); ++i)
-          k[i] = (0.5f + 0.25f * std::abs(k[i])) * 12.0f * float((i / D) % 96) / 96;
-      },
-      5e-3);
+  check(shape(1, 2, 2, 96, 96, D, causal, coop), risingScores(96, D), 5e-3);
   if (lowered) return;
   if (splits == 2) {
     check(shape(1, 8, 8, 512, 512, 64, causal, coop));
