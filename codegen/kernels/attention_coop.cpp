@@ -21,12 +21,20 @@ void require(bool ok, const std::string& what) {
 
 } // namespace
 
-uint32_t AttentionCoopParams::sharedBytes() const {
+uint32_t AttentionCoopParams::stagedVectors() const {
   // f16 rows: the owned rows, then two tiles over the same bytes (attention_coop_emitter.hpp's StagingAreas).
-  // With key splits every group stages its own pair of tiles, and the groups trade each row's max and sum.
+  // With key splits every group stages its own pair of tiles.
   const uint32_t streams = delta == DkvDelta::Recompute ? 3 : 2; // + O's tile
-  const uint32_t staged = (2 * headDim + 16 * pad) * std::max(rows(), streams * tile * keySplits) +
-                          (keySplits > 1 ? allSubgroups() * coopM * 2 * 4 : 0);
+  const uint32_t rowVecs = headDim / 8 + pad;
+  const uint32_t staged = rowVecs * std::max(rows(), streams * tile * keySplits);
+  // The merge's f32 rows of coopN columns, padded by a vector (AttentionCoopEmitter::mergeChunk).
+  return keySplits > 1 ? std::max(staged, allSubgroups() * coopM * (coopN / 4 + 1)) : staged;
+}
+
+uint32_t AttentionCoopParams::sharedBytes() const {
+  // With key splits the forward's groups also trade each row's max and sum and publish its merge factor.
+  const uint32_t merge = pass == AttentionPass::Forward ? 3 : 0;
+  const uint32_t staged = 16 * stagedVectors() + (keySplits > 1 ? allSubgroups() * coopM * merge * 4 : 0);
   const uint32_t perRow = allSubgroups() * coopM * tile; // entries of each per-subgroup scratch
   if (rowOps) // only the 16 x 16 f32 trips of setup and finish (+ the tile's lse and delta for dK/dV)
     return staged + allSubgroups() * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);

@@ -88,6 +88,10 @@ struct AttentionCoopParams {
   uint32_t lanesPerRow() const { return subgroupSize > coopM ? subgroupSize / coopM : 1; }
   uint32_t rowsPerLane() const { return coopM > subgroupSize ? coopM / subgroupSize : 1; }
   uint32_t invocations() const { return allSubgroups() * subgroupSize; }
+  // 16-byte vectors of the staging array: the owned rows, the streamed tiles over the same bytes, and with
+  // key splits at least one coopN-column block of every subgroup's rows, which the groups' partial outputs
+  // pass through as they merge once the walk is done.
+  uint32_t stagedVectors() const;
   uint32_t sharedBytes() const;
   // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops"; ":c8x8x16" off 16x16x16)
   std::string cacheKey() const;

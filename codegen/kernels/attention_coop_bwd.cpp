@@ -37,9 +37,6 @@ protected:
     sBase_ = f().imul(sgId_, c(p_.coopM * p_.tile));
   }
 
-  // Entries of one subgroup's scratch.
-  uint32_t scratchEntries() const { return p_.rowOps ? 256 : p_.coopM * p_.tile; }
-
   // Columns of the scratch rows writeRows() may use.
   uint32_t scratchCols() const { return p_.rowOps ? 16 : p_.tile; }
 
@@ -80,12 +77,13 @@ public:
     shV_ = staged.second;
     declareScratch();
     setup();
-    walkKeyTiles(shK_, shV_, [&](Value t0) { step(t0); });
-    // With key splits the groups' partial dQ add up (in group order) as the first group writes.
-    SplitSum others{
-        p_.keySplits > 1 ? p_.subgroups * scratchEntries() : 0,
-        std::vector<std::vector<Value>>(p_.keySplits - 1, std::vector<Value>(rowsPerLane_, scale_))};
-    writeRows(dq_, {scale_}, shS_, sBase_, scratchCols(), dQ_, qAt_, Tq_, others);
+    walkKeyTiles(walk_, [&](Value t0) { step(t0); });
+    if (p_.keySplits > 1) { // the groups' partial dQ add up in group order
+      f().workgroupBarrier();
+      writeSplitRows(dq_, {{}, scale_}, dQ_, qAt_, Tq_);
+    } else {
+      writeRows(dq_, {scale_}, shS_, sBase_, scratchCols(), dQ_, qAt_, Tq_);
+    }
     f().ret();
     return m_.build();
   }
@@ -93,6 +91,7 @@ public:
 private:
   void setup() {
     ownQueryRows();
+    walk_ = startKeyWalk(shK_, shV_);
     for (uint32_t i = 0; i < rowsPerLane_; ++i)
       rowSetup(i);
     qa_ = ownedRowsAsA(shRows_, q_, qAt_, Tq_);
@@ -224,7 +223,7 @@ public:
     dV_ = outputRows(7);
     pushBytes = pc_.size;
     beginMain();
-    const StagingAreas staged = declareStaging(recompute_ ? 3 : 2);
+    const StagingAreas staged = declareStaging();
     shRows_ = staged.rows;
     shQ_ = staged.first;
     shDO_ = staged.second;

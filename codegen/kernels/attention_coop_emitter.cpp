@@ -65,9 +65,10 @@ void AttentionCoopEmitter::beginMain() {
   zeroAcc_ = f().coopFill(tc_, f().f32(0.0f));
 }
 
-AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging(uint32_t streams) {
+AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging() {
   const uint32_t tiles = p_.tile * p_.keySplits; // rows of each stream
-  const Value array = m_.workgroupArray(uvec4_, std::max(p_.rows(), streams * tiles) * rowVecs_);
+  const Value array = m_.workgroupArray(uvec4_, p_.stagedVectors());
+  staged_ = array;
   StagingAreas areas{{array, 0}, {array, 0}, {array, tiles * rowVecs_}, {array, 2 * tiles * rowVecs_}};
   if (p_.keySplits > 1) areas.first.base = areas.second.base = f().imul(split_, c(p_.tile * rowVecs_));
   return areas;
@@ -102,24 +103,28 @@ void AttentionCoopEmitter::ownQueryRows() {
     rows_.push_back(f().iadd(blockRow_, f().iadd(f().imul(sg_, c(p_.coopM)), r)));
 }
 
-void AttentionCoopEmitter::walkKeyTiles(const Staging& shK, const Staging& shV,
-                                        const std::function<void(Value)>& body) {
+AttentionCoopEmitter::KeyWalk AttentionCoopEmitter::startKeyWalk(const Staging& shK, const Staging& shV) {
   const Value lastRow = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tq_, c(1)));
-  Value tiles = f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile));
-  TileStream ks = tileStream(shK, k_, kvAt_, Tk_), vs = tileStream(shV, v_, kvAt_, Tk_);
-  Value splitFirst{}; // this group's first key
+  KeyWalk w{tileStream(shK, k_, kvAt_, Tk_),
+            tileStream(shV, v_, kvAt_, Tk_),
+            f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile)),
+            {}};
   if (p_.keySplits > 1) {
-    tiles = f().udiv(f().iadd(tiles, c(p_.keySplits - 1)), c(p_.keySplits)); // per group
-    ks.splitStride = vs.splitStride = f().imul(tiles, c(p_.tile));
-    splitFirst = f().imul(split_, ks.splitStride);
+    w.tiles = f().udiv(f().iadd(w.tiles, c(p_.keySplits - 1)), c(p_.keySplits)); // per group
+    w.ks.splitStride = w.vs.splitStride = f().imul(w.tiles, c(p_.tile));
+    w.splitFirst = f().imul(split_, w.ks.splitStride);
   }
-  begin(ks, c(0));
-  begin(vs, c(0));
-  f().forRange(c(0), tiles, [&](Value t) {
+  begin(w.ks, c(0));
+  begin(w.vs, c(0));
+  return w;
+}
+
+void AttentionCoopEmitter::walkKeyTiles(KeyWalk& w, const std::function<void(Value)>& body) {
+  f().forRange(c(0), w.tiles, [&](Value t) {
     const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
-    next(ks, t0, t1);
-    next(vs, t0, t1);
-    body(splitFirst.valid() ? f().iadd(t0, splitFirst) : t0);
+    next(w.ks, t0, t1);
+    next(w.vs, t0, t1);
+    body(w.splitFirst.valid() ? f().iadd(t0, w.splitFirst) : t0);
   });
 }
 
@@ -387,11 +392,7 @@ Value AttentionCoopEmitter::rowSum(Value v) {
 
 void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::vector<Value>& scales,
                                      Value scratch, Value scratchBase, uint32_t scratchCols,
-                                     const Buffer& out, const HeadRows& at, Value total,
-                                     const SplitSum& others) {
-  // Key splits: the groups read each other's scratch, so the barriers are the workgroup's.
-  const bool splits = others.stride != 0;
-  const auto barrier = [&] { splits ? f().workgroupBarrier() : subgroupBarrier(); };
+                                     const Buffer& out, const HeadRows& at, Value total) {
   // `width` columns (whole blocks) go through the scratch at once: enough that each lane of a row gets a
   // whole 8-column unit, where D and the scratch allow; lanes past `writers` then idle.
   uint32_t width = p_.coopN;
@@ -409,11 +410,10 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::
     for (uint32_t j = 0; j < group; ++j)
       f().coopStore(f().accessChain(scratch, {j ? f().iadd(scratchBase, c(j * p_.coopN)) : scratchBase}),
                     f().load(accs[chunk * group + j]), c(width), CoopLayout::RowMajorKHR);
-    barrier();
+    subgroupBarrier();
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
       Value inside = f().lt(rows_[i], total);
       if (writers < lanes_) inside = f().logicalAnd(inside, f().lt(part_, c(writers)));
-      if (splits) inside = f().logicalAnd(inside, f().eq(split_, c(0)));
       const Value scale = scales[scales.size() == 1 ? 0 : i];
       f().ifThen(inside, [&] {
         for (uint32_t u = 0; u < units; ++u) {
@@ -426,10 +426,7 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::
                     f().load(f().accessChain(scratch, {f().iadd(mine[i], c(offset + 8 * u + 4 * h + e))})));
               return f().vectorTimesScalar(f().construct(vec4_, x), by);
             };
-            Value sum = part(0, scale);
-            for (size_t s = 0; s < others.scales.size(); ++s)
-              sum = f().fadd(sum, part(uint32_t(s + 1) * others.stride, others.scales[s][i]));
-            v4.push_back(sum);
+            v4.push_back(part(0, scale));
           }
           const Value at8 = f().iadd(rowAt[i], c(chunk * width / 8 + u));
           if (p_.halfOut) {
@@ -441,8 +438,84 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::
         }
       });
     }
-    barrier();
+    subgroupBarrier();
   }
+}
+
+AttentionCoopEmitter::MergeChunk AttentionCoopEmitter::mergeChunk() const {
+  // Staged f32 rows of `blocks` coopN-column blocks, padded by a vector so that the coop stores of 8 rows at
+  // once spread over the banks; each subgroup's coopM rows form one region.
+  const auto geometry = [&](uint32_t blocks) {
+    const uint32_t stride = blocks * p_.coopN / 4 + 1;
+    return MergeChunk{blocks, stride, p_.coopM * stride, blocks * p_.coopN / 8};
+  };
+  uint32_t n = blocks_; // the most blocks at once that divide D's and fit the staged tiles
+  while (n > 1 && (blocks_ % n || p_.allSubgroups() * geometry(n).region > p_.stagedVectors()))
+    --n;
+  return geometry(n);
+}
+
+Value AttentionCoopEmitter::publishRowScales(const RowScales& scales) {
+  if (scales.all.valid()) return {};
+  const Value published = m_.workgroupArray(f32_, p_.allSubgroups() * p_.coopM);
+  for (uint32_t i = 0; i < rowsPerLane_; ++i) {
+    const auto publish = [&, i] {
+      const Value entry = f().iadd(f().imul(sgId_, c(p_.coopM)), rowInSg_[i]);
+      f().store(f().accessChain(published, {entry}), scales.perRow[i]);
+    };
+    lanes_ == 1 ? publish() : f().ifThen(f().eq(part_, c(0)), publish);
+  }
+  return published;
+}
+
+void AttentionCoopEmitter::writeSplitRows(const std::vector<Value>& accs, const RowScales& scales,
+                                          const Buffer& out, const HeadRows& at, Value total) {
+  const MergeChunk m = mergeChunk();
+  const uint32_t work = p_.rows() * m.units, n = p_.invocations();
+  const SplitUnits units{m, publishRowScales(scales), scales.all, &out, at, total};
+  const Value mine = f().imul(sgId_, c(m.region));
+  for (uint32_t k = 0; k < blocks_ / m.blocks; ++k) {
+    if (k) f().workgroupBarrier(); // the previous chunk is read
+    for (uint32_t j = 0; j < m.blocks; ++j)
+      f().coopStore(f().accessChain(staged_, {f().iadd(mine, c(j * p_.coopN / 4))}),
+                    f().load(accs[k * m.blocks + j]), c(m.stride), CoopLayout::RowMajorKHR);
+    f().workgroupBarrier();
+    for (uint32_t e = 0; e < (work + n - 1) / n; ++e) {
+      const Value u = f().iadd(lid_, c(e * n));
+      const auto unit = [&, u] { writeSplitUnit(units, u, k); };
+      (e + 1) * n <= work ? unit() : f().ifThen(f().lt(u, c(work)), unit);
+    }
+  }
+}
+
+void AttentionCoopEmitter::writeSplitUnit(const SplitUnits& w, Value u, uint32_t chunk) {
+  const MergeChunk& m = w.chunk;
+  const Value r = f().udiv(u, c(m.units)), col = f().rem(u, c(m.units)), row = f().iadd(blockRow_, r);
+  const Value group = f().udiv(r, c(p_.coopM)), inGroup = f().rem(r, c(p_.coopM));
+  f().ifThen(f().lt(row, w.total), [&] {
+    Value sum[2];
+    for (uint32_t s = 0; s < p_.keySplits; ++s) { // group s's subgroup over these rows, in group order
+      const Value sg = f().iadd(group, c(s * p_.subgroups));
+      const Value from =
+          f().iadd(f().iadd(f().imul(sg, c(m.region)), f().imul(inGroup, c(m.stride))), f().imul(col, c(2)));
+      const Value by =
+          w.published.valid()
+              ? f().load(f().accessChain(w.published, {f().iadd(f().imul(sg, c(p_.coopM)), inGroup)}))
+              : w.all;
+      for (uint32_t h = 0; h < 2; ++h) {
+        const Value x = f().bitcast(f().load(f().accessChain(staged_, {f().iadd(from, c(h))})), vec4_);
+        sum[h] = s ? f().fadd(sum[h], f().vectorTimesScalar(x, by)) : f().vectorTimesScalar(x, by);
+      }
+    }
+    const Value at8 =
+        f().iadd(f().iadd(w.at.base, f().imul(row, w.at.stride)), f().iadd(col, c(chunk * m.units)));
+    if (p_.halfOut) {
+      f().storeAt(*w.out, at8, packHalf8(f(), sum[0], sum[1]));
+    } else {
+      for (uint32_t h = 0; h < 2; ++h)
+        f().storeAt(*w.out, f().iadd(f().imul(at8, c(2)), c(h)), sum[h]);
+    }
+  });
 }
 
 std::vector<std::vector<std::pair<Value, Value>>>
@@ -463,12 +536,12 @@ AttentionCoopEmitter::tradeRowPairs(const std::vector<Value>& a, const std::vect
       f().ifThen(f().eq(part_, c(0)), publish);
   }
   f().workgroupBarrier();
-  std::vector<std::vector<std::pair<Value, Value>>> out(p_.keySplits - 1);
-  for (uint32_t s = 1; s < p_.keySplits; ++s)
+  std::vector<std::vector<std::pair<Value, Value>>> out(p_.keySplits);
+  for (uint32_t s = 0; s < p_.keySplits; ++s)
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
       const Value at = entry(f().iadd(sg_, c(s * p_.subgroups)), i);
-      out[s - 1].emplace_back(f().load(f().accessChain(trade, {at})),
-                              f().load(f().accessChain(trade, {f().iadd(at, c(1))})));
+      out[s].emplace_back(f().load(f().accessChain(trade, {at})),
+                          f().load(f().accessChain(trade, {f().iadd(at, c(1))})));
     }
   return out;
 }

@@ -27,10 +27,11 @@ struct HeadRows {
   spv::Value base, stride;
 };
 
-// Key splits' partial outputs summed by AttentionCoopEmitter::writeRows (stride 0: none).
-struct SplitSum {
-  uint32_t stride = 0;
-  std::vector<std::vector<spv::Value>> scales; // [group - 1][row of this lane]
+// The factors a key-split merge scales each group's partial output by (AttentionCoopEmitter::
+// writeSplitRows): one for every row of this lane, which each subgroup publishes, or `all` for every row.
+struct RowScales {
+  std::vector<spv::Value> perRow;
+  spv::Value all{};
 };
 
 class AttentionCoopEmitter {
@@ -57,7 +58,7 @@ protected:
   struct StagingAreas {
     Staging rows, first, second, third;
   };
-  StagingAreas declareStaging(uint32_t streams = 2); // `third` with 3 streams
+  StagingAreas declareStaging(); // `third` is for a third stream (DkvDelta::Recompute's O tile)
 
   // Rows [first, first + count) of one head's rows `at` (`total` rows of D elements, f32 or f16) into
   // `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
@@ -76,7 +77,7 @@ protected:
   // issues the loads of the tile at `nextFirst`.
   struct TileStream {
     Staging shared;
-    const spv::Buffer* rows;
+    const spv::Buffer* rows = nullptr;
     HeadRows at;
     spv::Value total;
     std::vector<spv::Value> held; // Function variables
@@ -148,8 +149,14 @@ protected:
   // Their walk over the key tiles up to the last key the block's last real row sees: K and V streamed into
   // shK / shV (prefetched a tile ahead), then body(t0) with t0 the tile's first key. With key splits group s
   // walks tiles [s * per, (s + 1) * per) of them, per = ceil(tiles / keySplits) (tiles past the end are
-  // masked), every group in the same step.
-  void walkKeyTiles(const Staging& shK, const Staging& shV, const std::function<void(spv::Value)>& body);
+  // masked), every group in the same step. startKeyWalk() (after ownQueryRows) issues the first tiles' loads,
+  // so that they are in flight while the pass stages its owned rows; walkKeyTiles() runs the loop.
+  struct KeyWalk {
+    TileStream ks, vs;
+    spv::Value tiles, splitFirst; // tiles per group; this group's first key (key splits)
+  };
+  KeyWalk startKeyWalk(const Staging& shK, const Staging& shV);
+  void walkKeyTiles(KeyWalk& walk, const std::function<void(spv::Value)>& body);
 
   // A subgroup-wide barrier that also orders this subgroup's shared-memory writes before its reads.
   void subgroupBarrier();
@@ -169,13 +176,36 @@ protected:
   // of this lane, or one for all) into the head's rows of `out` (f32, or f16 with halfOut; rows_, written
   // only below `total`), through `scratch` (f32, coopM rows of scratchCols entries from scratchBase). A few
   // blocks at a time, so that each lane of a row writes whole 8-column units.
-  // With key splits (others.stride set), every group stores its blocks and the first group writes the sum of
-  // each group's, group s's (s >= 1) `others.stride` scratch entries on and scaled by others.scales[s - 1].
   void writeRows(const std::vector<spv::Value>& accs, const std::vector<spv::Value>& scales,
                  spv::Value scratch, spv::Value scratchBase, uint32_t scratchCols, const spv::Buffer& out,
-                 const HeadRows& at, spv::Value total, const SplitSum& others = {});
-  // Key splits: every subgroup publishes (a, b) for each row of this lane; returns, for each group s >= 1,
-  // the pair the subgroup of group s that holds the same rows published (per row of this lane).
+                 const HeadRows& at, spv::Value total);
+  // Key splits: the block rows of `out` as the sum, in group order, of every group's accumulators `accs`
+  // times its factors. Every subgroup stores its blocks into the staging array (free once every subgroup
+  // has passed a workgroup barrier after the walk: the caller's), as many coopN-column blocks at a time as
+  // fit (mergeChunk; all of D on the GPU tilings); after one barrier every invocation of the workgroup
+  // sums and writes a share of the rows' 8-column units.
+  void writeSplitRows(const std::vector<spv::Value>& accs, const RowScales& scales, const spv::Buffer& out,
+                      const HeadRows& at, spv::Value total);
+  // The merge's staged chunk: `blocks` coopN-column blocks of every subgroup's rows, `stride` vectors per
+  // row, `region` per subgroup, `units` 8-column units per row.
+  struct MergeChunk {
+    uint32_t blocks, stride, region, units;
+  };
+  MergeChunk mergeChunk() const;
+  // Each subgroup's per-row factors into a shared array (none where scales.all holds for every row).
+  spv::Value publishRowScales(const RowScales& scales);
+  // One invocation's 8-column unit u of chunk `chunk`: the groups' staged values summed and written.
+  struct SplitUnits {
+    MergeChunk chunk;
+    spv::Value published, all;
+    const spv::Buffer* out;
+    HeadRows at;
+    spv::Value total;
+  };
+  void writeSplitUnit(const SplitUnits& w, spv::Value u, uint32_t chunk);
+  // Key splits: every subgroup publishes (a, b) for each row of this lane; returns, for every group s in
+  // order (its own included), the pair the subgroup of group s that holds the same rows published (per row
+  // of this lane), so that every group merges them in the same order and gets the same bits.
   std::vector<std::vector<std::pair<spv::Value, spv::Value>>> tradeRowPairs(const std::vector<spv::Value>& a,
                                                                             const std::vector<spv::Value>& b);
 
@@ -198,12 +228,14 @@ protected:
   spv::Value layout_[3][3]; // push constants: {row, head, batch} of the q, kv and o layouts
   spv::Value scaleLog2e_;   // scale * log2(e): scores go through exp2
   spv::Value zeroAcc_;      // a zero coopM x coopN accumulator, made once at the top of main
-  spv::Value sBase_; // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
+  spv::Value sBase_;  // this subgroup's first entry in the per-subgroup scratch arrays (set by the pass)
+  spv::Value staged_; // the staging array (declareStaging)
   spv::Buffer q_, k_, v_;
   HeadRows qAt_, kvAt_, oAt_;
   spv::Value lseBase_; // the q head's first entry of lse and delta
   spv::Value blockRow_;
   std::vector<spv::Value> rows_; // this lane's rows of the tensor side it owns
+  KeyWalk walk_;                 // passes that own query rows (startKeyWalk)
 };
 
 // What both forwards share (attention_coop_fwd.cpp, attention_coop_fwd_rowops.cpp): bindings q, k, v, o, lse,

@@ -40,7 +40,7 @@ private:
     for (const Value& row : rows_)
       limit_.push_back(keyLimit(f().umin(row, f().isub(Tq_, c(1)))));
     sBase_ = f().imul(sgId_, c(p_.coopM * p_.tile)); // this subgroup's S / P scratch
-
+    walk_ = startKeyWalk(shK_, shV_);
     qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
 
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
@@ -54,7 +54,7 @@ private:
   }
 
   void keyLoop() {
-    walkKeyTiles(shK_, shV_, [&](Value t0) {
+    walkKeyTiles(walk_, [&](Value t0) {
       f().workgroupBarrier();
       productT(shS_, qa_, shK_); // S = Q K^T
       subgroupBarrier();
@@ -143,31 +143,23 @@ private:
     writeLse(ls, ms);
   }
 
-  // Key splits: each group's (m, l) per row merges into m* = max m and l* = sum l e^(m - m*); the first group
-  // writes O = sum O e^(m - m*) / l* and lse = m* + log l*.
+  // Key splits: each group's (m, l) per row merges into m* = max m and l* = sum l e^(m - m*); O = sum O
+  // e^(m - m*) / l* (each group's factor its own) and lse = m* + log l*.
   void finishSplits(const std::vector<Value>& ls, const std::vector<Value>& ms) {
-    const auto others = tradeRowPairs(ms, ls);
+    const auto groups = tradeRowPairs(ms, ls); // its barrier also ends every group's walk
     std::vector<Value> mAll, lAll, own;
-    SplitSum sum{p_.subgroups * p_.coopM * p_.tile, std::vector<std::vector<Value>>(others.size())};
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
-      Value m = ms[i];
-      for (const auto& o : others)
-        m = f().fmax(m, o[i].first);
-      const Value c0 = f().exp(f().fsub(ms[i], m));
-      Value l = f().fmul(ls[i], c0);
-      std::vector<Value> cs;
-      for (const auto& o : others) {
-        cs.push_back(f().exp(f().fsub(o[i].first, m)));
-        l = f().fma(o[i].second, cs.back(), l);
-      }
-      const Value inv = inverse(l);
-      own.push_back(f().fmul(c0, inv));
-      for (size_t s = 0; s < others.size(); ++s)
-        sum.scales[s].push_back(f().fmul(cs[s], inv));
+      Value m = groups[0][i].first;
+      for (size_t s = 1; s < groups.size(); ++s)
+        m = f().fmax(m, groups[s][i].first);
+      Value l = f().fmul(groups[0][i].second, f().exp(f().fsub(groups[0][i].first, m)));
+      for (size_t s = 1; s < groups.size(); ++s)
+        l = f().fma(groups[s][i].second, f().exp(f().fsub(groups[s][i].first, m)), l);
+      own.push_back(f().fmul(f().exp(f().fsub(ms[i], m)), inverse(l)));
       mAll.push_back(m);
       lAll.push_back(l);
     }
-    writeRows(oAcc_, own, shS_, sBase_, p_.tile, o_, oAt_, Tq_, sum);
+    writeSplitRows(oAcc_, {own}, o_, oAt_, Tq_);
     writeLse(lAll, mAll);
   }
 

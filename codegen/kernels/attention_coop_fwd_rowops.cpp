@@ -61,6 +61,7 @@ private:
     ownQueryRows();
     sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
     sBase_ = f().imul(sgId_, c(256));
+    walk_ = startKeyWalk(shK_, shV_);
     qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
     mVar_ = f().variable(tc_);
     f().store(mVar_, f().coopFill(tc_, f().f32(kMasked)));
@@ -78,7 +79,7 @@ private:
     for (uint32_t kb = 0; kb < kbs; ++kb)
       paVars.push_back(f().variable(ta_));
     const Value corrVar = f().variable(tc_);
-    walkKeyTiles(shK_, shV_, [&](Value t0) {
+    walkKeyTiles(walk_, [&](Value t0) {
       f().workgroupBarrier();
       std::vector<Value> raw;
       for (uint32_t kb = 0; kb < kbs; ++kb)
@@ -135,25 +136,17 @@ private:
   }
 
   // Key splits: each group's row max m (unscaled) and sum l merge into m* = max m and l* = sum l 2^(c (m -
-  // m*)); the first group writes O = sum O 2^(c (m - m*)) / l* and lse = scale m* + log l*.
+  // m*)); O = sum O 2^(c (m - m*)) / l* (each group's factor its own) and lse = scale m* + log l*.
   void finishSplits(Value l0, Value m0) {
-    const auto others = tradeRowPairs({m0}, {l0});
-    Value m = m0;
-    for (const auto& o : others)
-      m = f().fmax(m, o[0].first);
+    const auto groups = tradeRowPairs({m0}, {l0}); // its barrier also ends every group's walk
+    Value m = groups[0][0].first;
+    for (size_t s = 1; s < groups.size(); ++s)
+      m = f().fmax(m, groups[s][0].first);
     const auto factor = [&](Value mi) { return f().exp2(f().fmul(scaleLog2e_, f().fsub(mi, m))); };
-    const Value c0 = factor(m0);
-    Value l = f().fmul(l0, c0);
-    std::vector<Value> cs;
-    for (const auto& o : others) {
-      cs.push_back(factor(o[0].first));
-      l = f().fma(o[0].second, cs.back(), l);
-    }
-    const Value inv = inverse(l);
-    SplitSum sum{p_.subgroups * 256, {}}; // group s's scratch: s * subgroups regions on
-    for (const Value& ci : cs)
-      sum.scales.push_back({f().fmul(ci, inv)});
-    writeRows(oAcc_, {f().fmul(c0, inv)}, shOut_, sBase_, 16, o_, oAt_, Tq_, sum);
+    Value l = f().fmul(groups[0][0].second, factor(groups[0][0].first));
+    for (size_t s = 1; s < groups.size(); ++s)
+      l = f().fma(groups[s][0].second, factor(groups[s][0].first), l);
+    writeSplitRows(oAcc_, {{f().fmul(factor(m0), inverse(l))}}, o_, oAt_, Tq_);
     writeLse({l}, {f().fmul(m, scale_)});
   }
 
