@@ -114,15 +114,16 @@ Kernel generateAdamWCtrl(const OptimStepParams& p) {
   const auto times = [&](Value x, Value s) { return p.vec4 ? f.vectorTimesScalar(x, s) : f.fmul(x, s); };
   const auto widen = [&](Value s) { return p.vec4 ? f.splat(elem, s) : s; };
   f.forRange(f.globalId(0), n, stride, [&](Value i) {
-    const Value gRaw = f.loadAt(gb, i);
+    // Every load before any store: the four reads of an element are in flight at once.
+    const Value gRaw = f.loadAt(gb, i), mOld = f.loadAt(mb, i), vOld = f.loadAt(vb, i),
+                pOld = f.loadAt(pb, i);
     f.storeAt(gb, i, widen(f.f32(0.0f)));
     f.ifThen(apply, [&] {
       const Value g = times(gRaw, gradMul);
-      const Value mNew = f.fadd(times(f.loadAt(mb, i), beta1), times(g, oneMinusB1));
-      const Value vNew = f.fadd(times(f.loadAt(vb, i), beta2), times(f.fmul(g, g), oneMinusB2));
+      const Value mNew = f.fadd(times(mOld, beta1), times(g, oneMinusB1));
+      const Value vNew = f.fadd(times(vOld, beta2), times(f.fmul(g, g), oneMinusB2));
       f.storeAt(mb, i, mNew);
       f.storeAt(vb, i, vNew);
-      const Value pOld = f.loadAt(pb, i);
       const Value update = f.fadd(
           f.fdiv(times(mNew, invBc1), f.fadd(f.sqrt(times(vNew, invBc2)), widen(eps))), times(pOld, wd));
       f.storeAt(pb, i, f.fsub(pOld, times(update, lr)));
