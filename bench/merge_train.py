@@ -107,10 +107,16 @@ def main():
         if compiled and row["tokens_per_s"]:
             row["torch_compile_tokens_per_s"] = compiled["tokens_per_s"]
             row["ratio_to_torch_compile"] = row["tokens_per_s"] / compiled["tokens_per_s"]
+        graphs = torch_rows.get((config.split("_")[0], mode + "+compile:reduce-overhead"))
+        if graphs and row["tokens_per_s"]:  # torch.compile replaying CUDA graphs: no launch gaps
+            row["torch_compile_graphs_tokens_per_s"] = graphs["tokens_per_s"]
+            row["ratio_to_torch_compile_graphs"] = row["tokens_per_s"] / graphs["tokens_per_s"]
         rows.append(row)
         print(f'{config:11} {precision:6} helios {row["tokens_per_s"] or 0:12.0f} tok/s  '
               f'torch {row.get("torch_tokens_per_s", 0):12.0f} (x{row.get("ratio_to_torch", 0):.2f})  '
               f'compile {row.get("torch_compile_tokens_per_s", 0):12.0f} (x{row.get("ratio_to_torch_compile", 0):.2f})  '
+              f'graphs {row.get("torch_compile_graphs_tokens_per_s", 0):12.0f} '
+              f'(x{row.get("ratio_to_torch_compile_graphs", 0):.2f})  '
               f'dispatches/step {row["dispatches_per_step"]}')
     json.dump({"meta": device_meta(), "torch": torch_meta, "torch_results": list(torch_rows.values()), "helios": rows},
               open(args.out, "w"), indent=1)

@@ -9,7 +9,8 @@ Modes (comma list with --modes):
   f32   eager float32 (TF32 off unless --tf32)
   amp   eager autocast to float16 with a dynamic GradScaler (what --precision mixed does in Helios)
   bf16  eager autocast to bfloat16 (no loss scaling)
-Add --compile to wrap the model in torch.compile as well.
+Add --compile to wrap the model in torch.compile as well (--compile-mode reduce-overhead: its CUDA graphs, so
+a small model's forward and backward are replayed rather than launched kernel by kernel).
 
 Prints one JSON object: {"torch", "device", "results": [{config, mode, batch, seq, params, tokens_per_s,
 ms_per_step, peak_mem_gib}]}. Timing: CUDA events over --windows windows of --steps steps (median window)
@@ -98,7 +99,7 @@ def run(name, mode, args):
     no_decay = [p for p in model.parameters() if p.dim() < 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=6e-4, betas=(0.9, 0.95), eps=1e-8, fused=True)
-    step_model = torch.compile(model) if args.compile else model
+    step_model = torch.compile(model, mode=args.compile_mode) if args.compile else model
     if hasattr(torch, "amp") and hasattr(torch.amp, "GradScaler"):
         scaler = torch.amp.GradScaler("cuda", enabled=(mode == "amp"))
     else:
@@ -144,7 +145,8 @@ def run(name, mode, args):
     tokens = B * T * args.accum
     return {
         "config": name,
-        "mode": mode + ("+compile" if args.compile else ""),
+        "mode": mode + (("+compile" + ("" if args.compile_mode == "default" else ":" + args.compile_mode))
+                        if args.compile else ""),
         "attention": args.attention,
         "layers": layers, "dim": dim, "heads": heads, "vocab": vocab,
         "batch": B, "seq": T, "grad_accum": args.accum,
@@ -168,6 +170,8 @@ def main():
     p.add_argument("--accum", type=int, default=1, help="micro-batches per optimizer step")
     p.add_argument("--attention", default="sdpa", choices=["sdpa", "naive"])
     p.add_argument("--compile", action="store_true")
+    p.add_argument("--compile-mode", default="default", choices=["default", "reduce-overhead", "max-autotune"],
+                   help="torch.compile's mode (reduce-overhead: CUDA graphs)")
     p.add_argument("--tf32", action="store_true", help="allow TF32 matmuls in f32 mode")
     p.add_argument("--warmup", type=int, default=5)
     p.add_argument("--steps", type=int, default=20, help="steps per timed window")
