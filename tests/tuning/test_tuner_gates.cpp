@@ -7,6 +7,7 @@
 #include "engine/ops/device_tuning.hpp"
 #include "engine/tuning/values.hpp"
 #include "engine/vk/context.hpp"
+#include "tools/helios_tune/compare.hpp"
 #include "tools/helios_tune/gemm_tuner.hpp"
 #include "tools/helios_tune/targets.hpp"
 
@@ -101,4 +102,46 @@ TEST_CASE("tuner: shape lists and presets give the targets", "[tuning][tuner]") 
   REQUIRE(g.attention.size() == 1);
   CHECK(g.attention[0].headDim == 64);
   CHECK(g.attention[0].heads == 12);
+}
+
+// The before/after table times a row once where both records run the same pipelines (it reads 1: the same
+// kernel's run-to-run spread is not a tuning result), and both sides apart where they do not.
+TEST_CASE("tuner: a before/after row reads 1 where both records run the same kernels", "[tuning][tuner]") {
+  const tuning::GemmShape shape{96, 80, 64, 1, false, false, false};
+  tune::Targets targets;
+  targets.gemms.push_back(shape);
+  const tuning::Tuning base = tune::withoutShapes(ops::deviceTuning(ctx().device()));
+  tune::CompareOptions o;
+  o.timing = {1, 1, 0};
+  o.rounds = 1;
+  const nlohmann::json same = tune::compareRecords(ctx(), targets, base, base, o)["rows"][0];
+  CHECK(same["same_kernels"].get<bool>());
+  CHECK(same["speedup"].get<double>() == 1.0);
+  // A tiled tile other than the chooser's for the shape.
+  ops::MatmulArgs probe;
+  probe.M = shape.m, probe.N = shape.n, probe.K = shape.k;
+  const codegen::GemmTiledParams plan = ops::matmulTiledPlan(probe, ctx().device());
+  std::string other;
+  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates()) {
+    codegen::GemmTiledParams p = plan;
+    p.tile = t;
+    try {
+      p.validate(ops::gemmDeviceLimits(ctx().device()));
+    } catch (const std::invalid_argument&) {
+      continue;
+    }
+    if (!(t == plan.tile)) other = t.str();
+  }
+  REQUIRE_FALSE(other.empty());
+  tuning::Tuning record = base;
+  tuning::GemmChoice c;
+  c.shape = shape;
+  c.kernel = tuning::GemmKernel::Tiled;
+  c.tiled = other;
+  tuning::putGemm(record, c, tuning::Source::File);
+  const nlohmann::json apart = tune::compareRecords(ctx(), targets, base, record, o)["rows"][0];
+  INFO(other);
+  CHECK_FALSE(apart["same_kernels"].get<bool>());
+  CHECK(apart["default_us"].get<double>() > 0);
+  CHECK(apart["tuned_us"].get<double>() > 0);
 }

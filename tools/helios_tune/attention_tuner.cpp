@@ -401,9 +401,9 @@ PairUs timeAttentionRecords(vk::Context& ctx, const AttentionTarget& target, Att
   const tuning::Tuning restore = ops::deviceTuning(dev);
   Tensors x = makeTensors(ctx, target, stage, 1);
   runForwardFor(ctx, x, stage);
-  return timeAlternately(rounds, [&](bool useSecond) {
+  return timeRecords(ctx, timing, rounds, [&](ops::Executor& e, bool useSecond) {
     const Applied applied(dev, restore, useSecond ? second : first);
-    return timeUs(ctx, timing, [&](ops::Executor& e) { runStage(e, x, stage); });
+    runStage(e, x, stage);
   });
 }
 

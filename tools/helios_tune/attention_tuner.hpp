@@ -53,8 +53,8 @@ std::vector<tuning::AttentionChoice> attentionChoices(const tuning::SearchSpace&
                                                       const tuning::Candidate& c, AttentionStage stage,
                                                       const AttentionTarget& target);
 
-// `stage` of `target` timed with record `first` and with `second` on the device, alternately
-// (timeAlternately); the device's record is what it was again afterwards.
+// `stage` of `target` timed with record `first` and with `second` on the device, alternately (timeRecords:
+// once, where both run the same pipelines); the device's record is what it was again afterwards.
 PairUs timeAttentionRecords(vk::Context& ctx, const AttentionTarget& target, AttentionStage stage,
                             const tuning::Tuning& first, const tuning::Tuning& second,
                             const TimingOptions& timing, uint32_t rounds);

@@ -41,10 +41,12 @@ nlohmann::json compareRecords(vk::Context& ctx, const Targets& targets, const tu
     const double speedup = t.first / t.second;
     logSum += std::log(speedup);
     least = std::min(least, speedup);
-    row.update({{"default_us", t.first}, {"tuned_us", t.second}, {"speedup", speedup}});
+    row.update(
+        {{"default_us", t.first}, {"tuned_us", t.second}, {"speedup", speedup}, {"same_kernels", t.same}});
     rows.push_back(row);
     if (o.table)
-      *o.table << fmt::format("{:<34} {:>12.1f} {:>12.1f} {:>8.3f}\n", name, t.first, t.second, speedup);
+      *o.table << fmt::format("{:<34} {:>12.1f} {:>12.1f} {:>8.3f}{}\n", name, t.first, t.second, speedup,
+                              t.same ? "  same kernels" : "");
   };
   for (const tuning::GemmShape& s : targets.gemms)
     add({{"kind", "gemm"}, {"shape", tuning::text(s)}}, "gemm " + tuning::text(s),

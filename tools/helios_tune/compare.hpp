@@ -1,7 +1,8 @@
 #pragma once
 // The before/after table of a tuning run: every target timed with the record before tuning (its tuned shapes
 // left out: the hand-tuned policy) and with the record written, alternately in one process, as the search
-// times (timeAlternately); the speed-ups, their geometric mean and the smallest.
+// times (timeAlternately; a row whose two records run the same pipelines is timed once and reads 1,
+// timeRecords); the speed-ups, their geometric mean and the smallest.
 #include <filesystem>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
@@ -17,7 +18,7 @@ struct CompareOptions {
   std::ostream* table = nullptr; // one line per target as it is timed
 };
 
-// {"rows": [{kind, shape, stage, default_us, tuned_us, speedup}], "geomean", "min"}.
+// {"rows": [{kind, shape, stage, default_us, tuned_us, speedup, same_kernels}], "geomean", "min"}.
 nlohmann::json compareRecords(vk::Context& ctx, const Targets& targets, const tuning::Tuning& before,
                               const tuning::Tuning& after, const CompareOptions& options);
 

@@ -43,11 +43,28 @@ PairUs timeAlternately(uint32_t rounds, const std::function<double(bool second)>
   return best;
 }
 
+PairUs timeRecords(vk::Context& ctx, const TimingOptions& timing, uint32_t rounds,
+                   const std::function<void(ops::Executor&, bool second)>& run) {
+  const auto pipelinesOf = [&](bool second) {
+    WatchingExecutor e(ctx);
+    run(e, second);
+    e.flush();
+    return e.pipelines();
+  };
+  if (pipelinesOf(false) == pipelinesOf(true)) {
+    const double us = timeUs(ctx, timing, [&](ops::Executor& e) { run(e, false); });
+    return {us, us, true};
+  }
+  return timeAlternately(
+      rounds, [&](bool second) { return timeUs(ctx, timing, [&](ops::Executor& e) { run(e, second); }); });
+}
+
 Pick pickWinner(double searchDefaultUs, double searchWinnerUs, double minGain,
                 const std::function<double(bool winner)>& time) {
   if (!(searchDefaultUs > 0)) return {true, searchDefaultUs, searchWinnerUs};
   if (searchWinnerUs > searchDefaultUs * (1.0 - minGain)) return {false, searchDefaultUs, searchDefaultUs};
-  const auto [def, win] = timeAlternately(2, time);
+  const PairUs t = timeAlternately(2, time);
+  const double def = t.first, win = t.second;
   const bool wins = win <= def * (1.0 - minGain);
   return {wins, def, wins ? win : def};
 }

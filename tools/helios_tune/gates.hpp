@@ -45,8 +45,16 @@ double timeUs(vk::Context& ctx, const TimingOptions& options, const std::functio
 // each side, so neither is timed only while clocks settle.
 struct PairUs {
   double first, second;
+  bool same = false; // both sides run the same pipelines (timed once: the same time)
 };
 PairUs timeAlternately(uint32_t rounds, const std::function<double(bool second)>& time);
+
+// Two records' sides of a before/after row: when one untimed run under each uses the same pipelines
+// (`run(e, second)`), the kernels are the same and both sides get one timing, so the row reads 1.000 rather
+// than the run-to-run spread of one kernel (0.95-1.03 for power-capped GEMMs on the H100,
+// 2026-11-26-h100-tune.json); else timeAlternately.
+PairUs timeRecords(vk::Context& ctx, const TimingOptions& timing, uint32_t rounds,
+                   const std::function<void(ops::Executor&, bool second)>& run);
 
 // Whether the search's winner replaces the policy's choice, and the times that decided it. The winner must
 // beat the policy's choice by minGain in the search and again when both are timed anew, alternately, twice

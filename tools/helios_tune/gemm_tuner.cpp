@@ -422,9 +422,8 @@ GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const 
 PairUs timeGemmRecords(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& first,
                        const tuning::Tuning& second, const TimingOptions& timing, uint32_t rounds) {
   const Operands o = makeOperands(ctx, shape, 1);
-  return timeAlternately(rounds, [&](bool useSecond) {
-    const tuning::Tuning& record = useSecond ? second : first;
-    return timeUs(ctx, timing, [&](ops::Executor& e) { runWithRecord(e, o.args, record); });
+  return timeRecords(ctx, timing, rounds, [&](ops::Executor& e, bool useSecond) {
+    runWithRecord(e, o.args, useSecond ? second : first);
   });
 }
 

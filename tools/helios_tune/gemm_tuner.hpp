@@ -75,7 +75,8 @@ ops::MatmulArgs shapeArgs(const tuning::GemmShape& s);
 GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& base,
                         const GemmTuneOptions& options);
 
-// `shape` timed with record `first` and with `second`, alternately (timeAlternately), as the search times.
+// `shape` timed with record `first` and with `second`, alternately, as the search times (timeRecords: once,
+// where both run the same pipelines).
 PairUs timeGemmRecords(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& first,
                        const tuning::Tuning& second, const TimingOptions& timing, uint32_t rounds);
 
