@@ -105,7 +105,8 @@ TEST_CASE("tuner: shape lists and presets give the targets", "[tuning][tuner]") 
 }
 
 // The before/after table times a row once where both records run the same pipelines (it reads 1: the same
-// kernel's run-to-run spread is not a tuning result), and both sides apart where they do not.
+// kernel's run-to-run spread is not a tuning result), and both sides apart where they do not, whatever the
+// device's own record holds.
 TEST_CASE("tuner: a before/after row reads 1 where both records run the same kernels", "[tuning][tuner]") {
   const tuning::GemmShape shape{96, 80, 64, 1, false, false, false};
   tune::Targets targets;
@@ -144,4 +145,11 @@ TEST_CASE("tuner: a before/after row reads 1 where both records run the same ker
   CHECK_FALSE(apart["same_kernels"].get<bool>());
   CHECK(apart["default_us"].get<double>() > 0);
   CHECK(apart["tuned_us"].get<double>() > 0);
+  // The device's own record holding that tile (after a run: the file just written) does not leak into the
+  // side whose record has none.
+  const tuning::Tuning restore = ops::deviceTuning(ctx().device());
+  ops::setDeviceTuning(ctx().device(), record);
+  const nlohmann::json leaked = tune::compareRecords(ctx(), targets, base, record, o)["rows"][0];
+  ops::setDeviceTuning(ctx().device(), restore);
+  CHECK_FALSE(leaked["same_kernels"].get<bool>());
 }

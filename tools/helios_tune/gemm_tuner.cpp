@@ -107,6 +107,13 @@ ops::MatmulArgs argsFor(const ops::MatmulArgs& base, const tuning::Tuning& recor
   return a;
 }
 
+// On the tiled path: the record's tile (argsFor), else the menu's, never the tile of the device's own record
+// (matmulTiledPlan reads that one, and it is not the record under test: after a run, the file just written).
+ops::MatmulArgs withTiledTile(ops::MatmulArgs a, const vk::Device& device) {
+  if (!a.tile) a.tile = ops::matmulTiledParams(a, ops::gemmDeviceLimits(device)).tile;
+  return a;
+}
+
 // The main kernel a candidate dispatches: a key naming everything that decides the GPU work (path, split,
 // padded sizes, kernel parameters), and the spirv-val verdict on its module ("" when it passes). Throws what
 // validate() throws for parameters that cannot be built.
@@ -128,7 +135,7 @@ Planned planned(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const ops::Mat
               v.ok ? "" : v.message};
     }
   }
-  const codegen::GemmTiledParams p = ops::matmulTiledPlan(a, ctx.device());
+  const codegen::GemmTiledParams p = ops::matmulTiledPlan(withTiledTile(a, ctx.device()), ctx.device());
   p.validate(ops::gemmDeviceLimits(ctx.device()));
   const spv::ValidationResult v =
       spv::validate(codegen::generateGemmTiled(p, ops::gemmDeviceLimits(ctx.device())).spirv);
@@ -160,8 +167,9 @@ std::string describe(const tuning::GemmChoice& c) {
 
 void runWithRecord(ops::Executor& exec, const ops::MatmulArgs& base, const tuning::Tuning& record) {
   const ops::MatmulArgs a = argsFor(base, record);
-  if (a.kernel == ops::MatmulKernel::Tiled || !ops::coopDeviceInfo(exec.context().device()).coopMatrix) {
-    ops::matmul(exec, a);
+  const vk::Device& device = exec.context().device();
+  if (a.kernel == ops::MatmulKernel::Tiled || !ops::coopDeviceInfo(device).coopMatrix) {
+    ops::matmul(exec, withTiledTile(a, device));
     return;
   }
   ops::CoopRunOptions opt;
