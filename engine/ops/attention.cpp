@@ -117,10 +117,11 @@ uint32_t attentionRowVectors(uint32_t vendorId) {
 
 namespace {
 
-// Workgroups of one wave on this device (gemm.fillWorkgroups, else from the compute units).
+// Workgroups of one wave on this device: the GEMM policy's fill target (gemm.fillWorkgroups where set).
 uint64_t waveOf(const vk::Device& device) {
-  const uint64_t fill = deviceTuning(device).gemm.fillWorkgroups.value;
-  return fill ? fill : fillWorkgroups(coopDeviceInfo(device).computeUnits);
+  CoopPolicyConfig config;
+  applyTuning(config, deviceTuning(device));
+  return fillTarget(config, coopDeviceInfo(device));
 }
 
 // The dK/dV pass's delta (attentionRecomputeDelta), where the third staged tile fits the shared memory.

@@ -27,6 +27,23 @@ bool usesTile(const tuning::Tuning& record, const ops::MatmulArgs& a, const std:
   return c && c->tiled == tile;
 }
 
+// The tiled menu's tiles that fit the device for `probe`, other than the chooser's own.
+std::vector<std::string> otherTiledTiles(const ops::MatmulArgs& probe) {
+  const codegen::GemmTiledParams plan = ops::matmulTiledPlan(probe, ctx().device());
+  std::vector<std::string> others;
+  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates()) {
+    codegen::GemmTiledParams p = plan;
+    p.tile = t;
+    try {
+      p.validate(ops::gemmDeviceLimits(ctx().device()));
+    } catch (const std::invalid_argument&) {
+      continue;
+    }
+    if (!(t == plan.tile)) others.push_back(t.str());
+  }
+  return others;
+}
+
 } // namespace
 
 TEST_CASE("tuner: wrong and non-deterministic candidates are rejected by their gates", "[tuning][tuner]") {
@@ -34,18 +51,7 @@ TEST_CASE("tuner: wrong and non-deterministic candidates are rejected by their g
   // Two tiles of the menu that fit the device and are not the chooser's own (that one is the start).
   ops::MatmulArgs probe;
   probe.M = shape.m, probe.N = shape.n, probe.K = shape.k, probe.transB = true;
-  const codegen::GemmTile chosen = ops::matmulTiledPlan(probe, ctx().device()).tile;
-  std::vector<std::string> others;
-  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates()) {
-    codegen::GemmTiledParams p = ops::matmulTiledPlan(probe, ctx().device());
-    p.tile = t;
-    try {
-      p.validate(ops::gemmDeviceLimits(ctx().device()));
-    } catch (const std::invalid_argument&) {
-      continue;
-    }
-    if (!(t == chosen)) others.push_back(t.str());
-  }
+  const std::vector<std::string> others = otherTiledTiles(probe);
   REQUIRE(others.size() >= 2);
   const std::string wrong = others[0], flaky = others[1];
   int calls = 0;
@@ -121,19 +127,9 @@ TEST_CASE("tuner: a before/after row reads 1 where both records run the same ker
   // A tiled tile other than the chooser's for the shape.
   ops::MatmulArgs probe;
   probe.M = shape.m, probe.N = shape.n, probe.K = shape.k;
-  const codegen::GemmTiledParams plan = ops::matmulTiledPlan(probe, ctx().device());
-  std::string other;
-  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates()) {
-    codegen::GemmTiledParams p = plan;
-    p.tile = t;
-    try {
-      p.validate(ops::gemmDeviceLimits(ctx().device()));
-    } catch (const std::invalid_argument&) {
-      continue;
-    }
-    if (!(t == plan.tile)) other = t.str();
-  }
-  REQUIRE_FALSE(other.empty());
+  const std::vector<std::string> others = otherTiledTiles(probe);
+  REQUIRE_FALSE(others.empty());
+  const std::string other = others.back();
   tuning::Tuning record = base;
   tuning::GemmChoice c;
   c.shape = shape;
