@@ -3,7 +3,7 @@
 // and push constants, f32 rows staged into shared memory as f16, the causal bounds, the products blocked by
 // the coop shape, the lanes' split of a subgroup's rows, and the write of its accumulator blocks to an
 // output. Each pass is a class deriving from AttentionCoopEmitter
-// (attention_coop_fwd.cpp, attention_coop_bwd.cpp).
+// (attention_coop_fwd.cpp, attention_coop_bwd.cpp); the key splits' merge is in attention_coop_splits.cpp.
 #include <cstdint>
 #include <functional>
 #include <vector>
