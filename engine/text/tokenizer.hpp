@@ -33,6 +33,22 @@ public:
   virtual std::string decode(std::span<const int32_t> ids) const;
   // The token that separates documents in token shards (none for byte and char tokenizers).
   virtual std::optional<int32_t> endOfText() const { return std::nullopt; }
+  // The id of a special or added token written exactly as `piece` (e.g. "<|im_start|>"), or of a vocabulary
+  // entry spelled so; nullopt when there is none.
+  virtual std::optional<int32_t> tokenId(std::string_view piece) const {
+    (void)piece;
+    return std::nullopt;
+  }
+  // The model's beginning-of-sequence token, where its tokenizer configuration names one.
+  virtual std::optional<int32_t> bos() const { return std::nullopt; }
+  // Every id that ends a generation (tokenizer_config.json's eos_token and generation_config.json's
+  // eos_token_id list); by default the end-of-text token.
+  virtual std::vector<int32_t> eosIds() const {
+    const auto e = endOfText();
+    return e ? std::vector<int32_t>{*e} : std::vector<int32_t>{};
+  }
+  // tokenizer_config.json's chat_template as written (a Jinja template), "" where there is none.
+  virtual std::string chatTemplate() const { return {}; }
   // {"kind": ..., ...}: with files() all that is needed to rebuild it (load.hpp); equal descriptions mean
   // the same tokenization (file-backed kinds carry a hash of their files).
   virtual nlohmann::json describe() const = 0;

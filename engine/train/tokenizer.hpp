@@ -31,6 +31,10 @@ public:
   const char* kindName() const { return impl_->kind(); }
   uint32_t vocab() const { return impl_->vocab(); }
   std::optional<int32_t> endOfText() const { return impl_->endOfText(); }
+  std::optional<int32_t> tokenId(std::string_view piece) const { return impl_->tokenId(piece); }
+  std::optional<int32_t> bos() const { return impl_->bos(); }
+  std::vector<int32_t> eosIds() const { return impl_->eosIds(); }
+  std::string chatTemplate() const { return impl_->chatTemplate(); }
   std::vector<int32_t> encode(std::string_view text) const { return impl_->encode(text); }
   // Ids outside the vocabulary (a model vocabulary padded beyond the tokenizer's) decode to '?'.
   std::string decode(const std::vector<int32_t>& ids) const { return impl_->decode(ids); }
