@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <tuple>
@@ -103,11 +104,17 @@ std::string trainArgs(const std::string& extra, uint64_t steps = 8) {
          extra;
 }
 
-std::string runCommand(const std::vector<std::string>& cmd, const fs::path& log) {
+// Runs `cmd` (killed after kRunSeconds); its exit status (none: it had to be killed) and log.
+std::pair<std::optional<int>, std::string> runLogged(const std::vector<std::string>& cmd,
+                                                     const fs::path& log) {
   const pid_t pid = test::spawnLogged(cmd, log.string());
   const auto rc = test::waitExitWithin(pid, kRunSeconds);
   if (!rc) kill(pid, SIGKILL);
-  const std::string text = test::slurp(log);
+  return {rc, test::slurp(log)};
+}
+
+std::string runCommand(const std::vector<std::string>& cmd, const fs::path& log) {
+  const auto [rc, text] = runLogged(cmd, log);
   INFO(text);
   REQUIRE(rc);
   REQUIRE(*rc == 0);
@@ -121,10 +128,7 @@ std::string runToEnd(int ranks, const std::string& args, const fs::path& log) {
 
 // Runs a job that must be refused; returns its log.
 std::string refused(const std::vector<std::string>& cmd, const fs::path& log) {
-  const pid_t pid = test::spawnLogged(cmd, log.string());
-  const auto rc = test::waitExitWithin(pid, kRunSeconds);
-  if (!rc) kill(pid, SIGKILL);
-  const std::string text = test::slurp(log);
+  const auto [rc, text] = runLogged(cmd, log);
   INFO(text);
   REQUIRE(rc);
   CHECK(*rc != 0);

@@ -67,6 +67,18 @@ public:
   std::string describe() const override { return "doubling rank 1 of 2"; }
 };
 
+// Rank 1 of 2 (ScriptedPeer) on a bigram model's parameter groups, with `lossFloats` losses on the device.
+struct PeerRank {
+  vk::Context& ctx = test::trainCtx();
+  train::BigramModel model{ctx, 37, 5};
+  const std::vector<helios::model::ParameterGroup>& groups = model.parameterGroups();
+  graph::GraphExecutor g{ctx};
+  ScriptedPeer comm;
+  uint32_t lossFloats;
+  vk::Buffer losses;
+  explicit PeerRank(uint32_t floats) : lossFloats(floats), losses(ctx.buffer(4 * floats, "test losses")) {}
+};
+
 void write(graph::GraphExecutor& g, const vk::BufferRange& dst, const std::vector<float>& v) {
   auto& ctx = g.context();
   vk::Buffer up = ctx.buffer(4 * v.size(), "test upload", vk::MemoryKind::Upload);
@@ -116,13 +128,8 @@ TEST_CASE("dist: buckets cover every gradient once, last group first, on aligned
 
 TEST_CASE("dist: DataParallel sums gradients, averages losses, takes rank 0's state, compares hashes",
           "[train][dist]") {
-  auto& ctx = test::trainCtx();
-  train::BigramModel model(ctx, 37, 5);
-  const auto& groups = model.parameterGroups();
-  graph::GraphExecutor g(ctx);
-  ScriptedPeer comm;
-  const uint32_t lossFloats = 8;
-  vk::Buffer losses = ctx.buffer(4 * lossFloats, "test losses");
+  PeerRank rank(8);
+  auto& [ctx, model, groups, g, comm, lossFloats, losses] = rank;
   dist::DataParallel dp(ctx, comm, groups, 64, lossFloats); // 64-byte buckets: many of them
 
   // Gradients: ours and the peer's, random; the peer's arrive in bucket order.
@@ -253,13 +260,8 @@ TEST_CASE("dist: the overlapped exchange sums every bucket once, after its last 
 TEST_CASE("dist: a rank's losses count by its part of the batch; unlike devices take rank 0's control and "
           "state",
           "[train][dist]") {
-  auto& ctx = test::trainCtx();
-  train::BigramModel model(ctx, 37, 5);
-  const auto& groups = model.parameterGroups();
-  graph::GraphExecutor g(ctx);
-  ScriptedPeer comm;
-  const uint32_t lossFloats = 4;
-  vk::Buffer losses = ctx.buffer(4 * lossFloats, "test losses");
+  PeerRank rank(4);
+  auto& [ctx, model, groups, g, comm, lossFloats, losses] = rank;
   // This rank trains 3 of 8 rows: its losses count 3/8 (a power-of-two denominator: exact).
   dist::DataParallel dp(ctx, comm, groups, 1 << 20, lossFloats, {0.375, false});
   CHECK_FALSE(dp.alike());
