@@ -5,7 +5,8 @@
 #   STAGE="helios-train helios-probe" bash bench/device/stage.sh (.dev); carry .gl .mpi .lvp .dev
 #   build/shaders .deps/corpus. On the device: bash bench/device/hetero.sh  [STEPS=300] [FORCED_STEPS=6]
 # Runs, each printing its share lines (the log's), steady tokens/s (median step time over the last half of
-# the steps) and its ratio to the GPU alone:
+# the steps), its ratio to the GPU alone and how far its losses stray from the GPU alone's (the same global
+# batch: within mixed precision's tolerance, whatever each rank's kernels):
 #   1. the GPU alone (one process);
 #   2. GPU + lavapipe, --share auto: lavapipe starts at one sequence, is measured and left out with the
 #      warning; PASS when the job's steady tokens/s is >= 0.97x the GPU alone's; the balancing overhead (the
@@ -61,6 +62,10 @@ if mode == "pass":
         extra = m[settled - 1]["elapsed_s"] - alone[settled - 1]["elapsed_s"]
         line += (f"; balancing overhead {extra:.2f} s: its first {settled} steps (lavapipe's start-up, the"
                  f" measured steps, the change) beyond the GPU alone's")
+if name != "gpu-alone": # the same model as the GPU alone's, within mixed precision's tolerance (mpi.sh's)
+    d = max(abs(x["loss"] - y["loss"]) for x, y in zip(m, alone))
+    line += f"\n    losses against the GPU alone's over {min(len(m), len(alone))} steps: max |diff| {d:.2g}"
+    line += f" ({'PASS' if d <= 5e-3 else 'FAIL'}, tolerance 5e-3)"
 if measured:
     for r in measured[-1]["ranks"]:
         line += (f"\n    step {measured[-1]['step']}: rank {r['rank']} {r['device']}: {r['rows']} sequences,"
