@@ -146,27 +146,34 @@ void DataLoader::fill(const Split& split, uint64_t k, uint32_t row, std::vector<
   }
 }
 
-void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
-                           Shard shard) {
+// Draws the rows of rows / shard.count micro-batches of shard.batch rows (every rank draws all of them) and
+// keeps this rank's: row j of micro-batch m becomes row m * count + j - first.
+void DataLoader::draw(const Split& split, SplitMix64& rng, uint32_t rows, Shard shard,
+                      std::vector<int32_t>& tokens, std::vector<int32_t>& targets) const {
+  if (shard.batch == 0) shard = {0, rows, rows};
+  if (shard.count == 0 || rows % shard.count || shard.first + shard.count > shard.batch)
+    throw std::invalid_argument(fmt::format("DataLoader: {} rows as rows [{}, {}) of micro-batches of {}",
+                                            rows, shard.first, shard.first + shard.count, shard.batch));
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
-  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
-    const uint64_t k = rng_.below(train_.starts); // every rank draws the whole batch
-    if (i % shard.count == shard.index)
-      fill(train_, k, static_cast<uint32_t>(i / shard.count), tokens, targets);
+  const uint64_t draws = uint64_t(rows / shard.count) * shard.batch;
+  for (uint64_t i = 0; i < draws; ++i) {
+    const uint64_t k = rng.below(split.starts);
+    const uint64_t m = i / shard.batch, j = i % shard.batch;
+    if (j >= shard.first && j < shard.first + shard.count)
+      fill(split, k, static_cast<uint32_t>(m * shard.count + j - shard.first), tokens, targets);
   }
+}
+
+void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                           Shard shard) {
+  draw(train_, rng_, rows, shard, tokens, targets);
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
                           std::vector<int32_t>& targets, Shard shard) const {
-  tokens.resize(size_t(rows) * seqLen_);
-  targets.resize(size_t(rows) * seqLen_);
   SplitMix64 rng{seed_ ^ 0x5eed5eed5eed5eedull ^ (uint64_t(index) * 0x9e3779b97f4a7c15ull)};
-  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
-    const uint64_t k = rng.below(val_.starts);
-    if (i % shard.count == shard.index)
-      fill(val_, k, static_cast<uint32_t>(i / shard.count), tokens, targets);
-  }
+  draw(val_, rng, rows, shard, tokens, targets);
 }
 
 } // namespace helios::train

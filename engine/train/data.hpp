@@ -46,11 +46,12 @@ struct TokenPart {
   uint32_t at(uint64_t i) const;
 };
 
-// One rank's part of every batch in data-parallel training: rows index, index + count, ... of the batch one
-// process would draw. N ranks at batch B/N together see exactly the rows of one process at batch B, and the
-// loader's state after a step does not depend on the rank count (resume may change it).
+// One rank's part of every batch in data-parallel training: rows [first, first + count) of each micro-batch
+// of `batch` rows that one process would draw (dist/shares.hpp). Ranks whose parts tile the micro-batch
+// together see exactly the rows of one process, and the loader's state after a step depends neither on the
+// rank count nor on the shares (a resume may change both). batch 0: the whole batch.
 struct Shard {
-  uint32_t index = 0, count = 1;
+  uint32_t first = 0, count = 0, batch = 0;
 };
 
 class DataLoader {
@@ -70,7 +71,8 @@ public:
   uint32_t seqLen() const { return seqLen_; }
 
   // `rows` sequences of seqLen tokens from the training split (random offsets) into tokens/targets
-  // (rows*seqLen each); advances the state past rows * shard.count draws. A token at or above the shard's
+  // (rows*seqLen each): this rank's rows of rows / shard.count micro-batches, drawn as one process draws them
+  // (the state advances past rows / shard.count * shard.batch draws). A token at or above the shard's
   // vocabulary throws std::runtime_error naming the shard and offset.
   void nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
                  Shard shard = {});
@@ -90,6 +92,8 @@ private:
   };
   void index(Split& split, const char* name) const;
   static uint64_t total(const Split& s);
+  void draw(const Split& split, SplitMix64& rng, uint32_t rows, Shard shard, std::vector<int32_t>& tokens,
+            std::vector<int32_t>& targets) const;
   // Window `k` of `split` into row `row`.
   void fill(const Split& split, uint64_t k, uint32_t row, std::vector<int32_t>& tokens,
             std::vector<int32_t>& targets) const;

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <numeric>
+#include <thread>
 
 namespace helios::train {
 
@@ -62,21 +63,22 @@ nlohmann::ordered_json StepRecord::toJson() const {
                            {"bytes_allocated", stats.bytesAllocated}};
   if (valLoss) j["val_loss"] = shortest(*valLoss);
   if (timed) j["timed"] = true;
+  for (const RankStats& r : ranks)
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"device", r.device},
+                          {"rows", r.rows},
+                          {"tok_s", std::round(r.tokPerSec * 10) / 10},
+                          {"busy_ms", std::round(r.busyMs * 1000) / 1000},
+                          {"wait_ms", std::round(r.waitMs * 1000) / 1000}});
   return j;
 }
 
 Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
                  fs::path outDir, Parallel parallel)
     : ctx_(ctx), model_(model), cfg_(std::move(config)), data_(data), dataInfo_(std::move(dataInfo)),
-      outDir_(std::move(outDir)), checkEvery_(parallel.checkEvery) {
+      outDir_(std::move(outDir)), checkEvery_(parallel.checkEvery), parallelOptions_(std::move(parallel)) {
   cfg_.validate();
-  const int ranks = parallel.comm ? parallel.comm->size() : 1;
-  if (cfg_.batch % uint32_t(ranks) != 0)
-    throw std::invalid_argument(fmt::format("batch {} does not split evenly over {} ranks (each trains on "
-                                            "batch / ranks rows of every micro-batch)",
-                                            cfg_.batch, ranks));
-  localBatch_ = cfg_.batch / uint32_t(ranks);
-  shard_ = {parallel.comm ? uint32_t(parallel.comm->rank()) : 0u, uint32_t(ranks)};
+  shareBatch(); // this rank's rows of each micro-batch (all of them for one process)
   if (data_.seqLen() != cfg_.seqLen)
     throw std::invalid_argument(fmt::format(
         "the data loader cuts sequences of {} tokens, the config asks for {}", data_.seqLen(), cfg_.seqLen));
@@ -95,7 +97,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   const uint32_t alignF = static_cast<uint32_t>(ctx_.allocator().alignment() / 4);
   lossStride_ = alignF;
   recordStride_ = roundUp(codegen::kOptimRecordFloats, alignF);
-  const VkDeviceSize rowsBytes = 4ull * cfg_.gradAccum * localBatch_ * cfg_.seqLen;
+  const VkDeviceSize rowsBytes = 4ull * cfg_.gradAccum * cfg_.batch * cfg_.seqLen; // any share fits
   for (int k = 0; k < 2; ++k) {
     tokens_[k] = ctx_.buffer(rowsBytes, "train tokens", vk::MemoryKind::Upload);
     targets_[k] = ctx_.buffer(rowsBytes, "train targets", vk::MemoryKind::Upload);
@@ -110,7 +112,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   control_ = ctx_.buffer(4ull * alignF, "optimizer control");
   recordRing_ = ctx_.buffer(4ull * kRecordRing * recordStride_, "step records", vk::MemoryKind::Readback);
   const uint32_t evalBatches = std::max(cfg_.evalBatches, 1u);
-  const VkDeviceSize evalBytes = 4ull * evalBatches * localBatch_ * cfg_.seqLen;
+  const VkDeviceSize evalBytes = 4ull * evalBatches * cfg_.batch * cfg_.seqLen;
   evalTokens_ = ctx_.buffer(evalBytes, "eval tokens", vk::MemoryKind::Upload);
   evalTargets_ = ctx_.buffer(evalBytes, "eval targets", vk::MemoryKind::Upload);
   evalLosses_ = ctx_.buffer(4ull * evalBatches * lossStride_, "eval losses", vk::MemoryKind::Readback);
@@ -128,12 +130,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]})
     zero(b->range());
   graph_->flush();
-  if (ranks > 1) {
-    parallel_ = std::make_unique<dist::DataParallel>(ctx_, *parallel.comm, model_.parameterGroups(),
-                                                     parallel.bucketBytes, cfg_.gradAccum * lossStride_);
-    overlap_ = parallel.overlap;
-    if (!parallel.trace.empty() && parallel.comm->rank() == 0) parallel_->traceTo(parallel.trace);
-  }
+  makePeers();
   precompile_ = precompile();
   start_ = lastStepEnd_ = Clock::now();
 }
@@ -143,7 +140,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
 // virtual ranges meanwhile, so the listing allocates no step memory.
 vk::PrecompileStats Trainer::precompile() {
   ops::RecordingExecutor rec(ctx_);
-  const uint32_t B = localBatch_, T = cfg_.seqLen;
+  const uint32_t B = rows_.count, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   struct Virtual {
     graph::StepArena& arena;
@@ -186,6 +183,7 @@ float Trainer::learningRate(uint64_t s) const {
 // ---------------------------------------------------------------------------------------------------------
 void Trainer::step() {
   const uint64_t s = step_ + 1;
+  const Clock::time_point begin = Clock::now();
 
   // 1. Loss-scale decisions from the records of steps at least kLag old.
   while (!pending_.empty() && pending_.front().step + kLag <= s) {
@@ -196,7 +194,7 @@ void Trainer::step() {
 
   // 2. The batch, into the token buffers the step two back used (waits only for that step's reads).
   const uint32_t set = static_cast<uint32_t>(s % 2);
-  data_.nextTrain(cfg_.gradAccum * localBatch_, hostTokens_, hostTargets_, shard_);
+  data_.nextTrain(cfg_.gradAccum * rows_.count, hostTokens_, hostTargets_, shard());
   graph_->upload(tokens_[set], bytesOf(hostTokens_));
   graph_->upload(targets_[set], bytesOf(hostTargets_));
 
@@ -210,10 +208,15 @@ void Trainer::step() {
   const float scale = lossScale_;
   if (parallel_) parallel_->beginStep(set);
   recordForwardBackward(set, scale);
+  if (parallelOptions_.delayMsPerRow > 0) // a testing aid: a slower device
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(parallelOptions_.delayMsPerRow * rows_.count));
+  Clock::time_point ready = Clock::now();
   if (parallel_ && overlap_)
-    parallel_->reduceOverlapped(*graph_, losses_[set].range(), s);
+    ready = parallel_->reduceOverlapped(*graph_, losses_[set].range(), s);
   else if (parallel_)
-    parallel_->reduceGradients(*graph_, losses_[set].range(), s); // waits for the backward
+    ready = parallel_->reduceGradients(*graph_, losses_[set].range(), s); // waits for the backward
+  const Clock::time_point exchanged = Clock::now();
   double fbMs = 0;
   if (timed) {
     graph_->flush();
@@ -224,7 +227,7 @@ void Trainer::step() {
   const Clock::time_point t1 = Clock::now();
   const uint32_t slot = static_cast<uint32_t>(s % kRecordRing);
   const float lr = learningRate(s);
-  recordOptimizer(*graph_, set, slot, scale, lr);
+  recordOptimizer(*graph_, set, slot, scale, lr, parallel_ && !parallel_->alike());
   if (timed) {
     graph_->flush();
     phases_.optimizerMs = msSince(t1);
@@ -247,20 +250,23 @@ void Trainer::step() {
   lastStepEnd_ = now;
   pending_.push_back(p);
   step_ = s;
+  if (balancer_) balance(pending_.back(), begin, ready, exchanged);
 }
 
 void Trainer::recordForwardBackward(uint32_t set, float scale) {
-  const uint32_t B = localBatch_, T = cfg_.seqLen;
+  const uint32_t B = rows_.count, T = cfg_.seqLen;
   const VkDeviceSize mbBytes = 4ull * B * T;
-  // One segment per token buffer and loss scale: everything it names stays fixed, so it replays as is.
-  const std::string key = fmt::format("train.fwdbwd:set{}:scale{:08x}", set, std::bit_cast<uint32_t>(scale));
+  // One segment per token buffer, loss scale and share: everything it names stays fixed, so it replays as
+  // is. The gradient is weighted by this rank's part of the global batch: the ranks' sum is its mean.
+  const std::string key =
+      fmt::format("train.fwdbwd:set{}:scale{:08x}:rows{}", set, std::bit_cast<uint32_t>(scale), B);
+  const float gradScale = scale * static_cast<float>(B) / static_cast<float>(cfg_.gradAccum * cfg_.batch);
   const graph::StepRecording record = [&](ops::Executor& exec) {
     for (uint32_t mb = 0; mb < cfg_.gradAccum; ++mb) {
       arena_->reset(); // the previous micro-batch's temporaries are dead (the graph orders reuse)
       model_.forwardBackward(exec, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
-                             slice(losses_[set], 4ull * mb * lossStride_, 4),
-                             scale / static_cast<float>(cfg_.gradAccum * shard_.count)); // ranks sum
+                             slice(losses_[set], 4ull * mb * lossStride_, 4), gradScale);
     }
   };
   if (overlap_ && !parallel_->overlapPlanned()) { // every recording of the step has the same dispatches
@@ -302,7 +308,8 @@ PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::Ste
   return s;
 }
 
-void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr) {
+void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr,
+                              bool adoptRankZero) {
   // One sum of squares and one AdamW dispatch per parameter group (flat buffers; padding stays zero).
   const auto& groups = model_.parameterGroups();
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -325,6 +332,10 @@ void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, 
   c.beta1 = cfg_.beta1;
   c.beta2 = cfg_.beta2;
   ops::optimControl(exec, c);
+  if (adoptRankZero) { // unlike devices: every rank applies rank 0's norm, clip, skip and bias corrections
+    const vk::BufferRange shared[] = {c.control, c.records};
+    parallel_->adoptRankZero(*graph_, shared);
+  }
   for (const auto& g : groups) {
     ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, g.decay ? cfg_.weightDecay : 0.0f};
     ops::adamwCtrl(exec, g.data, g.m, g.v, g.grad, c.control, g.elements, h);
@@ -357,6 +368,7 @@ void Trainer::readRecord(Pending& p) {
   r.elapsedS = p.elapsedS;
   r.stats = p.stats;
   if (auto it = valLoss_.find(p.step); it != valLoss_.end()) r.valLoss = it->second;
+  r.ranks = p.ranks;
   records_.push_back(r);
   if (metrics_) metrics_->add(r.toJson());
   if (hooks_ && hooks_->onStep) hooks_->onStep(r);
@@ -401,12 +413,12 @@ void Trainer::drain() {
 // Evaluation, timing, outputs, checkpoints.
 // ---------------------------------------------------------------------------------------------------------
 void Trainer::recordEval(uint32_t index) {
-  const uint32_t B = localBatch_, T = cfg_.seqLen;
+  const uint32_t B = rows_.count, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   if (!evalUploaded_) {
     std::vector<int32_t> tok, tgt;
     for (uint32_t i = 0; i < std::max(cfg_.evalBatches, 1u); ++i) {
-      data_.valBatch(i, B, tok, tgt, shard_);
+      data_.valBatch(i, B, tok, tgt, shard());
       graph_->upload(evalTokens_, bytesOf(tok), i * bytes);
       graph_->upload(evalTargets_, bytesOf(tgt), i * bytes);
     }
@@ -427,7 +439,7 @@ float Trainer::evaluate() {
     recordEval(i);
   std::vector<float> losses(size_t(n) * lossStride_);
   graph_->download(evalLosses_, std::as_writable_bytes(std::span<float>(losses)));
-  if (parallel_) parallel_->comm().allreduceMean(losses, "averaging validation losses");
+  if (parallel_) parallel_->sumWeighted(losses, "averaging validation losses");
   double sum = 0;
   for (uint32_t i = 0; i < n; ++i)
     sum += losses[size_t(i) * lossStride_];
@@ -562,8 +574,9 @@ void Trainer::train(const TrainHooks& hooks) {
     parallel_->broadcastState(*graph_);
     parallel_->checkIdentical(*graph_, step_);
   }
-  while (step_ < cfg_.steps) {
+  while (step_ < cfg_.steps && !leftOut_) {
     step();
+    if (leftOut_) break; // this rank costs the job more than it adds: the others go on without it
     const uint64_t s = step_;
     if (parallel_ && ((checkEvery_ > 0 && s % checkEvery_ == 0) || s == cfg_.steps))
       parallel_->checkIdentical(*graph_, s);

@@ -10,6 +10,7 @@
 //   mpirun -np 2 helios-train --preset tiny --batch 16   (data parallel: 8 rows per rank, rank 0 reports)
 #include "data_commands.hpp"
 #include "engine/dist/communicator.hpp"
+#include "engine/dist/shares.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/device_tuning.hpp"
@@ -23,10 +24,12 @@
 #include "engine/train/token_shard.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/tuning/values.hpp"
+#include "engine/vk/device_select.hpp"
 #include "engine/vk/error.hpp"
 #include "export.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
+#include "rank_options.hpp"
 #include "sample_command.hpp"
 #include "startup_clock.hpp"
 #include "tools/cli_checks.hpp"
@@ -98,8 +101,46 @@ std::string tuningLine(vk::Context& ctx, const train::TrainConfig& cfg, uint32_t
                      gemms, targets.gemms.size(), passes, 3 * targets.attention.size());
 }
 
+// Under mpirun: this rank's device and the ranks' shares, one line each, then how the gradients travel.
+void printDataParallel(const train::Trainer& trainer, const train_cli::Flags& f, dist::Communicator& comm,
+                       uint32_t batch) {
+  std::printf(
+      "  data parallel: %d ranks, shares %s of each micro-batch of %u (%s; MPI; gradients summed in %g "
+      "MiB buckets through %s, %s the backward, parameter hashes compared every %u steps)\n",
+      comm.size(), dist::describeRows(trainer.rowsPerRank()).c_str(), batch,
+      dist::shareModeName(trainer.shareMode()), f.bucketMb,
+      trainer.parallel() && trainer.parallel()->zeroCopy() ? "shared memory the GPUs read and write"
+      : f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory"
+                                                                      : "messages",
+      f.overlap == "on" ? "overlapped with" : "after", f.checkEvery);
+  for (size_t r = 0; r < trainer.rankDevices().size(); ++r)
+    std::printf("    rank %zu: %s, %u sequences\n", r, trainer.rankDevices()[r].c_str(),
+                trainer.rowsPerRank()[r]);
+}
+
+// The ranks' last measured window: device, rows, tokens/s and exchange wait each.
+void printRanks(const std::vector<train::StepRecord>& recs) {
+  for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
+    if (it->ranks.empty()) continue;
+    std::printf("ranks (measured up to step %llu):", static_cast<unsigned long long>(it->step));
+    for (const train::RankStats& r : it->ranks)
+      std::printf(" | %d %s: %u sequences, %s tok/s, %.1f ms busy, %.1f ms exchange wait", r.rank,
+                  r.device.c_str(), r.rows, train_cli::formatRate(r.tokPerSec).c_str(), r.busyMs, r.waitMs);
+    std::printf("\n");
+    return;
+  }
+}
+
 int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator& comm) {
   train_cli::StartupClock startup;
+  // Data parallel: the shares and this rank's device and delay, refused before any work.
+  const dist::ShareSpec shares = f.share.empty() ? dist::ShareSpec{} : dist::parseShareSpec(f.share);
+  const std::string devices = f.device.empty() ? vk::deviceSelectorFromEnv() : f.device;
+  const std::string device = devices.empty()
+                                 ? devices
+                                 : train_cli::rankEntry(devices, comm.rank(), comm.size(),
+                                                        f.device.empty() ? "HELIOS_DEVICE" : "--device");
+  const double delayMsPerRow = train_cli::rankDelay(f.distDelay, comm.rank(), comm.size());
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
   nlohmann::json resumeState;
@@ -123,6 +164,16 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     train_cli::applyImportedArchitecture(app, f, imported->config, cfg);
   }
   cfg.validate();
+  dist::initialRows(shares, shares.mode.value_or(dist::ShareMode::Even), uint32_t(comm.size()), cfg.batch);
+  // The device: each rank its own (a selector several devices match is shared out by the local rank).
+  std::unique_ptr<vk::Context> ctx;
+  try {
+    ctx = vk::Context::create({.device = device, .slot = static_cast<uint32_t>(comm.localRank())});
+  } catch (const vk::NoDevice& e) {
+    if (devices.find(',') == std::string::npos) throw;
+    throw vk::NoDevice(fmt::format("this rank's entry '{}' of {}: {}", device, devices, e.what()));
+  }
+  startup.lap("device");
   const fs::path resumedRun = train::runOfCheckpoint(checkpoint); // RUN of RUN/checkpoints/step-N
   const fs::path out = !f.out.empty()        ? fs::path(f.out)
                        : !resumedRun.empty() ? resumedRun
@@ -168,9 +219,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   }
   startup.lap("data");
 
-  // Device and model. With several ranks, each takes a device by its rank on the host; rank 0 writes.
-  auto ctx = vk::Context::create({.device = f.device, .slot = static_cast<uint32_t>(comm.localRank())});
-  startup.lap("device");
+  // The model. With several ranks, rank 0 writes.
   // The presets' vocabularies are for bytes: a larger tokenizer's vocabulary replaces them unless given.
   if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0)
     cfg.gpt.vocab = 0;
@@ -184,8 +233,11 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     return 0;
   }
   if (!f.maxMemory.empty()) train_cli::fitMemory(*ctx, *model, cfg, f.maxMemory);
-  const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20)),
-                                 f.overlap == "on", f.overlapTrace};
+  train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20)),
+                           f.overlap == "on", f.overlapTrace};
+  parallel.shares = shares;
+  parallel.balance.exclude = f.slowRanks == "exclude";
+  parallel.delayMsPerRow = delayMsPerRow;
   train::Trainer trainer(*ctx, *model, cfg, *loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
   startup.lap("trainer");
@@ -215,15 +267,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   const auto& pre = trainer.precompiled();
   std::printf("  start-up %s (%u kernels compiled on %u threads in %.2f s)\n", startup.summary().c_str(),
               pre.pipelines, pre.threads, pre.wallMs / 1000);
-  if (comm.size() > 1)
-    std::printf(
-        "  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets through %s, %s "
-        "the backward, parameter hashes compared every %u steps)\n",
-        comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb,
-        trainer.parallel() && trainer.parallel()->zeroCopy() ? "shared memory the GPUs read and write"
-        : f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory"
-                                                                        : "messages",
-        f.overlap == "on" ? "overlapped with" : "after", f.checkEvery);
+  if (comm.size() > 1) printDataParallel(trainer, f, comm, cfg.batch);
   std::fflush(stdout);
 
   train_cli::Progress progress(trainer, cfg.steps, cfg.logEvery);
@@ -231,6 +275,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   hooks.onStep = [&](const train::StepRecord& r) { progress.onStep(r); };
   hooks.onEval = [&](uint64_t s, float v) { progress.onEval(s, v); };
   hooks.onCheckpoint = [&](uint64_t s, const fs::path& d) { progress.onCheckpoint(s, d.string()); };
+  hooks.onNote = [&](const std::string& line) { progress.onNote(line); };
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t firstStep = trainer.stepsDone();
   trainer.train(hooks);
@@ -265,6 +310,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   } else {
     std::printf("\n");
   }
+  printRanks(recs);
   const auto& ph = trainer.phases();
   if (ph.measuredAt)
     std::printf("phases (synchronised step %llu): forward %.2f ms, backward %.2f ms, optimizer %.2f ms\n",

@@ -80,6 +80,11 @@ void Progress::onCheckpoint(uint64_t step, const std::string& dir) {
   std::fputs(fmt::format("step {}: checkpoint saved to {}\n", step, dir).c_str(), stderr);
 }
 
+void Progress::onNote(const std::string& line) {
+  clear();
+  std::fputs((line + "\n").c_str(), stderr);
+}
+
 void Progress::finish() {
   if (open_) std::fputs("\n", stderr);
   open_ = false;
