@@ -204,15 +204,4 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   return state;
 }
 
-void loadWeights(vk::Context& ctx, Model& model, const SafeTensorsFile& weights, const fs::path& what) {
-  std::vector<std::pair<std::string, std::vector<uint64_t>>> expected;
-  for (auto& p : model.parameters())
-    expected.emplace_back(p.name, shapeOf(p));
-  checkTensors(weights, what, expected);
-  for (const auto& t : weights.tensors)
-    refuseNonFinite(t, what);
-  for (auto& p : model.parameters())
-    upload(ctx, p.data, weights.find(p.name)->data);
-}
-
 } // namespace helios::train
