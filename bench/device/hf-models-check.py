@@ -67,8 +67,15 @@ def run(cmd, log):
     return time.time() - t0
 
 
+def load_f32(directory):
+    try:  # transformers 5 (and 4.56+) name the argument dtype, earlier ones torch_dtype
+        return AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32)
+    except TypeError:
+        return AutoModelForCausalLM.from_pretrained(directory, torch_dtype=torch.float32)
+
+
 def torch_logits(directory, ids, device):
-    model = AutoModelForCausalLM.from_pretrained(directory, dtype=torch.float32).to(device).eval()
+    model = load_f32(directory).to(device).eval()
     with torch.no_grad():
         out = [model(torch.from_numpy(row[None].astype(np.int64)).to(device)).logits[0].double().cpu().numpy()
                for row in ids]
@@ -92,8 +99,9 @@ def check_model(name, args, ids_path, ids, device):
     shutil.rmtree(root, ignore_errors=True)
     os.makedirs(root)
     torch.manual_seed(0)
+    torch.set_default_dtype(torch.float32)
     with torch.device(device):
-        model = AutoModelForCausalLM.from_config(cls(**values), dtype=torch.float32)
+        model = AutoModelForCausalLM.from_config(cls(**values))
     f32, bf16 = os.path.join(root, "f32"), os.path.join(root, "bf16")
     model.save_pretrained(f32, max_shard_size="1GB")  # sharded for the 1B model
     model.to(torch.bfloat16).save_pretrained(bf16)

@@ -81,6 +81,12 @@ TEST_CASE("helios-train logits --init-from: a Hugging Face directory's logits ma
   CHECK(bad.exitCode != 0);
   CHECK_THAT(bad.output, ContainsSubstring("id 300 at position 4 is outside the vocabulary [0, 257)"));
   CHECK_FALSE(fs::exists(root / "bad-out.npy"));
+  const auto fp8 =
+      heliosTrain(fmt::format("logits --init-from {} --tokens {} --out {} --precision fp8", dir.string(),
+                              (root / "ids.npy").string(), (root / "bad-out.npy").string()));
+  CHECK(fp8.exitCode != 0);
+  CHECK_THAT(fp8.output, ContainsSubstring("precision 'fp8'"));
+  CHECK_FALSE(fs::exists(root / "bad-out.npy"));
 }
 
 TEST_CASE("helios-train sample --init-from: greedy tokens are the reference's greedy tokens",

@@ -2,6 +2,7 @@
 
 #include "engine/graph/graph_executor.hpp"
 #include "engine/io/npy.hpp"
+#include "engine/train/config.hpp"
 #include "engine/vk/context.hpp"
 
 #include <cstdio>
@@ -14,8 +15,9 @@ CLI::App* addLogitsCommand(CLI::App& app, LogitsFlags& f) {
   addModelSourceOptions(*cmd, f.source);
   cmd->add_option("--tokens", f.tokens, "int32 .npy of token ids, [T] or [B, T]")->required();
   cmd->add_option("--out", f.out, "float32 .npy written: [T, vocab] or [B, T, vocab]")->required();
-  cmd->add_option("--precision", f.precision, "f32 (default) or mixed (f16 GEMM inputs)")
-      ->check(CLI::IsMember({"f32", "mixed"}));
+  cmd->add_option("--precision", f.precision,
+                  "How the forward computes: f32 (default) or mixed (f16 GEMM inputs); any precision the "
+                  "training config takes");
   cmd->add_option("--device", f.device, "Device index or name substring");
   return cmd;
 }
@@ -56,6 +58,8 @@ int runLogits(const LogitsFlags& f) {
   const uint32_t vocab = source.architecture.at("vocab").get<uint32_t>();
   const Ids ids = readIds(f.tokens, vocab, source.architecture.at("context").get<uint32_t>());
   const std::string precision = f.precision.empty() ? "f32" : f.precision;
+  model::GptConfig named; // the training config's parser names the precisions there are, before any work
+  train::fromJson(nlohmann::json{{"precision", precision}}, named);
   auto ctx = vk::Context::create({.device = f.device});
   auto model = loadModel(*ctx, source, precision);
   const uint32_t T = ids.T;
