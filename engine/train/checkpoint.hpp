@@ -49,9 +49,4 @@ Tokenizer loadCheckpointTokenizer(const std::filesystem::path& dir);
 nlohmann::json loadCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model,
                               bool withOptimizer);
 
-// Uploads `weights` (every parameter of `model` by name, shapes checked, nothing else) into the model: an
-// import's tensors (hf_gpt2.hpp). `what` names the source in errors.
-void loadWeights(vk::Context& ctx, Model& model, const SafeTensorsFile& weights,
-                 const std::filesystem::path& what);
-
 } // namespace helios::train

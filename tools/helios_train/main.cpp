@@ -3,7 +3,8 @@
 //   helios-train --resume runs/tiny --steps 600
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
 //   helios-train export --format hf --run runs/tiny --out hf/tiny --dtype f16
-//   helios-train --init-from hf/tiny --steps 100 --out runs/finetune
+//   helios-train --init-from hf/tiny --steps 100 --out runs/finetune     (GPT-2, Llama, Qwen2, Mistral)
+//   helios-train logits --init-from hf/tiny --tokens ids.npy --out logits.npy
 //   helios-train tokenizer --data texts/ --vocab 8192 --out tok.model
 //   helios-train prepare --data texts/ --tokenizer tok.model --out shards/
 //   helios-train --data-dir shards/ --steps 1000 --out runs/shards
@@ -18,7 +19,7 @@
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
-#include "engine/train/hf_gpt2.hpp"
+#include "engine/train/hf/import.hpp"
 #include "engine/train/model_config.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/token_shard.hpp"
@@ -27,6 +28,7 @@
 #include "engine/vk/device_select.hpp"
 #include "engine/vk/error.hpp"
 #include "export.hpp"
+#include "logits_command.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
 #include "rank_options.hpp"
@@ -157,10 +159,10 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     train::fromJson(j, cfg);
   }
   train_cli::applyFlags(app, f, cfg);
-  std::optional<train::HfImport> imported;
+  std::optional<train::hf::Import> imported;
   if (!f.initFrom.empty()) {
     if (!f.resume.empty()) throw std::invalid_argument("--init-from and --resume exclude each other");
-    imported = train::importHf(f.initFrom);
+    imported = train::hf::openImport(f.initFrom);
     train_cli::applyImportedArchitecture(app, f, imported->config, cfg);
   }
   cfg.validate();
@@ -196,15 +198,16 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     const std::string text = train::readCorpus(cfg.data);
     if (comm.rank() == 0) io::requireWritableDirectory(out);
     dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
-    const bool importedTokenizer = imported && !imported->tokenizer.is_null() && !app.count("--tokenizer");
+    std::optional<train::Tokenizer> importedTokenizer;
+    if (imported && !app.count("--tokenizer")) importedTokenizer = train::hf::importTokenizer(*imported);
     tokOpt = !resumeState.is_null() ? train::loadCheckpointTokenizer(checkpoint)
-             : importedTokenizer    ? train::Tokenizer::fromJson(imported->tokenizer)
+             : importedTokenizer    ? *importedTokenizer
                                     : train::Tokenizer::make(cfg.tokenizer, text);
     if (imported && !importedTokenizer)
       std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", f.initFrom.c_str(),
                   tokOpt->kindName(), tokOpt->vocab(),
-                  imported->tokenizer.is_null() ? "the directory carries no Helios tokenizer"
-                                                : "--tokenizer overrides the one it carries");
+                  app.count("--tokenizer") ? "--tokenizer overrides the directory's"
+                                           : "the directory holds no tokenizer Helios reads");
     std::vector<int32_t> ids = tokOpt->encode(text);
     info = {dataPath, train::fnv1a64(text), ids.size(), tokOpt->toJson(), tokOpt->files()};
     loader = std::make_unique<train::DataLoader>(std::move(ids), cfg.seqLen, cfg.seed);
@@ -221,12 +224,13 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
 
   // The model. With several ranks, rank 0 writes.
   // The presets' vocabularies are for bytes: a larger tokenizer's vocabulary replaces them unless given.
-  if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0)
+  if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0 &&
+      !imported)
     cfg.gpt.vocab = 0;
   if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
   const nlohmann::json arch = train::modelConfigJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
-  if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
+  if (imported) train::hf::loadImport(*ctx, *model, *imported);
   startup.lap("model");
   if (f.planOnly) {
     train_cli::printStepMemory(*ctx, *model, cfg);
@@ -361,6 +365,8 @@ int main(int argc, char** argv) {
 
   train_cli::ExportFlags ef;
   auto* exportCmd = train_cli::addExportCommand(app, ef);
+  train_cli::LogitsFlags lf;
+  auto* logitsCmd = train_cli::addLogitsCommand(app, lf);
   train_cli::DataCommands dc;
   train_cli::addDataCommands(app, dc);
 
@@ -380,6 +386,7 @@ int main(int argc, char** argv) {
   try {
     if (!tuningPath.empty()) ops::setTuningFile(tuningPath);
     if (exportCmd->parsed()) return train_cli::runExport(ef);
+    if (logitsCmd->parsed()) return train_cli::runLogits(lf);
     if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
     if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);
     if (sample->parsed()) return train_cli::runSample(sf);

@@ -1,5 +1,8 @@
 #pragma once
-// helios-train sample: text from a checkpoint (KV cache by default, top-k / top-p, stop at end-of-text).
+// helios-train sample: text from a checkpoint or a Hugging Face directory (KV cache by default, top-k /
+// top-p, stop at end-of-text).
+#include "model_source.hpp"
+
 #include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
@@ -7,7 +10,8 @@
 namespace helios::train_cli {
 
 struct SampleFlags {
-  std::string resume, prompt, device;
+  ModelSourceFlags source;
+  std::string prompt, device, idsOut;
   uint32_t tokens = 200, topK = 0;
   float temperature = 0.8f, topP = 1.0f;
   uint64_t seed = 1;

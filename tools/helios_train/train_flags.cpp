@@ -24,8 +24,10 @@ void addTrainOptions(CLI::App& app, Flags& f) {
       "directory RUN/checkpoints/step-N");
   app.add_option(
       "--init-from", f.initFrom,
-      "Start from a Hugging Face GPT-2 directory (config.json + model.safetensors, e.g. one written "
-      "by helios-train export) to fine-tune; its architecture replaces the preset's");
+      "Start from a Hugging Face model directory to fine-tune: GPT2LMHeadModel, LlamaForCausalLM (Llama 2, "
+      "3.x, SmolLM2), Qwen2ForCausalLM or MistralForCausalLM (config.json + model.safetensors or sharded "
+      "safetensors with model.safetensors.index.json; F32, F16 or BF16), e.g. one written by helios-train "
+      "export; its architecture replaces the preset's and its tokenizer files are used");
   app.add_option(
       "--device", f.device,
       "Device index or name substring (default: $HELIOS_DEVICE, else the best). Under mpirun one for "
@@ -220,14 +222,7 @@ void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model:
   check("--heads", f.heads, hf.heads);
   check("--vocab", f.vocab, hf.vocab);
   check("--context", f.context, hf.context);
-  for (auto field : {&model::GptConfig::vocab, &model::GptConfig::context, &model::GptConfig::layers,
-                     &model::GptConfig::dim, &model::GptConfig::heads, &model::GptConfig::kvHeads,
-                     &model::GptConfig::mlpMult})
-    c.gpt.*field = hf.*field;
-  c.gpt.normEps = hf.normEps;
-  c.gpt.norm = hf.norm;
-  c.gpt.mlp = hf.mlp;
-  c.gpt.rope = hf.rope;
+  c.gpt = model::withArchitectureOf(c.gpt, hf);
 }
 
 } // namespace helios::train_cli
