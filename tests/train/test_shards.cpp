@@ -128,10 +128,10 @@ TEST_CASE("shards: prepare's blocks give a Hugging Face tokenizer's ids for whol
   fs::create_directories(dir / "docs");
   std::vector<fs::path> docs;
   std::uniform_int_distribution<int> len(0, 30), ch(33, 126), gap(1, 3);
-  std::vector<uint32_t> want;
-  for (int d = 0; d < 3; ++d) {
+  std::vector<uint32_t> want[2]; // even documents train, odd ones validation, each whole
+  for (int d = 0; d < 6; ++d) {
     std::string text;
-    for (int l = 0; l < 40; ++l) {
+    for (int l = 0; l < 60; ++l) {
       for (int c = len(test::rng()); c > 0; --c)
         text += static_cast<char>(ch(test::rng()));
       text += std::string(static_cast<size_t>(gap(test::rng())), '\n');
@@ -139,14 +139,16 @@ TEST_CASE("shards: prepare's blocks give a Hugging Face tokenizer's ids for whol
     docs.push_back(dir / "docs" / fmt::format("doc{}.txt", d));
     spit(docs.back(), text);
     for (int32_t id : tok.encode(text))
-      want.push_back(static_cast<uint32_t>(id));
-    want.push_back(static_cast<uint32_t>(*tok.endOfText()));
+      want[d % 2].push_back(static_cast<uint32_t>(id));
+    want[d % 2].push_back(static_cast<uint32_t>(*tok.endOfText()));
   }
   train::PrepareOptions o;
-  o.valEvery = 1000; // every document in train, whole
-  o.blockBytes = 64;
+  o.valEvery = 2;
+  o.blockBytes = 32; // about a hundred cuts: the old cut split a run of newlines in most documents
   train::prepareShards(tok, docs, o, dir / "out");
-  CHECK(splitTokens(train::openShardSet(dir / "out")->train) == want);
+  const auto set = train::openShardSet(dir / "out");
+  CHECK(splitTokens(set->train) == want[0]);
+  CHECK(splitTokens(set->val) == want[1]);
 }
 
 TEST_CASE("shards: prepare splits every document into a training head and a validation tail",
