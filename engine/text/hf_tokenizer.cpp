@@ -50,8 +50,8 @@ std::vector<int32_t> HfTokenizer::encode(std::string_view text) const {
       text, [&p](std::string_view s) { return p.normalizer.apply(s); },
       [&ids](int32_t id) { ids.push_back(id); },
       [&](std::string_view stretch, bool atStart) {
-        for (const hf::Piece& piece : p.preTokenizer.apply({std::string(stretch), atStart}))
-          p.model.tokenize(piece.text, ids);
+        p.preTokenizer.apply({std::string(stretch), atStart},
+                             [&](hf::Piece piece) { p.model.tokenize(piece.text, ids); });
       });
   return ids;
 }

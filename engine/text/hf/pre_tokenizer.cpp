@@ -19,16 +19,21 @@ const Regex& gpt2Regex() {
   return r;
 }
 
-// The matches of a pattern as a covering list.
+// The matches of a pattern and the stretches between them, in order, to `each` (span, is a match).
+void forEachMarked(std::string_view text, const Regex& r, bool invert,
+                   const std::function<void(Marked)>& each) {
+  size_t prev = 0;
+  r.forEach(text, [&](Span m) {
+    if (prev != m.begin) each({{prev, m.begin}, invert});
+    each({m, !invert});
+    prev = m.end;
+  });
+  if (prev != text.size()) each({{prev, text.size()}, invert});
+}
+
 std::vector<Marked> markRegex(std::string_view text, const Regex& r, bool invert) {
   std::vector<Marked> out;
-  size_t prev = 0;
-  for (const Span& m : r.find(text)) {
-    if (prev != m.begin) out.push_back({{prev, m.begin}, invert});
-    out.push_back({m, !invert});
-    prev = m.end;
-  }
-  if (prev != text.size()) out.push_back({{prev, text.size()}, invert});
+  forEachMarked(text, r, invert, [&out](Marked m) { out.push_back(m); });
   return out;
 }
 
@@ -85,10 +90,24 @@ std::vector<Marked> contiguous(const std::vector<Marked>& marked) {
   return acc;
 }
 
-void appendPieces(const Piece& piece, std::string_view text, const std::vector<Span>& spans,
-                  std::vector<Piece>& out) {
+using Emit = std::function<void(Piece)>;
+
+// Each span of `text` as a piece (the first keeps `atStart` where it starts the text).
+void emitPieces(bool atStart, std::string_view text, const std::vector<Span>& spans, const Emit& emit) {
   for (const Span& s : spans)
-    out.push_back({std::string(text.substr(s.begin, s.end - s.begin)), piece.atStart && s.begin == 0});
+    emit({std::string(text.substr(s.begin, s.end - s.begin)), atStart && s.begin == 0});
+}
+
+// A pattern's pieces under a behaviour; Isolated and Removed (each stretch on its own, matches kept or not)
+// go straight from the matches, without a list of the whole text's spans.
+void emitSplit(bool atStart, std::string_view text, const Regex& r, bool invert, SplitBehavior b,
+               const Emit& emit) {
+  if (b != SplitBehavior::Isolated && b != SplitBehavior::Removed)
+    return emitPieces(atStart, text, cutSpans(markRegex(text, r, invert), b), emit);
+  forEachMarked(text, r, invert, [&](Marked m) {
+    if (m.span.end > m.span.begin && !(b == SplitBehavior::Removed && m.match))
+      emit({std::string(text.substr(m.span.begin, m.span.end - m.span.begin)), atStart && m.span.begin == 0});
+  });
 }
 
 std::string byteLevelSpelling(std::string_view text) {
@@ -190,58 +209,50 @@ void PreTokenizer::add(const nlohmann::json& j, const Field& at) {
   steps_.push_back(std::move(s));
 }
 
-void PreTokenizer::run(const Step& s, const Piece& piece, std::vector<Piece>& out) {
+void PreTokenizer::run(const Step& s, const Piece& piece, const Emit& emit) {
   switch (s.kind) {
   case Kind::Split:
-    appendPieces(piece, piece.text, cutSpans(markRegex(piece.text, *s.pattern, s.invert), s.behavior), out);
+    emitSplit(piece.atStart, piece.text, *s.pattern, s.invert, s.behavior, emit);
     return;
   case Kind::Digits:
-    appendPieces(piece, piece.text,
-                 cutSpans(markChars(piece.text, isNumber),
-                          s.flag ? SplitBehavior::Isolated : SplitBehavior::Contiguous),
-                 out);
+    emitPieces(piece.atStart, piece.text,
+               cutSpans(markChars(piece.text, isNumber),
+                        s.flag ? SplitBehavior::Isolated : SplitBehavior::Contiguous),
+               emit);
     return;
   case Kind::ByteLevel: {
-    Piece p = piece;
-    if (s.flag && !p.text.starts_with(' ')) p.text.insert(0, 1, ' ');
-    std::vector<Piece> parts;
+    const bool prefix = s.flag && !piece.text.starts_with(' ');
+    const std::string text = prefix ? " " + piece.text : piece.text;
+    const auto spell = [&emit](Piece part) { emit({byteLevelSpelling(part.text), part.atStart}); };
     if (s.useRegex)
-      appendPieces(p, p.text, cutSpans(markRegex(p.text, gpt2Regex(), false), SplitBehavior::Isolated),
-                   parts);
+      emitSplit(piece.atStart, text, gpt2Regex(), false, SplitBehavior::Isolated, spell);
     else
-      parts.push_back(std::move(p));
-    for (Piece& part : parts)
-      out.push_back({byteLevelSpelling(part.text), part.atStart});
+      spell({text, piece.atStart});
     return;
   }
   case Kind::Metaspace: {
     Piece p{spacesReplaced(piece.text, s.replacement), piece.atStart};
     const bool prepend = s.prepend == Prepend::Always || (s.prepend == Prepend::First && p.atStart);
     if (prepend && !p.text.starts_with(s.replacement)) p.text.insert(0, s.replacement);
-    if (!s.flag) {
-      out.push_back(std::move(p));
-      return;
-    }
+    if (!s.flag) return emit(std::move(p));
     const uint32_t r = decodeUtf8(s.replacement, 0).value;
-    appendPieces(
-        p, p.text,
+    emitPieces(
+        p.atStart, p.text,
         cutSpans(markChars(p.text, [r](uint32_t cp) { return cp == r; }), SplitBehavior::MergedWithNext),
-        out);
+        emit);
     return;
   }
   }
 }
 
-std::vector<Piece> PreTokenizer::apply(Piece piece) const {
-  std::vector<Piece> pieces;
-  if (!piece.text.empty()) pieces.push_back(std::move(piece));
-  for (const Step& s : steps_) {
-    std::vector<Piece> next;
-    for (const Piece& p : pieces)
-      run(s, p, next);
-    pieces = std::move(next);
-  }
-  return pieces;
+// Step `k` on `piece`, each of its pieces through the steps after it, the last ones to `each`.
+void PreTokenizer::runFrom(size_t k, Piece piece, const Emit& each) const {
+  if (k == steps_.size()) return each(std::move(piece));
+  run(steps_[k], piece, [&](Piece next) { runFrom(k + 1, std::move(next), each); });
+}
+
+void PreTokenizer::apply(Piece piece, const std::function<void(Piece)>& each) const {
+  if (!piece.text.empty()) runFrom(0, std::move(piece), each);
 }
 
 } // namespace helios::text::hf

@@ -7,6 +7,7 @@
 #include "engine/text/hf/json_field.hpp"
 #include "engine/text/hf/regex.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,7 +35,8 @@ public:
   PreTokenizer() = default; // none: each piece whole
   static PreTokenizer fromJson(const nlohmann::json& j, const Field& at);
 
-  std::vector<Piece> apply(Piece piece) const;
+  // Calls `each` with every piece `piece` is cut into, in order (pieces are never empty).
+  void apply(Piece piece, const std::function<void(Piece)>& each) const;
 
 private:
   enum class Kind { Split, ByteLevel, Digits, Metaspace };
@@ -50,7 +52,8 @@ private:
     Prepend prepend = Prepend::Always; // Metaspace
   };
   void add(const nlohmann::json& j, const Field& at);
-  static void run(const Step& step, const Piece& piece, std::vector<Piece>& out);
+  static void run(const Step& step, const Piece& piece, const std::function<void(Piece)>& emit);
+  void runFrom(size_t k, Piece piece, const std::function<void(Piece)>& each) const;
   std::vector<Step> steps_;
 };
 

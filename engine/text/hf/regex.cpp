@@ -168,6 +168,11 @@ size_t utf8Length(uint8_t lead) {
 
 std::vector<Span> Regex::find(std::string_view text) const {
   std::vector<Span> spans;
+  forEach(text, [&spans](Span m) { spans.push_back(m); });
+  return spans;
+}
+
+void Regex::forEach(std::string_view text, const std::function<void(Span)>& each) const {
   MatchData md(code_->code);
   const auto* subject = reinterpret_cast<PCRE2_SPTR>(text.data());
   size_t lastEnd = 0;
@@ -194,9 +199,8 @@ std::vector<Span> Regex::find(std::string_view text) const {
     lastEnd = m.end;
     lastMatchEnd = m.end;
     matched = true;
-    spans.push_back(m);
+    each(m);
   }
-  return spans;
 }
 
 } // namespace helios::text::hf

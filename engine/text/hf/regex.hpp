@@ -5,6 +5,7 @@
 // then enumerated as the onig crate's find_iter does (an empty match right where the previous match ended
 // is skipped by one character).
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -24,7 +25,8 @@ public:
   // A literal string (tokenizer.json's {"String": ...}); must not be empty.
   static Regex literal(std::string_view text);
 
-  // Every match in `text`, which must be valid UTF-8 (the callers check the input once).
+  // Every match in `text`, which must be valid UTF-8 (the callers check the input once), to `each` in order.
+  void forEach(std::string_view text, const std::function<void(Span)>& each) const;
   std::vector<Span> find(std::string_view text) const;
   const std::string& pattern() const { return source_; }
 
