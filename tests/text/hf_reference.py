@@ -453,10 +453,13 @@ def make_tokenizer(name, corpus):
         chars = collections.Counter(c for w, n in words.items() for c in w for _ in range(n))
         alphabet += [c for c, n in sorted(chars.items(), key=lambda kv: (-kv[1], kv[0])) if n > 1][:150]
         words = collections.Counter({w: n for w, n in words.items() if all(c in alphabet for c in w)})
-    vocab, merges = train(words, alphabet, MERGES, prefix, suffix)
-    # Entries the merges never build: with ignore_merges a piece equal to one is that token.
-    for w, _ in words.most_common(90)[::3]:
-        if len(w) > 2:
+    n_merges = MERGES
+    vocab, merges = train(words, alphabet, n_merges, prefix, suffix)
+    # Entries the merges do not build for these pieces: with ignore_merges such a piece is that one token, without
+    # it the merges' several.
+    merged = Bpe({"vocab": vocab, "merges": merges, "continuing_subword_prefix": prefix, "end_of_word_suffix": suffix})
+    for w, _ in words.most_common(400):
+        if len(w) > 2 and len(merged(w)) > 1 and len(vocab) < len(alphabet) + n_merges + 40:
             vocab.setdefault(w, len(vocab))
     model = dict({"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": None,
                   "end_of_word_suffix": None, "fuse_unk": False, "byte_fallback": False, "ignore_merges": False,

@@ -258,5 +258,14 @@ TEST_CASE("hf tokenizer: the same ids as the reference on random strings and the
       }
     if (!byteLevel(config)) CHECK(fallbackOrUnk > 100); // characters outside the vocabulary were met
   }
+  // The vocabularies hold pieces the merges split: ignore_merges must change some ids (the flag is
+  // exercised).
+  nlohmann::json plain, ignoring;
+  std::ifstream(dir / "gpt2" / "ids.json") >> plain;
+  std::ifstream(dir / "gpt2-ignore-merges" / "ids.json") >> ignoring;
+  size_t differ = 0;
+  for (size_t i = 0; i < strings.size(); ++i)
+    differ += strings[i].find("hello world") == std::string::npos && plain[i] != ignoring[i];
+  CHECK(differ > 0);
   fs::remove_all(dir);
 }
