@@ -7,6 +7,7 @@
 //   helios-train logits --init-from hf/tiny --tokens ids.npy --out logits.npy
 //   helios-train tokenizer --data texts/ --vocab 8192 --out tok.model
 //   helios-train prepare --data texts/ --tokenizer tok.model --out shards/
+//   helios-train tokenize --tokenizer hf/Qwen2.5-0.5B --text "Hello"   (ids; --jsonl, --decode, --info)
 //   helios-train --data-dir shards/ --steps 1000 --out runs/shards
 //   mpirun -np 2 helios-train --preset tiny --batch 16   (data parallel: 8 rows per rank, rank 0 reports)
 #include "data_commands.hpp"
@@ -34,6 +35,7 @@
 #include "rank_options.hpp"
 #include "sample_command.hpp"
 #include "startup_clock.hpp"
+#include "tokenize_command.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_tune/tune.hpp"
 #include "train_flags.hpp"
@@ -217,7 +219,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     if (!tok.endOfText())
       throw std::invalid_argument(std::string("--pack: the ") + tok.kindName() +
                                   " tokenizer has no end-of-text token to split documents at (prepare token "
-                                  "shards with a SentencePiece or GPT-2 tokenizer)");
+                                  "shards with a SentencePiece, GPT-2 or Hugging Face tokenizer)");
     cfg.gpt.endOfText = static_cast<uint32_t>(*tok.endOfText());
   }
   startup.lap("data");
@@ -369,6 +371,8 @@ int main(int argc, char** argv) {
   auto* logitsCmd = train_cli::addLogitsCommand(app, lf);
   train_cli::DataCommands dc;
   train_cli::addDataCommands(app, dc);
+  train_cli::TokenizeFlags tf;
+  auto* tokenizeCmd = train_cli::addTokenizeCommand(app, tf);
 
   CLI11_PARSE(app, argc, argv);
   std::unique_ptr<dist::Communicator> comm;
@@ -389,6 +393,7 @@ int main(int argc, char** argv) {
     if (logitsCmd->parsed()) return train_cli::runLogits(lf);
     if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
     if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);
+    if (tokenizeCmd->parsed()) return train_cli::runTokenize(tf);
     if (sample->parsed()) return train_cli::runSample(sf);
     comm = dist::connect({.timeoutS = f.distTimeout, .sharedMemory = f.distExchange == "shared"});
     return runTrain(app, f, *comm);
