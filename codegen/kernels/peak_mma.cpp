@@ -4,7 +4,7 @@
 //          from the operand buffer; rows x cols accumulators = 0
 //   loop:  `iterations` times: every accumulator (r, c) += A_r B_c, the grid unrolled in the loop body, so
 //          the body holds rows*cols independent MulAdds and touches no memory
-//   store: every accumulator to the unit's region of `out`
+//   store: the sum of the unit's accumulators to its M x N region of `out`
 //
 // The accumulators depend on the loop's trip count, which is a push constant, so no compiler can fold the
 // loop away; A and B are the same for every unit (a few KiB, read once).
@@ -145,11 +145,10 @@ private:
   void store(FunctionBuilder& f) {
     Value unit = f.workgroupId(0);
     if (!p_.workgroupScope) unit = f.iadd(f.imul(unit, f.u32(p_.subgroups)), f.builtin(BuiltIn::SubgroupId));
-    const uint32_t tile = p_.M * p_.N;
-    const Value base = f.imul(unit, f.u32(p_.accumulators() * tile));
-    for (uint32_t i = 0; i < p_.accumulators(); ++i)
-      f.coopStore(f.at(out_, f.iadd(base, f.u32(i * tile))), f.load(acc_[i]), f.u32(p_.N),
-                  CoopLayout::RowMajorKHR);
+    Value sum = f.load(acc_[0]);
+    for (size_t i = 1; i < acc_.size(); ++i)
+      sum = f.add(sum, f.load(acc_[i]));
+    f.coopStore(f.at(out_, f.imul(unit, f.u32(p_.M * p_.N))), sum, f.u32(p_.N), CoopLayout::RowMajorKHR);
   }
 
   const PeakMmaParams& p_;

@@ -7,11 +7,15 @@
 //
 // Bindings: 0 operands (read): `rows` A matrices (M x K, row-major, M*K components each), then `cols` B
 //             matrices (K x N, row-major); f16 components as halves, 8-bit ones packed four to a uint32.
-//           1 out (write): per unit (a subgroup, or the workgroup at workgroup scope) rows*cols accumulators,
-//             accumulator r*cols + c of unit u at (u*rows*cols + r*cols + c)*M*N, row-major, in C's type.
+//           1 out (write): per unit (a subgroup, or the workgroup at workgroup scope) the sum of its
+//           rows*cols
+//             accumulators, M x N row-major at u*M*N, in C's type (one matrix: the store stays a negligible
+//             part of a call, and every accumulator still reaches memory, so none of the loop can be
+//             dropped).
 // Push constants: uint32 iterations.
 // Grid: any number of workgroups along x.
-// Result: accumulator (r, c) = the sum, `iterations` times over, of A_r B_c, rounded as C's type rounds it.
+// Result: out = the sum over r, c of accumulator (r, c), which holds A_r B_c added `iterations` times,
+// rounded as C's type rounds it.
 #include <cstdint>
 #include <optional>
 #include <string>

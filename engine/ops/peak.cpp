@@ -1,5 +1,6 @@
 #include "engine/ops/peak.hpp"
 
+#include <cmath>
 #include <stdexcept>
 #include <string>
 
@@ -20,7 +21,7 @@ uint64_t peakMmaOperandBytes(const codegen::PeakMmaParams& p) {
 }
 
 uint64_t peakMmaOutBytesPerWorkgroup(const codegen::PeakMmaParams& p) {
-  return uint64_t(p.unitsPerWorkgroup()) * p.accumulators() * p.M * p.N * codegen::mmaTypeBytes(p.c);
+  return uint64_t(p.unitsPerWorkgroup()) * p.M * p.N * codegen::mmaTypeBytes(p.c);
 }
 
 void peakMma(Executor& exec, const vk::BufferRange& operands, const vk::BufferRange& out,
@@ -34,24 +35,24 @@ void peakMma(Executor& exec, const vk::BufferRange& operands, const vk::BufferRa
 }
 
 std::vector<double> peakMmaExpected(const codegen::PeakMmaParams& p, std::span<const double> operands,
-                                    uint32_t iterations) {
+                                    uint32_t iterations, std::vector<double>* magnitude) {
   const size_t aSize = size_t(p.M) * p.K, bSize = size_t(p.K) * p.N;
   if (operands.size() < p.rows * aSize + p.cols * bSize)
     throw std::invalid_argument("peakMmaExpected: too few operand values");
-  std::vector<double> out(size_t(p.accumulators()) * p.M * p.N);
+  std::vector<double> out(size_t(p.M) * p.N, 0.0), abs(out.size(), 0.0);
   for (uint32_t r = 0; r < p.rows; ++r)
     for (uint32_t c = 0; c < p.cols; ++c) {
       const double* a = operands.data() + r * aSize;
       const double* b = operands.data() + p.rows * aSize + c * bSize;
-      double* acc = out.data() + size_t(r * p.cols + c) * p.M * p.N;
       for (uint32_t i = 0; i < p.M; ++i)
-        for (uint32_t j = 0; j < p.N; ++j) {
-          double dot = 0;
-          for (uint32_t k = 0; k < p.K; ++k)
-            dot += a[i * p.K + k] * b[k * p.N + j];
-          acc[i * p.N + j] = dot * iterations;
-        }
+        for (uint32_t j = 0; j < p.N; ++j)
+          for (uint32_t k = 0; k < p.K; ++k) {
+            const double prod = a[i * p.K + k] * b[k * p.N + j];
+            out[i * p.N + j] += prod * iterations;
+            abs[i * p.N + j] += std::abs(prod) * iterations;
+          }
     }
+  if (magnitude) *magnitude = std::move(abs);
   return out;
 }
 

@@ -12,7 +12,7 @@
 
 namespace helios::ops {
 
-// Bytes of the operand buffer (rows A then cols B matrices) and of one workgroup's accumulators in `out`.
+// Bytes of the operand buffer (rows A then cols B matrices) and of one workgroup's sums in `out`.
 uint64_t peakMmaOperandBytes(const codegen::PeakMmaParams& p);
 uint64_t peakMmaOutBytesPerWorkgroup(const codegen::PeakMmaParams& p);
 
@@ -21,10 +21,12 @@ uint64_t peakMmaOutBytesPerWorkgroup(const codegen::PeakMmaParams& p);
 void peakMma(Executor& exec, const vk::BufferRange& operands, const vk::BufferRange& out,
              const codegen::PeakMmaParams& p, uint32_t workgroups, uint32_t iterations);
 
-// One unit's accumulators after `iterations` trips (rows*cols matrices of M x N, row-major), from the
-// operands as numbers (rows A then cols B matrices, the layout of the operand buffer), summed in float64.
+// What one unit stores after `iterations` trips (M x N, row-major: the sum over its accumulators of
+// iterations x A_r B_c), from the operands as numbers (rows A then cols B matrices, the layout of the
+// operand buffer), in float64; `magnitude`, when given, receives the same sums of absolute products (what
+// the rounding of each addition scales with).
 std::vector<double> peakMmaExpected(const codegen::PeakMmaParams& p, std::span<const double> operands,
-                                    uint32_t iterations);
+                                    uint32_t iterations, std::vector<double>* magnitude = nullptr);
 
 // dst = src over `vectors` 16-byte vectors on `workgroups` workgroups (a grid-stride loop covers the rest).
 void peakCopy(Executor& exec, const vk::BufferRange& src, const vk::BufferRange& dst, uint32_t vectors,

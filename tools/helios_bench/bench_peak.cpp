@@ -74,34 +74,33 @@ struct MmaBuffers {
   uint32_t workgroups;
 };
 
-// The largest error of the first and the last unit's accumulators after kCheckIterations trips, relative to
-// the largest expected value; infinity for a non-finite component.
+// The largest error of the first and the last unit's sums after kCheckIterations trips, each relative to the
+// sum of its products' magnitudes (what each rounding scales with); infinity for a non-finite component.
 double checkMma(vk::Context& ctx, const PeakMmaParams& p, const Operands& ops, const MmaBuffers& b) {
   ops::ImmediateExecutor exec(ctx);
   ops::peakMma(exec, b.operands.range(), b.out.range(), p, b.workgroups, kCheckIterations);
   exec.flush();
-  const std::vector<double> expected = ops::peakMmaExpected(p, ops.values, kCheckIterations);
+  std::vector<double> magnitude;
+  const std::vector<double> expected = ops::peakMmaExpected(p, ops.values, kCheckIterations, &magnitude);
   const uint64_t unitBytes = ops::peakMmaOutBytesPerWorkgroup(p) / p.unitsPerWorkgroup();
   const uint64_t units = uint64_t(b.workgroups) * p.unitsPerWorkgroup();
-  double worst = 0, scale = 1e-30;
-  for (double e : expected)
-    scale = std::max(scale, std::abs(e));
+  double worst = 0;
   for (uint64_t unit : {uint64_t(0), units - 1}) {
     std::vector<std::byte> got(unitBytes);
     ctx.download(b.out, got, unit * unitBytes);
     for (size_t i = 0; i < expected.size(); ++i) {
-      const double v = component(got, p.c, i);
-      worst = std::max(worst, std::isfinite(v) ? std::abs(v - expected[i]) / scale : INFINITY);
+      const double v = component(got, p.c, i), err = std::abs(v - expected[i]);
+      worst = std::max(worst, std::isfinite(v) ? err / std::max(magnitude[i], 1e-30) : INFINITY);
     }
   }
   return worst;
 }
 
-// Integers add exactly; each of a float accumulator's K x iterations additions rounds once (twice the bound:
-// the largest expected value, which the errors are measured against, may sit below the sums' magnitudes).
+// Integers add exactly; a float sum rounds at most once per addition (K x iterations into each accumulator,
+// then one per accumulator summed), each time by at most the unit roundoff of the magnitudes summed so far.
 double tolerance(const PeakMmaParams& p) {
   if (codegen::mmaTypeIsInt(p.c)) return 0.0;
-  return 2.0 * p.K * kCheckIterations * (p.c == MmaType::F16 ? 0x1p-11 : 0x1p-24);
+  return double(p.K * kCheckIterations + p.accumulators()) * (p.c == MmaType::F16 ? 0x1p-11 : 0x1p-24);
 }
 
 // Trips per call so that one call lasts about targetMs, from one call at a few trips.
