@@ -148,6 +148,7 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   features_.shaderFloat16 = e12.shaderFloat16;
   features_.storageBuffer16BitAccess = e11.storageBuffer16BitAccess;
   features_.shaderInt64 = e2.features.shaderInt64;
+  features_.shaderInt8 = e12.shaderInt8;
   features_.subgroupSizeControl = e13.subgroupSizeControl;
   features_.computeFullSubgroups = e13.computeFullSubgroups;
   features_.timelineSemaphore = e12.timelineSemaphore;

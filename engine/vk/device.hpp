@@ -12,6 +12,7 @@ struct DeviceFeatures {
   bool shaderFloat16 = false;
   bool storageBuffer16BitAccess = false;
   bool shaderInt64 = false;
+  bool shaderInt8 = false; // 8-bit integer arithmetic (int8 cooperative matrices)
   bool subgroupSizeControl = false;
   bool computeFullSubgroups = false;
   bool timelineSemaphore = false;

@@ -15,13 +15,22 @@ namespace helios::bench {
 namespace {
 
 struct Shape {
-  uint32_t B, H, S, D;
+  uint32_t B, H, Hkv, S, D; // Hkv: key/value heads (grouped-query attention when fewer than H)
+  // The first row of query head `bh` (batch * H + head) and of the key/value head it reads.
+  size_t qBase(size_t bh) const { return bh * S; }
+  size_t kvBase(size_t bh) const { return (bh / H * Hkv + bh % H / (H / Hkv)) * S; }
 };
 
+// BxHxSxD, or BxHxHkvxSxD with Hkv key/value heads dividing H.
 Shape parseShape(const std::string& s) {
   Shape x{};
-  if (std::sscanf(s.c_str(), "%ux%ux%ux%u", &x.B, &x.H, &x.S, &x.D) != 4 || !x.B || !x.H || !x.S || !x.D)
-    throw std::invalid_argument("attention shape '" + s + "' is not BxHxSxD");
+  if (std::sscanf(s.c_str(), "%ux%ux%ux%ux%u", &x.B, &x.H, &x.Hkv, &x.S, &x.D) != 5) {
+    x.D = 0;
+    if (std::sscanf(s.c_str(), "%ux%ux%ux%u", &x.B, &x.H, &x.S, &x.D) != 4) x.D = 0;
+    x.Hkv = x.H;
+  }
+  if (!x.B || !x.H || !x.Hkv || !x.S || !x.D || x.H % x.Hkv)
+    throw std::invalid_argument("attention shape '" + s + "' is not BxHxSxD or BxHxHkvxSxD (Hkv dividing H)");
   return x;
 }
 
@@ -33,13 +42,13 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
   std::uniform_int_distribution<uint32_t> head(0, s.B * s.H - 1), row(0, s.S - 1);
   std::vector<double> p(s.S);
   for (int r = 0; r < rows; ++r) {
-    const size_t bh = head(gen), i = row(gen), base = bh * s.S;
+    const size_t bh = head(gen), i = row(gen), base = s.qBase(bh), kv = s.kvBase(bh);
     const size_t lim = causal ? i + 1 : s.S;
     double mx = -INFINITY, sum = 0;
     for (size_t j = 0; j < lim; ++j) {
       double d = 0;
       for (uint32_t c = 0; c < s.D; ++c)
-        d += double(q[(base + i) * s.D + c]) * k[(base + j) * s.D + c];
+        d += double(q[(base + i) * s.D + c]) * k[(kv + j) * s.D + c];
       mx = std::max(mx, p[j] = d * scale);
     }
     for (size_t j = 0; j < lim; ++j)
@@ -48,7 +57,7 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
     for (uint32_t c = 0; c < s.D; ++c) {
       double ref = 0;
       for (size_t j = 0; j < lim; ++j)
-        ref += p[j] / sum * v[(base + j) * s.D + c];
+        ref += p[j] / sum * v[(kv + j) * s.D + c];
       const float got = o[(base + i) * s.D + c];
       err = std::max(err, std::isfinite(got) ? std::abs(got - ref) : INFINITY);
       norm = std::max(norm, std::abs(ref));
@@ -107,7 +116,8 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     const bool recorded = at >= (passes - 1) * nShapes;
     const Shape s = parseShape(text);
     const size_t n = size_t(s.B) * s.H * s.S * s.D, nrows = size_t(s.B) * s.H * s.S;
-    auto q = random(n), k = random(n), v = random(n), dO = random(n);
+    const size_t nkv = size_t(s.B) * s.Hkv * s.S * s.D;
+    auto q = random(n), k = random(nkv), v = random(nkv), dO = random(n);
     // The coop kernels round q, k, v to f16 as they stage them: hand them values that already are, so the
     // spot check's float64 reference sees exactly what the kernel reads.
     if (coop)
@@ -129,17 +139,18 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     };
     auto bq = uploadQkv(q, "q"), bk = uploadQkv(k, "k"), bv = uploadQkv(v, "v"), bdO = upload(dO, "dO");
     auto o = ctx.buffer(n * 4, "o"), lse = ctx.buffer(nrows * 4, "lse"), dq = ctx.buffer(n * 4, "dQ"),
-         dk = ctx.buffer(n * 4, "dK"), dv = ctx.buffer(n * 4, "dV"), delta = ctx.buffer(nrows * 4, "delta");
+         dk = ctx.buffer(nkv * 4, "dK"), dv = ctx.buffer(nkv * 4, "dV"),
+         delta = ctx.buffer(nrows * 4, "delta");
     for (const std::string& mask : options.masks) {
       const bool causal = mask == "causal";
-      ops::AttentionShape shape{s.B, s.H, s.H, s.S, s.S, s.D, causal, float(1.0 / std::sqrt(double(s.D)))};
+      ops::AttentionShape shape{s.B, s.H, s.Hkv, s.S, s.S, s.D, causal, float(1.0 / std::sqrt(double(s.D)))};
       shape.kernel = coop ? ops::AttentionKernel::Coop : ops::AttentionKernel::Fallback;
       shape.halfQkv = halfQkv;
       const auto forward = [&](ops::Executor& e) {
         ops::attentionForward(e, bq.range(), bk.range(), bv.range(), o.range(), lse.range(), shape);
       };
       for (const std::string& mode : options.modes) {
-        nlohmann::json row = {{"B", s.B}, {"H", s.H},         {"S", s.S},
+        nlohmann::json row = {{"B", s.B}, {"H", s.H},         {"Hkv", s.Hkv}, {"S", s.S},
                               {"D", s.D}, {"causal", causal}, {"mode", mode}};
         try {
           const double us = timeMedianUs(ctx, common, [&](ops::Executor& e) {
@@ -172,7 +183,7 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     for (const std::string& text : options.shapes)
       for (const std::string& mask : options.masks) {
         const Shape s = parseShape(text);
-        ops::AttentionShape shape{s.B, s.H, s.H, s.S, s.S, s.D, mask == "causal"};
+        ops::AttentionShape shape{s.B, s.H, s.Hkv, s.S, s.S, s.D, mask == "causal"};
         shape.halfQkv = halfQkv;
         stats.update(coopPassStats(ctx, shape));
       }

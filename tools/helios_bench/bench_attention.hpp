@@ -7,7 +7,7 @@
 namespace helios::bench {
 
 struct AttentionBenchOptions {
-  std::vector<std::string> shapes{"1x8x512x64"}; // BxHxSxD (kv heads = H)
+  std::vector<std::string> shapes{"1x8x512x64"}; // BxHxSxD (kv heads = H) or BxHxHkvxSxD
   std::vector<std::string> masks{"causal", "dense"};
   std::vector<std::string> modes{"fwd", "fwdbwd"}; // forward, or forward + backward
   uint32_t passes = 1;             // times over the whole shape list; only the last pass is recorded

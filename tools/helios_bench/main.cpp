@@ -4,6 +4,7 @@
 #include "bench_compile.hpp"
 #include "bench_dispatch.hpp"
 #include "bench_gemm.hpp"
+#include "bench_peak.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/device_tuning.hpp"
 #include "engine/vk/error.hpp"
@@ -70,7 +71,7 @@ int main(int argc, char** argv) {
   auto* attentionCmd =
       app.add_subcommand("attention", "Fused attention time and TFLOP/s per shape, mask and mode");
   addCommon(attentionCmd);
-  attentionCmd->add_option("--shapes", attention.shapes, "BxHxSxD list (kv heads = H)")
+  attentionCmd->add_option("--shapes", attention.shapes, "BxHxSxD (kv heads = H) or BxHxHkvxSxD list")
       ->delimiter(',')
       ->capture_default_str();
   attentionCmd->add_option("--masks", attention.masks, "causal, dense")
@@ -107,6 +108,13 @@ int main(int argc, char** argv) {
       ->check(cli::PositiveCount)
       ->capture_default_str();
 
+  bench::PeakBenchOptions peak;
+  auto* peakCmd = app.add_subcommand(
+      "peak", "The device's own ceilings: MulAdd throughput per listed cooperative-matrix configuration (a "
+              "register-resident loop) and memory bandwidth (a 16-byte vector copy)");
+  addCommon(peakCmd);
+  bench::addPeakOptions(*peakCmd, peak);
+
   bench::CompileOptions compile;
   auto* compileCmd = app.add_subcommand(
       "compile", "Compile only: the pipelines a GPT-2-small step and the attention shapes use, with the "
@@ -130,6 +138,7 @@ int main(int argc, char** argv) {
     nlohmann::json result = gemmCmd->parsed()        ? bench::benchGemm(*ctx, common, gemm)
                             : attentionCmd->parsed() ? bench::benchAttention(*ctx, common, attention)
                             : compileCmd->parsed()   ? bench::benchCompile(*ctx, common, compile)
+                            : peakCmd->parsed()      ? bench::benchPeak(*ctx, common, peak)
                                                      : bench::benchDispatch(*ctx, common, count, elements);
     bench::emit(result, common);
     if (common.jsonOut.empty() && !compileCmd->parsed()) std::cout << result.dump(1) << "\n";

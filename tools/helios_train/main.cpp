@@ -322,9 +322,11 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     std::printf("phases (synchronised step %llu): forward %.2f ms, backward %.2f ms, optimizer %.2f ms\n",
                 static_cast<unsigned long long>(ph.measuredAt), ph.forwardMs, ph.backwardMs, ph.optimizerMs);
   const auto& mem = ctx->allocator().stats();
-  std::printf("memory: peak %s in use, %s reserved in %u blocks (step arena peak %s)\n",
-              train_cli::formatBytes(mem.peakBytesInUse).c_str(),
-              train_cli::formatBytes(mem.bytesReserved).c_str(), mem.blocks,
+  std::printf("memory: peak %s in use, %s reserved of device memory (%s in use at the peak of all %u "
+              "blocks, host-visible staging included; step arena peak %s)\n",
+              train_cli::formatBytes(mem.devicePeakBytesInUse).c_str(),
+              train_cli::formatBytes(mem.deviceBytesReserved).c_str(),
+              train_cli::formatBytes(mem.peakBytesInUse).c_str(), mem.blocks,
               train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
   if (const auto& plan = trainer.stepPlan(); plan.requests)
     std::printf("memory plan: %llu temporaries over %llu dispatches in %u bins of %s (%s without reuse, %s "
