@@ -83,6 +83,12 @@ struct BlockIndex {
 
 } // namespace
 
+codegen::Elem halfOf(Precision p) {
+  return p == Precision::Mixed  ? codegen::Elem::F16
+         : p == Precision::BF16 ? codegen::Elem::BF16
+                                : codegen::Elem::F32;
+}
+
 std::string GptConfig::describe() const {
   std::string s = std::to_string(layers) + "L " + std::to_string(dim) + "d " + std::to_string(heads) + "h T" +
                   std::to_string(context) + " V" + std::to_string(vocab) +
@@ -97,6 +103,7 @@ std::string GptConfig::describe() const {
   else if (checkpointAttention)
     s += " checkpoint-attention";
   if (precision == Precision::Mixed) s += " mixed";
+  if (precision == Precision::BF16) s += " bf16";
   return s;
 }
 
@@ -216,18 +223,19 @@ struct Gpt::Impl {
     return Tensor::parameter(p.data.range(), p.grad.range(), p.shape);
   }
 
-  // GEMM operands of this call: f16 copies in Mixed mode, made once up front (outside any checkpoint).
+  // GEMM operands of this call: 16-bit copies in Mixed and BF16 mode, made once up front (outside any
+  // checkpoint).
   struct Weights {
     std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
   };
   Weights prepare(Tape& tape) const {
     Weights w;
     w.gemm.resize(params.size());
-    const bool mixed = cfg.precision == Precision::Mixed;
+    const DType half = halfOf(cfg.precision);
     for (size_t i = 0; i < params.size(); ++i)
       if (params[i].shape.size() == 2 && int(i) != wpe) {
         const Tensor t = param(int(i));
-        w.gemm[i] = mixed ? autograd::cast(tape, t, DType::F16) : t;
+        w.gemm[i] = autograd::cast(tape, t, half);
       }
     return w;
   }
@@ -319,12 +327,12 @@ struct Gpt::Impl {
     head.N = cfg.vocab;
     head.K = cfg.dim;
     head.transB = true;
-    head.outF16 = cfg.precision == Precision::Mixed && cfg.f16Logits && !inference;
+    head.out = cfg.f16Logits && !inference ? halfOf(cfg.precision) : DType::F32;
     return autograd::matmul(tape, xf, w.gemm[size_t(wte)], head);
   }
 
   // The chunked head and loss (GptConfig::chunkedLoss) where the logits' type is the GEMM operands': f32, or
-  // mixed precision with fused casts and f16 logits.
+  // mixed or bf16 precision with fused casts and 16-bit logits.
   bool chunkedLoss() const {
     return cfg.chunkedLoss && (cfg.precision == Precision::F32 || (cfg.fusedCasts && cfg.f16Logits));
   }

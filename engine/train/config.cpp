@@ -42,6 +42,24 @@ double shortest(float v) {
 
 } // namespace
 
+const char* precisionName(model::Precision p) {
+  switch (p) {
+  case model::Precision::F32:
+    return "f32";
+  case model::Precision::Mixed:
+    return "mixed";
+  case model::Precision::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+model::Precision parsePrecision(const std::string& name) {
+  for (model::Precision p : {model::Precision::F32, model::Precision::Mixed, model::Precision::BF16})
+    if (name == precisionName(p)) return p;
+  throw std::invalid_argument(fmt::format("precision '{}' (f32, mixed or bf16)", name));
+}
+
 nlohmann::json toJson(const model::GptConfig& c) {
   return {{"vocab", c.vocab},
           {"context", c.context},
@@ -66,7 +84,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
           {"checkpoint_attention", c.checkpointAttention},
-          {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
+          {"precision", precisionName(c.precision)}};
 }
 
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
@@ -138,12 +156,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   }
   if (j.contains("precision")) {
     readKey(j, "precision", s);
-    if (s == "f32")
-      c.precision = model::Precision::F32;
-    else if (s == "mixed")
-      c.precision = model::Precision::Mixed;
-    else
-      throw std::invalid_argument(fmt::format("precision '{}' (f32 or mixed)", s));
+    c.precision = parsePrecision(s);
   }
 }
 
@@ -151,7 +164,7 @@ std::string describeGpt(const model::GptConfig& c) {
   return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}", c.layers, c.dim, c.heads, c.context, c.vocab,
                      c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm",
                      c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu", c.rope ? " rope" : "",
-                     c.precision == model::Precision::F32 ? "f32" : "mixed");
+                     precisionName(c.precision));
 }
 
 nlohmann::json toJson(const TrainConfig& c) {
