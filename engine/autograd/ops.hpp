@@ -1,8 +1,8 @@
 #pragma once
 // Autograd ops: each dispatches its forward kernels now and, when the tape records and an input needs a
 // gradient, pushes a closure with its backward kernels. Shapes are row-major; "rows x cols" ops work along
-// the last axis. All f32 unless stated; 16-bit tensors (f16 or bf16) are GEMM and attention operands
-// (cast()).
+// the last axis. All f32 unless stated; 16-bit tensors (f16 or bf16) are GEMM and attention operands (cast())
+// and, with 16-bit parameters, the weights themselves.
 #include "engine/autograd/tape.hpp"
 #include "engine/ops/attention.hpp"
 #include "engine/ops/elementwise.hpp"
@@ -75,7 +75,7 @@ Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor&
                  DType out = DType::F32);
 Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DType out = DType::F32);
 
-// out[t, :] = table[ids[t], :] for `tokens` int32 ids; table [vocab, dim].
+// out[t, :] = table[ids[t], :] for `tokens` int32 ids; table [vocab, dim] (f32 or bf16; out f32).
 Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens);
 
 // y (dense, `shape`) [i0, i1, i2, i3] = x[srcOffset + sum ik * srcStrides[k]] (f32). The addressed elements

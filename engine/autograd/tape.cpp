@@ -16,9 +16,11 @@ Tensor Tensor::reshape(std::vector<uint32_t> newShape) const {
   return t;
 }
 
-Tensor Tensor::parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape) {
+Tensor Tensor::parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape,
+                         DType dtype) {
   Tensor t;
   t.data = data;
+  t.dtype = dtype;
   t.shape = std::move(shape);
   t.gradSlot = std::make_shared<GradSlot>();
   t.gradSlot->range = grad;

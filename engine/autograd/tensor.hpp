@@ -12,7 +12,7 @@
 
 namespace helios::autograd {
 
-// F32, or a 16-bit kind: F16 (mixed precision) or BF16 (--precision bf16).
+// F32, or a 16-bit kind: F16 (mixed precision) or BF16 (--precision bf16, and bf16 parameters).
 using DType = codegen::Elem;
 inline uint32_t dtypeBytes(DType t) {
   return codegen::elemBytes(t);
@@ -55,8 +55,9 @@ struct Tensor {
   // Same data and gradient, another shape with the same element count (throws std::invalid_argument).
   Tensor reshape(std::vector<uint32_t> newShape) const;
 
-  // A parameter: `data` with the persistent gradient `grad` (both f32, `shape`).
-  static Tensor parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape);
+  // A parameter: `data` (f32, or bf16 parameters' bits) with the persistent f32 gradient `grad` (`shape`).
+  static Tensor parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape,
+                          DType dtype = DType::F32);
   // A constant (no gradient).
   static Tensor constant(vk::BufferRange data, std::vector<uint32_t> shape, DType dtype = DType::F32);
 };

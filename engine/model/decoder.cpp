@@ -57,6 +57,7 @@ struct GptDecoder::Impl {
 
 std::string GptDecoder::unsupported(const GptConfig& c) {
   if (c.rope) return "RoPE models are decoded with full-window forwards only";
+  if (c.paramDtype != codegen::Elem::F32) return "bf16 parameters are decoded with full-window forwards only";
   return "";
 }
 

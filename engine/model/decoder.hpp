@@ -5,7 +5,7 @@
 // for K and for V, f32); a feed beyond it is refused (the caller starts over with a shorter prefix).
 // Decoding runs in f32 from the master weights whatever the model's training precision, with the forward
 // pass's kernels (fused bias + GELU GEMM, the f32 attention fallback), so greedy decoding picks the tokens a
-// full-window forward picks. RoPE models are not supported (unsupported() says so).
+// full-window forward picks. RoPE models and bf16 parameters are not supported (unsupported() says so).
 #include "engine/graph/arena.hpp"
 #include "engine/model/gpt.hpp"
 

@@ -49,6 +49,9 @@ void validate(const GptConfig& c) {
     fail("sequence packing needs the unfused attention (its softmax keeps each query in its document; the "
          "fused tiled and coop kernels do not mask by document)");
   if (c.pack && c.rope) fail("sequence packing restarts learned positions; RoPE's are not restarted");
+  if (c.paramDtype == codegen::Elem::F16) fail("f16 parameters are not supported (f32 or bf16)");
+  if (c.paramDtype == codegen::Elem::BF16 && c.precision != Precision::BF16)
+    fail("bf16 parameters need bf16 precision (the GEMMs read the stored weights as their operands)");
 }
 
 // Deterministic, platform-independent init: splitmix64 streams and Box-Muller.
@@ -104,6 +107,7 @@ std::string GptConfig::describe() const {
     s += " checkpoint-attention";
   if (precision == Precision::Mixed) s += " mixed";
   if (precision == Precision::BF16) s += " bf16";
+  if (paramDtype == codegen::Elem::BF16) s += " bf16-params";
   return s;
 }
 
@@ -138,6 +142,8 @@ struct Gpt::Impl {
     for (uint32_t d : p.shape)
       p.elements *= d;
     p.decay = decay;
+    // The decayed parameters are the GEMM weights (wpe, the other 2-D one, takes no decay): their storage.
+    if (decay && p.shape.size() == 2) p.dtype = cfg.paramDtype;
     params.push_back(std::move(p));
     initStd.push_back(std);
     return static_cast<int>(params.size() - 1);
@@ -201,7 +207,7 @@ struct Gpt::Impl {
     std::vector<size_t> drawn;
     for (size_t i = 0; i < params.size(); ++i) {
       if (stds[i] > 0) drawn.push_back(i);
-      if (stds[i] < 0) context.uploadVector(params[i].data, std::vector<float>(params[i].elements, 1.0f));
+      if (stds[i] < 0) uploadValues(context, params[i], std::vector<float>(params[i].elements, 1.0f));
     }
     const size_t window = std::max(1u, std::thread::hardware_concurrency());
     std::deque<std::future<std::vector<float>>> inflight;
@@ -212,7 +218,7 @@ struct Gpt::Impl {
         inflight.push_back(std::async(std::launch::async, normal, p.elements, stds[drawn[launched]], initSeed,
                                       std::cref(p.name)));
       }
-      context.uploadVector(params[drawn[k]].data, inflight.front().get());
+      uploadValues(context, params[drawn[k]], inflight.front().get()); // bf16: rounded to nearest even
       inflight.pop_front();
     }
   }
@@ -220,11 +226,11 @@ struct Gpt::Impl {
   Tensor param(int i) const {
     if (i < 0) return {};
     const Parameter& p = params[size_t(i)];
-    return Tensor::parameter(p.data.range(), p.grad.range(), p.shape);
+    return Tensor::parameter(p.data.range(), p.grad.range(), p.shape, p.dtype);
   }
 
   // GEMM operands of this call: 16-bit copies in Mixed and BF16 mode, made once up front (outside any
-  // checkpoint).
+  // checkpoint); bf16 parameters are their own operands.
   struct Weights {
     std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
   };
@@ -235,7 +241,7 @@ struct Gpt::Impl {
     for (size_t i = 0; i < params.size(); ++i)
       if (params[i].shape.size() == 2 && int(i) != wpe) {
         const Tensor t = param(int(i));
-        w.gemm[i] = autograd::cast(tape, t, half);
+        w.gemm[i] = autograd::cast(tape, t, half); // bf16 parameters: t itself
       }
     return w;
   }

@@ -70,6 +70,11 @@ struct GptConfig {
   // the evaluation's f32 logits). Training needs logits of the GEMM operands' type: f32, or mixed precision
   // with fused casts and f16 logits; otherwise the full logits are made as before.
   bool chunkedLoss = true;
+  // How the GEMM weights (the decayed 2-D parameters: wte and every block's projections) are stored: F32, or
+  // BF16 with Precision::BF16 (the memory option: the GEMMs read them as they are, no per-step copy; AdamW
+  // keeps f32 moments and rounds each update stochastically, codegen/kernels/optim_step.hpp). Norms, biases
+  // and learned positions stay f32. Gradients are f32 either way.
+  codegen::Elem paramDtype = codegen::Elem::F32;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;

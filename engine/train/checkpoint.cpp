@@ -114,8 +114,8 @@ void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_
       {"format", "pt"}, {"helios.step", stepText}, {"helios.model", model.configJson().dump()}};
   if (!trainerState.is_null() && trainerState.contains("tokenizer"))
     weights.metadata["helios.tokenizer"] = trainerState["tokenizer"].dump();
-  for (auto& p : model.parameters())
-    weights.tensors.push_back({p.name, shapeOf(p), download(ctx, p.data, p.elements)});
+  for (auto& p : model.parameters()) // bf16 parameters widened exactly: they load back bit for bit
+    weights.tensors.push_back({p.name, shapeOf(p), model::downloadValues(ctx, p)});
   writeSafetensors(dir / "model.safetensors", weights);
   nlohmann::json human{{"step", step}, {"model", model.configJson()}};
   if (!trainerState.is_null() && trainerState.contains("config")) human["train"] = trainerState["config"];
@@ -152,8 +152,8 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   nlohmann::json arch = metadataJson(weights, "helios.model", wpath);
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
-  for (const char* free : {"precision", "checkpoint_activations", "fused_casts", "f16_logits", "f16_grads",
-                           "packed_attention", "f16_hidden"}) {
+  for (const char* free : {"precision", "param_dtype", "checkpoint_activations", "fused_casts", "f16_logits",
+                           "f16_grads", "packed_attention", "f16_hidden"}) {
     arch.erase(free);
     mine.erase(free);
   }
@@ -199,8 +199,8 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
       upload(ctx, p.v, opt.find(p.name + ".v")->data);
     }
   }
-  for (auto& p : model.parameters())
-    upload(ctx, p.data, weights.find(p.name)->data);
+  for (auto& p : model.parameters()) // bf16 parameters: rounded to nearest even (exact for their own saves)
+    model::uploadValues(ctx, p, weights.find(p.name)->data);
   return state;
 }
 
@@ -211,8 +211,8 @@ void loadWeights(vk::Context& ctx, Model& model, const SafeTensorsFile& weights,
   checkTensors(weights, what, expected);
   for (const auto& t : weights.tensors)
     refuseNonFinite(t, what);
-  for (auto& p : model.parameters())
-    upload(ctx, p.data, weights.find(p.name)->data);
+  for (auto& p : model.parameters()) // bf16 parameters: rounded to nearest even (exact for their own saves)
+    model::uploadValues(ctx, p, weights.find(p.name)->data);
 }
 
 } // namespace helios::train

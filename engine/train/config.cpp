@@ -60,6 +60,12 @@ model::Precision parsePrecision(const std::string& name) {
   throw std::invalid_argument(fmt::format("precision '{}' (f32, mixed or bf16)", name));
 }
 
+codegen::Elem parseParamDtype(const std::string& name) {
+  if (name == "f32") return codegen::Elem::F32;
+  if (name == "bf16") return codegen::Elem::BF16;
+  throw std::invalid_argument(fmt::format("parameter dtype '{}' (f32 or bf16)", name));
+}
+
 nlohmann::json toJson(const model::GptConfig& c) {
   return {{"vocab", c.vocab},
           {"context", c.context},
@@ -84,7 +90,8 @@ nlohmann::json toJson(const model::GptConfig& c) {
           {"norm_eps", shortest(c.normEps)},
           {"checkpoint_activations", c.checkpointActivations},
           {"checkpoint_attention", c.checkpointAttention},
-          {"precision", precisionName(c.precision)}};
+          {"precision", precisionName(c.precision)},
+          {"param_dtype", codegen::elemName(c.paramDtype)}};
 }
 
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
@@ -112,7 +119,8 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                  "norm_eps",
                  "checkpoint_activations",
                  "checkpoint_attention",
-                 "precision"},
+                 "precision",
+                 "param_dtype"},
                 "gpt config");
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);
@@ -158,13 +166,17 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
     readKey(j, "precision", s);
     c.precision = parsePrecision(s);
   }
+  if (j.contains("param_dtype")) {
+    readKey(j, "param_dtype", s);
+    c.paramDtype = parseParamDtype(s);
+  }
 }
 
 std::string describeGpt(const model::GptConfig& c) {
-  return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}", c.layers, c.dim, c.heads, c.context, c.vocab,
+  return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}{}", c.layers, c.dim, c.heads, c.context, c.vocab,
                      c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm",
                      c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu", c.rope ? " rope" : "",
-                     precisionName(c.precision));
+                     precisionName(c.precision), c.paramDtype == codegen::Elem::BF16 ? " bf16-params" : "");
 }
 
 nlohmann::json toJson(const TrainConfig& c) {

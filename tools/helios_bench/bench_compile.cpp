@@ -57,7 +57,7 @@ void recordGptStep(vk::Context& ctx, ops::Executor& exec, uint32_t batch, model:
   ops::optimControl(exec, c);
   for (const auto& g : gpt.parameterGroups())
     ops::adamwCtrl(exec, g.data, g.m, g.v, g.grad, control.range(), g.elements,
-                   ops::AdamWCtrlHyper{1e-4f, 0.9f, 0.95f, 1e-8f, g.decay ? 0.1f : 0.0f});
+                   ops::AdamWCtrlHyper{1e-4f, 0.9f, 0.95f, 1e-8f, g.decay ? 0.1f : 0.0f}, g.dtype);
 }
 
 struct AttentionCase {

@@ -47,6 +47,7 @@ namespace {
 void writeReferenceLogits(const ExportFlags& f, const std::filesystem::path& checkpoint, uint32_t vocab) {
   nlohmann::json arch = train::checkpointModelConfig(checkpoint);
   arch["precision"] = "f32";
+  arch["param_dtype"] = "f32"; // bf16 parameters load widened, exactly
   auto ctx = vk::Context::create({.device = f.device});
   auto model = train::makeModel(*ctx, arch, 0);
   train::loadCheckpoint(*ctx, checkpoint, *model, false);
