@@ -55,8 +55,14 @@ int main(int argc, char** argv) {
   gemmCmd->add_option("--tiles", gemm.tiles, "'auto' or tiled-kernel tilings such as 128x128x8_8x8_p4_s2")
       ->delimiter(',')
       ->capture_default_str();
-  gemmCmd->add_option("--dtype", gemm.dtype, "Storage of A and B")->check(CLI::IsMember({"f32", "f16"}));
-  gemmCmd->add_option("--out", gemm.out, "Storage of C")->check(CLI::IsMember({"f32", "f16"}));
+  gemmCmd
+      ->add_option(
+          "--dtype", gemm.dtype,
+          "Storage of A and B (bf16: bf16 cooperative matrices where the device lists them, else the "
+          "tiled kernel widening bf16 to f32)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  gemmCmd->add_option("--out", gemm.out, "Storage of C (a 16-bit C is the operands' kind)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   gemmCmd
       ->add_option("--beta", gemm.beta,
                    "C = A*B + beta*C (timing only: C accumulates over the runs, no check)")
@@ -83,8 +89,14 @@ int main(int argc, char** argv) {
                    "fallback (f32) or coop (cooperative matrices; q, k, v, dO rounded to f16)")
       ->check(CLI::IsMember({"fallback", "coop"}))
       ->capture_default_str();
-  attentionCmd->add_option("--qkv", attention.qkv, "storage of q, k and v: f32, or f16 (coop only)")
-      ->check(CLI::IsMember({"f32", "f16"}))
+  attentionCmd->add_option("--qkv", attention.qkv, "storage of q, k and v: f32, or f16 / bf16 (coop only)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
+  attentionCmd
+      ->add_option("--half", attention.half,
+                   "the coop passes' 16-bit kind, f16 or bf16 (bf16 cooperative matrices; a 16-bit --qkv "
+                   "sets it)")
+      ->check(CLI::IsMember({"f16", "bf16"}))
       ->capture_default_str();
   attentionCmd
       ->add_option("--passes", attention.passes,

@@ -261,15 +261,15 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
               static_cast<unsigned long long>(model->parameterCount()), tok.kindName(), tok.vocab(),
               dataPath.c_str(), static_cast<unsigned long long>(loader->trainTokens()),
               static_cast<unsigned long long>(loader->valTokens()));
-  std::printf(
-      "  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
-      "precision %s%s | steps %llu%s | out %s\n",
-      cfg.batch, cfg.seqLen, cfg.gradAccum, static_cast<unsigned long long>(cfg.tokensPerStep()), cfg.lr,
-      cfg.warmup, 100.0 * cfg.minLrFrac, cfg.gpt.precision == model::Precision::Mixed ? "mixed" : "f32",
-      cfg.dynamicLossScale() ? fmt::format(" (loss scale {:g})", trainer.lossScale()).c_str() : "",
-      static_cast<unsigned long long>(cfg.steps),
-      trainer.stepsDone() ? fmt::format(" (resuming after step {})", trainer.stepsDone()).c_str() : "",
-      out.string().c_str());
+  std::printf("  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
+              "precision %s%s | steps %llu%s | out %s\n",
+              cfg.batch, cfg.seqLen, cfg.gradAccum, static_cast<unsigned long long>(cfg.tokensPerStep()),
+              cfg.lr, cfg.warmup, 100.0 * cfg.minLrFrac, train::precisionName(cfg.gpt.precision),
+              cfg.dynamicLossScale() ? fmt::format(" (loss scale {:g})", trainer.lossScale()).c_str() : "",
+              static_cast<unsigned long long>(cfg.steps),
+              trainer.stepsDone() ? fmt::format(" (resuming after step {})", trainer.stepsDone()).c_str()
+                                  : "",
+              out.string().c_str());
   const auto& pre = trainer.precompiled();
   std::printf("  start-up %s (%u kernels compiled on %u threads in %.2f s)\n", startup.summary().c_str(),
               pre.pipelines, pre.threads, pre.wallMs / 1000);
