@@ -4,6 +4,7 @@
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/file.hpp"
 #include "probe/cli.hpp"
+#include "tools/cli_checks.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -30,6 +31,7 @@ int main(int argc, char** argv) {
                "Print the device's effective Tuning record and where each value came from (default, file, "
                "--tuning, env); with --json as JSON");
   app.add_option("--tuning-file", tuningFile, "With --tuning: read this tuning file after the device's own");
+  helios::cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   if (tuning) {
     try {

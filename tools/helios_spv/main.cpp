@@ -18,6 +18,7 @@
 #include "codegen/spirv/samples.hpp"
 #include "codegen/spirv/tools.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "tools/cli_checks.hpp"
 
 namespace {
 
@@ -103,6 +104,7 @@ int main(int argc, char** argv) {
   val->add_flag("--all", valAll, "Every registered generator");
   val->add_flag("--sweep", valSweep, "Every parameter set of the sweep, not only the default");
 
+  helios::cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   const KernelRegistry registry = buildRegistry();
 
