@@ -6,6 +6,8 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <mutex>
+#include <set>
 
 namespace helios::train {
 
@@ -83,15 +85,33 @@ void checkTensors(const SafeTensorsFile& f, const fs::path& path,
   }
 }
 
+} // namespace
+
 void requireChecksums(const SafeTensorsFile& f, const fs::path& path) {
   if (!f.checksummed)
     throw CheckpointError(fmt::format(
         "{}: no tensor checksums ({}): written by a Helios before checkpoints carried them (the old layout "
-        "kept model.safetensors at the top of the run directory); this version does not load such files",
+        "kept model.safetensors at the top of the run directory), or the entry was removed; this version "
+        "does not load such files",
         path.string(), "helios.crc32c"));
+  if (f.sealed) return;
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  const std::lock_guard lock(mutex);
+  if (warned.insert(path.string()).second)
+    std::fprintf(
+        stderr,
+        "helios: warning: %s: no helios.seal (written by a Helios before checkpoints sealed their "
+        "checksum map): its tensors are checked, but two swapped together with their checksum entries "
+        "would not be noticed; the next save of this run seals it\n",
+        path.string().c_str());
 }
 
-} // namespace
+SafeTensorsFile readCheckpointFile(const fs::path& path, bool headerOnly) {
+  SafeTensorsFile f = readSafetensors(path, headerOnly);
+  requireChecksums(f, path);
+  return f;
+}
 
 void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_t step,
                     const nlohmann::json& trainerState,
@@ -124,12 +144,12 @@ void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_
 
 nlohmann::json checkpointModelConfig(const fs::path& dir) {
   const fs::path path = dir / "model.safetensors";
-  return metadataJson(readSafetensors(path, true), "helios.model", path);
+  return metadataJson(readCheckpointFile(path, true), "helios.model", path);
 }
 
 nlohmann::json checkpointTokenizer(const fs::path& dir) {
   const fs::path path = dir / "model.safetensors";
-  return metadataJson(readSafetensors(path, true), "helios.tokenizer", path);
+  return metadataJson(readCheckpointFile(path, true), "helios.tokenizer", path);
 }
 
 Tokenizer loadCheckpointTokenizer(const fs::path& dir) {
@@ -143,12 +163,12 @@ Tokenizer loadCheckpointTokenizer(const fs::path& dir) {
 
 nlohmann::json checkpointTrainerState(const fs::path& dir) {
   const fs::path path = dir / "optimizer.safetensors";
-  return metadataJson(readSafetensors(path, true), "helios.trainer", path);
+  return metadataJson(readCheckpointFile(path, true), "helios.trainer", path);
 }
 
 nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, bool withOptimizer) {
   const fs::path wpath = dir / "model.safetensors";
-  const SafeTensorsFile weights = readSafetensors(wpath);
+  const SafeTensorsFile weights = readCheckpointFile(wpath);
   nlohmann::json arch = metadataJson(weights, "helios.model", wpath);
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
@@ -176,15 +196,13 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
     expectedOpt.emplace_back(p.name + ".v", shapeOf(p));
   }
   checkTensors(weights, wpath, expected);
-  requireChecksums(weights, wpath);
   for (const auto& t : weights.tensors)
     refuseNonFinite(t, wpath);
   nlohmann::json state;
   if (withOptimizer) {
     const fs::path opath = dir / "optimizer.safetensors";
-    const SafeTensorsFile opt = readSafetensors(opath);
+    const SafeTensorsFile opt = readCheckpointFile(opath);
     checkTensors(opt, opath, expectedOpt);
-    requireChecksums(opt, opath);
     for (const auto& t : opt.tensors)
       refuseNonFinite(t, opath);
     const uint64_t ws = stepOf(weights, wpath), os = stepOf(opt, opath);

@@ -1,5 +1,7 @@
 #include "engine/train/hf_gpt2.hpp"
 
+#include "engine/io/input_file.hpp"
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/durable_file.hpp"
 
@@ -105,6 +107,7 @@ SafeTensor packQkv(const SafeTensorsFile& f, uint32_t layer, uint64_t C, bool we
 }
 
 nlohmann::json readJsonFile(const fs::path& path) {
+  io::requireRegularFile(path, "JSON file");
   std::ifstream in(path);
   if (!in)
     throw CheckpointError(
@@ -272,7 +275,7 @@ SafeTensorsFile fromHfTensors(const model::GptConfig& c, const SafeTensorsFile& 
 model::GptConfig exportHf(const fs::path& checkpointDir, const fs::path& outDir, StoredType dtype,
                           std::optional<int64_t> eos) {
   const fs::path src = checkpointDir / "model.safetensors";
-  const SafeTensorsFile helios = readSafetensors(src);
+  const SafeTensorsFile helios = readCheckpointFile(src);
   const auto meta = [&](const char* key) {
     auto it = helios.metadata.find(key);
     return it == helios.metadata.end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);
@@ -305,6 +308,8 @@ HfImport importHf(const fs::path& dir) {
   nlohmann::json hf = readJsonFile(dir / "config.json");
   out.config = gptConfigFromHf(hf);
   const SafeTensorsFile file = readSafetensors(dir / "model.safetensors", false, AcceptTypes::Floats);
+  // A directory Helios exported says so (helios.model) and carries checksums: they must be there and match.
+  if (file.metadata.count("helios.model")) requireChecksums(file, dir / "model.safetensors");
   for (const SafeTensor& t : file.tensors)
     for (size_t i = 0; i < t.data.size(); ++i)
       if (!std::isfinite(t.data[i]))

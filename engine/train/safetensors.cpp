@@ -1,6 +1,7 @@
 #include "engine/train/safetensors.hpp"
 
 #include "engine/core/half.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/train/crc32c.hpp"
 #include "engine/train/durable_file.hpp"
 
@@ -11,6 +12,7 @@
 #include <fmt/ranges.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace helios::train {
 
@@ -20,6 +22,7 @@ namespace {
 
 constexpr uint64_t kMaxHeader = 100ull << 20;
 constexpr const char* kChecksumKey = "helios.crc32c"; // JSON: tensor name -> CRC-32C, "__metadata__" too
+constexpr const char* kSealKey = "helios.seal"; // CRC-32C of the checksums, the metadata, the tensor table
 
 uint64_t elementsOf(const std::vector<uint64_t>& shape) {
   uint64_t n = 1;
@@ -68,23 +71,52 @@ uint32_t bytesCrc(const std::string& bytes) {
   return crc32c(std::as_bytes(std::span<const char>(bytes)));
 }
 
-// Every metadata entry but the checksums, as "key\0value\0" in key order.
+// Every metadata entry but the checksums and the seal, as "key\0value\0" in key order.
 uint32_t metadataCrc(const std::map<std::string, std::string>& metadata) {
   std::string text;
   for (const auto& [k, v] : metadata)
-    if (k != kChecksumKey) text += k + '\0' + v + '\0';
+    if (k != kChecksumKey && k != kSealKey) text += k + '\0' + v + '\0';
   return bytesCrc(text);
 }
 
-// Checks the metadata's checksum, and the tensors' when their data was read; removes the checksum entry.
+// One tensor's entry in the header, as the seal covers it.
+struct TableEntry {
+  std::string name;
+  StoredType stored;
+  std::vector<uint64_t> shape;
+  uint64_t begin, end;
+};
+
+// The seal: the checksum map (so a tensor swapped together with its entry is caught), the other metadata and
+// the tensor table (names, types, shapes, offsets in file order), as "key\0value\0" and "name\0type\0dims\0
+// begin\0end\0".
+uint32_t sealCrc(const std::map<std::string, std::string>& metadata, const std::string& checksums,
+                 const std::vector<TableEntry>& table) {
+  std::string text = std::string(kChecksumKey) + '\0' + checksums + '\0';
+  for (const auto& [k, v] : metadata)
+    if (k != kChecksumKey && k != kSealKey) text += k + '\0' + v + '\0';
+  for (const TableEntry& e : table)
+    text += e.name + '\0' + toString(e.stored) + '\0' + fmt::format("{}", fmt::join(e.shape, ",")) + '\0' +
+            std::to_string(e.begin) + '\0' + std::to_string(e.end) + '\0';
+  return bytesCrc(text);
+}
+
+// Checks the metadata's checksum, and the tensors' when their data was read, then the seal over them all;
+// removes the checksum and seal entries.
 void verifyChecksums(SafeTensorsFile& f, const std::map<std::string, uint32_t>& tensorCrcs,
-                     const std::string& file, bool headerOnly) {
+                     const std::vector<TableEntry>& table, const std::string& file, bool headerOnly) {
   auto it = f.metadata.find(kChecksumKey);
   if (it == f.metadata.end()) return;
   nlohmann::json sums = nlohmann::json::parse(it->second, nullptr, false);
   if (!sums.is_object())
     throw CheckpointError(fmt::format("{}: bad header: {} is not a JSON object", file, kChecksumKey));
+  const std::string checksums = it->second;
   f.metadata.erase(it);
+  std::optional<std::string> seal;
+  if (auto s = f.metadata.find(kSealKey); s != f.metadata.end()) {
+    seal = s->second;
+    f.metadata.erase(s);
+  }
   auto expect = [&](const std::string& name) {
     if (!sums.contains(name) || !sums[name].is_string())
       throw CheckpointError(fmt::format("{}: no checksum for {} in {}", file, name, kChecksumKey));
@@ -94,15 +126,25 @@ void verifyChecksums(SafeTensorsFile& f, const std::map<std::string, uint32_t>& 
     throw CheckpointError(fmt::format(
         "{}: checksum mismatch in __metadata__ (the step, configuration or trainer state was altered)",
         file));
-  f.checksummed = true;
-  if (headerOnly) return;
-  for (const auto& t : f.tensors) {
-    const std::string want = expect(t.name), got = hex32(tensorCrcs.at(t.name));
-    if (want != got)
-      throw CheckpointError(fmt::format("{}: checksum mismatch in tensor '{}' (CRC-32C {} stored, {} read): "
-                                        "its bytes were altered or belong to another tensor",
-                                        file, t.name, want, got));
+  if (!headerOnly) {
+    for (const auto& t : f.tensors) {
+      const std::string want = expect(t.name), got = hex32(tensorCrcs.at(t.name));
+      if (want != got)
+        throw CheckpointError(
+            fmt::format("{}: checksum mismatch in tensor '{}' (CRC-32C {} stored, {} read): "
+                        "its bytes were altered or belong to another tensor",
+                        file, t.name, want, got));
+    }
   }
+  f.checksummed = true;
+  if (!seal) return;
+  if (*seal != hex32(sealCrc(f.metadata, checksums, table)))
+    throw CheckpointError(
+        fmt::format("{}: checksum mismatch in the header seal ({}): the tensor table, the "
+                    "checksums in {} or the metadata were altered (e.g. two tensors swapped "
+                    "together with their checksum entries)",
+                    file, kSealKey, kChecksumKey));
+  f.sealed = true;
 }
 
 StoredType storedTypeOf(const std::string& dtype, const std::string& file, const std::string& name,
@@ -144,11 +186,12 @@ void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
   nlohmann::ordered_json header;
   nlohmann::ordered_json meta = nlohmann::ordered_json::object();
   for (const auto& [k, v] : file.metadata)
-    if (k != kChecksumKey) meta[k] = v;
+    if (k != kChecksumKey && k != kSealKey) meta[k] = v;
   header["__metadata__"] = meta;
   nlohmann::ordered_json sums;
   sums["__metadata__"] = hex32(metadataCrc(file.metadata));
   std::vector<std::string> bytes;
+  std::vector<TableEntry> table;
   uint64_t offset = 0;
   for (const auto& t : file.tensors) {
     if (t.name == "__metadata__") throw CheckpointError("a tensor may not be called __metadata__");
@@ -160,9 +203,12 @@ void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
     header[t.name] = {
         {"dtype", toString(t.stored)}, {"shape", t.shape}, {"data_offsets", {offset, offset + n}}};
     sums[t.name] = hex32(bytesCrc(bytes.back()));
+    table.push_back({t.name, t.stored, t.shape, offset, offset + n});
     offset += n;
   }
-  header["__metadata__"][kChecksumKey] = sums.dump();
+  const std::string checksums = sums.dump();
+  header["__metadata__"][kChecksumKey] = checksums;
+  header["__metadata__"][kSealKey] = hex32(sealCrc(file.metadata, checksums, table));
   std::string json = header.dump();
   json.append((8 - json.size() % 8) % 8, ' ');
   std::string blob(8, '\0');
@@ -178,6 +224,7 @@ void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
 
 SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly, AcceptTypes accept) {
   const std::string file = path.string();
+  io::requireRegularFile(path, "safetensors file"); // before open(): a FIFO would block it
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) throw CheckpointError(fmt::format("{}: cannot open (missing checkpoint file?)", file));
   const uint64_t size = static_cast<uint64_t>(in.tellg());
@@ -248,6 +295,9 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly, AcceptTyp
         fmt::format("{}: {}: the header describes {} bytes of tensor data, the file holds {}", file,
                     8 + n + dataBytes > size ? "truncated" : "trailing bytes", dataBytes, size - 8 - n));
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
+  std::vector<TableEntry> table;
+  for (const auto& e : entries)
+    table.push_back({e.name, e.stored, e.shape, e.begin, e.end});
   std::map<std::string, uint32_t> crcs;
   for (const auto& e : entries) {
     if (headerOnly) {
@@ -261,7 +311,7 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly, AcceptTyp
     crcs[e.name] = bytesCrc(bytes);
     out.tensors.push_back({e.name, e.shape, decode(bytes, e.stored), e.stored});
   }
-  verifyChecksums(out, crcs, file, headerOnly);
+  verifyChecksums(out, crcs, table, file, headerOnly);
   return out;
 }
 
