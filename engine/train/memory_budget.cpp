@@ -1,6 +1,8 @@
 #include "engine/train/memory_budget.hpp"
 
 #include "engine/graph/arena.hpp"
+#include "engine/train/host_memory.hpp"
+#include "engine/train/model_config.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -39,6 +41,17 @@ uint64_t trainerBytes(const TrainConfig& cfg) {
   const uint64_t rows = 4ull * cfg.seqLen;
   return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * std::max(cfg.evalBatches, 1u) +
          (1ull << 20);
+}
+
+void requireTrainingHostMemory(vk::Context& ctx, const TrainConfig& cfg, const nlohmann::json& arch) {
+  const uint64_t parameters = parameterCountOf(arch);
+  // A CPU device (lavapipe) or an integrated GPU allocates its "device" memory from the host's.
+  const auto type = ctx.device().properties().deviceType;
+  const bool deviceIsHost =
+      type == VK_PHYSICAL_DEVICE_TYPE_CPU || type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+  requireHostMemory(trainingHostNeed(parameters, deviceIsHost, trainerBytes(cfg), ctx.stagingBytes()),
+                    availableHostMemory(),
+                    fmt::format("a {} model of {} parameters", arch.value("kind", "?"), parameters));
 }
 
 uint64_t estimatePeakBytes(uint64_t modelStateBytes, const TrainConfig& cfg, uint64_t binBytes,

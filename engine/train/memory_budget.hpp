@@ -24,6 +24,11 @@ StepMemory planStepMemory(vk::Context& ctx, Model& model, uint32_t microBatch, u
 // evaluation's, and 1 MiB for losses, records, the optimizer's partial sums and the split GEMMs' counters.
 uint64_t trainerBytes(const TrainConfig& cfg);
 
+// Refuses (HostMemoryError, host_memory.hpp) a run whose model would not fit the host's memory, before the
+// model allocates anything: its parameter count from `arch` (modelConfigJson), the device memory it takes
+// where that is host memory, a checkpoint save's copies, the staging.
+void requireTrainingHostMemory(vk::Context& ctx, const TrainConfig& cfg, const nlohmann::json& arch);
+
 // A run's estimated peak in use: the model state (parameters, gradients, moments: the allocator's bytes in
 // use once the model exists), the trainer's buffers, the step's plan bins, and the staging a checkpoint's
 // copies hold at once (vk::Context::stagingBytes: 0 where device memory is host-visible).

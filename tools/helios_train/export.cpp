@@ -1,7 +1,7 @@
 #include "export.hpp"
 
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/checkpoint_dir.hpp"
+#include "engine/train/checkpoint_pin.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/hf_gpt2.hpp"
 #include "engine/train/hf_tokenizer.hpp"
@@ -91,7 +91,8 @@ void writeReferenceIds(const train::Tokenizer& tok, const std::filesystem::path&
 } // namespace
 
 int runExport(const ExportFlags& f) {
-  const std::filesystem::path checkpoint = train::resolveCheckpoint(f.run);
+  const train::PinnedCheckpoint pin = train::pinCheckpoint(f.run); // not pruned while it is read
+  const std::filesystem::path& checkpoint = pin.dir();
   std::optional<int64_t> eos;
   std::optional<train::Tokenizer> tok;
   try {

@@ -1,7 +1,7 @@
 #include "sample_command.hpp"
 
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/checkpoint_dir.hpp"
+#include "engine/train/checkpoint_pin.hpp"
 #include "engine/train/model_config.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/tokenizer.hpp"
@@ -41,7 +41,8 @@ CLI::App* addSampleCommand(CLI::App& app, SampleFlags& sf) {
 }
 
 int runSample(const SampleFlags& f) {
-  const fs::path checkpoint = train::resolveCheckpoint(f.resume);
+  const train::PinnedCheckpoint pin = train::pinCheckpoint(f.resume); // not pruned while it is read
+  const fs::path& checkpoint = pin.dir();
   const nlohmann::json arch = train::checkpointModelConfig(checkpoint);
   const train::Tokenizer tok = train::loadCheckpointTokenizer(checkpoint);
   auto ctx = vk::Context::create({.device = f.device});

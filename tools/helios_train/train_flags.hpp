@@ -25,7 +25,7 @@ struct Flags {
   double distTimeout = 900, bucketMb = 25;
   std::string distExchange = "shared", overlap = "on", overlapTrace;
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
-  bool profile = false, pack = false;
+  bool profile = false, pack = false, overwrite = false;
 };
 
 // Adds every training option to `app`, bound to `f`.
