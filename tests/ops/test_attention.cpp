@@ -720,6 +720,15 @@ TEST_CASE("attention coop lowered: forward and backward against float64, causal 
   checkHalfOutputs(half, ref);
 }
 
+// One causal forward and backward lowered, for the validation layer's coop-emulated entry
+// (tests/validation): small enough to run under the layer, every pass's kernel once.
+TEST_CASE("attention coop lowered: one causal forward and backward against float64",
+          "[.attention_lowered_validation]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 16))
+    SKIP("no coop attention here (set HELIOS_COOP_EMULATE)");
+  checkAgainstReference(shape(1, 2, 2, 37, 37, 16, true, ops::AttentionKernel::Coop));
+}
+
 // The key walk of the forward and dQ passes split across groups of subgroups (AttentionCoopParams::
 // keySplits), forced through the device's record: the groups' partial maxima, sums, O and dQ merge at the
 // end. Odd lengths leave a group tiles past the last key, causal blocks leave some all masked, and rising
