@@ -158,9 +158,11 @@ public:
   Bystanders(fs::path dir, fs::path logs, pid_t trainer)
       : dir_(std::move(dir)), logs_(std::move(logs)), trainer_(trainer) {}
 
+  // Both start once a checkpoint exists (before it, a resume has nothing to read).
   void poll() {
     reapReader(false);
-    if (reader_ < 0 && fs::exists(dir_ / "checkpoints" / "latest")) {
+    if (!fs::exists(dir_ / "checkpoints" / "latest")) return;
+    if (reader_ < 0) {
       readerLog_ = logs_.string() + fmt::format("-sample-{:02}.log", samples_++);
       reader_ = spawn({"sample", "--resume", dir_.string(), "--tokens", "4", "--prompt", "And"}, readerLog_);
     }
