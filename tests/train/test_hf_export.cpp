@@ -7,14 +7,13 @@
 #include "engine/io/npy.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/hf_gpt2.hpp"
-#include "support/files.hpp"
 #include "support/process.hpp"
 #include "support/random.hpp"
+#include "support/safetensors_edit.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <cmath>
-#include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 
@@ -286,16 +285,9 @@ TEST_CASE("hf: export and --init-from refuse Helios files whose checksums were r
   CHECK_NOTHROW(train::importHf(dir));
   // The checksums' entry removed and one weight altered, in the checkpoint and in the export.
   const auto strip = [](const fs::path& file) {
-    const std::string raw = test::slurp(file);
-    uint64_t n = 0;
-    std::memcpy(&n, raw.data(), 8);
-    auto header = nlohmann::json::parse(raw.substr(8, n));
-    header["__metadata__"].erase("helios.crc32c");
-    std::string json = header.dump();
-    json.append(n - json.size(), ' ');
-    std::string data = raw.substr(8 + n);
-    data[data.size() / 3] = static_cast<char>(data[data.size() / 3] ^ 0x20);
-    test::spit(file, raw.substr(0, 8) + json + data);
+    test::editSafetensors(
+        file, [](nlohmann::json& header) { header["__metadata__"].erase("helios.crc32c"); },
+        [](std::string& data) { data[data.size() / 3] = static_cast<char>(data[data.size() / 3] ^ 0x20); });
   };
   strip(ckpt / "model.safetensors");
   CHECK_THROWS_WITH(train::exportHf(ckpt, ckpt.parent_path() / "again", train::StoredType::F32),
