@@ -4,9 +4,12 @@
 #include "api/internal.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
+#include "engine/train/memory_budget.hpp"
 #include "engine/train/model_config.hpp"
+#include "engine/train/run_dir.hpp"
 #include "engine/train/trainer.hpp"
 
+#include <optional>
 #include <stdexcept>
 
 namespace helios::api {
@@ -48,8 +51,14 @@ TrainResult runTraining(const Device& device, const TrainConfig& c) {
   train::DataInfo info{dataPath, train::fnv1a64(text), ids.size(), tok.toJson()};
   train::DataLoader loader(std::move(ids), cfg.seqLen, cfg.seed);
 
+  // The run directory's owner for the whole run: a second trainer there, or one that already holds a run, is
+  // refused (engine/train/run_dir.hpp).
+  std::optional<train::RunDirectory> owner;
+  if (!c.outDir.empty()) owner = train::RunDirectory::claim(c.outDir, train::RunStart::Fresh);
   vk::Context& ctx = *device.impl()->ctx;
-  auto model = train::makeModel(ctx, train::modelConfigJson(cfg, tok), cfg.seed);
+  const nlohmann::json arch = train::modelConfigJson(cfg, tok);
+  train::requireTrainingHostMemory(ctx, cfg, arch); // refused with the numbers, not by the OOM killer
+  auto model = train::makeModel(ctx, arch, cfg.seed);
   train::Trainer trainer(ctx, *model, cfg, loader, info, c.outDir);
   train::TrainHooks hooks;
   if (c.onStep) hooks.onStep = [&](const train::StepRecord& r) { c.onStep(toMetrics(r)); };

@@ -1,6 +1,8 @@
 // JSON -> DeviceCaps: the fixture form and the `helios-probe --json` form, with errors that name the field.
 #include "probe/json.hpp"
 
+#include "engine/io/input_file.hpp"
+
 #include <fmt/format.h>
 #include <fstream>
 #include <limits>
@@ -296,6 +298,8 @@ std::vector<DeviceCaps> capsFromJsonText(const std::string& text) {
 }
 
 std::vector<DeviceCaps> loadCapsFile(const std::filesystem::path& path) {
+  if (const auto kind = io::fileKind(path); kind != "a regular file" && kind != "missing")
+    throw CapsFormatError(fmt::format("{}: not a regular file (it is {})", path.string(), kind));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CapsFormatError(fmt::format("{}: cannot open the file", path.string()));
   std::ostringstream text;

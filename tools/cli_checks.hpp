@@ -5,12 +5,30 @@
 // engine's own validation (engine/train/config.cpp).
 #include <CLI/CLI.hpp>
 
+#include <charconv>
 #include <cmath>
+#include <cstdint>
+#include <set>
 #include <string>
 
 namespace helios::cli {
 
 namespace detail {
+// Decimal digits only (no sign, no 0x, no exponent), and a value that fits 64 bits: CLI11 2.1 reads
+// "99999999999999999999999" into a uint64_t option as 2^64 - 1 (strtoull clamps); narrower options it
+// refuses itself when the value does not fit.
+inline std::string countError(const std::string& s, bool positive) {
+  const char* want = positive ? "a whole number of at least 1" : "a non-negative whole number";
+  if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+    return std::string("must be ") + want + ", got '" + s + "'";
+  uint64_t v = 0;
+  if (std::from_chars(s.data(), s.data() + s.size(), v).ec == std::errc::result_out_of_range)
+    return std::string("must be ") + want + " no larger than 18446744073709551615 (2^64 - 1), got '" + s +
+           "'";
+  if (positive && v == 0) return std::string("must be ") + want + ", got '" + s + "'";
+  return {};
+}
+
 inline bool parseFinite(const std::string& s, double& v) {
   size_t used = 0;
   try {
@@ -22,24 +40,13 @@ inline bool parseFinite(const std::string& s, double& v) {
 }
 } // namespace detail
 
-// A whole number written in decimal digits only: no sign, no 0x, no exponent.
-inline const CLI::Validator Count(
-    [](std::string& s) -> std::string {
-      if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
-        return "must be a non-negative whole number, got '" + s + "'";
-      return {};
-    },
-    "COUNT", "Count");
+// A whole number written in decimal digits only: no sign, no 0x, no exponent, at most 2^64 - 1.
+inline const CLI::Validator Count([](std::string& s) { return detail::countError(s, false); }, "COUNT",
+                                  "Count");
 
-// A whole number of at least 1.
-inline const CLI::Validator PositiveCount(
-    [](std::string& s) -> std::string {
-      if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos ||
-          s.find_first_not_of('0') == std::string::npos)
-        return "must be a whole number of at least 1, got '" + s + "'";
-      return {};
-    },
-    "COUNT>0", "PositiveCount");
+// A whole number of at least 1 (and at most 2^64 - 1).
+inline const CLI::Validator PositiveCount([](std::string& s) { return detail::countError(s, true); },
+                                          "COUNT>0", "PositiveCount");
 
 // Any finite number (not nan, not inf).
 inline const CLI::Validator Finite(
@@ -57,5 +64,20 @@ inline const CLI::Validator FiniteNonNegative(
                                                  : "must be a finite number >= 0, got '" + s + "'";
     },
     "FINITE>=0", "FiniteNonNegative");
+
+// An empty value is refused: "--data ''" would otherwise mean the default corpus, "--max-memory ''" no
+// budget.
+inline const CLI::Validator
+    NonEmpty([](std::string& s) -> std::string { return s.empty() ? "must not be empty" : ""; }, "",
+             "NonEmpty");
+
+// Adds NonEmpty to every option of `app` and its subcommands that takes a value (paths, sizes, names), but
+// those named in `emptyAllowed` (e.g. "--prompt"). Call it once the options are defined.
+inline void refuseEmptyValues(CLI::App& app, const std::set<std::string>& emptyAllowed = {}) {
+  for (CLI::Option* o : app.get_options())
+    if (o->get_type_size_max() > 0 && !emptyAllowed.count(o->get_name())) o->check(NonEmpty);
+  for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; }))
+    refuseEmptyValues(*sub, emptyAllowed);
+}
 
 } // namespace helios::cli

@@ -6,6 +6,7 @@
 // and B component with a subgroup shuffle: no shared memory and no barrier, which llvmpipe would otherwise
 // split into coroutines (minutes of compile time per attention pass).
 #include <algorithm>
+#include <functional>
 #include <utility>
 
 #include "codegen/spirv/binary_writer.hpp"
@@ -22,6 +23,19 @@ constexpr uint32_t kDontUnroll = static_cast<uint32_t>(::spv::LoopControlMask::D
 
 bool columnMajorSlots(CoopUse use) {
   return use == CoopUse::MatrixAKHR;
+}
+
+// `shuffle` applied to `v` through a 32-bit word. Vulkan allows subgroup operations on 8- and 16-bit types
+// only with shaderSubgroupExtendedTypes, which a device may lack (VUID-RuntimeSpirv-None-06275), so a
+// narrower value crosses lanes as a vector of copies of it bitcast to one word, and is taken back out of
+// component 0.
+Value shuffleWord(FunctionBuilder& f, Value v, const std::function<Value(Value)>& shuffle) {
+  Module& m = f.module();
+  const uint32_t width = m.typeInfo(v.type).width;
+  if (width >= 32) return shuffle(v);
+  const TypeId lanes = m.vectorType(v.type, 32 / width);
+  const Value word = f.bitcast(f.construct(lanes, std::vector<Value>(32 / width, v)), m.u32());
+  return f.extract(f.bitcast(shuffle(word), lanes), {0});
 }
 } // namespace
 
@@ -189,7 +203,7 @@ void FunctionBuilder::lowerCoopStore(Value pointer, Value matrix, Value stride, 
     }
     // Two components share a word: lanes 2j and 2j+1 hold neighbours along memory's lines in the same slot
     // (an even fast axis and subgroup), so the even lane writes both and no two lanes write one word.
-    const Value odd = subgroupShuffleXor(v, u32(1));
+    const Value odd = shuffleWord(*this, v, [&](Value word) { return subgroupShuffleXor(word, u32(1)); });
     const Value word = bitcast(construct(m_.vectorType(comp, 2), {v, odd}), mem.word);
     ifThen(eq(bitAnd(coopLane(), u32(1)), u32(0)), [&] { store(ptr, word); });
   });
@@ -217,12 +231,14 @@ Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
   store(cVar, c);
   const TypeId inPtr = m_.pointerType(StorageClass::Function, ai.elem);
   const TypeId accPtr = m_.pointerType(StorageClass::Function, accT);
-  // The component at linear index `at` of a matrix held in `var`: its slot, then its lane's copy (bf16 bits
-  // widened before the shuffle, which then moves an f32: exact, and no 16-bit subgroup operation).
+  // The component at linear index `at` of a matrix held in `var`: its slot, then its lane's copy. No 16-bit
+  // subgroup operation: bf16 bits are widened first (the shuffle then moves an f32, exactly), an f16 crosses
+  // lanes inside a 32-bit word (shuffleWord).
   const auto fetch = [&](Value var, Value at) {
     const Value mine = load(op(Op::OpAccessChain, inPtr, {ref(var), ref(udiv(at, u32(sg)))}));
-    if (ai.bfloat) return convert(subgroupShuffle(f32FromBF16(mine), rem(at, u32(sg))), accT);
-    return convert(subgroupShuffle(mine, rem(at, u32(sg))), accT);
+    const Value word = ai.bfloat ? f32FromBF16(mine) : mine;
+    return convert(
+        shuffleWord(*this, word, [&](Value w32) { return subgroupShuffle(w32, rem(at, u32(sg))); }), accT);
   };
   const Value lane = coopLane();
   const uint32_t outer = std::exchange(loopControl_, kDontUnroll);

@@ -2,13 +2,14 @@
 
 #include "engine/core/half.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
 #include <limits>
-#include <regex>
 
 namespace helios::io {
 
@@ -54,6 +55,39 @@ std::string dictValue(const std::string& header, const std::string& key, const s
   }
   auto end = header.find_first_of(",}", pos);
   return header.substr(pos, end - pos);
+}
+
+// The shape tuple "(3, 4)", "(3,)" or "()": non-negative decimal dimensions (Python 2's "3L" too), nothing
+// else. A sign, a letter or an empty entry is refused, so "(-37, 53)" is never read as (37, 53).
+std::vector<uint64_t> parseShape(const std::string& tuple, const std::string& file) {
+  const auto bad = [&](const std::string& why) {
+    return NpyError(fmt::format("{}: shape {}: {}", file, tuple, why));
+  };
+  std::vector<uint64_t> shape;
+  std::string_view rest(tuple);
+  if (rest.size() < 2 || rest.front() != '(' || rest.back() != ')') throw bad("not a tuple");
+  rest = rest.substr(1, rest.size() - 2);
+  const auto trim = [](std::string_view v) {
+    while (!v.empty() && v.front() == ' ')
+      v.remove_prefix(1);
+    while (!v.empty() && v.back() == ' ')
+      v.remove_suffix(1);
+    return v;
+  };
+  while (!trim(rest).empty()) {
+    const size_t comma = rest.find(',');
+    std::string_view item = trim(rest.substr(0, comma));
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+    if (!item.empty() && item.back() == 'L') item.remove_suffix(1);
+    if (!item.empty() && item.front() == '-') throw bad(fmt::format("negative dimension {}", item));
+    uint64_t d = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), d);
+    if (item.empty() || ec == std::errc::invalid_argument || end != item.data() + item.size())
+      throw bad(fmt::format("'{}' is not a dimension", item));
+    if (ec == std::errc::result_out_of_range) throw bad(fmt::format("dimension {} is too large", item));
+    shape.push_back(d);
+  }
+  return shape;
 }
 
 // Bytes of the array the header describes; a product that overflows 64 bits is refused.
@@ -152,6 +186,7 @@ NpyArray NpyArray::fromFloat(const std::vector<float>& values, std::vector<uint6
 
 NpyArray readNpy(const std::filesystem::path& path) {
   const std::string file = path.string();
+  requireRegularFile(path, ".npy input"); // before open(): a FIFO would block it
   std::ifstream in(path, std::ios::binary);
   if (!in) throw NpyError(fmt::format("{}: cannot open for reading", file));
   char magic[6];
@@ -192,12 +227,7 @@ NpyArray readNpy(const std::filesystem::path& path) {
     throw NpyError(fmt::format("{}: Fortran-order arrays are not supported; save a C-order copy "
                                "(numpy.ascontiguousarray)",
                                file));
-  std::string shape = dictValue(header, "shape", file);
-  static const std::regex dim(R"(\d+)");
-  for (auto it = std::sregex_iterator(shape.begin(), shape.end(), dim); it != std::sregex_iterator(); ++it) {
-    if (it->length() > 19) throw NpyError(fmt::format("{}: dimension {} is too large", file, it->str()));
-    a.shape.push_back(std::stoull(it->str()));
-  }
+  a.shape = parseShape(dictValue(header, "shape", file), file);
 
   // The size the header claims is checked against the bytes the file holds before anything is allocated.
   const uint64_t bytes = dataBytes(a, file);

@@ -1,5 +1,6 @@
 #include "engine/text/load.hpp"
 
+#include "engine/io/input_file.hpp"
 #include "engine/text/directory.hpp"
 #include "engine/text/gpt2_bpe.hpp"
 #include "engine/text/hf_tokenizer.hpp"
@@ -17,6 +18,7 @@ namespace helios::text {
 namespace fs = std::filesystem;
 
 std::string readWholeFile(const fs::path& path) {
+  io::requireRegularFile(path, "tokenizer file"); // before open(): a FIFO would block it
   std::ifstream in(path, std::ios::binary);
   std::error_code ec;
   if (!in || !fs::is_regular_file(path, ec))

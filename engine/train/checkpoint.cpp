@@ -4,9 +4,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <mutex>
 #include <optional>
+#include <set>
 
 namespace helios::train {
 
@@ -107,24 +110,56 @@ void checkTensors(const SafetensorsReader& f, const fs::path& path, const Expect
   }
 }
 
-void requireChecksums(const SafetensorsReader& f, const fs::path& path) {
-  if (!f.checksummed())
+// A checkpoint file without checksums is refused; one without the seal warns, once per file.
+void requireChecksums(bool checksummed, bool sealed, const fs::path& path) {
+  if (!checksummed)
     throw CheckpointError(fmt::format(
         "{}: no tensor checksums ({}): written by a Helios before checkpoints carried them (the old layout "
-        "kept model.safetensors at the top of the run directory); this version does not load such files",
+        "kept model.safetensors at the top of the run directory), or the entry was removed; this version "
+        "does not load such files",
         path.string(), "helios.crc32c"));
+  if (sealed) return;
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  const std::lock_guard lock(mutex);
+  if (warned.insert(path.string()).second)
+    std::fprintf(
+        stderr,
+        "helios: warning: %s: no helios.seal (written by a Helios before checkpoints sealed their "
+        "checksum map): its tensors are checked, but two swapped together with their checksum entries "
+        "would not be noticed; the next save of this run seals it\n",
+        path.string().c_str());
 }
 
-// A checkpoint file whose tensors are the expected ones, with checksums, each read once to verify its
-// checksum and that it is finite (one at a time), before anything is uploaded from it.
+// A checkpoint file whose tensors are the expected ones (checksums required on opening), each read once to
+// verify its checksum and that it is finite (one at a time), before anything is uploaded from it.
 void verifyTensors(const SafetensorsReader& f, const fs::path& path, const Expected& expected) {
   checkTensors(f, path, expected);
-  requireChecksums(f, path);
   for (const TensorInfo& t : f.tensors())
     refuseNonFinite(t.name, f.read(t.name), path);
 }
 
 } // namespace
+
+void requireChecksums(const SafeTensorsFile& f, const fs::path& path) {
+  requireChecksums(f.checksummed, f.sealed, path);
+}
+
+void requireChecksums(const SafetensorsReader& f, const fs::path& path) {
+  requireChecksums(f.checksummed(), f.sealed(), path);
+}
+
+SafetensorsReader openCheckpointFile(const fs::path& path) {
+  SafetensorsReader f(path);
+  requireChecksums(f, path);
+  return f;
+}
+
+SafeTensorsFile readCheckpointFile(const fs::path& path, bool headerOnly) {
+  SafeTensorsFile f = readSafetensors(path, headerOnly);
+  requireChecksums(f, path);
+  return f;
+}
 
 void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_t step,
                     const nlohmann::json& trainerState,
@@ -158,12 +193,12 @@ void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_
 
 nlohmann::json checkpointModelConfig(const fs::path& dir) {
   const fs::path path = dir / "model.safetensors";
-  return metadataJson(SafetensorsReader(path).metadata(), "helios.model", path);
+  return metadataJson(openCheckpointFile(path).metadata(), "helios.model", path);
 }
 
 nlohmann::json checkpointTokenizer(const fs::path& dir) {
   const fs::path path = dir / "model.safetensors";
-  return metadataJson(SafetensorsReader(path).metadata(), "helios.tokenizer", path);
+  return metadataJson(openCheckpointFile(path).metadata(), "helios.tokenizer", path);
 }
 
 Tokenizer loadCheckpointTokenizer(const fs::path& dir) {
@@ -177,12 +212,12 @@ Tokenizer loadCheckpointTokenizer(const fs::path& dir) {
 
 nlohmann::json checkpointTrainerState(const fs::path& dir) {
   const fs::path path = dir / "optimizer.safetensors";
-  return metadataJson(SafetensorsReader(path).metadata(), "helios.trainer", path);
+  return metadataJson(openCheckpointFile(path).metadata(), "helios.trainer", path);
 }
 
 nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, bool withOptimizer) {
   const fs::path wpath = dir / "model.safetensors";
-  const SafetensorsReader weights(wpath);
+  const SafetensorsReader weights = openCheckpointFile(wpath);
   nlohmann::json arch = metadataJson(weights.metadata(), "helios.model", wpath);
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
@@ -214,7 +249,7 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   std::optional<SafetensorsReader> opt;
   if (withOptimizer) {
     const fs::path opath = dir / "optimizer.safetensors";
-    opt.emplace(opath);
+    opt.emplace(openCheckpointFile(opath));
     verifyTensors(*opt, opath, expectedOpt);
     const uint64_t ws = stepOf(weights.metadata(), wpath), os = stepOf(opt->metadata(), opath);
     if (ws != os)

@@ -10,11 +10,12 @@
 //                          vocab.bpe; tokenizer.json and its configuration files), named by the
 //                          helios.tokenizer description in model.safetensors
 // Every safetensors file carries helios.crc32c in __metadata__: a JSON object of each tensor's CRC-32C and
-// one of the other metadata entries. Each file is written durably (temporary name, fsync, rename). Loading
-// refuses, with a message naming the file and the problem, a truncated file, a bad header, a checksum
-// mismatch (altered bytes, or the data offsets of two tensors swapped), a file without checksums (the old
-// layout), a NaN or infinity in any tensor, a dtype other than F32, missing or extra tensors, shapes that do
-// not match the model, a different architecture, and model/optimizer files from different steps.
+// one of the other metadata entries, and helios.seal over them and the tensor table. Each file is written
+// durably (temporary name, fsync, rename). Loading refuses, with a message naming the file and the problem, a
+// truncated file, a bad header, a checksum mismatch (altered bytes, or the data offsets of two tensors
+// swapped), a file without checksums (the old layout), a NaN or infinity in any tensor, a dtype other than
+// F32, missing or extra tensors, shapes that do not match the model, a different architecture, and
+// model/optimizer files from different steps.
 #include "engine/train/model.hpp"
 #include "engine/train/safetensors.hpp"
 #include "engine/train/tokenizer.hpp"
@@ -27,6 +28,17 @@
 #include <vector>
 
 namespace helios::train {
+
+// Opens a checkpoint file (SafetensorsReader: its metadata checksum and seal verified on opening, each
+// tensor's checksum as it is read) and requires its checksums: a file whose helios.crc32c is missing is
+// refused (its data cannot be trusted); one written before helios.seal existed loads with a warning. Every
+// path that reads a checkpoint (resume, sample, export, the architecture and tokenizer lookups) opens it so.
+SafetensorsReader openCheckpointFile(const std::filesystem::path& path);
+// The same, read whole (readSafetensors).
+SafeTensorsFile readCheckpointFile(const std::filesystem::path& path, bool headerOnly = false);
+// The same check on a file already open (a directory Helios exported, met by --init-from).
+void requireChecksums(const SafeTensorsFile& f, const std::filesystem::path& path);
+void requireChecksums(const SafetensorsReader& f, const std::filesystem::path& path);
 
 // Saves the model (and, when trainerState is not null, the optimizer moments and trainer state) into `dir`
 // (created when missing; normally stageCheckpoint()'s directory). The caller has made all GPU work complete

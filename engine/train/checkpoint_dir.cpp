@@ -1,7 +1,9 @@
 #include "engine/train/checkpoint_dir.hpp"
 
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/checkpoint_pin.hpp"
 #include "engine/train/durable_file.hpp"
 
 #include <algorithm>
@@ -11,6 +13,8 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <fstream>
+#include <unistd.h>
+#include <utility>
 
 namespace helios::train {
 
@@ -27,14 +31,51 @@ fs::path withoutTrailingSlash(const fs::path& p) {
   return n.has_filename() || !n.has_parent_path() ? n : n.parent_path();
 }
 
-// The step directory `latest` names, when it exists.
-std::optional<CheckpointEntry> latestEntry(const fs::path& root) {
-  std::ifstream in(root / kLatest);
+// The step directory `latest` names, or what is wrong with `latest`.
+struct Latest {
+  std::optional<CheckpointEntry> entry;
+  std::string problem; // empty when entry is set
+};
+
+Latest readLatest(const fs::path& root) {
+  const fs::path file = root / kLatest;
+  const std::string_view kind = io::fileKind(file);
+  if (kind == "missing") return {std::nullopt, fmt::format("{} is missing", file.string())};
+  if (kind != "a regular file")
+    return {std::nullopt, fmt::format("{} is {}, not a file", file.string(), kind)};
+  std::ifstream in(file);
   std::string name;
-  if (!in || !std::getline(in, name)) return std::nullopt;
+  if (!in || !std::getline(in, name) || name.empty())
+    return {std::nullopt, fmt::format("{} is empty", file.string())};
   const auto step = parseCheckpointDirName(name);
-  if (!step || !fs::is_directory(root / name)) return std::nullopt;
-  return CheckpointEntry{*step, root / name};
+  if (!step || name.size() > 64)
+    return {std::nullopt,
+            fmt::format("{} holds '{}', not a step directory's name", file.string(), name.substr(0, 64))};
+  if (!fs::is_directory(root / name))
+    return {std::nullopt, fmt::format("{} names {}, which does not exist", file.string(), name)};
+  return {CheckpointEntry{*step, root / name}, {}};
+}
+
+// The current checkpoint, and why `latest` did not name it (empty when it did, or when there is none).
+std::pair<std::optional<CheckpointEntry>, std::string> findCurrent(const fs::path& run) {
+  Latest latest = readLatest(run / kRoot);
+  if (latest.entry) return {latest.entry, {}};
+  auto all = listCheckpoints(run);
+  if (all.empty()) return {std::nullopt, {}};
+  return {all.back(), latest.problem};
+}
+
+// Frees `path` for a new directory: removed, or, while a reader pins it, renamed to a .partial name that a
+// later prune removes.
+void clearName(const fs::path& path) {
+  if (removeUnlessPinned(path)) return;
+  for (int k = 0;; ++k) {
+    const fs::path aside = path.string() + fmt::format("{}-pinned-{}-{}", kPartial, ::getpid(), k);
+    if (!fs::exists(aside)) {
+      fs::rename(path, aside);
+      return;
+    }
+  }
 }
 
 // Puts the staged directory in place of `target`. Where `target` is the current checkpoint (the same step
@@ -45,29 +86,30 @@ void moveIntoPlace(const fs::path& stage, const fs::path& target, bool targetIsC
     if (targetIsCurrent &&
         ::renameat2(AT_FDCWD, stage.c_str(), AT_FDCWD, target.c_str(), RENAME_EXCHANGE) == 0)
       return; // `stage` now holds the replaced checkpoint: pruned as .partial debris
-    fs::remove_all(target);
+    clearName(target);
   }
   fs::rename(stage, target);
 }
 
-// Removes .partial debris, step directories newer than `current` and complete ones beyond the newest `keep`.
+// Removes .partial debris, step directories newer than `current` and complete ones beyond the newest `keep`;
+// a directory a reader pins (checkpoint_pin.hpp) stays until a later save.
 void prune(const fs::path& root, uint64_t current, uint32_t keep) {
   std::vector<uint64_t> older;
   for (const auto& e : fs::directory_iterator(root)) {
     const std::string name = e.path().filename().string();
     // Staging directories end in .partial; a torn `latest` is io's "latest.partial-<pid>-<n>".
     if (name.find(kPartial) != std::string::npos) {
-      fs::remove_all(e.path());
+      removeUnlessPinned(e.path());
     } else if (const auto step = parseCheckpointDirName(name); step && e.is_directory()) {
       if (*step > current)
-        fs::remove_all(e.path());
+        removeUnlessPinned(e.path());
       else
         older.push_back(*step);
     }
   }
   std::sort(older.rbegin(), older.rend());
   for (size_t i = keep; i < older.size(); ++i)
-    fs::remove_all(root / checkpointDirName(older[i]));
+    removeUnlessPinned(root / checkpointDirName(older[i]));
 }
 
 } // namespace
@@ -98,10 +140,11 @@ std::vector<CheckpointEntry> listCheckpoints(const fs::path& run) {
 }
 
 std::optional<CheckpointEntry> currentCheckpoint(const fs::path& run) {
-  if (auto latest = latestEntry(run / kRoot)) return latest;
-  auto all = listCheckpoints(run);
-  if (all.empty()) return std::nullopt;
-  return all.back();
+  return findCurrent(run).first;
+}
+
+std::string latestProblem(const fs::path& run) {
+  return readLatest(run / kRoot).problem;
 }
 
 fs::path resolveCheckpoint(const fs::path& path) {
@@ -109,7 +152,12 @@ fs::path resolveCheckpoint(const fs::path& path) {
   if (!fs::is_directory(p))
     throw CheckpointError(fmt::format("{}: no such checkpoint or run directory", p.string()));
   if (fs::is_directory(p / kRoot)) {
-    if (auto current = currentCheckpoint(p)) return current->dir;
+    if (const auto [current, problem] = findCurrent(p); current) {
+      if (!problem.empty())
+        std::fprintf(stderr, "helios: warning: %s; reading %s, the newest complete checkpoint\n",
+                     problem.c_str(), current->dir.string().c_str());
+      return current->dir;
+    }
     throw CheckpointError(
         fmt::format("{}: no complete checkpoint in {} (the run stopped before its first save completed)",
                     p.string(), (p / kRoot).string()));
@@ -131,7 +179,7 @@ fs::path stageCheckpoint(const fs::path& run, uint64_t step) {
   const fs::path root = run / kRoot;
   fs::create_directories(root);
   fs::path stage = root / (checkpointDirName(step) + std::string(kPartial));
-  fs::remove_all(stage);
+  if (fs::exists(stage)) clearName(stage);
   fs::create_directory(stage);
   return stage;
 }

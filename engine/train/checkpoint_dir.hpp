@@ -6,8 +6,10 @@
 // A save writes every file into the .partial directory and flushes them and it to the disk, renames it to
 // its final name, flushes checkpoints/, then replaces `latest` (temporary file, fsync, rename, fsync). Only
 // then are older checkpoints beyond the newest `keep`, step directories newer than the current one (an
-// abandoned continuation) and .partial debris removed. The current checkpoint is the one `latest` names
-// when that directory exists, else the newest complete step directory.
+// abandoned continuation) and .partial debris removed, each unless a reader pins it (checkpoint_pin.hpp). The
+// current checkpoint is the one `latest` names when that directory exists, else the newest complete step
+// directory; resolveCheckpoint() then warns on stderr what was wrong with `latest` (missing, empty, garbage,
+// or naming a directory that does not exist).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -28,6 +30,9 @@ struct CheckpointEntry {
 std::vector<CheckpointEntry> listCheckpoints(const std::filesystem::path& run);
 // The current checkpoint of a run (see above); nullopt when there is none.
 std::optional<CheckpointEntry> currentCheckpoint(const std::filesystem::path& run);
+// What is wrong with RUN/checkpoints/latest ("... is missing", "... is empty", "... holds 'x', not a step
+// directory's name", "... names step-N, which does not exist"); empty when it names a step directory.
+std::string latestProblem(const std::filesystem::path& run);
 
 // The step directory that --resume PATH names: a run directory's current checkpoint, or PATH itself when
 // it holds model.safetensors (a step directory). Throws CheckpointError saying what PATH holds instead.

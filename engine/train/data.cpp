@@ -1,7 +1,9 @@
 #include "engine/train/data.hpp"
 
 #include "engine/core/fnv1a.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/io/install_dir.hpp"
+#include "engine/train/host_memory.hpp"
 #include "engine/train/token_shard.hpp"
 
 #include <algorithm>
@@ -38,6 +40,10 @@ bool defaultCorpusAvailable() {
 std::string readCorpus(const fs::path& given) {
   const bool isDefault = given.empty();
   const fs::path path = isDefault ? defaultCorpusPath() : given;
+  io::requireRegularFile(path, "training text"); // before open(): a FIFO would block it
+  std::error_code sizeError;
+  if (const uint64_t bytes = fs::file_size(path, sizeError); !sizeError)
+    requireHostMemory(textHostNeed(bytes), availableHostMemory(), "reading " + path.string());
   std::ifstream in(path, std::ios::binary);
   if (!in) {
     if (isDefault)
@@ -49,10 +55,6 @@ std::string readCorpus(const fs::path& given) {
           path.string()));
     throw std::runtime_error(fmt::format("{}: cannot open the training text", path.string()));
   }
-  std::error_code ec;
-  if (!fs::is_regular_file(path, ec))
-    throw std::runtime_error(fmt::format("{}: the training text is not a regular file{}", path.string(),
-                                         fs::is_directory(path, ec) ? " (it is a directory)" : ""));
   std::ostringstream ss;
   ss << in.rdbuf();
   if (!in && !in.eof()) throw std::runtime_error(fmt::format("{}: read failed", path.string()));

@@ -1,6 +1,8 @@
 #include "engine/train/memory_budget.hpp"
 
 #include "engine/graph/arena.hpp"
+#include "engine/train/host_memory.hpp"
+#include "engine/train/model_config.hpp"
 #include "engine/vk/context.hpp"
 
 #include <algorithm>
@@ -60,6 +62,17 @@ uint64_t trainerDeviceBytes(const TrainConfig& cfg, const vk::MemoryPlacement& p
 uint64_t stagingDeviceBytes(const vk::MemoryPlacement& placement) {
   const bool stagingOnDevice = placement.uploadOnDevice || placement.readbackOnDevice;
   return !placement.deviceLocalMapped && stagingOnDevice ? vk::Context::kStagingChunk : 0;
+}
+
+void requireTrainingHostMemory(vk::Context& ctx, const TrainConfig& cfg, const nlohmann::json& arch) {
+  const uint64_t parameters = parameterCountOf(arch);
+  // A CPU device (lavapipe) or an integrated GPU allocates its "device" memory from the host's.
+  const auto type = ctx.device().properties().deviceType;
+  const bool deviceIsHost =
+      type == VK_PHYSICAL_DEVICE_TYPE_CPU || type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
+  requireHostMemory(trainingHostNeed(parameters, deviceIsHost, trainerBytes(cfg), ctx.stagingBytes()),
+                    availableHostMemory(),
+                    fmt::format("a {} model of {} parameters", arch.value("kind", "?"), parameters));
 }
 
 uint64_t estimatePeakBytes(uint64_t modelStateBytes, const TrainConfig& cfg, uint64_t binBytes,

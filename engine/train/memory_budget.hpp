@@ -31,6 +31,11 @@ uint64_t trainerDeviceBytes(const TrainConfig& cfg, const vk::MemoryPlacement& p
 // (no staging) or where the staging is host memory (a discrete GPU), else vk::Context::kStagingChunk.
 uint64_t stagingDeviceBytes(const vk::MemoryPlacement& placement);
 
+// Refuses (HostMemoryError, host_memory.hpp) a run whose model would not fit the host's memory, before the
+// model allocates anything: its parameter count from `arch` (modelConfigJson), the device memory it takes
+// where that is host memory, a checkpoint save's copies, the staging.
+void requireTrainingHostMemory(vk::Context& ctx, const TrainConfig& cfg, const nlohmann::json& arch);
+
 // A run's estimated peak of device memory in use (what vk::MemoryStats::devicePeakBytesInUse measures):
 // the model state (parameters, gradients, moments: the allocator's device bytes in use once the model
 // exists), the trainer's buffers, the step's plan bins, and the checkpoint staging, each where `placement`

@@ -1,6 +1,7 @@
 #include "engine/train/metrics.hpp"
 
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -17,6 +18,7 @@ MetricsWriter::MetricsWriter(fs::path path, uint64_t resumeStep) : path_(std::mo
     io::writeFileAtomically(path_, std::string_view()); // a fresh, empty log (a symlink keeps its place)
     return;
   }
+  io::requireRegularFile(path_, "metrics file");
   std::ifstream in(path_);
   std::string line, kept;
   while (std::getline(in, line)) {

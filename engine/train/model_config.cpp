@@ -18,4 +18,16 @@ nlohmann::json modelConfigJson(const TrainConfig& c, const Tokenizer& tok) {
   return j;
 }
 
+uint64_t parameterCountOf(const nlohmann::json& arch) {
+  if (arch.value("kind", "") == "bigram") {
+    const uint64_t v = arch.at("vocab").get<uint64_t>();
+    return v * v;
+  }
+  nlohmann::json rest = arch;
+  rest.erase("kind");
+  model::GptConfig g;
+  fromJson(rest, g);
+  return g.parameterCount();
+}
+
 } // namespace helios::train

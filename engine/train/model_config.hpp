@@ -11,4 +11,7 @@ namespace helios::train {
 // Throws std::invalid_argument when the configured vocabulary is smaller than the tokenizer's.
 nlohmann::json modelConfigJson(const TrainConfig& config, const Tokenizer& tokenizer);
 
+// The parameters the model of `arch` (modelConfigJson's output) holds, known before it allocates any.
+uint64_t parameterCountOf(const nlohmann::json& arch);
+
 } // namespace helios::train

@@ -1,6 +1,7 @@
 #include "engine/train/prepare.hpp"
 
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/train/token_shard.hpp"
 
 #include <algorithm>
@@ -31,6 +32,7 @@ std::vector<fs::path> listDocuments(const std::vector<std::string>& inputs) {
     } else if (fs::is_regular_file(in, ec)) {
       add(in);
     } else {
+      if (fs::exists(in, ec)) io::requireRegularFile(in, "--data input"); // a FIFO, socket or device
       glob_t g{};
       if (::glob(in.c_str(), 0, nullptr, &g) == 0)
         for (size_t i = 0; i < g.gl_pathc; ++i)
@@ -131,7 +133,7 @@ private:
   static nlohmann::json listing(const ShardWriter& w) {
     nlohmann::json list = nlohmann::json::array();
     for (const auto& s : w.shards())
-      list.push_back({{"file", s.file}, {"tokens", s.tokens}});
+      list.push_back({{"file", s.file}, {"tokens", s.tokens}, {"crc32c", fmt::format("{:08x}", s.crc32c)}});
     return list;
   }
 

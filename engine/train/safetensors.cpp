@@ -53,7 +53,19 @@ std::string hex32(uint32_t v) {
 uint32_t metadataCrc(const std::map<std::string, std::string>& metadata) {
   std::string text;
   for (const auto& [k, v] : metadata)
-    if (k != kChecksumKey) text += k + '\0' + v + '\0';
+    if (k != kChecksumKey && k != kSealKey) text += k + '\0' + v + '\0';
+  return crc32c(std::as_bytes(std::span<const char>(text)));
+}
+
+uint32_t sealCrc(const std::map<std::string, std::string>& metadata, const std::string& checksums,
+                 const std::vector<TableEntry>& table) {
+  std::string text = std::string(kChecksumKey) + '\0' + checksums + '\0';
+  for (const auto& [k, v] : metadata)
+    if (k != kChecksumKey && k != kSealKey) text += k + '\0' + v + '\0';
+  for (const TableEntry& e : table)
+    text += e.info.name + '\0' + toString(e.info.stored) + '\0' +
+            fmt::format("{}", fmt::join(e.info.shape, ",")) + '\0' + std::to_string(e.begin) + '\0' +
+            std::to_string(e.end) + '\0';
   return crc32c(std::as_bytes(std::span<const char>(text)));
 }
 
@@ -112,6 +124,7 @@ SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly, AcceptTyp
   SafeTensorsFile out;
   out.metadata = reader.metadata();
   out.checksummed = reader.checksummed();
+  out.sealed = reader.sealed();
   for (const TensorInfo& t : reader.tensors())
     out.tensors.push_back(
         {t.name, t.shape, headerOnly ? std::vector<float>{} : reader.read(t.name), t.stored});

@@ -1,8 +1,10 @@
 #pragma once
 // safetensors files: u64 little-endian header length N, N bytes of JSON (space-padded to a multiple of 8),
 // then the tensors' bytes back to back. Helios writes helios.crc32c into __metadata__: a JSON object of each
-// tensor's CRC-32C (of its stored bytes) and one of the other metadata entries. Tensors are held as f32 on
-// the host and stored as F32, F16 or BF16 (the latter two for exports; checkpoints are F32 only).
+// tensor's CRC-32C (of its stored bytes) and one of the other metadata entries; and helios.seal: a CRC-32C
+// over that object, the other metadata and the tensor table (names, types, shapes, offsets), so that two
+// tensors swapped together with their checksum entries are caught too. Tensors are held as f32 on the host
+// and stored as F32, F16 or BF16 (the latter two for exports; checkpoints are F32 only).
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -33,6 +35,7 @@ struct SafeTensorsFile {
   std::map<std::string, std::string> metadata;
   std::vector<SafeTensor> tensors; // in file order
   bool checksummed = false;        // read: helios.crc32c was present and matched (the entry is removed)
+  bool sealed = false;             // read: helios.seal was present too and matched (removed as well)
   const SafeTensor* find(const std::string& name) const;
 };
 
@@ -51,17 +54,20 @@ struct TensorInfo {
 };
 
 // A safetensors file mapped read-only (engine/io/mapped_file): the header is parsed and checked on opening
-// (its length, JSON, dtypes, offsets against shapes, the file's size, the metadata's checksum), then tensors
-// are decoded one at a time, each checksum verified where the file carries them. Memory: one tensor's f32
-// values at a time; the file's pages come from the page cache. Throws CheckpointError naming the file.
+// (its length, JSON, dtypes, offsets against shapes, the file's size, the metadata's checksum and the seal),
+// then tensors are decoded one at a time, each checksum verified where the file carries them. On a seal
+// mismatch every tensor's checksum is checked first, so that the error names an altered tensor when there is
+// one. Memory: one tensor's f32 values at a time; the file's pages come from the page cache. Throws
+// CheckpointError naming the file.
 class SafetensorsReader {
 public:
   explicit SafetensorsReader(const std::filesystem::path& path, AcceptTypes accept = AcceptTypes::F32Only);
   ~SafetensorsReader();
   SafetensorsReader(SafetensorsReader&&) noexcept;
   const std::filesystem::path& path() const;
-  const std::map<std::string, std::string>& metadata() const; // helios.crc32c removed
+  const std::map<std::string, std::string>& metadata() const; // helios.crc32c and helios.seal removed
   bool checksummed() const;                                   // helios.crc32c was present (metadata matched)
+  bool sealed() const;                                        // helios.seal was present too and matched
   const std::vector<TensorInfo>& tensors() const;             // in the order of their data
   const TensorInfo* find(const std::string& name) const;
   std::vector<float> read(const std::string& name) const;                // f32 values
@@ -73,9 +79,10 @@ private:
 };
 
 // Writes a safetensors file tensor by tensor: the header (every tensor's name, dtype and shape, in the order
-// their data follows) goes out first with placeholder checksums, each write() appends the next tensor's
-// values in its stored type, and commit() patches the checksums in (same length) and puts the file in place
-// durably (writeFileDurably's temporary, fsync and rename). Destroyed uncommitted, nothing replaces `path`.
+// their data follows) goes out first with placeholder checksums and seal, each write() appends the next
+// tensor's values in its stored type, and commit() patches the checksums and the seal in (same length: 8 hex
+// digits each) and puts the file in place durably (writeFileDurably's temporary, fsync and rename). Destroyed
+// uncommitted, nothing replaces `path`.
 class SafetensorsWriter {
 public:
   SafetensorsWriter(const std::filesystem::path& path, std::map<std::string, std::string> metadata,
@@ -89,10 +96,11 @@ private:
   std::unique_ptr<Impl> impl_;
 };
 
-// Durable (writeFileDurably); helios.crc32c added to the metadata.
+// Durable (writeFileDurably); helios.crc32c and helios.seal added to the metadata.
 void writeSafetensors(const std::filesystem::path& path, const SafeTensorsFile& file);
 // Throws CheckpointError. headerOnly: metadata and tensor names/shapes (data left empty), after checking that
-// the file's size matches the header. Checksums present are verified (the tensors' only with their data).
+// the file's size matches the header. Checksums present are verified (the tensors' only with their data), and
+// the seal where the file has one.
 SafeTensorsFile readSafetensors(const std::filesystem::path& path, bool headerOnly = false,
                                 AcceptTypes accept = AcceptTypes::F32Only);
 

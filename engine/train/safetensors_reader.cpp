@@ -1,3 +1,4 @@
+#include "engine/io/input_file.hpp"
 #include "engine/io/mapped_file.hpp"
 #include "engine/train/crc32c.hpp"
 #include "engine/train/safetensors.hpp"
@@ -6,6 +7,7 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 namespace helios::train {
 
@@ -14,10 +16,7 @@ using namespace safetensors_format;
 
 namespace {
 
-struct Entry {
-  TensorInfo info;
-  uint64_t begin = 0, end = 0; // data offsets
-};
+using Entry = TableEntry;
 
 StoredType storedTypeOf(const std::string& dtype, const std::string& file, const std::string& name,
                         AcceptTypes accept) {
@@ -75,8 +74,10 @@ struct SafetensorsReader::Impl {
   std::vector<TensorInfo> infos;
   nlohmann::json sums; // helios.crc32c, when present
   bool checksummed = false;
+  bool sealed = false;
 
   static io::MappedFile open(const fs::path& path) {
+    io::requireRegularFile(path, "safetensors file"); // before open(): a FIFO would block it
     try {
       return io::MappedFile(path);
     } catch (const std::runtime_error& e) {
@@ -133,19 +134,47 @@ struct SafetensorsReader::Impl {
     return sums[key].get<std::string>();
   }
 
-  // The metadata's checksum (the tensors' are checked as they are read); removes the checksum entry.
+  // The metadata's checksum, then the seal over the checksums, the metadata and the tensor table (the
+  // tensors' own checksums are checked as they are read); removes the checksum and seal entries.
   void verifyMetadata() {
     auto it = metadata.find(kChecksumKey);
     if (it == metadata.end()) return;
     sums = nlohmann::json::parse(it->second, nullptr, false);
     if (!sums.is_object())
       throw CheckpointError(fmt::format("{}: bad header: {} is not a JSON object", name, kChecksumKey));
+    const std::string checksums = it->second;
     metadata.erase(it);
+    std::optional<std::string> seal;
+    if (auto s = metadata.find(kSealKey); s != metadata.end()) {
+      seal = s->second;
+      metadata.erase(s);
+    }
     if (expectedCrc("__metadata__") != hex32(metadataCrc(metadata)))
       throw CheckpointError(fmt::format(
           "{}: checksum mismatch in __metadata__ (the step, configuration or trainer state was altered)",
           name));
     checksummed = true;
+    if (!seal) return;
+    if (*seal != hex32(sealCrc(metadata, checksums, entries))) {
+      for (const Entry& e : entries) // a tensor's own mismatch says more than the seal's
+        verifyTensor(e);
+      throw CheckpointError(
+          fmt::format("{}: checksum mismatch in the header seal ({}): the tensor table, the "
+                      "checksums in {} or the metadata were altered (e.g. two tensors "
+                      "swapped together with their checksum entries)",
+                      name, kSealKey, kChecksumKey));
+    }
+    sealed = true;
+  }
+
+  // The tensor's stored bytes against its entry in helios.crc32c (when the file has checksums).
+  void verifyTensor(const Entry& e) const {
+    if (!checksummed) return;
+    const std::string want = expectedCrc(e.info.name), got = hex32(crc32c(bytes(e)));
+    if (want != got)
+      throw CheckpointError(fmt::format("{}: checksum mismatch in tensor '{}' (CRC-32C {} stored, {} read): "
+                                        "its bytes were altered or belong to another tensor",
+                                        name, e.info.name, want, got));
   }
 
   const Entry& entry(const std::string& tensor) const {
@@ -176,6 +205,10 @@ bool SafetensorsReader::checksummed() const {
   return impl_->checksummed;
 }
 
+bool SafetensorsReader::sealed() const {
+  return impl_->sealed;
+}
+
 const std::vector<TensorInfo>& SafetensorsReader::tensors() const {
   return impl_->infos;
 }
@@ -192,16 +225,9 @@ std::span<const std::byte> SafetensorsReader::storedBytes(const std::string& nam
 
 std::vector<float> SafetensorsReader::read(const std::string& name) const {
   const Entry& e = impl_->entry(name);
-  const std::span<const std::byte> stored = impl_->bytes(e);
-  if (impl_->checksummed) {
-    const std::string want = impl_->expectedCrc(name), got = hex32(crc32c(stored));
-    if (want != got)
-      throw CheckpointError(fmt::format("{}: checksum mismatch in tensor '{}' (CRC-32C {} stored, {} read): "
-                                        "its bytes were altered or belong to another tensor",
-                                        impl_->name, name, want, got));
-  }
+  impl_->verifyTensor(e);
   std::vector<float> values(e.info.elements());
-  decode(stored, e.info.stored, values.data());
+  decode(impl_->bytes(e), e.info.stored, values.data());
   return values;
 }
 

@@ -17,16 +17,18 @@ namespace {
 // Values are converted and checksummed in pieces of this many, so a tensor's stored bytes never exist whole.
 constexpr size_t kChunkValues = 4u << 20;
 
-// The header with the given tensor checksums (8 hex digits each: the same length whatever they are).
+// The header with the given tensor checksums and the seal over them (8 hex digits each: the same length
+// whatever they are).
 std::string headerText(const std::map<std::string, std::string>& metadata,
                        const std::vector<TensorInfo>& tensors, const std::vector<uint32_t>& crcs) {
   nlohmann::ordered_json header;
   nlohmann::ordered_json meta = nlohmann::ordered_json::object();
   for (const auto& [k, v] : metadata)
-    if (k != kChecksumKey) meta[k] = v;
+    if (k != kChecksumKey && k != kSealKey) meta[k] = v;
   header["__metadata__"] = meta;
   nlohmann::ordered_json sums;
   sums["__metadata__"] = hex32(metadataCrc(metadata));
+  std::vector<TableEntry> table;
   uint64_t offset = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
     const TensorInfo& t = tensors[i];
@@ -34,9 +36,12 @@ std::string headerText(const std::map<std::string, std::string>& metadata,
     header[t.name] = {
         {"dtype", toString(t.stored)}, {"shape", t.shape}, {"data_offsets", {offset, offset + n}}};
     sums[t.name] = hex32(crcs[i]);
+    table.push_back({t, offset, offset + n});
     offset += n;
   }
-  header["__metadata__"][kChecksumKey] = sums.dump();
+  const std::string checksums = sums.dump();
+  header["__metadata__"][kChecksumKey] = checksums;
+  header["__metadata__"][kSealKey] = hex32(sealCrc(metadata, checksums, table));
   std::string json = header.dump();
   json.append((8 - json.size() % 8) % 8, ' ');
   std::string blob(8, '\0');

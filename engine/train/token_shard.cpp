@@ -2,9 +2,12 @@
 
 #include "engine/core/fnv1a.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/text/load.hpp"
+#include "engine/train/crc32c.hpp"
 
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <fcntl.h>
 #include <fmt/format.h>
@@ -109,14 +112,16 @@ void ShardWriter::flush() {
   ShardHeader h = header_;
   h.count = pending_;
   const std::string name = fmt::format("{}-{:06d}.bin", prefix_, shards_.size());
-  io::writeFileAtomically(dir_ / name, encodeShardHeader(h) + payload_);
-  shards_.push_back({name, pending_});
+  const std::string bytes = encodeShardHeader(h) + payload_;
+  io::writeFileAtomically(dir_ / name, bytes);
+  shards_.push_back({name, pending_, crc32c(std::as_bytes(std::span<const char>(bytes)))});
   total_ += pending_;
   pending_ = 0;
   payload_.clear();
 }
 
 MappedShard::MappedShard(const fs::path& path) : name_(path.string()) {
+  io::requireRegularFile(path, "token shard");
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw ShardError(fmt::format("{}: cannot open the token shard ({})", name_, std::strerror(errno)));
@@ -158,6 +163,14 @@ MappedShard::~MappedShard() {
   if (map_) ::munmap(map_, mapBytes_);
 }
 
+void MappedShard::verify(uint32_t expected, const std::string& index) const {
+  const uint32_t got = crc32c(std::span<const std::byte>(static_cast<const std::byte*>(map_), mapBytes_));
+  if (got != expected)
+    throw ShardError(fmt::format("{}: its bytes differ from what prepare wrote (CRC-32C {:08x} in {}, {:08x} "
+                                 "read): the shard was replaced or altered; run helios-train prepare again",
+                                 name_, expected, index, got));
+}
+
 uint64_t ShardSet::trainTokens() const {
   uint64_t n = 0;
   for (const auto& s : train)
@@ -174,8 +187,24 @@ uint64_t ShardSet::valTokens() const {
 
 namespace {
 
+// The CRC-32C an index entry records for its shard ("crc32c": 8 hex digits).
+uint32_t indexedCrc(const nlohmann::json& entry, const fs::path& index) {
+  const std::string file = entry.at("file").get<std::string>();
+  if (!entry.contains("crc32c"))
+    throw ShardError(fmt::format("{}: {} has no crc32c (prepared by a Helios before shards were checksummed, "
+                                 "so a changed shard would go unnoticed): run helios-train prepare again",
+                                 index.string(), file));
+  const std::string hex = entry.at("crc32c").get<std::string>();
+  uint32_t crc = 0;
+  const auto [end, ec] = std::from_chars(hex.data(), hex.data() + hex.size(), crc, 16);
+  if (hex.size() != 8 || ec != std::errc() || end != hex.data() + hex.size())
+    throw ShardError(fmt::format("{}: {} has crc32c '{}', not 8 hex digits", index.string(), file, hex));
+  return crc;
+}
+
 void openSplit(ShardSet& set, const nlohmann::json& list, std::vector<std::unique_ptr<MappedShard>>& out) {
   const uint64_t hash = tokenizerHash(set.tokenizer);
+  const fs::path index = set.dir / "index.json";
   for (const auto& e : list) {
     auto shard = std::make_unique<MappedShard>(set.dir / e.at("file").get<std::string>());
     const ShardHeader& h = shard->header();
@@ -186,6 +215,7 @@ void openSplit(ShardSet& set, const nlohmann::json& list, std::vector<std::uniqu
     if (h.tokenizerHash != hash || h.vocab != set.tokenizer.vocab() || h.endOfText != eot)
       throw ShardError(fmt::format("{}: written with a different tokenizer than the one in {}", shard->name(),
                                    set.dir.string()));
+    shard->verify(indexedCrc(e, index), index.string()); // a replaced shard, or one token changed
     out.push_back(std::move(shard));
   }
 }
@@ -197,6 +227,7 @@ std::shared_ptr<ShardSet> openShardSet(const fs::path& dir) {
   set->dir = dir;
   const fs::path indexPath = dir / "index.json";
   std::string text;
+  io::requireRegularFile(indexPath, "shard index");
   try {
     text = text::readWholeFile(indexPath);
   } catch (const std::invalid_argument&) {

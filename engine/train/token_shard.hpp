@@ -6,7 +6,10 @@
 //   8  u32 version (1)          24 u32 tokenizer vocabulary  32 u64 FNV-1a of the tokenizer's description
 //   12 u32 bytes per token      40..63 zero
 // A shard directory (`helios-train prepare`) holds train-NNNNNN.bin and val-NNNNNN.bin, index.json (the
-// tokenizer's description, the shards and their token counts) and the tokenizer's files.
+// tokenizer's description, the shards, their token counts and CRC-32Cs) and the tokenizer's files. Opening
+// the set checks every shard's CRC-32C against index.json (a fresh run and a resume alike), so a shard
+// replaced or altered under an unchanged index is refused before training; an index without the checksums
+// (an earlier prepare) is refused too.
 #include "engine/train/tokenizer.hpp"
 
 #include <cstdint>
@@ -52,6 +55,7 @@ public:
   struct Written {
     std::string file;
     uint64_t tokens = 0;
+    uint32_t crc32c = 0; // of the whole file, header included
   };
   const std::vector<Written>& shards() const { return shards_; }
   uint64_t tokens() const { return total_; }
@@ -80,6 +84,9 @@ public:
   const std::string& name() const { return name_; }
   uint64_t size() const { return header_.count; }
   const void* tokens() const { return static_cast<const char*>(map_) + kShardHeaderBytes; }
+  // Throws ShardError naming the shard and `index` when the file's CRC-32C (header included) is not
+  // `expected`: one read of the mapping.
+  void verify(uint32_t expected, const std::string& index) const;
 
 private:
   std::string name_;

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/tuning/values.hpp"
 
 namespace helios::tuning {
@@ -270,6 +271,8 @@ bool readTuningFile(Tuning& t, const std::filesystem::path& path, Source source,
   };
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) return warnMissing ? fallBack("does not exist") : false;
+  if (const auto kind = io::fileKind(path); kind != "a regular file")
+    return fallBack(fmt::format("is not a regular file (it is {})", kind));
   std::ifstream in(path, std::ios::binary);
   std::stringstream text;
   text << in.rdbuf();

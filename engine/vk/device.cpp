@@ -99,6 +99,9 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   e12.vulkanMemoryModelDeviceScope = f12.vulkanMemoryModelDeviceScope;
   e12.bufferDeviceAddress = f12.bufferDeviceAddress;
   e12.scalarBlockLayout = f12.scalarBlockLayout;
+  // Subgroup operations on 8/16/64-bit types; the coop lowering shuffles 16-bit values as 32-bit words, so
+  // it runs without this, but any kernel that asks for it is valid where the device has it.
+  e12.shaderSubgroupExtendedTypes = f12.shaderSubgroupExtendedTypes;
   e13.subgroupSizeControl = f13.subgroupSizeControl;
   e13.computeFullSubgroups = f13.computeFullSubgroups;
   e13.synchronization2 = f13.synchronization2;

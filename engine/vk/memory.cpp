@@ -3,6 +3,7 @@
 #include "engine/vk/error.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <fmt/format.h>
 #include <stdexcept>
 
@@ -170,7 +171,17 @@ uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_
   check(vkBindBufferMemory(device_.handle(), block->buffer, block->memory, 0), context);
   if (memoryProperties_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) {
     void* ptr = nullptr;
-    check(vkMapMemory(device_.handle(), block->memory, 0, VK_WHOLE_SIZE, 0, &ptr), context + " (mapping)");
+    result = vkMapMemory(device_.handle(), block->memory, 0, VK_WHOLE_SIZE, 0, &ptr);
+    // lavapipe (Mesa 25.0) answers VK_SUCCESS with MAP_FAILED when its mmap fails (the address space left
+    // under ulimit -v): a write through it would crash, so it is refused as the failure it is.
+    if (result == VK_SUCCESS && (ptr == nullptr || ptr == reinterpret_cast<void*>(intptr_t(-1))))
+      result = VK_ERROR_MEMORY_MAP_FAILED; // vkFreeMemory below unmaps what is mapped
+    if (result != VK_SUCCESS) {
+      vkDestroyBuffer(device_.handle(), block->buffer, nullptr);
+      vkFreeMemory(device_.handle(), block->memory, nullptr);
+      throwVulkanError(result,
+                       context + " (mapping it: the driver gave no address; out of host address space?)");
+    }
     block->mapped = static_cast<std::byte*>(ptr);
   }
   block->freeRanges[0] = size;

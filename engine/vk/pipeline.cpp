@@ -1,6 +1,7 @@
 #include "engine/vk/pipeline.hpp"
 
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/vk/error.hpp"
 
 #include <atomic>
@@ -19,6 +20,7 @@ namespace helios::vk {
 namespace {
 
 std::vector<char> readFile(const std::filesystem::path& path) {
+  if (io::fileKind(path) != "a regular file") return {}; // missing, or a FIFO that would block open()
   std::ifstream in(path, std::ios::binary);
   if (!in) return {};
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};

@@ -1,4 +1,5 @@
 // .npy reading and writing: round trips, NumPy's own header layout, and every refusal path.
+#include "engine/io/input_file.hpp"
 #include "engine/io/npy.hpp"
 #include "support/random.hpp"
 
@@ -7,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 
 using namespace helios::io;
 using Catch::Matchers::ContainsSubstring;
@@ -112,4 +114,56 @@ TEST_CASE("writeNpy refuses a directory and writes through a symlink") {
   for ([[maybe_unused]] const auto& e : fs::directory_iterator(d))
     ++entries;
   CHECK(entries == 3); // dir.npy, real.npy, link.npy: no temporary left
+}
+
+TEST_CASE("a shape with a negative, signed or malformed dimension is refused, never read as another") {
+  auto p = tempPath("shape.npy");
+  struct Case {
+    const char* shape;
+    const char* says;
+  };
+  for (const Case& c : std::initializer_list<Case>{{"(-37, 53)", "negative dimension -37"},
+                                                   {"(37, -53)", "negative dimension -53"},
+                                                   {"(+37, 53)", "'+37' is not a dimension"},
+                                                   {"(37 53)", "'37 53' is not a dimension"},
+                                                   {"(37,, 53)", "'' is not a dimension"},
+                                                   {"(3.5,)", "'3.5' is not a dimension"},
+                                                   {"(0x10,)", "'0x10' is not a dimension"},
+                                                   {"[37, 53]", "not a tuple"}}) {
+    writeRaw(p, std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + c.shape + ", }",
+             std::string(37 * 53 * 4, '\0'));
+    INFO(c.shape);
+    CHECK_THROWS_AS(readNpy(p), NpyError);
+    CHECK_THROWS_WITH(readNpy(p), ContainsSubstring(p.string()) && ContainsSubstring(c.says));
+  }
+  // What NumPy writes stays readable: scalars, 1-tuples, Python 2's long suffix, spaces.
+  for (const char* ok : {"()", "(4,)", "(2, 2)", "(2L, 2L)", "( 2 , 2 , )"}) {
+    INFO(ok);
+    writeRaw(p, std::string("{'descr': '<f4', 'fortran_order': False, 'shape': ") + ok + ", }",
+             std::string(std::string(ok) == "()" ? 4 : 16, '\0'));
+    CHECK_NOTHROW(readNpy(p));
+  }
+}
+
+TEST_CASE("input files: what a path is, and non-regular files refused before they are opened") {
+  const auto d = tempPath("special");
+  fs::remove_all(d);
+  fs::create_directories(d / "dir");
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+  std::ofstream(d / "file") << "x";
+  fs::create_symlink(d / "fifo", d / "link-to-fifo");
+  CHECK(fileKind(d / "file") == "a regular file");
+  CHECK(fileKind(d / "dir") == "a directory");
+  CHECK(fileKind(d / "fifo") == "a FIFO (named pipe)");
+  CHECK(fileKind(d / "link-to-fifo") == "a FIFO (named pipe)"); // symlinks are followed
+  CHECK(fileKind("/dev/null") == "a character device");
+  CHECK(fileKind(d / "missing") == "missing");
+  CHECK_NOTHROW(requireRegularFile(d / "file", "input"));
+  CHECK_NOTHROW(requireRegularFile(d / "missing", "input")); // the caller's open() says it
+  CHECK_THROWS_AS(requireRegularFile(d / "link-to-fifo", "input"), InputFileError);
+  CHECK_THROWS_WITH(requireRegularFile(d / "fifo", "shard"),
+                    (d / "fifo").string() + ": the shard is not a regular file (it is a FIFO (named pipe))");
+  // readNpy asks first (a FIFO would block its open(); the CLI tests run that case under a timeout).
+  CHECK_THROWS_WITH(readNpy(d / "dir"), ContainsSubstring("is not a regular file (it is a directory)"));
+  CHECK_THROWS_WITH(readNpy(d / "missing.npy"), ContainsSubstring("cannot open for reading"));
 }

@@ -705,22 +705,32 @@ TEST_CASE("attention coop: long sequences, and 3 runs give identical bits (GPU w
 // The coop passes lowered to ordinary SPIR-V (HELIOS_COOP_EMULATE, the coop-emulated/test_attention/* ctest
 // entries): the generators the GPU runs, unchanged, at each emulated shape on lavapipe's lanes. Head dims 16
 // and 32 keep llvmpipe's compile of each pass to seconds; the tolerances are the GPU cases' (f16 P and dS).
+// llvmpipe's compile is the cost of these entries (each distinct pass compiles once per run, cached by Mesa
+// for the processes after it), so every emulated shape runs the plain passes below and each variant (two
+// blocks across D, packed f16 rows, key splits) runs at two of the shapes (tests/ops/CMakeLists.txt).
+namespace {
+
+// The unsplit passes, which larger grids run (the policy would split these small ones; the splits case runs
+// them).
+struct Unsplit {
+  ScopedTuning forced{ctx().device(),
+                      [](tuning::Tuning& t) { t.attention.keySplits.set(1u, tuning::Source::Env); }};
+};
+
+} // namespace
+
 TEST_CASE("attention coop lowered: forward and backward against float64, causal and dense, grouped heads, "
-          "packed f16 rows, rescaled O, repeatable",
+          "rescaled O, repeatable",
           "[attention_lowered]") {
   if (!ops::attentionCoopAvailable(ctx().device(), 16))
     SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
-  // The unsplit passes, which larger grids run (the policy would split these small ones; the case below
-  // runs the splits).
-  const ScopedTuning unsplit(ctx().device(),
-                             [](tuning::Tuning& t) { t.attention.keySplits.set(1u, tuning::Source::Env); });
+  const Unsplit unsplit;
   const auto coop = ops::AttentionKernel::Coop;
   const bool causal = GENERATE(false, true);
   checkAgainstReference(shape(1, 4, 2, 37, 37, 16, causal, coop)); // grouped-query heads, odd length
   checkAgainstReference(shape(2, 2, 2, 32, 32, 16, causal, coop)); // whole tiles
   checkAgainstReference(shape(1, 2, 1, 7, 40, 16, causal, coop));  // more keys than queries
   checkAgainstReference(shape(1, 2, 2, 40, 7, 16, causal, coop));  // causal: queries that see no key
-  if (!causal) checkAgainstReference(shape(1, 2, 2, 23, 23, 32, causal, coop)); // two blocks across D
   // Scores that climb along the keys (by about 27 over the row, so a row's max moves past the kernel's slack
   // three times): O is rescaled mid-walk, as in the GPU case above.
   checkAgainstReference(shape(1, 2, 2, 96, 96, 16, causal, coop), risingScores(96, 16), 5e-3);
@@ -728,8 +738,21 @@ TEST_CASE("attention coop lowered: forward and backward against float64, causal 
   const auto again = shape(1, 4, 2, 37, 37, 16, causal, coop);
   const auto in = halfValuedInputs(again);
   checkSameBits(runDevice(again, in.q, in.k, in.v, in.dO), runDevice(again, in.q, in.k, in.v, in.dO));
-  // The model's layout: packed projection rows in and out, f16 both ways.
-  ops::AttentionShape s = shape(2, 4, 2, 21, 21, 16, causal, coop);
+}
+
+TEST_CASE("attention coop lowered: head dim 32, two blocks across D", "[attention_lowered_d32]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 16))
+    SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
+  const Unsplit unsplit;
+  checkAgainstReference(shape(1, 2, 2, 23, 23, 32, false, ops::AttentionKernel::Coop));
+}
+
+TEST_CASE("attention coop lowered: the model's layout, packed projection rows in and out, f16 both ways",
+          "[attention_lowered_packed]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 16))
+    SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
+  const Unsplit unsplit;
+  ops::AttentionShape s = shape(2, 4, 2, 21, 21, 16, GENERATE(false, true), ops::AttentionKernel::Coop);
   s.halfQkv = true;
   s.halfOut = true;
   const auto [q, k, v, dO] = halfValuedInputs(s);
@@ -767,6 +790,16 @@ TEST_CASE("attention coop lowered: bf16 operands, forward and backward against f
         codegen::Elem::BF16);
 }
 
+// One causal forward and backward lowered, for the validation layer's coop-emulated entry
+// (tests/validation): small enough to run under the layer, every pass's kernel once.
+TEST_CASE("attention coop lowered: one causal forward and backward against float64",
+          "[.attention_lowered_validation]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 16))
+    SKIP("no coop attention here (set HELIOS_COOP_EMULATE)");
+  const Unsplit unsplit; // the plain passes' kernels: compiled once per run (Mesa's cache) for both entries
+  checkAgainstReference(shape(1, 2, 2, 37, 37, 16, true, ops::AttentionKernel::Coop));
+}
+
 // The key walk of the forward and dQ passes split across groups of subgroups (AttentionCoopParams::
 // keySplits), forced through the device's record: the groups' partial maxima, sums, O and dQ merge at the
 // end. Odd lengths leave a group tiles past the last key, causal blocks leave some all masked, and rising
@@ -774,7 +807,7 @@ TEST_CASE("attention coop lowered: bf16 operands, forward and backward against f
 // staged dO and O tiles (DkvDelta::Recompute), with the 4-way one it reads the dQ pass's. Lowered at head dim
 // 16 (the coop-emulated entries); on a GPU also at the sizes it would split.
 TEST_CASE("attention coop: the key walk split 2 and 4 ways, delta read or recomputed, matches float64",
-          "[attention_lowered]") {
+          "[attention_lowered_splits]") {
   if (!ops::attentionCoopAvailable(ctx().device(), 16))
     SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
   const vk::Device& device = ctx().device();

@@ -275,3 +275,51 @@ TEST_CASE("non-finite scales and a non-positive epsilon are refused") {
   }
   CHECK_FALSE(fs::exists(path("never.npy")));
 }
+
+TEST_CASE("a FIFO or device given as an input is refused at once, never opened") {
+  save("x.npy", {2, 5});
+  const fs::path d = dir() / "inputs";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+  struct Case {
+    std::string args;
+    std::string says;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"matmul --a " + (d / "fifo").string() + " --b " + path("x.npy"),
+            (d / "fifo").string() + ": the .npy input is not a regular "
+                                    "file (it is a FIFO (named pipe))"},
+           {"softmax --x /dev/zero",
+            "/dev/zero: the .npy input is not a regular file (it is a character device)"},
+
+           {"layernorm --x " + path("x.npy") + " --gamma " + (d / "fifo").string(), "it is a FIFO"}}) {
+    // On a build that opens the FIFO this would block: `timeout` turns that into a failure, not a hang.
+    auto r = test::runCommand(
+        "timeout 60 " +
+        std::string(std::getenv("HELIOS_RUN_EXE") ? std::getenv("HELIOS_RUN_EXE") : HELIOS_RUN_EXE) + " " +
+        c.args + " --out " + path("never.npy"));
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exitCode == 1);
+    CHECK_THAT(r.output, ContainsSubstring(c.says));
+  }
+  CHECK_FALSE(fs::exists(path("never.npy")));
+}
+
+TEST_CASE("an empty path or value is refused by name") {
+  save("x.npy", {2, 5});
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"gelu --x '' --out " + path("never.npy"), "--x: File does not exist"}, // CLI11's own check first
+           {"gelu --x " + path("x.npy") + " --out ''", "--out: must not be empty"},
+           {"gelu --x " + path("x.npy") + " --out " + path("never.npy") + " --device ''",
+            "--device: must not be empty"}}) {
+    auto r = run(c.args);
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring(c.says));
+  }
+  CHECK_FALSE(fs::exists(path("never.npy")));
+}

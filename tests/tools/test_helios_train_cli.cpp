@@ -1,17 +1,22 @@
 // helios-train's refusals as a user meets them: every count and float flag, --config keys, --data and the run
 // directory are checked before the data, the device or step 1, with one message naming the value. And the
 // data commands end to end (tokenizer, prepare, tokenize).
+#include "support/files.hpp"
 #include "support/hf_tokenizer_json.hpp"
 #include "support/process.hpp"
 #include "support/random.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <thread>
 
 using Catch::Matchers::ContainsSubstring;
 namespace fs = std::filesystem;
@@ -222,6 +227,17 @@ TEST_CASE("a folder of text -> tokenizer -> shards -> train -> resume -> sample"
   INFO(r.output);
   REQUIRE(r.exitCode == 0);
   CHECK_THAT(r.output, ContainsSubstring("And God said"));
+  // One token of a shard changed under an unchanged index.json: the resume refuses it by name.
+  const fs::path shard = shards / "train-000000.bin";
+  std::string bytes = helios::test::slurp(shard);
+  bytes[64] = static_cast<char>(bytes[64] ^ 1);
+  helios::test::spit(shard, bytes);
+  r = run("--resume " + out.string() + " --steps 4");
+  INFO(r.output);
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("train-000000.bin: its bytes differ from what prepare wrote"));
+  bytes[64] = static_cast<char>(bytes[64] ^ 1);
+  helios::test::spit(shard, bytes);
   // The shards' tokenizer is the run's: naming another one, or text and shards together, is refused.
   r = run(size + "--steps 1 --data-dir " + shards.string() + " --tokenizer char --out " + out.string() +
           "-x");
@@ -303,4 +319,173 @@ TEST_CASE("tokenize: ids, JSON lines, decode and info with any tokenizer; bad in
   r = run("tokenize --help");
   CHECK_THAT(r.output,
              ContainsSubstring("--jsonl") && ContainsSubstring("--decode") && ContainsSubstring("--info"));
+}
+
+TEST_CASE("integers out of their type's range are refused, never clamped") {
+  struct Case {
+    const char* args;
+    const char* says;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"--steps 99999999999999999999999", "no larger than 18446744073709551615"},
+           {"--seed 18446744073709551616", "no larger than 18446744073709551615"},
+           {"--checkpoint-every 18446744073709551616", "no larger than 18446744073709551615"},
+           {"--batch 4294967296", "--batch"},
+           {"--layers 99999999999", "--layers"}}) {
+    auto r = run(bareRun(c.args));
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring(std::string(c.args).substr(0, std::string(c.args).find(' '))) &&
+                             ContainsSubstring(c.says));
+  }
+  // The largest values are taken as given (and then judged by the configuration's own ranges).
+  auto r = run("--preset tiny --steps 1 --batch 1 --layers 1 --dim 32 --heads 2 --plan-only "
+               "--seed 18446744073709551615 --out " +
+               (dir() / "largest-seed").string());
+  INFO(r.output);
+  CHECK(r.exitCode == 0);
+  CHECK_FALSE(fs::exists(dir() / "never"));
+}
+
+TEST_CASE("an empty path, size or name is refused, never taken as the default") {
+  for (const char* flag : {"--data", "--data-dir", "--out", "--resume", "--config", "--init-from",
+                           "--max-memory", "--device", "--tuning"}) {
+    const std::string empty = std::string(flag) + " ''";
+    auto r = run(std::string(flag) == "--out" ? "--preset tiny --steps 1 " + empty : tinyRun(empty));
+    INFO(flag << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring(flag) && ContainsSubstring("must not be empty"));
+    CHECK_THAT(r.output, !ContainsSubstring("step 1"));
+  }
+  for (const std::string& args :
+       {std::string("sample --resume ''"), "export --run '' --out " + (dir() / "never").string(),
+        "export --run " + (dir() / "no-run").string() + " --out ''",
+        "prepare --data '' --out " + (dir() / "never").string()}) {
+    auto r = run(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring("must not be empty"));
+  }
+  CHECK_FALSE(fs::exists(dir() / "never"));
+}
+
+TEST_CASE("a FIFO or device given as an input is refused at once, never opened") {
+  const fs::path d = dir() / "special";
+  fs::remove_all(d);
+  fs::create_directories(d / "shards");
+  fs::create_directories(d / "hf");
+  REQUIRE(::mkfifo((d / "fifo").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((d / "hf" / "config.json").c_str(), 0600) == 0);
+  REQUIRE(::mkfifo((d / "shards" / "index.json").c_str(), 0600) == 0);
+  struct Case {
+    std::string args;
+    std::string says;
+  };
+  for (const Case& c : std::initializer_list<Case>{
+           {"--data " + (d / "fifo").string(), "the training text is not a regular file (it is a FIFO"},
+           {"--data /dev/zero",
+            "/dev/zero: the training text is not a regular file (it is a character device)"},
+           {"--config " + (d / "fifo").string(), "the config file is not a regular file (it is a FIFO"},
+           {"--data-dir " + (d / "shards").string(), "the shard index is not a regular file (it is a FIFO"},
+           {"--init-from " + (d / "hf").string(), "config.json: the JSON file is not a regular file"}}) {
+    // Where open() would block, `timeout` turns the hang into a failure.
+    const char* exe = std::getenv("HELIOS_TRAIN_EXE");
+    auto r = helios::test::runCommand("timeout 60 " + std::string(exe ? exe : HELIOS_TRAIN_EXE) + " " +
+                                      tinyRun(c.args));
+    INFO(c.args << "\n" << r.output);
+    CHECK(r.exitCode == 2);
+    CHECK_THAT(r.output, ContainsSubstring(c.says));
+  }
+  CHECK_FALSE(fs::exists(dir() / "never"));
+}
+
+namespace {
+
+// A bigram run small enough to take a second; `extra` is appended.
+std::string quickRun(const fs::path& out, const std::string& extra = "") {
+  return "--model bigram --batch 2 --seq-len 16 --eval-every 0 --log-every 1000 --out " + out.string() + " " +
+         extra;
+}
+
+} // namespace
+
+TEST_CASE("a run directory has one owner: a second trainer and a fresh run over a run are refused") {
+  const fs::path base = dir() / "owner", out = base / "run";
+  fs::remove_all(base);
+  auto r = run(quickRun(out, "--steps 2"));
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  const std::string metrics = helios::test::slurp(out / "metrics.jsonl");
+
+  // A fresh run into it: refused, nothing touched.
+  r = run(quickRun(out, "--steps 3"));
+  INFO(r.output);
+  CHECK(r.exitCode == 2);
+  CHECK_THAT(r.output, ContainsSubstring(out.string() + " already holds a run") &&
+                           ContainsSubstring("--resume " + out.string() + " continues it") &&
+                           ContainsSubstring("--overwrite moves it aside"));
+  CHECK(helios::test::slurp(out / "metrics.jsonl") == metrics);
+  CHECK(fs::exists(out / "checkpoints" / "step-000000002"));
+
+  // A resume elsewhere may not land in another run either.
+  fs::create_directories(base / "other");
+  helios::test::spit(base / "other" / "notes.txt", "mine");
+  r = run("--resume " + out.string() + " --steps 3 --out " + (base / "other").string());
+  INFO(r.output);
+  CHECK(r.exitCode == 2);
+  CHECK_THAT(r.output, ContainsSubstring("is not the run directory of the checkpoint being resumed"));
+  CHECK(helios::test::slurp(base / "other" / "notes.txt") == "mine");
+
+  // --overwrite: the old run moves aside whole, the new one starts in an empty directory.
+  r = run(quickRun(out, "--steps 1 --overwrite"));
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  CHECK_THAT(r.output, ContainsSubstring("--overwrite: moved what " + out.string() + " held to " +
+                                         out.string() + ".replaced-1"));
+  CHECK(helios::test::slurp(base / "run.replaced-1" / "metrics.jsonl") == metrics);
+  CHECK(fs::exists(base / "run.replaced-1" / "checkpoints" / "step-000000002" / "model.safetensors"));
+  CHECK(fs::exists(out / "checkpoints" / "step-000000001"));
+
+  // Two trainers at once: the second is refused at once, naming the first's pid; the first is unharmed.
+  const pid_t first = helios::test::spawnLogged(
+      {std::getenv("HELIOS_TRAIN_EXE") ? std::getenv("HELIOS_TRAIN_EXE") : HELIOS_TRAIN_EXE, "--resume",
+       out.string(), "--steps", "100000000", "--checkpoint-every", "50", "--log-every", "1000"},
+      (base / "first.log").string());
+  const std::string holder = "pid " + std::to_string(first) + " on ";
+  for (int i = 0; i < 1200 && helios::test::slurp(out / "helios.lock").find(holder) == std::string::npos; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  REQUIRE_THAT(helios::test::slurp(out / "helios.lock"), ContainsSubstring(holder));
+  for (const std::string& args : {"--resume " + out.string() + " --steps 5", quickRun(out, "--steps 5"),
+                                  quickRun(out, "--steps 5 --overwrite")}) {
+    r = run(args);
+    INFO(args << "\n" << r.output);
+    CHECK(r.exitCode == 2);
+    CHECK_THAT(r.output, ContainsSubstring(out.string() + " is in use by another training run: " + holder));
+  }
+  CHECK_FALSE(helios::test::waitExitWithin(first, 0.1).has_value()); // still training
+  ::kill(first, SIGTERM);
+  CHECK(helios::test::waitExitWithin(first, 60).has_value());
+  CHECK_FALSE(fs::exists(base / "run.replaced-2"));
+}
+
+TEST_CASE("a model too large for the host's memory is refused with the estimate, never by a signal") {
+  auto r = run("--preset tiny --steps 1 --layers 1000000 --out " + (dir() / "too-large").string());
+  INFO(r.output);
+  CHECK(r.exitCode == 2);
+  CHECK_THAT(r.output, ContainsSubstring("needs about") && ContainsSubstring("of host memory") &&
+                           ContainsSubstring("available (limited by") &&
+                           ContainsSubstring("refused before allocating it"));
+  // Under an address-space limit (ulimit -v), from too small to start a device to enough for a small run:
+  // each ends with an exit status and a message, never a signal.
+  const char* exe = std::getenv("HELIOS_TRAIN_EXE");
+  for (const char* kib : {"400000", "1500000", "3000000", "6000000", "12000000"})
+    for (const char* layers : {"1", "100", "1000000"}) {
+      const std::string cmd = std::string("ulimit -v ") + kib + "; exec " + (exe ? exe : HELIOS_TRAIN_EXE) +
+                              " --preset tiny --steps 1 --batch 1 --dim 32 --heads 2 --plan-only --layers " +
+                              layers + " --out " + (dir() / "ulimit").string();
+      r = helios::test::runCommand("sh -c '" + cmd + "'");
+      INFO("ulimit -v " << kib << ", --layers " << layers << "\n" << r.output);
+      CHECK(r.exitCode < 128);
+      if (r.exitCode != 0) CHECK_THAT(r.output, ContainsSubstring("helios-train: "));
+    }
 }

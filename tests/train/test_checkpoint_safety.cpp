@@ -9,6 +9,7 @@
 #include "engine/train/crc32c.hpp"
 #include "engine/train/durable_file.hpp"
 #include "support/files.hpp"
+#include "support/safetensors_edit.hpp"
 
 #include <catch2/generators/catch_generators.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -114,16 +115,43 @@ TEST_CASE("checkpoint: altered, swapped, non-finite and truncated data are refus
     CHECK_THROWS_WITH(load(), ContainsSubstring("checksum mismatch in tensor 'table.weight.v'"));
   }
   SECTION("the data offsets of two same-shape tensors swapped") {
-    const uint64_t n = headerLength(goodOpt);
-    auto header = nlohmann::json::parse(goodOpt.substr(8, n));
-    REQUIRE(header.at("table.weight.m").at("shape") == header.at("table.weight.v").at("shape"));
-    std::swap(header["table.weight.m"]["data_offsets"], header["table.weight.v"]["data_offsets"]);
-    std::string json = header.dump();
-    REQUIRE(json.size() <= n);
-    json.append(n - json.size(), ' ');
-    spit(opt, goodOpt.substr(0, 8) + json + goodOpt.substr(8 + n));
+    test::editSafetensors(opt, [](nlohmann::json& header) {
+      REQUIRE(header.at("table.weight.m").at("shape") == header.at("table.weight.v").at("shape"));
+      std::swap(header["table.weight.m"]["data_offsets"], header["table.weight.v"]["data_offsets"]);
+    });
     CHECK_THROWS_WITH(load(),
                       ContainsSubstring("optimizer.safetensors: checksum mismatch in tensor 'table.weight."));
+  }
+  SECTION("two same-shape tensors swapped together with their checksum entries") {
+    test::editSafetensors(opt, [](nlohmann::json& header) {
+      std::swap(header["table.weight.m"]["data_offsets"], header["table.weight.v"]["data_offsets"]);
+      auto sums = nlohmann::json::parse(header["__metadata__"]["helios.crc32c"].get<std::string>());
+      std::swap(sums["table.weight.m"], sums["table.weight.v"]);
+      header["__metadata__"]["helios.crc32c"] = sums.dump();
+    });
+    // Each tensor matches its (swapped) entry; the seal over the entries and the table does not.
+    CHECK_THROWS_WITH(load(),
+                      ContainsSubstring("optimizer.safetensors: checksum mismatch in the header seal"));
+    CHECK_THROWS_WITH(train::checkpointTrainerState(dir),
+                      ContainsSubstring("checksum mismatch in the header seal"));
+  }
+  SECTION("the checksums removed and a tensor altered: every read of the file refuses it") {
+    test::editSafetensors(
+        model, [](nlohmann::json& header) { header["__metadata__"].erase("helios.crc32c"); },
+        [](std::string& data) { data[data.size() / 2] = static_cast<char>(data[data.size() / 2] ^ 0x40); });
+    CHECK_THROWS_WITH(load(), ContainsSubstring("no tensor checksums"));
+    CHECK_THROWS_WITH(train::checkpointModelConfig(dir), ContainsSubstring("no tensor checksums"));
+    CHECK_THROWS_WITH(train::checkpointTokenizer(dir), ContainsSubstring("no tensor checksums"));
+    CHECK_THROWS_WITH(train::readCheckpointFile(model), ContainsSubstring("no tensor checksums"));
+  }
+  SECTION("a file without the seal (written before it) still loads: its tensors are checked") {
+    test::editSafetensors(model, [](nlohmann::json& header) {
+      REQUIRE(header["__metadata__"].contains("helios.seal"));
+      header["__metadata__"].erase("helios.seal");
+    });
+    CHECK_NOTHROW(load());
+    CHECK_FALSE(train::readSafetensors(model).sealed);
+    CHECK(train::readSafetensors(model).checksummed);
   }
   SECTION("altered metadata (the trainer state)") {
     std::string bad = goodOpt;
@@ -163,12 +191,8 @@ TEST_CASE("checkpoint: altered, swapped, non-finite and truncated data are refus
     CHECK_THROWS_WITH(load(), ContainsSubstring("optimizer.safetensors: truncated"));
   }
   SECTION("a file without checksums (written before them)") {
-    const uint64_t n = headerLength(goodModel);
-    auto header = nlohmann::json::parse(goodModel.substr(8, n));
-    header["__metadata__"].erase("helios.crc32c");
-    std::string json = header.dump();
-    json.append(n - json.size(), ' ');
-    spit(model, goodModel.substr(0, 8) + json + goodModel.substr(8 + n));
+    test::editSafetensors(model,
+                          [](nlohmann::json& header) { header["__metadata__"].erase("helios.crc32c"); });
     CHECK_THROWS_WITH(load(), ContainsSubstring("no tensor checksums"));
   }
 }

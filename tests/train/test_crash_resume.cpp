@@ -2,8 +2,10 @@
 // at random moments inside their saves (the test hook HELIOS_TEST_SAVE_PAUSE_MS stretches each save, so
 // that a random delay after a save begins lands inside it), then resumed. Every run directory must resume,
 // and every resumed run must end bit-identical to the uninterrupted one: weights, Adam moments, trainer
-// state, the loss of every step in metrics.jsonl, and no debris in RUN/checkpoints. Corrupted checkpoints
-// and diverging training stop the binary with a non-zero exit and a message naming the problem.
+// state, the loss of every step in metrics.jsonl, and no debris in RUN/checkpoints. Meanwhile `sample`
+// readers run against the directory (each must succeed) and a second trainer tries to resume it (refused
+// while the first holds it). Corrupted checkpoints and diverging training stop the binary with a non-zero
+// exit and a message naming the problem; an unusable `latest` is named in a warning.
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/data.hpp"
@@ -147,6 +149,67 @@ std::string listing(const fs::path& dir) {
   return s;
 }
 
+// What meets a run while it saves: `sample` readers one after another once a checkpoint exists (each must
+// succeed: the step it reads is pinned, so pruning cannot remove it under it), and a second trainer resuming
+// the same directory (refused at once, naming the first's pid, while the first holds the directory; after
+// the kill it may take the directory over and finish the run, which the resume below then finds done).
+class Bystanders {
+public:
+  Bystanders(fs::path dir, fs::path logs, pid_t trainer)
+      : dir_(std::move(dir)), logs_(std::move(logs)), trainer_(trainer) {}
+
+  // Both start once a checkpoint exists (before it, a resume has nothing to read).
+  void poll() {
+    reapReader(false);
+    if (!fs::exists(dir_ / "checkpoints" / "latest")) return;
+    if (reader_ < 0) {
+      readerLog_ = logs_.string() + fmt::format("-sample-{:02}.log", samples_++);
+      reader_ = spawn({"sample", "--resume", dir_.string(), "--tokens", "4", "--prompt", "And"}, readerLog_);
+    }
+    if (second_ < 0 && slurp(dir_ / "helios.lock").find(holder()) != std::string::npos)
+      second_ = spawn({"--resume", dir_.string(), "--log-every", "1000"}, secondLog());
+    if (second_ >= 0 && !secondDone_ && waitpid(second_, &secondStatus_, WNOHANG) == second_) {
+      secondDone_ = true;
+      secondBeforeKill_ = true;
+    }
+  }
+
+  // After the trainer was killed: waits for both, checks what they said. Returns whether the second trainer
+  // was refused while the first still held the directory.
+  bool finish() {
+    reapReader(true);
+    if (second_ < 0) return false;
+    if (!secondDone_) waitpid(second_, &secondStatus_, 0);
+    const int rc = WIFEXITED(secondStatus_) ? WEXITSTATUS(secondStatus_) : 128 + WTERMSIG(secondStatus_);
+    const std::string log = slurp(secondLog());
+    INFO("second trainer's log:\n" << log);
+    const bool refused =
+        rc == 2 && log.find("is in use by another training run: " + holder()) != std::string::npos;
+    if (secondBeforeKill_) CHECK(refused); // the first held the directory all along
+    CHECK((refused || rc == 0));           // or it took the directory over after the kill and finished
+    return refused;
+  }
+
+private:
+  std::string holder() const { return fmt::format("pid {} on ", trainer_); }
+  std::string secondLog() const { return logs_.string() + "-second.log"; }
+  void reapReader(bool wait) {
+    if (reader_ < 0) return;
+    int status = 0;
+    if (waitpid(reader_, &status, wait ? 0 : WNOHANG) != reader_) return;
+    const int rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    INFO("sample's log:\n" << slurp(readerLog_));
+    CHECK(rc == 0); // never "cannot remove" nor a missing file: the step it read was pinned
+    reader_ = -1;
+  }
+
+  fs::path dir_, logs_;
+  pid_t trainer_, reader_ = -1, second_ = -1;
+  int samples_ = 0, secondStatus_ = 0;
+  bool secondDone_ = false, secondBeforeKill_ = false;
+  std::string readerLog_;
+};
+
 enum class Stage { Staged, Renamed, Latest };
 constexpr const char* kStageNames[] = {"staged", "renamed", "latest"};
 
@@ -180,6 +243,7 @@ TEST_CASE("crash: runs killed inside their saves resume and end bit-identical", 
       seed, seed, kTries, kPauseMs);
   std::mt19937 gen(seed);
   std::array<int, 4> outcomes{};
+  int refusedSecond = 0;
   for (int t = 0; t < kTries; ++t) {
     const fs::path dir = base / fmt::format("try-{:02}", t), root = dir / "checkpoints";
     // After the save of step `k` begins (so step k-1 is complete), wait `delayUs` and kill.
@@ -193,6 +257,7 @@ TEST_CASE("crash: runs killed inside their saves resume and end bit-identical", 
     INFO("try " << t << ": kill " << delayUs << " us after the save of step " << k << " reached stage "
                 << int(stage));
     bool exited = false;
+    Bystanders bystanders(dir, base / fmt::format("try-{:02}", t), pid);
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
     while (!reached(root, k, stage)) {
       int status = 0;
@@ -201,12 +266,14 @@ TEST_CASE("crash: runs killed inside their saves resume and end bit-identical", 
         break;
       }
       REQUIRE(std::chrono::steady_clock::now() < deadline);
+      bystanders.poll();
       std::this_thread::sleep_for(std::chrono::microseconds(100));
     }
     REQUIRE(!exited); // the run ended on its own before reaching step k: see its log
     std::this_thread::sleep_for(std::chrono::microseconds(delayUs));
     kill(pid, SIGKILL);
     waitFor(pid);
+    refusedSecond += bystanders.finish() ? 1 : 0;
     const std::string left = listing(root);
     const auto current = train::currentCheckpoint(dir);
     REQUIRE(current);
@@ -238,6 +305,9 @@ TEST_CASE("crash: runs killed inside their saves resume and end bit-identical", 
               "after `latest` before the cleanup %d, later %d (of %d)\n",
               outcomes[0], outcomes[1], outcomes[2], outcomes[3], kTries);
   CHECK(outcomes[0] + outcomes[1] + outcomes[2] > 0); // the kills did land inside saves
+  std::printf("crash test: a second trainer on the same directory was refused in %d of %d tries\n",
+              refusedSecond, kTries);
+  CHECK(refusedSecond > 0);
 }
 
 TEST_CASE("crash: corrupted checkpoints and diverging runs stop helios-train with the reason",
@@ -271,6 +341,18 @@ TEST_CASE("crash: corrupted checkpoints and diverging runs stop helios-train wit
   CHECK(run({"sample", "--resume", bad.string(), "--tokens", "4"}, base / "flipped-sample.log") == 2);
   CHECK_THAT(slurp(base / "flipped-sample.log"),
              ContainsSubstring("checksum mismatch in tensor 'table.weight'"));
+
+  // `latest` garbage, empty or naming a missing step: a warning names it, the newest complete step is read.
+  const fs::path latest = good / "checkpoints" / "latest";
+  for (const char* text : {"garbage\n", "", "step-000000099\n"}) {
+    std::ofstream(latest, std::ios::trunc) << text;
+    const fs::path log = base / "latest-sample.log";
+    CHECK(run({"sample", "--resume", good.string(), "--tokens", "4"}, log) == 0);
+    CHECK_THAT(slurp(log),
+               ContainsSubstring("helios: warning: " + latest.string()) &&
+                   ContainsSubstring("reading " + (good / "checkpoints" / "step-000000012").string()));
+  }
+  std::ofstream(latest, std::ios::trunc) << "step-000000012\n";
 
   // A learning rate that drives the weights to infinity: with a checkpoint every step, the first save
   // refuses the huge weights; with none until the end, the third infinite loss in a row stops the run.

@@ -11,6 +11,7 @@
 #include "engine/train/hf/import.hpp"
 #include "support/process.hpp"
 #include "support/random.hpp"
+#include "support/safetensors_edit.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -306,4 +307,25 @@ TEST_CASE("hf export: models GPT-2 cannot represent and broken imports are refus
     train::writeSafetensors(dir / "model.safetensors", hf);
     CHECK_THROWS_WITH(train::hf::openImport(dir), ContainsSubstring("is missing"));
   }
+}
+
+TEST_CASE("hf: export and --init-from refuse Helios files whose checksums were removed and data altered",
+          "[train][hf]") {
+  auto m = makeGpt(tinyGpt2());
+  const fs::path ckpt = saveRandomCheckpoint(*m, "hf-unchecked"), dir = ckpt.parent_path() / "hf";
+  fs::create_directories(dir);
+  train::hf::exportHf(ckpt, dir, {});
+  CHECK_NOTHROW(train::hf::openImport(dir));
+  // The checksums' entry removed and one weight altered, in the checkpoint and in the export.
+  const auto strip = [](const fs::path& file) {
+    test::editSafetensors(
+        file, [](nlohmann::json& header) { header["__metadata__"].erase("helios.crc32c"); },
+        [](std::string& data) { data[data.size() / 3] = static_cast<char>(data[data.size() / 3] ^ 0x20); });
+  };
+  strip(ckpt / "model.safetensors");
+  CHECK_THROWS_WITH(train::hf::exportHf(ckpt, ckpt.parent_path() / "again", {}),
+                    ContainsSubstring("no tensor checksums"));
+  CHECK_FALSE(fs::exists(ckpt.parent_path() / "again" / "model.safetensors"));
+  strip(dir / "model.safetensors");
+  CHECK_THROWS_WITH(train::hf::openImport(dir), ContainsSubstring("no tensor checksums"));
 }

@@ -8,6 +8,7 @@
 #include "engine/text/gpt2_bpe.hpp"
 #include "engine/text/unicode.hpp"
 #include "engine/train/checkpoint.hpp"
+#include "engine/train/crc32c.hpp"
 #include "engine/train/prepare.hpp"
 #include "engine/train/token_shard.hpp"
 #include "support/hf_tokenizer_json.hpp"
@@ -263,20 +264,84 @@ TEST_CASE("shards: truncated, oversized, foreign and corrupt shards are refused 
     CHECK_THROWS_WITH(train::openShardSet(out),
                       ContainsSubstring(shard.string()) && ContainsSubstring(c.says));
   }
-  // A token past the vocabulary passes the header checks and is refused where a batch reads it.
+  // A token past the vocabulary passes the header checks and is refused where a batch reads it (here with
+  // the index's checksum rewritten to match: otherwise opening the set refuses the altered shard).
   std::string badToken = good;
   for (size_t i = train::kShardHeaderBytes; i < badToken.size(); ++i)
     badToken[i] = '\xFF';
   spit(shard, badToken);
+  CHECK_THROWS_WITH(train::openShardSet(out),
+                    ContainsSubstring(shard.string()) &&
+                        ContainsSubstring("its bytes differ from what prepare wrote"));
+  const std::string goodIndex = slurp(out / "index.json");
+  auto index = nlohmann::json::parse(goodIndex);
+  index["train"][0]["crc32c"] = fmt::format("{:08x}", train::crc32c(std::as_bytes(std::span(badToken))));
+  spit(out / "index.json", index.dump());
   train::DataLoader loader(train::openShardSet(out), 16, 1);
   std::vector<int32_t> tokens, targets;
   CHECK_THROWS_WITH(loader.nextTrain(2, tokens, targets),
                     ContainsSubstring("65535") && ContainsSubstring("outside the vocabulary 257"));
   spit(shard, good);
+  spit(out / "index.json", goodIndex);
   fs::remove(out / "vocab.bpe");
   CHECK_THROWS_WITH(train::openShardSet(out), ContainsSubstring("vocab.bpe"));
   fs::remove(out / "index.json");
   CHECK_THROWS_WITH(train::openShardSet(out), ContainsSubstring("not a token shard directory"));
+}
+
+TEST_CASE("shards: each shard's CRC-32C is in index.json; a shard changed or replaced under it is refused",
+          "[train][shards]") {
+  const fs::path dir = test::tempDir("shards-checksums");
+  const auto docs = writeDocuments(dir / "docs", 4);
+  const auto tok = gpt2Bytes(0, dir / "tok");
+  train::PrepareOptions o;
+  o.shardTokens = 600; // several shards of the same size
+  const fs::path out = dir / "out";
+  train::prepareShards(tok, docs, o, out);
+  const auto index = nlohmann::json::parse(slurp(out / "index.json"));
+  REQUIRE(index.at("train").size() >= 3);
+  for (const auto& e : index.at("train")) { // what prepare recorded is the file's CRC-32C
+    const std::string bytes = slurp(out / e.at("file").get<std::string>());
+    CHECK(e.at("crc32c") == fmt::format("{:08x}", train::crc32c(std::as_bytes(std::span(bytes)))));
+  }
+  const fs::path first = out / "train-000000.bin", second = out / "train-000001.bin";
+  const std::string a = slurp(first), b = slurp(second);
+  REQUIRE(a.size() == b.size());
+  REQUIRE_NOTHROW(train::openShardSet(out));
+
+  SECTION("one token changed") {
+    std::string bad = a;
+    const size_t at = train::kShardHeaderBytes + 2 * (test::rng()() % 600);
+    bad[at] = static_cast<char>(bad[at] == 'a' ? 'b' : 'a'); // still a token of the vocabulary
+    spit(first, bad);
+  }
+  SECTION("a shard replaced by another one of the same size") {
+    spit(first, b);
+  }
+  SECTION("two shards exchanged") {
+    spit(first, b);
+    spit(second, a);
+  }
+  CHECK_THROWS_AS(train::openShardSet(out), train::ShardError);
+  CHECK_THROWS_WITH(train::openShardSet(out),
+                    ContainsSubstring("train-00000") &&
+                        ContainsSubstring("its bytes differ from what prepare wrote") &&
+                        ContainsSubstring("index.json"));
+}
+
+TEST_CASE("shards: an index without checksums (an earlier prepare) is refused", "[train][shards]") {
+  const fs::path dir = test::tempDir("shards-no-checksums");
+  const auto tok = gpt2Bytes(0, dir / "tok");
+  const fs::path out = dir / "out";
+  train::prepareShards(tok, writeDocuments(dir / "docs", 2), train::PrepareOptions{}, out);
+  auto index = nlohmann::json::parse(slurp(out / "index.json"));
+  index["val"][0].erase("crc32c");
+  spit(out / "index.json", index.dump());
+  CHECK_THROWS_WITH(train::openShardSet(out),
+                    ContainsSubstring("val-000000.bin has no crc32c") && ContainsSubstring("prepare again"));
+  index["val"][0]["crc32c"] = "not-hex!";
+  spit(out / "index.json", index.dump());
+  CHECK_THROWS_WITH(train::openShardSet(out), ContainsSubstring("not 8 hex digits"));
 }
 
 TEST_CASE("shards: 4-byte tokens; windows stay inside one shard and follow from the seed",
@@ -301,7 +366,7 @@ TEST_CASE("shards: 4-byte tokens; windows stay inside one shard and follow from 
   for (auto* w : {&trainW, &valW}) {
     auto& list = index[w == &trainW ? "train" : "val"] = nlohmann::json::array();
     for (const auto& s : w->shards())
-      list.push_back({{"file", s.file}, {"tokens", s.tokens}});
+      list.push_back({{"file", s.file}, {"tokens", s.tokens}, {"crc32c", fmt::format("{:08x}", s.crc32c)}});
   }
   io::writeFileAtomically(out / "index.json", index.dump());
   const auto set = train::openShardSet(out);

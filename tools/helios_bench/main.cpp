@@ -141,6 +141,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   compileCmd->add_flag("--gate-no-spills", compile.gateNoSpills,
                        "Exit with status 3 when a GEMM or attention kernel spills or fills registers");
+  helios::cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   try {
     if (!common.jsonOut.empty())

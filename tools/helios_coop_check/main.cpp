@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
                "Padded cases with the tiled kernel as the inner GEMM (devices without coop matrices)");
   app.add_option("--seed", opt.seed, "Random seed (default: clock)")->check(cli::Count);
   app.add_option("--device", device, "Device index or name substring");
+  cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   opt.checks = !noChecks;
   opt.timing = !noTiming;

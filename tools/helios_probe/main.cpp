@@ -4,6 +4,7 @@
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/file.hpp"
 #include "probe/cli.hpp"
+#include "tools/cli_checks.hpp"
 #include "tools/helios_bench/bench_peak.hpp"
 
 #include <CLI/CLI.hpp>
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
       "the lines on stderr");
   helios::bench::PeakBenchOptions peakOptions;
   helios::bench::addPeakOptions(app, peakOptions);
+  helios::cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   if (peak) {
     try {

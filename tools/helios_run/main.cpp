@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
       ->check(cli::Finite);
   common(crossEntropy);
 
+  helios::cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   try {
     // Refused before any work: a directory, device or FIFO is never replaced (a symlink is written through).

@@ -23,6 +23,7 @@
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/fnv1a.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "tools/cli_checks.hpp"
 
 namespace {
 
@@ -133,6 +134,7 @@ int main(int argc, char** argv) {
   bool hashLowered = false;
   hashes->add_flag("--lowered", hashLowered, "Also the coop GEMM sweep lowered at 8 lanes");
 
+  helios::cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   const KernelRegistry registry = buildRegistry();
 

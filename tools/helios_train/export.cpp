@@ -1,7 +1,7 @@
 #include "export.hpp"
 
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/checkpoint_dir.hpp"
+#include "engine/train/checkpoint_pin.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/hf/export.hpp"
 #include "engine/train/hf_tokenizer.hpp"
@@ -119,7 +119,8 @@ train::hf::TokenIds tokenIds(const train::Tokenizer& tok, model::Family family) 
 } // namespace
 
 int runExport(const ExportFlags& f) {
-  const std::filesystem::path checkpoint = train::resolveCheckpoint(f.run);
+  const train::PinnedCheckpoint pin = train::pinCheckpoint(f.run); // not pruned while it is read
+  const std::filesystem::path& checkpoint = pin.dir();
   const model::GptConfig c = train::hf::exportableArchitecture(checkpoint);
   train::hf::ExportOptions options;
   options.dtype = train::parseStoredType(f.dtype);

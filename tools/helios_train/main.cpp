@@ -14,14 +14,18 @@
 #include "engine/dist/communicator.hpp"
 #include "engine/dist/shares.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/input_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/device_tuning.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
+#include "engine/train/checkpoint_pin.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
 #include "engine/train/hf/import.hpp"
+#include "engine/train/memory_budget.hpp"
 #include "engine/train/model_config.hpp"
+#include "engine/train/run_dir.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/token_shard.hpp"
 #include "engine/train/trainer.hpp"
@@ -148,12 +152,16 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
   nlohmann::json resumeState;
-  const fs::path checkpoint = f.resume.empty() ? fs::path() : train::resolveCheckpoint(f.resume);
+  // The step read is pinned until it is loaded: a trainer pruning that run cannot remove it meanwhile.
+  std::optional<train::PinnedCheckpoint> pin;
+  if (!f.resume.empty()) pin = train::pinCheckpoint(f.resume);
+  const fs::path checkpoint = pin ? pin->dir() : fs::path();
   if (!f.resume.empty()) {
     resumeState = train::checkpointTrainerState(checkpoint);
     train::fromJson(resumeState.at("config"), cfg);
   }
   if (!f.config.empty()) {
+    io::requireRegularFile(f.config, "config file");
     std::ifstream in(f.config);
     if (!in) throw std::runtime_error(fmt::format("{}: cannot open the config file", f.config));
     nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -184,21 +192,32 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
                        : !f.resume.empty()   ? fs::path(f.resume)
                                              : fs::path("runs") / f.preset;
 
-  // Data and tokenizer; then the run directory, probed before the device and step 1, not after the last.
+  // Data and tokenizer; then the run directory, claimed (rank 0) before the device and step 1.
+  std::optional<train::RunDirectory> owner;
+  const auto claimOut = [&] {
+    if (comm.rank() != 0) return;
+    const auto start = f.overwrite         ? train::RunStart::Overwrite
+                       : !f.resume.empty() ? train::RunStart::Resume
+                                           : train::RunStart::Fresh;
+    owner = train::RunDirectory::claim(out, start, resumedRun);
+    if (!owner->movedAside().empty())
+      std::printf("helios-train: --overwrite: moved what %s held to %s\n", out.string().c_str(),
+                  owner->movedAside().string().c_str());
+  };
   std::unique_ptr<train::DataLoader> loader;
   std::optional<train::Tokenizer> tokOpt;
   train::DataInfo info;
   std::string dataPath;
   if (!cfg.dataDir.empty()) {
     auto shards = train::openShardSet(cfg.dataDir);
-    if (comm.rank() == 0) io::requireWritableDirectory(out);
+    claimOut();
     tokOpt = shards->tokenizer;
     dataPath = cfg.dataDir;
     info = {dataPath, shards->indexHash, shards->trainTokens(), tokOpt->toJson(), tokOpt->files()};
     loader = std::make_unique<train::DataLoader>(std::move(shards), cfg.seqLen, cfg.seed);
   } else {
     const std::string text = train::readCorpus(cfg.data);
-    if (comm.rank() == 0) io::requireWritableDirectory(out);
+    claimOut();
     dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
     std::optional<train::Tokenizer> importedTokenizer;
     if (imported && !app.count("--tokenizer")) importedTokenizer = train::hf::importTokenizer(*imported);
@@ -231,6 +250,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     cfg.gpt.vocab = 0;
   if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
   const nlohmann::json arch = train::modelConfigJson(cfg, tok);
+  train::requireTrainingHostMemory(*ctx, cfg, arch); // refused with the numbers, not by the OOM killer
   auto model = train::makeModel(*ctx, arch, cfg.seed);
   if (imported) train::hf::loadImport(*ctx, *model, *imported);
   startup.lap("model");
@@ -246,6 +266,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   parallel.delayMsPerRow = delayMsPerRow;
   train::Trainer trainer(*ctx, *model, cfg, *loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
+  pin.reset(); // loaded: this run's own saves may prune it now
   startup.lap("trainer");
   if (comm.size() > 1)
     std::fprintf(stderr, "helios-train: %s, pid %ld, on %s\n", comm.describe().c_str(),
@@ -376,6 +397,8 @@ int main(int argc, char** argv) {
   train_cli::TokenizeFlags tf;
   auto* tokenizeCmd = train_cli::addTokenizeCommand(app, tf);
 
+  // "" is no path, size or name; an empty prompt is a prompt, and an empty text tokenizes to no ids.
+  helios::cli::refuseEmptyValues(app, {"--prompt", "--text"});
   CLI11_PARSE(app, argc, argv);
   std::unique_ptr<dist::Communicator> comm;
   // Under mpirun an error on one rank ends the whole job (the others would wait for it until the timeout).

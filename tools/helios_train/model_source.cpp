@@ -1,7 +1,6 @@
 #include "model_source.hpp"
 
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
 
 #include <fmt/format.h>
@@ -22,7 +21,8 @@ ModelSource openModelSource(const ModelSourceFlags& f) {
   ModelSource s;
   if (!f.resume.empty()) {
     s.name = f.resume;
-    s.checkpoint = train::resolveCheckpoint(f.resume);
+    s.pin = train::pinCheckpoint(f.resume); // not pruned while it is read
+    s.checkpoint = s.pin.dir();
     s.architecture = train::checkpointModelConfig(s.checkpoint);
     try {
       s.tokenizer = train::loadCheckpointTokenizer(s.checkpoint);

@@ -1,8 +1,9 @@
 #pragma once
 // Where `sample` and `logits` take their model from: --resume RUN (a run's current checkpoint, or a step
-// directory) or --init-from DIR (a Hugging Face directory, engine/train/hf/import). Opening reads and checks
-// the configuration, the weights' headers and the tokenizer before any device work; loading builds the model
-// on a device and uploads the weights.
+// directory; pinned while the source lives, checkpoint_pin.hpp) or --init-from DIR (a Hugging Face directory,
+// engine/train/hf/import). Opening reads and checks the configuration, the weights' headers and the tokenizer
+// before any device work; loading builds the model on a device and uploads the weights.
+#include "engine/train/checkpoint_pin.hpp"
 #include "engine/train/hf/import.hpp"
 #include "engine/train/model.hpp"
 #include "engine/train/tokenizer.hpp"
@@ -25,7 +26,8 @@ struct ModelSource {
   std::string name;            // the run or directory, for messages
   nlohmann::json architecture; // {"kind": "gpt", ...}
   std::optional<train::Tokenizer> tokenizer;
-  std::filesystem::path checkpoint;        // --resume: the step directory
+  train::PinnedCheckpoint pin;             // --resume: the step directory, not pruned while this lives
+  std::filesystem::path checkpoint;        // --resume: the step directory (pin.dir())
   std::optional<train::hf::Import> import; // --init-from
 };
 

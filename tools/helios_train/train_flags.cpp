@@ -22,6 +22,10 @@ void addTrainOptions(CLI::App& app, Flags& f) {
       "--resume", f.resume,
       "Continue from a run directory's current checkpoint (RUN/checkpoints/latest), or from a step "
       "directory RUN/checkpoints/step-N");
+  app.add_flag(
+      "--overwrite", f.overwrite,
+      "Start afresh in an --out directory that holds a run: it is moved aside to OUT.replaced-N (never "
+      "deleted); without this a fresh run there is refused");
   app.add_option(
       "--init-from", f.initFrom,
       "Start from a Hugging Face model directory to fine-tune: GPT2LMHeadModel, LlamaForCausalLM (Llama 2, "

@@ -26,7 +26,7 @@ struct Flags {
   std::string distExchange = "shared", overlap = "on", overlapTrace;
   std::string share, slowRanks = "exclude", distDelay; // data parallel: the batch's split (rank_options.hpp)
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
-  bool profile = false, pack = false;
+  bool profile = false, pack = false, overwrite = false;
 };
 
 // Adds every training option to `app`, bound to `f`.

@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
       ->check(cli::PositiveCount)
       ->capture_default_str();
   app.add_option("--device", device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
+  cli::refuseEmptyValues(app); // "" is no path, size or name
   CLI11_PARSE(app, argc, argv);
   try {
     if (preset.empty() == shapes.empty()) throw std::invalid_argument("give one of --preset and --shapes");

@@ -1,5 +1,6 @@
 #include "engine/train/hf/export.hpp"
 
+#include "engine/train/checkpoint.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/durable_file.hpp"
 #include "engine/train/hf/shards.hpp"
@@ -19,7 +20,7 @@ namespace {
 // f32 and finite; the last two parameters read are kept (q, k, v and their biases alternate).
 class Source {
 public:
-  Source(const fs::path& file, const model::GptConfig& c) : reader_(file), config_(c) {}
+  Source(const fs::path& file, const model::GptConfig& c) : reader_(openCheckpointFile(file)), config_(c) {}
   const SafetensorsReader& reader() const { return reader_; }
 
   const std::vector<float>& values(const std::string& name) {
@@ -89,7 +90,7 @@ std::map<std::string, std::string> exportMetadata(const SafetensorsReader& src, 
 
 model::GptConfig exportableArchitecture(const fs::path& checkpointDir) {
   const fs::path src = checkpointDir / "model.safetensors";
-  const SafetensorsReader reader(src);
+  const SafetensorsReader reader = openCheckpointFile(src); // checksums required
   auto it = reader.metadata().find("helios.model");
   nlohmann::json arch =
       it == reader.metadata().end() ? nlohmann::json() : nlohmann::json::parse(it->second, nullptr, false);

@@ -1,5 +1,6 @@
 #include "engine/train/hf/import.hpp"
 
+#include "engine/io/input_file.hpp"
 #include "engine/train/hf/config.hpp"
 #include "engine/train/hf/tensor_map.hpp"
 
@@ -16,6 +17,7 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json readConfig(const fs::path& path) {
+  io::requireRegularFile(path, "JSON file");
   std::ifstream in(path);
   if (!in)
     throw CheckpointError(

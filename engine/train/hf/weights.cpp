@@ -1,5 +1,8 @@
 #include "engine/train/hf/weights.hpp"
 
+#include "engine/io/input_file.hpp"
+#include "engine/train/checkpoint.hpp"
+
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -16,6 +19,7 @@ constexpr const char* kIndex = "model.safetensors.index.json";
 
 // The index's weight_map: tensor -> shard file name (a plain name inside the directory).
 std::map<std::string, std::string> readIndex(const fs::path& path) {
+  io::requireRegularFile(path, "JSON file");
   std::ifstream in(path);
   if (!in) throw CheckpointError(fmt::format("{}: cannot open", path.string()));
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
@@ -37,6 +41,11 @@ std::map<std::string, std::string> readIndex(const fs::path& path) {
   return map;
 }
 
+// A file Helios exported says so (helios.model) and carries checksums: they must be there (and match).
+void requireOwnChecksums(const SafetensorsReader& f) {
+  if (f.metadata().count("helios.model")) requireChecksums(f, f.path());
+}
+
 } // namespace
 
 bool isSharded(const fs::path& dir) {
@@ -49,6 +58,7 @@ Weights::Weights(const fs::path& dir) {
       throw CheckpointError(
           fmt::format("{}: neither {} nor {} (sharded weights) is there", dir.string(), kSingle, kIndex));
     files_.emplace_back(dir / kSingle, AcceptTypes::Floats);
+    requireOwnChecksums(files_.back());
     for (const TensorInfo& t : files_[0].tensors())
       where_[t.name] = 0;
     return;
@@ -62,6 +72,7 @@ Weights::Weights(const fs::path& dir) {
                                           (dir / kIndex).string(), file, tensor));
       fileIndex[file] = files_.size();
       files_.emplace_back(dir / file, AcceptTypes::Floats);
+      requireOwnChecksums(files_.back());
     }
   for (const auto& [tensor, file] : index) {
     const size_t i = fileIndex.at(file);
