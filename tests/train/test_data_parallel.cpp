@@ -260,7 +260,7 @@ TEST_CASE("2 ranks with bf16 parameters follow one process' curve and stay ident
   REQUIRE(ref.size() == 8);
   const fs::path two = dir / "2";
   const std::string log = runToEnd(2, trainArgs(extra + " --out " + two.string()), dir / "log2");
-  CHECK_THAT(log, ContainsSubstring("data parallel: 2 ranks x batch 3"));
+  CHECK_THAT(log, ContainsSubstring("data parallel: 2 ranks, shares 3+3 of each micro-batch of 6 (even"));
   checkSameCurve(ref, metrics(two));
 }
 

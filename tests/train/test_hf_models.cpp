@@ -31,8 +31,9 @@ namespace fs = std::filesystem;
 namespace {
 
 // A checkpoint directory of `name`, optionally broken on purpose.
-fs::path writeCase(const std::string& name, const std::string& broken = "") {
-  const fs::path dir = test::tempDir("hf-" + name + (broken.empty() ? "" : "-" + broken)) / "model";
+// `use` names the test case in the directory: ctest runs the cases in parallel, each in its own directory.
+fs::path writeCase(const std::string& use, const std::string& name, const std::string& broken = "") {
+  const fs::path dir = test::tempDir("hf-" + use + "-" + name + (broken.empty() ? "" : "-" + broken)) / "model";
   test::writeHfCase(name, dir, broken);
   return dir;
 }
@@ -102,7 +103,7 @@ TEST_CASE("hf models: Helios' f32 logits match a float64 NumPy forward of each f
   if (!test::haveNumpy()) SKIP("/usr/bin/python3 has no NumPy");
   const std::string name = GENERATE(from_range(std::begin(kCases), std::end(kCases)));
   INFO(name << ", seed " << test::testSeed());
-  const fs::path dir = writeCase(name);
+  const fs::path dir = writeCase("logits", name);
   const train::hf::Import im = train::hf::openImport(dir);
   auto model = importModel(im);
   const uint32_t batch = 2, T = 13; // odd T: no tile lines up
@@ -126,7 +127,7 @@ TEST_CASE("hf models: export -> import is bit-identical, and the source's stored
   if (!test::haveNumpy()) SKIP("/usr/bin/python3 has no NumPy");
   const std::string name = GENERATE(as<std::string>{}, "llama2", "llama3", "qwen2-tied", "mistral");
   INFO(name);
-  const fs::path dir = writeCase(name);
+  const fs::path dir = writeCase("roundtrip", name);
   const train::hf::Import im = train::hf::openImport(dir);
   auto model = importModel(im);
   const auto before = parameters(*model);
@@ -211,7 +212,7 @@ TEST_CASE("hf models: broken checkpoints are refused naming the file and the fie
              "layers"}},
       Break{"untied-copy-differs", "smollm2", {"lm_head.weight differs from the token embedding"}});
   INFO(b.name);
-  const fs::path dir = writeCase(b.model, b.name);
+  const fs::path dir = writeCase("refuse", b.model, b.name);
   std::string message;
   try {
     train::hf::openImport(dir);
