@@ -53,8 +53,9 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   if (packedHeads(tape, s)) {
     // The projection writes f16 (the values the kernels would round q, k, v to as they stage them).
     const Tensor qkv = autograd::linear(tape, hin, w.qkvW, &w.qkvB, {.outF16 = true});
-    const Tensor o =
-        autograd::attentionPacked(tape, qkv, {B, H, Hkv, T, T, D, true, scale}, /*halfOut=*/true);
+    ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
+    as.documentPositions = s.documentPositions; // set when packing
+    const Tensor o = autograd::attentionPacked(tape, qkv, as, /*halfOut=*/true);
     return autograd::linear(tape, o, w.projW, &w.projB);
   }
   if (s.config.packedQkv) {
@@ -75,13 +76,13 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     k = splitHeads(tape, s, autograd::linear(tape, hin, w.kW, &w.kB), Hkv * D, 0, Hkv);
     v = splitHeads(tape, s, autograd::linear(tape, hin, w.vW, &w.vB), Hkv * D, 0, Hkv);
   }
-  if (s.config.rope) {
-    q = autograd::rope(tape, q, s.ropeTable, D, T);
-    k = autograd::rope(tape, k, s.ropeTable, D, T);
+  if (s.config.rope) { // positions restart with every packed document
+    q = autograd::rope(tape, q, s.ropeTable, D, T, {s.documentPositions, H});
+    k = autograd::rope(tape, k, s.ropeTable, D, T, {s.documentPositions, Hkv});
   }
   if (s.config.fusedAttention) {
-    if (s.config.pack) throw std::invalid_argument("attention: sequence packing needs the unfused attention");
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
+    as.documentPositions = s.documentPositions; // each query inside its document
     // Mixed precision takes the cooperative-matrix kernels where the device has them (q, k, v and dO
     // rounded to f16, as the GEMM inputs are); F32 keeps the f32 fallback.
     as.kernel = s.mixed() ? ops::AttentionKernel::Auto : ops::AttentionKernel::Fallback;
@@ -101,7 +102,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   const Tensor scores = autograd::matmul(tape, gemmInput(tape, s, q), gemmInput(tape, s, k), qk);
   ops::SoftmaxOptions sm;
   sm.causalQueries = T;
-  if (s.config.pack) { // each query sees only its own document's keys
+  if (s.documentPositions.buffer != VK_NULL_HANDLE) { // each query sees only its own document's keys
     sm.documentPositions = s.documentPositions;
     sm.rowsPerSequence = H * T;
   }

@@ -25,9 +25,11 @@ struct BlockShape {
   GptConfig config;
   uint32_t batch = 0, T = 0;
   uint32_t kvHeads = 0, headDim = 0;
-  vk::BufferRange ropeTable;         // [context, D/2, 2] when config.rope
-  bool fuseGelu = false;             // forward-only calls: GEMM with the fused bias + GELU epilogue
-  vk::BufferRange documentPositions; // [batch, T] int32 when config.pack (ops::documentPositions)
+  vk::BufferRange ropeTable; // [context, D/2, 2] when config.rope
+  bool fuseGelu = false;     // forward-only calls: GEMM with the fused bias + GELU epilogue
+  // [batch, T] int32 positions inside packed documents (config.pack's ops::documentPositions, or given with
+  // the batch); empty without packing.
+  vk::BufferRange documentPositions;
   bool mixed() const { return config.precision == Precision::Mixed; }
   // The storage a producer whose only consumer is a GEMM writes: f16 in Mixed mode with fused casts.
   autograd::DType gemmOperand() const {

@@ -83,7 +83,7 @@ void addTrainOptions(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_flag("--pack", f.pack,
                "Sequence packing: attention stays inside each document (documents end with the tokenizer's "
-               "end-of-text token) and positions restart per document; needs --attention unfused");
+               "end-of-text token) and positions restart per document");
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
   app.add_option(
          "--check-every", f.checkEvery,
@@ -174,10 +174,6 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
     c.gpt.packedAttention = f.attention == "fused";
   }
   if (given("--pack")) c.gpt.pack = f.pack;
-  if (c.gpt.pack && c.gpt.fusedAttention)
-    throw std::invalid_argument(
-        "--pack needs --attention unfused: its softmax keeps each query inside its "
-        "document; the fused tiled and coop attention kernels do not mask by document");
   if (given("--memory-plan")) c.memoryPlan = f.memoryPlan == "on";
   if (given("--checkpoint-activations")) {
     c.gpt.checkpointActivations = f.checkpointActivations == "block";
