@@ -157,6 +157,16 @@ void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vec
   }
 }
 
+void DataLoader::nextTrain(uint32_t rows, Batch& out, Shard shard) {
+  nextTrain(rows, out.tokens, out.targets, shard);
+  out.trainedTargets = uint64_t(rows) * shard.count * seqLen_;
+}
+
+void DataLoader::valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard) const {
+  valBatch(index, rows, out.tokens, out.targets, shard);
+  out.trainedTargets = uint64_t(rows) * shard.count * seqLen_;
+}
+
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
                           std::vector<int32_t>& targets, Shard shard) const {
   tokens.resize(size_t(rows) * seqLen_);

@@ -3,6 +3,7 @@
 // 10%), or token shards mapped from disk (token_shard.hpp), sampled into (tokens, targets = tokens shifted by
 // one) batches. Sampling is deterministic from a seed; the loader's whole state is one 64-bit RNG word, saved
 // in checkpoints.
+#include "engine/train/batch_source.hpp"
 #include "engine/train/tokenizer.hpp"
 
 #include <cstdint>
@@ -46,14 +47,7 @@ struct TokenPart {
   uint32_t at(uint64_t i) const;
 };
 
-// One rank's part of every batch in data-parallel training: rows index, index + count, ... of the batch one
-// process would draw. N ranks at batch B/N together see exactly the rows of one process at batch B, and the
-// loader's state after a step does not depend on the rank count (resume may change it).
-struct Shard {
-  uint32_t index = 0, count = 1;
-};
-
-class DataLoader {
+class DataLoader : public BatchSource {
 public:
   // `valFraction` of the tokens (at the end) are held out. Throws std::invalid_argument when either split is
   // shorter than seqLen + 1 tokens.
@@ -65,9 +59,12 @@ public:
   DataLoader(const DataLoader&) = delete; // its parts point into its own tokens
   DataLoader& operator=(const DataLoader&) = delete;
 
-  uint64_t trainTokens() const { return total(train_); }
-  uint64_t valTokens() const { return total(val_); }
-  uint32_t seqLen() const { return seqLen_; }
+  uint64_t trainTokens() const override { return total(train_); }
+  uint64_t valTokens() const override { return total(val_); }
+  uint32_t seqLen() const override { return seqLen_; }
+  // BatchSource: the two calls below, every target trained.
+  void nextTrain(uint32_t rows, Batch& out, Shard shard) override;
+  void valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard) const override;
 
   // `rows` sequences of seqLen tokens from the training split (random offsets) into tokens/targets
   // (rows*seqLen each); advances the state past rows * shard.count draws. A token at or above the shard's
@@ -79,8 +76,8 @@ public:
                 Shard shard = {}) const;
 
   // The loader's position: the training batches it draws next follow from this one word.
-  uint64_t state() const { return rng_.state; }
-  void setState(uint64_t s) { rng_.state = s; }
+  uint64_t state() const override { return rng_.state; }
+  void setState(uint64_t s) override { rng_.state = s; }
 
 private:
   struct Split {

@@ -35,6 +35,11 @@ template <class T> std::span<const std::byte> bytesOf(const std::vector<T>& v) {
 
 constexpr float kMaxLossScale = 16777216.0f; // 2^24
 
+// Tokens per trained target: what turns a mean over every token into the mean over trained targets.
+float tokensPerTrained(uint64_t tokens, uint64_t trained) {
+  return trained ? static_cast<float>(double(tokens) / double(trained)) : 1.0f;
+}
+
 } // namespace
 
 // A float as JSON with its shortest decimal form (0.01, not 0.009999999776482582); inf/NaN become null.
@@ -61,11 +66,12 @@ nlohmann::ordered_json StepRecord::toJson() const {
                            {"replayed", stats.replayedSegments},
                            {"bytes_allocated", stats.bytesAllocated}};
   if (valLoss) j["val_loss"] = shortest(*valLoss);
+  if (trainedTokens) j["trained_tokens"] = trainedTokens;
   if (timed) j["timed"] = true;
   return j;
 }
 
-Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
+Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource& data, DataInfo dataInfo,
                  fs::path outDir, Parallel parallel)
     : ctx_(ctx), model_(model), cfg_(std::move(config)), data_(data), dataInfo_(std::move(dataInfo)),
       outDir_(std::move(outDir)), checkEvery_(parallel.checkEvery) {
@@ -99,6 +105,8 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   for (int k = 0; k < 2; ++k) {
     tokens_[k] = ctx_.buffer(rowsBytes, "train tokens", vk::MemoryKind::Upload);
     targets_[k] = ctx_.buffer(rowsBytes, "train targets", vk::MemoryKind::Upload);
+    if (data_.hasPositions())
+      positions_[k] = ctx_.buffer(rowsBytes, "train positions", vk::MemoryKind::Upload);
     losses_[k] = ctx_.buffer(4ull * cfg_.gradAccum * lossStride_, "micro-batch losses");
   }
   for (const auto& g : model_.parameterGroups()) {
@@ -113,6 +121,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   const VkDeviceSize evalBytes = 4ull * evalBatches * localBatch_ * cfg_.seqLen;
   evalTokens_ = ctx_.buffer(evalBytes, "eval tokens", vk::MemoryKind::Upload);
   evalTargets_ = ctx_.buffer(evalBytes, "eval targets", vk::MemoryKind::Upload);
+  if (data_.hasPositions()) evalPositions_ = ctx_.buffer(evalBytes, "eval positions", vk::MemoryKind::Upload);
   evalLosses_ = ctx_.buffer(4ull * evalBatches * lossStride_, "eval losses", vk::MemoryKind::Readback);
 
   // Zero what accumulates or is summed with gaps: gradients (the optimizer re-zeroes them every step),
@@ -152,11 +161,12 @@ vk::PrecompileStats Trainer::precompile() {
   arena_->beginRecording();
   return ctx_.pipelines().precompile([&] {
     model_.forwardBackward(rec, *arena_, slice(tokens_[0], 0, bytes), slice(targets_[0], 0, bytes), B, T,
-                           slice(losses_[0], 0, 4), 1.0f);
-    recordOptimizer(rec, 0, 0, lossScale_, cfg_.lr);
+                           slice(losses_[0], 0, 4), 1.0f, positions(positions_[0], 0, bytes));
+    recordOptimizer(rec, 0, 0, lossScale_, cfg_.lr, 1.0f);
     arena_->reset();
     const vk::BufferRange tgt = slice(evalTargets_, 0, bytes), loss = slice(evalLosses_, 0, 4);
-    model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, {}, &tgt, &loss);
+    model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, {}, &tgt, &loss,
+                   positions(evalPositions_, 0, bytes));
   });
 }
 
@@ -170,6 +180,10 @@ Trainer::~Trainer() {
 
 vk::BufferRange Trainer::slice(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const {
   return vk::subrange(b.range(), offset, bytes);
+}
+
+vk::BufferRange Trainer::positions(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const {
+  return data_.hasPositions() ? slice(b, offset, bytes) : vk::BufferRange{};
 }
 
 float Trainer::learningRate(uint64_t s) const {
@@ -196,9 +210,11 @@ void Trainer::step() {
 
   // 2. The batch, into the token buffers the step two back used (waits only for that step's reads).
   const uint32_t set = static_cast<uint32_t>(s % 2);
-  data_.nextTrain(cfg_.gradAccum * localBatch_, hostTokens_, hostTargets_, shard_);
-  graph_->upload(tokens_[set], bytesOf(hostTokens_));
-  graph_->upload(targets_[set], bytesOf(hostTargets_));
+  data_.nextTrain(cfg_.gradAccum * localBatch_, hostBatch_, shard_);
+  graph_->upload(tokens_[set], bytesOf(hostBatch_.tokens));
+  graph_->upload(targets_[set], bytesOf(hostBatch_.targets));
+  if (data_.hasPositions()) graph_->upload(positions_[set], bytesOf(hostBatch_.positions));
+  const uint64_t trained = data_.masksTargets() ? hostBatch_.trainedTargets : 0;
 
   // A timed step starts from an idle GPU and waits after each phase.
   const bool timed = cfg_.timeEvery > 0 && (s == 4 || s % cfg_.timeEvery == 0); // 4: both sets recorded
@@ -224,7 +240,7 @@ void Trainer::step() {
   const Clock::time_point t1 = Clock::now();
   const uint32_t slot = static_cast<uint32_t>(s % kRecordRing);
   const float lr = learningRate(s);
-  recordOptimizer(*graph_, set, slot, scale, lr);
+  recordOptimizer(*graph_, set, slot, scale, lr, tokensPerTrained(cfg_.tokensPerStep(), trained));
   if (timed) {
     graph_->flush();
     phases_.optimizerMs = msSince(t1);
@@ -240,6 +256,7 @@ void Trainer::step() {
   p.lr = lr;
   p.scale = scale;
   p.timed = timed;
+  p.trained = trained;
   if (timed) timeForward(); // a forward-only pass on a validation batch (changes no training state)
   const Clock::time_point now = Clock::now();
   p.ms = std::chrono::duration<double, std::milli>(now - lastStepEnd_).count();
@@ -260,7 +277,8 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
       model_.forwardBackward(exec, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
                              slice(losses_[set], 4ull * mb * lossStride_, 4),
-                             scale / static_cast<float>(cfg_.gradAccum * shard_.count)); // ranks sum
+                             scale / static_cast<float>(cfg_.gradAccum * shard_.count), // ranks sum
+                             positions(positions_[set], mb * mbBytes, mbBytes));
     }
   };
   if (overlap_ && !parallel_->overlapPlanned()) { // every recording of the step has the same dispatches
@@ -302,7 +320,8 @@ PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::Ste
   return s;
 }
 
-void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr) {
+void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr,
+                              float lossWeight) {
   // One sum of squares and one AdamW dispatch per parameter group (flat buffers; padding stays zero).
   const auto& groups = model_.parameterGroups();
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -318,9 +337,11 @@ void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, 
   c.records = slice(recordRing_, 4ull * slot * recordStride_, 4ull * codegen::kOptimRecordFloats);
   c.count = partialFloats_;
   c.lossCount = cfg_.gradAccum * lossStride_;
-  c.lossMul = 1.0f / static_cast<float>(cfg_.gradAccum);
+  // The gradients and losses are means over every token: lossWeight makes them means over trained targets
+  // (the norm, the clip and the update all see the rescaled gradients).
+  c.lossMul = lossWeight / static_cast<float>(cfg_.gradAccum);
   c.slot = 0;
-  c.scale = scale;
+  c.scale = scale / lossWeight;
   c.maxNorm = cfg_.gradClip;
   c.beta1 = cfg_.beta1;
   c.beta2 = cfg_.beta2;
@@ -346,6 +367,7 @@ void Trainer::readRecord(Pending& p) {
   r.lr = p.lr;
   r.skipped = !p.finite;
   r.timed = p.timed;
+  r.trainedTokens = p.trained;
   if (r.skipped) ++skippedTotal_;
   r.skippedTotal = skippedTotal_;
   r.ms = p.ms;
@@ -404,11 +426,14 @@ void Trainer::recordEval(uint32_t index) {
   const uint32_t B = localBatch_, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   if (!evalUploaded_) {
-    std::vector<int32_t> tok, tgt;
+    Batch b;
+    evalTrained_.clear();
     for (uint32_t i = 0; i < std::max(cfg_.evalBatches, 1u); ++i) {
-      data_.valBatch(i, B, tok, tgt, shard_);
-      graph_->upload(evalTokens_, bytesOf(tok), i * bytes);
-      graph_->upload(evalTargets_, bytesOf(tgt), i * bytes);
+      data_.valBatch(i, B, b, shard_);
+      graph_->upload(evalTokens_, bytesOf(b.tokens), i * bytes);
+      graph_->upload(evalTargets_, bytesOf(b.targets), i * bytes);
+      if (data_.hasPositions()) graph_->upload(evalPositions_, bytesOf(b.positions), i * bytes);
+      evalTrained_.push_back(b.trainedTargets);
     }
     evalUploaded_ = true;
   }
@@ -417,7 +442,8 @@ void Trainer::recordEval(uint32_t index) {
     arena_->reset();
     const vk::BufferRange tgt = slice(evalTargets_, index * bytes, bytes);
     const vk::BufferRange loss = slice(evalLosses_, 4ull * index * lossStride_, 4);
-    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, {}, &tgt, &loss);
+    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, {}, &tgt, &loss,
+                   positions(evalPositions_, index * bytes, bytes));
   });
 }
 
@@ -431,7 +457,10 @@ float Trainer::evaluate() {
   double sum = 0;
   for (uint32_t i = 0; i < n; ++i)
     sum += losses[size_t(i) * lossStride_];
-  return static_cast<float>(sum / n);
+  if (!data_.masksTargets()) return static_cast<float>(sum / n);
+  // Each batch's loss is a mean over its batch * seq_len tokens: back to sums, over the trained targets.
+  const uint64_t trained = std::accumulate(evalTrained_.begin(), evalTrained_.end(), uint64_t{0});
+  return static_cast<float>(sum * double(cfg_.batch) * cfg_.seqLen / double(std::max<uint64_t>(trained, 1)));
 }
 
 void Trainer::timeForward() {
@@ -448,6 +477,8 @@ void Trainer::openMetrics(uint64_t resumeStep) {
   if (outDir_.empty() || metrics_) return;
   fs::create_directories(outDir_);
   metrics_ = std::make_unique<MetricsWriter>(outDir_ / "metrics.jsonl", resumeStep);
+  if (resumeStep == 0 && !dataInfo_.stats.empty()) // what reading the data counted, before step 1
+    metrics_->add(nlohmann::ordered_json{{"step", 0}, {"data", dataInfo_.stats}});
 }
 
 void Trainer::flushOutputs() {
