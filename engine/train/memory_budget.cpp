@@ -36,9 +36,9 @@ StepMemory planStepMemory(vk::Context& ctx, Model& model, uint32_t microBatch, u
 }
 
 uint64_t trainerBytes(const TrainConfig& cfg) {
-  const uint64_t rows = 4ull * cfg.seqLen;
-  return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * std::max(cfg.evalBatches, 1u) +
-         (1ull << 20);
+  const uint64_t rows = 4ull * cfg.seqLen, buffers = cfg.chat() ? 3 : 2; // tokens, targets (, positions)
+  return 2 * buffers * rows * cfg.batch * cfg.gradAccum +
+         buffers * rows * cfg.batch * std::max(cfg.evalBatches, 1u) + (1ull << 20);
 }
 
 uint64_t estimatePeakBytes(uint64_t modelStateBytes, const TrainConfig& cfg, uint64_t binBytes,
