@@ -6,6 +6,7 @@
 #include "common.hpp"
 #include "engine/train/chat_loader.hpp"
 #include "engine/train/model.hpp"
+#include "engine/train/sampler.hpp"
 #include "support/files.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
@@ -264,4 +265,33 @@ TEST_CASE("chat training: mixed precision on packed documents follows f32 (coop 
   const Step want = step(*f32, b), got = step(*mixed, b);
   CHECK(std::abs(got.loss - want.loss) <= 2e-3 * std::abs(want.loss));
   CHECK(ref::relError(got.grads, ref::Vec(want.grads.begin(), want.grads.end())) < 3e-2);
+}
+
+TEST_CASE("chat sampling: the rendered prompt is continued and a stop id ends the answer",
+          "[train][gpt][chat]") {
+  const train::TrainConfig cfg = chatGptConfig();
+  auto model = train::makeModel(test::trainCtx(), test::modelJsonFor(cfg), 5);
+  train::SampleOptions o;
+  o.promptIds = renderer().prompt({{train::ChatRole::User, "What is 2 + 3?"}});
+  o.tokens = 6;
+  o.temperature = 0;
+  std::vector<int32_t> ids; // the greedy answer's ids, from its pieces (a byte, or a special token's name)
+  train::SampleStats free, stopped;
+  train::generate(
+      test::trainCtx(), *model, tok(), o,
+      [&](const std::string& piece) {
+        ids.push_back(piece.size() == 1 ? static_cast<unsigned char>(piece[0]) : test::chatSpecial(piece));
+      },
+      &free);
+  REQUIRE(free.tokens == 6);
+  REQUIRE(ids.size() == 6);
+  // Told to stop at the first id that is new after the first one (else at the first): the answer up to it.
+  size_t k = 1;
+  while (k < ids.size() && std::find(ids.begin(), ids.begin() + k, ids[k]) != ids.begin() + k)
+    ++k;
+  if (k == ids.size()) k = 0;
+  o.stopIds = {ids[k]};
+  train::generate(test::trainCtx(), *model, tok(), o, {}, &stopped);
+  CHECK(stopped.tokens == k);
+  CHECK(stopped.stoppedAtEot);
 }

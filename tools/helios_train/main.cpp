@@ -31,6 +31,7 @@
 #include "startup_clock.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_tune/tune.hpp"
+#include "train_data.hpp"
 #include "train_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -130,35 +131,18 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
                                              : fs::path("runs") / f.preset;
 
   // Data and tokenizer; then the run directory, probed before the device and step 1, not after the last.
-  std::unique_ptr<train::DataLoader> loader;
-  std::optional<train::Tokenizer> tokOpt;
-  train::DataInfo info;
-  std::string dataPath;
-  if (!cfg.dataDir.empty()) {
-    auto shards = train::openShardSet(cfg.dataDir);
-    if (comm.rank() == 0) io::requireWritableDirectory(out);
-    tokOpt = shards->tokenizer;
-    dataPath = cfg.dataDir;
-    info = {dataPath, shards->indexHash, shards->trainTokens(), tokOpt->toJson(), tokOpt->files()};
-    loader = std::make_unique<train::DataLoader>(std::move(shards), cfg.seqLen, cfg.seed);
-  } else {
-    const std::string text = train::readCorpus(cfg.data);
-    if (comm.rank() == 0) io::requireWritableDirectory(out);
-    dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
-    const bool importedTokenizer = imported && !imported->tokenizer.is_null() && !app.count("--tokenizer");
-    tokOpt = !resumeState.is_null() ? train::loadCheckpointTokenizer(checkpoint)
-             : importedTokenizer    ? train::Tokenizer::fromJson(imported->tokenizer)
-                                    : train::Tokenizer::make(cfg.tokenizer, text);
-    if (imported && !importedTokenizer)
-      std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", f.initFrom.c_str(),
-                  tokOpt->kindName(), tokOpt->vocab(),
-                  imported->tokenizer.is_null() ? "the directory carries no Helios tokenizer"
-                                                : "--tokenizer overrides the one it carries");
-    std::vector<int32_t> ids = tokOpt->encode(text);
-    info = {dataPath, train::fnv1a64(text), ids.size(), tokOpt->toJson(), tokOpt->files()};
-    loader = std::make_unique<train::DataLoader>(std::move(ids), cfg.seqLen, cfg.seed);
-  }
-  const train::Tokenizer& tok = *tokOpt;
+  // (The text path keeps the tokenizer of a run it resumes: a shard directory and chat data name theirs.)
+  train_cli::TokenizerSource tokenizerSource;
+  if (!resumeState.is_null() && cfg.dataDir.empty()) tokenizerSource.checkpoint = checkpoint;
+  tokenizerSource.imported = imported ? &*imported : nullptr;
+  tokenizerSource.tokenizerFlag = app.count("--tokenizer") > 0;
+  tokenizerSource.initFrom = f.initFrom;
+  train_cli::TrainingData data = train_cli::openTrainingData(cfg, tokenizerSource);
+  if (comm.rank() == 0) io::requireWritableDirectory(out);
+  train::BatchSource& loader = *data.loader;
+  const train::DataInfo& info = data.info;
+  const std::string& dataPath = data.path;
+  const train::Tokenizer& tok = *data.tokenizer;
   if (cfg.gpt.pack) {
     if (!tok.endOfText())
       throw std::invalid_argument(std::string("--pack: the ") + tok.kindName() +
@@ -186,7 +170,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   if (!f.maxMemory.empty()) train_cli::fitMemory(*ctx, *model, cfg, f.maxMemory);
   const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20)),
                                  f.overlap == "on", f.overlapTrace};
-  train::Trainer trainer(*ctx, *model, cfg, *loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
+  train::Trainer trainer(*ctx, *model, cfg, loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
   startup.lap("trainer");
   if (comm.size() > 1)
@@ -201,8 +185,10 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   if (cfg.model == "gpt") std::printf("%s\n", tuningLine(*ctx, cfg, tok.vocab()).c_str());
   std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
               static_cast<unsigned long long>(model->parameterCount()), tok.kindName(), tok.vocab(),
-              dataPath.c_str(), static_cast<unsigned long long>(loader->trainTokens()),
-              static_cast<unsigned long long>(loader->valTokens()));
+              dataPath.c_str(), static_cast<unsigned long long>(loader.trainTokens()),
+              static_cast<unsigned long long>(loader.valTokens()));
+  for (const std::string& line : data.log)
+    std::printf("%s\n", line.c_str());
   std::printf(
       "  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
       "precision %s%s | steps %llu%s | out %s\n",

@@ -128,6 +128,26 @@ void addTrainOptions(CLI::App& app, Flags& f) {
   app.add_flag("--plan-only", f.planOnly,
                "Print what a step asks of memory (dry runs of the training step and the evaluation: the "
                "plan, what is live at its peak) and exit without training");
+  addChatOptions(app, f);
+}
+
+void addChatOptions(CLI::App& app, Flags& f) {
+  app.add_option("--chat-data", f.chatData,
+                 "Chat or instruction data: JSONL of {\"messages\": [{\"role\", \"content\"}, ...]} or "
+                 "{\"prompt\", \"completion\"}, rendered with the chat template and packed into sequences; "
+                 "the loss counts assistant tokens only (docs/DATA.md)");
+  app.add_option("--eval-data", f.evalData,
+                 "Chat data: JSONL examples to evaluate on (else --eval-fraction)");
+  app.add_option("--eval-fraction", f.evalFraction,
+                 "Chat data without --eval-data: the fraction of examples held out for evaluation (default "
+                 "0.1; 0 = none)")
+      ->check(cli::FiniteNonNegative);
+  app.add_option("--chat-template", f.chatTemplate,
+                 "chatml or llama3 (default: the tokenizer's chat_template, when it is one of these)")
+      ->check(CLI::IsMember({"chatml", "llama3"}));
+  app.add_flag("--skip-bad-lines", f.skipBadLines,
+               "Chat data: leave out lines that are no usable example (malformed JSON, unknown roles, empty "
+               "assistant turns, ...) and count them, instead of stopping at the first");
 }
 
 void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
@@ -181,6 +201,22 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   }
   if (given("--precision"))
     c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
+  applyChatFlags(app, f, c);
+}
+
+void applyChatFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
+  auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+  if (given("--chat-data") && (given("--data") || given("--data-dir")))
+    throw std::invalid_argument("--chat-data with --data or --data-dir: train on chat data or on text");
+  if (given("--chat-data")) {
+    c.chatData = f.chatData;
+    c.data.clear();
+    c.dataDir.clear();
+  }
+  if (given("--eval-data")) c.chatEvalData = f.evalData;
+  if (given("--eval-fraction")) c.evalFraction = f.evalFraction;
+  if (given("--chat-template")) c.chatTemplate = f.chatTemplate;
+  if (given("--skip-bad-lines")) c.skipBadLines = f.skipBadLines;
 }
 
 void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model::GptConfig& hf,
