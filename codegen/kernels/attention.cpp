@@ -314,7 +314,8 @@ private:
     const Value tileEnd = f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile));
     // Documents: queries of a tile that starts after the block's last key see none of its keys, nor do
     // those of any later tile.
-    const Value lastKey = f().umin(f().iadd(blockRow(), c(p_.rowsPerGroup() - 1)), f().isub(Tk_, c(1)));
+    const Value lastKey =
+        documents() ? f().umin(f().iadd(blockRow(), c(p_.rowsPerGroup() - 1)), f().isub(Tk_, c(1))) : Value{};
     const auto dk = rowVariables(), dv = rowVariables();
     f().forRange(c(0), group_, [&](Value g) {
       const Value qBase = f().imul(f().iadd(f().imul(b, H_), f().iadd(f().imul(hk, group_), g)), Tq_);

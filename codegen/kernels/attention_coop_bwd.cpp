@@ -162,7 +162,8 @@ private:
       s.push_back(productBlock(qa_, shK_, kb));   // S = Q K^T
       dp.push_back(productBlock(doa_, shV_, kb)); // dP = dO V^T
     }
-    const Value firstRow = f().imul(sg_, c(16)); // of the subgroup's rows in the staged starts
+    // Documents: the subgroup's first row in the staged starts, and its last row's start.
+    const Value firstRow = documents() ? f().imul(sg_, c(16)) : Value{};
     const Value lastStart = documents() ? stagedStart(f().iadd(firstRow, c(15))) : Value{};
     const std::vector<Value> pr = unlessMasked(
         fullyVisible(sgRow0_, 16, t0, p_.tile, lastStart), s,
@@ -194,9 +195,10 @@ private:
       for (uint32_t e = 0; e < cols; ++e) {
         const Value i = f().iadd(at, c(e));
         const Value s = f().load(f().accessChain(shS_, {i})), dp = f().load(f().accessChain(shDP_, {i}));
+        const Value ex = f().exp(f().fsub(f().fmul(scale_, s), lse_i_[r]));
         Value seen = f().lt(f().iadd(col0, c(e)), limit_[r]);
         if (documents()) seen = f().logicalAnd(seen, f().ge(f().iadd(col0, c(e)), start_[r]));
-        const Value p = f().select(seen, f().exp(f().fsub(f().fmul(scale_, s), lse_i_[r])), f().f32(0.0f));
+        const Value p = f().select(seen, ex, f().f32(0.0f));
         f().store(f().accessChain(shDS_, {i}), f().convert(f().fmul(p, f().fsub(dp, delta_i_[r])), f16_));
       }
     }
@@ -303,7 +305,7 @@ private:
     kvh_ = f().rem(bkv, Hkv_);
     kvAt_ = headRows(1, b_, kvh_);
     blockRow_ = f().imul(f().workgroupId(0), c(p_.rows()));
-    lastKey_ = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tk_, c(1)));
+    if (documents()) lastKey_ = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tk_, c(1)));
     for (const Value& r : rowInSg_)
       rows_.push_back(f().iadd(blockRow_, f().iadd(f().imul(sg_, c(p_.coopM)), r)));
     ka_ = ownedRowsAsA(shRows_, k_, kvAt_, Tk_);
@@ -397,9 +399,10 @@ private:
         const Value s = f().load(f().accessChain(shS_, {idx})), dp = f().load(f().accessChain(shDP_, {idx}));
         const Value lse = f().load(f().accessChain(shLse_, {col}));
         const Value delta = f().load(f().accessChain(shDelta_, {col}));
+        const Value ex = f().exp(f().fsub(f().fmul(scale_, s), lse));
         Value seen = sees(f().iadd(i0, col), rows_[r]);
         if (documents()) seen = f().logicalAnd(seen, f().le(stagedStart(col), rows_[r]));
-        const Value p = f().select(seen, f().exp(f().fsub(f().fmul(scale_, s), lse)), f().f32(0.0f));
+        const Value p = f().select(seen, ex, f().f32(0.0f));
         f().store(f().accessChain(shP_, {idx}), f().convert(p, f16_));
         f().store(f().accessChain(shDS_, {idx}), f().convert(f().fmul(p, f().fsub(dp, delta)), f16_));
       }
