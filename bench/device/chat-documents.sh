@@ -3,7 +3,7 @@
 # coopmat2 row-ops variants lavapipe cannot run) against float64, the packed GPT and the chat-data tests on
 # the GPU, then the masked passes timed beside plain causal ones (f16 q/k/v, forward and forward+backward).
 # Stage and carry (from the repository root here):
-#   STAGE="helios-bench test_attention test_gpt test_train" bash bench/device/stage.sh; bash bench/device/mpi-debs.sh
+#   STAGE="helios-bench test_attention test_model test_train" bash bench/device/stage.sh; bash bench/device/mpi-debs.sh
 #   carry: .gl .dev .mpi build/shaders          run: bash bench/device/chat-documents.sh
 # Prints one line per test binary (exit status, Catch2's totals), the timing table, and a last summary line.
 set -uo pipefail
@@ -15,7 +15,7 @@ fails=0
 check() { # name, then the command
   local name=$1
   shift
-  timeout 300 "$@" >"$OUT/$name.log" 2>&1
+  timeout 180 "$@" >"$OUT/$name.log" 2>&1
   local rc=$?
   [ $rc -ne 0 ] && fails=$((fails + 1))
   echo "$name: exit $rc $(grep -E 'test cases|All tests passed' "$OUT/$name.log" | tail -n 1)"
@@ -23,10 +23,10 @@ check() { # name, then the command
 }
 check attention-documents test_attention "[documents]"
 check attention-coop test_attention "[attention][coop]"
-check gpt-pack test_gpt "[pack]"
+check gpt-pack test_model "[pack]"
 check train-chat test_train "[chat]"
 echo "== document masks against causal (coop, f16 q/k/v; docsN: causal inside documents of N tokens)"
-timeout 300 helios-bench attention --kernel coop --qkv f16 --shapes 8x16x2048x64,8x16x2048x128 \
+timeout 180 helios-bench attention --kernel coop --qkv f16 --shapes 8x16x2048x64,8x16x2048x128 \
   --masks causal,docs1024,docs256 --modes fwd,fwdbwd --json "$OUT/attention-documents.json" 2>&1 |
   grep -E '^attention' | tee "$OUT/bench.txt"
 bad=$(python3 -c "import json, sys; r = json.load(open(sys.argv[1]))['results']
