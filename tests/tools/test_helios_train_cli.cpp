@@ -278,6 +278,8 @@ TEST_CASE("chat data: a tokenizer without a chat template, a missing token, misp
   CHECK_THAT(r.output, ContainsSubstring("--chat-template"));
   r = run(tinyRun("--eval-data " + jsonl.string()));
   CHECK_THAT(r.output, ContainsSubstring("are for chat data"));
+  r = run(tinyRun("--eval-fraction 0.2"));
+  CHECK_THAT(r.output, ContainsSubstring("--eval-fraction is for chat data"));
   r = run(tinyRun(data + " --data-dir " + dir().string()));
   CHECK_THAT(r.output, ContainsSubstring("--chat-data with --data or --data-dir"));
   r = run(bareRun(data + " --eval-fraction 1"));

@@ -217,6 +217,9 @@ void applyChatFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) 
   if (given("--eval-fraction")) c.evalFraction = f.evalFraction;
   if (given("--chat-template")) c.chatTemplate = f.chatTemplate;
   if (given("--skip-bad-lines")) c.skipBadLines = f.skipBadLines;
+  if (given("--eval-fraction") && !c.chat()) // (the other chat keys are checked with the config)
+    throw std::invalid_argument(
+        "--eval-fraction is for chat data (--chat-data); text and shards have their own validation split");
 }
 
 void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model::GptConfig& hf,
