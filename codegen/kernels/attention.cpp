@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/spirv/builder.hpp"
@@ -458,10 +459,10 @@ void registerAttention(KernelRegistry& registry) {
        [] {
          std::vector<Kernel> ks;
          for (auto pass : {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
-           for (uint32_t d : {64u, 36u})
-             for (uint32_t rowVectors : {8u, 4u})
-               ks.push_back(generateAttention(
-                   attentionParams(pass, d, true, 49152, rowVectors, DocumentMask::Packed)));
+           for (const auto& [d, rowVectors] :
+                {std::pair{64u, 8u}, {64u, 4u}, {128u, 8u}, {128u, 4u}, {36u, 8u}})
+             ks.push_back(
+                 generateAttention(attentionParams(pass, d, true, 49152, rowVectors, DocumentMask::Packed)));
          return ks;
        }});
 }
