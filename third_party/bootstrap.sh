@@ -35,7 +35,7 @@ if [ "$(id -u)" -ne 0 ]; then SUDO=sudo; fi
 BOOKWORM_PKGS=(build-essential cmake ninja-build pkg-config python3 git xz-utils dpkg-dev
   libfmt-dev nlohmann-json3-dev libcli11-dev libvulkan1 libvulkan-dev vulkan-validationlayers bible-kjv
   bible-kjv-text python3-numpy libsentencepiece-dev sentencepiece python3-dev python3-pybind11 pybind11-dev
-  libopenmpi-dev openmpi-bin)
+  libopenmpi-dev openmpi-bin libpcre2-dev libutf8proc-dev python3-regex)
 BACKPORTS_PKGS=(mesa-vulkan-drivers catch2)
 BACKPORTS_LIST=/etc/apt/sources.list.d/helios-bookworm-backports.list
 

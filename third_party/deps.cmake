@@ -96,6 +96,10 @@ find_package(CLI11 REQUIRED)
 # SentencePiece (Debian's libsentencepiece-dev) for the tokenizers in engine/text.
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SENTENCEPIECE REQUIRED IMPORTED_TARGET sentencepiece)
+# Hugging Face tokenizer.json (engine/text/hf): PCRE2 runs the pre-tokenizers' regular expressions, utf8proc
+# the Unicode normalizers (Debian's libpcre2-dev, libutf8proc-dev).
+pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
+pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 if(HELIOS_BUILD_TESTS)
   find_package(Catch2 3 REQUIRED)
   include(Catch)

@@ -16,6 +16,7 @@ for exe in $(find "$BUILD/bin" "$BUILD/tests" -maxdepth 3 -type f -executable \(
   strip -o "$DEV/bin/$name" "$exe"
 done
 cp -L /usr/lib/x86_64-linux-gnu/libfmt.so.9 "$DEV/lib/"
-# helios-train and the tokenizer tests link Debian's SentencePiece (engine/text).
-cp -L /usr/lib/x86_64-linux-gnu/libsentencepiece.so.0 /usr/lib/x86_64-linux-gnu/libsentencepiece_train.so.0 "$DEV/lib/"
+# helios-train and the tokenizer tests link Debian's SentencePiece, PCRE2 and utf8proc (engine/text).
+cp -L /usr/lib/x86_64-linux-gnu/libsentencepiece.so.0 /usr/lib/x86_64-linux-gnu/libsentencepiece_train.so.0 \
+  /usr/lib/x86_64-linux-gnu/libpcre2-8.so.0 /usr/lib/x86_64-linux-gnu/libutf8proc.so.2 "$DEV/lib/"
 du -sh "$DEV"

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 #include <fmt/format.h>
 #include <string_view>
 
@@ -13,6 +14,41 @@ void Communicator::allreduceMean(std::span<float> data, const char* what) {
   const auto n = static_cast<float>(size());
   for (float& v : data)
     v /= n;
+}
+
+std::vector<std::byte> Communicator::allgatherBytes(std::span<const std::byte> mine, const char* what) {
+  if (size() != 1) throw Error(fmt::format("{}: {} cannot gather bytes", what, describe()));
+  return {mine.begin(), mine.end()};
+}
+
+std::unique_ptr<Communicator> Communicator::split(bool member, const char* what) {
+  if (size() != 1) throw Error(fmt::format("{}: {} cannot be split", what, describe()));
+  return member ? std::make_unique<SingleProcess>() : nullptr;
+}
+
+std::string Communicator::rankName(int rank) const {
+  if (size_t(rank) < labels_.size() && !labels_[size_t(rank)].empty())
+    return fmt::format("rank {} ({})", rank, labels_[size_t(rank)]);
+  return fmt::format("rank {}", rank);
+}
+
+std::vector<double> allgatherValues(Communicator& comm, std::span<const double> mine, const char* what) {
+  const std::vector<std::byte> all = comm.allgatherBytes(std::as_bytes(mine), what);
+  std::vector<double> out(all.size() / sizeof(double));
+  std::memcpy(out.data(), all.data(), out.size() * sizeof(double));
+  return out;
+}
+
+std::vector<std::string> allgatherText(Communicator& comm, const std::string& mine, const char* what) {
+  const std::vector<uint64_t> lengths = comm.allgather(mine.size(), what);
+  const uint64_t longest = *std::max_element(lengths.begin(), lengths.end());
+  std::string padded = mine;
+  padded.resize(longest, '\0');
+  const std::vector<std::byte> all = comm.allgatherBytes(std::as_bytes(std::span<const char>(padded)), what);
+  std::vector<std::string> out;
+  for (size_t r = 0; r < lengths.size(); ++r)
+    out.emplace_back(reinterpret_cast<const char*>(all.data()) + r * longest, lengths[r]);
+  return out;
 }
 
 Slice sliceOf(uint64_t n, int rank, int ranks, uint64_t granule) {

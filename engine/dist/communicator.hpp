@@ -53,16 +53,32 @@ public:
   void allreduceMean(std::span<float> data, const char* what);             // the sum, divided by size()
   virtual void broadcast(std::span<std::byte> data, const char* what) = 0; // rank 0's bytes to every rank
   virtual std::vector<uint64_t> allgather(uint64_t value, const char* what) = 0;
-  // Ends every rank of the job with `code` (after this rank printed why).
+  // Every rank's `mine` (the same size on every rank), in rank order. The default serves one rank only.
+  virtual std::vector<std::byte> allgatherBytes(std::span<const std::byte> mine, const char* what);
+  // Collective: the ranks passing `member` as a communicator of their own (in rank order), null for the
+  // others. This communicator's shared windows are released first (every rank takes part), so whoever holds
+  // one (an imported buffer) must have let it go. The default serves one rank only.
+  virtual std::unique_ptr<Communicator> split(bool member, const char* what);
+  // What to call each rank in messages, e.g. its device: "rank 1 (llvmpipe)". Empty: the number alone.
+  void setRankLabels(std::vector<std::string> labels) { labels_ = std::move(labels); }
+  std::string rankName(int rank) const;
   // A shared window of at least `floats` per rank when every rank shares this host and the communicator
   // offers one, else null. Collective; the communicator owns it, and a later call replaces it.
   virtual SharedWindow* sharedWindow(uint64_t floats, const char* what) {
     (void)floats, (void)what;
     return nullptr;
   }
+  // Ends every rank of the job with `code` (after this rank printed why).
   [[noreturn]] virtual void abort(int code) = 0;
   virtual std::string describe() const = 0; // "MPI rank 1 of 4 (local 1 of 2)"
+
+protected:
+  std::vector<std::string> labels_;
 };
+
+// allgatherBytes for doubles (`mine`: the same count on every rank) and for text of any length.
+std::vector<double> allgatherValues(Communicator& comm, std::span<const double> mine, const char* what);
+std::vector<std::string> allgatherText(Communicator& comm, const std::string& mine, const char* what);
 
 class SingleProcess final : public Communicator {
 public:

@@ -4,16 +4,18 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <functional>
 #include <thread>
 
 namespace helios::dist {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = DataParallel::Clock;
 
 double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
@@ -39,8 +41,9 @@ uint64_t hashValues(std::span<const float> values) {
 
 DataParallel::DataParallel(vk::Context& ctx, Communicator& comm,
                            const std::vector<model::ParameterGroup>& groups, uint64_t bucketBytes,
-                           uint32_t extraFloats)
-    : comm_(comm), groups_(groups) {
+                           uint32_t extraFloats, PeerOptions options)
+    : comm_(comm), options_(options), groups_(groups) {
+  if (options_.weight <= 0) options_.weight = 1.0 / comm.size();
   const auto alignF = static_cast<uint32_t>(ctx.allocator().alignment() / 4);
   std::vector<uint32_t> floats;
   for (const auto& gr : groups)
@@ -110,11 +113,19 @@ void DataParallel::fromWindow(graph::GraphExecutor& g) {
     }
 }
 
-// The losses' mean, through the staging (a few floats): the copy there, the wait, the mean, the copy back.
+void DataParallel::sumWeighted(std::span<float> values, const char* what) {
+  const auto w = static_cast<float>(options_.weight);
+  for (float& v : values)
+    v *= w;
+  comm_.allreduceSum(values, what);
+}
+
+// The losses' weighted sum, through the staging (a few floats): the copy there, the wait, the sum, the copy
+// back.
 void DataParallel::averageLosses(graph::GraphExecutor& g, const vk::BufferRange& losses) {
   const Piece loss = lossPiece(losses);
   std::span<float> lossHost = toHost(g, {&loss, 1}).subspan(loss.stage, loss.count);
-  comm_.allreduceMean(lossHost, "averaging losses");
+  sumWeighted(lossHost, "averaging losses");
   fromHost(g, {&loss, 1});
 }
 
@@ -147,7 +158,8 @@ DataParallel::Piece DataParallel::lossPiece(const vk::BufferRange& losses) const
   return {losses, extraStage_, static_cast<uint32_t>(losses.size / 4)};
 }
 
-void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step) {
+DataParallel::Clock::time_point DataParallel::reduceGradients(graph::GraphExecutor& g,
+                                                              const vk::BufferRange& losses, uint64_t step) {
   const Clock::time_point t0 = Clock::now();
   if (window_) { // the GPU writes its own segment, the ranks sum in place, the GPU reads the owners' slices
     std::vector<uint32_t> all;
@@ -156,24 +168,27 @@ void DataParallel::reduceGradients(graph::GraphExecutor& g, const vk::BufferRang
       all.push_back(b);
     }
     g.syncHost(windowRange(rank(), 0, half_), false);
+    const Clock::time_point readyAt = Clock::now();
     const double ready = msSince(t0);
     sumInWindow(all);
     averageLosses(g, losses);
     fromWindow(g);
     if (trace_) writeTrace(step, false, {ready}, {msSince(t0)}, ready);
-    return;
+    return readyAt;
   }
   std::vector<Piece> pieces;
   for (size_t b = 0; b < buckets_.size(); ++b)
     pieces.push_back(bucketPiece(b));
   pieces.push_back(lossPiece(losses));
   std::span<float> host = toHost(g, pieces);
+  const Clock::time_point readyAt = Clock::now();
   const double ready = msSince(t0);
   for (size_t i = 0; i + 1 < pieces.size(); ++i) // in bucket order: the last layers' gradients first
     comm_.allreduceSum(host.subspan(pieces[i].stage, pieces[i].count), "summing gradients");
-  comm_.allreduceMean(host.subspan(pieces.back().stage, pieces.back().count), "averaging losses");
+  sumWeighted(host.subspan(pieces.back().stage, pieces.back().count), "averaging losses");
   fromHost(g, pieces);
   if (trace_) writeTrace(step, false, {ready}, {msSince(t0)}, ready);
+  return readyAt;
 }
 
 std::vector<vk::BufferRange> DataParallel::bucketRanges() const {
@@ -205,20 +220,21 @@ void DataParallel::planOverlap(graph::GraphExecutor& g, std::span<const uint64_t
   };
 }
 
-void DataParallel::reduceOverlapped(graph::GraphExecutor& g, const vk::BufferRange& losses, uint64_t step) {
+DataParallel::Clock::time_point DataParallel::reduceOverlapped(graph::GraphExecutor& g,
+                                                               const vk::BufferRange& losses, uint64_t step) {
   if (!overlapPlanned()) throw std::logic_error("reduceOverlapped before planOverlap");
   const Clock::time_point t0 = Clock::now();
+  // When the GPU finished the last part: this rank's own work, which the host cannot see once an early
+  // part's exchange has it waiting for the other ranks (the trace and the share balancer need it).
   double backwardEnd = 0;
-  std::thread watcher; // the trace's view of when the GPU finished the last part
-  if (trace_)
-    watcher = std::thread([&, last = g.submittedValue()] {
-      try {
-        g.waitSubmitted(last);
-        backwardEnd = msSince(t0);
-      } catch (const std::exception&) {
-        backwardEnd = -1; // the main thread reports what failed
-      }
-    });
+  std::thread watcher([&, last = g.submittedValue()] {
+    try {
+      g.waitSubmitted(last);
+      backwardEnd = msSince(t0);
+    } catch (const std::exception&) {
+      backwardEnd = -1; // the main thread reports what failed
+    }
+  });
   struct Join {
     std::thread& t;
     ~Join() {
@@ -254,9 +270,10 @@ void DataParallel::reduceOverlapped(graph::GraphExecutor& g, const vk::BufferRan
       pieces.push_back(bucketPiece(b));
     fromHost(g, pieces);
   }
-  if (!trace_) return;
   watcher.join();
-  writeTrace(step, true, ready, exchanged, backwardEnd);
+  if (trace_) writeTrace(step, true, ready, exchanged, backwardEnd);
+  return t0 + std::chrono::duration_cast<Clock::duration>(
+                  std::chrono::duration<double, std::milli>(std::max(backwardEnd, 0.0)));
 }
 
 void DataParallel::writeTrace(uint64_t step, bool overlapped, const std::vector<double>& ready,
@@ -295,7 +312,69 @@ uint64_t DataParallel::parameterHash(graph::GraphExecutor& g) {
   return h;
 }
 
+void DataParallel::adoptRankZero(graph::GraphExecutor& g, std::span<const vk::BufferRange> ranges) {
+  std::vector<Piece> pieces;
+  uint64_t at = 0;
+  for (const auto& r : ranges) {
+    pieces.push_back({r, at, static_cast<uint32_t>(r.size / 4)});
+    at += (r.size / 4 + alignFloats_ - 1) / alignFloats_ * alignFloats_;
+  }
+  if (rank() == 0) {
+    comm_.broadcast(std::as_writable_bytes(toHost(g, pieces)), "sending rank 0's optimizer control");
+  } else {
+    comm_.broadcast(std::as_writable_bytes(forHost(g, at)), "receiving rank 0's optimizer control");
+    fromHost(g, pieces);
+  }
+}
+
+// Unlike devices round the optimizer's arithmetic (division, square root, fused multiply-adds) their own
+// way, so the ranks' parameters may drift apart by a few units in the last place; rank 0's state replaces the
+// others'. A larger difference than rounding explains means the ranks train different models: an error.
+void DataParallel::resynchronise(graph::GraphExecutor& g, uint64_t step) {
+  constexpr double kRoundingOnly = 1e-3; // relative to the group's largest magnitude
+  double worst = 0;
+  std::string where;
+  for (size_t k = 0; k < groups_.size(); ++k) {
+    const model::ParameterGroup& gr = groups_[k];
+    std::vector<float> mine;
+    if (rank() != 0) {
+      const Piece p{gr.data, 0, gr.elements};
+      const std::span<float> own = toHost(g, {&p, 1});
+      mine.assign(own.begin(), own.end());
+    }
+    for (const vk::BufferRange* r : {&gr.data, &gr.m, &gr.v}) {
+      const Piece p{*r, 0, gr.elements};
+      if (rank() == 0) {
+        comm_.broadcast(std::as_writable_bytes(toHost(g, {&p, 1})), "sending rank 0's parameters");
+        continue;
+      }
+      const std::span<float> root = forHost(g, p.count);
+      comm_.broadcast(std::as_writable_bytes(root), "receiving rank 0's parameters");
+      if (r == &gr.data) {
+        double diff = 0, scale = 0;
+        for (size_t i = 0; i < mine.size(); ++i) {
+          diff = std::max(diff, double(std::abs(mine[i] - root[i])));
+          scale = std::max(scale, double(std::abs(root[i])));
+        }
+        if (scale > 0 && diff / scale > worst) worst = diff / scale, where = fmt::format("group {}", k);
+      }
+      fromHost(g, {&p, 1});
+    }
+  }
+  g.flush();
+  if (worst > kRoundingOnly)
+    throw Error(fmt::format("after step {}: {}'s parameters ({}) differ from rank 0's by {:.3g} of their "
+                            "largest value, more than rounding on unlike devices explains",
+                            step, comm_.rankName(rank()), where, worst));
+}
+
 void DataParallel::checkIdentical(graph::GraphExecutor& g, uint64_t step) {
+  if (!options_.alike) {
+    const std::vector<uint64_t> hashes = comm_.allgather(parameterHash(g), "comparing parameter hashes");
+    if (std::adjacent_find(hashes.begin(), hashes.end(), std::not_equal_to<>()) != hashes.end())
+      resynchronise(g, step);
+    return;
+  }
   const std::vector<uint64_t> hashes = comm_.allgather(parameterHash(g), "comparing parameter hashes");
   std::string differ;
   for (size_t r = 1; r < hashes.size(); ++r)

@@ -3,6 +3,7 @@
 // a rank that dies is reported by mpirun, which then ends the job. Errors return (MPI_ERRORS_RETURN) so that
 // they are reported with the rank and purpose before MPI_Abort ends the job.
 #include "engine/dist/communicator.hpp"
+#include "engine/dist/mpi_progress.hpp"
 #include "engine/dist/mpi_shared_sum.hpp"
 
 #include <mpi.h>
@@ -36,28 +37,26 @@ void sliceCounts(size_t n, int ranks, std::vector<int>& counts, std::vector<int>
 
 class MpiCommunicator final : public Communicator {
 public:
-  explicit MpiCommunicator(const Options& options) : timeoutS_(options.timeoutS) {
+  // The job's communicator: starts MPI (and finalizes it when destroyed).
+  explicit MpiCommunicator(const Options& options) : options_(options), ownsMpi_(true) {
     int provided = 0;
     MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     check(MPI_Comm_dup(MPI_COMM_WORLD, &world_), "duplicating MPI_COMM_WORLD");
-    MPI_Comm_rank(world_, &rank_);
-    MPI_Comm_size(world_, &size_);
-    check(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_),
-          "grouping the ranks by host");
-    MPI_Comm_rank(host_, &localRank_);
-    MPI_Comm_size(host_, &localSize_);
-    // The host's cores shared by its ranks, at most 8 per rank.
-    sumThreads_ = std::clamp<size_t>(std::thread::hardware_concurrency() / size_t(localSize_), 1, 8);
-    if (options.sharedMemory && size_ > 1 && localSize_ == size_)
-      shared_ = std::make_unique<SharedSum>(host_, sumThreads_, [this](const char* what) { barrier(what); });
+    setUp();
+  }
+  // Some of another communicator's ranks (split()): owns `comm`.
+  MpiCommunicator(MPI_Comm comm, const Options& options) : options_(options), world_(comm) {
+    MPI_Comm_set_errhandler(world_, MPI_ERRORS_RETURN);
+    setUp();
   }
   ~MpiCommunicator() override {
     window_.reset(); // the windows live on host_
     shared_.reset();
+    board_.reset();
     MPI_Comm_free(&host_);
     MPI_Comm_free(&world_);
-    MPI_Finalize();
+    if (ownsMpi_) MPI_Finalize();
   }
 
   int rank() const override { return rank_; }
@@ -99,6 +98,29 @@ public:
     }
   }
 
+  std::vector<std::byte> allgatherBytes(std::span<const std::byte> mine, const char* what) override {
+    if (mine.size() > size_t(INT_MAX))
+      throw Error(fmt::format("{}: {} bytes are too many", what, mine.size()));
+    std::vector<std::byte> all(mine.size() * size_t(size_));
+    MPI_Request req;
+    check(MPI_Iallgather(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(),
+                         static_cast<int>(mine.size()), MPI_BYTE, world_, &req),
+          what);
+    wait(req, what);
+    return all;
+  }
+
+  std::unique_ptr<Communicator> split(bool member, const char* what) override {
+    barrier(what);   // a rank that hangs shows here, within the deadline, not in the blocking split below
+    window_.reset(); // collective frees, on every rank alike
+    shared_.reset();
+    board_.reset();
+    MPI_Comm sub = MPI_COMM_NULL;
+    check(MPI_Comm_split(world_, member ? 0 : MPI_UNDEFINED, rank_, &sub), what);
+    if (!member) return nullptr;
+    return std::make_unique<MpiCommunicator>(sub, options_);
+  }
+
   std::vector<uint64_t> allgather(uint64_t value, const char* what) override {
     std::vector<uint64_t> all(size_t(size_), 0);
     MPI_Request req;
@@ -125,6 +147,29 @@ public:
   }
 
 private:
+  void setUp() {
+    MPI_Comm_rank(world_, &rank_);
+    MPI_Comm_size(world_, &size_);
+    check(MPI_Comm_split_type(world_, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &host_),
+          "grouping the ranks by host");
+    MPI_Comm_rank(host_, &localRank_);
+    MPI_Comm_size(host_, &localSize_);
+    // The host's cores shared by its ranks, at most 8 per rank.
+    sumThreads_ = std::clamp<size_t>(std::thread::hardware_concurrency() / size_t(localSize_), 1, 8);
+    if (size_ > 1 && localSize_ == size_) board_ = std::make_unique<ProgressBoard>(host_);
+    if (options_.sharedMemory && size_ > 1 && localSize_ == size_)
+      shared_ = std::make_unique<SharedSum>(host_, sumThreads_, [this](const char* what) { barrier(what); });
+  }
+
+  // Who a timed-out collective waits for: the ranks that never entered it, where the board shows them.
+  std::string missing() const {
+    if (!board_) return "the other ranks";
+    std::string names;
+    for (int r : board_->behind(collectives_))
+      names += (names.empty() ? "" : ", ") + rankName(r);
+    return names.empty() ? "the other ranks" : names;
+  }
+
   void check(int rc, const char* what) const {
     if (rc == MPI_SUCCESS) return;
     char text[MPI_MAX_ERROR_STRING];
@@ -155,28 +200,30 @@ private:
   // non-blocking collective moves data only inside MPI_Test, so the loop never sleeps: a 50 us nap between
   // tests made a 500 MB exchange take most of a second (bench/results/2026-11-26-h200x2-mpi.json).
   void wait(MPI_Request& req, const char* what) {
-    const Clock::time_point deadline =
-        Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeoutS_));
+    if (board_) board_->arrive(++collectives_);
+    const Clock::time_point deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                          std::chrono::duration<double>(options_.timeoutS));
     for (uint32_t spins = 1;; ++spins) {
       int done = 0;
       check(MPI_Test(&req, &done, MPI_STATUS_IGNORE), what);
       if (done) return;
       if (spins % 4096) continue;
       if (Clock::now() > deadline)
-        throw Error(
-            fmt::format("no answer from the other ranks for {:g} s while {}: a rank hangs or has died "
-                        "(--dist-timeout)",
-                        timeoutS_, what));
+        throw Error(fmt::format("no answer from {} for {:g} s while {}: hung or dead (--dist-timeout)",
+                                missing(), options_.timeoutS, what));
       std::this_thread::yield();
     }
   }
 
-  double timeoutS_;
+  Options options_;
+  bool ownsMpi_ = false;
   MPI_Comm world_ = MPI_COMM_NULL, host_ = MPI_COMM_NULL;
   int rank_ = 0, size_ = 1, localRank_ = 0, localSize_ = 1;
   size_t sumThreads_ = 1;
-  std::unique_ptr<SharedSum> shared_;  // every rank on this host: sums through shared memory
-  std::unique_ptr<HostWindow> window_; // sharedWindow()'s
+  std::unique_ptr<SharedSum> shared_;    // every rank on this host: sums through shared memory
+  std::unique_ptr<HostWindow> window_;   // sharedWindow()'s
+  std::unique_ptr<ProgressBoard> board_; // every rank on this host: who reached which collective
+  uint64_t collectives_ = 0;             // entered so far (wait() calls)
   std::vector<float> copies_;
 };
 

@@ -18,29 +18,44 @@ void parallelRanges(size_t n, size_t threads, const std::function<void(size_t, s
     th.join();
 }
 
+SharedSegments allocateShared(MPI_Comm host, uint64_t bytes, int unit, const std::string& what) {
+  int size = 0;
+  MPI_Comm_size(host, &size);
+  SharedSegments s;
+  void* mine = nullptr;
+  if (MPI_Win_allocate_shared(static_cast<MPI_Aint>(bytes), unit, MPI_INFO_NULL, host, &mine, &s.win) !=
+      MPI_SUCCESS)
+    throw Error(
+        fmt::format("{}: allocating a shared-memory window of {} KiB per rank failed", what, bytes >> 10));
+  MPI_Win_lock_all(MPI_MODE_NOCHECK, s.win);
+  s.base.assign(size_t(size), nullptr);
+  for (int r = 0; r < size; ++r) {
+    MPI_Aint got = 0;
+    int gotUnit = 0;
+    MPI_Win_shared_query(s.win, r, &got, &gotUnit, &s.base[size_t(r)]);
+  }
+  return s;
+}
+
+void freeShared(MPI_Win& win) {
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+}
+
 HostWindow::HostWindow(MPI_Comm host, uint64_t floats, size_t threads, Barrier barrier, const char* what)
     : threads_(threads), barrier_(std::move(barrier)) {
   MPI_Comm_rank(host, &rank_);
   MPI_Comm_size(host, &size_);
   constexpr uint64_t kGranule = (64u << 10) / sizeof(float); // segments stay 64 KiB aligned to each other
   capacity_ = std::max<uint64_t>((floats + kGranule - 1) / kGranule, 1) * kGranule;
-  void* base = nullptr;
-  if (MPI_Win_allocate_shared(static_cast<MPI_Aint>(capacity_ * sizeof(float)), sizeof(float), MPI_INFO_NULL,
-                              host, &base, &win_) != MPI_SUCCESS)
-    throw Error(fmt::format("{}: allocating a shared-memory window of {} MiB per rank failed", what,
-                            capacity_ * sizeof(float) >> 20));
-  MPI_Win_lock_all(MPI_MODE_NOCHECK, win_);
-  segments_.assign(size_t(size_), nullptr);
-  for (int r = 0; r < size_; ++r) {
-    MPI_Aint bytes = 0;
-    int unit = 0;
-    MPI_Win_shared_query(win_, r, &bytes, &unit, &segments_[size_t(r)]);
-  }
+  SharedSegments s = allocateShared(host, capacity_ * sizeof(float), sizeof(float), what);
+  win_ = s.win;
+  for (void* base : s.base)
+    segments_.push_back(static_cast<float*>(base));
 }
 
 HostWindow::~HostWindow() {
-  MPI_Win_unlock_all(win_);
-  MPI_Win_free(&win_);
+  freeShared(win_);
 }
 
 std::span<float> HostWindow::memory() {

@@ -14,12 +14,23 @@
 #include <functional>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace helios::dist {
 
 // A deadline-bounded barrier over the host's ranks (the communicator's).
 using Barrier = std::function<void(const char* what)>;
+
+// MPI_Win_allocate_shared of `bytes` per rank over `host`, open for access from every rank
+// (MPI_Win_lock_all), and every rank's part as mapped into this process. Collective; throws Error naming
+// `what`. freeShared undoes it (collective too).
+struct SharedSegments {
+  MPI_Win win = MPI_WIN_NULL;
+  std::vector<void*> base; // per rank of `host`
+};
+SharedSegments allocateShared(MPI_Comm host, uint64_t bytes, int unit, const std::string& what);
+void freeShared(MPI_Win& win);
 
 class HostWindow final : public SharedWindow {
 public:

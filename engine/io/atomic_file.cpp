@@ -75,26 +75,61 @@ fs::path resolveOutputPath(const fs::path& path) {
   throw FileWriteError(fmt::format("{}: too many levels of symbolic links", path.string()));
 }
 
-void writeFileAtomically(const fs::path& path, std::span<const std::byte> bytes) {
-  const fs::path target = resolveOutputPath(path);
-  const fs::path tmp = temporaryBeside(target);
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-  if (fd < 0)
+AtomicFileWriter::AtomicFileWriter(const fs::path& path)
+    : path_(path), target_(resolveOutputPath(path)), tmp_(temporaryBeside(target_)) {
+  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+  if (fd_ < 0)
     throw FileWriteError(fmt::format("{}: cannot open for writing ({})", path.string(), lastError()));
   struct stat old {};
-  if (::stat(target.c_str(), &old) == 0) ::fchmod(fd, old.st_mode & 07777);
-  const bool written = writeAll(fd, bytes) && ::fsync(fd) == 0;
-  const std::string why = written ? "" : lastError();
-  if (::close(fd) != 0 || !written) {
-    ::unlink(tmp.c_str());
-    throw FileWriteError(fmt::format("{}: write failed ({})", path.string(), written ? lastError() : why));
+  if (::stat(target_.c_str(), &old) == 0) ::fchmod(fd_, old.st_mode & 07777);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ < 0) return;
+  ::close(fd_);
+  ::unlink(tmp_.c_str());
+}
+
+void AtomicFileWriter::append(std::span<const std::byte> bytes) {
+  if (fd_ < 0) throw FileWriteError(fmt::format("{}: written after commit", path_.string()));
+  if (!writeAll(fd_, bytes))
+    throw FileWriteError(fmt::format("{}: write failed ({})", path_.string(), lastError()));
+  size_ += bytes.size();
+}
+
+void AtomicFileWriter::writeAt(uint64_t offset, std::span<const std::byte> bytes) {
+  if (fd_ < 0 || offset + bytes.size() > size_)
+    throw FileWriteError(fmt::format("{}: a patch outside the bytes written", path_.string()));
+  while (!bytes.empty()) {
+    const ssize_t n = ::pwrite(fd_, bytes.data(), bytes.size(), static_cast<off_t>(offset));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw FileWriteError(fmt::format("{}: write failed ({})", path_.string(), lastError()));
+    bytes = bytes.subspan(static_cast<size_t>(n));
+    offset += static_cast<uint64_t>(n);
   }
-  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+}
+
+void AtomicFileWriter::commit() {
+  const bool synced = ::fsync(fd_) == 0;
+  const std::string why = synced ? "" : lastError();
+  const bool closed = ::close(fd_) == 0;
+  fd_ = -1;
+  if (!closed || !synced) {
+    ::unlink(tmp_.c_str());
+    throw FileWriteError(fmt::format("{}: write failed ({})", path_.string(), synced ? lastError() : why));
+  }
+  if (::rename(tmp_.c_str(), target_.c_str()) != 0) {
     const std::string reason = lastError();
-    ::unlink(tmp.c_str());
-    throw FileWriteError(fmt::format("{}: cannot replace the file ({})", path.string(), reason));
+    ::unlink(tmp_.c_str());
+    throw FileWriteError(fmt::format("{}: cannot replace the file ({})", path_.string(), reason));
   }
-  syncDirectory(target.has_parent_path() ? target.parent_path() : fs::path("."));
+  syncDirectory(target_.has_parent_path() ? target_.parent_path() : fs::path("."));
+}
+
+void writeFileAtomically(const fs::path& path, std::span<const std::byte> bytes) {
+  AtomicFileWriter writer(path);
+  writer.append(bytes);
+  writer.commit();
 }
 
 void syncDirectory(const fs::path& dir) {

@@ -15,11 +15,16 @@ struct BlockWeights {
   Tensor ln1w, ln1b, ln2w, ln2b;
   Tensor qkvW, qkvB;             // packed QKV: [(H + 2 Hkv) D, C]
   Tensor qW, qB, kW, kB, vW, vB; // separate Q, K, V
-  Tensor projW, projB;           // attention output projection [C, C]
+  Tensor projW, projB;           // attention output projection [C, H D]
   Tensor fcW, fcB;               // GELU MLP [hidden, C]
   Tensor gateW, gateB, upW, upB; // SwiGLU [hidden, C] each
   Tensor mlpProjW, mlpProjB;     // [C, hidden]
 };
+
+// A bias as linear() takes it: null where the configuration places none (BiasPlacement).
+inline const Tensor* biasOf(const Tensor& bias) {
+  return bias.shape.empty() ? nullptr : &bias;
+}
 
 struct BlockShape {
   GptConfig config;

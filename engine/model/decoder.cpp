@@ -2,8 +2,10 @@
 
 #include "engine/autograd/ops.hpp"
 #include "engine/model/blocks.hpp"
+#include "engine/model/rope_frequencies.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/permute.hpp"
+#include "engine/ops/rope.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -19,6 +21,7 @@ struct GptDecoder::Impl {
   GptConfig cfg; // precision F32: the decoder multiplies the f32 master weights
   std::map<std::string, Tensor> params;
   std::vector<vk::Buffer> keys, values; // per layer [kvHeads, window, D]
+  vk::Buffer ropeTable;                 // [window, D/2, 2] when the model uses RoPE
   uint32_t kvHeads = 0, headDim = 0;
 
   Tensor param(const std::string& name) const {
@@ -55,9 +58,8 @@ struct GptDecoder::Impl {
   }
 };
 
-std::string GptDecoder::unsupported(const GptConfig& c) {
-  if (c.rope) return "RoPE models are decoded with full-window forwards only";
-  return "";
+std::string GptDecoder::unsupported(const GptConfig&) {
+  return ""; // every configuration decodes incrementally (RoPE rotates at the cached positions)
 }
 
 GptDecoder::GptDecoder(vk::Context& ctx, Gpt& gpt, uint32_t window)
@@ -69,10 +71,16 @@ GptDecoder::GptDecoder(vk::Context& ctx, Gpt& gpt, uint32_t window)
   if (window == 0 || window > m.cfg.context)
     throw std::invalid_argument(
         fmt::format("GptDecoder: window {} is not in [1, context {}]", window, m.cfg.context));
-  m.kvHeads = m.cfg.kvHeads == 0 ? m.cfg.heads : m.cfg.kvHeads;
-  m.headDim = m.cfg.dim / m.cfg.heads;
+  m.kvHeads = m.cfg.kvHeadCount();
+  m.headDim = m.cfg.headSize();
   for (const Parameter& p : gpt.parameters())
     m.params[p.name] = Tensor::constant(p.data.range(), p.shape);
+  if (m.cfg.rope) {
+    const std::vector<float> table =
+        ops::ropeTable(window, ropeInverseFrequencies(m.headDim, m.cfg.ropeTheta, m.cfg.ropeScaling));
+    m.ropeTable = ctx.buffer(table.size() * 4, "decoder rope table");
+    ctx.uploadVector(m.ropeTable, table);
+  }
   const uint64_t bytes = 4ull * m.kvHeads * window * m.headDim;
   for (uint32_t l = 0; l < m.cfg.layers; ++l) {
     m.keys.push_back(ctx.buffer(bytes, "kv cache keys"));
@@ -106,12 +114,11 @@ void GptDecoder::feed(ops::Executor& exec, graph::StepArena& arena, const vk::Bu
     x = autograd::add(tape, x, rows.reshape({n, C}));
   }
 
-  // The new rows' K or V heads (columns [col, col + Hkv D) of a [n, width] projection) into the cache.
-  const auto store = [&](const Tensor& src, uint32_t col, uint32_t width, const vk::Buffer& cache) {
+  // The new rows' K or V heads [1, Hkv, n, D] into the cache at positions [pos, pos + n).
+  const auto store = [&](const Tensor& src, const vk::Buffer& cache) {
     ops::PermuteArgs a;
     a.shape = {1, Hkv, n, D};
-    a.srcOffset = col;
-    a.srcStrides = {0, D, width, 1};
+    a.srcStrides = {0, n * D, D, 1};
     a.dstOffset = pos * D;
     a.dstStrides = {0, window_ * D, D, 1};
     ops::permute(exec, src.data, cache.range(), a);
@@ -121,42 +128,56 @@ void GptDecoder::feed(ops::Executor& exec, graph::StepArena& arena, const vk::Bu
     const Tensor all = Tensor::constant(cache.range(), {Hkv * window_ * D});
     return autograd::permute(tape, all, {1, Hkv, L, D}, 0, {0, window_ * D, D, 1});
   };
-  const auto heads = [&](const Tensor& src, uint32_t count, uint32_t width) {
-    return autograd::permute(tape, src, {1, count, n, D}, 0, {0, D, width, 1});
+  // Heads [1, count, n, D] from columns [col, col + count D) of a [n, width] projection.
+  const auto heads = [&](const Tensor& src, uint32_t count, uint32_t col, uint32_t width) {
+    return autograd::permute(tape, src, {1, count, n, D}, col, {0, D, width, 1});
+  };
+  // RoPE at positions [pos, pos + n): the table's rows from pos on, as a table of n rows.
+  vk::BufferRange ropeRows;
+  if (m.cfg.rope)
+    ropeRows = autograd::permute(tape, Tensor::constant(m.ropeTable.range(), {window_ * D}), {1, 1, n, D},
+                                 pos * D, {0, 0, D, 1})
+                   .data;
+  const auto rotate = [&](const Tensor& t) {
+    return m.cfg.rope ? autograd::rope(tape, t, ropeRows, D, n) : t;
   };
 
   for (uint32_t l = 0; l < m.cfg.layers; ++l) {
     const detail::BlockWeights w = m.layer(l);
     const Tensor h = detail::norm(tape, m.cfg, x, w.ln1w, w.ln1b);
-    Tensor q;
+    Tensor q, k, v;
     if (m.cfg.packedQkv) {
       const uint32_t width = (H + 2 * Hkv) * D;
-      const Tensor qkv = autograd::linear(tape, h, w.qkvW, &w.qkvB);
-      q = heads(qkv, H, width);
-      store(qkv, H * D, width, m.keys[l]);
-      store(qkv, (H + Hkv) * D, width, m.values[l]);
+      const Tensor qkv = autograd::linear(tape, h, w.qkvW, detail::biasOf(w.qkvB));
+      q = heads(qkv, H, 0, width);
+      k = heads(qkv, Hkv, H * D, width);
+      v = heads(qkv, Hkv, (H + Hkv) * D, width);
     } else {
-      q = heads(autograd::linear(tape, h, w.qW, &w.qB), H, H * D);
-      store(autograd::linear(tape, h, w.kW, &w.kB), 0, Hkv * D, m.keys[l]);
-      store(autograd::linear(tape, h, w.vW, &w.vB), 0, Hkv * D, m.values[l]);
+      q = heads(autograd::linear(tape, h, w.qW, detail::biasOf(w.qB)), H, 0, H * D);
+      k = heads(autograd::linear(tape, h, w.kW, detail::biasOf(w.kB)), Hkv, 0, Hkv * D);
+      v = heads(autograd::linear(tape, h, w.vW, detail::biasOf(w.vB)), Hkv, 0, Hkv * D);
     }
+    q = rotate(q);
+    store(rotate(k), m.keys[l]);
+    store(v, m.values[l]);
     // Causal with the mask aligned bottom right: new query i sees the keys up to position pos + i.
     ops::AttentionShape as{1, H, Hkv, n, L, D, true, static_cast<float>(1.0 / std::sqrt(double(D)))};
     as.kernel = ops::AttentionKernel::Fallback;
     const Tensor o = autograd::attention(tape, q, cached(m.keys[l]), cached(m.values[l]), as);
-    const Tensor merged = autograd::permute(tape, o, {1, n, H, D}, 0, {0, D, n * D, 1}).reshape({n, C});
-    x = autograd::add(tape, x, autograd::linear(tape, merged, w.projW, &w.projB));
+    const Tensor merged = autograd::permute(tape, o, {1, n, H, D}, 0, {0, D, n * D, 1}).reshape({n, H * D});
+    x = autograd::add(tape, x, autograd::linear(tape, merged, w.projW, detail::biasOf(w.projB)));
     const Tensor h2 = detail::norm(tape, m.cfg, x, w.ln2w, w.ln2b);
     x = autograd::add(tape, x, detail::mlp(tape, shape, w, h2));
   }
   const Tensor last = autograd::permute(tape, x, {1, 1, 1, C}, (n - 1) * C, {0, 0, 0, 1}).reshape({1, C});
   const Tensor xf = detail::norm(tape, m.cfg, last, m.param("ln_f.weight"), m.param("ln_f.bias"));
-  autograd::MatmulSpec head; // logits = xf Wte^T (tied)
+  autograd::MatmulSpec head; // logits = xf W^T (W: wte when tied, else lm_head)
   head.M = 1;
   head.N = m.cfg.vocab;
   head.K = C;
   head.transB = true;
-  const Tensor logits = autograd::matmul(tape, xf, m.param("wte.weight"), head);
+  const Tensor logits =
+      autograd::matmul(tape, xf, m.param(m.cfg.tiedHead ? "wte.weight" : "lm_head.weight"), head);
   ops::copy(exec, logits.data, logitsOut, m.cfg.vocab);
   length_ = L;
 }

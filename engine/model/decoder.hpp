@@ -5,7 +5,8 @@
 // for K and for V, f32); a feed beyond it is refused (the caller starts over with a shorter prefix).
 // Decoding runs in f32 from the master weights whatever the model's training precision, with the forward
 // pass's kernels (fused bias + GELU GEMM, the f32 attention fallback), so greedy decoding picks the tokens a
-// full-window forward picks. RoPE models are not supported (unsupported() says so).
+// full-window forward picks. RoPE rotates each new query and key at its position (the cache holds rotated
+// keys).
 #include "engine/graph/arena.hpp"
 #include "engine/model/gpt.hpp"
 

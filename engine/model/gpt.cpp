@@ -2,6 +2,7 @@
 
 #include "engine/autograd/ops.hpp"
 #include "engine/model/blocks.hpp"
+#include "engine/model/rope_frequencies.hpp"
 #include "engine/ops/document_positions.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/reduce.hpp"
@@ -10,10 +11,13 @@
 #include <algorithm>
 #include <cmath>
 #include <deque>
+#include <fmt/format.h>
 #include <functional>
 #include <future>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
+#include <utility>
 
 namespace helios::model {
 
@@ -26,25 +30,16 @@ namespace {
 // The most bytes of f16 logits one chunk of the chunked head holds (GptConfig::chunkedLoss).
 constexpr uint64_t kHeadChunkBytes = 256ull << 20;
 
-uint32_t kvHeadsOf(const GptConfig& c) {
-  return c.kvHeads == 0 ? c.heads : c.kvHeads;
-}
-
-// SwiGLU keeps the parameter count of a 4x GELU MLP: 2/3 of mlpMult * dim, rounded up to a multiple of 8.
-uint32_t mlpHidden(const GptConfig& c) {
-  const uint32_t h = c.mlpMult * c.dim;
-  if (c.mlp == MlpKind::Gelu) return h;
-  return (2 * h / 3 + 7) / 8 * 8;
-}
-
 void validate(const GptConfig& c) {
   const auto fail = [](const std::string& m) { throw std::invalid_argument("GptConfig: " + m); };
   if (c.vocab == 0 || c.context == 0 || c.layers == 0 || c.dim == 0 || c.heads == 0 || c.mlpMult == 0)
     fail("vocab, context, layers, dim, heads and mlpMult must be positive");
-  if (c.dim % c.heads != 0) fail("dim " + std::to_string(c.dim) + " is not a multiple of heads");
-  const uint32_t kv = kvHeadsOf(c);
-  if (c.heads % kv != 0) fail("heads " + std::to_string(c.heads) + " is not a multiple of kvHeads");
-  if (c.rope && (c.dim / c.heads) % 2 != 0) fail("RoPE needs an even head dim");
+  if (c.headDim == 0 && c.dim % c.heads != 0)
+    fail("dim " + std::to_string(c.dim) + " is not a multiple of heads (and no headDim is given)");
+  if (c.heads % c.kvHeadCount() != 0)
+    fail("heads " + std::to_string(c.heads) + " is not a multiple of kvHeads");
+  if (c.rope && c.headSize() % 2 != 0) fail("RoPE needs an even head dim");
+  if (!c.rope && c.ropeScaling.kind != RopeScalingKind::None) fail("RoPE scaling without RoPE");
 }
 
 // Deterministic, platform-independent init: splitmix64 streams and Box-Muller.
@@ -85,7 +80,16 @@ std::string GptConfig::describe() const {
                   (norm == NormKind::RMSNorm ? " rmsnorm" : " layernorm") +
                   (mlp == MlpKind::SwiGLU ? " swiglu" : " gelu");
   if (kvHeads != 0 && kvHeads != heads) s += " kv" + std::to_string(kvHeads);
+  if (headDim != 0 && headDim * heads != dim) s += " D" + std::to_string(headDim);
+  if (hidden != 0) s += " hidden" + std::to_string(hidden);
+  if (bias != BiasPlacement::All) s += std::string(" bias-") + biasPlacementName(bias);
+  if (!tiedHead) s += " untied-head";
   if (rope) s += " rope";
+  if (rope && ropeTheta != 10000.0) s += fmt::format(" theta{}", ropeTheta);
+  if (ropeScaling.kind == RopeScalingKind::Llama3)
+    s += fmt::format(" llama3-scaling x{}", ropeScaling.factor);
+  if (slidingWindow != 0) s += " window" + std::to_string(slidingWindow);
+  if (family != Family::Gpt2) s += std::string(" ") + familyName(family);
   if (!packedQkv) s += " unpacked-qkv";
   if (pack) s += " packed-documents (end " + std::to_string(endOfText) + ")";
   if (checkpointActivations)
@@ -97,13 +101,15 @@ std::string GptConfig::describe() const {
 }
 
 uint64_t GptConfig::parameterCount() const {
-  const uint64_t C = dim, D = dim / heads, kv = kvHeadsOf(*this), hid = mlpHidden(*this);
+  const uint64_t C = dim, D = headSize(), kv = kvHeadCount(), hid = mlpWidth();
   const uint64_t normParams = norm == NormKind::LayerNorm ? 2 * C : C;
-  const uint64_t qkv = (heads + 2 * kv) * D;
-  uint64_t perBlock = 2 * normParams + qkv * C + qkv + C * C + C;
-  perBlock += mlp == MlpKind::SwiGLU ? 2 * (hid * C + hid) : hid * C + hid;
-  perBlock += C * hid + C;
-  return uint64_t(vocab) * C + (rope ? 0 : uint64_t(context) * C) + layers * perBlock + normParams;
+  const uint64_t qkv = (heads + 2 * kv) * D, mlpBias = biased(LinearGroup::Mlp) ? 1 : 0;
+  uint64_t perBlock = 2 * normParams + qkv * C + qkv * (biased(LinearGroup::Qkv) ? 1 : 0);
+  perBlock += C * heads * D + (biased(LinearGroup::AttentionOut) ? C : 0);
+  perBlock += (mlp == MlpKind::SwiGLU ? 2 : 1) * (hid * C + hid * mlpBias);
+  perBlock += C * hid + C * mlpBias;
+  const uint64_t embeddings = uint64_t(vocab) * C * (tiedHead ? 1 : 2);
+  return embeddings + (rope ? 0 : uint64_t(context) * C) + layers * perBlock + normParams;
 }
 
 struct Gpt::Impl {
@@ -113,7 +119,7 @@ struct Gpt::Impl {
   std::vector<Parameter> params;
   ParameterStore store;
   std::vector<double> initStd; // per parameter: > 0 normal(0, std); 0 zeros; < 0 ones
-  int wte = -1, wpe = -1, lnfW = -1, lnfB = -1;
+  int wte = -1, wpe = -1, lnfW = -1, lnfB = -1, lmHead = -1;
   std::vector<BlockIndex> blocks;
   vk::Buffer ropeTable;
 
@@ -132,57 +138,66 @@ struct Gpt::Impl {
     return static_cast<int>(params.size() - 1);
   }
 
-  void build() {
-    validate(cfg);
-    const uint32_t C = cfg.dim, D = cfg.dim / cfg.heads, kv = kvHeadsOf(cfg), hid = mlpHidden(cfg);
+  // A linear layer's weight [out, in] (N(0, std)) and, where the configuration places one, its bias (zeros).
+  std::pair<int, int> linear(const std::string& name, uint32_t out, uint32_t in, double std,
+                             LinearGroup group) {
+    const int w = add(name + ".weight", {out, in}, std, true);
+    return {w, cfg.biased(group) ? add(name + ".bias", {out}, 0, false) : -1};
+  }
+
+  BlockIndex addBlock(uint32_t l) {
+    const uint32_t C = cfg.dim, D = cfg.headSize(), H = cfg.heads, kv = cfg.kvHeadCount(),
+                   hid = cfg.mlpWidth();
     const double std = 0.02, projStd = 0.02 / std::sqrt(2.0 * cfg.layers);
     const bool ln = cfg.norm == NormKind::LayerNorm;
-    wte = add("wte.weight", {cfg.vocab, C}, std, true);
-    if (!cfg.rope) wpe = add("wpe.weight", {cfg.context, C}, std, false);
-    for (uint32_t l = 0; l < cfg.layers; ++l) {
-      const std::string p = "blocks." + std::to_string(l) + ".";
-      BlockIndex b;
-      b.ln1w = add(p + "ln1.weight", {C}, -1, false);
-      if (ln) b.ln1b = add(p + "ln1.bias", {C}, 0, false);
-      if (cfg.packedQkv) {
-        b.qkvW = add(p + "attn.qkv.weight", {(cfg.heads + 2 * kv) * D, C}, std, true);
-        b.qkvB = add(p + "attn.qkv.bias", {(cfg.heads + 2 * kv) * D}, 0, false);
-      } else {
-        b.qW = add(p + "attn.q.weight", {cfg.heads * D, C}, std, true);
-        b.qB = add(p + "attn.q.bias", {cfg.heads * D}, 0, false);
-        b.kW = add(p + "attn.k.weight", {kv * D, C}, std, true);
-        b.kB = add(p + "attn.k.bias", {kv * D}, 0, false);
-        b.vW = add(p + "attn.v.weight", {kv * D, C}, std, true);
-        b.vB = add(p + "attn.v.bias", {kv * D}, 0, false);
-      }
-      b.projW = add(p + "attn.proj.weight", {C, C}, projStd, true);
-      b.projB = add(p + "attn.proj.bias", {C}, 0, false);
-      b.ln2w = add(p + "ln2.weight", {C}, -1, false);
-      if (ln) b.ln2b = add(p + "ln2.bias", {C}, 0, false);
-      if (cfg.mlp == MlpKind::SwiGLU) {
-        b.gateW = add(p + "mlp.gate.weight", {hid, C}, std, true);
-        b.gateB = add(p + "mlp.gate.bias", {hid}, 0, false);
-        b.upW = add(p + "mlp.up.weight", {hid, C}, std, true);
-        b.upB = add(p + "mlp.up.bias", {hid}, 0, false);
-      } else {
-        b.fcW = add(p + "mlp.fc.weight", {hid, C}, std, true);
-        b.fcB = add(p + "mlp.fc.bias", {hid}, 0, false);
-      }
-      b.mlpProjW = add(p + "mlp.proj.weight", {C, hid}, projStd, true);
-      b.mlpProjB = add(p + "mlp.proj.bias", {C}, 0, false);
-      blocks.push_back(b);
+    const std::string p = "blocks." + std::to_string(l) + ".";
+    BlockIndex b;
+    b.ln1w = add(p + "ln1.weight", {C}, -1, false);
+    if (ln) b.ln1b = add(p + "ln1.bias", {C}, 0, false);
+    if (cfg.packedQkv) {
+      std::tie(b.qkvW, b.qkvB) = linear(p + "attn.qkv", (H + 2 * kv) * D, C, std, LinearGroup::Qkv);
+    } else {
+      std::tie(b.qW, b.qB) = linear(p + "attn.q", H * D, C, std, LinearGroup::Qkv);
+      std::tie(b.kW, b.kB) = linear(p + "attn.k", kv * D, C, std, LinearGroup::Qkv);
+      std::tie(b.vW, b.vB) = linear(p + "attn.v", kv * D, C, std, LinearGroup::Qkv);
     }
+    std::tie(b.projW, b.projB) = linear(p + "attn.proj", C, H * D, projStd, LinearGroup::AttentionOut);
+    b.ln2w = add(p + "ln2.weight", {C}, -1, false);
+    if (ln) b.ln2b = add(p + "ln2.bias", {C}, 0, false);
+    if (cfg.mlp == MlpKind::SwiGLU) {
+      std::tie(b.gateW, b.gateB) = linear(p + "mlp.gate", hid, C, std, LinearGroup::Mlp);
+      std::tie(b.upW, b.upB) = linear(p + "mlp.up", hid, C, std, LinearGroup::Mlp);
+    } else {
+      std::tie(b.fcW, b.fcB) = linear(p + "mlp.fc", hid, C, std, LinearGroup::Mlp);
+    }
+    std::tie(b.mlpProjW, b.mlpProjB) = linear(p + "mlp.proj", C, hid, projStd, LinearGroup::Mlp);
+    return b;
+  }
+
+  void build() {
+    validate(cfg);
+    const uint32_t C = cfg.dim;
+    const bool ln = cfg.norm == NormKind::LayerNorm;
+    wte = add("wte.weight", {cfg.vocab, C}, 0.02, true);
+    if (!cfg.rope) wpe = add("wpe.weight", {cfg.context, C}, 0.02, false);
+    for (uint32_t l = 0; l < cfg.layers; ++l)
+      blocks.push_back(addBlock(l));
     lnfW = add("ln_f.weight", {C}, -1, false);
     if (ln) lnfB = add("ln_f.bias", {C}, 0, false);
+    if (!cfg.tiedHead) lmHead = add("lm_head.weight", {cfg.vocab, C}, 0.02, true);
 
     store.build(ctx, params); // zeroed: gradients, moments, and zero-initialised parameters stay so
     uploadInit(ctx, initStd, seed);
     if (cfg.rope) {
-      const std::vector<float> table = ops::ropeTable(cfg.context, D);
+      const std::vector<float> table =
+          ops::ropeTable(cfg.context, ropeInverseFrequencies(cfg.headSize(), cfg.ropeTheta, cfg.ropeScaling));
       ropeTable = ctx.buffer(table.size() * 4, "rope table");
       ctx.uploadVector(ropeTable, table);
     }
   }
+
+  // The LM head's weight: wte (tied) or lm_head.weight.
+  int head() const { return cfg.tiedHead ? wte : lmHead; }
 
   // Each parameter draws from its own stream, so the draws run on several threads (GPT-2 small's 124M
   // values took seconds on one) while the results are uploaded in order, at most one window ahead.
@@ -221,7 +236,7 @@ struct Gpt::Impl {
     w.gemm.resize(params.size());
     const bool mixed = cfg.precision == Precision::Mixed;
     for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].shape.size() == 2 && int(i) != wpe) {
+      if (params[i].shape.size() == 2 && int(i) != wpe && (int(i) != wte || cfg.tiedHead)) {
         const Tensor t = param(int(i));
         w.gemm[i] = mixed ? autograd::cast(tape, t, DType::F16) : t;
       }
@@ -269,6 +284,10 @@ struct Gpt::Impl {
     if (T > cfg.context)
       throw std::invalid_argument("Gpt: T = " + std::to_string(T) + " exceeds the context " +
                                   std::to_string(cfg.context));
+    if (cfg.slidingWindow != 0 && T > cfg.slidingWindow)
+      throw std::invalid_argument(fmt::format("Gpt: T = {} exceeds the sliding window of {} (sliding-window "
+                                              "attention is not supported: sequences must fit the window)",
+                                              T, cfg.slidingWindow));
     for (const auto& [name, r] : {std::pair{"tokens", tokens}, {"positions", positions}})
       if (r.size != 0 && r.size < uint64_t(batch) * T * 4)
         throw std::invalid_argument(std::string("Gpt: ") + name + " hold fewer than batch*T int32");
@@ -298,8 +317,8 @@ struct Gpt::Impl {
     shape.config = cfg;
     shape.batch = batch;
     shape.T = T;
-    shape.kvHeads = kvHeadsOf(cfg);
-    shape.headDim = cfg.dim / cfg.heads;
+    shape.kvHeads = cfg.kvHeadCount();
+    shape.headDim = cfg.headSize();
     if (cfg.rope) shape.ropeTable = ropeTable.range();
     shape.fuseGelu = inference;
     shape.documentPositions = documentPositions;
@@ -316,16 +335,16 @@ struct Gpt::Impl {
     return detail::gemmInput(tape, shape, xf);
   }
 
-  // The logits [batch*T, vocab] of the tied LM head.
+  // The logits [batch*T, vocab] of the LM head.
   Tensor logits(Tape& tape, const Weights& w, const Batch& in, bool inference) const {
     const Tensor xf = features(tape, w, in, inference);
-    autograd::MatmulSpec head; // logits = xf Wte^T (tied)
-    head.M = in.batch * in.T;
-    head.N = cfg.vocab;
-    head.K = cfg.dim;
-    head.transB = true;
-    head.outF16 = cfg.precision == Precision::Mixed && cfg.f16Logits && !inference;
-    return autograd::matmul(tape, xf, w.gemm[size_t(wte)], head);
+    autograd::MatmulSpec spec; // logits = xf W^T (W: wte when tied, else lm_head)
+    spec.M = in.batch * in.T;
+    spec.N = cfg.vocab;
+    spec.K = cfg.dim;
+    spec.transB = true;
+    spec.outF16 = cfg.precision == Precision::Mixed && cfg.f16Logits && !inference;
+    return autograd::matmul(tape, xf, w.gemm[size_t(head())], spec);
   }
 
   // The chunked head and loss (GptConfig::chunkedLoss) where the logits' type is the GEMM operands': f32, or
@@ -343,7 +362,7 @@ struct Gpt::Impl {
     spec.chunkRows = autograd::headChunkRows(rows, cfg.vocab, kHeadChunkBytes);
     spec.logits = DType::F32;
     const Tensor loss =
-        autograd::headCrossEntropy(tape, xf, w.gemm[size_t(wte)], targets, gradScale / float(rows), spec);
+        autograd::headCrossEntropy(tape, xf, w.gemm[size_t(head())], targets, gradScale / float(rows), spec);
     ops::reduceRows(tape.exec(), loss.data, lossOut, 1, rows, codegen::RowReduceOp::Mean);
   }
 

@@ -3,6 +3,7 @@
 // tools/helios_train). The model owns its parameters and records forward + backward for one micro-batch
 // into an executor; the trainer owns data, the optimizer step, loss scaling, checkpoints and metrics.
 #include "engine/graph/arena.hpp"
+#include "engine/model/architecture.hpp"
 #include "engine/model/parameter_store.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -22,12 +23,22 @@ struct GptConfig {
   uint32_t context = 256; // maximum sequence length T
   uint32_t layers = 4;
   uint32_t dim = 128;   // C
-  uint32_t heads = 4;   // H; head dim = dim / heads
+  uint32_t heads = 4;   // H
   uint32_t kvHeads = 0; // grouped-query attention: 0 = heads (plain multi-head)
+  uint32_t headDim = 0; // D: 0 = dim / heads (Q and K/V project to H D and Hkv D, the output back to C)
   uint32_t mlpMult = 4; // hidden = mlpMult * dim (SwiGLU: 2/3 of that, rounded to a multiple of 8)
+  uint32_t hidden = 0;  // the MLP's width (intermediate_size); 0 = from mlpMult
   NormKind norm = NormKind::LayerNorm;
   MlpKind mlp = MlpKind::Gelu;
+  BiasPlacement bias = BiasPlacement::All;
+  bool tiedHead = true;       // the LM head is wte; false: a separate lm_head.weight [vocab, C]
   bool rope = false;          // rotary position embeddings instead of learned positions
+  double ropeTheta = 10000.0; // RoPE's base
+  RopeScaling ropeScaling;
+  // Mistral's sliding-window attention: 0 = none. Not implemented: a sequence longer than the window is
+  // refused (up to it, the window changes nothing).
+  uint32_t slidingWindow = 0;
+  Family family = Family::Gpt2;
   bool packedQkv = true;      // one GEMM for Q, K and V
   bool fusedAttention = true; // ops::attention* (scores never in memory); false: GEMM, softmax, GEMM
   // Sequence packing: documents in a sequence end with the endOfText id; attention stays inside each
@@ -66,7 +77,35 @@ struct GptConfig {
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;
+  uint32_t headSize() const { return headDim != 0 ? headDim : dim / heads; }
+  uint32_t kvHeadCount() const { return kvHeads != 0 ? kvHeads : heads; }
+  // SwiGLU keeps the parameter count of a 4x GELU MLP: 2/3 of mlpMult * dim, rounded up to a multiple of 8.
+  uint32_t mlpWidth() const {
+    if (hidden != 0) return hidden;
+    return mlp == MlpKind::Gelu ? mlpMult * dim : (2 * mlpMult * dim / 3 + 7) / 8 * 8;
+  }
+  bool biased(LinearGroup group) const { return hasBias(bias, group); }
 };
+
+// `how`'s way of computing (precision, attention path, fusions, checkpointing, packing) with `arch`'s
+// architecture: every field that decides the parameters, their shapes and the function they compute.
+inline GptConfig withArchitectureOf(GptConfig how, const GptConfig& arch) {
+  for (auto field : {&GptConfig::vocab, &GptConfig::context, &GptConfig::layers, &GptConfig::dim,
+                     &GptConfig::heads, &GptConfig::kvHeads, &GptConfig::headDim, &GptConfig::mlpMult,
+                     &GptConfig::hidden, &GptConfig::slidingWindow})
+    how.*field = arch.*field;
+  how.norm = arch.norm;
+  how.normEps = arch.normEps;
+  how.mlp = arch.mlp;
+  how.bias = arch.bias;
+  how.tiedHead = arch.tiedHead;
+  how.rope = arch.rope;
+  how.ropeTheta = arch.ropeTheta;
+  how.ropeScaling = arch.ropeScaling;
+  how.packedQkv = arch.packedQkv;
+  how.family = arch.family;
+  return how;
+}
 
 class Gpt {
 public:

@@ -6,21 +6,21 @@ Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor&
   const Tensor hin = gemmInput(tape, s, h);
   Tensor act;
   if (s.config.mlp == MlpKind::SwiGLU) {
-    const Tensor gate = autograd::linear(tape, hin, w.gateW, &w.gateB);
-    const Tensor up = autograd::linear(tape, hin, w.upW, &w.upB);
+    const Tensor gate = autograd::linear(tape, hin, w.gateW, biasOf(w.gateB));
+    const Tensor up = autograd::linear(tape, hin, w.upW, biasOf(w.upB));
     act = autograd::mul(tape, autograd::activation(tape, ops::Activation::Silu, gate), up);
   } else if (s.fuseGelu) {
-    act = autograd::linear(tape, hin, w.fcW, &w.fcB, {.gelu = true});
+    act = autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.gelu = true});
   } else if (s.f16Grads() && s.config.f16Hidden) {
-    const Tensor pre = autograd::linear(tape, hin, w.fcW, &w.fcB, {.outF16 = true});
+    const Tensor pre = autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.outF16 = true});
     act = autograd::activation(tape, ops::Activation::Gelu, pre, autograd::DType::F16);
-    return autograd::linear(tape, act, w.mlpProjW, &w.mlpProjB, {.f16GradA = true});
+    return autograd::linear(tape, act, w.mlpProjW, biasOf(w.mlpProjB), {.f16GradA = true});
   } else {
     // Training keeps the pre-activation for GELU's backward, so bias GEMM and GELU run separately.
-    act = autograd::activation(tape, ops::Activation::Gelu, autograd::linear(tape, hin, w.fcW, &w.fcB),
+    act = autograd::activation(tape, ops::Activation::Gelu, autograd::linear(tape, hin, w.fcW, biasOf(w.fcB)),
                                s.gemmOperand(), s.f16Grads());
   }
-  return autograd::linear(tape, gemmInput(tape, s, act), w.mlpProjW, &w.mlpProjB);
+  return autograd::linear(tape, gemmInput(tape, s, act), w.mlpProjW, biasOf(w.mlpProjB));
 }
 
 } // namespace helios::model::detail

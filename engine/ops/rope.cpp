@@ -13,11 +13,19 @@ std::vector<float> ropeTable(uint32_t rows, uint32_t headDim, double base) {
   if (headDim == 0 || headDim % 2 != 0)
     throw std::invalid_argument("ops::ropeTable: head dim must be even and positive, got " +
                                 std::to_string(headDim));
-  const uint32_t half = headDim / 2;
+  std::vector<double> freqs(headDim / 2);
+  for (uint32_t i = 0; i < freqs.size(); ++i)
+    freqs[i] = std::pow(base, -2.0 * double(i) / double(headDim));
+  return ropeTable(rows, freqs);
+}
+
+std::vector<float> ropeTable(uint32_t rows, const std::vector<double>& inverseFrequencies) {
+  if (inverseFrequencies.empty()) throw std::invalid_argument("ops::ropeTable: no frequencies");
+  const size_t half = inverseFrequencies.size();
   std::vector<float> t(size_t(rows) * half * 2);
   for (uint32_t r = 0; r < rows; ++r)
-    for (uint32_t i = 0; i < half; ++i) {
-      const double theta = double(r) * std::pow(base, -2.0 * double(i) / double(headDim));
+    for (size_t i = 0; i < half; ++i) {
+      const double theta = double(r) * inverseFrequencies[i];
       t[(size_t(r) * half + i) * 2] = static_cast<float>(std::cos(theta));
       t[(size_t(r) * half + i) * 2 + 1] = static_cast<float>(std::sin(theta));
     }

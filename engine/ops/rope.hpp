@@ -11,6 +11,8 @@ namespace helios::ops {
 // The host table the kernel reads: [rows, D/2, 2] floats (cos, sin) of t * base^(-2i/D), t < rows, computed
 // in double. D must be even.
 std::vector<float> ropeTable(uint32_t rows, uint32_t headDim, double base = 10000.0);
+// The same for given inverse frequencies (D/2 of them; e.g. rescaled ones, engine/model/rope_frequencies).
+std::vector<float> ropeTable(uint32_t rows, const std::vector<double>& inverseFrequencies);
 
 // Per-token positions instead of r % T (sequence packing): rows of x are [B, heads, T], and row r sits at
 // positions[b, t] (int32 [B, T], below the table's rows) of its batch b and step t.

@@ -24,23 +24,10 @@ std::string mergeKey(const std::string& a, const std::string& b) {
 
 // A token as the files spell it -> its bytes.
 std::string unmap(std::string_view spelled, const char* file) {
-  static const std::unordered_map<uint32_t, char> back = [] {
-    std::unordered_map<uint32_t, char> m;
-    for (uint32_t b = 0; b < 256; ++b)
-      m[byteToUnicode()[b]] = static_cast<char>(b);
-    return m;
-  }();
-  std::string bytes;
-  for (size_t i = 0; i < spelled.size();) {
-    const CodePoint cp = decodeUtf8(spelled, i);
-    const auto it = back.find(cp.value);
-    if (it == back.end())
-      throw std::invalid_argument(fmt::format(
-          "{}: token '{}' has a character that stands for no byte (U+{:04X})", file, spelled, cp.value));
-    bytes += it->second;
-    i += cp.length;
-  }
-  return bytes;
+  uint32_t stray = 0;
+  if (auto bytes = spelledBytes(spelled, &stray)) return *std::move(bytes);
+  throw std::invalid_argument(
+      fmt::format("{}: token '{}' has a character that stands for no byte (U+{:04X})", file, spelled, stray));
 }
 
 } // namespace
@@ -57,6 +44,27 @@ const std::array<uint32_t, 256>& byteToUnicode() {
     return m;
   }();
   return map;
+}
+
+std::optional<std::string> spelledBytes(std::string_view spelled, uint32_t* stray) {
+  static const std::unordered_map<uint32_t, char> back = [] {
+    std::unordered_map<uint32_t, char> m;
+    for (uint32_t b = 0; b < 256; ++b)
+      m[byteToUnicode()[b]] = static_cast<char>(b);
+    return m;
+  }();
+  std::string bytes;
+  for (size_t i = 0; i < spelled.size();) {
+    const CodePoint cp = decodeUtf8(spelled, i);
+    const auto it = back.find(cp.value);
+    if (it == back.end()) {
+      if (stray) *stray = cp.value;
+      return std::nullopt;
+    }
+    bytes += it->second;
+    i += cp.length;
+  }
+  return bytes;
 }
 
 Gpt2Tokenizer::Gpt2Tokenizer(std::string encoderJson, std::string vocabBpe)

@@ -17,6 +17,9 @@ namespace helios::text {
 // The printable character that stands for each byte in encoder.json and vocab.bpe: '!'..'~', U+00A1..U+00AC
 // and U+00AE..U+00FF stand for themselves, the other 68 bytes for U+0100, U+0101, ... in byte order.
 const std::array<uint32_t, 256>& byteToUnicode();
+// The bytes a token spelled in those characters stands for; nullopt when a character stands for no byte
+// (the code point is in `stray`).
+std::optional<std::string> spelledBytes(std::string_view spelled, uint32_t* stray = nullptr);
 
 class Gpt2Tokenizer final : public Tokenizer {
 public:

@@ -3,6 +3,12 @@
 // model on text files. Trained models use the identity normalization, keep whitespace as it is and fall
 // back to bytes for characters outside the vocabulary, so decode(encode(text)) gives the text back; their
 // end-of-sequence piece (</s>) separates documents.
+//
+// A Hugging Face directory's tokenizer.model (Llama 2, Mistral) comes with its tokenizer_config.json (and
+// special_tokens_map.json, generation_config.json, chat_template.jinja): their BOS, EOS and chat template,
+// and the added tokens of added_tokens_decoder, which encode() cuts out of the text first, as transformers
+// does, encoding each stretch between them with SentencePiece as a text of its own (and which decode back
+// to their strings). Those files travel with the model, byte for byte.
 #include "engine/text/tokenizer.hpp"
 
 #include <filesystem>
@@ -17,8 +23,10 @@ namespace helios::text {
 
 class SentencePieceTokenizer final : public Tokenizer {
 public:
-  // `model`: the bytes of a .model file. Throws std::invalid_argument with SentencePiece's message.
-  explicit SentencePieceTokenizer(std::string model);
+  // `model`: the bytes of a .model file; `config`: the directory's other tokenizer files (directory.hpp).
+  // Throws std::invalid_argument with SentencePiece's message, or naming the configuration field that is
+  // wrong.
+  explicit SentencePieceTokenizer(std::string model, std::vector<TokenizerFile> config = {});
   ~SentencePieceTokenizer() override;
 
   const char* kind() const override { return "sentencepiece"; }
@@ -27,12 +35,21 @@ public:
   std::string decodeToken(int32_t id) const override;
   std::string decode(std::span<const int32_t> ids) const override;
   std::optional<int32_t> endOfText() const override;
+  std::optional<int32_t> tokenId(std::string_view piece) const override;
+  std::optional<int32_t> bos() const override;
+  std::vector<int32_t> eosIds() const override;
+  std::string chatTemplate() const override;
+  SequenceSpecials sequenceSpecials() const override;
   nlohmann::json describe() const override;
-  std::vector<TokenizerFile> files() const override { return {{"tokenizer.model", model_}}; }
+  std::vector<TokenizerFile> files() const override;
 
 private:
+  struct Config;
+  std::vector<int32_t> encodePlain(std::string_view text) const;
   std::string model_;
+  std::vector<TokenizerFile> configFiles_;
   std::unique_ptr<sentencepiece::SentencePieceProcessor> sp_;
+  std::unique_ptr<Config> config_; // null without configuration files
 };
 
 struct SentencePieceTraining {

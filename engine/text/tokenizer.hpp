@@ -1,7 +1,9 @@
 #pragma once
 // The tokenizer interface: text <-> token ids. Implementations: byte-level and char-level (simple.hpp),
-// SentencePiece (sentencepiece.hpp) and GPT-2's byte-level BPE (gpt2_bpe.hpp); load.hpp builds any of them
-// from its description and files. A tokenizer is immutable once built and safe to share between threads.
+// SentencePiece (sentencepiece.hpp), GPT-2's byte-level BPE (gpt2_bpe.hpp) and Hugging Face tokenizer.json
+// BPE (hf_tokenizer.hpp); load.hpp builds any of them from its description and files. A tokenizer is
+// immutable once built and safe to share between threads. encode() gives the ids of the text alone: no BOS
+// or EOS is added (sequenceSpecials() says what transformers would add).
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -12,6 +14,13 @@
 #include <vector>
 
 namespace helios::text {
+
+// The ids Hugging Face's encode(text) puts around the text's own ids when it adds special tokens (its
+// default): a beginning-of-sequence token before, an end-of-sequence token after, or none.
+struct SequenceSpecials {
+  std::vector<int32_t> prefix, suffix;
+  bool operator==(const SequenceSpecials&) const = default;
+};
 
 // A file a tokenizer is made of (SentencePiece's .model, GPT-2's encoder.json and vocab.bpe): saved beside a
 // checkpoint or token shards so that they decode the same way without the original files.
@@ -49,6 +58,10 @@ public:
   }
   // tokenizer_config.json's chat_template as written (a Jinja template), "" where there is none.
   virtual std::string chatTemplate() const { return {}; }
+  // What transformers adds around encode()'s ids with add_special_tokens (tokenizer.json's post_processor,
+  // or tokenizer_config.json's add_bos_token / add_eos_token for SentencePiece): encode() itself never adds
+  // them; whoever builds model inputs decides.
+  virtual SequenceSpecials sequenceSpecials() const { return {}; }
   // {"kind": ..., ...}: with files() all that is needed to rebuild it (load.hpp); equal descriptions mean
   // the same tokenization (file-backed kinds carry a hash of their files).
   virtual nlohmann::json describe() const = 0;

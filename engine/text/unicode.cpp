@@ -64,6 +64,19 @@ void appendUtf8(std::string& out, uint32_t cp) {
   }
 }
 
+std::optional<size_t> invalidUtf8At(std::string_view s) {
+  for (size_t i = 0; i < s.size();) {
+    if (static_cast<uint8_t>(s[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    const CodePoint cp = decodeUtf8(s, i);
+    if (cp.value == kInvalidCodePoint) return i;
+    i += cp.length;
+  }
+  return std::nullopt;
+}
+
 bool isLetter(uint32_t cp) {
   return cp != kInvalidCodePoint && inRanges(kLetterRanges, cp);
 }

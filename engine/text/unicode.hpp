@@ -4,6 +4,7 @@
 // (tools/unicode/gen_ranges.py -> unicode_ranges.inc).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string_view>
 
 namespace helios::text {
@@ -17,6 +18,8 @@ struct CodePoint {
 inline constexpr uint32_t kInvalidCodePoint = 0xFFFFFFFFu;
 CodePoint decodeUtf8(std::string_view s, size_t i);
 void appendUtf8(std::string& out, uint32_t cp);
+// The offset of the first byte that does not start a well-formed UTF-8 sequence, or nullopt.
+std::optional<size_t> invalidUtf8At(std::string_view s);
 
 bool isLetter(uint32_t cp);
 bool isNumber(uint32_t cp);

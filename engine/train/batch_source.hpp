@@ -7,11 +7,28 @@
 
 namespace helios::train {
 
-// One rank's part of every batch in data-parallel training: rows index, index + count, ... of the batch one
-// process would draw. N ranks at batch B/N together see exactly the rows of one process at batch B, and the
-// loader's state after a step does not depend on the rank count (resume may change it).
+// One rank's part of every batch in data-parallel training: rows [first, first + count) of each micro-batch
+// of `batch` rows that one process would draw (dist/shares.hpp). Ranks whose parts tile the micro-batch
+// together see exactly the rows of one process, and a source's state after a step depends neither on the
+// rank count nor on the shares (a resume may change both). batch 0: the whole batch.
 struct Shard {
-  uint32_t index = 0, count = 1;
+  uint32_t first = 0, count = 0, batch = 0;
+};
+
+// The draws behind a rank's `rows` (whole micro-batches' runs): every rank draws each micro-batch's `batch`
+// rows, in the order one process draws them, and keeps its run. Sources walk draws 0 .. count() - 1.
+class ShardDraws {
+public:
+  // Throws std::invalid_argument (naming `who`) unless `rows` is a whole number of runs of shard.count and
+  // the run lies inside the micro-batch.
+  ShardDraws(uint32_t rows, Shard shard, const char* who);
+  uint64_t count() const { return uint64_t(rows_ / shard_.count) * shard_.batch; }
+  // Draw i's row among this rank's rows (row j of micro-batch m: m * count + j - first), or -1: another's.
+  int64_t row(uint64_t i) const;
+
+private:
+  uint32_t rows_;
+  Shard shard_;
 };
 
 struct Batch {
@@ -34,9 +51,11 @@ public:
   // Some targets lie outside the vocabulary (ignored by the loss): the mean loss is taken over
   // Batch::trainedTargets instead of every token.
   virtual bool masksTargets() const { return false; }
-  // The next training batch of `rows` sequences; advances the state past rows * shard.count draws.
+  // This rank's `rows` sequences of the next training batch (rows / shard.count micro-batches); advances the
+  // state past every rank's draws (ShardDraws::count()).
   virtual void nextTrain(uint32_t rows, Batch& out, Shard shard = {}) = 0;
-  // Validation batch `index` (0, 1, ...): the same rows every time for a given seed, whatever the state.
+  // This rank's rows of validation batch `index` (0, 1, ...): the same rows every time for a given seed,
+  // whatever the state.
   virtual void valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard = {}) const = 0;
   virtual uint64_t state() const = 0;
   virtual void setState(uint64_t s) = 0;

@@ -92,21 +92,23 @@ size_t ChatLoader::sequence(uint64_t k) {
 }
 
 void ChatLoader::nextTrain(uint32_t rows, Batch& out, Shard shard) {
+  const ShardDraws draws(rows, shard, "ChatLoader");
   shape(out, rows, train_.T);
-  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) { // every rank draws the whole batch
+  for (uint64_t i = 0; i < draws.count(); ++i) { // every rank draws the whole batch
     const size_t s = sequence(drawn_++);
     out.trainedTargets += train_.trained[s];
-    if (i % shard.count == shard.index) copyRow(train_, s, static_cast<uint32_t>(i / shard.count), out);
+    if (const int64_t row = draws.row(i); row >= 0) copyRow(train_, s, static_cast<uint32_t>(row), out);
   }
 }
 
 void ChatLoader::valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard) const {
   if (eval_.count() == 0) throw std::invalid_argument("chat data: no evaluation sequence");
+  const ShardDraws draws(rows, shard, "ChatLoader");
   shape(out, rows, eval_.T);
-  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
-    const size_t s = (uint64_t(index) * rows * shard.count + i) % eval_.count();
+  for (uint64_t i = 0; i < draws.count(); ++i) {
+    const size_t s = (uint64_t(index) * draws.count() + i) % eval_.count();
     out.trainedTargets += eval_.trained[s];
-    if (i % shard.count == shard.index) copyRow(eval_, s, static_cast<uint32_t>(i / shard.count), out);
+    if (const int64_t row = draws.row(i); row >= 0) copyRow(eval_, s, static_cast<uint32_t>(row), out);
   }
 }
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <optional>
 
 namespace helios::train {
 
@@ -23,23 +24,44 @@ std::vector<float> download(vk::Context& ctx, const vk::BufferSlice& b, uint32_t
   return v;
 }
 
+// A tensor of a checkpoint file: one of a parameter's slices (values or a moment).
+struct DeviceTensor {
+  std::string name;
+  const model::Parameter* param;
+  const vk::BufferSlice* slice;
+};
+
+// Writes the tensors as one F32 safetensors file, downloading one at a time: the host holds one tensor, not
+// the model (or its moments) whole.
+void writeFromDevice(vk::Context& ctx, const fs::path& path, std::map<std::string, std::string> metadata,
+                     const std::vector<DeviceTensor>& tensors) {
+  std::vector<TensorInfo> infos;
+  for (const DeviceTensor& t : tensors)
+    infos.push_back({t.name, shapeOf(*t.param), StoredType::F32});
+  SafetensorsWriter writer(path, std::move(metadata), std::move(infos));
+  for (const DeviceTensor& t : tensors)
+    writer.write(download(ctx, *t.slice, t.param->elements));
+  writer.commit();
+}
+
 void upload(vk::Context& ctx, const vk::BufferSlice& b, const std::vector<float>& v) {
   ctx.upload(b, std::as_bytes(std::span<const float>(v)));
 }
 
 // The first NaN or infinity of a tensor, named; nothing when every value is finite.
-void refuseNonFinite(const SafeTensor& t, const fs::path& path) {
-  for (size_t i = 0; i < t.data.size(); ++i)
-    if (!std::isfinite(t.data[i]))
+void refuseNonFinite(const std::string& name, const std::vector<float>& data, const fs::path& path) {
+  for (size_t i = 0; i < data.size(); ++i)
+    if (!std::isfinite(data[i]))
       throw CheckpointError(fmt::format("{}: tensor '{}' holds {} at element {}: refusing a checkpoint with "
                                         "non-finite values",
-                                        path.string(), t.name, std::isnan(t.data[i]) ? "NaN" : "an infinity",
-                                        i));
+                                        path.string(), name, std::isnan(data[i]) ? "NaN" : "an infinity", i));
 }
 
-uint64_t stepOf(const SafeTensorsFile& f, const fs::path& path) {
-  auto it = f.metadata.find("helios.step");
-  if (it == f.metadata.end())
+using Metadata = std::map<std::string, std::string>;
+
+uint64_t stepOf(const Metadata& metadata, const fs::path& path) {
+  auto it = metadata.find("helios.step");
+  if (it == metadata.end())
     throw CheckpointError(
         fmt::format("{}: no helios.step in __metadata__: not a Helios checkpoint", path.string()));
   try {
@@ -49,9 +71,9 @@ uint64_t stepOf(const SafeTensorsFile& f, const fs::path& path) {
   }
 }
 
-nlohmann::json metadataJson(const SafeTensorsFile& f, const char* key, const fs::path& path) {
-  auto it = f.metadata.find(key);
-  if (it == f.metadata.end())
+nlohmann::json metadataJson(const Metadata& metadata, const char* key, const fs::path& path) {
+  auto it = metadata.find(key);
+  if (it == metadata.end())
     throw CheckpointError(
         fmt::format("{}: no {} in __metadata__: not a Helios checkpoint", path.string(), key));
   try {
@@ -61,18 +83,19 @@ nlohmann::json metadataJson(const SafeTensorsFile& f, const char* key, const fs:
   }
 }
 
+using Expected = std::vector<std::pair<std::string, std::vector<uint64_t>>>;
+
 // Every tensor of `f` named in `expected` with its shape, nothing more.
-void checkTensors(const SafeTensorsFile& f, const fs::path& path,
-                  const std::vector<std::pair<std::string, std::vector<uint64_t>>>& expected) {
+void checkTensors(const SafetensorsReader& f, const fs::path& path, const Expected& expected) {
   for (const auto& [name, shape] : expected) {
-    const SafeTensor* t = f.find(name);
+    const TensorInfo* t = f.find(name);
     if (!t) throw CheckpointError(fmt::format("{}: tensor '{}' is missing", path.string(), name));
     if (t->shape != shape)
       throw CheckpointError(fmt::format("{}: tensor '{}' has shape {}, the model expects {}", path.string(),
                                         name, shapeString(t->shape), shapeString(shape)));
   }
-  if (f.tensors.size() != expected.size()) {
-    for (const auto& t : f.tensors) {
+  if (f.tensors().size() != expected.size()) {
+    for (const auto& t : f.tensors()) {
       bool known = false;
       for (const auto& e : expected)
         known = known || e.first == t.name;
@@ -83,12 +106,21 @@ void checkTensors(const SafeTensorsFile& f, const fs::path& path,
   }
 }
 
-void requireChecksums(const SafeTensorsFile& f, const fs::path& path) {
-  if (!f.checksummed)
+void requireChecksums(const SafetensorsReader& f, const fs::path& path) {
+  if (!f.checksummed())
     throw CheckpointError(fmt::format(
         "{}: no tensor checksums ({}): written by a Helios before checkpoints carried them (the old layout "
         "kept model.safetensors at the top of the run directory); this version does not load such files",
         path.string(), "helios.crc32c"));
+}
+
+// A checkpoint file whose tensors are the expected ones, with checksums, each read once to verify its
+// checksum and that it is finite (one at a time), before anything is uploaded from it.
+void verifyTensors(const SafetensorsReader& f, const fs::path& path, const Expected& expected) {
+  checkTensors(f, path, expected);
+  requireChecksums(f, path);
+  for (const TensorInfo& t : f.tensors())
+    refuseNonFinite(t.name, f.read(t.name), path);
 }
 
 } // namespace
@@ -101,22 +133,23 @@ void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_
     writeFileDurably(dir / f.name, f.bytes);
   const std::string stepText = std::to_string(step);
   if (!trainerState.is_null()) {
-    SafeTensorsFile opt;
-    opt.metadata = {{"format", "pt"}, {"helios.step", stepText}, {"helios.trainer", trainerState.dump()}};
+    std::vector<DeviceTensor> moments;
     for (auto& p : model.parameters()) {
-      opt.tensors.push_back({p.name + ".m", shapeOf(p), download(ctx, p.m, p.elements)});
-      opt.tensors.push_back({p.name + ".v", shapeOf(p), download(ctx, p.v, p.elements)});
+      moments.push_back({p.name + ".m", &p, &p.m});
+      moments.push_back({p.name + ".v", &p, &p.v});
     }
-    writeSafetensors(dir / "optimizer.safetensors", opt);
+    writeFromDevice(ctx, dir / "optimizer.safetensors",
+                    {{"format", "pt"}, {"helios.step", stepText}, {"helios.trainer", trainerState.dump()}},
+                    moments);
   }
-  SafeTensorsFile weights;
-  weights.metadata = {
+  std::map<std::string, std::string> metadata{
       {"format", "pt"}, {"helios.step", stepText}, {"helios.model", model.configJson().dump()}};
   if (!trainerState.is_null() && trainerState.contains("tokenizer"))
-    weights.metadata["helios.tokenizer"] = trainerState["tokenizer"].dump();
+    metadata["helios.tokenizer"] = trainerState["tokenizer"].dump();
+  std::vector<DeviceTensor> weights;
   for (auto& p : model.parameters())
-    weights.tensors.push_back({p.name, shapeOf(p), download(ctx, p.data, p.elements)});
-  writeSafetensors(dir / "model.safetensors", weights);
+    weights.push_back({p.name, &p, &p.data});
+  writeFromDevice(ctx, dir / "model.safetensors", std::move(metadata), weights);
   nlohmann::json human{{"step", step}, {"model", model.configJson()}};
   if (!trainerState.is_null() && trainerState.contains("config")) human["train"] = trainerState["config"];
   writeFileDurably(dir / "config.json", human.dump(2) + "\n");
@@ -124,12 +157,12 @@ void saveCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, uint64_
 
 nlohmann::json checkpointModelConfig(const fs::path& dir) {
   const fs::path path = dir / "model.safetensors";
-  return metadataJson(readSafetensors(path, true), "helios.model", path);
+  return metadataJson(SafetensorsReader(path).metadata(), "helios.model", path);
 }
 
 nlohmann::json checkpointTokenizer(const fs::path& dir) {
   const fs::path path = dir / "model.safetensors";
-  return metadataJson(readSafetensors(path, true), "helios.tokenizer", path);
+  return metadataJson(SafetensorsReader(path).metadata(), "helios.tokenizer", path);
 }
 
 Tokenizer loadCheckpointTokenizer(const fs::path& dir) {
@@ -143,13 +176,13 @@ Tokenizer loadCheckpointTokenizer(const fs::path& dir) {
 
 nlohmann::json checkpointTrainerState(const fs::path& dir) {
   const fs::path path = dir / "optimizer.safetensors";
-  return metadataJson(readSafetensors(path, true), "helios.trainer", path);
+  return metadataJson(SafetensorsReader(path).metadata(), "helios.trainer", path);
 }
 
 nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& model, bool withOptimizer) {
   const fs::path wpath = dir / "model.safetensors";
-  const SafeTensorsFile weights = readSafetensors(wpath);
-  nlohmann::json arch = metadataJson(weights, "helios.model", wpath);
+  const SafetensorsReader weights(wpath);
+  nlohmann::json arch = metadataJson(weights.metadata(), "helios.model", wpath);
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
   for (const char* free : {"precision", "checkpoint_activations", "fused_casts", "f16_logits", "f16_grads",
@@ -169,50 +202,34 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
     throw CheckpointError(fmt::format("{}: the checkpoint's architecture differs from the model's: {}",
                                       wpath.string(), diff.empty() ? arch.dump() : diff));
   }
-  std::vector<std::pair<std::string, std::vector<uint64_t>>> expected, expectedOpt;
+  Expected expected, expectedOpt;
   for (auto& p : model.parameters()) {
     expected.emplace_back(p.name, shapeOf(p));
     expectedOpt.emplace_back(p.name + ".m", shapeOf(p));
     expectedOpt.emplace_back(p.name + ".v", shapeOf(p));
   }
-  checkTensors(weights, wpath, expected);
-  requireChecksums(weights, wpath);
-  for (const auto& t : weights.tensors)
-    refuseNonFinite(t, wpath);
+  verifyTensors(weights, wpath, expected);
   nlohmann::json state;
+  std::optional<SafetensorsReader> opt;
   if (withOptimizer) {
     const fs::path opath = dir / "optimizer.safetensors";
-    const SafeTensorsFile opt = readSafetensors(opath);
-    checkTensors(opt, opath, expectedOpt);
-    requireChecksums(opt, opath);
-    for (const auto& t : opt.tensors)
-      refuseNonFinite(t, opath);
-    const uint64_t ws = stepOf(weights, wpath), os = stepOf(opt, opath);
+    opt.emplace(opath);
+    verifyTensors(*opt, opath, expectedOpt);
+    const uint64_t ws = stepOf(weights.metadata(), wpath), os = stepOf(opt->metadata(), opath);
     if (ws != os)
       throw CheckpointError(
           fmt::format("{}: model.safetensors is from step {} but optimizer.safetensors from step {} "
                       "(an interrupted save?)",
                       dir.string(), ws, os));
-    state = metadataJson(opt, "helios.trainer", opath);
-    for (auto& p : model.parameters()) {
-      upload(ctx, p.m, opt.find(p.name + ".m")->data);
-      upload(ctx, p.v, opt.find(p.name + ".v")->data);
-    }
+    state = metadataJson(opt->metadata(), "helios.trainer", opath);
   }
-  for (auto& p : model.parameters())
-    upload(ctx, p.data, weights.find(p.name)->data);
+  // Everything verified: now the uploads, one tensor on the host at a time.
+  for (auto& p : model.parameters()) {
+    upload(ctx, p.data, weights.read(p.name));
+    if (opt) upload(ctx, p.m, opt->read(p.name + ".m"));
+    if (opt) upload(ctx, p.v, opt->read(p.name + ".v"));
+  }
   return state;
-}
-
-void loadWeights(vk::Context& ctx, Model& model, const SafeTensorsFile& weights, const fs::path& what) {
-  std::vector<std::pair<std::string, std::vector<uint64_t>>> expected;
-  for (auto& p : model.parameters())
-    expected.emplace_back(p.name, shapeOf(p));
-  checkTensors(weights, what, expected);
-  for (const auto& t : weights.tensors)
-    refuseNonFinite(t, what);
-  for (auto& p : model.parameters())
-    upload(ctx, p.data, weights.find(p.name)->data);
 }
 
 } // namespace helios::train

@@ -6,8 +6,9 @@
 //                          scale, AdamW step counter, data-loader state, tokenizer, training config),
 //                          helios.step
 //   config.json            the same configuration, for people (never read back)
-//   tokenizer files        a SentencePiece or GPT-2 tokenizer's files (tokenizer.model; encoder.json and
-//                          vocab.bpe), named by the helios.tokenizer description in model.safetensors
+//   tokenizer files        a file-backed tokenizer's files (tokenizer.model; encoder.json and
+//                          vocab.bpe; tokenizer.json and its configuration files), named by the
+//                          helios.tokenizer description in model.safetensors
 // Every safetensors file carries helios.crc32c in __metadata__: a JSON object of each tensor's CRC-32C and
 // one of the other metadata entries. Each file is written durably (temporary name, fsync, rename). Loading
 // refuses, with a message naming the file and the problem, a truncated file, a bad header, a checksum
@@ -48,10 +49,5 @@ Tokenizer loadCheckpointTokenizer(const std::filesystem::path& dir);
 // checksums, finiteness, architecture and shapes. Returns the trainer state (null when !withOptimizer).
 nlohmann::json loadCheckpoint(vk::Context& ctx, const std::filesystem::path& dir, Model& model,
                               bool withOptimizer);
-
-// Uploads `weights` (every parameter of `model` by name, shapes checked, nothing else) into the model: an
-// import's tensors (hf_gpt2.hpp). `what` names the source in errors.
-void loadWeights(vk::Context& ctx, Model& model, const SafeTensorsFile& weights,
-                 const std::filesystem::path& what);
 
 } // namespace helios::train

@@ -1,5 +1,8 @@
 #include "engine/train/config.hpp"
 
+#include "engine/train/architecture_json.hpp"
+#include "engine/train/json_keys.hpp"
+
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -11,29 +14,8 @@ namespace helios::train {
 
 namespace {
 
-// Counts must be JSON whole numbers >= 0 that fit: nlohmann would wrap -5 and truncate 2.5 or 1e10.
-template <class T> void requireCount(const nlohmann::json& v, const char* key) {
-  if (!v.is_number_unsigned() || v.get<uint64_t>() > std::numeric_limits<T>::max())
-    throw std::invalid_argument(fmt::format("config key '{}': {} is not a whole number in [0, {}]", key,
-                                            v.dump(), std::numeric_limits<T>::max()));
-}
-
-template <class T> void readKey(const nlohmann::json& j, const char* key, T& out) {
-  if (!j.contains(key)) return;
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) requireCount<T>(j.at(key), key);
-  try {
-    out = j.at(key).get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw std::invalid_argument(
-        fmt::format("config key '{}': {} is not a valid value", key, j.at(key).dump()));
-  }
-}
-
-void refuseUnknown(const nlohmann::json& j, const std::set<std::string>& known, const char* where) {
-  if (!j.is_object()) throw std::invalid_argument(fmt::format("{} must be a JSON object", where));
-  for (const auto& [k, v] : j.items())
-    if (!known.count(k)) throw std::invalid_argument(fmt::format("{}: unknown key '{}'", where, k));
-}
+using json_keys::readKey;
+using json_keys::refuseUnknown;
 
 // Floats as their shortest decimal form (0.9, not 0.8999999761581421); read back, they give the same bits.
 double shortest(float v) {
@@ -43,59 +25,62 @@ double shortest(float v) {
 } // namespace
 
 nlohmann::json toJson(const model::GptConfig& c) {
-  return {{"vocab", c.vocab},
-          {"context", c.context},
-          {"layers", c.layers},
-          {"dim", c.dim},
-          {"heads", c.heads},
-          {"kv_heads", c.kvHeads},
-          {"mlp_mult", c.mlpMult},
-          {"norm", c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm"},
-          {"mlp", c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu"},
-          {"rope", c.rope},
-          {"packed_qkv", c.packedQkv},
-          {"fused_attention", c.fusedAttention},
-          {"pack", c.pack},
-          {"end_of_text", c.endOfText},
-          {"packed_attention", c.packedAttention},
-          {"fused_casts", c.fusedCasts},
-          {"f16_logits", c.f16Logits},
-          {"f16_grads", c.f16Grads},
-          {"f16_hidden", c.f16Hidden},
-          {"chunked_loss", c.chunkedLoss},
-          {"norm_eps", shortest(c.normEps)},
-          {"checkpoint_activations", c.checkpointActivations},
-          {"checkpoint_attention", c.checkpointAttention},
-          {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
+  nlohmann::json j{{"vocab", c.vocab},
+                   {"context", c.context},
+                   {"layers", c.layers},
+                   {"dim", c.dim},
+                   {"heads", c.heads},
+                   {"kv_heads", c.kvHeads},
+                   {"mlp_mult", c.mlpMult},
+                   {"norm", c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm"},
+                   {"mlp", c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu"},
+                   {"rope", c.rope},
+                   {"packed_qkv", c.packedQkv},
+                   {"fused_attention", c.fusedAttention},
+                   {"pack", c.pack},
+                   {"end_of_text", c.endOfText},
+                   {"packed_attention", c.packedAttention},
+                   {"fused_casts", c.fusedCasts},
+                   {"f16_logits", c.f16Logits},
+                   {"f16_grads", c.f16Grads},
+                   {"f16_hidden", c.f16Hidden},
+                   {"chunked_loss", c.chunkedLoss},
+                   {"norm_eps", shortest(c.normEps)},
+                   {"checkpoint_activations", c.checkpointActivations},
+                   {"checkpoint_attention", c.checkpointAttention},
+                   {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
+  architectureToJson(c, j);
+  return j;
 }
 
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
-  refuseUnknown(j,
-                {"vocab",
-                 "context",
-                 "layers",
-                 "dim",
-                 "heads",
-                 "kv_heads",
-                 "mlp_mult",
-                 "norm",
-                 "mlp",
-                 "rope",
-                 "packed_qkv",
-                 "fused_attention",
-                 "pack",
-                 "end_of_text",
-                 "packed_attention",
-                 "fused_casts",
-                 "f16_logits",
-                 "f16_grads",
-                 "f16_hidden",
-                 "chunked_loss",
-                 "norm_eps",
-                 "checkpoint_activations",
-                 "checkpoint_attention",
-                 "precision"},
-                "gpt config");
+  std::set<std::string> known = architectureKeys();
+  known.insert({"vocab",
+                "context",
+                "layers",
+                "dim",
+                "heads",
+                "kv_heads",
+                "mlp_mult",
+                "norm",
+                "mlp",
+                "rope",
+                "packed_qkv",
+                "fused_attention",
+                "pack",
+                "end_of_text",
+                "packed_attention",
+                "fused_casts",
+                "f16_logits",
+                "f16_grads",
+                "f16_hidden",
+                "chunked_loss",
+                "norm_eps",
+                "checkpoint_activations",
+                "checkpoint_attention",
+                "precision"});
+  refuseUnknown(j, known, "gpt config");
+  architectureFromJson(j, c);
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);
   readKey(j, "layers", c.layers);
@@ -148,10 +133,11 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
 }
 
 std::string describeGpt(const model::GptConfig& c) {
-  return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}", c.layers, c.dim, c.heads, c.context, c.vocab,
+  return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}{}", c.layers, c.dim, c.heads, c.context, c.vocab,
                      c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm",
                      c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu", c.rope ? " rope" : "",
-                     c.precision == model::Precision::F32 ? "f32" : "mixed");
+                     c.precision == model::Precision::F32 ? "f32" : "mixed",
+                     c.family == model::Family::Gpt2 ? "" : std::string(" ") + model::familyName(c.family));
 }
 
 nlohmann::json toJson(const TrainConfig& c) {
@@ -287,19 +273,42 @@ void positive(const char* key, float v) {
   if (!std::isfinite(v) || !(v > 0)) refuse(fmt::format("{} must be a finite number > 0, got {}", key, v));
 }
 
+void validateRopeScaling(const model::GptConfig& g) {
+  const model::RopeScaling& r = g.ropeScaling;
+  if (r.kind == model::RopeScalingKind::None) return;
+  if (!g.rope) refuse("rope_scaling is set but the model has no RoPE");
+  if (!std::isfinite(r.factor) || !(r.factor >= 1))
+    refuse(fmt::format("rope_scaling factor must be a finite number >= 1, got {}", r.factor));
+  if (!std::isfinite(r.lowFreqFactor) || !std::isfinite(r.highFreqFactor) || !(r.lowFreqFactor > 0) ||
+      !(r.highFreqFactor > r.lowFreqFactor))
+    refuse(fmt::format("rope_scaling needs 0 < low_freq_factor < high_freq_factor, got {} and {}",
+                       r.lowFreqFactor, r.highFreqFactor));
+  atLeastOne("rope_scaling original_context", r.originalContext);
+}
+
 void validateGpt(const model::GptConfig& g, uint32_t seqLen) {
   atLeastOne("layers", g.layers);
   atLeastOne("dim", g.dim);
   atLeastOne("heads", g.heads);
   atLeastOne("mlp_mult", g.mlpMult);
-  if (g.dim % g.heads != 0) refuse(fmt::format("dim {} is not a multiple of heads {}", g.dim, g.heads));
+  if (g.headDim == 0 && g.dim % g.heads != 0)
+    refuse(fmt::format("dim {} is not a multiple of heads {} (or give head_dim)", g.dim, g.heads));
   if (g.kvHeads != 0 && g.heads % g.kvHeads != 0)
     refuse(fmt::format("heads {} is not a multiple of kv_heads {}", g.heads, g.kvHeads));
+  if (g.rope && g.headSize() % 2 != 0)
+    refuse(fmt::format("RoPE needs an even head dim, not {}", g.headSize()));
   positive("norm_eps", g.normEps);
+  if (!std::isfinite(g.ropeTheta) || !(g.ropeTheta > 1))
+    refuse(fmt::format("rope_theta must be a finite number > 1, got {}", g.ropeTheta));
+  validateRopeScaling(g);
   if (g.context != 0 && seqLen > g.context)
     refuse(fmt::format("seq_len {} exceeds the model context {} (set the context too: --context or "
                        "gpt.context)",
                        seqLen, g.context));
+  if (g.slidingWindow != 0 && seqLen > g.slidingWindow)
+    refuse(fmt::format("seq_len {} exceeds the model's sliding_window {}: sliding-window attention is not "
+                       "supported (train with --seq-len {} or less)",
+                       seqLen, g.slidingWindow, g.slidingWindow));
 }
 
 void validateChat(const TrainConfig& c) {

@@ -146,37 +146,38 @@ void DataLoader::fill(const Split& split, uint64_t k, uint32_t row, std::vector<
   }
 }
 
-void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
-                           Shard shard) {
+// Draws every rank's rows of rows / shard.count micro-batches (ShardDraws) and keeps this rank's.
+void DataLoader::draw(const Split& split, SplitMix64& rng, uint32_t rows, Shard shard,
+                      std::vector<int32_t>& tokens, std::vector<int32_t>& targets) const {
+  const ShardDraws draws(rows, shard, "DataLoader");
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
-  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
-    const uint64_t k = rng_.below(train_.starts); // every rank draws the whole batch
-    if (i % shard.count == shard.index)
-      fill(train_, k, static_cast<uint32_t>(i / shard.count), tokens, targets);
+  for (uint64_t i = 0; i < draws.count(); ++i) {
+    const uint64_t k = rng.below(split.starts);
+    if (const int64_t row = draws.row(i); row >= 0)
+      fill(split, k, static_cast<uint32_t>(row), tokens, targets);
   }
+}
+
+void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
+                           Shard shard) {
+  draw(train_, rng_, rows, shard, tokens, targets);
 }
 
 void DataLoader::nextTrain(uint32_t rows, Batch& out, Shard shard) {
   nextTrain(rows, out.tokens, out.targets, shard);
-  out.trainedTargets = uint64_t(rows) * shard.count * seqLen_;
+  out.trainedTargets = ShardDraws(rows, shard, "DataLoader").count() * seqLen_;
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard) const {
   valBatch(index, rows, out.tokens, out.targets, shard);
-  out.trainedTargets = uint64_t(rows) * shard.count * seqLen_;
+  out.trainedTargets = ShardDraws(rows, shard, "DataLoader").count() * seqLen_;
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,
                           std::vector<int32_t>& targets, Shard shard) const {
-  tokens.resize(size_t(rows) * seqLen_);
-  targets.resize(size_t(rows) * seqLen_);
   SplitMix64 rng{seed_ ^ 0x5eed5eed5eed5eedull ^ (uint64_t(index) * 0x9e3779b97f4a7c15ull)};
-  for (uint64_t i = 0; i < uint64_t(rows) * shard.count; ++i) {
-    const uint64_t k = rng.below(val_.starts);
-    if (i % shard.count == shard.index)
-      fill(val_, k, static_cast<uint32_t>(i / shard.count), tokens, targets);
-  }
+  draw(val_, rng, rows, shard, tokens, targets);
 }
 
 } // namespace helios::train

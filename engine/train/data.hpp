@@ -67,7 +67,8 @@ public:
   void valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard) const override;
 
   // `rows` sequences of seqLen tokens from the training split (random offsets) into tokens/targets
-  // (rows*seqLen each); advances the state past rows * shard.count draws. A token at or above the shard's
+  // (rows*seqLen each): this rank's rows of rows / shard.count micro-batches, drawn as one process draws them
+  // (the state advances past rows / shard.count * shard.batch draws). A token at or above the shard's
   // vocabulary throws std::runtime_error naming the shard and offset.
   void nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
                  Shard shard = {});
@@ -87,6 +88,8 @@ private:
   };
   void index(Split& split, const char* name) const;
   static uint64_t total(const Split& s);
+  void draw(const Split& split, SplitMix64& rng, uint32_t rows, Shard shard, std::vector<int32_t>& tokens,
+            std::vector<int32_t>& targets) const;
   // Window `k` of `split` into row `row`.
   void fill(const Split& split, uint64_t k, uint32_t row, std::vector<int32_t>& tokens,
             std::vector<int32_t>& targets) const;

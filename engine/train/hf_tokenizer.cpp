@@ -53,10 +53,21 @@ HfTokenizerFiles gpt2Files(const text::Tokenizer& tok, uint32_t maxLength) {
   return out;
 }
 
+// A Hugging Face directory's files as they were loaded (tokenizer.json or tokenizer.model, with their
+// configuration files).
+HfTokenizerFiles carriedFiles(const text::Tokenizer& tok) {
+  HfTokenizerFiles out{tok.files(), "tokenizer: "};
+  for (size_t i = 0; i < out.files.size(); ++i)
+    out.note += (i ? ", " : "") + out.files[i].name;
+  out.note += " as loaded (AutoTokenizer reads them)";
+  return out;
+}
+
 // The model file only: transformers' SentencePiece classes encode differently from the library Helios uses
 // (LlamaTokenizer gave other ids on 6 of 6 strings, bench/results/2026-11-26-h200-data-flow.json), so no
-// tokenizer_config.json claims one of them.
+// tokenizer_config.json claims one of them. A model that came with its configuration files leaves with them.
 HfTokenizerFiles sentencePieceFiles(const text::Tokenizer& tok, uint32_t) {
+  if (tok.files().size() > 1) return carriedFiles(tok);
   HfTokenizerFiles out;
   out.files.push_back({"tokenizer.model", fileNamed(tok, "tokenizer.model")});
   out.note =
@@ -71,6 +82,7 @@ HfTokenizerFiles hfTokenizerFiles(const text::Tokenizer& tok, uint32_t modelMaxL
   const std::string kind = tok.kind();
   if (kind == "gpt2") return gpt2Files(tok, modelMaxLength);
   if (kind == "sentencepiece") return sentencePieceFiles(tok, modelMaxLength);
+  if (kind == "hf") return carriedFiles(tok);
   return {{},
           fmt::format("tokenizer: none written ({}-level tokens have no transformers tokenizer; ids are the "
                       "{} values)",

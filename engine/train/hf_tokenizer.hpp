@@ -4,9 +4,11 @@
 //                  first line unread, so a "#version" line leads it), tokenizer_config.json naming
 //                  GPT2Tokenizer and special_tokens_map.json naming <|endoftext|> where the vocabulary has
 //                  it. AutoTokenizer and GPT2TokenizerFast load the directory.
-//   SentencePiece  tokenizer.model and a tokenizer_config.json naming LlamaTokenizer in its legacy form with
-//                  no BOS/EOS added: that class encodes with the .model as it is. The fast conversion does
-//                  not fit (it adds Llama's normalizer, a prefix space, which Helios' models do not use).
+//   SentencePiece  tokenizer.model alone for a model Helios trained (no transformers class encodes it as
+//                  the sentencepiece library does); a Hugging Face directory's tokenizer.model with the
+//                  configuration files it came with, unchanged.
+//   hf             the tokenizer.json and the files beside it that it was loaded with, byte for byte, so
+//                  AutoTokenizer loads the export as it loaded the original.
 //   byte, char     nothing: transformers has no such tokenizer; the note says so.
 #include "engine/text/tokenizer.hpp"
 

@@ -47,9 +47,13 @@ std::vector<fs::path> listDocuments(const std::vector<std::string>& inputs) {
 
 namespace {
 
-// Where to cut a block so that lines (and UTF-8 characters) stay whole: after its last newline, else before
-// its last character.
+// Where to cut a block so that lines (and UTF-8 characters) stay whole: after its last newline that a
+// visible ASCII character follows (no pre-tokenizer of GPT-2, Llama 3, Qwen2 or SmolLM2 joins across such a
+// place, so the pieces are those of the whole document; a cut inside a run of newlines would split the
+// piece that run makes), else after its last newline, else before its last character.
 size_t cutPoint(std::string_view text) {
+  for (size_t nl = text.rfind('\n'); nl != std::string_view::npos && nl > 0; nl = text.rfind('\n', nl - 1))
+    if (nl + 1 < text.size() && text[nl + 1] > ' ' && text[nl + 1] < 0x7F) return nl + 1;
   const size_t nl = text.rfind('\n');
   if (nl != std::string_view::npos) return nl + 1;
   size_t cut = text.size();

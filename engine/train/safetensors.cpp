@@ -2,120 +2,73 @@
 
 #include "engine/core/half.hpp"
 #include "engine/train/crc32c.hpp"
-#include "engine/train/durable_file.hpp"
+#include "engine/train/safetensors_format.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <fstream>
-#include <nlohmann/json.hpp>
 
 namespace helios::train {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-constexpr uint64_t kMaxHeader = 100ull << 20;
-constexpr const char* kChecksumKey = "helios.crc32c"; // JSON: tensor name -> CRC-32C, "__metadata__" too
-
-uint64_t elementsOf(const std::vector<uint64_t>& shape) {
-  uint64_t n = 1;
-  for (auto d : shape)
-    n *= d;
-  return n;
-}
+namespace safetensors_format {
 
 uint32_t bytesOf(StoredType t) {
   return t == StoredType::F32 ? 4u : 2u;
 }
 
-// The stored bytes of a tensor (little-endian hosts only).
-std::string encode(const SafeTensor& t) {
-  std::string out(bytesOf(t.stored) * t.data.size(), '\0');
-  if (t.stored == StoredType::F32) {
-    std::memcpy(out.data(), t.data.data(), out.size());
-    return out;
+void encode(std::span<const float> values, StoredType t, std::string& out) {
+  const size_t at = out.size();
+  out.resize(at + bytesOf(t) * values.size());
+  char* dst = out.data() + at;
+  if (t == StoredType::F32) {
+    std::memcpy(dst, values.data(), values.size() * 4);
+    return;
   }
-  for (size_t i = 0; i < t.data.size(); ++i) {
-    const uint16_t h = t.stored == StoredType::F16 ? floatToHalf(t.data[i]) : floatToBf16(t.data[i]);
-    std::memcpy(out.data() + 2 * i, &h, 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t h = t == StoredType::F16 ? floatToHalf(values[i]) : floatToBf16(values[i]);
+    std::memcpy(dst + 2 * i, &h, 2);
   }
-  return out;
 }
 
-std::vector<float> decode(const std::string& bytes, StoredType t) {
-  std::vector<float> v(bytes.size() / bytesOf(t));
+void decode(std::span<const std::byte> bytes, StoredType t, float* out) {
   if (t == StoredType::F32) {
-    std::memcpy(v.data(), bytes.data(), bytes.size());
-    return v;
+    std::memcpy(out, bytes.data(), bytes.size());
+    return;
   }
-  for (size_t i = 0; i < v.size(); ++i) {
+  for (size_t i = 0; i < bytes.size() / 2; ++i) {
     uint16_t h;
     std::memcpy(&h, bytes.data() + 2 * i, 2);
-    v[i] = t == StoredType::F16 ? halfToFloat(h) : bf16ToFloat(h);
+    out[i] = t == StoredType::F16 ? halfToFloat(h) : bf16ToFloat(h);
   }
-  return v;
 }
 
 std::string hex32(uint32_t v) {
   return fmt::format("{:08x}", v);
 }
 
-uint32_t bytesCrc(const std::string& bytes) {
-  return crc32c(std::as_bytes(std::span<const char>(bytes)));
-}
-
-// Every metadata entry but the checksums, as "key\0value\0" in key order.
 uint32_t metadataCrc(const std::map<std::string, std::string>& metadata) {
   std::string text;
   for (const auto& [k, v] : metadata)
     if (k != kChecksumKey) text += k + '\0' + v + '\0';
-  return bytesCrc(text);
+  return crc32c(std::as_bytes(std::span<const char>(text)));
 }
 
-// Checks the metadata's checksum, and the tensors' when their data was read; removes the checksum entry.
-void verifyChecksums(SafeTensorsFile& f, const std::map<std::string, uint32_t>& tensorCrcs,
-                     const std::string& file, bool headerOnly) {
-  auto it = f.metadata.find(kChecksumKey);
-  if (it == f.metadata.end()) return;
-  nlohmann::json sums = nlohmann::json::parse(it->second, nullptr, false);
-  if (!sums.is_object())
-    throw CheckpointError(fmt::format("{}: bad header: {} is not a JSON object", file, kChecksumKey));
-  f.metadata.erase(it);
-  auto expect = [&](const std::string& name) {
-    if (!sums.contains(name) || !sums[name].is_string())
-      throw CheckpointError(fmt::format("{}: no checksum for {} in {}", file, name, kChecksumKey));
-    return sums[name].get<std::string>();
-  };
-  if (expect("__metadata__") != hex32(metadataCrc(f.metadata)))
-    throw CheckpointError(fmt::format(
-        "{}: checksum mismatch in __metadata__ (the step, configuration or trainer state was altered)",
-        file));
-  f.checksummed = true;
-  if (headerOnly) return;
-  for (const auto& t : f.tensors) {
-    const std::string want = expect(t.name), got = hex32(tensorCrcs.at(t.name));
-    if (want != got)
-      throw CheckpointError(fmt::format("{}: checksum mismatch in tensor '{}' (CRC-32C {} stored, {} read): "
-                                        "its bytes were altered or belong to another tensor",
-                                        file, t.name, want, got));
-  }
+} // namespace safetensors_format
+
+uint64_t TensorInfo::elements() const {
+  uint64_t n = 1;
+  for (auto d : shape)
+    n *= d;
+  return n;
 }
 
-StoredType storedTypeOf(const std::string& dtype, const std::string& file, const std::string& name,
-                        AcceptTypes accept) {
-  if (dtype == "F32") return StoredType::F32;
-  if (accept == AcceptTypes::Floats && (dtype == "F16" || dtype == "BF16"))
-    return dtype == "F16" ? StoredType::F16 : StoredType::BF16;
-  throw CheckpointError(fmt::format("{}: tensor '{}' has dtype {}; {}", file, name, dtype,
-                                    accept == AcceptTypes::F32Only ? "Helios checkpoints hold F32 only"
-                                                                   : "only F32, F16 and BF16 are read"));
+uint64_t TensorInfo::bytes() const {
+  return elements() * safetensors_format::bytesOf(stored);
 }
-
-} // namespace
 
 const char* toString(StoredType t) {
   return t == StoredType::F32 ? "F32" : t == StoredType::F16 ? "F16" : "BF16";
@@ -141,127 +94,27 @@ const SafeTensor* SafeTensorsFile::find(const std::string& name) const {
 }
 
 void writeSafetensors(const fs::path& path, const SafeTensorsFile& file) {
-  nlohmann::ordered_json header;
-  nlohmann::ordered_json meta = nlohmann::ordered_json::object();
-  for (const auto& [k, v] : file.metadata)
-    if (k != kChecksumKey) meta[k] = v;
-  header["__metadata__"] = meta;
-  nlohmann::ordered_json sums;
-  sums["__metadata__"] = hex32(metadataCrc(file.metadata));
-  std::vector<std::string> bytes;
-  uint64_t offset = 0;
+  std::vector<TensorInfo> infos;
   for (const auto& t : file.tensors) {
-    if (t.name == "__metadata__") throw CheckpointError("a tensor may not be called __metadata__");
-    if (elementsOf(t.shape) != t.data.size())
+    infos.push_back({t.name, t.shape, t.stored});
+    if (infos.back().elements() != t.data.size())
       throw CheckpointError(fmt::format("{}: tensor '{}' has {} values for shape {}", path.string(), t.name,
                                         t.data.size(), shapeString(t.shape)));
-    bytes.push_back(encode(t));
-    const uint64_t n = bytes.back().size();
-    header[t.name] = {
-        {"dtype", toString(t.stored)}, {"shape", t.shape}, {"data_offsets", {offset, offset + n}}};
-    sums[t.name] = hex32(bytesCrc(bytes.back()));
-    offset += n;
   }
-  header["__metadata__"][kChecksumKey] = sums.dump();
-  std::string json = header.dump();
-  json.append((8 - json.size() % 8) % 8, ' ');
-  std::string blob(8, '\0');
-  const uint64_t n = json.size();
-  for (int i = 0; i < 8; ++i)
-    blob[i] = static_cast<char>((n >> (8 * i)) & 0xff);
-  blob += json;
-  blob.reserve(blob.size() + offset);
-  for (const auto& b : bytes)
-    blob += b;
-  writeFileDurably(path, blob);
+  SafetensorsWriter writer(path, file.metadata, std::move(infos));
+  for (const auto& t : file.tensors)
+    writer.write(t.data);
+  writer.commit();
 }
 
 SafeTensorsFile readSafetensors(const fs::path& path, bool headerOnly, AcceptTypes accept) {
-  const std::string file = path.string();
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in) throw CheckpointError(fmt::format("{}: cannot open (missing checkpoint file?)", file));
-  const uint64_t size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
-  if (size < 8)
-    throw CheckpointError(fmt::format("{}: truncated: {} bytes, not even a header length", file, size));
-  unsigned char len[8];
-  in.read(reinterpret_cast<char*>(len), 8);
-  uint64_t n = 0;
-  for (int i = 0; i < 8; ++i)
-    n |= uint64_t(len[i]) << (8 * i);
-  if (n > kMaxHeader)
-    throw CheckpointError(fmt::format("{}: bad header: implausible header length {}", file, n));
-  if (8 + n > size)
-    throw CheckpointError(
-        fmt::format("{}: truncated: the header needs {} bytes, the file has {}", file, 8 + n, size));
-  std::string json(n, '\0');
-  in.read(json.data(), static_cast<std::streamsize>(n));
-  nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(json);
-  } catch (const nlohmann::json::exception& e) {
-    throw CheckpointError(fmt::format("{}: bad header: not valid JSON ({})", file, e.what()));
-  }
-  if (!header.is_object()) throw CheckpointError(fmt::format("{}: bad header: not a JSON object", file));
-
+  const SafetensorsReader reader(path, accept);
   SafeTensorsFile out;
-  struct Entry {
-    std::string name;
-    std::vector<uint64_t> shape;
-    StoredType stored;
-    uint64_t begin, end;
-  };
-  std::vector<Entry> entries;
-  uint64_t dataBytes = 0;
-  for (const auto& [key, value] : header.items()) {
-    if (key == "__metadata__") {
-      if (!value.is_object())
-        throw CheckpointError(fmt::format("{}: bad header: __metadata__ is not an object", file));
-      for (const auto& [mk, mv] : value.items()) {
-        if (!mv.is_string())
-          throw CheckpointError(
-              fmt::format("{}: bad header: __metadata__ value '{}' is not a string", file, mk));
-        out.metadata[mk] = mv.get<std::string>();
-      }
-      continue;
-    }
-    try {
-      Entry e{key, value.at("shape").get<std::vector<uint64_t>>(),
-              storedTypeOf(value.at("dtype").get<std::string>(), file, key, accept), 0, 0};
-      const auto offsets = value.at("data_offsets").get<std::vector<uint64_t>>();
-      if (offsets.size() != 2 || offsets[0] > offsets[1])
-        throw CheckpointError(fmt::format("{}: bad header: tensor '{}' has invalid data_offsets", file, key));
-      e.begin = offsets[0];
-      e.end = offsets[1];
-      const uint64_t want = bytesOf(e.stored) * elementsOf(e.shape);
-      if (e.end - e.begin != want)
-        throw CheckpointError(fmt::format("{}: bad header: tensor '{}' of shape {} spans {} bytes, not {}",
-                                          file, key, shapeString(e.shape), e.end - e.begin, want));
-      dataBytes = std::max(dataBytes, e.end);
-      entries.push_back(std::move(e));
-    } catch (const nlohmann::json::exception& ex) {
-      throw CheckpointError(fmt::format("{}: bad header: tensor '{}': {}", file, key, ex.what()));
-    }
-  }
-  if (8 + n + dataBytes != size)
-    throw CheckpointError(
-        fmt::format("{}: {}: the header describes {} bytes of tensor data, the file holds {}", file,
-                    8 + n + dataBytes > size ? "truncated" : "trailing bytes", dataBytes, size - 8 - n));
-  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return a.begin < b.begin; });
-  std::map<std::string, uint32_t> crcs;
-  for (const auto& e : entries) {
-    if (headerOnly) {
-      out.tensors.push_back({e.name, e.shape, {}, e.stored});
-      continue;
-    }
-    std::string bytes(e.end - e.begin, '\0');
-    in.seekg(static_cast<std::streamoff>(8 + n + e.begin));
-    in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    if (!in) throw CheckpointError(fmt::format("{}: read failed in tensor '{}'", file, e.name));
-    crcs[e.name] = bytesCrc(bytes);
-    out.tensors.push_back({e.name, e.shape, decode(bytes, e.stored), e.stored});
-  }
-  verifyChecksums(out, crcs, file, headerOnly);
+  out.metadata = reader.metadata();
+  out.checksummed = reader.checksummed();
+  for (const TensorInfo& t : reader.tensors())
+    out.tensors.push_back(
+        {t.name, t.shape, headerOnly ? std::vector<float>{} : reader.read(t.name), t.stored});
   return out;
 }
 

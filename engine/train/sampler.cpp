@@ -160,6 +160,7 @@ std::string generate(vk::Context& ctx, Model& model, const Tokenizer& tokenizer,
   SplitMix64 rng{o.seed};
   SampleStats st;
   st.kvCache = stepper.cached();
+  st.promptIds = ids;
   const auto t0 = std::chrono::steady_clock::now();
   std::string out;
   for (uint32_t n = 0; n < o.tokens; ++n) {
@@ -169,6 +170,7 @@ std::string generate(vk::Context& ctx, Model& model, const Tokenizer& tokenizer,
       break;
     }
     ids.push_back(next);
+    st.generatedIds.push_back(next);
     ++st.tokens;
     const std::string piece = tokenizer.decode(next);
     out += piece;

@@ -2,7 +2,7 @@
 // Text generation from a trained model, on the host from a seeded generator: temperature, then top-k, then
 // top-p (nucleus) filtering of the next token's distribution; greedy at temperature 0. A GPT decodes with a
 // KV cache (engine/model/decoder.hpp): the prompt in one forward, then one token per forward. Without it
-// (other models, RoPE, kvCache = false) every token re-runs the window of the last T tokens (right-padded
+// (other models, kvCache = false) every token re-runs the window of the last T tokens (right-padded
 // while shorter; the model is causal, so padding never changes the logits read). Both see the same tokens:
 // once more than T tokens exist, the cached path starts over from the last T, as the window does.
 #include "engine/train/model.hpp"
@@ -35,6 +35,7 @@ struct SampleStats {
   double seconds = 0;        // the generation loop, prompt included
   bool kvCache = false;      // the KV-cache path ran
   bool stoppedAtEot = false; // at the end-of-text token or one of the stop ids
+  std::vector<int32_t> promptIds, generatedIds;
   double tokensPerSecond() const { return seconds > 0 ? tokens / seconds : 0; }
 };
 

@@ -1,7 +1,8 @@
 #pragma once
-// The trainer's tokenizer: a shared, immutable engine/text tokenizer (byte, char, SentencePiece or GPT-2
-// BPE) as a value. Its description (toJson) is stored with checkpoints and token shards; file-backed kinds
-// also save their files() beside it (saveFiles), and fromJson(description, dir) reads them back.
+// The trainer's tokenizer: a shared, immutable engine/text tokenizer (byte, char, SentencePiece, GPT-2 BPE or
+// a Hugging Face tokenizer.json) as a value. Its description (toJson) is stored with checkpoints and token
+// shards; file-backed kinds also save their files() beside it (saveFiles), and fromJson(description, dir)
+// reads them back.
 #include "engine/text/tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -21,7 +22,8 @@ public:
   static Tokenizer charLevel(std::string_view corpus); // throws on an empty corpus
   // "byte" | "char" (char-level vocabulary from `corpus`); throws std::invalid_argument otherwise.
   static Tokenizer make(std::string_view kind, std::string_view corpus);
-  // "byte", a SentencePiece .model, or a GPT-2 directory / encoder.json (text/load.hpp).
+  // "byte", a SentencePiece .model, a Hugging Face or GPT-2 directory, tokenizer.json or encoder.json
+  // (text/load.hpp).
   static Tokenizer open(const std::string& spec);
   // A description from toJson(); SentencePiece and GPT-2 read their files from `dir` (throws when absent).
   static Tokenizer fromJson(const nlohmann::json& j, const std::filesystem::path& dir = {});

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 #include <numeric>
+#include <thread>
 
 namespace helios::train {
 
@@ -68,21 +69,22 @@ nlohmann::ordered_json StepRecord::toJson() const {
   if (valLoss) j["val_loss"] = shortest(*valLoss);
   if (trainedTokens) j["trained_tokens"] = trainedTokens;
   if (timed) j["timed"] = true;
+  for (const RankStats& r : ranks)
+    j["ranks"].push_back({{"rank", r.rank},
+                          {"device", r.device},
+                          {"rows", r.rows},
+                          {"tok_s", std::round(r.tokPerSec * 10) / 10},
+                          {"busy_ms", std::round(r.busyMs * 1000) / 1000},
+                          {"wait_ms", std::round(r.waitMs * 1000) / 1000}});
   return j;
 }
 
 Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource& data, DataInfo dataInfo,
                  fs::path outDir, Parallel parallel)
     : ctx_(ctx), model_(model), cfg_(std::move(config)), data_(data), dataInfo_(std::move(dataInfo)),
-      outDir_(std::move(outDir)), checkEvery_(parallel.checkEvery) {
+      outDir_(std::move(outDir)), checkEvery_(parallel.checkEvery), parallelOptions_(std::move(parallel)) {
   cfg_.validate();
-  const int ranks = parallel.comm ? parallel.comm->size() : 1;
-  if (cfg_.batch % uint32_t(ranks) != 0)
-    throw std::invalid_argument(fmt::format("batch {} does not split evenly over {} ranks (each trains on "
-                                            "batch / ranks rows of every micro-batch)",
-                                            cfg_.batch, ranks));
-  localBatch_ = cfg_.batch / uint32_t(ranks);
-  shard_ = {parallel.comm ? uint32_t(parallel.comm->rank()) : 0u, uint32_t(ranks)};
+  shareBatch(); // this rank's rows of each micro-batch (all of them for one process)
   if (data_.seqLen() != cfg_.seqLen)
     throw std::invalid_argument(fmt::format(
         "the data loader cuts sequences of {} tokens, the config asks for {}", data_.seqLen(), cfg_.seqLen));
@@ -101,7 +103,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource
   const uint32_t alignF = static_cast<uint32_t>(ctx_.allocator().alignment() / 4);
   lossStride_ = alignF;
   recordStride_ = roundUp(codegen::kOptimRecordFloats, alignF);
-  const VkDeviceSize rowsBytes = 4ull * cfg_.gradAccum * localBatch_ * cfg_.seqLen;
+  const VkDeviceSize rowsBytes = 4ull * cfg_.gradAccum * cfg_.batch * cfg_.seqLen; // any share fits
   for (int k = 0; k < 2; ++k) {
     tokens_[k] = ctx_.buffer(rowsBytes, "train tokens", vk::MemoryKind::Upload);
     targets_[k] = ctx_.buffer(rowsBytes, "train targets", vk::MemoryKind::Upload);
@@ -118,7 +120,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource
   control_ = ctx_.buffer(4ull * alignF, "optimizer control");
   recordRing_ = ctx_.buffer(4ull * kRecordRing * recordStride_, "step records", vk::MemoryKind::Readback);
   const uint32_t evalBatches = std::max(cfg_.evalBatches, 1u);
-  const VkDeviceSize evalBytes = 4ull * evalBatches * localBatch_ * cfg_.seqLen;
+  const VkDeviceSize evalBytes = 4ull * evalBatches * cfg_.batch * cfg_.seqLen;
   evalTokens_ = ctx_.buffer(evalBytes, "eval tokens", vk::MemoryKind::Upload);
   evalTargets_ = ctx_.buffer(evalBytes, "eval targets", vk::MemoryKind::Upload);
   if (data_.hasPositions()) evalPositions_ = ctx_.buffer(evalBytes, "eval positions", vk::MemoryKind::Upload);
@@ -137,12 +139,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource
   for (auto* b : {&partials_, &adamState_, &control_, &recordRing_, &evalLosses_, &losses_[0], &losses_[1]})
     zero(b->range());
   graph_->flush();
-  if (ranks > 1) {
-    parallel_ = std::make_unique<dist::DataParallel>(ctx_, *parallel.comm, model_.parameterGroups(),
-                                                     parallel.bucketBytes, cfg_.gradAccum * lossStride_);
-    overlap_ = parallel.overlap;
-    if (!parallel.trace.empty() && parallel.comm->rank() == 0) parallel_->traceTo(parallel.trace);
-  }
+  makePeers();
   precompile_ = precompile();
   start_ = lastStepEnd_ = Clock::now();
 }
@@ -152,7 +149,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource
 // virtual ranges meanwhile, so the listing allocates no step memory.
 vk::PrecompileStats Trainer::precompile() {
   ops::RecordingExecutor rec(ctx_);
-  const uint32_t B = localBatch_, T = cfg_.seqLen;
+  const uint32_t B = rows_.count, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   struct Virtual {
     graph::StepArena& arena;
@@ -200,6 +197,7 @@ float Trainer::learningRate(uint64_t s) const {
 // ---------------------------------------------------------------------------------------------------------
 void Trainer::step() {
   const uint64_t s = step_ + 1;
+  const Clock::time_point begin = Clock::now();
 
   // 1. Loss-scale decisions from the records of steps at least kLag old.
   while (!pending_.empty() && pending_.front().step + kLag <= s) {
@@ -210,11 +208,11 @@ void Trainer::step() {
 
   // 2. The batch, into the token buffers the step two back used (waits only for that step's reads).
   const uint32_t set = static_cast<uint32_t>(s % 2);
-  data_.nextTrain(cfg_.gradAccum * localBatch_, hostBatch_, shard_);
+  data_.nextTrain(cfg_.gradAccum * rows_.count, hostBatch_, shard());
   graph_->upload(tokens_[set], bytesOf(hostBatch_.tokens));
   graph_->upload(targets_[set], bytesOf(hostBatch_.targets));
   if (data_.hasPositions()) graph_->upload(positions_[set], bytesOf(hostBatch_.positions));
-  const uint64_t trained = data_.masksTargets() ? hostBatch_.trainedTargets : 0;
+  const uint64_t trained = data_.masksTargets() ? hostBatch_.trainedTargets : 0; // over every rank's rows
 
   // A timed step starts from an idle GPU and waits after each phase.
   const bool timed = cfg_.timeEvery > 0 && (s == 4 || s % cfg_.timeEvery == 0); // 4: both sets recorded
@@ -226,10 +224,15 @@ void Trainer::step() {
   const float scale = lossScale_;
   if (parallel_) parallel_->beginStep(set);
   recordForwardBackward(set, scale);
+  if (parallelOptions_.delayMsPerRow > 0) // a testing aid: a slower device
+    std::this_thread::sleep_for(
+        std::chrono::duration<double, std::milli>(parallelOptions_.delayMsPerRow * rows_.count));
+  Clock::time_point ready = Clock::now();
   if (parallel_ && overlap_)
-    parallel_->reduceOverlapped(*graph_, losses_[set].range(), s);
+    ready = parallel_->reduceOverlapped(*graph_, losses_[set].range(), s);
   else if (parallel_)
-    parallel_->reduceGradients(*graph_, losses_[set].range(), s); // waits for the backward
+    ready = parallel_->reduceGradients(*graph_, losses_[set].range(), s); // waits for the backward
+  const Clock::time_point exchanged = Clock::now();
   double fbMs = 0;
   if (timed) {
     graph_->flush();
@@ -240,7 +243,8 @@ void Trainer::step() {
   const Clock::time_point t1 = Clock::now();
   const uint32_t slot = static_cast<uint32_t>(s % kRecordRing);
   const float lr = learningRate(s);
-  recordOptimizer(*graph_, set, slot, scale, lr, tokensPerTrained(cfg_.tokensPerStep(), trained));
+  recordOptimizer(*graph_, set, slot, scale, lr, tokensPerTrained(cfg_.tokensPerStep(), trained),
+                  parallel_ && !parallel_->alike());
   if (timed) {
     graph_->flush();
     phases_.optimizerMs = msSince(t1);
@@ -264,20 +268,23 @@ void Trainer::step() {
   lastStepEnd_ = now;
   pending_.push_back(p);
   step_ = s;
+  if (balancer_) balance(pending_.back(), begin, ready, exchanged);
 }
 
 void Trainer::recordForwardBackward(uint32_t set, float scale) {
-  const uint32_t B = localBatch_, T = cfg_.seqLen;
+  const uint32_t B = rows_.count, T = cfg_.seqLen;
   const VkDeviceSize mbBytes = 4ull * B * T;
-  // One segment per token buffer and loss scale: everything it names stays fixed, so it replays as is.
-  const std::string key = fmt::format("train.fwdbwd:set{}:scale{:08x}", set, std::bit_cast<uint32_t>(scale));
+  // One segment per token buffer, loss scale and share: everything it names stays fixed, so it replays as
+  // is. The gradient is weighted by this rank's part of the global batch: the ranks' sum is its mean.
+  const std::string key =
+      fmt::format("train.fwdbwd:set{}:scale{:08x}:rows{}", set, std::bit_cast<uint32_t>(scale), B);
+  const float gradScale = scale * static_cast<float>(B) / static_cast<float>(cfg_.gradAccum * cfg_.batch);
   const graph::StepRecording record = [&](ops::Executor& exec) {
     for (uint32_t mb = 0; mb < cfg_.gradAccum; ++mb) {
       arena_->reset(); // the previous micro-batch's temporaries are dead (the graph orders reuse)
       model_.forwardBackward(exec, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
-                             slice(losses_[set], 4ull * mb * lossStride_, 4),
-                             scale / static_cast<float>(cfg_.gradAccum * shard_.count), // ranks sum
+                             slice(losses_[set], 4ull * mb * lossStride_, 4), gradScale,
                              positions(positions_[set], mb * mbBytes, mbBytes));
     }
   };
@@ -321,7 +328,7 @@ PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::Ste
 }
 
 void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr,
-                              float lossWeight) {
+                              float lossWeight, bool adoptRankZero) {
   // One sum of squares and one AdamW dispatch per parameter group (flat buffers; padding stays zero).
   const auto& groups = model_.parameterGroups();
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -346,6 +353,10 @@ void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, 
   c.beta1 = cfg_.beta1;
   c.beta2 = cfg_.beta2;
   ops::optimControl(exec, c);
+  if (adoptRankZero) { // unlike devices: every rank applies rank 0's norm, clip, skip and bias corrections
+    const vk::BufferRange shared[] = {c.control, c.records};
+    parallel_->adoptRankZero(*graph_, shared);
+  }
   for (const auto& g : groups) {
     ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, g.decay ? cfg_.weightDecay : 0.0f};
     ops::adamwCtrl(exec, g.data, g.m, g.v, g.grad, c.control, g.elements, h);
@@ -379,6 +390,7 @@ void Trainer::readRecord(Pending& p) {
   r.elapsedS = p.elapsedS;
   r.stats = p.stats;
   if (auto it = valLoss_.find(p.step); it != valLoss_.end()) r.valLoss = it->second;
+  r.ranks = p.ranks;
   records_.push_back(r);
   if (metrics_) metrics_->add(r.toJson());
   if (hooks_ && hooks_->onStep) hooks_->onStep(r);
@@ -423,13 +435,13 @@ void Trainer::drain() {
 // Evaluation, timing, outputs, checkpoints.
 // ---------------------------------------------------------------------------------------------------------
 void Trainer::recordEval(uint32_t index) {
-  const uint32_t B = localBatch_, T = cfg_.seqLen;
+  const uint32_t B = rows_.count, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   if (!evalUploaded_) {
     Batch b;
     evalTrained_.clear();
     for (uint32_t i = 0; i < std::max(cfg_.evalBatches, 1u); ++i) {
-      data_.valBatch(i, B, b, shard_);
+      data_.valBatch(i, B, b, shard());
       graph_->upload(evalTokens_, bytesOf(b.tokens), i * bytes);
       graph_->upload(evalTargets_, bytesOf(b.targets), i * bytes);
       if (data_.hasPositions()) graph_->upload(evalPositions_, bytesOf(b.positions), i * bytes);
@@ -453,7 +465,7 @@ float Trainer::evaluate() {
     recordEval(i);
   std::vector<float> losses(size_t(n) * lossStride_);
   graph_->download(evalLosses_, std::as_writable_bytes(std::span<float>(losses)));
-  if (parallel_) parallel_->comm().allreduceMean(losses, "averaging validation losses");
+  if (parallel_) parallel_->sumWeighted(losses, "averaging validation losses");
   double sum = 0;
   for (uint32_t i = 0; i < n; ++i)
     sum += losses[size_t(i) * lossStride_];
@@ -464,6 +476,10 @@ float Trainer::evaluate() {
 }
 
 void Trainer::timeForward() {
+  if (data_.valTokens() == 0) { // no validation batch to time a forward on (chat data without an eval set)
+    phases_.forwardMs = phases_.backwardMs = 0;
+    return;
+  }
   if (!evalRecorded_) recordEval(0); // the first call records; time a replay
   graph_->flush();
   const Clock::time_point t0 = Clock::now();
@@ -593,8 +609,9 @@ void Trainer::train(const TrainHooks& hooks) {
     parallel_->broadcastState(*graph_);
     parallel_->checkIdentical(*graph_, step_);
   }
-  while (step_ < cfg_.steps) {
+  while (step_ < cfg_.steps && !leftOut_) {
     step();
+    if (leftOut_) break; // this rank costs the job more than it adds: the others go on without it
     const uint64_t s = step_;
     if (parallel_ && ((checkEvery_ > 0 && s % checkEvery_ == 0) || s == cfg_.steps))
       parallel_->checkIdentical(*graph_, s);

@@ -12,13 +12,17 @@
 //   control
 //      dispatch (global norm, clip factor, inf/NaN check, AdamW step counter: the skip decision stays on the
 //      GPU), AdamW reading that control buffer and zeroing the gradients for the next step;
-//   3b. with several ranks (data parallelism, engine/dist): wait for the backward (which scaled the gradients
-//      by a further 1 / ranks), sum the gradients and average the losses over the ranks, copy them back;
-//      everything after it sees the same values on every rank, so clipping, loss scaling and skipped steps
-//      agree. Overlapped (Parallel::overlap), the segment is cut into parts at the buckets' last writes and
-//      each bucket is summed once its part is done, while the GPU runs the later parts;
+//   3b. with several ranks (data parallelism, engine/dist): wait for the backward (which weighted the
+//      gradients by this rank's part of the global batch), sum the gradients and the weighted losses over the
+//      ranks, copy them back; everything after it sees the same values on every rank, so clipping, loss
+//      scaling and skipped steps agree (unlike devices also take rank 0's optimizer control). Overlapped
+//      (Parallel::overlap), the segment is cut into parts at the buckets' last writes and each bucket is
+//      summed once its part is done, while the GPU runs the later parts;
 //   5. graph.endStep() submits without waiting; the step's record (loss, norm, finite, ...) lands in a ring
-//      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it.
+//      and is read kLag steps later, or when an eval, checkpoint or the end of training needs it;
+//   6. with several ranks: the step's times go to the Balancer (dist/balancer.hpp); every few steps the ranks
+//      compare them and may move to another split of the batch or leave a slow rank out (trainer_shares.cpp).
+#include "engine/dist/balancer.hpp"
 #include "engine/dist/data_parallel.hpp"
 #include "engine/graph/arena.hpp"
 #include "engine/graph/graph_executor.hpp"
@@ -42,6 +46,16 @@ namespace helios::train {
 inline constexpr uint64_t kLag = 2; // steps between a step's submission and the host acting on its record
 inline constexpr uint32_t kRecordRing = 16;
 
+// One rank's part of a data-parallel step, as measured over the Balancer's last window.
+struct RankStats {
+  int rank = 0;         // in the job
+  std::string device;   // its device's name
+  uint32_t rows = 0;    // its sequences of each micro-batch (0: left out)
+  double busyMs = 0;    // its own work per step (median)
+  double waitMs = 0;    // its wait for the exchange per step (median)
+  double tokPerSec = 0; // its tokens per second of the job's step time
+};
+
 struct StepRecord {
   uint64_t step = 0;
   float loss = 0, gradNorm = 0, lr = 0, lossScale = 1, clip = 1;
@@ -53,6 +67,7 @@ struct StepRecord {
   double tokPerSec = 0;        // over the last 10 steps (the CPU runs a few steps ahead of the GPU)
   graph::StepStats stats;
   std::optional<float> valLoss;
+  std::vector<RankStats> ranks; // data parallel: on the steps that ended a measuring window
   nlohmann::ordered_json toJson() const;
 };
 
@@ -67,16 +82,19 @@ struct PlanSummary {
 };
 
 // GPU time of the parts of a step, from synchronised "timed" steps (TrainConfig::timeEvery) and forward-only
-// passes on a validation batch. Zero until measured.
+// passes on a validation batch. Zero until measured; forward and backward stay zero (forwardBackwardMs alone)
+// where the data has no validation batch.
 struct PhaseTiming {
   double forwardMs = 0, backwardMs = 0, optimizerMs = 0, forwardBackwardMs = 0;
-  uint64_t measuredAt = 0; // step of the last measurement (0 = none)
+  bool split() const { return forwardMs > 0; } // forward and backward measured apart
+  uint64_t measuredAt = 0;                     // step of the last measurement (0 = none)
 };
 
 struct TrainHooks {
   std::function<void(const StepRecord&)> onStep; // in step order, a few steps after submission
   std::function<void(uint64_t step, float valLoss)> onEval;
   std::function<void(uint64_t step, const std::filesystem::path& dir)> onCheckpoint;
+  std::function<void(const std::string& line)> onNote; // data parallel: shares changed, a rank is slow
 };
 
 // What the trainer records about the data so that a resume can refuse a different corpus or tokenizer.
@@ -94,8 +112,8 @@ class NonFiniteLoss : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Data parallelism: the peer ranks, when there are any. config.batch stays the global micro-batch; each of
-// the N ranks trains on its strided share of batch / N rows (Shard, data.hpp).
+// Data parallelism: the peer ranks, when there are any. config.batch stays the global micro-batch; each rank
+// trains on its share, a run of rows of every micro-batch (dist/shares.hpp, Shard in batch_source.hpp).
 struct Parallel {
   dist::Communicator* comm = nullptr; // null or one rank: a single process
   uint32_t checkEvery = 0; // compare parameter hashes across ranks every N steps (0: start and end)
@@ -104,6 +122,11 @@ struct Parallel {
   // rest (DataParallel::reduceOverlapped); off: after the whole backward. The same bits either way.
   bool overlap = true;
   std::filesystem::path trace; // non-empty: DataParallel's exchange trace (JSON lines), rank 0 only
+  dist::ShareSpec shares;      // --share (no mode: even for alike devices, measured otherwise)
+  // Measured shares: the policy's knobs; `exclude` leaves out ranks that cost more than they add
+  // (--slow-ranks exclude|keep).
+  dist::BalanceOptions balance;
+  double delayMsPerRow = 0; // a testing aid: this rank sleeps so long per sequence of its share each step
 };
 
 class Trainer {
@@ -143,7 +166,13 @@ public:
   const graph::StepArena& arena() const { return *arena_; }
   const PlanSummary& stepPlan() const { return plan_; } // zero until the first planned step
   const TrainConfig& config() const { return cfg_; }
-  const dist::DataParallel* parallel() const { return parallel_.get(); }          // null with one rank
+  const dist::DataParallel* parallel() const { return parallel_.get(); } // null with one rank
+  // Data parallel: how the batch is shared (Even for one process), each job rank's rows (0: left out) and
+  // device, and whether this rank was left out (it trains no more).
+  dist::ShareMode shareMode() const { return balancer_ ? balancer_->mode() : shareMode_; }
+  const std::vector<uint32_t>& rowsPerRank() const { return rowsPerRank_; }
+  const std::vector<std::string>& rankDevices() const { return devices_; }
+  bool leftOut() const { return leftOut_; }
   const std::filesystem::path& lastCheckpoint() const { return lastCheckpoint_; } // empty until a save
   nlohmann::json stateJson() const; // what a checkpoint stores besides tensors (after a drain)
 
@@ -156,6 +185,7 @@ private:
     graph::StepStats stats;
     bool emitted = false, finite = true, timed = false;
     uint64_t trained = 0; // the batch's trained targets (masked data)
+    std::vector<RankStats> ranks;
   };
 
   void recordForwardBackward(uint32_t set, float scale);
@@ -166,7 +196,7 @@ private:
   // lossWeight: the batch's tokens per trained target (1 unless the data masks targets), applied to the
   // losses and gradients, which the model averaged over every token.
   void recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr,
-                       float lossWeight);
+                       float lossWeight, bool adoptRankZero = false);
   vk::PrecompileStats precompile();
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
   void applyRecord(const Pending& p); // loss-scale decisions
@@ -178,6 +208,16 @@ private:
   vk::BufferRange slice(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const;
   // The same slice of a positions buffer, empty where the data packs no documents.
   vk::BufferRange positions(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const;
+  // Data parallel (trainer_shares.cpp): the first split, the peers' exchange, the step's times to the
+  // Balancer and a new split (or fewer ranks) when it decides so.
+  void shareBatch();
+  void makePeers();
+  void balance(Pending& p, std::chrono::steady_clock::time_point begin,
+               std::chrono::steady_clock::time_point ready, std::chrono::steady_clock::time_point exchanged);
+  void applyRows(std::vector<uint32_t> rows);
+  void note(const std::string& line) const;
+  bool alike() const; // the training ranks' devices compute the same bits
+  Shard shard() const { return {rows_.first, rows_.count, cfg_.batch}; }
 
   vk::Context& ctx_;
   Model& model_;
@@ -188,11 +228,23 @@ private:
   std::unique_ptr<graph::GraphExecutor> graph_;
   std::unique_ptr<graph::StepArena> arena_;
   std::unique_ptr<MetricsWriter> metrics_;
+  uint32_t checkEvery_ = 0;
+  Parallel parallelOptions_;
+  // Data parallelism: the ranks training now (the job's, or those left after slow ones were left out), their
+  // job ranks, every job rank's device and rows, this rank's rows of each micro-batch.
+  dist::Communicator* comm_ = nullptr;            // null: one process
+  std::unique_ptr<dist::Communicator> remaining_; // the ranks still training after some left
+  std::vector<int> members_;
+  std::vector<std::string> devices_;
+  std::vector<uint64_t> fingerprints_; // per job rank: device, driver, subgroup size
+  std::vector<uint32_t> rowsPerRank_;
+  int jobRank_ = 0;
+  bool alike_ = true, leftOut_ = false;
+  dist::ShareMode shareMode_ = dist::ShareMode::Even;
+  dist::RowRange rows_;
+  std::unique_ptr<dist::Balancer> balancer_;     // several ranks training
   std::unique_ptr<dist::DataParallel> parallel_; // only with several ranks
   bool overlap_ = false;                         // parallel_ exchanges overlapped with the backward
-  uint32_t checkEvery_ = 0;
-  uint32_t localBatch_ = 0; // this rank's rows per micro-batch
-  Shard shard_;
 
   // device state
   vk::Buffer tokens_[2], targets_[2]; // host-visible, double-buffered; gradAccum * batch * seqLen each

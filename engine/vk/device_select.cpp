@@ -47,6 +47,10 @@ bool usable(const DeviceCandidate& c) {
   return c.apiVersion >= VK_API_VERSION_1_3;
 }
 
+bool isIndex(std::string_view selector) {
+  return !selector.empty() && selector.find_first_not_of("0123456789") == std::string_view::npos;
+}
+
 } // namespace
 
 const char* deviceTypeName(VkPhysicalDeviceType type) {
@@ -91,7 +95,13 @@ size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_
     return peers[slot % peers.size()];
   }
 
-  return requireUsable(matchDevice(candidates, selector));
+  const size_t first = requireUsable(matchDevice(candidates, selector));
+  std::vector<size_t> peers; // a name several usable devices match: they are shared out like the best type's
+  const std::string needle = lower(selector);
+  for (size_t i = 0; i < candidates.size() && !isIndex(selector); ++i)
+    if (usable(candidates[i]) && lower(candidates[i].name).find(needle) != std::string::npos)
+      peers.push_back(i);
+  return peers.empty() ? first : peers[slot % peers.size()];
 }
 
 size_t matchDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector) {

@@ -25,7 +25,8 @@ size_t matchDevice(const std::vector<DeviceCandidate>& candidates, std::string_v
 // Returns the index into `candidates` of the chosen device. `selector` is "" (best), a decimal index, or a
 // name substring. Throws NoDevice with a sentence listing the devices when nothing matches. With no selector,
 // `slot` picks among the usable devices of the best type, modulo their count (data-parallel ranks pass their
-// rank on the host, so a host's GPUs are shared out and a lone GPU is shared by all; slot 0 is the best).
+// rank on the host, so a host's GPUs are shared out and a lone GPU is shared by all; slot 0 is the best); a
+// name that several usable devices contain is shared out the same way (slot 0: the first).
 size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector,
                     uint32_t slot = 0);
 

@@ -1,6 +1,9 @@
 // Safe output files: symlinks written through (the link stays, its target is replaced), directories, devices
-// and FIFOs refused untouched, and no temporary file left behind by any of it.
+// and FIFOs refused untouched, and no temporary file left behind by any of it; files written in pieces
+// (AtomicFileWriter), directories that appear whole (StagedDirectory), files mapped for reading (MappedFile).
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/mapped_file.hpp"
+#include "engine/io/staged_directory.hpp"
 #include "support/random.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -39,6 +42,10 @@ std::set<std::string> names(const fs::path& d) {
   for (const auto& e : fs::directory_iterator(d))
     s.insert(e.path().filename().string());
   return s;
+}
+
+std::span<const std::byte> bytes(const std::string& s) {
+  return std::as_bytes(std::span<const char>(s.data(), s.size()));
 }
 
 } // namespace
@@ -124,4 +131,77 @@ TEST_CASE("an output directory is created and probed; one that cannot be is refu
   CHECK_THROWS_WITH(requireWritableDirectory(d / "file" / "sub"),
                     ContainsSubstring("cannot create the output directory"));
   CHECK(contents(d / "file") == "x");
+}
+
+TEST_CASE("AtomicFileWriter: pieces and a patch land at commit; abandoned, nothing changes", "[io]") {
+  const fs::path dir = freshDir("writer"), target = dir / "out.bin";
+  std::ofstream(target) << "old";
+  {
+    AtomicFileWriter w(target);
+    w.append(bytes("hello, "));
+    w.append(bytes("world"));
+    CHECK(w.size() == 12);
+    w.writeAt(0, bytes("J"));
+    CHECK_THROWS_WITH(w.writeAt(10, bytes("xyz")), ContainsSubstring("outside the bytes written"));
+    CHECK(contents(target) == "old"); // not yet
+  }
+  CHECK(contents(target) == "old"); // abandoned: the temporary is gone, the target untouched
+  CHECK(names(dir).size() == 1);
+  AtomicFileWriter w(target);
+  w.append(bytes("hello, world"));
+  w.writeAt(7, bytes("W"));
+  w.commit();
+  CHECK(contents(target) == "hello, World");
+  CHECK(names(dir).size() == 1);
+  CHECK_THROWS_WITH(w.append(bytes("late")), ContainsSubstring("after commit"));
+}
+
+TEST_CASE("StagedDirectory: appears whole at commit, replaces an earlier export, refuses anything else",
+          "[io]") {
+  const fs::path root = freshDir("staged"), target = root / "export";
+  {
+    StagedDirectory s(target, "config.json");
+    std::ofstream(s.path() / "config.json") << "{}";
+    CHECK_FALSE(fs::exists(target));
+  }
+  CHECK_FALSE(fs::exists(target)); // abandoned: nothing anywhere
+  CHECK(names(root).size() == 0);
+  {
+    StagedDirectory s(target, "config.json");
+    std::ofstream(s.path() / "config.json") << "first";
+    std::ofstream(s.path() / "a.bin") << "a";
+    s.commit();
+  }
+  CHECK(contents(target / "config.json") == "first");
+  {
+    StagedDirectory s(target, "config.json"); // holds config.json: an earlier export, replaced whole
+    std::ofstream(s.path() / "config.json") << "second";
+    s.commit();
+  }
+  CHECK(contents(target / "config.json") == "second");
+  CHECK_FALSE(fs::exists(target / "a.bin"));
+  CHECK(names(root).size() == 1);
+
+  const fs::path mine = root / "mine";
+  fs::create_directories(mine);
+  std::ofstream(mine / "notes.txt") << "keep";
+  CHECK_THROWS_WITH(StagedDirectory(mine, "config.json"), ContainsSubstring("holds no config.json"));
+  CHECK(contents(mine / "notes.txt") == "keep");
+  std::ofstream(root / "file") << "x";
+  CHECK_THROWS_WITH(StagedDirectory(root / "file", "config.json"), ContainsSubstring("not a directory"));
+  fs::create_directories(root / "empty");
+  StagedDirectory empty(root / "empty", "config.json");
+  empty.commit();
+  CHECK(fs::is_directory(root / "empty"));
+}
+
+TEST_CASE("MappedFile: the bytes of the file; a missing file is named", "[io]") {
+  const fs::path dir = freshDir("mapped");
+  std::ofstream(dir / "f.bin", std::ios::binary) << std::string("ab\0cd", 5);
+  const MappedFile m(dir / "f.bin");
+  REQUIRE(m.size() == 5);
+  CHECK(std::to_integer<char>(m.bytes()[3]) == 'c');
+  std::ofstream(dir / "empty.bin");
+  CHECK(MappedFile(dir / "empty.bin").size() == 0);
+  CHECK_THROWS_WITH(MappedFile(dir / "missing.bin"), ContainsSubstring("missing.bin: cannot open"));
 }

@@ -35,6 +35,17 @@ TEST_CASE("a rank's slot shares out the usable devices of the best type, modulo 
   CHECK(selectDevice(host, "0", 1) == 0);    // a selector wins over the slot
 }
 
+TEST_CASE("a name several devices contain is shared out by the slot, as the best type is") {
+  std::vector<DeviceCandidate> host = kMachine;
+  host.push_back({4, "NVIDIA H100 80GB HBM3", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_API_VERSION_1_4});
+  host.push_back({5, "NVIDIA A100", VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU, VK_API_VERSION_1_2});
+  CHECK(selectDevice(host, "nvidia", 0) == 2);
+  CHECK(selectDevice(host, "nvidia", 1) == 4);
+  CHECK(selectDevice(host, "nvidia", 2) == 2);   // the A100 below Vulkan 1.3 is not shared out
+  CHECK(selectDevice(host, "llvmpipe", 3) == 0); // one match: every slot takes it
+  CHECK(selectDevice(host, "4", 0) == 4);        // an index is that device whatever the slot
+}
+
 TEST_CASE("selection by index and by case-insensitive name substring") {
   CHECK(selectDevice(kMachine, "0") == 0);
   CHECK(selectDevice(kMachine, "1") == 1);

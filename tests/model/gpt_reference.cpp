@@ -1,5 +1,6 @@
 #include "gpt_reference.hpp"
 
+#include "engine/model/rope_frequencies.hpp"
 #include "support/reference.hpp"
 
 #include <cmath>
@@ -17,13 +18,19 @@ const std::vector<double>& get(const ParamMap& p, const std::string& name) {
   return it->second;
 }
 
-// y [rows, out] = x [rows, in] W^T + b, W [out, in].
-Mat linear(const Mat& x, const std::vector<double>& w, const std::vector<double>& b, size_t rows, size_t in,
+// A bias, or null where the configuration places none.
+const std::vector<double>* bias(const ParamMap& p, const std::string& name) {
+  const auto it = p.find(name);
+  return it == p.end() ? nullptr : &it->second;
+}
+
+// y [rows, out] = x [rows, in] W^T (+ b), W [out, in].
+Mat linear(const Mat& x, const std::vector<double>& w, const std::vector<double>* b, size_t rows, size_t in,
            size_t out) {
   Mat y(rows * out);
   for (size_t r = 0; r < rows; ++r)
     for (size_t o = 0; o < out; ++o) {
-      double s = b[o];
+      double s = b ? (*b)[o] : 0.0;
       for (size_t i = 0; i < in; ++i)
         s += x[r * in + i] * w[o * in + i];
       y[r * out + o] = s;
@@ -79,35 +86,37 @@ std::vector<size_t> documentStarts(const model::GptConfig& c, const std::vector<
 
 Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const std::string& pre, uint32_t B,
               uint32_t T, const std::vector<size_t>& start) {
-  const size_t C = c.dim, H = c.heads, Hkv = c.kvHeads ? c.kvHeads : c.heads, D = C / H, rows = size_t(B) * T;
+  const size_t C = c.dim, H = c.heads, Hkv = c.kvHeadCount(), D = c.headSize(), rows = size_t(B) * T;
   const size_t group = H / Hkv;
   Mat q, k, v;
   size_t qs, ks, vs, qo, ko, vo; // row strides and column offsets
   if (c.packedQkv) {
     const size_t W = (H + 2 * Hkv) * D;
-    const Mat qkv = linear(h, get(p, pre + "attn.qkv.weight"), get(p, pre + "attn.qkv.bias"), rows, C, W);
+    const Mat qkv = linear(h, get(p, pre + "attn.qkv.weight"), bias(p, pre + "attn.qkv.bias"), rows, C, W);
     q = k = v = qkv;
     qs = ks = vs = W;
     qo = 0;
     ko = H * D;
     vo = (H + Hkv) * D;
   } else {
-    q = linear(h, get(p, pre + "attn.q.weight"), get(p, pre + "attn.q.bias"), rows, C, H * D);
-    k = linear(h, get(p, pre + "attn.k.weight"), get(p, pre + "attn.k.bias"), rows, C, Hkv * D);
-    v = linear(h, get(p, pre + "attn.v.weight"), get(p, pre + "attn.v.bias"), rows, C, Hkv * D);
+    q = linear(h, get(p, pre + "attn.q.weight"), bias(p, pre + "attn.q.bias"), rows, C, H * D);
+    k = linear(h, get(p, pre + "attn.k.weight"), bias(p, pre + "attn.k.bias"), rows, C, Hkv * D);
+    v = linear(h, get(p, pre + "attn.v.weight"), bias(p, pre + "attn.v.bias"), rows, C, Hkv * D);
     qs = H * D;
     ks = vs = Hkv * D;
     qo = ko = vo = 0;
   }
+  const std::vector<double> freqs =
+      c.rope ? model::ropeInverseFrequencies(uint32_t(D), c.ropeTheta, c.ropeScaling) : std::vector<double>{};
   if (c.rope) // positions restart with each packed document
     for (size_t r = 0; r < rows; ++r) {
       const uint32_t t = static_cast<uint32_t>(r % T - start[r]);
       for (size_t hh = 0; hh < H; ++hh)
-        ropeReference(&q[r * qs + qo + hh * D], uint32_t(D), t);
+        ropeReference(&q[r * qs + qo + hh * D], freqs, t);
       for (size_t hh = 0; hh < Hkv; ++hh)
-        ropeReference(&k[r * ks + ko + hh * D], uint32_t(D), t);
+        ropeReference(&k[r * ks + ko + hh * D], freqs, t);
     }
-  Mat out(rows * C, 0.0);
+  Mat out(rows * H * D, 0.0);
   const double scale = 1.0 / std::sqrt(double(D));
   std::vector<double> s(T);
   for (size_t b = 0; b < B; ++b)
@@ -128,7 +137,7 @@ Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const 
         double sum = 0;
         for (size_t u = u0; u <= t; ++u)
           sum += (s[u] = std::exp(s[u] - mx));
-        double* o = &out[(b * T + t) * C + hh * D];
+        double* o = &out[(b * T + t) * H * D + hh * D];
         for (size_t u = u0; u <= t; ++u) {
           const double* vr = &v[(b * T + u) * vs + vo + kvh * D];
           for (size_t i = 0; i < D; ++i)
@@ -136,10 +145,13 @@ Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const 
         }
       }
     }
-  return linear(out, get(p, pre + "attn.proj.weight"), get(p, pre + "attn.proj.bias"), rows, C, C);
+  return linear(out, get(p, pre + "attn.proj.weight"), bias(p, pre + "attn.proj.bias"), rows, H * D, C);
 }
 
+// The MLP's width, computed here rather than by GptConfig::mlpWidth: SwiGLU keeps a 4x GELU MLP's parameter
+// count (2/3 of mlpMult * dim, rounded up to a multiple of 8) unless the width is given.
 uint32_t hiddenOf(const model::GptConfig& c) {
+  if (c.hidden) return c.hidden;
   const uint32_t h = c.mlpMult * c.dim;
   return c.mlp == model::MlpKind::Gelu ? h : (2 * h / 3 + 7) / 8 * 8;
 }
@@ -148,25 +160,32 @@ Mat mlp(const model::GptConfig& c, const Mat& h, const ParamMap& p, const std::s
   const size_t C = c.dim, hid = hiddenOf(c);
   Mat a;
   if (c.mlp == model::MlpKind::SwiGLU) {
-    const Mat g = linear(h, get(p, pre + "mlp.gate.weight"), get(p, pre + "mlp.gate.bias"), rows, C, hid);
-    const Mat u = linear(h, get(p, pre + "mlp.up.weight"), get(p, pre + "mlp.up.bias"), rows, C, hid);
+    const Mat g = linear(h, get(p, pre + "mlp.gate.weight"), bias(p, pre + "mlp.gate.bias"), rows, C, hid);
+    const Mat u = linear(h, get(p, pre + "mlp.up.weight"), bias(p, pre + "mlp.up.bias"), rows, C, hid);
     a.resize(g.size());
     for (size_t i = 0; i < a.size(); ++i)
       a[i] = ref::silu(g[i]) * u[i];
   } else {
-    a = linear(h, get(p, pre + "mlp.fc.weight"), get(p, pre + "mlp.fc.bias"), rows, C, hid);
+    a = linear(h, get(p, pre + "mlp.fc.weight"), bias(p, pre + "mlp.fc.bias"), rows, C, hid);
     for (double& x : a)
       x = ref::gelu(x);
   }
-  return linear(a, get(p, pre + "mlp.proj.weight"), get(p, pre + "mlp.proj.bias"), rows, hid, C);
+  return linear(a, get(p, pre + "mlp.proj.weight"), bias(p, pre + "mlp.proj.bias"), rows, hid, C);
 }
 
 } // namespace
 
 void ropeReference(double* row, uint32_t D, uint32_t t, bool inverse) {
-  const uint32_t half = D / 2;
-  for (uint32_t i = 0; i < half; ++i) {
-    const double theta = double(t) * std::pow(10000.0, -2.0 * double(i) / double(D));
+  std::vector<double> freqs(D / 2);
+  for (uint32_t i = 0; i < D / 2; ++i)
+    freqs[i] = std::pow(10000.0, -2.0 * double(i) / double(D));
+  ropeReference(row, freqs, t, inverse);
+}
+
+void ropeReference(double* row, const std::vector<double>& freqs, uint32_t t, bool inverse) {
+  const size_t half = freqs.size();
+  for (size_t i = 0; i < half; ++i) {
+    const double theta = double(t) * freqs[i];
     // The GPU reads an f32 table; use the same rounded values.
     const double c = double(static_cast<float>(std::cos(theta)));
     const double s = double(static_cast<float>(std::sin(theta))) * (inverse ? -1.0 : 1.0);
@@ -198,12 +217,13 @@ std::vector<double> gptReferenceLogits(const model::GptConfig& c, const ParamMap
       x[i] += m[i];
   }
   const Mat xf = norm(c, x, p, "ln_f", rows);
+  const auto& head = c.tiedHead ? wte : get(p, "lm_head.weight");
   Mat logits(rows * V, 0.0);
   for (size_t r = 0; r < rows; ++r)
     for (size_t v = 0; v < V; ++v) {
       double s = 0;
       for (size_t i = 0; i < C; ++i)
-        s += xf[r * C + i] * wte[v * C + i];
+        s += xf[r * C + i] * head[v * C + i];
       logits[r * V + v] = s;
     }
   return logits;

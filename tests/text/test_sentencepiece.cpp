@@ -1,7 +1,8 @@
 // SentencePiece through Debian's library: BPE and unigram models trained on a slice of the King James Bible
 // (or, without the bootstrap's corpus, on generated text), loaded back from their bytes, encoding and
 // decoding text exactly (identity normalization, byte fallback for unseen characters); descriptions and
-// files rebuild the same tokenizer, and altered files are refused.
+// files rebuild the same tokenizer, and altered files are refused. A Hugging Face directory's tokenizer.model
+// takes its special tokens, BOS/EOS and chat template from the configuration files beside it.
 #include "engine/text/load.hpp"
 #include "engine/text/sentencepiece.hpp"
 #include "engine/text/simple.hpp"
@@ -11,6 +12,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -114,6 +116,68 @@ TEST_CASE("sentencepiece: BPE and unigram train, load from bytes and round-trip 
     CHECK_THROWS_WITH(text::loadTokenizer(tok.describe(), dir),
                       ContainsSubstring("are not the ones recorded"));
   }
+}
+
+TEST_CASE("sentencepiece: a Hugging Face directory's tokenizer.model with its configuration files",
+          "[text][sentencepiece]") {
+  const std::string model = train("bpe", 600);
+  const text::SentencePieceTokenizer bare(model);
+  const fs::path dir = tempDir() / "hf-dir";
+  fs::create_directories(dir);
+  std::ofstream(dir / "tokenizer.model", std::ios::binary) << model;
+  // Llama 2's layout: <unk>, <s>, </s> are pieces 0, 1, 2 and added tokens; one more token past the model.
+  const nlohmann::json config = {
+      {"bos_token", "<s>"},
+      {"eos_token", {{"content", "</s>"}, {"__type", "AddedToken"}}},
+      {"add_bos_token", true},
+      {"add_eos_token", false},
+      {"chat_template", "[INST] {{ messages }} [/INST]"},
+      {"added_tokens_decoder",
+       {{"0", {{"content", "<unk>"}, {"special", true}, {"normalized", false}}},
+        {"1", {{"content", "<s>"}, {"special", true}, {"normalized", false}}},
+        {"2", {{"content", "</s>"}, {"special", true}, {"normalized", false}}},
+        {"600", {{"content", "<|extra|>"}, {"special", true}, {"normalized", false}, {"rstrip", true}}}}}};
+  std::ofstream(dir / "tokenizer_config.json") << config.dump(2);
+  std::ofstream(dir / "generation_config.json") << R"({"eos_token_id": [2, 600]})";
+  const auto tok = text::openTokenizer(dir.string());
+  REQUIRE(std::string(tok->kind()) == "sentencepiece");
+  CHECK(tok->vocab() == 601);
+  CHECK(tok->bos() == 1);
+  CHECK(tok->eosIds() == std::vector<int32_t>{2, 600});
+  CHECK(tok->endOfText() == 2);
+  CHECK(tok->tokenId("<|extra|>") == 600);
+  CHECK(tok->tokenId("<|nope|>") == std::nullopt);
+  CHECK(tok->chatTemplate() == "[INST] {{ messages }} [/INST]");
+  CHECK(tok->sequenceSpecials() == text::SequenceSpecials{{1}, {}});
+  // Added tokens are cut out first; each stretch between them is SentencePiece's encoding of it alone.
+  auto concat = [&](std::initializer_list<std::vector<int32_t>> parts) {
+    std::vector<int32_t> all;
+    for (const auto& p : parts)
+      all.insert(all.end(), p.begin(), p.end());
+    return all;
+  };
+  CHECK(tok->encode("<s>In the beginning</s>and <|extra|>  God") ==
+        concat({{1}, bare.encode("In the beginning"), {2}, bare.encode("and "), {600}, bare.encode("God")}));
+  CHECK(tok->encode(kTexts[0]) == bare.encode(kTexts[0]));
+  CHECK(tok->decode(tok->encode("<s>the earth</s>")) == "<s>the earth</s>");
+  CHECK(tok->decodeToken(600) == "<|extra|>");
+  // The configuration travels with the model; a bare model keeps its old description.
+  std::vector<std::string> names;
+  for (const auto& f : tok->files())
+    names.push_back(f.name);
+  CHECK(names ==
+        std::vector<std::string>{"tokenizer.model", "tokenizer_config.json", "generation_config.json"});
+  CHECK(bare.describe()["files"] == nlohmann::json{"tokenizer.model"});
+  CHECK(tok->describe() != bare.describe());
+  const fs::path saved = tempDir() / "hf-saved";
+  fs::create_directories(saved);
+  for (const auto& f : tok->files())
+    std::ofstream(saved / f.name, std::ios::binary) << f.bytes;
+  CHECK(text::loadTokenizer(tok->describe(), saved)->encode("a<s>b") == tok->encode("a<s>b"));
+  CHECK(text::openTokenizer((dir / "tokenizer.model").string())->describe() == bare.describe());
+  std::ofstream(dir / "tokenizer_config.json") << R"({"bos_token": "<missing>"})";
+  CHECK_THROWS_WITH(text::openTokenizer(dir.string()),
+                    ContainsSubstring("tokenizer_config.json: bos_token '<missing>' is not a token"));
 }
 
 TEST_CASE("sentencepiece: bad models and impossible training are refused with SentencePiece's reason",

@@ -1,5 +1,7 @@
 // helios-train's refusals as a user meets them: every count and float flag, --config keys, --data and the run
-// directory are checked before the data, the device or step 1, with one message naming the value.
+// directory are checked before the data, the device or step 1, with one message naming the value. And the
+// data commands end to end (tokenizer, prepare, tokenize).
+#include "support/hf_tokenizer_json.hpp"
 #include "support/process.hpp"
 #include "support/random.hpp"
 
@@ -288,4 +290,48 @@ TEST_CASE("chat data: a tokenizer without a chat template, a missing token, misp
   CHECK_THAT(r.output, ContainsSubstring("needs an evaluation set"));
   r = run("sample --resume " + (dir() / "never").string() + " --prompt hi --system be-brief");
   CHECK_THAT(r.output, ContainsSubstring("--chat-template and --system are for --chat"));
+}
+
+TEST_CASE("tokenize: ids, JSON lines, decode and info with any tokenizer; bad input named") {
+  const fs::path tok = dir() / "hf-tokenizer";
+  fs::create_directories(tok);
+  std::ofstream(tok / "tokenizer.json") << helios::test::smallTokenizerJson().dump();
+  std::ofstream(tok / "tokenizer_config.json")
+      << R"({"eos_token": "<|im_end|>", "bos_token": "<|endoftext|>"})";
+  const std::string t = "tokenize --tokenizer " + tok.string() + " ";
+  Result r = run(t + "--text ' the<|im_end|> he'");
+  INFO(r.output);
+  CHECK(r.exitCode == 0);
+  CHECK(r.output == "258 260 32 257\n");
+  std::ofstream(dir() / "in.jsonl") << "\" the\"\n\"he<|endoftext|>\"\n\"\"\n";
+  r = run(t + "--jsonl --file " + (dir() / "in.jsonl").string());
+  CHECK(r.output == "[258]\n[257,259]\n[]\n");
+  r = run(t + "--decode --text '258 260 32 257'");
+  CHECK(r.output == " the<|im_end|> he\n");
+  std::ofstream(dir() / "ids.jsonl") << "[258,260]\n[]\n";
+  r = run(t + "--jsonl --decode < " + (dir() / "ids.jsonl").string());
+  CHECK(r.output == "\" the<|im_end|>\"\n\"\"\n");
+  r = run(t + "--info");
+  CHECK(r.exitCode == 0);
+  CHECK_THAT(r.output, ContainsSubstring("\"kind\": \"hf\"") && ContainsSubstring("\"vocab\": 261") &&
+                           ContainsSubstring("\"bos\": 259"));
+  r = run("tokenize --tokenizer byte --text Hi");
+  CHECK(r.output == "72 105\n");
+
+  std::ofstream(dir() / "bad.jsonl") << "\"fine\"\nnot json\n";
+  r = run(t + "--jsonl --file " + (dir() / "bad.jsonl").string());
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("line 2:"));
+  std::ofstream(dir() / "latin1.txt", std::ios::binary) << "caf\xe9";
+  r = run(t + "--file " + (dir() / "latin1.txt").string());
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("not UTF-8 at byte 3"));
+  r = run(t + "--decode --text '1 x'");
+  CHECK_THAT(r.output, ContainsSubstring("'x' is not a token id"));
+  r = run("tokenize --tokenizer " + (dir() / "nowhere").string() + " --text a");
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("nowhere"));
+  r = run("tokenize --help");
+  CHECK_THAT(r.output,
+             ContainsSubstring("--jsonl") && ContainsSubstring("--decode") && ContainsSubstring("--info"));
 }

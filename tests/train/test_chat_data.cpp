@@ -222,25 +222,43 @@ TEST_CASE("chat loader: epochs see every sequence once, shards split the batch, 
   }
   CHECK(epoch.size() == n);
   CHECK(trained == std::accumulate(whole.train().trained.begin(), whole.train().trained.end(), uint64_t{0}));
-  // Two ranks at half the rows draw the whole batch's rows between them, and the same state.
+  // Ranks holding uneven runs of every micro-batch (1 and 3 rows of 4, two micro-batches) hold the whole
+  // batch's rows between them, each counts the whole batch's trained targets, and all leave the same state.
   const uint64_t state = whole.state();
-  train::Batch all, r0, r1;
-  whole.nextTrain(4, all);
+  const uint32_t batch = 4, accum = 2;
+  train::Batch all, allVal;
+  whole.nextTrain(accum * batch, all);
+  whole.valBatch(1, batch, allVal);
   train::ChatLoader part(whole.train(), whole.eval(), 11);
-  part.setState(state);
-  part.nextTrain(2, r0, {0, 2});
-  part.setState(state);
-  part.nextTrain(2, r1, {1, 2});
-  CHECK(part.state() == whole.state());
-  CHECK(r0.trainedTargets == all.trainedTargets);
-  for (uint32_t row = 0; row < 4; ++row) {
-    const train::Batch& from = row % 2 ? r1 : r0;
-    const auto slice = [&](const std::vector<int32_t>& v, uint32_t r) {
-      return std::vector<int32_t>(v.begin() + r * T, v.begin() + (r + 1) * T);
-    };
-    CHECK(slice(from.tokens, row / 2) == slice(all.tokens, row));
-    CHECK(slice(from.positions, row / 2) == slice(all.positions, row));
+  const auto row = [&](const std::vector<int32_t>& v, uint32_t r) {
+    return std::vector<int32_t>(v.begin() + r * T, v.begin() + (r + 1) * T);
+  };
+  uint32_t first = 0;
+  for (const uint32_t count : {1u, 3u}) {
+    INFO("rows [" << first << ", " << first + count << ") of " << batch);
+    const train::Shard shard{first, count, batch};
+    train::Batch got, v;
+    part.setState(state);
+    part.nextTrain(accum * count, got, shard);
+    CHECK(part.state() == whole.state());
+    CHECK(got.trainedTargets == all.trainedTargets);
+    REQUIRE(got.tokens.size() == size_t(accum * count) * T);
+    for (uint32_t m = 0; m < accum; ++m)
+      for (uint32_t j = 0; j < count; ++j) { // row j of micro-batch m: the process' row first + j of it
+        const uint32_t mine = m * count + j, theirs = m * batch + first + j;
+        CHECK(row(got.tokens, mine) == row(all.tokens, theirs));
+        CHECK(row(got.targets, mine) == row(all.targets, theirs));
+        CHECK(row(got.positions, mine) == row(all.positions, theirs));
+      }
+    part.valBatch(1, count, v, shard);
+    CHECK(v.trainedTargets == allVal.trainedTargets);
+    for (uint32_t j = 0; j < count; ++j)
+      CHECK(row(v.positions, j) == row(allVal.positions, first + j));
+    first += count;
   }
+  train::Batch bad;
+  CHECK_THROWS_AS(part.nextTrain(3, bad, {0, 2, batch}), std::invalid_argument); // not whole runs
+  CHECK_THROWS_AS(part.nextTrain(2, bad, {3, 2, batch}), std::invalid_argument); // past the micro-batch
   // Evaluation batches are fixed and wrap around the evaluation sequences.
   train::Batch v0, v0again;
   whole.valBatch(0, 3, v0);

@@ -71,35 +71,46 @@ TEST_CASE("data loader: split, deterministic batches, state", "[train][data]") {
                     ContainsSubstring("seq_len + 1 = 17"));
 }
 
-TEST_CASE("data loader: N shards at batch B/N together hold one process' batch B, in strided order",
+TEST_CASE("data loader: ranks' shares of every micro-batch together hold one process' batch, whatever the "
+          "split",
           "[train][data]") {
   std::vector<int32_t> tokens(5000);
   std::iota(tokens.begin(), tokens.end(), 0);
-  const uint32_t T = 8, rows = 12; // e.g. grad_accum 2 x batch 6
-  for (uint32_t ranks : {2u, 3u}) {
+  const uint32_t T = 8, batch = 6, accum = 2;
+  // Even, uneven and one rank holding all but one row; each split's rows tile the micro-batch.
+  for (const std::vector<uint32_t>& split : {std::vector<uint32_t>{3, 3}, {1, 2, 3}, {4, 1, 1}, {5, 1}}) {
+    INFO("split " << split.size() << " ranks, first " << split[0]);
     train::DataLoader whole(tokens, T, 11);
     std::vector<int32_t> x, y;
-    whole.nextTrain(rows, x, y); // a step the single process takes first, then the step compared
-    whole.nextTrain(rows, x, y);
-    for (uint32_t r = 0; r < ranks; ++r) {
+    whole.nextTrain(accum * batch, x, y); // a step the single process takes first, then the step compared
+    whole.nextTrain(accum * batch, x, y);
+    uint32_t first = 0;
+    for (const uint32_t count : split) {
+      const train::Shard shard{first, count, batch};
       train::DataLoader part(tokens, T, 11);
       std::vector<int32_t> px, py;
-      part.nextTrain(rows / ranks, px, py, {r, ranks});
-      part.nextTrain(rows / ranks, px, py, {r, ranks});
-      REQUIRE(px.size() == size_t(rows / ranks) * T);
-      for (uint32_t l = 0; l < rows / ranks; ++l)
-        for (uint32_t t = 0; t < T; ++t) {
-          CHECK(px[size_t(l) * T + t] == x[size_t(l * ranks + r) * T + t]);
-          CHECK(py[size_t(l) * T + t] == y[size_t(l * ranks + r) * T + t]);
-        }
-      CHECK(part.state() == whole.state()); // the data position does not depend on the rank count
+      part.nextTrain(accum * count, px, py, shard);
+      part.nextTrain(accum * count, px, py, shard);
+      REQUIRE(px.size() == size_t(accum * count) * T);
+      for (uint32_t m = 0; m < accum; ++m)
+        for (uint32_t j = 0; j < count; ++j)
+          for (uint32_t t = 0; t < T; ++t) { // row j of micro-batch m is the process' row first + j of it
+            CHECK(px[size_t(m * count + j) * T + t] == x[size_t(m * batch + first + j) * T + t]);
+            CHECK(py[size_t(m * count + j) * T + t] == y[size_t(m * batch + first + j) * T + t]);
+          }
+      CHECK(part.state() == whole.state()); // the data position depends on neither the ranks nor the shares
       std::vector<int32_t> vx, vy, pvx, pvy;
-      whole.valBatch(1, rows, vx, vy);
-      part.valBatch(1, rows / ranks, pvx, pvy, {r, ranks});
-      for (uint32_t l = 0; l < rows / ranks; ++l)
-        CHECK(pvx[size_t(l) * T] == vx[size_t(l * ranks + r) * T]);
+      whole.valBatch(1, batch, vx, vy);
+      part.valBatch(1, count, pvx, pvy, shard);
+      for (uint32_t j = 0; j < count; ++j)
+        CHECK(pvx[size_t(j) * T] == vx[size_t(first + j) * T]);
+      first += count;
     }
   }
+  train::DataLoader loader(tokens, T, 11);
+  std::vector<int32_t> x, y;
+  CHECK_THROWS_AS(loader.nextTrain(5, x, y, {0, 2, batch}), std::invalid_argument); // not whole micro-batches
+  CHECK_THROWS_AS(loader.nextTrain(4, x, y, {5, 2, batch}), std::invalid_argument); // past the micro-batch
 }
 
 TEST_CASE("data: a missing default corpus names the bootstrap", "[train][data]") {

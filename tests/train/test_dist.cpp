@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -66,6 +67,18 @@ public:
   std::string describe() const override { return "doubling rank 1 of 2"; }
 };
 
+// Rank 1 of 2 (ScriptedPeer) on a bigram model's parameter groups, with `lossFloats` losses on the device.
+struct PeerRank {
+  vk::Context& ctx = test::trainCtx();
+  train::BigramModel model{ctx, 37, 5};
+  const std::vector<helios::model::ParameterGroup>& groups = model.parameterGroups();
+  graph::GraphExecutor g{ctx};
+  ScriptedPeer comm;
+  uint32_t lossFloats;
+  vk::Buffer losses;
+  explicit PeerRank(uint32_t floats) : lossFloats(floats), losses(ctx.buffer(4 * floats, "test losses")) {}
+};
+
 void write(graph::GraphExecutor& g, const vk::BufferRange& dst, const std::vector<float>& v) {
   auto& ctx = g.context();
   vk::Buffer up = ctx.buffer(4 * v.size(), "test upload", vk::MemoryKind::Upload);
@@ -115,13 +128,8 @@ TEST_CASE("dist: buckets cover every gradient once, last group first, on aligned
 
 TEST_CASE("dist: DataParallel sums gradients, averages losses, takes rank 0's state, compares hashes",
           "[train][dist]") {
-  auto& ctx = test::trainCtx();
-  train::BigramModel model(ctx, 37, 5);
-  const auto& groups = model.parameterGroups();
-  graph::GraphExecutor g(ctx);
-  ScriptedPeer comm;
-  const uint32_t lossFloats = 8;
-  vk::Buffer losses = ctx.buffer(4 * lossFloats, "test losses");
+  PeerRank rank(8);
+  auto& [ctx, model, groups, g, comm, lossFloats, losses] = rank;
   dist::DataParallel dp(ctx, comm, groups, 64, lossFloats); // 64-byte buckets: many of them
 
   // Gradients: ours and the peer's, random; the peer's arrive in bucket order.
@@ -156,9 +164,10 @@ TEST_CASE("dist: DataParallel sums gradients, averages losses, takes rank 0's st
     for (uint32_t i = 0; i < groups[k].elements; ++i)
       REQUIRE(got[i] == peerGrads[k][i] + mine[k][i]);
   }
+  // Losses: rank 0's (already weighted by its part of the batch) plus ours times our part, 1/2.
   const auto gotLosses = read(g, losses.range(), lossFloats);
   for (uint32_t i = 0; i < lossFloats; ++i)
-    CHECK(gotLosses[i] == (peerLosses[i] + myLosses[i]) / 2.0f);
+    CHECK(gotLosses[i] == peerLosses[i] + 0.5f * myLosses[i]);
 
   // Rank 0's data, m and v replace ours, group by group.
   std::vector<std::vector<float>> rootState;
@@ -240,8 +249,77 @@ TEST_CASE("dist: the overlapped exchange sums every bucket once, after its last 
       }
     }
     const auto gotLosses = read(g, losses.range(), lossFloats);
-    for (uint32_t i = 0; i < lossFloats; ++i)
-      CHECK(gotLosses[i] == (DoublingPeer::peerOf(myLosses[i]) + myLosses[i]) / 2.0f);
+    for (uint32_t i = 0; i < lossFloats; ++i) { // ours weighted by our half of the batch, then summed
+      const float x = 0.5f * myLosses[i];
+      CHECK(gotLosses[i] == DoublingPeer::peerOf(x) + x);
+    }
     CHECK(comm.exchanges.size() == buckets.size() + 1); // every bucket once, then the losses
   }
+}
+
+TEST_CASE("dist: a rank's losses count by its part of the batch; unlike devices take rank 0's control and "
+          "state",
+          "[train][dist]") {
+  PeerRank rank(4);
+  auto& [ctx, model, groups, g, comm, lossFloats, losses] = rank;
+  // This rank trains 3 of 8 rows: its losses count 3/8 (a power-of-two denominator: exact).
+  dist::DataParallel dp(ctx, comm, groups, 1 << 20, lossFloats, {0.375, false});
+  CHECK_FALSE(dp.alike());
+  std::vector<float> zeros;
+  for (const auto& gr : groups) // gradients are not what this case checks: zero from both ranks
+    zeros.resize(zeros.size() + gr.elements, 0.0f);
+  comm.peer = zeros;
+  const std::vector<float> myLosses = test::randomFloats(lossFloats, 0.0f, 6.0f);
+  const std::vector<float> peerLosses = test::randomFloats(lossFloats, 0.0f, 6.0f);
+  comm.peer.insert(comm.peer.end(), peerLosses.begin(), peerLosses.end());
+  write(g, losses.range(), myLosses);
+  dp.reduceGradients(g, losses.range(), 1);
+  g.flush();
+  const auto gotLosses = read(g, losses.range(), lossFloats);
+  for (uint32_t i = 0; i < lossFloats; ++i)
+    CHECK(gotLosses[i] == peerLosses[i] + 0.375f * myLosses[i]);
+
+  // Rank 0's optimizer control and step record replace ours (two ranges, of 4 and 8 floats).
+  vk::Buffer control = ctx.buffer(4 * 4, "test control"), record = ctx.buffer(4 * 8, "test record");
+  write(g, control.range(), test::randomFloats(4, -1.0f, 1.0f));
+  write(g, record.range(), test::randomFloats(8, -1.0f, 1.0f));
+  const std::vector<float> rootControl = test::randomFloats(4, -1.0f, 1.0f);
+  const std::vector<float> rootRecord = test::randomFloats(8, -1.0f, 1.0f);
+  const uint32_t align = uint32_t(ctx.allocator().alignment() / 4);
+  comm.rewind();
+  comm.root = rootControl;
+  comm.root.resize((4 + align - 1) / align * align, 0.0f); // each range starts on an aligned float
+  comm.root.insert(comm.root.end(), rootRecord.begin(), rootRecord.end());
+  comm.root.resize(comm.root.size() + (8 + align - 1) / align * align - 8, 0.0f);
+  const vk::BufferRange ranges[] = {control.range(), record.range()};
+  dp.adoptRankZero(g, ranges);
+  g.flush();
+  CHECK(read(g, control.range(), 4) == rootControl);
+  CHECK(read(g, record.range(), 8) == rootRecord);
+
+  // Hashes that differ: rank 0's parameters and moments replace ours when they differ by rounding only...
+  std::vector<std::vector<float>> mine, rootState;
+  comm.rewind();
+  comm.root.clear();
+  for (const auto& gr : groups) {
+    mine.push_back(test::randomFloats(gr.elements, -2.0f, 2.0f));
+    write(g, gr.data, mine.back());
+    for (int kind = 0; kind < 3; ++kind) {
+      rootState.push_back(kind == 0 ? mine.back() : test::randomFloats(gr.elements, 0.0f, 1.0f));
+      if (kind == 0) rootState.back()[0] = std::nextafter(rootState.back()[0], 3.0f); // one ulp apart
+      comm.root.insert(comm.root.end(), rootState.back().begin(), rootState.back().end());
+    }
+  }
+  comm.peerHash = 0x1234;
+  CHECK_NOTHROW(dp.checkIdentical(g, 5));
+  size_t k = 0;
+  for (const auto& gr : groups)
+    for (const vk::BufferRange* range : {&gr.data, &gr.m, &gr.v})
+      CHECK(read(g, *range, gr.elements) == rootState[k++]);
+  // ... and the check fails, naming the rank, when they differ by more.
+  comm.rewind();
+  for (float& v : comm.root)
+    v += 1.0f;
+  CHECK_THROWS_WITH(dp.checkIdentical(g, 6), ContainsSubstring("after step 6: rank 1") &&
+                                                 ContainsSubstring("more than rounding on unlike devices"));
 }

@@ -1,4 +1,4 @@
-// Hugging Face GPT-2 export and import (engine/train/hf_gpt2): config.json's fields, GPT-2's names and Conv1D
+// Hugging Face GPT-2 export and import (engine/train/hf): config.json's fields, GPT-2's names and Conv1D
 // layout, an exact export -> import round trip (f32; f16/bf16 round once and then stay), a float64 NumPy
 // forward over the exported file (tests/train/hf_gpt2_forward.py) against Helios' logits, and the refusals.
 #include "common.hpp"
@@ -6,7 +6,9 @@
 #include "engine/graph/graph_executor.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/hf_gpt2.hpp"
+#include "engine/train/hf/config.hpp"
+#include "engine/train/hf/export.hpp"
+#include "engine/train/hf/import.hpp"
 #include "support/process.hpp"
 #include "support/random.hpp"
 
@@ -51,6 +53,27 @@ std::map<std::string, std::vector<float>> randomize(train::Model& m) {
     values[p.name] = v;
   }
   return values;
+}
+
+// Exports a checkpoint into a fresh `out` (GPT-2's eos id given).
+void exportTo(const fs::path& ckpt, const fs::path& out, train::StoredType dtype,
+              std::optional<int64_t> eos = {}) {
+  fs::remove_all(out);
+  fs::create_directories(out);
+  train::hf::ExportOptions o;
+  o.dtype = dtype;
+  if (eos) o.ids.eos = {*eos};
+  train::hf::exportHf(ckpt, out, o);
+}
+
+// The imported directory's tensors as Helios parameters.
+std::map<std::string, std::vector<float>> importedValues(const fs::path& dir, const model::GptConfig& c) {
+  const train::hf::Import im = train::hf::openImport(dir);
+  auto m = makeGpt(c);
+  std::map<std::string, std::vector<float>> out;
+  for (auto& p : m->parameters())
+    out[p.name] = train::hf::assemble(im, p.name).values;
+  return out;
 }
 
 fs::path saveRandomCheckpoint(train::Model& m, const std::string& name) {
@@ -111,7 +134,7 @@ TEST_CASE("hf export: config.json, GPT-2 names and the Conv1D layout", "[train][
   auto m = makeGpt(c);
   const auto values = randomize(*m);
   const fs::path ckpt = saveRandomCheckpoint(*m, "hf-layout"), out = ckpt.parent_path() / "hf";
-  train::exportHf(ckpt, out, train::StoredType::F32, 50);
+  exportTo(ckpt, out, train::StoredType::F32, 50);
 
   std::ifstream in(out / "config.json");
   const nlohmann::json cfg = nlohmann::json::parse(in);
@@ -128,7 +151,7 @@ TEST_CASE("hf export: config.json, GPT-2 names and the Conv1D layout", "[train][
   CHECK(cfg["tie_word_embeddings"] == true);
   CHECK(cfg["eos_token_id"] == 50);
   CHECK(cfg["torch_dtype"] == "float32");
-  CHECK(train::gptConfigFromHf(cfg).describe() == c.describe());
+  CHECK(train::hf::configFromHf(cfg, "config.json").describe() == c.describe());
 
   const train::SafeTensorsFile hf = train::readSafetensors(out / "model.safetensors");
   CHECK(hf.metadata.at("format") == "pt");
@@ -155,28 +178,28 @@ TEST_CASE("hf export: export -> import is exact in f32; f16 and bf16 round once"
   const auto values = randomize(*m);
   const fs::path ckpt = saveRandomCheckpoint(*m, "hf-roundtrip");
 
-  train::exportHf(ckpt, ckpt.parent_path() / "f32", train::StoredType::F32);
-  const train::HfImport back = train::importHf(ckpt.parent_path() / "f32");
+  exportTo(ckpt, ckpt.parent_path() / "f32", train::StoredType::F32);
+  const train::hf::Import back = train::hf::openImport(ckpt.parent_path() / "f32");
   CHECK(back.config.describe() == c.describe());
   CHECK(back.tokenizer == train::Tokenizer::byteLevel().toJson());
-  REQUIRE(back.tensors.tensors.size() == values.size());
+  const auto backValues = importedValues(ckpt.parent_path() / "f32", c);
+  REQUIRE(backValues.size() == values.size());
   for (const auto& [name, v] : values) {
     INFO(name);
-    REQUIRE(back.tensors.find(name));
-    CHECK(std::memcmp(back.tensors.find(name)->data.data(), v.data(), v.size() * 4) == 0);
+    CHECK(std::memcmp(backValues.at(name).data(), v.data(), v.size() * 4) == 0);
   }
 
   for (const auto dtype : {train::StoredType::F16, train::StoredType::BF16}) {
     INFO(train::toString(dtype));
     const fs::path dir = ckpt.parent_path() / train::toString(dtype);
-    train::exportHf(ckpt, dir, dtype);
+    exportTo(ckpt, dir, dtype);
     const auto header = train::readSafetensors(dir / "model.safetensors", true, train::AcceptTypes::Floats);
     for (const auto& t : header.tensors)
       CHECK(t.stored == dtype);
-    const train::HfImport imported = train::importHf(dir);
+    const auto imported = importedValues(dir, c);
     bool rounded = true;
     for (const auto& [name, v] : values) {
-      const auto& got = imported.tensors.find(name)->data;
+      const auto& got = imported.at(name);
       for (size_t i = 0; i < v.size(); ++i) {
         const float want =
             dtype == train::StoredType::F16 ? halfToFloat(floatToHalf(v[i])) : bf16ToFloat(floatToBf16(v[i]));
@@ -185,10 +208,17 @@ TEST_CASE("hf export: export -> import is exact in f32; f16 and bf16 round once"
     }
     CHECK(rounded);
     // Exporting the imported values again stores the very same bytes.
-    const train::SafeTensorsFile again = train::toHfTensors(c, imported.tensors, dtype);
+    auto m2 = makeGpt(c);
+    train::hf::loadImport(test::trainCtx(), *m2, train::hf::openImport(dir));
+    const fs::path again =
+        saveRandomCheckpoint(*m2, std::string("hf-roundtrip-again-") + train::toString(dtype));
+    exportTo(again, again.parent_path() / "hf", dtype);
     const train::SafeTensorsFile first =
         train::readSafetensors(dir / "model.safetensors", false, train::AcceptTypes::Floats);
-    for (const auto& t : again.tensors)
+    const train::SafeTensorsFile second = train::readSafetensors(
+        again.parent_path() / "hf" / "model.safetensors", false, train::AcceptTypes::Floats);
+    REQUIRE(second.tensors.size() == first.tensors.size());
+    for (const auto& t : second.tensors)
       CHECK(first.find(t.name)->data == t.data);
   }
 }
@@ -201,7 +231,7 @@ TEST_CASE("hf export: a NumPy GPT-2 forward over the exported tensors matches He
   const fs::path ckpt = saveRandomCheckpoint(*m, "hf-numpy");
   const std::vector<int32_t> tokens = randomTokens(c.context - 2, c.vocab);
 
-  train::exportHf(ckpt, ckpt.parent_path() / "f32", train::StoredType::F32);
+  exportTo(ckpt, ckpt.parent_path() / "f32", train::StoredType::F32);
   const auto ref = numpyLogits(ckpt.parent_path() / "f32", tokens);
   if (!ref) SKIP("/usr/bin/python3 has no NumPy");
   const std::vector<float> helios = heliosLogits(*m, tokens);
@@ -212,8 +242,8 @@ TEST_CASE("hf export: a NumPy GPT-2 forward over the exported tensors matches He
   for (const auto dtype : {train::StoredType::F16, train::StoredType::BF16}) {
     INFO(train::toString(dtype));
     const fs::path dir = ckpt.parent_path() / train::toString(dtype);
-    train::exportHf(ckpt, dir, dtype);
-    train::loadWeights(test::trainCtx(), *m, train::importHf(dir).tensors, dir);
+    exportTo(ckpt, dir, dtype);
+    train::hf::loadImport(test::trainCtx(), *m, train::hf::openImport(dir));
     CHECK(maxAbsDiff(heliosLogits(*m, tokens), *numpyLogits(dir, tokens)) < 1e-4f);
   }
 }
@@ -221,40 +251,42 @@ TEST_CASE("hf export: a NumPy GPT-2 forward over the exported tensors matches He
 TEST_CASE("hf export: models GPT-2 cannot represent and broken imports are refused by name", "[train][hf]") {
   model::GptConfig rope = tinyGpt2();
   rope.rope = true;
-  CHECK_THAT(train::hfIncompatibility(rope), ContainsSubstring("rotary"));
+  CHECK_THAT(train::hf::exportIncompatibility(rope), ContainsSubstring("rotary"));
   model::GptConfig rms = tinyGpt2();
   rms.norm = model::NormKind::RMSNorm;
-  CHECK_THROWS_WITH(train::toHfTensors(rms, {}, train::StoredType::F32), ContainsSubstring("RMSNorm"));
+  CHECK_THROWS_WITH(train::hf::hfConfig(rms, train::StoredType::F32, {}), ContainsSubstring("RMSNorm"));
   model::GptConfig gqa = tinyGpt2();
   gqa.kvHeads = 1;
-  CHECK_THAT(train::hfIncompatibility(gqa), ContainsSubstring("grouped-query"));
+  CHECK_THAT(train::hf::exportIncompatibility(gqa), ContainsSubstring("grouped-query"));
   model::GptConfig swiglu = tinyGpt2();
   swiglu.mlp = model::MlpKind::SwiGLU;
-  CHECK_THAT(train::hfIncompatibility(swiglu), ContainsSubstring("SwiGLU"));
-  CHECK(train::hfIncompatibility(tinyGpt2()).empty());
+  CHECK_THAT(train::hf::exportIncompatibility(swiglu), ContainsSubstring("SwiGLU"));
+  CHECK(train::hf::exportIncompatibility(tinyGpt2()).empty());
 
   const model::GptConfig c = tinyGpt2();
-  nlohmann::json cfg = train::hfConfig(c, train::StoredType::F32);
+  nlohmann::json cfg = train::hf::hfConfig(c, train::StoredType::F32, {});
   cfg["activation_function"] = "gelu";
-  CHECK_THROWS_WITH(train::gptConfigFromHf(cfg), ContainsSubstring("activation_function 'gelu'"));
-  cfg = train::hfConfig(c, train::StoredType::F32);
+  CHECK_THROWS_WITH(train::hf::configFromHf(cfg, "config.json"),
+                    ContainsSubstring("activation_function' is 'gelu'"));
+  cfg = train::hf::hfConfig(c, train::StoredType::F32, {});
   cfg["model_type"] = "llama";
-  CHECK_THROWS_WITH(train::gptConfigFromHf(cfg), ContainsSubstring("model_type"));
+  CHECK_THROWS_WITH(train::hf::configFromHf(cfg, "config.json"), ContainsSubstring("model_type"));
 
   auto m = makeGpt(c);
   const fs::path ckpt = saveRandomCheckpoint(*m, "hf-refusals"), dir = ckpt.parent_path() / "hf";
-  train::exportHf(ckpt, dir, train::StoredType::F32);
+  exportTo(ckpt, dir, train::StoredType::F32);
   train::SafeTensorsFile hf = train::readSafetensors(dir / "model.safetensors");
   SECTION("a wrong shape") {
     for (auto& t : hf.tensors)
       if (t.name == "transformer.h.0.attn.c_attn.weight") t.shape = {96, 32}; // Linear's layout, not Conv1D's
     train::writeSafetensors(dir / "model.safetensors", hf);
-    CHECK_THROWS_WITH(train::importHf(dir), ContainsSubstring("has shape"));
+    CHECK_THROWS_WITH(train::hf::openImport(dir), ContainsSubstring("has shape"));
   }
   SECTION("an extra layer's tensor") {
     hf.tensors.push_back({"transformer.h.9.ln_1.weight", {32}, std::vector<float>(32, 1.0f)});
     train::writeSafetensors(dir / "model.safetensors", hf);
-    CHECK_THROWS_WITH(train::importHf(dir), ContainsSubstring("not part of a GPT-2 with 2 layers"));
+    CHECK_THROWS_WITH(train::hf::openImport(dir),
+                      ContainsSubstring("not part of a GPT2LMHeadModel with 2 layers"));
   }
   SECTION("an untied head; a tied one and the mask buffers pass, prefix or not") {
     train::SafeTensor head = *hf.find("transformer.wte.weight");
@@ -264,14 +296,14 @@ TEST_CASE("hf export: models GPT-2 cannot represent and broken imports are refus
     for (auto& t : hf.tensors)
       if (t.name.rfind("transformer.h.1.", 0) == 0) t.name = t.name.substr(12);
     train::writeSafetensors(dir / "model.safetensors", hf);
-    CHECK_NOTHROW(train::importHf(dir));
+    CHECK_NOTHROW(train::hf::loadImport(test::trainCtx(), *m, train::hf::openImport(dir)));
     hf.tensors[hf.tensors.size() - 2].data[3] += 1.0f;
     train::writeSafetensors(dir / "model.safetensors", hf);
-    CHECK_THROWS_WITH(train::importHf(dir), ContainsSubstring("lm_head.weight differs"));
+    CHECK_THROWS_WITH(train::hf::openImport(dir), ContainsSubstring("lm_head.weight differs"));
   }
   SECTION("a missing tensor") {
     hf.tensors.erase(hf.tensors.begin() + 3);
     train::writeSafetensors(dir / "model.safetensors", hf);
-    CHECK_THROWS_WITH(train::importHf(dir), ContainsSubstring("is missing"));
+    CHECK_THROWS_WITH(train::hf::openImport(dir), ContainsSubstring("is missing"));
   }
 }

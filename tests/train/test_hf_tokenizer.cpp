@@ -2,12 +2,14 @@
 // merges.txt, read back by Helios' own GPT-2 loader, encode fresh random strings exactly as the original
 // tokenizer does; merges.txt leads with the "#version" line GPT2Tokenizer skips unread; tokenizer_config.json
 // and special_tokens_map.json name <|endoftext|> only where the vocabulary has it; SentencePiece travels as
-// tokenizer.model alone (encoding the same); byte-level writes nothing and says so.
+// tokenizer.model alone (encoding the same); a tokenizer.json directory leaves byte for byte as it came;
+// byte-level writes nothing and says so.
 #include "common.hpp"
 #include "engine/text/gpt2_bpe.hpp"
 #include "engine/text/load.hpp"
 #include "engine/text/sentencepiece.hpp"
 #include "engine/train/hf_tokenizer.hpp"
+#include "support/hf_tokenizer_json.hpp"
 #include "support/random.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -21,17 +23,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string spelled(const std::string& bytes) {
-  std::string s;
-  for (unsigned char b : bytes) {
-    const uint32_t cp = text::byteToUnicode()[b];
-    if (cp < 0x80) {
-      s += static_cast<char>(cp);
-    } else {
-      s += static_cast<char>(0xC0 | (cp >> 6));
-      s += static_cast<char>(0x80 | (cp & 0x3F));
-    }
-  }
-  return s;
+  return test::gpt2Spelled(bytes);
 }
 
 struct Gpt2Files {
@@ -177,5 +169,28 @@ TEST_CASE("hf tokenizer: SentencePiece as tokenizer.model alone; byte-level writ
   const auto none = train::hfTokenizerFiles(*text::openTokenizer("byte"), 64);
   CHECK(none.files.empty());
   CHECK_THAT(none.note, ContainsSubstring("none written") && ContainsSubstring("byte"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("hf tokenizer: a tokenizer.json directory leaves as it came, byte for byte", "[train][hf]") {
+  const fs::path dir = fs::temp_directory_path() / ("helios-hf-carry-" + std::to_string(test::testSeed()));
+  const fs::path out = dir / "export";
+  fs::create_directories(out);
+  const std::string json = test::smallTokenizerJson().dump(2);
+  const std::string config = R"({"eos_token": "<|im_end|>", "chat_template": "{{ x }}"})";
+  std::ofstream(dir / "tokenizer.json", std::ios::binary) << json;
+  std::ofstream(dir / "tokenizer_config.json", std::ios::binary) << config;
+  const auto tok = text::openTokenizer(dir.string());
+  const auto files = train::hfTokenizerFiles(*tok, 64);
+  CHECK(names(files) == std::vector<std::string>{"tokenizer.json", "tokenizer_config.json"});
+  CHECK_THAT(files.note, ContainsSubstring("tokenizer.json, tokenizer_config.json as loaded"));
+  writeAll(files, out);
+  std::ifstream a(out / "tokenizer.json", std::ios::binary),
+      b(out / "tokenizer_config.json", std::ios::binary);
+  CHECK(std::string(std::istreambuf_iterator<char>(a), {}) == json);
+  CHECK(std::string(std::istreambuf_iterator<char>(b), {}) == config);
+  const auto back = text::openTokenizer(out.string());
+  CHECK(back->describe() == tok->describe());
+  CHECK(back->encode(" the<|im_end|>") == std::vector<int32_t>{258, 260});
   fs::remove_all(dir);
 }

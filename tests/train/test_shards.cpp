@@ -10,6 +10,7 @@
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/prepare.hpp"
 #include "engine/train/token_shard.hpp"
+#include "support/hf_tokenizer_json.hpp"
 #include "support/random.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -103,6 +104,52 @@ size_t tailStart(const std::string& doc, double f) {
 }
 
 } // namespace
+
+// Blocks are cut where no pre-tokenizer joins across: runs of newlines stay whole. Llama 3's pattern makes
+// "\n\n" one piece, and a merge makes it one token; the shards must hold what encoding each whole document
+// gives, with blocks far shorter than a document.
+TEST_CASE("shards: prepare's blocks give a Hugging Face tokenizer's ids for whole documents",
+          "[train][shards]") {
+  const fs::path dir = test::tempDir("shards-hf");
+  auto j = test::smallTokenizerJson();
+  j["pre_tokenizer"] = nlohmann::json::parse(R"({"type": "Sequence", "pretokenizers": [
+      {"type": "Split", "behavior": "Isolated", "invert": false, "pattern": {"Regex":
+       "(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\\r\\n\\p{L}\\p{N}]?\\p{L}+|\\p{N}{1,3}| ?[^\\s\\p{L}\\p{N}]+[\\r\\n]*|\\s*[\\r\\n]+|\\s+(?!\\S)|\\s+"}},
+      {"type": "ByteLevel", "add_prefix_space": false, "trim_offsets": true, "use_regex": false}]})");
+  const std::string newline = test::gpt2Spelled("\n");
+  j["model"]["vocab"][newline + newline] = 259;
+  j["model"]["merges"].push_back(newline + " " + newline);
+  j["added_tokens"][0]["id"] = 260; // the ids the library gives them now
+  j["added_tokens"][1]["id"] = 261;
+  fs::create_directories(dir / "tok");
+  spit(dir / "tok" / "tokenizer.json", j.dump());
+  const auto tok = train::Tokenizer::open((dir / "tok").string());
+  REQUIRE(tok.encode("a\n\nb") == std::vector<int32_t>{'a', 259, 'b'});
+  fs::create_directories(dir / "docs");
+  std::vector<fs::path> docs;
+  std::uniform_int_distribution<int> len(0, 30), ch(33, 126), gap(1, 3);
+  std::vector<uint32_t> want[2]; // even documents train, odd ones validation, each whole
+  for (int d = 0; d < 6; ++d) {
+    std::string text;
+    for (int l = 0; l < 60; ++l) {
+      for (int c = len(test::rng()); c > 0; --c)
+        text += static_cast<char>(ch(test::rng()));
+      text += std::string(static_cast<size_t>(gap(test::rng())), '\n');
+    }
+    docs.push_back(dir / "docs" / fmt::format("doc{}.txt", d));
+    spit(docs.back(), text);
+    for (int32_t id : tok.encode(text))
+      want[d % 2].push_back(static_cast<uint32_t>(id));
+    want[d % 2].push_back(static_cast<uint32_t>(*tok.endOfText()));
+  }
+  train::PrepareOptions o;
+  o.valEvery = 2;
+  o.blockBytes = 32; // about a hundred cuts: the old cut split a run of newlines in most documents
+  train::prepareShards(tok, docs, o, dir / "out");
+  const auto set = train::openShardSet(dir / "out");
+  CHECK(splitTokens(set->train) == want[0]);
+  CHECK(splitTokens(set->val) == want[1]);
+}
 
 TEST_CASE("shards: prepare splits every document into a training head and a validation tail",
           "[train][shards]") {

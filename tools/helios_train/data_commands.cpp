@@ -80,7 +80,8 @@ void addDataCommands(CLI::App& app, DataCommands& d) {
       ->required();
   d.prepare
       ->add_option("--tokenizer", d.prepTokenizer,
-                   "byte, a SentencePiece .model, or a directory with GPT-2's encoder.json + vocab.bpe")
+                   "byte, a SentencePiece .model, a Hugging Face directory (tokenizer.json, or "
+                   "tokenizer.model with its tokenizer_config.json) or GPT-2's encoder.json + vocab.bpe")
       ->capture_default_str();
   d.prepare->add_option("--out", d.prepOut, "The shard directory to write")->required();
   d.prepare->add_option("--val-fraction", d.valFraction, "The last fraction of each document held out")

@@ -3,32 +3,41 @@
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
-#include "engine/train/hf_gpt2.hpp"
+#include "engine/train/hf/export.hpp"
 #include "engine/train/hf_tokenizer.hpp"
+#include "engine/train/memory_budget.hpp"
 #include "engine/train/tokenizer.hpp"
 
 #include "engine/graph/graph_executor.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
+#include "engine/io/staged_directory.hpp"
 #include "engine/train/data.hpp"
 #include "tools/cli_checks.hpp"
 
 #include <cstdio>
 #include <cstring>
+#include <fmt/ranges.h>
 
 namespace helios::train_cli {
 
 CLI::App* addExportCommand(CLI::App& app, ExportFlags& f) {
   auto* cmd = app.add_subcommand(
       "export",
-      "Write a checkpoint as a Hugging Face GPT-2 directory (config.json, model.safetensors, and the "
-      "tokenizer's files where transformers has a tokenizer for it) that transformers' "
-      "GPT2LMHeadModel.from_pretrained and AutoTokenizer load");
+      "Write a checkpoint as a Hugging Face directory of its architecture (GPT2LMHeadModel, "
+      "LlamaForCausalLM, "
+      "Qwen2ForCausalLM, MistralForCausalLM): config.json, the weights as safetensors (sharded above "
+      "--max-shard-size, with model.safetensors.index.json) and the tokenizer's files, which "
+      "AutoModelForCausalLM and AutoTokenizer load. The directory appears whole or not at all; an existing "
+      "one is replaced only when it is empty or holds an earlier export");
   cmd->add_option("--format", f.format, "Output format")->check(CLI::IsMember({"hf"}))->capture_default_str();
   cmd->add_option("--run", f.run, "Run directory (its current checkpoint) or step directory")->required();
   cmd->add_option("--out", f.out, "Output directory")->required();
   cmd->add_option("--dtype", f.dtype, "Stored tensor type: f32, f16 or bf16")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
+  cmd->add_option("--max-shard-size", f.maxShardSize,
+                  "Largest weights file (e.g. 2GB, 500MiB); more weights go into numbered shards")
       ->capture_default_str();
   cmd->add_option(
          "--reference-logits", f.referenceTokens,
@@ -44,7 +53,8 @@ CLI::App* addExportCommand(CLI::App& app, ExportFlags& f) {
 namespace {
 
 // Helios' logits for `n` seeded tokens (capped at the context), computed in f32 from the checkpoint.
-void writeReferenceLogits(const ExportFlags& f, const std::filesystem::path& checkpoint, uint32_t vocab) {
+void writeReferenceLogits(const ExportFlags& f, const std::filesystem::path& checkpoint, uint32_t vocab,
+                          const std::filesystem::path& out) {
   nlohmann::json arch = train::checkpointModelConfig(checkpoint);
   arch["precision"] = "f32";
   auto ctx = vk::Context::create({.device = f.device});
@@ -66,7 +76,6 @@ void writeReferenceLogits(const ExportFlags& f, const std::filesystem::path& che
   t.shape = {T};
   t.data.resize(4ull * T);
   std::memcpy(t.data.data(), tokens.data(), t.data.size());
-  const std::filesystem::path out(f.out);
   io::writeNpy(out / "helios_check_tokens.npy", t);
   io::writeNpy(out / "helios_check_logits.npy",
                io::NpyArray::fromFloat(ctx->downloadVector<float>(logits, size_t(T) * vocab), {T, vocab}));
@@ -90,24 +99,49 @@ void writeReferenceIds(const train::Tokenizer& tok, const std::filesystem::path&
 
 } // namespace
 
+namespace {
+
+// config.json's token ids from the tokenizer: GPT-2 names its end-of-text as both; the others their BOS and
+// EOS ids.
+train::hf::TokenIds tokenIds(const train::Tokenizer& tok, model::Family family) {
+  train::hf::TokenIds ids;
+  if (family == model::Family::Gpt2) {
+    if (auto eot = tok.endOfText()) ids.eos = {*eot};
+    return ids;
+  }
+  if (auto bos = tok.bos()) ids.bos = *bos;
+  for (int32_t id : tok.eosIds())
+    ids.eos.push_back(id);
+  return ids;
+}
+
+} // namespace
+
 int runExport(const ExportFlags& f) {
   const std::filesystem::path checkpoint = train::resolveCheckpoint(f.run);
-  std::optional<int64_t> eos;
+  const model::GptConfig c = train::hf::exportableArchitecture(checkpoint);
+  train::hf::ExportOptions options;
+  options.dtype = train::parseStoredType(f.dtype);
+  options.maxShardBytes = train::parseByteSize(f.maxShardSize);
   std::optional<train::Tokenizer> tok;
   try {
     tok = train::loadCheckpointTokenizer(checkpoint);
-    if (auto eot = tok->endOfText()) eos = *eot;
+    options.ids = tokenIds(*tok, c.family);
   } catch (const train::CheckpointError&) {
-    // A checkpoint without a tokenizer exports without an end-of-text id and without tokenizer files.
+    // A checkpoint without a tokenizer exports without token ids and without tokenizer files.
   }
-  const model::GptConfig c = train::exportHf(checkpoint, f.out, train::parseStoredType(f.dtype), eos);
-  const std::string note = tok ? train::writeHfTokenizer(tok->impl(), c.context, f.out)
+  io::StagedDirectory out(f.out, "config.json");
+  const std::vector<std::string> files = train::hf::exportHf(checkpoint, out.path(), options);
+  const std::string note = tok ? train::writeHfTokenizer(tok->impl(), c.context, out.path())
                                : std::string("tokenizer: none written (the checkpoint records none)");
-  if (f.referenceTokens > 0) writeReferenceLogits(f, checkpoint, c.vocab);
-  if (f.referenceTokens > 0 && tok) writeReferenceIds(*tok, f.out);
-  std::printf("exported %s (%s, %s) as Hugging Face GPT-2 to %s/{config.json, model.safetensors}\n%s\n",
-              checkpoint.string().c_str(), train::describeGpt(c).c_str(), f.dtype.c_str(), f.out.c_str(),
-              note.c_str());
+  if (f.referenceTokens > 0) writeReferenceLogits(f, checkpoint, c.vocab, out.path());
+  if (f.referenceTokens > 0 && tok) writeReferenceIds(*tok, out.path());
+  out.commit();
+  std::printf("exported %s (%s, %s) as Hugging Face %s (%s) to %s/{%s}\n%s\n", checkpoint.string().c_str(),
+              train::describeGpt(c).c_str(), f.dtype.c_str(),
+              c.family == model::Family::Gpt2 ? "GPT-2" : model::familyName(c.family),
+              train::hf::architectureName(c.family), f.out.c_str(),
+              fmt::format("{}", fmt::join(files, ", ")).c_str(), note.c_str());
   return 0;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
-// helios-train export: a checkpoint as a Hugging Face GPT-2 directory (engine/train/hf_gpt2.hpp).
+// helios-train export: a checkpoint as a Hugging Face directory of its family (engine/train/hf/export.hpp),
+// written into a staging directory and renamed into place whole.
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -7,7 +8,7 @@
 namespace helios::train_cli {
 
 struct ExportFlags {
-  std::string format = "hf", run, out, dtype = "f32", device;
+  std::string format = "hf", run, out, dtype = "f32", device, maxShardSize = "5GB";
   uint32_t referenceTokens =
       0; // > 0: also write Helios' f32 logits for that many tokens (bench/device/hf-check.py)
 };

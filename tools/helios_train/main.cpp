@@ -3,13 +3,16 @@
 //   helios-train --resume runs/tiny --steps 600
 //   helios-train sample --resume runs/tiny --prompt "And God said" --tokens 200
 //   helios-train export --format hf --run runs/tiny --out hf/tiny --dtype f16
-//   helios-train --init-from hf/tiny --steps 100 --out runs/finetune
+//   helios-train --init-from hf/tiny --steps 100 --out runs/finetune     (GPT-2, Llama, Qwen2, Mistral)
+//   helios-train logits --init-from hf/tiny --tokens ids.npy --out logits.npy
 //   helios-train tokenizer --data texts/ --vocab 8192 --out tok.model
 //   helios-train prepare --data texts/ --tokenizer tok.model --out shards/
+//   helios-train tokenize --tokenizer hf/Qwen2.5-0.5B --text "Hello"   (ids; --jsonl, --decode, --info)
 //   helios-train --data-dir shards/ --steps 1000 --out runs/shards
 //   mpirun -np 2 helios-train --preset tiny --batch 16   (data parallel: 8 rows per rank, rank 0 reports)
 #include "data_commands.hpp"
 #include "engine/dist/communicator.hpp"
+#include "engine/dist/shares.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/device_tuning.hpp"
@@ -17,18 +20,22 @@
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
-#include "engine/train/hf_gpt2.hpp"
+#include "engine/train/hf/import.hpp"
 #include "engine/train/model_config.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/token_shard.hpp"
 #include "engine/train/trainer.hpp"
 #include "engine/tuning/values.hpp"
+#include "engine/vk/device_select.hpp"
 #include "engine/vk/error.hpp"
 #include "export.hpp"
+#include "logits_command.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
+#include "rank_options.hpp"
 #include "sample_command.hpp"
 #include "startup_clock.hpp"
+#include "tokenize_command.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_tune/tune.hpp"
 #include "train_data.hpp"
@@ -99,8 +106,46 @@ std::string tuningLine(vk::Context& ctx, const train::TrainConfig& cfg, uint32_t
                      gemms, targets.gemms.size(), passes, 3 * targets.attention.size());
 }
 
+// Under mpirun: this rank's device and the ranks' shares, one line each, then how the gradients travel.
+void printDataParallel(const train::Trainer& trainer, const train_cli::Flags& f, dist::Communicator& comm,
+                       uint32_t batch) {
+  std::printf(
+      "  data parallel: %d ranks, shares %s of each micro-batch of %u (%s; MPI; gradients summed in %g "
+      "MiB buckets through %s, %s the backward, parameter hashes compared every %u steps)\n",
+      comm.size(), dist::describeRows(trainer.rowsPerRank()).c_str(), batch,
+      dist::shareModeName(trainer.shareMode()), f.bucketMb,
+      trainer.parallel() && trainer.parallel()->zeroCopy() ? "shared memory the GPUs read and write"
+      : f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory"
+                                                                      : "messages",
+      f.overlap == "on" ? "overlapped with" : "after", f.checkEvery);
+  for (size_t r = 0; r < trainer.rankDevices().size(); ++r)
+    std::printf("    rank %zu: %s, %u sequences\n", r, trainer.rankDevices()[r].c_str(),
+                trainer.rowsPerRank()[r]);
+}
+
+// The ranks' last measured window: device, rows, tokens/s and exchange wait each.
+void printRanks(const std::vector<train::StepRecord>& recs) {
+  for (auto it = recs.rbegin(); it != recs.rend(); ++it) {
+    if (it->ranks.empty()) continue;
+    std::printf("ranks (measured up to step %llu):", static_cast<unsigned long long>(it->step));
+    for (const train::RankStats& r : it->ranks)
+      std::printf(" | %d %s: %u sequences, %s tok/s, %.1f ms busy, %.1f ms exchange wait", r.rank,
+                  r.device.c_str(), r.rows, train_cli::formatRate(r.tokPerSec).c_str(), r.busyMs, r.waitMs);
+    std::printf("\n");
+    return;
+  }
+}
+
 int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator& comm) {
   train_cli::StartupClock startup;
+  // Data parallel: the shares and this rank's device and delay, refused before any work.
+  const dist::ShareSpec shares = f.share.empty() ? dist::ShareSpec{} : dist::parseShareSpec(f.share);
+  const std::string devices = f.device.empty() ? vk::deviceSelectorFromEnv() : f.device;
+  const std::string device = devices.empty()
+                                 ? devices
+                                 : train_cli::rankEntry(devices, comm.rank(), comm.size(),
+                                                        f.device.empty() ? "HELIOS_DEVICE" : "--device");
+  const double delayMsPerRow = train_cli::rankDelay(f.distDelay, comm.rank(), comm.size());
   train::TrainConfig cfg;
   train::applyPreset(cfg, f.preset);
   nlohmann::json resumeState;
@@ -117,13 +162,23 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     train::fromJson(j, cfg);
   }
   train_cli::applyFlags(app, f, cfg);
-  std::optional<train::HfImport> imported;
+  std::optional<train::hf::Import> imported;
   if (!f.initFrom.empty()) {
     if (!f.resume.empty()) throw std::invalid_argument("--init-from and --resume exclude each other");
-    imported = train::importHf(f.initFrom);
+    imported = train::hf::openImport(f.initFrom);
     train_cli::applyImportedArchitecture(app, f, imported->config, cfg);
   }
   cfg.validate();
+  dist::initialRows(shares, shares.mode.value_or(dist::ShareMode::Even), uint32_t(comm.size()), cfg.batch);
+  // The device: each rank its own (a selector several devices match is shared out by the local rank).
+  std::unique_ptr<vk::Context> ctx;
+  try {
+    ctx = vk::Context::create({.device = device, .slot = static_cast<uint32_t>(comm.localRank())});
+  } catch (const vk::NoDevice& e) {
+    if (devices.find(',') == std::string::npos) throw;
+    throw vk::NoDevice(fmt::format("this rank's entry '{}' of {}: {}", device, devices, e.what()));
+  }
+  startup.lap("device");
   const fs::path resumedRun = train::runOfCheckpoint(checkpoint); // RUN of RUN/checkpoints/step-N
   const fs::path out = !f.out.empty()        ? fs::path(f.out)
                        : !resumedRun.empty() ? resumedRun
@@ -147,29 +202,31 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     if (!tok.endOfText())
       throw std::invalid_argument(std::string("--pack: the ") + tok.kindName() +
                                   " tokenizer has no end-of-text token to split documents at (prepare token "
-                                  "shards with a SentencePiece or GPT-2 tokenizer)");
+                                  "shards with a SentencePiece, GPT-2 or Hugging Face tokenizer)");
     cfg.gpt.endOfText = static_cast<uint32_t>(*tok.endOfText());
   }
   startup.lap("data");
 
-  // Device and model. With several ranks, each takes a device by its rank on the host; rank 0 writes.
-  auto ctx = vk::Context::create({.device = f.device, .slot = static_cast<uint32_t>(comm.localRank())});
-  startup.lap("device");
+  // The model. With several ranks, rank 0 writes.
   // The presets' vocabularies are for bytes: a larger tokenizer's vocabulary replaces them unless given.
-  if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0)
+  if (cfg.model == "gpt" && cfg.gpt.vocab < tok.vocab() && app.get_option("--vocab")->count() == 0 &&
+      !imported)
     cfg.gpt.vocab = 0;
   if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
   const nlohmann::json arch = train::modelConfigJson(cfg, tok);
   auto model = train::makeModel(*ctx, arch, cfg.seed);
-  if (imported) train::loadWeights(*ctx, *model, imported->tensors, f.initFrom);
+  if (imported) train::hf::loadImport(*ctx, *model, *imported);
   startup.lap("model");
   if (f.planOnly) {
     train_cli::printStepMemory(*ctx, *model, cfg);
     return 0;
   }
   if (!f.maxMemory.empty()) train_cli::fitMemory(*ctx, *model, cfg, f.maxMemory);
-  const train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20)),
-                                 f.overlap == "on", f.overlapTrace};
+  train::Parallel parallel{&comm, f.checkEvery, static_cast<uint64_t>(f.bucketMb * (1 << 20)),
+                           f.overlap == "on", f.overlapTrace};
+  parallel.shares = shares;
+  parallel.balance.exclude = f.slowRanks == "exclude";
+  parallel.delayMsPerRow = delayMsPerRow;
   train::Trainer trainer(*ctx, *model, cfg, loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
   startup.lap("trainer");
@@ -201,15 +258,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   const auto& pre = trainer.precompiled();
   std::printf("  start-up %s (%u kernels compiled on %u threads in %.2f s)\n", startup.summary().c_str(),
               pre.pipelines, pre.threads, pre.wallMs / 1000);
-  if (comm.size() > 1)
-    std::printf(
-        "  data parallel: %d ranks x batch %u (MPI; gradients averaged in %g MiB buckets through %s, %s "
-        "the backward, parameter hashes compared every %u steps)\n",
-        comm.size(), cfg.batch / uint32_t(comm.size()), f.bucketMb,
-        trainer.parallel() && trainer.parallel()->zeroCopy() ? "shared memory the GPUs read and write"
-        : f.distExchange == "shared" && comm.localSize() == comm.size() ? "shared memory"
-                                                                        : "messages",
-        f.overlap == "on" ? "overlapped with" : "after", f.checkEvery);
+  if (comm.size() > 1) printDataParallel(trainer, f, comm, cfg.batch);
   std::fflush(stdout);
 
   train_cli::Progress progress(trainer, cfg.steps, cfg.logEvery);
@@ -217,6 +266,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   hooks.onStep = [&](const train::StepRecord& r) { progress.onStep(r); };
   hooks.onEval = [&](uint64_t s, float v) { progress.onEval(s, v); };
   hooks.onCheckpoint = [&](uint64_t s, const fs::path& d) { progress.onCheckpoint(s, d.string()); };
+  hooks.onNote = [&](const std::string& line) { progress.onNote(line); };
   const auto t0 = std::chrono::steady_clock::now();
   const uint64_t firstStep = trainer.stepsDone();
   trainer.train(hooks);
@@ -251,10 +301,14 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   } else {
     std::printf("\n");
   }
+  printRanks(recs);
   const auto& ph = trainer.phases();
-  if (ph.measuredAt)
+  if (ph.measuredAt && ph.split())
     std::printf("phases (synchronised step %llu): forward %.2f ms, backward %.2f ms, optimizer %.2f ms\n",
                 static_cast<unsigned long long>(ph.measuredAt), ph.forwardMs, ph.backwardMs, ph.optimizerMs);
+  else if (ph.measuredAt)
+    std::printf("phases (synchronised step %llu): forward and backward %.2f ms, optimizer %.2f ms\n",
+                static_cast<unsigned long long>(ph.measuredAt), ph.forwardBackwardMs, ph.optimizerMs);
   const auto& mem = ctx->allocator().stats();
   std::printf("memory: peak %s in use, %s reserved in %u blocks (step arena peak %s)\n",
               train_cli::formatBytes(mem.peakBytesInUse).c_str(),
@@ -301,8 +355,12 @@ int main(int argc, char** argv) {
 
   train_cli::ExportFlags ef;
   auto* exportCmd = train_cli::addExportCommand(app, ef);
+  train_cli::LogitsFlags lf;
+  auto* logitsCmd = train_cli::addLogitsCommand(app, lf);
   train_cli::DataCommands dc;
   train_cli::addDataCommands(app, dc);
+  train_cli::TokenizeFlags tf;
+  auto* tokenizeCmd = train_cli::addTokenizeCommand(app, tf);
 
   CLI11_PARSE(app, argc, argv);
   std::unique_ptr<dist::Communicator> comm;
@@ -320,8 +378,10 @@ int main(int argc, char** argv) {
   try {
     if (!tuningPath.empty()) ops::setTuningFile(tuningPath);
     if (exportCmd->parsed()) return train_cli::runExport(ef);
+    if (logitsCmd->parsed()) return train_cli::runLogits(lf);
     if (dc.tokenizer->parsed()) return train_cli::runTokenizerCommand(dc);
     if (dc.prepare->parsed()) return train_cli::runPrepareCommand(dc);
+    if (tokenizeCmd->parsed()) return train_cli::runTokenize(tf);
     if (sample->parsed()) return train_cli::runSample(sf);
     comm = dist::connect({.timeoutS = f.distTimeout, .sharedMemory = f.distExchange == "shared"});
     return runTrain(app, f, *comm);

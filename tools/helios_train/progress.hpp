@@ -15,6 +15,7 @@ public:
   void onStep(const train::StepRecord& r);
   void onEval(uint64_t step, float val);
   void onCheckpoint(uint64_t step, const std::string& dir);
+  void onNote(const std::string& line);
   void finish(); // ends an in-place line
   double windowTokPerSec() const;
 

@@ -1,9 +1,8 @@
 #include "sample_command.hpp"
 
+#include "engine/io/atomic_file.hpp"
 #include "engine/train/chat_template.hpp"
 #include "engine/train/checkpoint.hpp"
-#include "engine/train/checkpoint_dir.hpp"
-#include "engine/train/model_config.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/tokenizer.hpp"
 #include "engine/vk/context.hpp"
@@ -11,15 +10,15 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fmt/format.h>
 
 namespace helios::train_cli {
 
 namespace fs = std::filesystem;
 
 CLI::App* addSampleCommand(CLI::App& app, SampleFlags& sf) {
-  auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint");
-  sample->add_option("--resume", sf.resume, "Run directory (its current checkpoint) or step directory")
-      ->required();
+  auto* sample = app.add_subcommand("sample", "Generate text from a checkpoint or a Hugging Face directory");
+  addModelSourceOptions(*sample, sf.source);
   sample->add_option("--prompt", sf.prompt, "Text to continue");
   sample->add_option("--tokens", sf.tokens, "Tokens to generate")->check(cli::Count)->capture_default_str();
   sample->add_option("--temperature", sf.temperature, "Softmax temperature (0 = greedy)")
@@ -47,24 +46,27 @@ CLI::App* addSampleCommand(CLI::App& app, SampleFlags& sf) {
                    "Re-run the whole window for every token instead of decoding with a KV cache");
   sample->add_option("--seed", sf.seed, "Sampling seed")->check(cli::Count)->capture_default_str();
   sample->add_option("--device", sf.device, "Device index or name substring");
+  sample->add_option("--ids-out", sf.idsOut,
+                     "Also write the prompt's and the generated token ids as JSON {\"prompt\": [...], "
+                     "\"generated\": [...]}");
   return sample;
 }
 
 int runSample(const SampleFlags& f) {
   if (!f.chat && (!f.chatTemplate.empty() || !f.system.empty()))
     throw std::invalid_argument("--chat-template and --system are for --chat");
-  const fs::path checkpoint = train::resolveCheckpoint(f.resume);
-  const nlohmann::json arch = train::checkpointModelConfig(checkpoint);
-  const train::Tokenizer tok = train::loadCheckpointTokenizer(checkpoint);
+  const ModelSource source = openModelSource(f.source);
+  if (!source.tokenizer)
+    throw std::invalid_argument(fmt::format("{}: no tokenizer to encode the prompt with", source.name));
+  const train::Tokenizer& tok = *source.tokenizer;
   auto ctx = vk::Context::create({.device = f.device});
-  auto model = train::makeModel(*ctx, arch, 0);
-  train::loadCheckpoint(*ctx, checkpoint, *model, false);
+  auto model = loadModel(*ctx, source);
   train::SampleOptions o;
-  if (f.chat) {
+  if (f.chat) { // a run's template (its trainer state), else the tokenizer's; --chat-template over both
+    const nlohmann::json state = source.checkpoint.empty() ? nlohmann::json::object()
+                                                           : train::checkpointTrainerState(source.checkpoint);
     const train::ChatRenderer renderer(
-        train::chooseChatTemplate(sampleChatTemplate(f, train::checkpointTrainerState(checkpoint)),
-                                  tok.chatTemplate()),
-        tok);
+        train::chooseChatTemplate(sampleChatTemplate(f, state), tok.chatTemplate()), tok);
     std::vector<train::ChatMessage> messages;
     if (!f.system.empty()) messages.push_back({train::ChatRole::System, f.system});
     messages.push_back({train::ChatRole::User, f.prompt});
@@ -89,6 +91,10 @@ int runSample(const SampleFlags& f) {
       },
       &stats);
   std::fputs("\n", stdout);
+  if (!f.idsOut.empty())
+    io::writeFileAtomically(
+        f.idsOut,
+        nlohmann::json{{"prompt", stats.promptIds}, {"generated", stats.generatedIds}}.dump() + "\n");
   std::fprintf(stderr, "sampled %u tokens in %.2f s: %.1f tokens/s (%s)%s\n", stats.tokens, stats.seconds,
                stats.tokensPerSecond(), stats.kvCache ? "KV cache" : "full-window forward per token",
                stats.stoppedAtEot ? (f.chat ? ", stopped at the end of the turn" : ", stopped at end-of-text")

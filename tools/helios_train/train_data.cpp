@@ -15,14 +15,14 @@ namespace {
 train::Tokenizer tokenizerFor(const train::TrainConfig& cfg, const TokenizerSource& s,
                               std::string_view text) {
   if (!s.checkpoint.empty()) return train::loadCheckpointTokenizer(s.checkpoint);
-  const bool imported = s.imported && !s.imported->tokenizer.is_null() && !s.tokenizerFlag;
-  train::Tokenizer tok = imported ? train::Tokenizer::fromJson(s.imported->tokenizer)
-                                  : train::Tokenizer::make(cfg.tokenizer, text);
-  if (s.imported && !imported)
+  if (s.imported && !s.tokenizerFlag)
+    if (std::optional<train::Tokenizer> imported = train::hf::importTokenizer(*s.imported)) return *imported;
+  train::Tokenizer tok = train::Tokenizer::make(cfg.tokenizer, text);
+  if (s.imported)
     std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", s.initFrom.c_str(),
                 tok.kindName(), tok.vocab(),
-                s.imported->tokenizer.is_null() ? "the directory carries no Helios tokenizer"
-                                                : "--tokenizer overrides the one it carries");
+                s.tokenizerFlag ? "--tokenizer overrides the directory's"
+                                : "the directory holds no tokenizer Helios reads");
   return tok;
 }
 

@@ -3,7 +3,7 @@
 // (--chat-data), with the tokenizer that goes with them and what the trainer records about them.
 #include "engine/train/batch_source.hpp"
 #include "engine/train/config.hpp"
-#include "engine/train/hf_gpt2.hpp"
+#include "engine/train/hf/import.hpp"
 #include "engine/train/tokenizer.hpp"
 #include "engine/train/trainer.hpp"
 
@@ -23,11 +23,11 @@ struct TrainingData {
   std::vector<std::string> log; // lines for the run's header (what reading chat data counted)
 };
 
-// The tokenizer: the checkpoint's when resuming, else the imported model's (unless `tokenizerFlag`), else
-// cfg.tokenizer over `text` (byte, or char from the text's characters).
+// The tokenizer: the checkpoint's when resuming, else the imported directory's (unless `tokenizerFlag`, or
+// it holds none Helios reads), else cfg.tokenizer over `text` (byte, or char from the text's characters).
 struct TokenizerSource {
   std::filesystem::path checkpoint; // resuming from it (empty: not)
-  const train::HfImport* imported = nullptr;
+  const train::hf::Import* imported = nullptr;
   bool tokenizerFlag = false; // --tokenizer given
   std::string initFrom;       // for the note on which tokenizer encodes the data
 };

@@ -24,9 +24,15 @@ void addTrainOptions(CLI::App& app, Flags& f) {
       "directory RUN/checkpoints/step-N");
   app.add_option(
       "--init-from", f.initFrom,
-      "Start from a Hugging Face GPT-2 directory (config.json + model.safetensors, e.g. one written "
-      "by helios-train export) to fine-tune; its architecture replaces the preset's");
-  app.add_option("--device", f.device, "Device index or name substring (default: $HELIOS_DEVICE, else best)");
+      "Start from a Hugging Face model directory to fine-tune: GPT2LMHeadModel, LlamaForCausalLM (Llama 2, "
+      "3.x, SmolLM2), Qwen2ForCausalLM or MistralForCausalLM (config.json + model.safetensors or sharded "
+      "safetensors with model.safetensors.index.json; F32, F16 or BF16), e.g. one written by helios-train "
+      "export; its architecture replaces the preset's and its tokenizer files are used");
+  app.add_option(
+      "--device", f.device,
+      "Device index or name substring (default: $HELIOS_DEVICE, else the best). Under mpirun one for "
+      "every rank, or one per rank: --device nvidia,llvmpipe (a name several devices match is shared "
+      "out by the ranks' order on the host)");
   app.add_option("--seed", f.seed, "Seed for initialisation and batch sampling")->check(cli::Count);
   app.add_option("--attention", f.attention,
                  "fused (one kernel per direction, scores never in memory; heads read in place from the QKV "
@@ -39,7 +45,8 @@ void addTrainOptions(CLI::App& app, Flags& f) {
       ->check(CLI::IsMember({"gpt", "bigram"}));
   app.add_option("--tokenizer", f.tokenizer, "byte (vocab 256) or char (the corpus' characters)")
       ->check(CLI::IsMember({"byte", "char"}));
-  app.add_option("--batch", f.batch, "Sequences per micro-batch (under mpirun: of all ranks together)")
+  app.add_option("--batch", f.batch,
+                 "Sequences per micro-batch (under mpirun: of all ranks together, shared out by --share)")
       ->check(cli::PositiveCount);
   app.add_option("--seq-len", f.seqLen, "Tokens per sequence (T)")->check(cli::PositiveCount);
   app.add_option("--context", f.context, "Model context (maximum T; a --seq-len above it needs this too)")
@@ -111,6 +118,20 @@ void addTrainOptions(CLI::App& app, Flags& f) {
          "while the GPU runs the rest; off: after the whole backward (the same results)")
       ->check(CLI::IsMember({"on", "off"}))
       ->capture_default_str();
+  app.add_option(
+      "--share", f.share,
+      "Under mpirun: each rank's share of every micro-batch: auto (measured from each rank's step "
+      "time and re-balanced when it drifts; the default where the ranks' devices differ), even (the "
+      "default where they are alike), or one positive weight per rank, e.g. 7,1");
+  app.add_option("--slow-ranks", f.slowRanks,
+                 "Under mpirun, --share auto: exclude (default) leaves out a rank whose device costs more in "
+                 "exchange than it adds (with a warning); keep trains on it anyway")
+      ->check(CLI::IsMember({"exclude", "keep"}))
+      ->capture_default_str();
+  app.add_option(
+      "--dist-delay", f.distDelay,
+      "Testing aid, under mpirun: ms each rank sleeps per sequence of its share every step (one for "
+      "every rank or one per rank), imitating a slower device");
   app.add_option("--overlap-trace", f.overlapTrace,
                  "Under mpirun: rank 0 writes, per step, when each bucket was ready and exchanged and when "
                  "the backward ended (JSON lines; a measurement aid)");
@@ -236,14 +257,7 @@ void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model:
   check("--heads", f.heads, hf.heads);
   check("--vocab", f.vocab, hf.vocab);
   check("--context", f.context, hf.context);
-  for (auto field : {&model::GptConfig::vocab, &model::GptConfig::context, &model::GptConfig::layers,
-                     &model::GptConfig::dim, &model::GptConfig::heads, &model::GptConfig::kvHeads,
-                     &model::GptConfig::mlpMult})
-    c.gpt.*field = hf.*field;
-  c.gpt.normEps = hf.normEps;
-  c.gpt.norm = hf.norm;
-  c.gpt.mlp = hf.mlp;
-  c.gpt.rope = hf.rope;
+  c.gpt = model::withArchitectureOf(c.gpt, hf);
 }
 
 } // namespace helios::train_cli

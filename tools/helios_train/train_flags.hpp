@@ -24,6 +24,7 @@ struct Flags {
   uint32_t keep = 0, nonFiniteLimit = 0, checkEvery = 100;
   double distTimeout = 900, bucketMb = 25;
   std::string distExchange = "shared", overlap = "on", overlapTrace;
+  std::string share, slowRanks = "exclude", distDelay; // data parallel: the batch's split (rank_options.hpp)
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false, pack = false;
   // chat data (docs/DATA.md)

@@ -73,7 +73,9 @@ Targets parseTargets(const std::string& list) {
 Targets trainingTargets(const train::TrainConfig& c) {
   Targets t;
   const model::GptConfig& g = c.gpt;
-  const uint32_t tokens = c.batch * c.seqLen, d = g.dim, hidden = g.mlpMult * g.dim;
+  const uint32_t tokens = c.batch * c.seqLen, d = g.dim, hidden = g.mlpWidth();
+  const uint32_t heads = std::max(g.heads, 1u), D = g.headDim ? g.headDim : d / heads;
+  const uint32_t kv = g.kvHeads ? g.kvHeads : heads;
   const uint32_t vocab = g.vocab ? g.vocab : 256;
   const bool f16 = g.precision == model::Precision::Mixed;
   // y = x W (x: tokens x in, W: in x out); dx = dy W^T (NT); dW = x^T dy (TN, f32 sums).
@@ -83,12 +85,12 @@ Targets trainingTargets(const train::TrainConfig& c) {
     addOnce(t.gemms, t.gemmCounts, tuning::GemmShape{in, out, tokens, 1, true, false, false}, n);
   };
   const uint32_t layers = std::max(g.layers, 1u);
-  projection(d, 3 * d, layers); // packed QKV
-  projection(d, d, layers);     // attention output
-  projection(d, hidden, layers);
+  projection(d, (heads + 2 * kv) * D, layers);                               // packed QKV
+  projection(heads * D, d, layers);                                          // attention output
+  projection(d, hidden, layers * (g.mlp == model::MlpKind::SwiGLU ? 2 : 1)); // fc, or gate and up
   projection(hidden, d, layers);
   projection(d, vocab, 1); // the head
-  t.attention.push_back({c.batch, g.heads, c.seqLen, d / std::max(g.heads, 1u), true});
+  t.attention.push_back({c.batch, heads, c.seqLen, D, true});
   t.attentionCounts.push_back(layers);
   return t;
 }
