@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -18,8 +19,8 @@ Value idInRange(FunctionBuilder& f, spv::Module& m, Value id, Value vocab) {
   return f.logicalAnd(f.ge(id, f.i32(0)), f.lt(id, f.convert(vocab, m.i32())));
 }
 
-void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls) {
-  const spv::Buffer table = m.storageBuffer(0, m.f32(), spv::Access::ReadOnly);
+void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls, Elem type) {
+  const spv::Buffer table = m.storageBuffer(0, elemStorageType(m, type), spv::Access::ReadOnly);
   const spv::Buffer ids = m.storageBuffer(1, m.i32(), spv::Access::ReadOnly);
   const spv::Buffer out = m.storageBuffer(2, m.f32(), spv::Access::WriteOnly);
   const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2);
@@ -32,7 +33,8 @@ void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, ui
     const Value dst = f.imul(t, dim);
     f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
       f.ifThenElse(
-          inRange, [&] { f.storeAt(out, f.iadd(dst, j), f.loadAt(table, f.iadd(src, j))); },
+          inRange,
+          [&] { f.storeAt(out, f.iadd(dst, j), elemToF32(f, type, f.loadAt(table, f.iadd(src, j)))); },
           [&] { f.storeAt(out, f.iadd(dst, j), f.f32(0.0f)); });
     });
   });
@@ -200,20 +202,23 @@ const char* toString(EmbeddingKernel k) {
 }
 
 std::string EmbeddingParams::cacheKey() const {
-  return std::string("embedding:") + toString(kernel) + ":f32:wg" + std::to_string(localSize);
+  return std::string("embedding:") + toString(kernel) + ":" + elemName(table) + ":wg" +
+         std::to_string(localSize);
 }
 
 Kernel generateEmbedding(const EmbeddingParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("embedding: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
+  if (p.table != Elem::F32 && (p.kernel != EmbeddingKernel::Gather || p.table != Elem::BF16))
+    throw std::invalid_argument("embedding: only the gather reads a bf16 table");
   spv::Module m;
   const spv::PushConstants pc = m.pushConstants({m.u32(), m.u32(), m.u32(), m.u32()});
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   uint32_t numBuffers = 0;
   switch (p.kernel) {
   case EmbeddingKernel::Gather:
-    gather(m, f, pc, p.localSize);
+    gather(m, f, pc, p.localSize, p.table);
     numBuffers = 3;
     break;
   case EmbeddingKernel::Link:
@@ -239,7 +244,8 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
     break;
   }
   f.ret();
-  std::string name = std::string("embedding_") + toString(p.kernel) + "_f32_wg" + std::to_string(p.localSize);
+  std::string name = std::string("embedding_") + toString(p.kernel) + "_" + elemName(p.table) + "_wg" +
+                     std::to_string(p.localSize);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
@@ -256,6 +262,7 @@ void registerEmbedding(KernelRegistry& registry) {
            for (uint32_t ls : {64u, 256u})
              ks.push_back(generateEmbedding({k, ls}));
          ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, 32}));
+         ks.push_back(generateEmbedding({EmbeddingKernel::Gather, 256, Elem::BF16}));
          return ks;
        }});
 }

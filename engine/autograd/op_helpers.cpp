@@ -38,11 +38,11 @@ Tape::Target targetOrScratch(Tape& tape, const Tensor& t) {
 }
 
 void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols,
-                   bool dyF16) {
+                   DType dyType) {
   const Tape::Target tg = tape.target(t);
   const vk::BufferRange scratch =
       tape.allocate(ops::columnSumScratchBytes(rows, cols), "column partial sums");
-  ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f, dyF16);
+  ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f, dyType);
 }
 
 bool gradStillEmpty(const Tensor& x) {

@@ -22,10 +22,6 @@ uint32_t headChunkRows(uint32_t rows, uint32_t vocab, uint64_t chunkBytes) {
 
 namespace {
 
-ops::MatmulDType gemmType(DType t) {
-  return t == DType::F16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
-}
-
 void gemm(ops::Executor& exec, vk::BufferRange a, vk::BufferRange b, vk::BufferRange c, uint32_t M,
           uint32_t N, uint32_t K, bool transA, bool transB, DType type, DType out, float beta) {
   ops::MatmulArgs g;
@@ -38,8 +34,8 @@ void gemm(ops::Executor& exec, vk::BufferRange a, vk::BufferRange b, vk::BufferR
   g.transA = transA;
   g.transB = transB;
   g.beta = beta;
-  g.aType = gemmType(type);
-  g.outType = gemmType(out);
+  g.aType = type;
+  g.outType = out;
   ops::matmul(exec, g);
 }
 
@@ -73,7 +69,7 @@ Tensor headCrossEntropy(Tape& tape, const Tensor& x, const Tensor& w, vk::Buffer
     gemm(exec, xc, w.data, lc, n, V, C, false, true, x.dtype, logitsType, 0.0f); // x W^T
     ops::crossEntropy(exec, lc, vk::subrange(targets, uint64_t{r0} * 4, uint64_t{n} * 4),
                       vk::subrange(loss.data, uint64_t{r0} * 4, uint64_t{n} * 4), dc, n, V, gradScale, {},
-                      logitsType == DType::F16);
+                      logitsType);
     if (!grad) continue;
     // dx rows = dlogits W; dW (+)= dlogits^T x: each chunk's gradient is used up before the next is made.
     gemm(exec, dc, w.data, vk::subrange(dx, uint64_t{r0} * C * 4, uint64_t{n} * C * 4), n, C, V, false, false,

@@ -58,8 +58,9 @@ struct GptDecoder::Impl {
   }
 };
 
-std::string GptDecoder::unsupported(const GptConfig&) {
-  return ""; // every configuration decodes incrementally (RoPE rotates at the cached positions)
+std::string GptDecoder::unsupported(const GptConfig& c) {
+  if (c.paramDtype != codegen::Elem::F32) return "bf16 parameters are decoded with full-window forwards only";
+  return ""; // every other configuration decodes incrementally (RoPE rotates at the cached positions)
 }
 
 GptDecoder::GptDecoder(vk::Context& ctx, Gpt& gpt, uint32_t window)

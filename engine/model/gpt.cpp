@@ -40,6 +40,9 @@ void validate(const GptConfig& c) {
     fail("heads " + std::to_string(c.heads) + " is not a multiple of kvHeads");
   if (c.rope && c.headSize() % 2 != 0) fail("RoPE needs an even head dim");
   if (!c.rope && c.ropeScaling.kind != RopeScalingKind::None) fail("RoPE scaling without RoPE");
+  if (c.paramDtype == codegen::Elem::F16) fail("f16 parameters are not supported (f32 or bf16)");
+  if (c.paramDtype == codegen::Elem::BF16 && c.precision != Precision::BF16)
+    fail("bf16 parameters need bf16 precision (the GEMMs read the stored weights as their operands)");
 }
 
 // Deterministic, platform-independent init: splitmix64 streams and Box-Muller.
@@ -74,6 +77,12 @@ struct BlockIndex {
 
 } // namespace
 
+codegen::Elem halfOf(Precision p) {
+  return p == Precision::Mixed  ? codegen::Elem::F16
+         : p == Precision::BF16 ? codegen::Elem::BF16
+                                : codegen::Elem::F32;
+}
+
 std::string GptConfig::describe() const {
   std::string s = std::to_string(layers) + "L " + std::to_string(dim) + "d " + std::to_string(heads) + "h T" +
                   std::to_string(context) + " V" + std::to_string(vocab) +
@@ -97,6 +106,8 @@ std::string GptConfig::describe() const {
   else if (checkpointAttention)
     s += " checkpoint-attention";
   if (precision == Precision::Mixed) s += " mixed";
+  if (precision == Precision::BF16) s += " bf16";
+  if (paramDtype == codegen::Elem::BF16) s += " bf16-params";
   return s;
 }
 
@@ -133,6 +144,8 @@ struct Gpt::Impl {
     for (uint32_t d : p.shape)
       p.elements *= d;
     p.decay = decay;
+    // The decayed parameters are the GEMM weights (wpe, the other 2-D one, takes no decay): their storage.
+    if (decay && p.shape.size() == 2) p.dtype = cfg.paramDtype;
     params.push_back(std::move(p));
     initStd.push_back(std);
     return static_cast<int>(params.size() - 1);
@@ -205,7 +218,7 @@ struct Gpt::Impl {
     std::vector<size_t> drawn;
     for (size_t i = 0; i < params.size(); ++i) {
       if (stds[i] > 0) drawn.push_back(i);
-      if (stds[i] < 0) context.uploadVector(params[i].data, std::vector<float>(params[i].elements, 1.0f));
+      if (stds[i] < 0) uploadValues(context, params[i], std::vector<float>(params[i].elements, 1.0f));
     }
     const size_t window = std::max(1u, std::thread::hardware_concurrency());
     std::deque<std::future<std::vector<float>>> inflight;
@@ -216,7 +229,7 @@ struct Gpt::Impl {
         inflight.push_back(std::async(std::launch::async, normal, p.elements, stds[drawn[launched]], initSeed,
                                       std::cref(p.name)));
       }
-      context.uploadVector(params[drawn[k]].data, inflight.front().get());
+      uploadValues(context, params[drawn[k]], inflight.front().get()); // bf16: rounded to nearest even
       inflight.pop_front();
     }
   }
@@ -224,21 +237,22 @@ struct Gpt::Impl {
   Tensor param(int i) const {
     if (i < 0) return {};
     const Parameter& p = params[size_t(i)];
-    return Tensor::parameter(p.data.range(), p.grad.range(), p.shape);
+    return Tensor::parameter(p.data.range(), p.grad.range(), p.shape, p.dtype);
   }
 
-  // GEMM operands of this call: f16 copies in Mixed mode, made once up front (outside any checkpoint).
+  // GEMM operands of this call: 16-bit copies in Mixed and BF16 mode, made once up front (outside any
+  // checkpoint); bf16 parameters are their own operands.
   struct Weights {
     std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
   };
   Weights prepare(Tape& tape) const {
     Weights w;
     w.gemm.resize(params.size());
-    const bool mixed = cfg.precision == Precision::Mixed;
+    const DType half = halfOf(cfg.precision);
     for (size_t i = 0; i < params.size(); ++i)
       if (params[i].shape.size() == 2 && int(i) != wpe && (int(i) != wte || cfg.tiedHead)) {
         const Tensor t = param(int(i));
-        w.gemm[i] = mixed ? autograd::cast(tape, t, DType::F16) : t;
+        w.gemm[i] = autograd::cast(tape, t, half); // bf16 parameters: t itself
       }
     return w;
   }
@@ -343,12 +357,12 @@ struct Gpt::Impl {
     spec.N = cfg.vocab;
     spec.K = cfg.dim;
     spec.transB = true;
-    spec.outF16 = cfg.precision == Precision::Mixed && cfg.f16Logits && !inference;
+    spec.out = cfg.f16Logits && !inference ? halfOf(cfg.precision) : DType::F32;
     return autograd::matmul(tape, xf, w.gemm[size_t(head())], spec);
   }
 
   // The chunked head and loss (GptConfig::chunkedLoss) where the logits' type is the GEMM operands': f32, or
-  // mixed precision with fused casts and f16 logits.
+  // mixed or bf16 precision with fused casts and 16-bit logits.
   bool chunkedLoss() const {
     return cfg.chunkedLoss && (cfg.precision == Precision::F32 || (cfg.fusedCasts && cfg.f16Logits));
   }
