@@ -463,11 +463,15 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   // Then every other coop shape and subgroup size of the sweep (19 of them): 3 passes x 3 head dims x
   // dense/causal, and on causal a 32-key forward, f16 in and out, one subgroup, unpadded at D = 64; at 8
   // lanes (lavapipe's) the lowered passes too.
+  // And on bf16 operands: 3 passes x 3 head dims x dense/causal on f32 and on bf16 q/k/v and outputs, and the
+  // row-ops passes bf16 in and out (54, 18 of them row-ops), split (8) or recomputing delta (8) where they
+  // fit; lowered and at the other shapes as above.
   size_t rowOps = 0, other = 0, splitH100 = 0, recomputeH100 = 0;
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
-    const bool shaped = std::regex_search(k.name, std::regex("_c[0-9]+x[0-9]+x[0-9]+|_w[0-9]+(_low)?$"));
+    const bool shaped =
+        std::regex_search(k.name, std::regex("_c[0-9]+x[0-9]+x[0-9]+|_w[0-9]+(_low)?(_bf16)?$"));
     other += shaped;
     if (!shaped) CHECK(k.requiredSubgroupSize == 32);
     CHECK(k.localSize[0] % k.requiredSubgroupSize == 0);
@@ -475,11 +479,11 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     splitH100 += !shaped && std::regex_search(k.name, std::regex("_ks[24]"));
     recomputeH100 += !shaped && k.name.find("_rd") != std::string::npos;
   }
-  CHECK(ks.size() - other == 286);
+  CHECK(ks.size() - other == 286 + 70);
   CHECK(other >= 19 * 3 * 3 * 2);
-  CHECK(rowOps == 184);
-  CHECK(splitH100 == 30);
-  CHECK(recomputeH100 == 12);
+  CHECK(rowOps == 184 + 18);
+  CHECK(splitH100 == 30 + 8);
+  CHECK(recomputeH100 == 12 + 8);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
