@@ -973,8 +973,9 @@ TEST_CASE("attention coop documents: forward and backward against float64, packe
 }
 
 // Lowered at head dim 16 (the coop-emulated entries): documents within and across the 16-row tiles, the key
-// walk whole and split.
-TEST_CASE("attention coop lowered: document masks against float64, whole and split key walks",
+// walk whole and split; and on bf16 operands, the model's packed bf16 rows in and out (the mask and the
+// element type are two axes of the same kernels).
+TEST_CASE("attention coop lowered: document masks against float64, whole and split key walks, bf16",
           "[attention_lowered]") {
   if (!ops::attentionCoopAvailable(ctx().device(), 16))
     SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
@@ -984,4 +985,9 @@ TEST_CASE("attention coop lowered: document masks against float64, whole and spl
   const auto coop = ops::AttentionKernel::Coop;
   checkDocuments(shape(1, 4, 2, 53, 53, 16, true, coop), packedPositions(1, 53, 20));
   checkDocuments(shape(2, 2, 2, 40, 40, 16, true, coop), packedPositions(2, 40, 5));
+  if (!ops::attentionCoopAvailable(ctx().device(), 16, codegen::Elem::BF16)) return;
+  ops::AttentionShape bf16 = shape(1, 4, 2, 45, 45, 16, true, coop, true);
+  bf16.half = codegen::Elem::BF16;
+  bf16.halfOut = true;
+  checkDocuments(bf16, packedPositions(1, 45, 20), true);
 }

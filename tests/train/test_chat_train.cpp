@@ -4,6 +4,7 @@
 // counts in metrics.jsonl.
 #include "chat_test_tokenizer.hpp"
 #include "common.hpp"
+#include "engine/ops/elem_support.hpp"
 #include "engine/train/chat_loader.hpp"
 #include "engine/train/model.hpp"
 #include "engine/train/sampler.hpp"
@@ -251,20 +252,30 @@ TEST_CASE("chat training: a resumed run draws the same batches and gives the sam
   }
 }
 
-// Mixed precision takes the coop attention on the packed QKV rows where it runs (lowered in the
-// coop-emulated entries), with the documents' mask: the same step as f32 within f16's rounding.
-TEST_CASE("chat training: mixed precision on packed documents follows f32 (coop attention, or lowered)",
+// Mixed and bf16 precision take the coop attention on the packed QKV rows where it runs (lowered in the
+// coop-emulated entries), with the documents' mask on each element type: the same step as f32 within f16's
+// rounding (bf16's 8-bit significand: 8x f16's tolerances).
+TEST_CASE("chat training: mixed and bf16 precision on packed documents follow f32 (coop attention, or "
+          "lowered)",
           "[train][gpt][coop][chat]") {
   train::TrainConfig cfg = chatGptConfig(); // head dim 16
   train::ChatLoader loader = additionLoader(30);
   train::Batch b;
   loader.nextTrain(kRows, b);
   auto f32 = train::makeModel(test::trainCtx(), test::modelJsonFor(cfg), 3);
-  cfg.gpt.precision = model::Precision::Mixed;
-  auto mixed = train::makeModel(test::trainCtx(), test::modelJsonFor(cfg), 3); // the same initial weights
-  const Step want = step(*f32, b), got = step(*mixed, b);
-  CHECK(std::abs(got.loss - want.loss) <= 2e-3 * std::abs(want.loss));
-  CHECK(ref::relError(got.grads, ref::Vec(want.grads.begin(), want.grads.end())) < 3e-2);
+  const Step want = step(*f32, b);
+  for (const model::Precision precision : {model::Precision::Mixed, model::Precision::BF16}) {
+    if (precision == model::Precision::BF16 &&
+        !ops::supportsElem(test::trainCtx().device().features(), codegen::Elem::BF16))
+      continue;
+    INFO(train::precisionName(precision));
+    cfg.gpt.precision = precision;
+    auto half = train::makeModel(test::trainCtx(), test::modelJsonFor(cfg), 3); // the same initial weights
+    const Step got = step(*half, b);
+    const double coarse = precision == model::Precision::BF16 ? 8.0 : 1.0;
+    CHECK(std::abs(got.loss - want.loss) <= 2e-3 * coarse * std::abs(want.loss));
+    CHECK(ref::relError(got.grads, ref::Vec(want.grads.begin(), want.grads.end())) < 3e-2 * coarse);
+  }
 }
 
 TEST_CASE("chat sampling: the rendered prompt is continued and a stop id ends the answer",
