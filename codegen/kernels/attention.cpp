@@ -12,6 +12,7 @@
 #include <functional>
 #include <optional>
 #include <stdexcept>
+#include <utility>
 
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/spirv/builder.hpp"
@@ -64,6 +65,15 @@ public:
 private:
   Buffer rowBuffer(Access access) { return m_.storageBuffer(numBuffers_++, v4_, access); }
   Buffer scalarBuffer(Access access) { return m_.storageBuffer(numBuffers_++, f32_, access); }
+  bool documents() const { return p_.documents == DocumentMask::Packed; }
+  // The positions binding, after the pass's others (documents only).
+  void declarePositions() {
+    if (documents()) positions_ = m_.storageBuffer(numBuffers_++, u32_, Access::ReadOnly);
+  }
+  // The first key query i (< Tq) of batch b sees: i - positions[b, i] (0 for a position past i).
+  Value docStart(Value b, Value i) {
+    return satSub(i, f().loadAt(positions_, f().iadd(f().imul(b, Tq_), i)));
+  }
   Value c(uint32_t v) { return f().u32(v); }
   FunctionBuilder& f() { return *f_; }
 
@@ -159,6 +169,13 @@ private:
       f().store(f().accessChain(shared, {idx}), f().select(f().lt(row, count), f().loadAt(b, g), zero));
     }
   }
+  // The document starts of queries [first, first + tile) of batch b (the last query's past Tq).
+  void stageStarts(Value shared, Value b, Value first) {
+    f().ifThen(f().lt(lid_, c(p_.tile)), [&] {
+      const Value row = f().umin(f().iadd(first, lid_), f().isub(Tq_, c(1)));
+      f().store(f().accessChain(shared, {lid_}), docStart(b, row));
+    });
+  }
   void stageScalars(Value shared, const Buffer& b, Value base, Value first, Value count) {
     f().ifThen(f().lt(lid_, c(p_.tile)), [&] {
       const Value row = f().iadd(first, lid_);
@@ -171,6 +188,7 @@ private:
   // of this head's queries and of its key/value head, the clamped row and whether it is real.
   struct QuerySide {
     Value qBase, kvBase, i, ic, active;
+    Value b, start; // batch, and (documents) the row's first visible key
   };
   QuerySide querySide() {
     const Value bh = f().workgroupId(1);
@@ -181,6 +199,8 @@ private:
     s.i = ownRow();
     s.active = f().lt(s.i, Tq_);
     s.ic = f().umin(s.i, f().isub(Tq_, c(1)));
+    s.b = b;
+    if (documents()) s.start = docStart(b, s.ic);
     return s;
   }
 
@@ -193,16 +213,19 @@ private:
   Value keysInTile(Value limit, Value t0) { return f().umin(c(p_.tile), satSub(limit, t0)); }
 
   // The query passes' walk over the key side: per tile, K and V rows staged in shared memory (declared on
-  // first use), then body(shK, shV, jj) for each key jj of the tile this row sees (keys below `limit`).
-  void walkKeys(const Buffer& k, const Buffer& v, Value kvBase, Value limit,
+  // first use), then body(shK, shV, jj) for each key jj of the tile this row sees (keys below `limit`; with
+  // documents from the row's start on, and from the tile holding the block's first row's start).
+  void walkKeys(const Buffer& k, const Buffer& v, const QuerySide& s, Value limit,
                 const std::function<void(Value, Value, Value)>& body) {
     const Value shK = m_.workgroupArray(v4_, p_.tile * d4_), shV = m_.workgroupArray(v4_, p_.tile * d4_);
-    f().forRange(c(0), keyTiles(), [&](Value t) {
+    const Value firstTile = documents() ? f().udiv(docStart(s.b, blockRow()), c(p_.tile)) : c(0);
+    f().forRange(firstTile, keyTiles(), [&](Value t) {
       const Value t0 = f().imul(t, c(p_.tile));
-      stageRows(shK, k, kvBase, t0, Tk_);
-      stageRows(shV, v, kvBase, t0, Tk_);
+      stageRows(shK, k, s.kvBase, t0, Tk_);
+      stageRows(shV, v, s.kvBase, t0, Tk_);
       f().workgroupBarrier();
-      f().forRange(c(0), keysInTile(limit, t0), [&](Value jj) { body(shK, shV, jj); });
+      const Value from = documents() ? satSub(s.start, t0) : c(0);
+      f().forRange(from, keysInTile(limit, t0), [&](Value jj) { body(shK, shV, jj); });
       f().workgroupBarrier();
     });
   }
@@ -211,13 +234,14 @@ private:
     const Buffer q = rowBuffer(Access::ReadOnly), k = rowBuffer(Access::ReadOnly),
                  v = rowBuffer(Access::ReadOnly), o = rowBuffer(Access::WriteOnly);
     const Buffer lse = scalarBuffer(Access::WriteOnly);
+    declarePositions();
     begin();
     const QuerySide s = querySide();
     const Row qi = loadRow(q, f().iadd(s.qBase, s.ic));
     const Value limit = keyLimit(s.ic);
     const Value mVar = f().variable(f32_, f().f32(kMinFloat)), lVar = f().variable(f32_, f().f32(0.0f));
     const auto acc = rowVariables();
-    walkKeys(k, v, s.kvBase, limit, [&](Value shK, Value shV, Value jj) {
+    walkKeys(k, v, s, limit, [&](Value shK, Value shV, Value jj) {
       const Value sc = f().fmul(scale_, dotRow(qi, sharedRow(shK, jj)));
       const Value mOld = f().load(mVar), mNew = f().fmax(mOld, sc);
       const Value corr = f().exp(f().fsub(mOld, mNew)), pr = f().exp(f().fsub(sc, mNew));
@@ -245,6 +269,7 @@ private:
     const Buffer lse = scalarBuffer(Access::ReadOnly);
     const Buffer dQ = rowBuffer(Access::WriteOnly);
     const Buffer delta = scalarBuffer(Access::WriteOnly);
+    declarePositions();
     begin();
     const QuerySide s = querySide();
     const Value row = f().iadd(s.qBase, s.ic);
@@ -253,7 +278,7 @@ private:
     const Value lseI = f().loadAt(lse, row);
     const Value limit = keyLimit(s.ic);
     const auto dq = rowVariables();
-    walkKeys(k, v, s.kvBase, limit, [&](Value shK, Value shV, Value jj) {
+    walkKeys(k, v, s, limit, [&](Value shK, Value shV, Value jj) {
       const Row kj = sharedRow(shK, jj);
       const Value pr = f().exp(f().fsub(f().fmul(scale_, dotRow(qi, kj)), lseI));
       const Value ds = f().fmul(pr, f().fsub(dotRow(dOi, sharedRow(shV, jj)), di));
@@ -272,8 +297,10 @@ private:
                  v = rowBuffer(Access::ReadOnly), dO = rowBuffer(Access::ReadOnly);
     const Buffer lse = scalarBuffer(Access::ReadOnly), delta = scalarBuffer(Access::ReadOnly);
     const Buffer dK = rowBuffer(Access::WriteOnly), dV = rowBuffer(Access::WriteOnly);
+    declarePositions();
     const Value shQ = m_.workgroupArray(v4_, p_.tile * d4_), shDO = m_.workgroupArray(v4_, p_.tile * d4_);
     const Value shLse = m_.workgroupArray(f32_, p_.tile), shDelta = m_.workgroupArray(f32_, p_.tile);
+    const Value shStart = documents() ? m_.workgroupArray(u32_, p_.tile) : Value{};
     begin();
     // (batch, kv head) = WorkgroupId.y; key row = block * rows + lid.
     const Value bhk = f().workgroupId(1);
@@ -286,19 +313,26 @@ private:
     // Query tiles from the one holding the block's first visible query to the end.
     const Value tileStart = f().udiv(firstQuery(blockRow()), c(p_.tile));
     const Value tileEnd = f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile));
+    // Documents: queries of a tile that starts after the block's last key see none of its keys, nor do
+    // those of any later tile.
+    const Value lastKey =
+        documents() ? f().umin(f().iadd(blockRow(), c(p_.rowsPerGroup() - 1)), f().isub(Tk_, c(1))) : Value{};
     const auto dk = rowVariables(), dv = rowVariables();
     f().forRange(c(0), group_, [&](Value g) {
       const Value qBase = f().imul(f().iadd(f().imul(b, H_), f().iadd(f().imul(hk, group_), g)), Tq_);
       f().forRange(tileStart, tileEnd, [&](Value t) {
         const Value t0 = f().imul(t, c(p_.tile));
+        if (documents()) f().ifThen(f().gt(docStart(b, t0), lastKey), [&] { f().breakLoop(); });
         stageRows(shQ, q, qBase, t0, Tq_);
         stageRows(shDO, dO, qBase, t0, Tq_);
         stageScalars(shLse, lse, qBase, t0, Tq_);
         stageScalars(shDelta, delta, qBase, t0, Tq_);
+        if (documents()) stageStarts(shStart, b, t0);
         f().workgroupBarrier();
         f().forRange(c(0), c(p_.tile), [&](Value ii) {
           const Value i = f().iadd(t0, ii);
-          const Value seen = f().logicalAnd(f().lt(i, Tq_), f().ge(i, first));
+          Value seen = f().logicalAnd(f().lt(i, Tq_), f().ge(i, first));
+          if (documents()) seen = f().logicalAnd(seen, f().le(f().load(f().accessChain(shStart, {ii})), jc));
           const Row qi = sharedRow(shQ, ii), dOi = sharedRow(shDO, ii);
           const Value lseI = f().load(f().accessChain(shLse, {ii}));
           // Unseen rows may hold lse = -inf (or zeros past the end): select, never multiply, their p.
@@ -325,6 +359,7 @@ private:
   uint32_t d4_, dl_;
   PushConstants pc_;
   uint32_t numBuffers_ = 0;
+  Buffer positions_;
   FunctionBuilder* f_ = nullptr;
   Value Tq_, Tk_, H_, Hkv_, scale_, group_, lid_, block_, rowInBlock_, part_, firstLane_;
 };
@@ -334,24 +369,30 @@ private:
 std::string AttentionParams::cacheKey() const {
   return std::string("attention:") + toString(pass) + ":d" + std::to_string(headDim) +
          (causal ? ":causal" : ":dense") + ":r" + std::to_string(rows) + ":l" + std::to_string(lanes) + ":t" +
-         std::to_string(tile);
+         std::to_string(tile) + (documents == DocumentMask::Packed ? ":docs" : "");
 }
 
 std::string AttentionParams::name() const {
   return std::string("attention_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_r" + std::to_string(rows) + "_l" + std::to_string(lanes) + "_t" +
-         std::to_string(tile);
+         std::to_string(tile) + (documents == DocumentMask::Packed ? "_docs" : "");
+}
+
+uint32_t AttentionParams::bindings() const {
+  return (pass == AttentionPass::Forward ? 5 : 8) + (documents == DocumentMask::Packed ? 1 : 0);
 }
 
 uint32_t AttentionParams::sharedBytes() const {
   const uint32_t rowsBytes = 2 * tile * headDim * 4;
-  return pass == AttentionPass::KeyValueGrad ? rowsBytes + 2 * tile * 4 : rowsBytes;
+  const uint32_t scalars = documents == DocumentMask::Packed ? 3 : 2; // lse, delta (+ starts)
+  return pass == AttentionPass::KeyValueGrad ? rowsBytes + scalars * tile * 4 : rowsBytes;
 }
 
 void AttentionParams::validate() const {
   const std::string me = "attention " + name() + ": ";
   require(headDim && headDim % 4 == 0 && headDim <= 256, me + "headDim must be a multiple of 4, at most 256");
   require(rows >= 1 && rows <= 1024, me + "rows must be in [1, 1024]");
+  require(documents == DocumentMask::None || causal, me + "document masks are causal");
   require(lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8, me + "lanes must be 1, 2, 4 or 8");
   require(rows % lanes == 0 && (headDim / 4) % lanes == 0, me + "rows and D/4 must be multiples of lanes");
   require(tile >= 1 && tile <= rows, me + "tile must be in [1, rows]");
@@ -364,12 +405,13 @@ void AttentionParams::validate() const {
 }
 
 AttentionParams attentionParams(AttentionPass pass, uint32_t headDim, bool causal, uint32_t maxSharedBytes,
-                                uint32_t rowVectors) {
+                                uint32_t rowVectors, DocumentMask documents) {
   AttentionParams p;
   p.maxSharedBytes = maxSharedBytes;
   p.pass = pass;
   p.headDim = headDim;
   p.causal = causal;
+  p.documents = documents;
   // Each invocation keeps at most rowVectors vectors of a row (8: 64 on 2 lanes, 128 on 4; 36: 9 vectors, 1
   // lane), as far as 8 lanes allow.
   const uint32_t d4 = headDim / 4;
@@ -405,6 +447,22 @@ void registerAttention(KernelRegistry& registry) {
              for (bool causal : {false, true}) {
                ks.push_back(generateAttention(attentionParams(pass, d, causal)));
              }
+         return ks;
+       }});
+  registry.add(
+      {"attention.fused.documents",
+       "the fused attention fallback's passes masked to each query's document (packed sequences)",
+       [] {
+         return generateAttention(
+             attentionParams(AttentionPass::Forward, 64, true, 49152, 8, DocumentMask::Packed));
+       },
+       [] {
+         std::vector<Kernel> ks;
+         for (auto pass : {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
+           for (const auto& [d, rowVectors] :
+                {std::pair{64u, 8u}, {64u, 4u}, {128u, 8u}, {128u, 4u}, {36u, 8u}})
+             ks.push_back(
+                 generateAttention(attentionParams(pass, d, true, 49152, rowVectors, DocumentMask::Packed)));
          return ks;
        }});
 }

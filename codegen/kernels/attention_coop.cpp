@@ -36,15 +36,20 @@ uint32_t AttentionCoopParams::sharedBytes() const {
   const uint32_t merge = pass == AttentionPass::Forward ? 3 : 0;
   const uint32_t staged = 16 * stagedVectors() + (keySplits > 1 ? allSubgroups() * coopM * merge * 4 : 0);
   const uint32_t perRow = allSubgroups() * coopM * tile; // entries of each per-subgroup scratch
+  // Documents: the starts of the owned query rows, or of the query tile (dK/dV).
+  const uint32_t starts = documents == DocumentMask::None       ? 0
+                          : pass == AttentionPass::KeyValueGrad ? tile * 4
+                                                                : rows() * 4;
   if (rowOps) // only the 16 x 16 f32 trips of setup and finish (+ the tile's lse and delta for dK/dV)
-    return staged + allSubgroups() * 256 * 4 + (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
+    return staged + starts + allSubgroups() * 256 * 4 +
+           (pass == AttentionPass::KeyValueGrad ? 2 * tile * 4 : 0);
   switch (pass) {
   case AttentionPass::Forward:
-    return staged + perRow * (4 + 2); // S (f32), P (f16)
+    return staged + starts + perRow * (4 + 2); // S (f32), P (f16)
   case AttentionPass::QueryGrad:
-    return staged + perRow * (4 + 4 + 2); // S, dP, dS
+    return staged + starts + perRow * (4 + 4 + 2); // S, dP, dS
   case AttentionPass::KeyValueGrad:
-    return staged + perRow * (4 + 4 + 2 + 2) + 2 * tile * 4; // + P, lse, delta
+    return staged + starts + perRow * (4 + 4 + 2 + 2) + 2 * tile * 4; // + P, lse, delta
   }
   return 0;
 }
@@ -80,7 +85,7 @@ std::string AttentionCoopParams::cacheKey() const {
          (keySplits > 1 ? ":ks" + std::to_string(keySplits) : "") +
          (delta == DkvDelta::Recompute ? ":rd" : "") +
          (isDefaultShape(*this) ? "" : ":c" + shapeText(*this)) + (lowered ? ":low" : "") +
-         (operands == Elem::BF16 ? ":bf16" : "");
+         (operands == Elem::BF16 ? ":bf16" : "") + (documents == DocumentMask::Packed ? ":docs" : "");
 }
 
 std::string AttentionCoopParams::name() const {
@@ -92,7 +97,11 @@ std::string AttentionCoopParams::name() const {
          (delta == DkvDelta::Recompute ? "_rd" : "") +
          (isDefaultShape(*this) ? "" : "_c" + shapeText(*this)) +
          (subgroupSize == 32 ? "" : "_w" + std::to_string(subgroupSize)) + (lowered ? "_low" : "") +
-         (operands == Elem::BF16 ? "_bf16" : "");
+         (operands == Elem::BF16 ? "_bf16" : "") + (documents == DocumentMask::Packed ? "_docs" : "");
+}
+
+uint32_t AttentionCoopParams::bindings() const {
+  return (pass == AttentionPass::Forward ? 5 : 8) + (documents == DocumentMask::Packed ? 1 : 0);
 }
 
 void AttentionCoopParams::validate() const {
@@ -115,6 +124,7 @@ void AttentionCoopParams::validate() const {
   }
   require(!lowered || !rowOps, me + "the coop lowering has no NV2 row operations");
   require(subgroups >= 1 && subgroups <= 8, me + "subgroups must be in [1, 8]");
+  require(documents == DocumentMask::None || causal, me + "document masks are causal");
   require(keySplits == 1 || keySplits == 2 || keySplits == 4, me + "keySplits must be 1, 2 or 4");
   require(keySplits == 1 || pass != AttentionPass::KeyValueGrad,
           me + "key splits are for the passes that walk keys (forward, dQ)");
@@ -190,17 +200,15 @@ Kernel generateAttentionCoop(const AttentionCoopParams& p) {
   case AttentionPass::Forward:
     k.spirv = p.rowOps ? detail::emitAttentionCoopForwardRowOps(p, k.pushConstantBytes)
                        : detail::emitAttentionCoopForward(p, k.pushConstantBytes);
-    k.numBuffers = 5;
     break;
   case AttentionPass::QueryGrad:
     k.spirv = detail::emitAttentionCoopQueryGrad(p, k.pushConstantBytes);
-    k.numBuffers = 8;
     break;
   case AttentionPass::KeyValueGrad:
     k.spirv = detail::emitAttentionCoopKeyValueGrad(p, k.pushConstantBytes);
-    k.numBuffers = 8;
     break;
   }
+  k.numBuffers = p.bindings();
   k.localSize = {p.invocations(), 1, 1};
   k.requiredSubgroupSize = p.subgroupSize;
   return k;
@@ -263,6 +271,35 @@ void addOtherShapes(const std::function<void(const AttentionCoopParams&)>& add) 
             }
           }
     }
+}
+
+// The document-masked passes: each pass at D = 16 and 64 on the KHR and row-ops tilings (the latter also
+// with f16 and with bf16 q/k/v and outputs), with key splits or delta recomputed, and lowered at lavapipe's 8
+// lanes.
+std::vector<Kernel> documentSweep() {
+  std::vector<Kernel> ks;
+  std::set<std::string> seen;
+  const auto add = [&](AttentionCoopParams p) {
+    p.documents = DocumentMask::Packed;
+    if (p.sharedBytes() <= p.maxSharedBytes && seen.insert(p.cacheKey()).second)
+      ks.push_back(generateAttentionCoop(p));
+  };
+  for (AttentionPass pass : {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
+    for (uint32_t d : {16u, 64u}) {
+      const AttentionCoopParams khr = attentionCoopParams(pass, d, true);
+      AttentionCoopParams rowOps = attentionCoopParams(pass, d, true, 49152, true);
+      const AttentionCoopParams lowered =
+          attentionCoopParams(pass, d, true, 32768, false, {16, 8, 16, 8, true});
+      for (const AttentionCoopParams& p : {khr, rowOps, lowered}) {
+        add(p);
+        addKeySplits(add, p);
+      }
+      rowOps.qkv = rowOps.out = Elem::F16;
+      add(rowOps);
+      rowOps.operands = rowOps.qkv = rowOps.out = Elem::BF16;
+      add(rowOps);
+    }
+  return ks;
 }
 
 // bf16 operands: each pass at D = 16, 64 and 128, dense and causal, on f32 and on bf16 q/k/v and outputs,
@@ -352,6 +389,16 @@ void registerAttentionCoop(KernelRegistry& registry) {
          addBF16(add);
          return ks;
        }});
+  registry.add(
+      {"attention.coop.documents",
+       "the coop attention passes masked to each query's document (packed sequences): KHR and row-ops "
+       "tilings, key splits, delta recomputed, lowered",
+       [] {
+         AttentionCoopParams p = attentionCoopParams(AttentionPass::Forward, 64, true);
+         p.documents = DocumentMask::Packed;
+         return generateAttentionCoop(p);
+       },
+       [] { return documentSweep(); }});
 }
 
 } // namespace helios::codegen

@@ -30,6 +30,12 @@
 // [B, H, T, D] layout is {D, T D, H T D}; rows of a packed [B T, W] projection (the model's QKV, and O
 // written where the output projection reads it) are {W, D, T W}. q and dQ share one layout, k, v, dK and dV
 // another, o and dO a third; lse and delta stay [B, H, Tq].
+//
+// Documents (DocumentMask::Packed, causal, Tq == Tk): a binding after the pass's others holds the tokens'
+// positions inside their documents ([B, Tq] int32, attention.hpp), and query i sees keys i - pos[i] .. i. The
+// forward and dQ start their key walks at the tile holding the block's first row's start; the dK/dV pass
+// stops at the first query tile that starts after its last key. Each pass stages the starts of the rows the
+// masks need (the owned query rows, or the query tile) in shared memory.
 #include <cstdint>
 #include <string>
 
@@ -55,8 +61,9 @@ struct AttentionCoopParams {
   AttentionPass pass = AttentionPass::Forward;
   uint32_t headDim = 64; // D: a multiple of 16, at most 128
   bool causal = false;
-  uint32_t subgroups = 4; // coopM owned rows each
-  uint32_t tile = 32;     // rows of the other side per step (32, or 64 for the forward; 16 lowered)
+  DocumentMask documents = DocumentMask::None; // Packed needs causal
+  uint32_t subgroups = 4;                      // coopM owned rows each
+  uint32_t tile = 32; // rows of the other side per step (32, or 64 for the forward; 16 lowered)
   uint32_t coopM = 16, coopN = 16, coopK = 16; // 8 or 16 each
   bool prefetch = true; // issue the global loads of the next tile before computing on the current one
   // The per-row maths on the accumulators through VK_NV_cooperative_matrix2 reductions, per-element
@@ -97,13 +104,16 @@ struct AttentionCoopParams {
   // pass through as they merge once the walk is done.
   uint32_t stagedVectors() const;
   uint32_t sharedBytes() const;
-  // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops"; ":c8x8x16" off 16x16x16)
+  // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops"; ":c8x8x16" off 16x16x16;
+  // ":docs" with documents)
   std::string cacheKey() const;
   // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" 16-bit q/k/v,
   // "_o16" 16-bit outputs; "_ks2" with key splits, "_rd" recomputing delta; "_c8x8x16" and "_w16" off the
-  // 16x16x16 shape and 32-wide subgroups; "_bf16" on bf16 operands)
+  // 16x16x16 shape and 32-wide subgroups; "_bf16" on bf16 operands; "_docs" with
+  // documents)
   std::string name() const;
-  void validate() const; // throws std::invalid_argument naming the broken constraint
+  uint32_t bindings() const; // 5 (forward) or 8, + 1 with documents
+  void validate() const;     // throws std::invalid_argument naming the broken constraint
 };
 
 // Push constants of every coop pass: the fallback's AttentionPush, then the row, head and batch strides of

@@ -69,6 +69,7 @@ public:
     lse_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
     dQ_ = outputRows(6);
     delta_ = m_.storageBuffer(7, f32_, Access::WriteOnly);
+    declareDocuments(8, p_.rows());
     pushBytes = pc_.size;
     beginMain();
     const StagingAreas staged = declareStaging();
@@ -94,7 +95,11 @@ private:
     walk_ = startKeyWalk(shK_, shV_);
     for (uint32_t i = 0; i < rowsPerLane_; ++i)
       rowSetup(i);
+    if (documents()) stageStarts(batch_, blockRow_, p_.rows()); // published by ownedRowsAsA's barrier
     qa_ = ownedRowsAsA(shRows_, q_, qAt_, Tq_);
+    if (documents())
+      for (const Value& row : rows_)
+        start_.push_back(stagedStart(f().isub(row, blockRow_)));
     doa_ = ownedRowsAsA(shRows_, dO_, oAt_, Tq_);
     dq_ = zeroAccs(blocks_);
     if (p_.rowOps) {
@@ -157,13 +162,18 @@ private:
       s.push_back(productBlock(qa_, shK_, kb));   // S = Q K^T
       dp.push_back(productBlock(doa_, shV_, kb)); // dP = dO V^T
     }
+    // Documents: the subgroup's first row in the staged starts, and its last row's start.
+    const Value firstRow = documents() ? f().imul(sg_, c(16)) : Value{};
+    const Value lastStart = documents() ? stagedStart(f().iadd(firstRow, c(15))) : Value{};
     const std::vector<Value> pr = unlessMasked(
-        fullyVisible(sgRow0_, 16, t0, p_.tile), s,
+        fullyVisible(sgRow0_, 16, t0, p_.tile, lastStart), s,
         [&](Value x, uint32_t) {
           return f().coopPerElement(x, unmasked_, {lseM_, scaleLog2e_});
         },
         [&](Value x, uint32_t kb) {
-          return f().coopPerElement(x, prob_, {sgRow0_, f().iadd(t0, c(16 * kb)), lseM_, scaleLog2e_});
+          std::vector<Value> args{sgRow0_, f().iadd(t0, c(16 * kb)), lseM_, scaleLog2e_};
+          if (documents()) args.push_back(firstRow);
+          return f().coopPerElement(x, prob_, args);
         });
     for (uint32_t kb = 0; kb < kbs; ++kb)
       dsa.push_back(f().coopConvert(f().fmul(pr[kb], f().fsub(dp[kb], deltaM_)), ta_));
@@ -185,8 +195,10 @@ private:
       for (uint32_t e = 0; e < cols; ++e) {
         const Value i = f().iadd(at, c(e));
         const Value s = f().load(f().accessChain(shS_, {i})), dp = f().load(f().accessChain(shDP_, {i}));
-        const Value p = f().select(f().lt(f().iadd(col0, c(e)), limit_[r]),
-                                   f().exp(f().fsub(f().fmul(scale_, s), lse_i_[r])), f().f32(0.0f));
+        const Value ex = f().exp(f().fsub(f().fmul(scale_, s), lse_i_[r]));
+        Value seen = f().lt(f().iadd(col0, c(e)), limit_[r]);
+        if (documents()) seen = f().logicalAnd(seen, f().ge(f().iadd(col0, c(e)), start_[r]));
+        const Value p = f().select(seen, ex, f().f32(0.0f));
         f().store(f().accessChain(shDS_, {i}),
                   elemFromF32(f(), p_.operands, f().fmul(p, f().fsub(dp, delta_i_[r]))));
       }
@@ -198,8 +210,8 @@ private:
 
   Buffer o_, dO_, lse_, dQ_, delta_;
   Staging shRows_, shK_, shV_;
-  std::vector<Value> limit_, lse_i_, delta_i_; // per row of this lane
-  Value sgRow0_, lseM_, deltaM_;               // row ops
+  std::vector<Value> limit_, start_, lse_i_, delta_i_; // per row of this lane
+  Value sgRow0_, lseM_, deltaM_;                       // row ops
   FunctionId prob_, unmasked_;
   std::vector<Value> qa_, doa_, dq_;
 };
@@ -222,6 +234,7 @@ public:
       delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
     dK_ = outputRows(6);
     dV_ = outputRows(7);
+    declareDocuments(8, p_.tile);
     pushBytes = pc_.size;
     beginMain();
     const StagingAreas staged = declareStaging();
@@ -261,6 +274,9 @@ public:
         }
       f().forRange(first, f().udiv(f().iadd(Tq_, c(p_.tile - 1)), c(p_.tile)), [&](Value t) {
         const Value i0 = f().imul(t, c(p_.tile)), i1 = f().iadd(i0, c(p_.tile));
+        // Documents: a tile whose first query starts after the block's last key, and every later one, sees
+        // none of its keys.
+        if (documents()) f().ifThen(f().gt(docStart(b_, i0), lastKey_), [&] { f().breakLoop(); });
         next(qs, i0, i1);
         next(ds, i0, i1);
         if (recompute_) next(os, i0, i1);
@@ -290,6 +306,7 @@ private:
     kvh_ = f().rem(bkv, Hkv_);
     kvAt_ = headRows(1, b_, kvh_);
     blockRow_ = f().imul(f().workgroupId(0), c(p_.rows()));
+    if (documents()) lastKey_ = f().umin(f().iadd(blockRow_, c(p_.rows() - 1)), f().isub(Tk_, c(1)));
     for (const Value& r : rowInSg_)
       rows_.push_back(f().iadd(blockRow_, f().iadd(f().imul(sg_, c(p_.coopM)), r)));
     ka_ = ownedRowsAsA(shRows_, k_, kvAt_, Tk_);
@@ -365,6 +382,7 @@ private:
         if (!recompute_) f().store(f().accessChain(shDelta_, {col}), scalars[k * e + 1]);
       });
     }
+    if (documents()) stageStarts(b_, i0, p_.tile);
     f().workgroupBarrier();
     if (recompute_) {
       recomputeDelta(i0);
@@ -382,8 +400,10 @@ private:
         const Value s = f().load(f().accessChain(shS_, {idx})), dp = f().load(f().accessChain(shDP_, {idx}));
         const Value lse = f().load(f().accessChain(shLse_, {col}));
         const Value delta = f().load(f().accessChain(shDelta_, {col}));
-        const Value p = f().select(sees(f().iadd(i0, col), rows_[r]),
-                                   f().exp(f().fsub(f().fmul(scale_, s), lse)), f().f32(0.0f));
+        const Value ex = f().exp(f().fsub(f().fmul(scale_, s), lse));
+        Value seen = sees(f().iadd(i0, col), rows_[r]);
+        if (documents()) seen = f().logicalAnd(seen, f().le(stagedStart(col), rows_[r]));
+        const Value p = f().select(seen, ex, f().f32(0.0f));
         f().store(f().accessChain(shP_, {idx}), elemFromF32(f(), p_.operands, p));
         f().store(f().accessChain(shDS_, {idx}),
                   elemFromF32(f(), p_.operands, f().fmul(p, f().fsub(dp, delta))));
@@ -407,13 +427,16 @@ private:
       lse.push_back(f().coopPerElement(zeroAcc_, lseCol_, {c(16 * kb)}));
     }
     // Queries [i0, i0 + tile) against this subgroup's 16 keys.
+    const Value lastStart = documents() ? stagedStart(c(p_.tile - 1)) : Value{};
     const std::vector<Value> pr = unlessMasked(
-        fullyVisible(i0, p_.tile, row0, 16), s,
+        fullyVisible(i0, p_.tile, row0, 16, lastStart), s,
         [&](Value x, uint32_t kb) {
           return f().coopPerElement(x, unmasked_, {lse[kb], scaleLog2e_});
         },
         [&](Value x, uint32_t kb) {
-          return f().coopPerElement(x, prob_, {row0, f().iadd(i0, c(16 * kb)), lse[kb], scaleLog2e_});
+          std::vector<Value> args{row0, f().iadd(i0, c(16 * kb)), lse[kb], scaleLog2e_};
+          if (documents()) args.push_back(c(16 * kb));
+          return f().coopPerElement(x, prob_, args);
         });
     for (uint32_t kb = 0; kb < kbs; ++kb) {
       const Value delta = f().coopPerElement(zeroAcc_, deltaCol_, {c(16 * kb)});
@@ -432,7 +455,7 @@ private:
   Staging shRows_, shQ_, shDO_, shO_;
   Value shLse_, shDelta_, shP_;
   FunctionId prob_, unmasked_, lseCol_, deltaCol_;
-  Value b_, kvh_;
+  Value b_, kvh_, lastKey_;
   std::vector<Value> ka_, va_, dk_, dv_;
 };
 

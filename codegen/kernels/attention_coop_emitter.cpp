@@ -85,6 +85,31 @@ void AttentionCoopEmitter::declareQkv() {
   v_ = rows(2);
 }
 
+void AttentionCoopEmitter::declareDocuments(uint32_t binding, uint32_t count) {
+  if (!documents()) return;
+  positions_ = m_.storageBuffer(binding, u32_, Access::ReadOnly);
+  starts_ = m_.workgroupArray(u32_, count);
+}
+
+Value AttentionCoopEmitter::docStart(Value b, Value i) {
+  return satSub(i, f().loadAt(positions_, f().iadd(f().imul(b, Tq_), i)));
+}
+
+void AttentionCoopEmitter::stageStarts(Value b, Value first, uint32_t count) {
+  const uint32_t n = p_.invocations();
+  for (uint32_t e = 0; e * n < count; ++e) {
+    const Value r = f().iadd(lid_, c(e * n));
+    const auto body = [&] {
+      const Value row = f().umin(f().iadd(first, r), f().isub(Tq_, c(1)));
+      f().store(f().accessChain(starts_, {r}), docStart(b, row));
+    };
+    if ((e + 1) * n <= count)
+      body();
+    else
+      f().ifThen(f().lt(r, c(count)), body);
+  }
+}
+
 HeadRows AttentionCoopEmitter::headRows(uint32_t layout, Value b, Value h) {
   const Value* l = layout_[layout];
   return {f().iadd(f().imul(b, l[2]), f().imul(h, l[1])), l[0]};
@@ -92,6 +117,7 @@ HeadRows AttentionCoopEmitter::headRows(uint32_t layout, Value b, Value h) {
 
 void AttentionCoopEmitter::ownQueryRows() {
   const Value bh = f().workgroupId(1), b = f().udiv(bh, H_), h = f().rem(bh, H_);
+  batch_ = b;
   qAt_ = headRows(0, b, h);
   kvAt_ = headRows(1, b, f().udiv(h, f().udiv(H_, Hkv_)));
   oAt_ = headRows(2, b, h);
@@ -109,20 +135,28 @@ AttentionCoopEmitter::KeyWalk AttentionCoopEmitter::startKeyWalk(const Staging& 
   KeyWalk w{tileStream(shK, k_, kvAt_, Tk_),
             tileStream(shV, v_, kvAt_, Tk_),
             f().udiv(f().iadd(keyLimit(lastRow), c(p_.tile - 1)), c(p_.tile)),
-            {}};
+            {},
+            c(0)};
+  if (documents()) { // tiles before the first row's start hold no key any row of the block sees
+    const Value firstTile = f().udiv(docStart(batch_, blockRow_), c(p_.tile));
+    w.tiles = f().isub(w.tiles, firstTile);
+    w.first = f().imul(firstTile, c(p_.tile));
+  }
   if (p_.keySplits > 1) {
     w.tiles = f().udiv(f().iadd(w.tiles, c(p_.keySplits - 1)), c(p_.keySplits)); // per group
     w.ks.splitStride = w.vs.splitStride = f().imul(w.tiles, c(p_.tile));
     w.splitFirst = f().imul(split_, w.ks.splitStride);
   }
-  begin(w.ks, c(0));
-  begin(w.vs, c(0));
+  begin(w.ks, w.first);
+  begin(w.vs, w.first);
   return w;
 }
 
 void AttentionCoopEmitter::walkKeyTiles(KeyWalk& w, const std::function<void(Value)>& body) {
   f().forRange(c(0), w.tiles, [&](Value t) {
-    const Value t0 = f().imul(t, c(p_.tile)), t1 = f().iadd(t0, c(p_.tile));
+    Value t0 = f().imul(t, c(p_.tile));
+    if (documents()) t0 = f().iadd(t0, w.first);
+    const Value t1 = f().iadd(t0, c(p_.tile));
     next(w.ks, t0, t1);
     next(w.vs, t0, t1);
     body(w.splitFirst.valid() ? f().iadd(t0, w.splitFirst) : t0);
@@ -249,24 +283,39 @@ FunctionId AttentionCoopEmitter::elementFunction(const char* name, const Binary&
   return fn.id();
 }
 
+namespace {
+
+// With documents: also the query's staged start at starts[start0 + r] at most key j.
+Value withinDocument(FunctionBuilder& fn, Value sees, Value starts, Value start0, Value r, Value j) {
+  return fn.logicalAnd(sees, fn.le(fn.load(fn.accessChain(starts, {fn.iadd(start0, r)})), j));
+}
+
+} // namespace
+
 FunctionId AttentionCoopEmitter::scoreMaskFunction() {
-  FunctionBuilder& fn = m_.function("score_mask", f32_, {u32_, u32_, f32_, u32_, u32_});
+  std::vector<TypeId> params{u32_, u32_, f32_, u32_, u32_};
+  if (documents()) params.push_back(u32_);
+  FunctionBuilder& fn = m_.function("score_mask", f32_, params);
   const Value i = fn.iadd(fn.param(3), fn.param(0)), j = fn.iadd(fn.param(4), fn.param(1));
   const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1);
   Value sees = fn.logicalAnd(fn.lt(i, tq), fn.lt(j, tk));
   if (p_.causal) sees = fn.logicalAnd(sees, fn.le(fn.iadd(j, tq), fn.iadd(i, tk)));
+  if (documents()) sees = withinDocument(fn, sees, starts_, fn.param(5), fn.param(0), j);
   fn.ret(fn.select(sees, fn.param(2), fn.f32(kMasked)));
   return fn.id();
 }
 
 FunctionId AttentionCoopEmitter::probabilityFunction(bool transposed) {
-  FunctionBuilder& fn = m_.function(transposed ? "probability_t" : "probability", f32_,
-                                    {u32_, u32_, f32_, u32_, u32_, f32_, f32_});
+  std::vector<TypeId> params{u32_, u32_, f32_, u32_, u32_, f32_, f32_};
+  if (documents()) params.push_back(u32_);
+  FunctionBuilder& fn = m_.function(transposed ? "probability_t" : "probability", f32_, params);
   Value i = fn.iadd(fn.param(3), fn.param(0)), j = fn.iadd(fn.param(4), fn.param(1));
   if (transposed) std::swap(i, j);
   const Value tq = fn.loadPush(pc_, 0), tk = fn.loadPush(pc_, 1);
   Value sees = fn.logicalAnd(fn.lt(i, tq), fn.lt(j, tk));
   if (p_.causal) sees = fn.logicalAnd(sees, fn.le(fn.iadd(j, tq), fn.iadd(i, tk)));
+  if (documents())
+    sees = withinDocument(fn, sees, starts_, fn.param(7), transposed ? fn.param(1) : fn.param(0), j);
   fn.ret(fn.select(sees, fn.exp2(fn.fma(fn.param(2), fn.param(6), fn.fneg(fn.param(5)))), fn.f32(0.0f)));
   return fn.id();
 }
@@ -277,10 +326,12 @@ FunctionId AttentionCoopEmitter::unmaskedProbabilityFunction() {
   return fn.id();
 }
 
-Value AttentionCoopEmitter::fullyVisible(Value q0, uint32_t nq, Value k0, uint32_t nk) {
+Value AttentionCoopEmitter::fullyVisible(Value q0, uint32_t nq, Value k0, uint32_t nk, Value lastStart) {
   Value all = f().logicalAnd(f().le(f().iadd(q0, c(nq)), Tq_), f().le(f().iadd(k0, c(nk)), Tk_));
   if (p_.causal) // the block's last key is seen by its first query
     all = f().logicalAnd(all, f().le(f().iadd(f().iadd(k0, c(nk - 1)), Tq_), f().iadd(q0, Tk_)));
+  if (lastStart.valid()) // the block's first key is in its last query's document
+    all = f().logicalAnd(all, f().le(lastStart, k0));
   return all;
 }
 
@@ -449,6 +500,7 @@ void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
   declareQkv();
   o_ = outputRows(3);
   lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
+  declareDocuments(5, p_.rows());
   pushBytes = pc_.size;
   beginMain();
   const StagingAreas staged = declareStaging();

@@ -47,7 +47,17 @@ protected:
   // The entry point, then the push constants and builtins every pass reads.
   void beginMain();
 
-  void declareQkv();                        // q_, k_, v_ at bindings 0, 1, 2 (every pass)
+  void declareQkv(); // q_, k_, v_ at bindings 0, 1, 2 (every pass)
+  // Documents (p.documents): the positions binding (after the pass's others) and the shared array of
+  // `count` staged starts (the owned query rows, or the dK/dV pass's query tile); no-ops without.
+  bool documents() const { return p_.documents == DocumentMask::Packed; }
+  void declareDocuments(uint32_t binding, uint32_t count);
+  // The first key query i (< Tq) of batch b sees: i - positions[b, i] (0 for a position past i).
+  spv::Value docStart(spv::Value b, spv::Value i);
+  // starts_[r] = the start of query first + r (clamped to the last query), r < count: every invocation
+  // takes its share; a workgroup barrier must follow before they are read.
+  void stageStarts(spv::Value b, spv::Value first, uint32_t count);
+  spv::Value stagedStart(spv::Value r) { return f().load(f().accessChain(starts_, {r})); }
   spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, dO)
   spv::Buffer outputRows(uint32_t binding); // o, dQ, dK, dV: vec4 rows, or uvec4 of 8 halves (16-bit out)
   // The head's rows in a layout of the push constants (0: q, 1: kv, 2: o), for batch b and head h.
@@ -102,20 +112,24 @@ protected:
 
   // Helper functions for the NV2 row operations (p.rowOps). combineFunction: (f32, f32) -> f32 for
   // coopReduce; elementFunction: (u32 row, u32 col, f32 x, f32 y) -> f32 for coopPerElement with one extra
-  // matrix; scoreMaskFunction: (row, col, f32 s, u32 row0, u32 col0) -> s (unscaled) where query row0 + row
-  // sees key col0 + col, else kMasked.
+  // matrix; scoreMaskFunction: (row, col, f32 s, u32 row0, u32 col0, u32 start0) -> s (unscaled) where query
+  // row0 + row sees key col0 + col, else kMasked (with documents the query's start is staged at
+  // starts_[start0 + row]).
   using Binary = std::function<spv::Value(spv::FunctionBuilder&, spv::Value, spv::Value)>;
   spv::FunctionId combineFunction(const char* name, const Binary& op);
   spv::FunctionId elementFunction(const char* name, const Binary& op);
   spv::FunctionId scoreMaskFunction();
-  // (row, col, f32 s, u32 row0, u32 col0, f32 lse2, f32 c) -> exp2(c s - lse2) where the query sees the key,
-  // else 0, with c = scaleLog2e_ and lse2 = lse * log2(e) (one fma and one exp2 per score): query row0 + row
-  // and key col0 + col, or (transposed, for the key-row pass) key row0 + row and query col0 + col.
+  // (row, col, f32 s, u32 row0, u32 col0, f32 lse2, f32 c, u32 start0) -> exp2(c s - lse2) where the query
+  // sees the key, else 0, with c = scaleLog2e_ and lse2 = lse * log2(e) (one fma and one exp2 per score):
+  // query row0 + row and key col0 + col, or (transposed, for the key-row pass) key row0 + row and query
+  // col0 + col; with documents the query's start is staged at starts_[start0 + row] (start0 + col
+  // transposed).
   spv::FunctionId probabilityFunction(bool transposed);
   // (row, col, f32 s, f32 lse2, f32 c) -> exp2(c s - lse2), for blocks every query of which sees every key.
   spv::FunctionId unmaskedProbabilityFunction();
-  // Every query of [q0, q0 + nq) sees every key of [k0, k0 + nk): no mask needed on that block.
-  spv::Value fullyVisible(spv::Value q0, uint32_t nq, spv::Value k0, uint32_t nk);
+  // Every query of [q0, q0 + nq) sees every key of [k0, k0 + nk): no mask needed on that block. With
+  // documents, lastStart is the start of the block's last query (starts never decrease along a sequence).
+  spv::Value fullyVisible(spv::Value q0, uint32_t nq, spv::Value k0, uint32_t nk, spv::Value lastStart = {});
   // Per block of `in`: plain(block) where `visible` (subgroup-uniform), else masked(block), through Function
   // variables (one branch for the whole tile).
   std::vector<spv::Value> unlessMasked(spv::Value visible, const std::vector<spv::Value>& in,
@@ -155,6 +169,7 @@ protected:
   struct KeyWalk {
     TileStream ks, vs;
     spv::Value tiles, splitFirst; // tiles per group; this group's first key (key splits)
+    spv::Value first;             // the walk's first key: 0, or the first row's start's tile (documents)
   };
   KeyWalk startKeyWalk(const Staging& shK, const Staging& shV);
   void walkKeyTiles(KeyWalk& walk, const std::function<void(spv::Value)>& body);
@@ -235,6 +250,9 @@ protected:
   HeadRows qAt_, kvAt_, oAt_;
   spv::Value lseBase_; // the q head's first entry of lse and delta
   spv::Value blockRow_;
+  spv::Value batch_;             // this workgroup's batch
+  spv::Buffer positions_;        // documents
+  spv::Value starts_;            // documents: the staged starts (declareDocuments)
   std::vector<spv::Value> rows_; // this lane's rows of the tensor side it owns
   KeyWalk walk_;                 // passes that own query rows (startKeyWalk)
 };

@@ -41,7 +41,11 @@ private:
       limit_.push_back(keyLimit(f().umin(row, f().isub(Tq_, c(1)))));
     sBase_ = f().imul(sgId_, c(p_.coopM * p_.tile)); // this subgroup's S / P scratch
     walk_ = startKeyWalk(shK_, shV_);
+    if (documents()) stageStarts(batch_, blockRow_, p_.rows()); // published by ownedRowsAsA's barrier
     qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
+    if (documents())
+      for (const Value& row : rows_)
+        start_.push_back(stagedStart(f().isub(row, blockRow_)));
 
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
       mVar_.push_back(f().variable(f32_, f().f32(kMinFloat)));
@@ -78,6 +82,7 @@ private:
       Value mx = f().f32(kMinFloat);
       for (uint32_t e = 0; e < cols; ++e) {
         seen[e] = f().lt(f().iadd(col0, c(e)), limit_[i]);
+        if (documents()) seen[e] = f().logicalAnd(seen[e], f().ge(f().iadd(col0, c(e)), start_[i]));
         s[e] = f().fmul(scale_, f().load(f().accessChain(shS_, {f().iadd(rowS, c(e))})));
         mx = f().select(seen[e], f().fmax(mx, s[e]), mx);
       }
@@ -164,8 +169,8 @@ private:
   }
 
   Value shS_, shP_;
-  std::vector<Value> limit_;
-  std::vector<Value> mVar_, lVar_; // per row of this lane
+  std::vector<Value> limit_, start_; // per row of this lane: its key limit and (documents) first key
+  std::vector<Value> mVar_, lVar_;
   std::vector<Value> qa_, oAcc_;
 };
 

@@ -62,6 +62,7 @@ private:
     sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
     sBase_ = f().imul(sgId_, c(256));
     walk_ = startKeyWalk(shK_, shV_);
+    if (documents()) stageStarts(batch_, blockRow_, p_.rows()); // published by ownedRowsAsA's barrier
     qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
     mVar_ = f().variable(tc_);
     f().store(mVar_, f().coopFill(tc_, f().f32(kMasked)));
@@ -91,7 +92,7 @@ private:
           std::vector<Value> s = raw;
           if (masked)
             for (uint32_t kb = 0; kb < kbs; ++kb)
-              s[kb] = f().coopPerElement(raw[kb], mask_, {sgRow0_, f().iadd(t0, c(16 * kb))});
+              s[kb] = f().coopPerElement(raw[kb], mask_, maskArgs(f().iadd(t0, c(16 * kb))));
           Value blockMax = s[0];
           for (uint32_t kb = 1; kb < kbs; ++kb)
             blockMax = f().coopPerElement(blockMax, max2_, {s[kb]});
@@ -114,7 +115,8 @@ private:
           f().store(corrVar, corr);
         };
       };
-      f().ifThenElse(fullyVisible(sgRow0_, 16, t0, p_.tile), softmax(false), softmax(true));
+      const Value lastStart = documents() ? stagedStart(f().iadd(f().imul(sg_, c(16)), c(15))) : Value{};
+      f().ifThenElse(fullyVisible(sgRow0_, 16, t0, p_.tile, lastStart), softmax(false), softmax(true));
       std::vector<Value> pa;
       for (const Value& v : paVars)
         pa.push_back(f().load(v));
@@ -123,6 +125,13 @@ private:
         f().store(oAcc_[d], addTileProduct(f().fmul(f().load(oAcc_[d]), corr), pa, shV_, d));
       f().workgroupBarrier();
     });
+  }
+
+  // The mask's operands for the block of keys from k0: the subgroup's first row (and its staged start).
+  std::vector<Value> maskArgs(Value k0) {
+    std::vector<Value> args{sgRow0_, k0};
+    if (documents()) args.push_back(f().imul(sg_, c(16)));
+    return args;
   }
 
   void finish() {

@@ -8,7 +8,7 @@
 namespace helios::codegen {
 
 std::string RopeParams::cacheKey() const {
-  return "rope:f32:wg" + std::to_string(localSize);
+  return "rope:f32:wg" + std::to_string(localSize) + (positions == RopePositions::Given ? ":given" : "");
 }
 
 Kernel generateRope(const RopeParams& p) {
@@ -20,7 +20,9 @@ Kernel generateRope(const RopeParams& p) {
   const spv::Buffer x = m.storageBuffer(0, f32, spv::Access::ReadOnly);
   const spv::Buffer table = m.storageBuffer(1, f32, spv::Access::ReadOnly);
   const spv::Buffer y = m.storageBuffer(2, f32, spv::Access::WriteOnly);
-  const spv::PushConstants pc = m.pushConstants({u32, u32, u32, f32});
+  const bool given = p.positions == RopePositions::Given;
+  const spv::Buffer positions = given ? m.storageBuffer(3, u32, spv::Access::ReadOnly) : spv::Buffer{};
+  const spv::PushConstants pc = m.pushConstants({u32, u32, u32, f32, u32});
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value pairs = f.loadPush(pc, 0), half = f.loadPush(pc, 1), T = f.loadPush(pc, 2);
   const Value sign = f.loadPush(pc, 3);
@@ -28,7 +30,11 @@ Kernel generateRope(const RopeParams& p) {
   f.forRange(f.globalId(0), pairs, stride, [&](Value idx) {
     const Value i = f.rem(idx, half);
     const Value row = f.udiv(idx, half);
-    const Value t = f.rem(row, T);
+    Value t = f.rem(row, T);
+    if (given) { // positions[b * T + t] of sequence b = row / sequenceRows
+      const Value seq = f.udiv(row, f.loadPush(pc, 4));
+      t = f.loadAt(positions, f.iadd(f.imul(seq, T), t));
+    }
     const Value tab = f.imul(f.iadd(f.imul(t, half), i), f.u32(2));
     const Value c = f.loadAt(table, tab);
     const Value s = f.fmul(f.loadAt(table, f.iadd(tab, f.u32(1))), sign);
@@ -40,8 +46,8 @@ Kernel generateRope(const RopeParams& p) {
     f.storeAt(y, i2, f.fadd(f.fmul(x2, c), f.fmul(x1, s)));
   });
   f.ret();
-  std::string name = "rope_f32_wg" + std::to_string(p.localSize);
-  return linearKernel(std::move(name), p.cacheKey(), m.build(), 3, pc.size, p.localSize);
+  std::string name = "rope_f32_wg" + std::to_string(p.localSize) + (given ? "_given" : "");
+  return linearKernel(std::move(name), p.cacheKey(), m.build(), given ? 4 : 3, pc.size, p.localSize);
 }
 
 void registerRope(KernelRegistry& registry) {
@@ -50,7 +56,8 @@ void registerRope(KernelRegistry& registry) {
                 [] {
                   std::vector<Kernel> ks;
                   for (uint32_t ls : {64u, 256u})
-                    ks.push_back(generateRope({ls}));
+                    for (auto positions : {RopePositions::RowInSequence, RopePositions::Given})
+                      ks.push_back(generateRope({ls, positions}));
                   return ks;
                 }});
 }

@@ -6,6 +6,7 @@
 #include "engine/autograd/tape.hpp"
 #include "engine/ops/attention.hpp"
 #include "engine/ops/elementwise.hpp"
+#include "engine/ops/rope.hpp"
 #include "engine/ops/softmax.hpp"
 
 #include <array>
@@ -97,8 +98,10 @@ struct PermuteView {
 std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views,
                                  DType to = DType::F32, bool halfGrad = false);
 
-// Rotary embedding of x [rows, headDim] whose row r sits at position r % T; table: ops::ropeTable(>= T, D).
-Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T);
+// Rotary embedding of x [rows, headDim] whose row r sits at position r % T (or as `given`: per-token
+// positions of packed documents); table: ops::ropeTable(>= T, D).
+Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T,
+            const ops::RopePositions& given = {});
 
 // Softmax along the last axis of x [rows, cols] (options: scale, causal mask).
 Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,

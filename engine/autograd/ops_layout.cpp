@@ -139,17 +139,18 @@ std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<
   return ys;
 }
 
-Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T) {
+Tensor rope(Tape& tape, const Tensor& x, vk::BufferRange table, uint32_t headDim, uint32_t T,
+            const ops::RopePositions& given) {
   requireF32("rope", x);
   const uint32_t rows = static_cast<uint32_t>(x.elements() / headDim);
   const bool grad = tape.needsGrad({&x});
   Tensor y = tape.empty(x.shape, DType::F32, grad, "rope");
-  ops::rope(tape.exec(), x.data, table, y.data, rows, headDim, T);
+  ops::rope(tape.exec(), x.data, table, y.data, rows, headDim, T, false, given);
   if (grad)
-    tape.push([&tape, x, y, table, rows, headDim, T] {
+    tape.push([&tape, x, y, table, rows, headDim, T, given] {
       const vk::BufferRange dy = tape.gradOf(y);
       const Tape::Sink s = tape.sink(x);
-      ops::rope(tape.exec(), dy, table, s.range, rows, headDim, T, true);
+      ops::rope(tape.exec(), dy, table, s.range, rows, headDim, T, true, given);
       tape.commit(x, s);
     });
   return y;

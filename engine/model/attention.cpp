@@ -57,6 +57,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     const Tensor qkv = autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB), {.out = s.half()});
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
     as.half = s.half();
+    as.documentPositions = s.documentPositions; // set when packing
     const Tensor o = autograd::attentionPacked(tape, qkv, as, /*halfOut=*/true);
     return autograd::linear(tape, o, w.projW, biasOf(w.projB));
   }
@@ -79,13 +80,13 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     k = splitHeads(tape, s, autograd::linear(tape, hin, w.kW, biasOf(w.kB)), Hkv * D, 0, Hkv);
     v = splitHeads(tape, s, autograd::linear(tape, hin, w.vW, biasOf(w.vB)), Hkv * D, 0, Hkv);
   }
-  if (s.config.rope) {
-    q = autograd::rope(tape, q, s.ropeTable, D, T);
-    k = autograd::rope(tape, k, s.ropeTable, D, T);
+  if (s.config.rope) { // positions restart with every packed document
+    q = autograd::rope(tape, q, s.ropeTable, D, T, {s.documentPositions, H});
+    k = autograd::rope(tape, k, s.ropeTable, D, T, {s.documentPositions, Hkv});
   }
   if (s.config.fusedAttention) {
-    if (s.config.pack) throw std::invalid_argument("attention: sequence packing needs the unfused attention");
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
+    as.documentPositions = s.documentPositions; // each query inside its document
     // Mixed and bf16 precision take the cooperative-matrix kernels where the device has them in their kind
     // (q, k, v and dO rounded to it, as the GEMM inputs are); F32 keeps the f32 fallback.
     as.kernel = s.mixed() ? ops::AttentionKernel::Auto : ops::AttentionKernel::Fallback;
@@ -106,7 +107,7 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   const Tensor scores = autograd::matmul(tape, gemmInput(tape, s, q), gemmInput(tape, s, k), qk);
   ops::SoftmaxOptions sm;
   sm.causalQueries = T;
-  if (s.config.pack) { // each query sees only its own document's keys
+  if (s.documentPositions.buffer != VK_NULL_HANDLE) { // each query sees only its own document's keys
     sm.documentPositions = s.documentPositions;
     sm.rowsPerSequence = H * T;
   }

@@ -30,9 +30,11 @@ struct BlockShape {
   GptConfig config;
   uint32_t batch = 0, T = 0;
   uint32_t kvHeads = 0, headDim = 0;
-  vk::BufferRange ropeTable;         // [context, D/2, 2] when config.rope
-  bool fuseGelu = false;             // forward-only calls: GEMM with the fused bias + GELU epilogue
-  vk::BufferRange documentPositions; // [batch, T] int32 when config.pack (ops::documentPositions)
+  vk::BufferRange ropeTable; // [context, D/2, 2] when config.rope
+  bool fuseGelu = false;     // forward-only calls: GEMM with the fused bias + GELU epilogue
+  // [batch, T] int32 positions inside packed documents (config.pack's ops::documentPositions, or given with
+  // the batch); empty without packing.
+  vk::BufferRange documentPositions;
   // The 16-bit kind of the GEMM operands: F16 (Mixed), BF16, or F32 (no 16-bit copies).
   autograd::DType half() const { return halfOf(config.precision); }
   bool mixed() const { return codegen::isHalf(half()); } // Mixed or BF16: 16-bit GEMM operands

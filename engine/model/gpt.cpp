@@ -40,10 +40,6 @@ void validate(const GptConfig& c) {
     fail("heads " + std::to_string(c.heads) + " is not a multiple of kvHeads");
   if (c.rope && c.headSize() % 2 != 0) fail("RoPE needs an even head dim");
   if (!c.rope && c.ropeScaling.kind != RopeScalingKind::None) fail("RoPE scaling without RoPE");
-  if (c.pack && c.fusedAttention)
-    fail("sequence packing needs the unfused attention (its softmax keeps each query in its document; the "
-         "fused tiled and coop kernels do not mask by document)");
-  if (c.pack && c.rope) fail("sequence packing restarts learned positions; RoPE's are not restarted");
   if (c.paramDtype == codegen::Elem::F16) fail("f16 parameters are not supported (f32 or bf16)");
   if (c.paramDtype == codegen::Elem::BF16 && c.precision != Precision::BF16)
     fail("bf16 parameters need bf16 precision (the GEMMs read the stored weights as their operands)");
@@ -290,7 +286,14 @@ struct Gpt::Impl {
     return bw;
   }
 
-  void checkCall(const vk::BufferRange& tokens, uint32_t batch, uint32_t T) const {
+  // One call's inputs: batch x T tokens and (sequence packing with given documents) their positions.
+  struct Batch {
+    vk::BufferRange tokens, positions;
+    uint32_t batch = 0, T = 0;
+  };
+
+  Batch checkCall(const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
+                  const vk::BufferRange& positions) const {
     if (batch == 0 || T == 0) throw std::invalid_argument("Gpt: batch and T must be positive");
     if (T > cfg.context)
       throw std::invalid_argument("Gpt: T = " + std::to_string(T) + " exceeds the context " +
@@ -299,20 +302,23 @@ struct Gpt::Impl {
       throw std::invalid_argument(fmt::format("Gpt: T = {} exceeds the sliding window of {} (sliding-window "
                                               "attention is not supported: sequences must fit the window)",
                                               T, cfg.slidingWindow));
-    if (tokens.size != 0 && tokens.size < uint64_t(batch) * T * 4)
-      throw std::invalid_argument("Gpt: tokens hold fewer than batch*T int32");
+    for (const auto& [name, r] : {std::pair{"tokens", tokens}, {"positions", positions}})
+      if (r.size != 0 && r.size < uint64_t(batch) * T * 4)
+        throw std::invalid_argument(std::string("Gpt: ") + name + " hold fewer than batch*T int32");
+    return {tokens, positions, batch, T};
   }
 
   // Embeddings, blocks and final norm; returns the LM head's input [batch*T, C] (its GEMM operand type).
-  Tensor features(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
-                  bool inference) const {
-    const uint32_t C = cfg.dim, BT = batch * T;
-    Tensor x = autograd::embedding(tape, param(wte), tokens, BT);
-    vk::BufferRange documentPositions;
-    if (cfg.pack) {
-      // Positions restart after each end-of-text token: the learned table is gathered at them.
+  Tensor features(Tape& tape, const Weights& w, const Batch& call, bool inference) const {
+    const uint32_t C = cfg.dim, batch = call.batch, T = call.T, BT = batch * T;
+    Tensor x = autograd::embedding(tape, param(wte), call.tokens, BT);
+    vk::BufferRange documentPositions = call.positions;
+    if (documentPositions.buffer == VK_NULL_HANDLE && cfg.pack) {
+      // Positions restart after each end-of-text token.
       documentPositions = tape.allocate(uint64_t(BT) * 4, "document positions");
-      ops::documentPositions(tape.exec(), tokens, documentPositions, batch, T, int32_t(cfg.endOfText));
+      ops::documentPositions(tape.exec(), call.tokens, documentPositions, batch, T, int32_t(cfg.endOfText));
+    }
+    if (documentPositions.buffer != VK_NULL_HANDLE && wpe >= 0) { // the learned table, gathered at them
       x = autograd::add(tape, x, autograd::embedding(tape, param(wpe), documentPositions, BT));
     } else if (wpe >= 0) {
       const Parameter& p = params[size_t(wpe)];
@@ -344,11 +350,10 @@ struct Gpt::Impl {
   }
 
   // The logits [batch*T, vocab] of the LM head.
-  Tensor logits(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch, uint32_t T,
-                bool inference) const {
-    const Tensor xf = features(tape, w, tokens, batch, T, inference);
+  Tensor logits(Tape& tape, const Weights& w, const Batch& in, bool inference) const {
+    const Tensor xf = features(tape, w, in, inference);
     autograd::MatmulSpec spec; // logits = xf W^T (W: wte when tied, else lm_head)
-    spec.M = batch * T;
+    spec.M = in.batch * in.T;
     spec.N = cfg.vocab;
     spec.K = cfg.dim;
     spec.transB = true;
@@ -363,11 +368,10 @@ struct Gpt::Impl {
   }
 
   // The mean loss over the batch into lossOut, the LM head and cross-entropy in row chunks.
-  void chunkedMeanLoss(Tape& tape, const Weights& w, const vk::BufferRange& tokens, uint32_t batch,
-                       uint32_t T, const vk::BufferRange& targets, const vk::BufferRange& lossOut,
-                       float gradScale, bool inference) const {
-    const uint32_t rows = batch * T;
-    const Tensor xf = features(tape, w, tokens, batch, T, inference);
+  void chunkedMeanLoss(Tape& tape, const Weights& w, const Batch& in, const vk::BufferRange& targets,
+                       const vk::BufferRange& lossOut, float gradScale, bool inference) const {
+    const uint32_t rows = in.batch * in.T;
+    const Tensor xf = features(tape, w, in, inference);
     autograd::HeadLossSpec spec;
     spec.chunkRows = autograd::headChunkRows(rows, cfg.vocab, kHeadChunkBytes);
     spec.logits = DType::F32;
@@ -405,15 +409,15 @@ std::vector<Parameter>& Gpt::parameters() {
 
 void Gpt::forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                           const vk::BufferRange& targets, uint32_t batch, uint32_t T,
-                          const vk::BufferRange& lossOut, float gradScale) {
-  impl_->checkCall(tokens, batch, T);
+                          const vk::BufferRange& lossOut, float gradScale, const vk::BufferRange& positions) {
+  const Impl::Batch in = impl_->checkCall(tokens, batch, T, positions);
   autograd::Workspace ws(arena);
   Tape tape(exec, ws, true);
   const Impl::Weights w = impl_->prepare(tape);
   if (impl_->chunkedLoss()) {
-    impl_->chunkedMeanLoss(tape, w, tokens, batch, T, targets, lossOut, gradScale, false);
+    impl_->chunkedMeanLoss(tape, w, in, targets, lossOut, gradScale, false);
   } else {
-    const Tensor logits = impl_->logits(tape, w, tokens, batch, T, false);
+    const Tensor logits = impl_->logits(tape, w, in, false);
     impl_->meanLoss(tape, logits, targets, lossOut, gradScale);
   }
   tape.backward();
@@ -421,16 +425,16 @@ void Gpt::forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk
 
 void Gpt::forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
                   uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets,
-                  const vk::BufferRange* lossOut) {
-  impl_->checkCall(tokens, batch, T);
+                  const vk::BufferRange* lossOut, const vk::BufferRange& positions) {
+  const Impl::Batch in = impl_->checkCall(tokens, batch, T, positions);
   autograd::Workspace ws(arena);
   Tape tape(exec, ws, false);
   const Impl::Weights w = impl_->prepare(tape);
   if (logitsOut.buffer == VK_NULL_HANDLE && targets && lossOut && impl_->cfg.chunkedLoss) { // the loss only
-    impl_->chunkedMeanLoss(tape, w, tokens, batch, T, *targets, *lossOut, 1.0f, true);
+    impl_->chunkedMeanLoss(tape, w, in, *targets, *lossOut, 1.0f, true);
     return;
   }
-  const Tensor logits = impl_->logits(tape, w, tokens, batch, T, true);
+  const Tensor logits = impl_->logits(tape, w, in, true);
   if (logitsOut.buffer != VK_NULL_HANDLE) ops::copy(exec, logits.data, logitsOut, logits.count());
   if (targets && lossOut) impl_->meanLoss(tape, logits, *targets, *lossOut, 1.0f);
 }

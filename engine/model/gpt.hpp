@@ -48,8 +48,8 @@ struct GptConfig {
   bool packedQkv = true;      // one GEMM for Q, K and V
   bool fusedAttention = true; // ops::attention* (scores never in memory); false: GEMM, softmax, GEMM
   // Sequence packing: documents in a sequence end with the endOfText id; attention stays inside each
-  // document and learned positions restart after each end (ops::documentPositions). The unfused attention
-  // only (its softmax masks by document; the fused kernels do not), and learned positions only (not RoPE).
+  // document and positions (learned or RoPE) restart after each end (ops::documentPositions). A call that
+  // gives the positions itself (chat data: documents are examples) packs by them instead, whatever this says.
   bool pack = false;
   uint32_t endOfText = 0;
   // Mixed (or bf16) precision, fused attention on a coop device, packed QKV, 16-bit gradients, no RoPE: the
@@ -133,15 +133,18 @@ public:
   // Records forward, cross-entropy loss and backward for tokens/targets (int32, batch*T each) into `exec`.
   // Gradients are ACCUMULATED into Parameter::grad (the trainer zeroes them per optimizer step), multiplied
   // by `gradScale` (loss scaling / micro-batch averaging). The mean loss over the batch*T tokens is written
-  // as one f32 to `lossOut`. Temporaries come from `arena` (same sizes every step: replay-safe).
+  // as one f32 to `lossOut` (targets outside [0, vocab) count as 0). Temporaries come from `arena` (same
+  // sizes every step: replay-safe). `positions` (batch*T int32, optional): each token's position inside its
+  // packed document; attention stays inside documents and positions restart with each one.
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                        const vk::BufferRange& targets, uint32_t batch, uint32_t T,
-                       const vk::BufferRange& lossOut, float gradScale);
+                       const vk::BufferRange& lossOut, float gradScale,
+                       const vk::BufferRange& positions = {});
   // Forward only: logits (batch*T*vocab f32) into `logitsOut` (empty: not copied out, e.g. when only the
   // loss is wanted); and optionally the mean loss when targets given.
   void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
                uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
-               const vk::BufferRange* lossOut = nullptr);
+               const vk::BufferRange* lossOut = nullptr, const vk::BufferRange& positions = {});
 
 private:
   struct Impl;

@@ -28,6 +28,16 @@ void checkShape(const char* op, const AttentionShape& s) {
   if (s.headDim % 4 || s.headDim == 0 || s.headDim > 256)
     throw std::invalid_argument(me + "headDim " + std::to_string(s.headDim) +
                                 " is not supported (a multiple of 4, at most 256)");
+  if (!s.documents()) return;
+  if (!s.causal || s.Tq != s.Tk)
+    throw std::invalid_argument(me + "document masks are for causal self-attention (Tq == Tk; got Tq " +
+                                std::to_string(s.Tq) + ", Tk " + std::to_string(s.Tk) +
+                                (s.causal ? ")" : ", dense)"));
+  checkElems(op, "documentPositions", s.documentPositions, uint64_t(s.batch) * s.Tq);
+}
+
+codegen::DocumentMask documentMask(const AttentionShape& s) {
+  return s.documents() ? codegen::DocumentMask::Packed : codegen::DocumentMask::None;
 }
 
 codegen::AttentionPush push(const AttentionShape& s) {
@@ -169,8 +179,8 @@ Pass pass(Executor& exec, AttentionPass which, const AttentionShape& s, bool coo
             p.delta == codegen::DkvDelta::Recompute};
   }
   const uint32_t rowVectors = s.rowVectors ? s.rowVectors : attentionRowVectors(device.properties().vendorID);
-  const auto p = codegen::attentionParams(which, s.headDim, s.causal,
-                                          device.limits().maxComputeSharedMemorySize, rowVectors);
+  const auto p = codegen::attentionParams(
+      which, s.headDim, s.causal, device.limits().maxComputeSharedMemorySize, rowVectors, documentMask(s));
   return {&exec.pipeline(p, codegen::generateAttention), p.rowsPerGroup()};
 }
 
@@ -178,14 +188,37 @@ uint32_t groups(uint32_t rows, const Pass& p) {
   return (rows + p.rowsPerGroup - 1) / p.rowsPerGroup;
 }
 
-// One pass's dispatch with the push constants of its family.
-void run(Executor& exec, const Pass& p, bool coop, std::initializer_list<Binding> bindings,
+// One pass's dispatch with the push constants of its family (and the document positions last, where set).
+void run(Executor& exec, const Pass& p, bool coop, std::initializer_list<Binding> passBindings,
          const AttentionShape& s, uint32_t ownedRows, uint32_t heads) {
   const vk::Groups grid{groups(ownedRows, p), s.batch * heads, 1};
-  if (coop)
-    exec.dispatch(*p.pipeline, bindings, coopPush(s), grid);
-  else
-    exec.dispatch(*p.pipeline, bindings, push(s), grid);
+  std::vector<Binding> bindings(passBindings);
+  if (s.documents()) bindings.push_back({s.documentPositions, Access::Read});
+  if (coop) {
+    const codegen::AttentionCoopPush c = coopPush(s);
+    exec.dispatch(*p.pipeline, bindings, &c, sizeof c, grid);
+  } else {
+    const codegen::AttentionPush c = push(s);
+    exec.dispatch(*p.pipeline, bindings, &c, sizeof c, grid);
+  }
+}
+
+// The document mask on a coop pass: its staged starts may not fit beside a tiling chosen without them;
+// then the first of fewer subgroups, or 32-key tiles, that fits.
+void maskDocuments(codegen::AttentionCoopParams& p) {
+  p.documents = codegen::DocumentMask::Packed;
+  if (p.sharedBytes() <= p.maxSharedBytes) return;
+  for (uint32_t tile : {p.tile, std::min(p.tile, 32u)})
+    for (uint32_t sg = p.subgroups; sg >= 1; sg /= 2) {
+      auto q = p;
+      q.tile = tile;
+      q.subgroups = sg;
+      if (q.sharedBytes() > q.maxSharedBytes) continue;
+      q.validate();
+      p = q;
+      return;
+    }
+  p.validate(); // names the shortfall
 }
 
 } // namespace
@@ -231,6 +264,7 @@ codegen::AttentionCoopParams attentionCoopFor(const vk::Device& device, Attentio
   p.operands = s.half;
   p.qkv = s.halfQkv ? s.half : codegen::Elem::F32;
   p.out = s.halfOut ? s.half : codegen::Elem::F32;
+  if (s.documents()) maskDocuments(p);
   if (pass != AttentionPass::KeyValueGrad)
     splitKeys(device, p, s);
   else

@@ -4,7 +4,8 @@
 //   q, o, dO, dQ [batch, heads, Tq, headDim]; k, v, dK, dV [batch, kvHeads, Tk, headDim];
 //   lse, delta [batch, heads, Tq].
 // heads must be a multiple of kvHeads (query head h reads kv head h / (heads / kvHeads)). With `causal`,
-// query i sees keys j <= i + Tk - Tq; a query that sees none gets o = 0 and lse = -inf.
+// query i sees keys j <= i + Tk - Tq; a query that sees none gets o = 0 and lse = -inf. With document
+// positions (sequence packing; causal, Tq == Tk) query i sees only keys i - pos[i] .. i of its own document.
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -46,6 +47,11 @@ struct AttentionShape {
   // Fallback only: vectors of a row per invocation (codegen::attentionParams); 0: the device's
   // (attentionRowVectors).
   uint32_t rowVectors = 0;
+  // Sequence packing (codegen::DocumentMask::Packed): [batch, Tq] int32 positions of the tokens inside their
+  // documents (0 at each document's first token, then counting up: ops::documentPositions, or a data
+  // loader's). Empty: no document mask. Needs causal and Tq == Tk.
+  vk::BufferRange documentPositions = {};
+  bool documents() const { return documentPositions.buffer != VK_NULL_HANDLE; }
 };
 
 // o = softmax(scale q k^T [mask]) v per (batch, head); lse = the log-sum-exp of each score row.

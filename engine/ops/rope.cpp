@@ -33,7 +33,7 @@ std::vector<float> ropeTable(uint32_t rows, const std::vector<double>& inverseFr
 }
 
 void rope(Executor& exec, vk::BufferRange x, vk::BufferRange table, vk::BufferRange y, uint32_t rows,
-          uint32_t headDim, uint32_t T, bool inverse) {
+          uint32_t headDim, uint32_t T, bool inverse, const RopePositions& given) {
   if (headDim == 0 || headDim % 2 != 0)
     throw std::invalid_argument("ops::rope: head dim must be even and positive, got " +
                                 std::to_string(headDim));
@@ -49,15 +49,27 @@ void rope(Executor& exec, vk::BufferRange x, vk::BufferRange table, vk::BufferRa
   need("x", x, elems);
   need("y", y, elems);
   need("table", table, uint64_t(std::min(rows, T)) * headDim);
+  const bool positions = given.positions.buffer != VK_NULL_HANDLE;
+  const uint64_t sequenceRows = uint64_t(given.heads) * T;
+  if (positions) {
+    if (given.heads == 0 || rows % sequenceRows != 0)
+      throw std::invalid_argument("ops::rope: " + std::to_string(rows) + " rows are not whole sequences of " +
+                                  std::to_string(given.heads) + " heads x " + std::to_string(T) + " steps");
+    need("positions", given.positions, rows / given.heads);
+  }
   codegen::RopePush push;
   push.pairs = static_cast<uint32_t>(elems / 2);
   push.half = headDim / 2;
   push.T = T;
   push.sign = inverse ? -1.0f : 1.0f;
-  const codegen::RopeParams params{256};
+  push.sequenceRows = static_cast<uint32_t>(sequenceRows);
+  const codegen::RopeParams params{256, positions ? codegen::RopePositions::Given
+                                                  : codegen::RopePositions::RowInSequence};
   const vk::Pipeline& pipe =
       exec.pipeline(params, [](const codegen::RopeParams& p) { return codegen::generateRope(p); });
-  exec.dispatch(pipe, {{x, Access::Read}, {table, Access::Read}, {y, Access::Write}}, push,
+  std::vector<Binding> bindings{{x, Access::Read}, {table, Access::Read}, {y, Access::Write}};
+  if (positions) bindings.push_back({given.positions, Access::Read});
+  exec.dispatch(pipe, bindings, &push, sizeof push,
                 {gridStrideGroups(exec.context(), push.pairs, params.localSize), 1, 1});
 }
 

@@ -43,7 +43,8 @@ std::string BigramModel::describe() const {
 
 void BigramModel::forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                           uint32_t batch, uint32_t T, const vk::BufferRange& logitsOut,
-                          const vk::BufferRange* targets, const vk::BufferRange* lossOut) {
+                          const vk::BufferRange* targets, const vk::BufferRange* lossOut,
+                          const vk::BufferRange&) {
   const uint32_t rows = batch * T;
   const vk::BufferRange logits =
       logitsOut.buffer != VK_NULL_HANDLE ? logitsOut : arena.allocate(4ull * rows * vocab_, "bigram logits");
@@ -58,7 +59,7 @@ void BigramModel::forward(ops::Executor& exec, graph::StepArena& arena, const vk
 
 void BigramModel::forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                                   const vk::BufferRange& targets, uint32_t batch, uint32_t T,
-                                  const vk::BufferRange& lossOut, float gradScale) {
+                                  const vk::BufferRange& lossOut, float gradScale, const vk::BufferRange&) {
   const uint32_t rows = batch * T;
   const vk::BufferRange logits = arena.allocate(4ull * rows * vocab_, "bigram logits");
   const vk::BufferRange dlogits = arena.allocate(4ull * rows * vocab_, "bigram dlogits");

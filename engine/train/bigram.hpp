@@ -17,10 +17,11 @@ public:
   nlohmann::json configJson() const override { return {{"kind", "bigram"}, {"vocab", vocab_}}; }
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                        const vk::BufferRange& targets, uint32_t batch, uint32_t T,
-                       const vk::BufferRange& lossOut, float gradScale) override;
+                       const vk::BufferRange& lossOut, float gradScale,
+                       const vk::BufferRange& positions = {}) override; // positions: unused
   void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
                uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets = nullptr,
-               const vk::BufferRange* lossOut = nullptr) override;
+               const vk::BufferRange* lossOut = nullptr, const vk::BufferRange& positions = {}) override;
 
 private:
   uint32_t vocab_;

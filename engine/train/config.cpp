@@ -172,6 +172,11 @@ nlohmann::json toJson(const TrainConfig& c) {
           {"tokenizer", c.tokenizer},
           {"data", c.data},
           {"data_dir", c.dataDir},
+          {"chat_data", c.chatData},
+          {"chat_eval_data", c.chatEvalData},
+          {"chat_template", c.chatTemplate},
+          {"eval_fraction", shortest(c.evalFraction)},
+          {"skip_bad_lines", c.skipBadLines},
           {"batch", c.batch},
           {"seq_len", c.seqLen},
           {"grad_accum", c.gradAccum},
@@ -230,13 +235,23 @@ void fromJson(const nlohmann::json& j, TrainConfig& c) {
                  "memory_plan",
                  "keep",
                  "nonfinite_limit",
-                 "data_dir"},
+                 "data_dir",
+                 "chat_data",
+                 "chat_eval_data",
+                 "chat_template",
+                 "eval_fraction",
+                 "skip_bad_lines"},
                 "training config");
   readKey(j, "model", c.model);
   if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
   readKey(j, "tokenizer", c.tokenizer);
   readKey(j, "data", c.data);
   readKey(j, "data_dir", c.dataDir);
+  readKey(j, "chat_data", c.chatData);
+  readKey(j, "chat_eval_data", c.chatEvalData);
+  readKey(j, "chat_template", c.chatTemplate);
+  readKey(j, "eval_fraction", c.evalFraction);
+  readKey(j, "skip_bad_lines", c.skipBadLines);
   readKey(j, "batch", c.batch);
   readKey(j, "seq_len", c.seqLen);
   readKey(j, "grad_accum", c.gradAccum);
@@ -322,6 +337,21 @@ void validateGpt(const model::GptConfig& g, uint32_t seqLen) {
                        seqLen, g.slidingWindow, g.slidingWindow));
 }
 
+void validateChat(const TrainConfig& c) {
+  inRange("eval_fraction", c.evalFraction, 0, 1, true, "[0, 1)");
+  if (!c.chatTemplate.empty() && c.chatTemplate != "chatml" && c.chatTemplate != "llama3")
+    refuse(fmt::format("chat_template '{}' (chatml, llama3, or empty for the tokenizer's)", c.chatTemplate));
+  if (c.chat()) {
+    if (!c.dataDir.empty()) refuse("chat_data and data_dir exclude each other");
+    if (c.evalEvery > 0 && c.chatEvalData.empty() && c.evalFraction == 0)
+      refuse(
+          "chat data with evaluations (eval_every > 0) needs an evaluation set: chat_eval_data (--eval-data "
+          "FILE) or eval_fraction > 0 (--eval-fraction)");
+  } else if (!c.chatEvalData.empty() || !c.chatTemplate.empty() || c.skipBadLines) {
+    refuse("chat_eval_data, chat_template and skip_bad_lines are for chat data (chat_data, --chat-data)");
+  }
+}
+
 } // namespace
 
 void TrainConfig::validate() const {
@@ -346,6 +376,7 @@ void TrainConfig::validate() const {
   if (keepCheckpoints == 0 || keepCheckpoints > 1000000)
     refuse(fmt::format("keep must be in [1, 1000000], got {}", keepCheckpoints));
   atLeastOne("nonfinite_limit", nonFiniteLimit);
+  validateChat(*this);
   if (model == "gpt") validateGpt(gpt, seqLen);
 }
 

@@ -18,6 +18,13 @@ struct TrainConfig {
   // data
   std::string data;    // "" = the default corpus (data.hpp)
   std::string dataDir; // token shards from `helios-train prepare` (token_shard.hpp); overrides data/tokenizer
+  // Chat data instead (chat_loader.hpp, docs/DATA.md): JSONL examples in a chat template, packed by example,
+  // the loss on assistant tokens only.
+  std::string chatData;      // "": not a chat run
+  std::string chatEvalData;  // "": evalFraction of chatData's examples are held out
+  std::string chatTemplate;  // chatml | llama3 | "": the tokenizer's template
+  float evalFraction = 0.1f; // [0, 1)
+  bool skipBadLines = false; // count and leave out unusable lines instead of stopping
   uint32_t batch = 16, seqLen = 128, gradAccum = 1;
   // optimisation
   uint64_t steps = 200;
@@ -44,6 +51,7 @@ struct TrainConfig {
   bool dynamicLossScale() const { return lossScale > 0 || gpt.precision == model::Precision::Mixed; }
   float initialLossScale() const { return lossScale > 0 ? lossScale : dynamicLossScale() ? 65536.0f : 1.0f; }
   uint64_t tokensPerStep() const { return uint64_t(batch) * seqLen * gradAccum; }
+  bool chat() const { return !chatData.empty(); }
   // Throws std::invalid_argument naming the first bad value.
   void validate() const;
 };

@@ -148,28 +148,32 @@ void DataLoader::fill(const Split& split, uint64_t k, uint32_t row, std::vector<
   }
 }
 
-// Draws the rows of rows / shard.count micro-batches of shard.batch rows (every rank draws all of them) and
-// keeps this rank's: row j of micro-batch m becomes row m * count + j - first.
+// Draws every rank's rows of rows / shard.count micro-batches (ShardDraws) and keeps this rank's.
 void DataLoader::draw(const Split& split, SplitMix64& rng, uint32_t rows, Shard shard,
                       std::vector<int32_t>& tokens, std::vector<int32_t>& targets) const {
-  if (shard.batch == 0) shard = {0, rows, rows};
-  if (shard.count == 0 || rows % shard.count || shard.first + shard.count > shard.batch)
-    throw std::invalid_argument(fmt::format("DataLoader: {} rows as rows [{}, {}) of micro-batches of {}",
-                                            rows, shard.first, shard.first + shard.count, shard.batch));
+  const ShardDraws draws(rows, shard, "DataLoader");
   tokens.resize(size_t(rows) * seqLen_);
   targets.resize(size_t(rows) * seqLen_);
-  const uint64_t draws = uint64_t(rows / shard.count) * shard.batch;
-  for (uint64_t i = 0; i < draws; ++i) {
+  for (uint64_t i = 0; i < draws.count(); ++i) {
     const uint64_t k = rng.below(split.starts);
-    const uint64_t m = i / shard.batch, j = i % shard.batch;
-    if (j >= shard.first && j < shard.first + shard.count)
-      fill(split, k, static_cast<uint32_t>(m * shard.count + j - shard.first), tokens, targets);
+    if (const int64_t row = draws.row(i); row >= 0)
+      fill(split, k, static_cast<uint32_t>(row), tokens, targets);
   }
 }
 
 void DataLoader::nextTrain(uint32_t rows, std::vector<int32_t>& tokens, std::vector<int32_t>& targets,
                            Shard shard) {
   draw(train_, rng_, rows, shard, tokens, targets);
+}
+
+void DataLoader::nextTrain(uint32_t rows, Batch& out, Shard shard) {
+  nextTrain(rows, out.tokens, out.targets, shard);
+  out.trainedTargets = ShardDraws(rows, shard, "DataLoader").count() * seqLen_;
+}
+
+void DataLoader::valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard) const {
+  valBatch(index, rows, out.tokens, out.targets, shard);
+  out.trainedTargets = ShardDraws(rows, shard, "DataLoader").count() * seqLen_;
 }
 
 void DataLoader::valBatch(uint32_t index, uint32_t rows, std::vector<int32_t>& tokens,

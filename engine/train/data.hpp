@@ -3,6 +3,7 @@
 // 10%), or token shards mapped from disk (token_shard.hpp), sampled into (tokens, targets = tokens shifted by
 // one) batches. Sampling is deterministic from a seed; the loader's whole state is one 64-bit RNG word, saved
 // in checkpoints.
+#include "engine/train/batch_source.hpp"
 #include "engine/train/tokenizer.hpp"
 
 #include <cstdint>
@@ -46,15 +47,7 @@ struct TokenPart {
   uint32_t at(uint64_t i) const;
 };
 
-// One rank's part of every batch in data-parallel training: rows [first, first + count) of each micro-batch
-// of `batch` rows that one process would draw (dist/shares.hpp). Ranks whose parts tile the micro-batch
-// together see exactly the rows of one process, and the loader's state after a step depends neither on the
-// rank count nor on the shares (a resume may change both). batch 0: the whole batch.
-struct Shard {
-  uint32_t first = 0, count = 0, batch = 0;
-};
-
-class DataLoader {
+class DataLoader : public BatchSource {
 public:
   // `valFraction` of the tokens (at the end) are held out. Throws std::invalid_argument when either split is
   // shorter than seqLen + 1 tokens.
@@ -66,9 +59,12 @@ public:
   DataLoader(const DataLoader&) = delete; // its parts point into its own tokens
   DataLoader& operator=(const DataLoader&) = delete;
 
-  uint64_t trainTokens() const { return total(train_); }
-  uint64_t valTokens() const { return total(val_); }
-  uint32_t seqLen() const { return seqLen_; }
+  uint64_t trainTokens() const override { return total(train_); }
+  uint64_t valTokens() const override { return total(val_); }
+  uint32_t seqLen() const override { return seqLen_; }
+  // BatchSource: the two calls below, every target trained.
+  void nextTrain(uint32_t rows, Batch& out, Shard shard) override;
+  void valBatch(uint32_t index, uint32_t rows, Batch& out, Shard shard) const override;
 
   // `rows` sequences of seqLen tokens from the training split (random offsets) into tokens/targets
   // (rows*seqLen each): this rank's rows of rows / shard.count micro-batches, drawn as one process draws them
@@ -81,8 +77,8 @@ public:
                 Shard shard = {}) const;
 
   // The loader's position: the training batches it draws next follow from this one word.
-  uint64_t state() const { return rng_.state; }
-  void setState(uint64_t s) { rng_.state = s; }
+  uint64_t state() const override { return rng_.state; }
+  void setState(uint64_t s) override { rng_.state = s; }
 
 private:
   struct Split {

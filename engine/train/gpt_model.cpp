@@ -30,13 +30,14 @@ public:
   }
   void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                        const vk::BufferRange& targets, uint32_t batch, uint32_t T,
-                       const vk::BufferRange& lossOut, float gradScale) override {
-    gpt_.forwardBackward(exec, arena, tokens, targets, batch, T, lossOut, gradScale);
+                       const vk::BufferRange& lossOut, float gradScale,
+                       const vk::BufferRange& positions) override {
+    gpt_.forwardBackward(exec, arena, tokens, targets, batch, T, lossOut, gradScale, positions);
   }
   void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens, uint32_t batch,
                uint32_t T, const vk::BufferRange& logitsOut, const vk::BufferRange* targets,
-               const vk::BufferRange* lossOut) override {
-    gpt_.forward(exec, arena, tokens, batch, T, logitsOut, targets, lossOut);
+               const vk::BufferRange* lossOut, const vk::BufferRange& positions) override {
+    gpt_.forward(exec, arena, tokens, batch, T, logitsOut, targets, lossOut, positions);
   }
 
 private:

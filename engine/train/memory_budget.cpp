@@ -43,10 +43,12 @@ namespace {
 // The trainer's small buffers (losses, step records, partial sums, counters), a margin over all of them.
 constexpr uint64_t kTrainerSmallBytes = 1ull << 20;
 
-// Tokens and targets: two training sets of gradAccum micro-batches, and the evaluation's (Upload buffers).
+// Tokens and targets (and document positions with chat data): two training sets of gradAccum
+// micro-batches, and the evaluation's (Upload buffers).
 uint64_t tokenBytes(const TrainConfig& cfg) {
-  const uint64_t rows = 4ull * cfg.seqLen;
-  return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * std::max(cfg.evalBatches, 1u);
+  const uint64_t rows = 4ull * cfg.seqLen, buffers = cfg.chat() ? 3 : 2;
+  return 2 * buffers * rows * cfg.batch * cfg.gradAccum +
+         buffers * rows * cfg.batch * std::max(cfg.evalBatches, 1u);
 }
 
 } // namespace

@@ -21,8 +21,9 @@ struct StepMemory {
 
 StepMemory planStepMemory(vk::Context& ctx, Model& model, uint32_t microBatch, uint32_t T);
 
-// What the trainer allocates besides the model and the step: double-buffered tokens and targets, the
-// evaluation's, and 1 MiB for losses, records, the optimizer's partial sums and the split GEMMs' counters.
+// What the trainer allocates besides the model and the step: double-buffered tokens and targets (and the
+// document positions of chat data), the evaluation's, and 1 MiB for losses, records, the optimizer's partial
+// sums and the split GEMMs' counters.
 uint64_t trainerBytes(const TrainConfig& cfg);
 // The part of it in device memory on a device whose buffers lie as `placement` says: the tokens and targets
 // are Upload buffers (host memory on a discrete GPU), the rest is within the 1 MiB.

@@ -25,14 +25,16 @@ public:
   // Everything needed to rebuild the same architecture: {"kind": "gpt", ...}. Saved in checkpoints.
   virtual nlohmann::json configJson() const = 0;
   // As model::Gpt::forwardBackward / forward (engine/model/gpt.hpp): an empty logitsOut asks for the loss
-  // only (the model keeps its logits in the arena).
+  // only (the model keeps its logits in the arena); `positions`: tokens' positions inside packed documents
+  // (empty: none; a model without attention may ignore them).
   virtual void forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                                const vk::BufferRange& targets, uint32_t batch, uint32_t T,
-                               const vk::BufferRange& lossOut, float gradScale) = 0;
+                               const vk::BufferRange& lossOut, float gradScale,
+                               const vk::BufferRange& positions = {}) = 0;
   virtual void forward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
                        uint32_t batch, uint32_t T, const vk::BufferRange& logitsOut,
-                       const vk::BufferRange* targets = nullptr,
-                       const vk::BufferRange* lossOut = nullptr) = 0;
+                       const vk::BufferRange* targets = nullptr, const vk::BufferRange* lossOut = nullptr,
+                       const vk::BufferRange& positions = {}) = 0;
 
   uint64_t parameterCount();
   // The GPT behind this model (incremental decoding, engine/model/decoder.hpp); null for other models.

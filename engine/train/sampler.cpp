@@ -146,7 +146,7 @@ std::string generate(vk::Context& ctx, Model& model, const Tokenizer& tokenizer,
   if (o.stopAtEot && !eot)
     throw std::invalid_argument(
         fmt::format("stop at end-of-text: the {} tokenizer has no end-of-text token", tokenizer.kindName()));
-  std::vector<int32_t> ids = tokenizer.encode(o.prompt);
+  std::vector<int32_t> ids = o.promptIds.empty() ? tokenizer.encode(o.prompt) : o.promptIds;
   if (ids.empty()) {
     try {
       ids = tokenizer.encode("\n");
@@ -165,7 +165,7 @@ std::string generate(vk::Context& ctx, Model& model, const Tokenizer& tokenizer,
   std::string out;
   for (uint32_t n = 0; n < o.tokens; ++n) {
     const int32_t next = draw(nextTokenDistribution(stepper.next(ids), o.temperature, o.topK, o.topP), rng);
-    if (eot && next == *eot) {
+    if ((eot && next == *eot) || std::find(o.stopIds.begin(), o.stopIds.end(), next) != o.stopIds.end()) {
       st.stoppedAtEot = true;
       break;
     }

@@ -17,11 +17,13 @@
 namespace helios::train {
 
 struct SampleOptions {
-  std::string prompt;       // "" starts from a newline (or token 0 when the vocabulary has none)
-  uint32_t tokens = 200;    // new tokens (at most)
-  float temperature = 0.8f; // 0 = greedy
-  uint32_t topK = 0;        // 0 = all
-  float topP = 1.0f;        // (0, 1]: the smallest set of most likely tokens holding this much probability
+  std::string prompt;             // "" starts from a newline (or token 0 when the vocabulary has none)
+  std::vector<int32_t> promptIds; // the prompt as ids (e.g. a chat template's rendering): replaces `prompt`
+  std::vector<int32_t> stopIds;   // generation also stops at any of these (a chat turn's end, EOS ids)
+  uint32_t tokens = 200;          // new tokens (at most)
+  float temperature = 0.8f;       // 0 = greedy
+  uint32_t topK = 0;              // 0 = all
+  float topP = 1.0f; // (0, 1]: the smallest set of most likely tokens holding this much probability
   uint64_t seed = 1;
   uint32_t window = 0;    // 0 = min(model context, prompt + tokens)
   bool kvCache = true;    // decode with a KV cache where the model allows
@@ -29,10 +31,10 @@ struct SampleOptions {
 };
 
 struct SampleStats {
-  uint32_t tokens = 0;  // generated (the end-of-text token that stopped it not counted)
-  double seconds = 0;   // the generation loop, prompt included
-  bool kvCache = false; // the KV-cache path ran
-  bool stoppedAtEot = false;
+  uint32_t tokens = 0;       // generated (the end-of-text token that stopped it not counted)
+  double seconds = 0;        // the generation loop, prompt included
+  bool kvCache = false;      // the KV-cache path ran
+  bool stoppedAtEot = false; // at the end-of-text token or one of the stop ids
   std::vector<int32_t> promptIds, generatedIds;
   double tokensPerSecond() const { return seconds > 0 ? tokens / seconds : 0; }
 };

@@ -36,6 +36,11 @@ template <class T> std::span<const std::byte> bytesOf(const std::vector<T>& v) {
 
 constexpr float kMaxLossScale = 16777216.0f; // 2^24
 
+// Tokens per trained target: what turns a mean over every token into the mean over trained targets.
+float tokensPerTrained(uint64_t tokens, uint64_t trained) {
+  return trained ? static_cast<float>(double(tokens) / double(trained)) : 1.0f;
+}
+
 } // namespace
 
 // A float as JSON with its shortest decimal form (0.01, not 0.009999999776482582); inf/NaN become null.
@@ -62,6 +67,7 @@ nlohmann::ordered_json StepRecord::toJson() const {
                            {"replayed", stats.replayedSegments},
                            {"bytes_allocated", stats.bytesAllocated}};
   if (valLoss) j["val_loss"] = shortest(*valLoss);
+  if (trainedTokens) j["trained_tokens"] = trainedTokens;
   if (timed) j["timed"] = true;
   for (const RankStats& r : ranks)
     j["ranks"].push_back({{"rank", r.rank},
@@ -73,7 +79,7 @@ nlohmann::ordered_json StepRecord::toJson() const {
   return j;
 }
 
-Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
+Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource& data, DataInfo dataInfo,
                  fs::path outDir, Parallel parallel)
     : ctx_(ctx), model_(model), cfg_(std::move(config)), data_(data), dataInfo_(std::move(dataInfo)),
       outDir_(std::move(outDir)), checkEvery_(parallel.checkEvery), parallelOptions_(std::move(parallel)) {
@@ -101,6 +107,8 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   for (int k = 0; k < 2; ++k) {
     tokens_[k] = ctx_.buffer(rowsBytes, "train tokens", vk::MemoryKind::Upload);
     targets_[k] = ctx_.buffer(rowsBytes, "train targets", vk::MemoryKind::Upload);
+    if (data_.hasPositions())
+      positions_[k] = ctx_.buffer(rowsBytes, "train positions", vk::MemoryKind::Upload);
     losses_[k] = ctx_.buffer(4ull * cfg_.gradAccum * lossStride_, "micro-batch losses");
   }
   for (const auto& g : model_.parameterGroups()) {
@@ -115,6 +123,7 @@ Trainer::Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader&
   const VkDeviceSize evalBytes = 4ull * evalBatches * cfg_.batch * cfg_.seqLen;
   evalTokens_ = ctx_.buffer(evalBytes, "eval tokens", vk::MemoryKind::Upload);
   evalTargets_ = ctx_.buffer(evalBytes, "eval targets", vk::MemoryKind::Upload);
+  if (data_.hasPositions()) evalPositions_ = ctx_.buffer(evalBytes, "eval positions", vk::MemoryKind::Upload);
   evalLosses_ = ctx_.buffer(4ull * evalBatches * lossStride_, "eval losses", vk::MemoryKind::Readback);
 
   // Zero what accumulates or is summed with gaps: gradients (the optimizer re-zeroes them every step),
@@ -149,11 +158,12 @@ vk::PrecompileStats Trainer::precompile() {
   arena_->beginRecording();
   return ctx_.pipelines().precompile([&] {
     model_.forwardBackward(rec, *arena_, slice(tokens_[0], 0, bytes), slice(targets_[0], 0, bytes), B, T,
-                           slice(losses_[0], 0, 4), 1.0f);
-    recordOptimizer(rec, 1, 0, 0, lossScale_, cfg_.lr);
+                           slice(losses_[0], 0, 4), 1.0f, positions(positions_[0], 0, bytes));
+    recordOptimizer(rec, 1, 0, 0, lossScale_, cfg_.lr, 1.0f);
     arena_->reset();
     const vk::BufferRange tgt = slice(evalTargets_, 0, bytes), loss = slice(evalLosses_, 0, 4);
-    model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, {}, &tgt, &loss);
+    model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, {}, &tgt, &loss,
+                   positions(evalPositions_, 0, bytes));
   });
 }
 
@@ -167,6 +177,10 @@ Trainer::~Trainer() {
 
 vk::BufferRange Trainer::slice(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const {
   return vk::subrange(b.range(), offset, bytes);
+}
+
+vk::BufferRange Trainer::positions(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const {
+  return data_.hasPositions() ? slice(b, offset, bytes) : vk::BufferRange{};
 }
 
 float Trainer::learningRate(uint64_t s) const {
@@ -194,9 +208,11 @@ void Trainer::step() {
 
   // 2. The batch, into the token buffers the step two back used (waits only for that step's reads).
   const uint32_t set = static_cast<uint32_t>(s % 2);
-  data_.nextTrain(cfg_.gradAccum * rows_.count, hostTokens_, hostTargets_, shard());
-  graph_->upload(tokens_[set], bytesOf(hostTokens_));
-  graph_->upload(targets_[set], bytesOf(hostTargets_));
+  data_.nextTrain(cfg_.gradAccum * rows_.count, hostBatch_, shard());
+  graph_->upload(tokens_[set], bytesOf(hostBatch_.tokens));
+  graph_->upload(targets_[set], bytesOf(hostBatch_.targets));
+  if (data_.hasPositions()) graph_->upload(positions_[set], bytesOf(hostBatch_.positions));
+  const uint64_t trained = data_.masksTargets() ? hostBatch_.trainedTargets : 0; // over every rank's rows
 
   // A timed step starts from an idle GPU and waits after each phase.
   const bool timed = cfg_.timeEvery > 0 && (s == 4 || s % cfg_.timeEvery == 0); // 4: both sets recorded
@@ -227,7 +243,8 @@ void Trainer::step() {
   const Clock::time_point t1 = Clock::now();
   const uint32_t slot = static_cast<uint32_t>(s % kRecordRing);
   const float lr = learningRate(s);
-  recordOptimizer(*graph_, s, set, slot, scale, lr, parallel_ && !parallel_->alike());
+  recordOptimizer(*graph_, s, set, slot, scale, lr, tokensPerTrained(cfg_.tokensPerStep(), trained),
+                  parallel_ && !parallel_->alike());
   if (timed) {
     graph_->flush();
     phases_.optimizerMs = msSince(t1);
@@ -243,6 +260,7 @@ void Trainer::step() {
   p.lr = lr;
   p.scale = scale;
   p.timed = timed;
+  p.trained = trained;
   if (timed) timeForward(); // a forward-only pass on a validation batch (changes no training state)
   const Clock::time_point now = Clock::now();
   p.ms = std::chrono::duration<double, std::milli>(now - lastStepEnd_).count();
@@ -266,7 +284,8 @@ void Trainer::recordForwardBackward(uint32_t set, float scale) {
       arena_->reset(); // the previous micro-batch's temporaries are dead (the graph orders reuse)
       model_.forwardBackward(exec, *arena_, slice(tokens_[set], mb * mbBytes, mbBytes),
                              slice(targets_[set], mb * mbBytes, mbBytes), B, T,
-                             slice(losses_[set], 4ull * mb * lossStride_, 4), gradScale);
+                             slice(losses_[set], 4ull * mb * lossStride_, 4), gradScale,
+                             positions(positions_[set], mb * mbBytes, mbBytes));
     }
   };
   if (overlap_ && !parallel_->overlapPlanned()) { // every recording of the step has the same dispatches
@@ -309,7 +328,7 @@ PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::Ste
 }
 
 void Trainer::recordOptimizer(ops::Executor& exec, uint64_t step, uint32_t set, uint32_t slot, float scale,
-                              float lr, bool adoptRankZero) {
+                              float lr, float lossWeight, bool adoptRankZero) {
   // One sum of squares and one AdamW dispatch per parameter group (flat buffers; padding stays zero).
   const auto& groups = model_.parameterGroups();
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -325,9 +344,11 @@ void Trainer::recordOptimizer(ops::Executor& exec, uint64_t step, uint32_t set, 
   c.records = slice(recordRing_, 4ull * slot * recordStride_, 4ull * codegen::kOptimRecordFloats);
   c.count = partialFloats_;
   c.lossCount = cfg_.gradAccum * lossStride_;
-  c.lossMul = 1.0f / static_cast<float>(cfg_.gradAccum);
+  // The gradients and losses are means over every token: lossWeight makes them means over trained targets
+  // (the norm, the clip and the update all see the rescaled gradients).
+  c.lossMul = lossWeight / static_cast<float>(cfg_.gradAccum);
   c.slot = 0;
-  c.scale = scale;
+  c.scale = scale / lossWeight;
   c.maxNorm = cfg_.gradClip;
   c.beta1 = cfg_.beta1;
   c.beta2 = cfg_.beta2;
@@ -360,6 +381,7 @@ void Trainer::readRecord(Pending& p) {
   r.lr = p.lr;
   r.skipped = !p.finite;
   r.timed = p.timed;
+  r.trainedTokens = p.trained;
   if (r.skipped) ++skippedTotal_;
   r.skippedTotal = skippedTotal_;
   r.ms = p.ms;
@@ -419,11 +441,14 @@ void Trainer::recordEval(uint32_t index) {
   const uint32_t B = rows_.count, T = cfg_.seqLen;
   const VkDeviceSize bytes = 4ull * B * T;
   if (!evalUploaded_) {
-    std::vector<int32_t> tok, tgt;
+    Batch b;
+    evalTrained_.clear();
     for (uint32_t i = 0; i < std::max(cfg_.evalBatches, 1u); ++i) {
-      data_.valBatch(i, B, tok, tgt, shard());
-      graph_->upload(evalTokens_, bytesOf(tok), i * bytes);
-      graph_->upload(evalTargets_, bytesOf(tgt), i * bytes);
+      data_.valBatch(i, B, b, shard());
+      graph_->upload(evalTokens_, bytesOf(b.tokens), i * bytes);
+      graph_->upload(evalTargets_, bytesOf(b.targets), i * bytes);
+      if (data_.hasPositions()) graph_->upload(evalPositions_, bytesOf(b.positions), i * bytes);
+      evalTrained_.push_back(b.trainedTargets);
     }
     evalUploaded_ = true;
   }
@@ -432,7 +457,8 @@ void Trainer::recordEval(uint32_t index) {
     arena_->reset();
     const vk::BufferRange tgt = slice(evalTargets_, index * bytes, bytes);
     const vk::BufferRange loss = slice(evalLosses_, 4ull * index * lossStride_, 4);
-    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, {}, &tgt, &loss);
+    model_.forward(exec, *arena_, slice(evalTokens_, index * bytes, bytes), B, T, {}, &tgt, &loss,
+                   positions(evalPositions_, index * bytes, bytes));
   });
 }
 
@@ -446,10 +472,17 @@ float Trainer::evaluate() {
   double sum = 0;
   for (uint32_t i = 0; i < n; ++i)
     sum += losses[size_t(i) * lossStride_];
-  return static_cast<float>(sum / n);
+  if (!data_.masksTargets()) return static_cast<float>(sum / n);
+  // Each batch's loss is a mean over its batch * seq_len tokens: back to sums, over the trained targets.
+  const uint64_t trained = std::accumulate(evalTrained_.begin(), evalTrained_.end(), uint64_t{0});
+  return static_cast<float>(sum * double(cfg_.batch) * cfg_.seqLen / double(std::max<uint64_t>(trained, 1)));
 }
 
 void Trainer::timeForward() {
+  if (data_.valTokens() == 0) { // no validation batch to time a forward on (chat data without an eval set)
+    phases_.forwardMs = phases_.backwardMs = 0;
+    return;
+  }
   if (!evalRecorded_) recordEval(0); // the first call records; time a replay
   graph_->flush();
   const Clock::time_point t0 = Clock::now();
@@ -463,6 +496,8 @@ void Trainer::openMetrics(uint64_t resumeStep) {
   if (outDir_.empty() || metrics_) return;
   fs::create_directories(outDir_);
   metrics_ = std::make_unique<MetricsWriter>(outDir_ / "metrics.jsonl", resumeStep);
+  if (resumeStep == 0 && !dataInfo_.stats.empty()) // what reading the data counted, before step 1
+    metrics_->add(nlohmann::ordered_json{{"step", 0}, {"data", dataInfo_.stats}});
 }
 
 void Trainer::flushOutputs() {

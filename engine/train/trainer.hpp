@@ -3,7 +3,8 @@
 //   1. apply the step records that are kLag steps old: dynamic loss scaling decides on the host, a few steps
 //      behind the GPU, from {finite, scale used} that the GPU wrote (no wait on the current step);
 //   2. sample the batch on the host and upload it into one of two host-visible token buffers (double
-//      buffering: the upload waits only for the step two back, long finished);
+//      buffering: the upload waits only for the step two back, long finished), with its document positions
+//      where the data packs documents (chat data);
 //   3. graph.beginStep(); forward + backward of every micro-batch as one replayable segment (recorded once
 //      per token buffer and loss scale, re-submitted afterwards); gradients accumulate, pre-multiplied by
 //      lossScale / gradAccum;
@@ -60,6 +61,7 @@ struct StepRecord {
   float loss = 0, gradNorm = 0, lr = 0, lossScale = 1, clip = 1;
   bool skipped = false;        // non-finite gradients: the update was not applied
   bool timed = false;          // a synchronised, phase-timed step (its submits and ms are not typical)
+  uint64_t trainedTokens = 0;  // targets the loss counted, where the data masks targets (chat data); else 0
   uint64_t skippedTotal = 0;   // skipped steps up to and including this one
   double ms = 0, elapsedS = 0; // host wall time between this step's submission and the previous one's
   double tokPerSec = 0;        // over the last 10 steps (the CPU runs a few steps ahead of the GPU)
@@ -80,10 +82,12 @@ struct PlanSummary {
 };
 
 // GPU time of the parts of a step, from synchronised "timed" steps (TrainConfig::timeEvery) and forward-only
-// passes on a validation batch. Zero until measured.
+// passes on a validation batch. Zero until measured; forward and backward stay zero (forwardBackwardMs alone)
+// where the data has no validation batch.
 struct PhaseTiming {
   double forwardMs = 0, backwardMs = 0, optimizerMs = 0, forwardBackwardMs = 0;
-  uint64_t measuredAt = 0; // step of the last measurement (0 = none)
+  bool split() const { return forwardMs > 0; } // forward and backward measured apart
+  uint64_t measuredAt = 0;                     // step of the last measurement (0 = none)
 };
 
 struct TrainHooks {
@@ -100,6 +104,7 @@ struct DataInfo {
   uint64_t tokens = 0;
   nlohmann::json tokenizer;
   std::vector<text::TokenizerFile> tokenizerFiles; // saved into every checkpoint beside the weights
+  nlohmann::ordered_json stats; // what reading the data counted (chat data): metrics.jsonl's step-0 record
 };
 
 // Thrown when the loss was non-finite config.nonFiniteLimit steps in a row.
@@ -108,7 +113,7 @@ class NonFiniteLoss : public std::runtime_error {
 };
 
 // Data parallelism: the peer ranks, when there are any. config.batch stays the global micro-batch; each rank
-// trains on its share, a run of rows of every micro-batch (dist/shares.hpp, Shard in data.hpp).
+// trains on its share, a run of rows of every micro-batch (dist/shares.hpp, Shard in batch_source.hpp).
 struct Parallel {
   dist::Communicator* comm = nullptr; // null or one rank: a single process
   uint32_t checkEvery = 0; // compare parameter hashes across ranks every N steps (0: start and end)
@@ -127,7 +132,7 @@ struct Parallel {
 class Trainer {
 public:
   // `outDir` empty: no metrics, curve or checkpoints on disk (tests, and every rank but 0).
-  Trainer(vk::Context& ctx, Model& model, TrainConfig config, DataLoader& data, DataInfo dataInfo,
+  Trainer(vk::Context& ctx, Model& model, TrainConfig config, BatchSource& data, DataInfo dataInfo,
           std::filesystem::path outDir, Parallel parallel = {});
   ~Trainer();
   Trainer(const Trainer&) = delete;
@@ -140,7 +145,8 @@ public:
   void train(const TrainHooks& hooks = {});
   // One optimizer step (submits, does not wait for the GPU).
   void step();
-  // Mean loss over config.evalBatches validation batches (waits for the GPU).
+  // Mean loss over config.evalBatches validation batches (waits for the GPU); over their trained targets
+  // where the data masks targets.
   float evaluate();
   // Waits for the GPU and saves a checkpoint as the run directory's new current step directory (keeping
   // config.keepCheckpoints); returns it. Throws CheckpointError, writing nothing, when a weight or moment is
@@ -178,6 +184,7 @@ private:
     double ms = 0, elapsedS = 0;
     graph::StepStats stats;
     bool emitted = false, finite = true, timed = false;
+    uint64_t trained = 0; // the batch's trained targets (masked data)
     std::vector<RankStats> ranks;
   };
 
@@ -187,9 +194,11 @@ private:
   PlanSummary recordArenaSegment(const std::string& key, const graph::StepRecording& record,
                                  const graph::Cuts* cuts = nullptr);
   // The optimizer of step `step` (it seeds the stochastic rounding of bf16 parameters); with adoptRankZero
-  // every rank applies rank 0's norm, clip and skip decisions (unlike devices).
+  // every rank applies rank 0's norm, clip and skip decisions (unlike devices). lossWeight: the batch's
+  // tokens per trained target (1 unless the data masks targets), applied to the losses and gradients,
+  // which the model averaged over every token.
   void recordOptimizer(ops::Executor& exec, uint64_t step, uint32_t set, uint32_t slot, float scale, float lr,
-                       bool adoptRankZero = false);
+                       float lossWeight, bool adoptRankZero = false);
   vk::PrecompileStats precompile();
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics
   void applyRecord(const Pending& p); // loss-scale decisions
@@ -199,6 +208,8 @@ private:
   void timeForward();
   void openMetrics(uint64_t resumeStep);
   vk::BufferRange slice(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const;
+  // The same slice of a positions buffer, empty where the data packs no documents.
+  vk::BufferRange positions(const vk::Buffer& b, VkDeviceSize offset, VkDeviceSize bytes) const;
   // Data parallel (trainer_shares.cpp): the first split, the peers' exchange, the step's times to the
   // Balancer and a new split (or fewer ranks) when it decides so.
   void shareBatch();
@@ -213,7 +224,7 @@ private:
   vk::Context& ctx_;
   Model& model_;
   TrainConfig cfg_;
-  DataLoader& data_;
+  BatchSource& data_;
   DataInfo dataInfo_;
   std::filesystem::path outDir_;
   std::unique_ptr<graph::GraphExecutor> graph_;
@@ -239,6 +250,7 @@ private:
 
   // device state
   vk::Buffer tokens_[2], targets_[2]; // host-visible, double-buffered; gradAccum * batch * seqLen each
+  vk::Buffer positions_[2];           // the same, where the data packs documents
   vk::Buffer losses_[2];              // one aligned slot per micro-batch (zero gaps)
   vk::Buffer partials_;               // gradient sums of squares, one aligned region per parameter
   std::vector<uint32_t> partialSlot_; // first float of each parameter group's region
@@ -246,7 +258,8 @@ private:
   vk::Buffer adamState_;  // [0] = AdamW step counter t (advanced on finite steps only)
   vk::Buffer control_;    // {gradMul, skip, 1/(1-b1^t), 1/(1-b2^t)}
   vk::Buffer recordRing_; // host-visible ring of step records
-  vk::Buffer evalTokens_, evalTargets_, evalLosses_;
+  vk::Buffer evalTokens_, evalTargets_, evalPositions_, evalLosses_;
+  std::vector<uint64_t> evalTrained_;          // per evaluation batch: its trained targets
   uint32_t lossStride_ = 0, recordStride_ = 0; // floats between aligned slots
 
   // host state
@@ -259,7 +272,7 @@ private:
   std::vector<StepRecord> records_;
   std::map<uint64_t, float> valLoss_;
   std::deque<double> recentMs_; // the last few steps' wall times, for a steady tokens/s
-  std::vector<int32_t> hostTokens_, hostTargets_;
+  Batch hostBatch_;
   bool evalUploaded_ = false, evalRecorded_ = false;
   PhaseTiming phases_;
   vk::PrecompileStats precompile_;

@@ -68,14 +68,19 @@ Mat norm(const model::GptConfig& c, const Mat& x, const ParamMap& p, const std::
   return y;
 }
 
-// Where each token's document starts inside its sequence: after the last end-of-text token before it when
-// packing (GptConfig::pack), else at 0.
-std::vector<size_t> documentStarts(const model::GptConfig& c, const std::vector<int32_t>& tokens,
-                                   uint32_t T) {
+// Where each token's document starts inside its sequence: at t - positions[r] where positions are given,
+// else after the last end-of-text token before it when packing (GptConfig::pack), else at 0.
+std::vector<size_t> documentStarts(const model::GptConfig& c, const std::vector<int32_t>& tokens, uint32_t T,
+                                   const std::vector<int32_t>& positions) {
   std::vector<size_t> start(tokens.size(), 0);
-  for (size_t r = 0; r < tokens.size(); ++r)
+  for (size_t r = 0; r < tokens.size(); ++r) {
+    if (!positions.empty()) {
+      start[r] = r % T - size_t(positions[r]);
+      continue;
+    }
     for (size_t u = r / T * T; c.pack && u < r; ++u)
       if (tokens[u] == int32_t(c.endOfText)) start[r] = u + 1 - r / T * T;
+  }
   return start;
 }
 
@@ -103,9 +108,9 @@ Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const 
   }
   const std::vector<double> freqs =
       c.rope ? model::ropeInverseFrequencies(uint32_t(D), c.ropeTheta, c.ropeScaling) : std::vector<double>{};
-  if (c.rope)
+  if (c.rope) // positions restart with each packed document
     for (size_t r = 0; r < rows; ++r) {
-      const uint32_t t = static_cast<uint32_t>(r % T);
+      const uint32_t t = static_cast<uint32_t>(r % T - start[r]);
       for (size_t hh = 0; hh < H; ++hh)
         ropeReference(&q[r * qs + qo + hh * D], freqs, t);
       for (size_t hh = 0; hh < Hkv; ++hh)
@@ -191,11 +196,12 @@ void ropeReference(double* row, const std::vector<double>& freqs, uint32_t t, bo
 }
 
 std::vector<double> gptReferenceLogits(const model::GptConfig& c, const ParamMap& p,
-                                       const std::vector<int32_t>& tokens, uint32_t B, uint32_t T) {
+                                       const std::vector<int32_t>& tokens, uint32_t B, uint32_t T,
+                                       const std::vector<int32_t>& positions) {
   const size_t C = c.dim, rows = size_t(B) * T, V = c.vocab;
   const auto& wte = get(p, "wte.weight");
   Mat x(rows * C);
-  const std::vector<size_t> start = documentStarts(c, tokens, T);
+  const std::vector<size_t> start = documentStarts(c, tokens, T, positions);
   for (size_t r = 0; r < rows; ++r)
     for (size_t i = 0; i < C; ++i) {
       x[r * C + i] = wte[size_t(tokens[r]) * C + i];
@@ -224,11 +230,13 @@ std::vector<double> gptReferenceLogits(const model::GptConfig& c, const ParamMap
 }
 
 double gptReferenceLoss(const model::GptConfig& c, const ParamMap& p, const std::vector<int32_t>& tokens,
-                        const std::vector<int32_t>& targets, uint32_t B, uint32_t T) {
-  const std::vector<double> logits = gptReferenceLogits(c, p, tokens, B, T);
+                        const std::vector<int32_t>& targets, uint32_t B, uint32_t T,
+                        const std::vector<int32_t>& positions) {
+  const std::vector<double> logits = gptReferenceLogits(c, p, tokens, B, T, positions);
   const size_t rows = size_t(B) * T, V = c.vocab;
   double total = 0;
   for (size_t r = 0; r < rows; ++r) {
+    if (targets[r] < 0 || size_t(targets[r]) >= V) continue; // ignored: counts as 0
     double mx = -1e300;
     for (size_t v = 0; v < V; ++v)
       mx = std::max(mx, logits[r * V + v]);

@@ -31,9 +31,11 @@ struct Ref {
   std::vector<double> o, lse, dq, dk, dv;
 };
 
-// Scores, softmax, O = P V and the gradients, all in double.
+// Scores, softmax, O = P V and the gradients, all in double. With `positions` ([B, Tq] positions inside
+// packed documents) query i sees keys from i - positions[i] on.
 Ref reference(const ops::AttentionShape& s, const std::vector<float>& q, const std::vector<float>& k,
-              const std::vector<float>& v, const std::vector<float>& dO) {
+              const std::vector<float>& v, const std::vector<float>& dO,
+              const std::vector<int32_t>& positions = {}) {
   const uint32_t D = s.headDim, group = s.heads / s.kvHeads;
   Ref r;
   r.o.assign(size_t(s.batch) * s.heads * s.Tq * D, 0.0);
@@ -48,8 +50,9 @@ Ref reference(const ops::AttentionShape& s, const std::vector<float>& q, const s
       for (uint32_t i = 0; i < s.Tq; ++i) {
         const int64_t lim = s.causal ? std::min<int64_t>(s.Tk, int64_t(i) + 1 + s.Tk - s.Tq) : s.Tk;
         if (lim <= 0) continue; // sees no key: o = 0, lse = -inf, no gradient
+        const int64_t lo = positions.empty() ? 0 : int64_t(i) - positions[size_t(b) * s.Tq + i];
         double mx = -INFINITY;
-        for (int64_t j = 0; j < lim; ++j) {
+        for (int64_t j = lo; j < lim; ++j) {
           double d = 0;
           for (uint32_t c = 0; c < D; ++c)
             d += double(q[(qh + i) * D + c]) * k[(kh + j) * D + c];
@@ -57,21 +60,21 @@ Ref reference(const ops::AttentionShape& s, const std::vector<float>& q, const s
           mx = std::max(mx, p[j]);
         }
         double sum = 0;
-        for (int64_t j = 0; j < lim; ++j)
+        for (int64_t j = lo; j < lim; ++j)
           sum += (p[j] = std::exp(p[j] - mx));
         r.lse[qh + i] = mx + std::log(sum);
-        for (int64_t j = 0; j < lim; ++j)
+        for (int64_t j = lo; j < lim; ++j)
           p[j] /= sum;
         for (uint32_t c = 0; c < D; ++c) {
           double acc = 0;
-          for (int64_t j = 0; j < lim; ++j)
+          for (int64_t j = lo; j < lim; ++j)
             acc += p[j] * v[(kh + j) * D + c];
           r.o[(qh + i) * D + c] = acc;
         }
         double delta = 0;
         for (uint32_t c = 0; c < D; ++c)
           delta += double(dO[(qh + i) * D + c]) * r.o[(qh + i) * D + c];
-        for (int64_t j = 0; j < lim; ++j) {
+        for (int64_t j = lo; j < lim; ++j) {
           double d = 0;
           for (uint32_t c = 0; c < D; ++c)
             d += double(dO[(qh + i) * D + c]) * v[(kh + j) * D + c];
@@ -116,6 +119,8 @@ double relFrobenius(const std::vector<float>& got, const std::vector<double>& re
 struct Run {
   std::vector<float> o, lse, dq, dk, dv;
 };
+
+void compareWithReference(const ops::AttentionShape& s, const Run& got, const Ref& ref, double coopGradTol);
 
 // The device's Tuning record with `change` applied for one scope (restored when it ends).
 struct ScopedTuning {
@@ -195,9 +200,14 @@ void checkAgainstReference(
     for (auto* x : {&q, &k, &v, &dO})
       for (float& e : *x)
         e = roundToHalf(s.half, e);
-  const Ref ref = reference(s, q, k, v, dO);
-  const Run got = runDevice(s, q, k, v, dO);
-  // bf16's 8-bit significand rounds P and dS 8 times as coarsely as f16's 11 bits: its tolerances are 8x.
+  compareWithReference(s, runDevice(s, q, k, v, dO), reference(s, q, k, v, dO), coopGradTol);
+}
+
+// Outputs of the kernels against the float64 reference at the fallback's or the coop passes' tolerances
+// (checkAgainstReference). bf16's 8-bit significand rounds P and dS 8 times as coarsely as f16's 11 bits:
+// its tolerances are 8x.
+void compareWithReference(const ops::AttentionShape& s, const Run& got, const Ref& ref, double coopGradTol) {
+  const bool coop = s.kernel == ops::AttentionKernel::Coop;
   const double coarse = s.half == codegen::Elem::BF16 ? 8.0 : 1.0;
   const double tolO = coop ? 2e-3 * coarse : 2e-5, tolGrad = coop ? coopGradTol * coarse : 1e-4,
                tolLse = coop ? 1e-3 * coarse : 1e-4;
@@ -453,11 +463,15 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
   // Then every other coop shape and subgroup size of the sweep (19 of them): 3 passes x 3 head dims x
   // dense/causal, and on causal a 32-key forward, f16 in and out, one subgroup, unpadded at D = 64; at 8
   // lanes (lavapipe's) the lowered passes too.
+  // And on bf16 operands: 3 passes x 3 head dims x dense/causal on f32 and on bf16 q/k/v and outputs, and the
+  // row-ops passes bf16 in and out (54, 18 of them row-ops), split (8) or recomputing delta (8) where they
+  // fit; lowered and at the other shapes as above.
   size_t rowOps = 0, other = 0, splitH100 = 0, recomputeH100 = 0;
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
-    const bool shaped = std::regex_search(k.name, std::regex("_c[0-9]+x[0-9]+x[0-9]+|_w[0-9]+(_low)?$"));
+    const bool shaped =
+        std::regex_search(k.name, std::regex("_c[0-9]+x[0-9]+x[0-9]+|_w[0-9]+(_low)?(_bf16)?$"));
     other += shaped;
     if (!shaped) CHECK(k.requiredSubgroupSize == 32);
     CHECK(k.localSize[0] % k.requiredSubgroupSize == 0);
@@ -465,11 +479,11 @@ TEST_CASE("attention coop: every kernel of the sweep passes spirv-val", "[attent
     splitH100 += !shaped && std::regex_search(k.name, std::regex("_ks[24]"));
     recomputeH100 += !shaped && k.name.find("_rd") != std::string::npos;
   }
-  CHECK(ks.size() - other == 286);
+  CHECK(ks.size() - other == 286 + 70);
   CHECK(other >= 19 * 3 * 3 * 2);
-  CHECK(rowOps == 184);
-  CHECK(splitH100 == 30);
-  CHECK(recomputeH100 == 12);
+  CHECK(rowOps == 184 + 18);
+  CHECK(splitH100 == 30 + 8);
+  CHECK(recomputeH100 == 12 + 8);
   // The row-ops passes need no scratch in their loops: 64-row tiles wherever four subgroups fit.
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::Forward, 128, true, 49152, true).rowOps);
   CHECK(codegen::attentionCoopParams(codegen::AttentionPass::QueryGrad, 64, true, 49152, true).tile == 64);
@@ -866,4 +880,147 @@ TEST_CASE("attention coop: key splits where the grid leaves a wave idle, delta r
   CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Policy));
   CHECK(ops::attentionRecomputeDelta(tuning::DeltaMode::Recompute));
   CHECK_FALSE(ops::attentionRecomputeDelta(tuning::DeltaMode::Read));
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// Document masks (sequence packing): query i sees keys i - pos[i] .. i of its own document.
+// ---------------------------------------------------------------------------------------------------------
+namespace {
+
+// Positions inside packed documents for B sequences of T tokens: documents of random lengths in [1, maxLen]
+// (the last one cut at the sequence's end), so that they start anywhere in a tile and cross tile edges.
+std::vector<int32_t> packedPositions(uint32_t B, uint32_t T, uint32_t maxLen) {
+  std::uniform_int_distribution<uint32_t> length(1, maxLen);
+  std::vector<int32_t> pos(size_t(B) * T);
+  for (uint32_t b = 0; b < B; ++b)
+    for (uint32_t t = 0, left = 0, at = 0; t < T; ++t, ++at, --left) {
+      if (left == 0) {
+        left = length(test::rng());
+        at = 0;
+      }
+      pos[size_t(b) * T + t] = int32_t(at);
+    }
+  return pos;
+}
+
+// The kernels with the document mask of `positions` (s.documentPositions set here) against the float64
+// reference that masks the same way, on inputs the coop passes read exactly (f16 values); `packedRows`: in
+// the model's packed projection layout (runPacked).
+void checkDocuments(ops::AttentionShape s, const std::vector<int32_t>& positions, bool packedRows = false) {
+  INFO((s.kernel == ops::AttentionKernel::Coop ? "coop: " : "fallback: ")
+       << "B" << s.batch << " H" << s.heads << " Hkv" << s.kvHeads << " T" << s.Tq << " D" << s.headDim
+       << " documents, seed " << test::testSeed());
+  const vk::Buffer pos = test::input(positions, "positions");
+  s.documentPositions = pos.range();
+  const auto [q, k, v, dO] = halfValuedInputs(s);
+  const Run got = packedRows ? runPacked(s, q, k, v, dO) : runDevice(s, q, k, v, dO);
+  compareWithReference(s, got, reference(s, q, k, v, dO, positions), 2e-3);
+}
+
+// Positions 0 .. T-1 (one document per sequence): the bits of the plain causal mask.
+void checkOneDocumentIsCausal(ops::AttentionShape s) {
+  std::vector<int32_t> positions(size_t(s.batch) * s.Tq);
+  for (size_t i = 0; i < positions.size(); ++i)
+    positions[i] = int32_t(i % s.Tq);
+  const auto [q, k, v, dO] = halfValuedInputs(s);
+  const Run causal = runDevice(s, q, k, v, dO);
+  const vk::Buffer pos = test::input(positions, "positions");
+  s.documentPositions = pos.range();
+  checkSameBits(runDevice(s, q, k, v, dO), causal);
+}
+
+} // namespace
+
+TEST_CASE("attention documents: the fallback keeps each query in its document, forward and backward",
+          "[attention][documents]") {
+  // Documents of up to 3, 40 and 200 tokens over odd and aligned lengths: starts inside tiles, documents
+  // across the 32-row tiles and 64-row workgroups, and whole tiles before a row's start.
+  const uint32_t maxLen = GENERATE(3u, 40u, 200u);
+  const auto [T, D] =
+      GENERATE(std::pair{1u, 4u}, std::pair{37u, 36u}, std::pair{129u, 64u}, std::pair{200u, 128u});
+  checkDocuments(shape(2, 2, 2, T, T, D, true), packedPositions(2, T, maxLen));
+  checkDocuments(shape(1, 8, 2, T, T, D, true), packedPositions(1, T, maxLen)); // grouped-query heads
+  auto half = shape(2, 2, 2, T, T, D, true); // half the row per invocation (Intel's)
+  half.rowVectors = 4;
+  checkDocuments(half, packedPositions(2, T, maxLen));
+}
+
+TEST_CASE("attention documents: one document per sequence gives the causal mask's bits",
+          "[attention][documents]") {
+  checkOneDocumentIsCausal(shape(2, 4, 2, 100, 100, 64, true));
+  if (ops::attentionCoopAvailable(ctx().device(), 16))
+    checkOneDocumentIsCausal(shape(1, 2, 2, 37, 37, 16, true, ops::AttentionKernel::Coop));
+}
+
+TEST_CASE("attention documents: bad arguments are named", "[attention][documents]") {
+  auto buf = ctx().buffer(1 << 16, "x");
+  const auto r = buf.range();
+  ops::ImmediateExecutor e(ctx());
+  ops::AttentionShape s = shape(1, 2, 2, 8, 8, 64, false);
+  s.documentPositions = r;
+  CHECK_THROWS_WITH(ops::attentionForward(e, r, r, r, r, r, s), ContainsSubstring("causal self-attention"));
+  s.causal = true;
+  s.Tk = 9;
+  CHECK_THROWS_WITH(ops::attentionForward(e, r, r, r, r, r, s), ContainsSubstring("Tq 8, Tk 9"));
+  s.Tk = 8;
+  s.documentPositions = vk::subrange(r, 0, 28); // 7 of 8 positions
+  CHECK_THROWS_WITH(ops::attentionForward(e, r, r, r, r, r, s), ContainsSubstring("documentPositions"));
+  auto coop = codegen::attentionCoopParams(codegen::AttentionPass::Forward, 64, false);
+  coop.documents = codegen::DocumentMask::Packed;
+  CHECK_THROWS_WITH(coop.validate(), ContainsSubstring("document masks are causal"));
+  CHECK_THROWS_WITH(codegen::attentionParams(codegen::AttentionPass::Forward, 64, false, 49152, 8,
+                                             codegen::DocumentMask::Packed),
+                    ContainsSubstring("document masks are causal"));
+}
+
+TEST_CASE("attention documents: every kernel of the sweeps passes spirv-val", "[attention][documents]") {
+  codegen::KernelRegistry reg;
+  codegen::registerAttention(reg);
+  codegen::registerAttentionCoop(reg);
+  for (const char* family : {"attention.fused.documents", "attention.coop.documents"}) {
+    const auto ks = reg.find(family)->all();
+    CHECK(ks.size() >= 12);
+    for (const auto& k : ks) {
+      INFO(k.name);
+      CHECK_THAT(k.name, ContainsSubstring("_docs"));
+      CHECK(spv::validate(k.spirv).ok);
+    }
+  }
+}
+
+TEST_CASE("attention coop documents: forward and backward against float64, packed rows, key splits (GPU)",
+          "[attention][coop][documents]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 64))
+    SKIP("no f16 cooperative matrices the coop passes support here");
+  const uint32_t maxLen = GENERATE(5u, 70u, 400u);
+  const auto [T, D] = GENERATE(std::pair{7u, 64u}, std::pair{127u, 128u}, std::pair{513u, 64u});
+  const auto coop = ops::AttentionKernel::Coop;
+  checkDocuments(shape(2, 4, 2, T, T, D, true, coop), packedPositions(2, T, maxLen));
+  // The model's layout: packed projection rows, f16 in and out.
+  auto packed = shape(2, 4, 2, T, T, D, true, coop, true);
+  packed.halfOut = true;
+  checkDocuments(packed, packedPositions(2, T, maxLen), true);
+  const ScopedTuning split(ctx().device(),
+                           [](tuning::Tuning& t) { t.attention.keySplits.set(2u, tuning::Source::Env); });
+  checkDocuments(shape(1, 2, 2, T, T, D, true, coop), packedPositions(1, T, maxLen));
+}
+
+// Lowered at head dim 16 (the coop-emulated entries): documents within and across the 16-row tiles, the key
+// walk whole and split; and on bf16 operands, the model's packed bf16 rows in and out (the mask and the
+// element type are two axes of the same kernels).
+TEST_CASE("attention coop lowered: document masks against float64, whole and split key walks, bf16",
+          "[attention_lowered]") {
+  if (!ops::attentionCoopAvailable(ctx().device(), 16))
+    SKIP("no coop attention here (the coop-emulated entries run this case lowered)");
+  const uint32_t splits = GENERATE(1u, 2u);
+  const ScopedTuning forced(
+      ctx().device(), [&](tuning::Tuning& t) { t.attention.keySplits.set(splits, tuning::Source::Env); });
+  const auto coop = ops::AttentionKernel::Coop;
+  checkDocuments(shape(1, 4, 2, 53, 53, 16, true, coop), packedPositions(1, 53, 20));
+  checkDocuments(shape(2, 2, 2, 40, 40, 16, true, coop), packedPositions(2, 40, 5));
+  if (!ops::attentionCoopAvailable(ctx().device(), 16, codegen::Elem::BF16)) return;
+  ops::AttentionShape bf16 = shape(1, 4, 2, 45, 45, 16, true, coop, true);
+  bf16.half = codegen::Elem::BF16;
+  bf16.halfOut = true;
+  checkDocuments(bf16, packedPositions(1, 45, 20), true);
 }

@@ -277,6 +277,37 @@ TEST_CASE("prepare and tokenizer refuse what they cannot use, naming it") {
   CHECK_FALSE(fs::exists(dir() / "never"));
 }
 
+TEST_CASE("chat data: a tokenizer without a chat template, a missing token, misplaced chat flags") {
+  const fs::path jsonl = dir() / "chat.jsonl";
+  std::ofstream(jsonl) << R"({"prompt": "1 + 1?", "completion": "2"})"
+                       << "\n";
+  const std::string data = " --chat-data " + jsonl.string();
+  auto r = run(tinyRun(data));
+  INFO(r.output);
+  CHECK(r.exitCode == 2);
+  CHECK_THAT(r.output,
+             ContainsSubstring("has no chat template") && ContainsSubstring("--chat-template chatml|llama3"));
+  r = run(tinyRun(data + " --chat-template llama3"));
+  INFO(r.output);
+  CHECK_THAT(r.output,
+             ContainsSubstring("needs the token <|start_header_id|>") && ContainsSubstring("byte tokenizer"));
+  r = run(tinyRun(data + " --chat-template alpaca"));
+  CHECK(r.exitCode != 0);
+  CHECK_THAT(r.output, ContainsSubstring("--chat-template"));
+  r = run(tinyRun("--eval-data " + jsonl.string()));
+  CHECK_THAT(r.output, ContainsSubstring("are for chat data"));
+  r = run(tinyRun("--eval-fraction 0.2"));
+  CHECK_THAT(r.output, ContainsSubstring("--eval-fraction is for chat data"));
+  r = run(tinyRun(data + " --data-dir " + dir().string()));
+  CHECK_THAT(r.output, ContainsSubstring("--chat-data with --data or --data-dir"));
+  r = run(bareRun(data + " --eval-fraction 1"));
+  CHECK_THAT(r.output, ContainsSubstring("eval_fraction must be a finite number in [0, 1)"));
+  r = run(bareRun(data + " --eval-fraction 0 --eval-every 5"));
+  CHECK_THAT(r.output, ContainsSubstring("needs an evaluation set"));
+  r = run("sample --resume " + (dir() / "never").string() + " --prompt hi --system be-brief");
+  CHECK_THAT(r.output, ContainsSubstring("--chat-template and --system are for --chat"));
+}
+
 TEST_CASE("tokenize: ids, JSON lines, decode and info with any tokenizer; bad input named") {
   const fs::path tok = dir() / "hf-tokenizer";
   fs::create_directories(tok);

@@ -52,6 +52,14 @@ CASES = {
     "qwen2-untied": ("Qwen2ForCausalLM", "BF16", 1,
                      dict(hidden_size=32, intermediate_size=56, num_attention_heads=4, num_key_value_heads=1,
                           rope_theta=1000000.0, tie_word_embeddings=False), {}),
+    # Chat runs from the CLI (tests/train/test_chat_cli.cpp): Llama 3's layout (GQA, rope_type llama3, tied
+    # head) with room past the 256 byte ids for a tokenizer.json's merges and chat special tokens.
+    "chat-llama": ("LlamaForCausalLM", "F32", 1,
+                   dict(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,
+                        rms_norm_eps=1e-5, tie_word_embeddings=True, vocab_size=272,
+                        rope_scaling=dict(rope_type="llama3", factor=4.0, low_freq_factor=1.0,
+                                          high_freq_factor=4.0, original_max_position_embeddings=16),
+                        rope_theta=10000.0), {}),
     # Mistral: a sliding window longer than every sequence used, F16.
     "mistral": ("MistralForCausalLM", "F16", 1,
                 dict(hidden_size=32, intermediate_size=64, num_attention_heads=4, num_key_value_heads=2,

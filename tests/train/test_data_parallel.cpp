@@ -5,14 +5,17 @@
 // (llvmpipe at 128 bits beside 256: another device name and subgroup size); a resume may change the rank
 // count and the shares; bad shares and device names are refused before any work; a killed or hung rank ends
 // the job with a non-zero exit instead of a hang, the hung one named, and the last checkpoint resumes;
-// exchanges overlapped with the backward give the same bits as exchanges after it.
+// exchanges overlapped with the backward give the same bits as exchanges after it; chat data (packed
+// examples, the loss over assistant targets) shares its micro-batches as text does.
 //
 // Tolerance: a loss within 1e-4 of one process' and gradient norms within 1e-4 relative (uneven shares: 1e-5
 // on losses and final parameters). Each rank sums its own rows' gradients and the ranks' sums are then added
 // in rank order, where one process sums all rows in one kernel, so the f32 rounding differs (observed: 7e-7
 // on losses near 5.5 over 12 steps); bit-identical results are not possible while several ranks train.
+#include "chat_model.hpp"
 #include "support/files.hpp"
 #include "support/process.hpp"
+#include "support/random.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -435,6 +438,34 @@ TEST_CASE("2 and 3 ranks with shares by hand train one process' losses and param
         runToEnd(ranks, trainArgs(fmt::format("--share {} --out {}", share, run.string())), dir / "log");
     CHECK_THAT(log, ContainsSubstring(fmt::format("shares {} of each micro-batch of 6 (by hand", rows)));
     checkSameCurve(ref, metrics(run), 1, kShareTol);
+    checkSameParameters(one, run);
+  }
+}
+
+TEST_CASE("chat data: ranks with uneven shares train one process' masked losses and parameters", "[mpi]") {
+  if (!std::string(HELIOS_TEST_MODEL).empty()) SKIP("chat data needs the GPT");
+  if (test::runCommand("/usr/bin/python3 -c 'import numpy'").exitCode != 0) SKIP("no NumPy for hf_models.py");
+  const fs::path dir = tempDir("chat");
+  test::writeChatModel(HELIOS_SOURCE_DIR, dir / "model", test::chatmlTokenizerSpec(), test::rng()());
+  test::spit(dir / "chat.jsonl", test::okChatJsonl(40));
+  const auto args = [&](const fs::path& out, const std::string& extra) {
+    return fmt::format(
+        "--init-from {} --chat-data {} --seq-len 64 --batch 6 --grad-accum 2 --steps 8 --lr 1e-2 "
+        "--eval-every 4 --eval-batches 2 --time-every 0 --log-every 1 --checkpoint-every 4 "
+        "--keep 2 --check-every 2 {} --out {}",
+        (dir / "model").string(), (dir / "chat.jsonl").string(), extra, out.string());
+  };
+  const fs::path one = dir / "one";
+  runToEnd(0, args(one, ""), dir / "log");
+  const auto ref = metrics(one);
+  for (const auto& [ranks, share] : {std::pair{2, "2,1"}, std::pair{3, "1,4,1"}}) {
+    INFO(ranks << " ranks, --share " << share);
+    const fs::path run = dir / fmt::format("ranks-{}", ranks);
+    runToEnd(ranks, args(run, fmt::format("--share {}", share)), dir / "log");
+    const auto got = metrics(run);
+    checkSameCurve(ref, got, 1, kShareTol);
+    for (size_t i = 1; i < ref.size(); ++i) // every rank's rows count the whole batch's trained targets
+      CHECK(got[i].at("trained_tokens") == ref[i].at("trained_tokens"));
     checkSameParameters(one, run);
   }
 }

@@ -21,6 +21,30 @@ struct Shape {
   size_t kvBase(size_t bh) const { return (bh / H * Hkv + bh % H / (H / Hkv)) * S; }
 };
 
+// The mask: causal or dense, or "docsN": causal inside documents of N tokens packed back to back (the last
+// one cut at the sequence's end).
+struct Mask {
+  bool causal = true;
+  uint32_t document = 0; // N; 0: no document mask
+};
+
+Mask parseMask(const std::string& m) {
+  if (m == "causal" || m == "dense") return {m == "causal", 0};
+  uint32_t n = 0;
+  if (std::sscanf(m.c_str(), "docs%u", &n) != 1 || n == 0)
+    throw std::invalid_argument("attention mask '" + m + "' is not causal, dense or docsN");
+  return {true, n};
+}
+
+// FlashAttention's FLOP count of the forward (4 B H D per query-key pair; causal pairs counted as half a
+// square, as bench/torch/attention.py does), over every document.
+double forwardFlops(uint32_t B, uint32_t H, uint32_t S, uint32_t D, const Mask& m) {
+  const auto pairs = [&](double n) { return m.causal ? 0.5 * n * n : n * n; };
+  const double perSequence =
+      m.document ? double(S / m.document) * pairs(m.document) + pairs(S % m.document) : pairs(S);
+  return 4.0 * B * H * D * perSequence;
+}
+
 // BxHxSxD, or BxHxHkvxSxD with Hkv key/value heads dividing H.
 Shape parseShape(const std::string& s) {
   Shape x{};
@@ -35,7 +59,7 @@ Shape parseShape(const std::string& s) {
 }
 
 // Largest relative error of `rows` random output rows against a float64 softmax(q k^T) v.
-double spotCheck(const Shape& s, bool causal, float scale, const std::vector<float>& q,
+double spotCheck(const Shape& s, const Mask& mask, float scale, const std::vector<float>& q,
                  const std::vector<float>& k, const std::vector<float>& v, const std::vector<float>& o,
                  std::mt19937_64& gen, int rows) {
   double worst = 0;
@@ -43,20 +67,20 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
   std::vector<double> p(s.S);
   for (int r = 0; r < rows; ++r) {
     const size_t bh = head(gen), i = row(gen), base = s.qBase(bh), kv = s.kvBase(bh);
-    const size_t lim = causal ? i + 1 : s.S;
+    const size_t lim = mask.causal ? i + 1 : s.S, from = mask.document ? i - i % mask.document : 0;
     double mx = -INFINITY, sum = 0;
-    for (size_t j = 0; j < lim; ++j) {
+    for (size_t j = from; j < lim; ++j) {
       double d = 0;
       for (uint32_t c = 0; c < s.D; ++c)
         d += double(q[(base + i) * s.D + c]) * k[(kv + j) * s.D + c];
       mx = std::max(mx, p[j] = d * scale);
     }
-    for (size_t j = 0; j < lim; ++j)
+    for (size_t j = from; j < lim; ++j)
       sum += (p[j] = std::exp(p[j] - mx));
     double err = 0, norm = 1e-30;
     for (uint32_t c = 0; c < s.D; ++c) {
       double ref = 0;
-      for (size_t j = 0; j < lim; ++j)
+      for (size_t j = from; j < lim; ++j)
         ref += p[j] / sum * v[(kv + j) * s.D + c];
       const float got = o[(base + i) * s.D + c];
       err = std::max(err, std::isfinite(got) ? std::abs(got - ref) : INFINITY);
@@ -154,18 +178,29 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     auto o = ctx.buffer(n * 4, "o"), lse = ctx.buffer(nrows * 4, "lse"), dq = ctx.buffer(n * 4, "dQ"),
          dk = ctx.buffer(nkv * 4, "dK"), dv = ctx.buffer(nkv * 4, "dV"),
          delta = ctx.buffer(nrows * 4, "delta");
-    for (const std::string& mask : options.masks) {
-      const bool causal = mask == "causal";
+    for (const std::string& maskName : options.masks) {
+      const Mask mask = parseMask(maskName);
+      const bool causal = mask.causal;
       ops::AttentionShape shape{s.B, s.H, s.Hkv, s.S, s.S, s.D, causal, float(1.0 / std::sqrt(double(s.D)))};
       shape.kernel = coop ? ops::AttentionKernel::Coop : ops::AttentionKernel::Fallback;
       shape.halfQkv = halfQkv;
       shape.half = half;
+      vk::Buffer positions;
+      if (mask.document) {
+        std::vector<int32_t> pos(size_t(s.B) * s.S);
+        for (size_t t = 0; t < pos.size(); ++t)
+          pos[t] = int32_t(t % s.S % mask.document);
+        positions = ctx.buffer(pos.size() * 4, "document positions");
+        ctx.uploadVector(positions, pos);
+        shape.documentPositions = positions.range();
+      }
       const auto forward = [&](ops::Executor& e) {
         ops::attentionForward(e, bq.range(), bk.range(), bv.range(), o.range(), lse.range(), shape);
       };
       for (const std::string& mode : options.modes) {
         nlohmann::json row = {{"B", s.B}, {"H", s.H},         {"Hkv", s.Hkv}, {"S", s.S},
                               {"D", s.D}, {"causal", causal}, {"mode", mode}};
+        if (mask.document) row["document"] = mask.document;
         try {
           const double us = timeMedianUs(ctx, common, [&](ops::Executor& e) {
             forward(e);
@@ -173,20 +208,20 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
               ops::attentionBackward(e, bq.range(), bk.range(), bv.range(), o.range(), lse.range(),
                                      bdO.range(), dq.range(), dk.range(), dv.range(), delta.range(), shape);
           });
-          const double fwdFlops = 4.0 * s.B * s.H * double(s.S) * s.S * s.D * (causal ? 0.5 : 1.0);
+          const double fwdFlops = forwardFlops(s.B, s.H, s.S, s.D, mask);
           const double flops = mode == "fwdbwd" ? 3.5 * fwdFlops : fwdFlops;
           const double err =
-              spotCheck(s, causal, shape.scale, q, k, v, ctx.downloadVector<float>(o, n), gen, 4);
+              spotCheck(s, mask, shape.scale, q, k, v, ctx.downloadVector<float>(o, n), gen, 4);
           row["us"] = us;
           row["tflops"] = flops / (us * 1e-6) / 1e12;
           row["max_rel_error_sampled"] = err;
           // P is rounded to the 16-bit kind before its MulAdd: bf16's 8-bit significand, 8x f16's error.
           row["ok"] = err < (coop ? (half == codegen::Elem::BF16 ? 1.6e-2 : 2e-3) : 1e-4);
-          fmt::print("attention {:<14} {:6} {:6} {:10.1f} us {:7.2f} TFLOP/s  err {:.1e}\n", text, mask, mode,
-                     us, row["tflops"].get<double>(), err);
+          fmt::print("attention {:<14} {:6} {:6} {:10.1f} us {:7.2f} TFLOP/s  err {:.1e}\n", text, maskName,
+                     mode, us, row["tflops"].get<double>(), err);
         } catch (const std::exception& e) {
           row["error"] = e.what();
-          fmt::print("attention {} {} {}: {}\n", text, mask, mode, e.what());
+          fmt::print("attention {} {} {}: {}\n", text, maskName, mode, e.what());
         }
         if (recorded) rows.push_back(row);
       }
@@ -198,9 +233,15 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     for (const std::string& text : options.shapes)
       for (const std::string& mask : options.masks) {
         const Shape s = parseShape(text);
-        ops::AttentionShape shape{s.B, s.H, s.Hkv, s.S, s.S, s.D, mask == "causal"};
+        const Mask m = parseMask(mask);
+        ops::AttentionShape shape{s.B, s.H, s.Hkv, s.S, s.S, s.D, m.causal};
         shape.halfQkv = halfQkv;
         shape.half = half;
+        vk::Buffer positions;
+        if (m.document) { // the document-masked passes (their contents do not matter for the statistics)
+          positions = ctx.buffer(4ull * s.B * s.S, "document positions");
+          shape.documentPositions = positions.range();
+        }
         stats.update(coopPassStats(ctx, shape));
       }
     result["pipeline_stats"] = stats;

@@ -7,9 +7,9 @@
 namespace helios::bench {
 
 struct AttentionBenchOptions {
-  std::vector<std::string> shapes{"1x8x512x64"}; // BxHxSxD (kv heads = H) or BxHxHkvxSxD
-  std::vector<std::string> masks{"causal", "dense"};
-  std::vector<std::string> modes{"fwd", "fwdbwd"}; // forward, or forward + backward
+  std::vector<std::string> shapes{"1x8x512x64"};     // BxHxSxD (kv heads = H) or BxHxHkvxSxD
+  std::vector<std::string> masks{"causal", "dense"}; // and docsN: causal inside packed documents of N tokens
+  std::vector<std::string> modes{"fwd", "fwdbwd"};   // forward, or forward + backward
   uint32_t passes = 1;             // times over the whole shape list; only the last pass is recorded
   std::string kernel = "fallback"; // fallback (f32) | coop (16-bit inputs)
   std::string qkv = "f32";         // storage of q, k, v: f32 | f16 | bf16 (coop only; what SDPA reads)

@@ -80,9 +80,10 @@ int main(int argc, char** argv) {
   attentionCmd->add_option("--shapes", attention.shapes, "BxHxSxD (kv heads = H) or BxHxHkvxSxD list")
       ->delimiter(',')
       ->capture_default_str();
-  attentionCmd->add_option("--masks", attention.masks, "causal, dense")
+  attentionCmd
+      ->add_option("--masks", attention.masks,
+                   "causal, dense, docsN (causal inside packed documents of N tokens)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"causal", "dense"}))
       ->capture_default_str();
   attentionCmd
       ->add_option("--kernel", attention.kernel,

@@ -42,6 +42,7 @@
 #include "tokenize_command.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_tune/tune.hpp"
+#include "train_data.hpp"
 #include "train_flags.hpp"
 
 #include <CLI/CLI.hpp>
@@ -204,36 +205,18 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
       std::printf("helios-train: --overwrite: moved what %s held to %s\n", out.string().c_str(),
                   owner->movedAside().string().c_str());
   };
-  std::unique_ptr<train::DataLoader> loader;
-  std::optional<train::Tokenizer> tokOpt;
-  train::DataInfo info;
-  std::string dataPath;
-  if (!cfg.dataDir.empty()) {
-    auto shards = train::openShardSet(cfg.dataDir);
-    claimOut();
-    tokOpt = shards->tokenizer;
-    dataPath = cfg.dataDir;
-    info = {dataPath, shards->indexHash, shards->trainTokens(), tokOpt->toJson(), tokOpt->files()};
-    loader = std::make_unique<train::DataLoader>(std::move(shards), cfg.seqLen, cfg.seed);
-  } else {
-    const std::string text = train::readCorpus(cfg.data);
-    claimOut();
-    dataPath = cfg.data.empty() ? train::defaultCorpusPath().string() : cfg.data;
-    std::optional<train::Tokenizer> importedTokenizer;
-    if (imported && !app.count("--tokenizer")) importedTokenizer = train::hf::importTokenizer(*imported);
-    tokOpt = !resumeState.is_null() ? train::loadCheckpointTokenizer(checkpoint)
-             : importedTokenizer    ? *importedTokenizer
-                                    : train::Tokenizer::make(cfg.tokenizer, text);
-    if (imported && !importedTokenizer)
-      std::printf("note: %s: the %s tokenizer (vocab %u) encodes the data; %s\n", f.initFrom.c_str(),
-                  tokOpt->kindName(), tokOpt->vocab(),
-                  app.count("--tokenizer") ? "--tokenizer overrides the directory's"
-                                           : "the directory holds no tokenizer Helios reads");
-    std::vector<int32_t> ids = tokOpt->encode(text);
-    info = {dataPath, train::fnv1a64(text), ids.size(), tokOpt->toJson(), tokOpt->files()};
-    loader = std::make_unique<train::DataLoader>(std::move(ids), cfg.seqLen, cfg.seed);
-  }
-  const train::Tokenizer& tok = *tokOpt;
+  // (The text path keeps the tokenizer of a run it resumes: a shard directory and chat data name theirs.)
+  train_cli::TokenizerSource tokenizerSource;
+  if (!resumeState.is_null() && cfg.dataDir.empty()) tokenizerSource.checkpoint = checkpoint;
+  tokenizerSource.imported = imported ? &*imported : nullptr;
+  tokenizerSource.tokenizerFlag = app.count("--tokenizer") > 0;
+  tokenizerSource.initFrom = f.initFrom;
+  train_cli::TrainingData data = train_cli::openTrainingData(cfg, tokenizerSource);
+  claimOut();
+  train::BatchSource& loader = *data.loader;
+  const train::DataInfo& info = data.info;
+  const std::string& dataPath = data.path;
+  const train::Tokenizer& tok = *data.tokenizer;
   if (cfg.gpt.pack) {
     if (!tok.endOfText())
       throw std::invalid_argument(std::string("--pack: the ") + tok.kindName() +
@@ -264,7 +247,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   parallel.shares = shares;
   parallel.balance.exclude = f.slowRanks == "exclude";
   parallel.delayMsPerRow = delayMsPerRow;
-  train::Trainer trainer(*ctx, *model, cfg, *loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
+  train::Trainer trainer(*ctx, *model, cfg, loader, info, comm.rank() == 0 ? out : fs::path(), parallel);
   if (!f.resume.empty()) trainer.resume(checkpoint);
   pin.reset(); // loaded: this run's own saves may prune it now
   startup.lap("trainer");
@@ -280,8 +263,10 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   if (cfg.model == "gpt") std::printf("%s\n", tuningLine(*ctx, cfg, tok.vocab()).c_str());
   std::printf("  %llu parameters | %s tokenizer, vocab %u | data %s: %llu train + %llu val tokens\n",
               static_cast<unsigned long long>(model->parameterCount()), tok.kindName(), tok.vocab(),
-              dataPath.c_str(), static_cast<unsigned long long>(loader->trainTokens()),
-              static_cast<unsigned long long>(loader->valTokens()));
+              dataPath.c_str(), static_cast<unsigned long long>(loader.trainTokens()),
+              static_cast<unsigned long long>(loader.valTokens()));
+  for (const std::string& line : data.log)
+    std::printf("%s\n", line.c_str());
   std::printf("  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
               "precision %s%s | steps %llu%s | out %s\n",
               cfg.batch, cfg.seqLen, cfg.gradAccum, static_cast<unsigned long long>(cfg.tokensPerStep()),
@@ -339,9 +324,12 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   }
   printRanks(recs);
   const auto& ph = trainer.phases();
-  if (ph.measuredAt)
+  if (ph.measuredAt && ph.split())
     std::printf("phases (synchronised step %llu): forward %.2f ms, backward %.2f ms, optimizer %.2f ms\n",
                 static_cast<unsigned long long>(ph.measuredAt), ph.forwardMs, ph.backwardMs, ph.optimizerMs);
+  else if (ph.measuredAt)
+    std::printf("phases (synchronised step %llu): forward and backward %.2f ms, optimizer %.2f ms\n",
+                static_cast<unsigned long long>(ph.measuredAt), ph.forwardBackwardMs, ph.optimizerMs);
   const auto& mem = ctx->allocator().stats();
   std::printf("memory: peak %s in use, %s reserved of device memory (%s in use at the peak of all %u "
               "blocks, host-visible staging included; step arena peak %s)\n",

@@ -39,8 +39,10 @@ std::string Progress::line(const train::StepRecord& r) const {
   const double avgMs = ms_.empty() ? 0 : std::accumulate(ms_.begin(), ms_.end(), 0.0) / double(ms_.size());
   const auto& ph = trainer_.phases();
   std::string split;
-  if (ph.measuredAt > 0)
+  if (ph.measuredAt > 0 && ph.split())
     split = fmt::format(" (fwd {:.1f} bwd {:.1f} opt {:.1f})", ph.forwardMs, ph.backwardMs, ph.optimizerMs);
+  else if (ph.measuredAt > 0)
+    split = fmt::format(" (fwd+bwd {:.1f} opt {:.1f})", ph.forwardBackwardMs, ph.optimizerMs);
   std::string s =
       fmt::format("step {:>{}}/{} | loss {:.4f} | lr {:.2e} | norm {:.2f} | {} tok/s | {:.1f} ms/step{}",
                   r.step, std::to_string(total_).size(), total_, r.loss, r.lr, r.gradNorm,

@@ -101,7 +101,7 @@ void addTrainOptions(CLI::App& app, Flags& f) {
       ->capture_default_str();
   app.add_flag("--pack", f.pack,
                "Sequence packing: attention stays inside each document (documents end with the tokenizer's "
-               "end-of-text token) and positions restart per document; needs --attention unfused");
+               "end-of-text token) and positions restart per document");
   app.add_flag("--profile", f.profile, "GPU timestamps per dispatch; prints a per-kernel table at the end");
   app.add_option(
          "--check-every", f.checkEvery,
@@ -160,6 +160,26 @@ void addTrainOptions(CLI::App& app, Flags& f) {
   app.add_flag("--plan-only", f.planOnly,
                "Print what a step asks of memory (dry runs of the training step and the evaluation: the "
                "plan, what is live at its peak) and exit without training");
+  addChatOptions(app, f);
+}
+
+void addChatOptions(CLI::App& app, Flags& f) {
+  app.add_option("--chat-data", f.chatData,
+                 "Chat or instruction data: JSONL of {\"messages\": [{\"role\", \"content\"}, ...]} or "
+                 "{\"prompt\", \"completion\"}, rendered with the chat template and packed into sequences; "
+                 "the loss counts assistant tokens only (docs/DATA.md)");
+  app.add_option("--eval-data", f.evalData,
+                 "Chat data: JSONL examples to evaluate on (else --eval-fraction)");
+  app.add_option("--eval-fraction", f.evalFraction,
+                 "Chat data without --eval-data: the fraction of examples held out for evaluation (default "
+                 "0.1; 0 = none)")
+      ->check(cli::FiniteNonNegative);
+  app.add_option("--chat-template", f.chatTemplate,
+                 "chatml or llama3 (default: the tokenizer's chat_template, when it is one of these)")
+      ->check(CLI::IsMember({"chatml", "llama3"}));
+  app.add_flag("--skip-bad-lines", f.skipBadLines,
+               "Chat data: leave out lines that are no usable example (malformed JSON, unknown roles, empty "
+               "assistant turns, ...) and count them, instead of stopping at the first");
 }
 
 void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
@@ -206,10 +226,6 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
     c.gpt.packedAttention = f.attention == "fused";
   }
   if (given("--pack")) c.gpt.pack = f.pack;
-  if (c.gpt.pack && c.gpt.fusedAttention)
-    throw std::invalid_argument(
-        "--pack needs --attention unfused: its softmax keeps each query inside its "
-        "document; the fused tiled and coop attention kernels do not mask by document");
   if (given("--memory-plan")) c.memoryPlan = f.memoryPlan == "on";
   if (given("--checkpoint-activations")) {
     c.gpt.checkpointActivations = f.checkpointActivations == "block";
@@ -220,6 +236,25 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
   if (c.gpt.paramDtype == codegen::Elem::BF16 && c.gpt.precision != model::Precision::BF16)
     throw std::invalid_argument("--param-dtype bf16 needs --precision bf16 (the GEMMs read the stored "
                                 "weights as their bf16 operands)");
+  applyChatFlags(app, f, c);
+}
+
+void applyChatFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
+  auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
+  if (given("--chat-data") && (given("--data") || given("--data-dir")))
+    throw std::invalid_argument("--chat-data with --data or --data-dir: train on chat data or on text");
+  if (given("--chat-data")) {
+    c.chatData = f.chatData;
+    c.data.clear();
+    c.dataDir.clear();
+  }
+  if (given("--eval-data")) c.chatEvalData = f.evalData;
+  if (given("--eval-fraction")) c.evalFraction = f.evalFraction;
+  if (given("--chat-template")) c.chatTemplate = f.chatTemplate;
+  if (given("--skip-bad-lines")) c.skipBadLines = f.skipBadLines;
+  if (given("--eval-fraction") && !c.chat()) // (the other chat keys are checked with the config)
+    throw std::invalid_argument(
+        "--eval-fraction is for chat data (--chat-data); text and shards have their own validation split");
 }
 
 void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model::GptConfig& hf,

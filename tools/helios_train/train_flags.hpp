@@ -27,6 +27,10 @@ struct Flags {
   std::string share, slowRanks = "exclude", distDelay; // data parallel: the batch's split (rank_options.hpp)
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false, pack = false, overwrite = false;
+  // chat data (docs/DATA.md)
+  std::string chatData, evalData, chatTemplate;
+  float evalFraction = 0;
+  bool skipBadLines = false;
 };
 
 // Adds every training option to `app`, bound to `f`.
@@ -34,6 +38,9 @@ void addTrainOptions(CLI::App& app, Flags& f);
 
 // Flags given on the command line override the preset / checkpoint / --config file.
 void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c);
+// The chat data's options (part of addTrainOptions and applyFlags).
+void addChatOptions(CLI::App& app, Flags& f);
+void applyChatFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c);
 
 // --init-from: the imported model's architecture replaces the configured one; architecture flags that say
 // otherwise are refused rather than ignored.
