@@ -145,12 +145,12 @@ nlohmann::json benchCompile(vk::Context& ctx, const CommonOptions& common, const
   std::vector<std::pair<std::string, size_t>> sections; // workload, first use index
   for (const auto& w : options.workloads) {
     sections.emplace_back(w, exec.uses().size());
-    if (w == "gpt2-small") recordGptStep(ctx, exec, 16, model::Precision::Mixed);
-    // bf16's kernels where the device runs bf16 cooperative matrices (none of Mesa 25.0.7's emulated
-    // Intel and AMD devices lists a bf16 configuration).
-    if (ops::coopDeviceInfo(ctx.device()).bf16)
-      recordGptStep(ctx, exec, 16, model::Precision::BF16);
-    else if (w == "attention")
+    if (w == "gpt2-small") {
+      recordGptStep(ctx, exec, 16, model::Precision::Mixed);
+      // bf16's kernels where the device runs bf16 cooperative matrices (none of Mesa 25.0.7's emulated
+      // Intel and AMD devices lists a bf16 configuration).
+      if (ops::coopDeviceInfo(ctx.device()).bf16) recordGptStep(ctx, exec, 16, model::Precision::BF16);
+    } else if (w == "attention")
       for (const auto& shape : options.attentionShapes)
         recordAttention(ctx, exec, parseAttention(shape));
     else
