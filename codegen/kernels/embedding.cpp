@@ -18,8 +18,8 @@ Value idInRange(FunctionBuilder& f, spv::Module& m, Value id, Value vocab) {
   return f.logicalAnd(f.ge(id, f.i32(0)), f.lt(id, f.convert(vocab, m.i32())));
 }
 
-void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls) {
-  const spv::Buffer table = m.storageBuffer(0, m.f32(), spv::Access::ReadOnly);
+void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls, bool halfTable) {
+  const spv::Buffer table = m.storageBuffer(0, halfTable ? m.f16() : m.f32(), spv::Access::ReadOnly);
   const spv::Buffer ids = m.storageBuffer(1, m.i32(), spv::Access::ReadOnly);
   const spv::Buffer out = m.storageBuffer(2, m.f32(), spv::Access::WriteOnly);
   const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2);
@@ -32,7 +32,11 @@ void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, ui
     const Value dst = f.imul(t, dim);
     f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
       f.ifThenElse(
-          inRange, [&] { f.storeAt(out, f.iadd(dst, j), f.loadAt(table, f.iadd(src, j))); },
+          inRange,
+          [&] {
+            const Value v = f.loadAt(table, f.iadd(src, j));
+            f.storeAt(out, f.iadd(dst, j), halfTable ? f.convert(v, m.f32()) : v);
+          },
           [&] { f.storeAt(out, f.iadd(dst, j), f.f32(0.0f)); });
     });
   });
@@ -200,20 +204,23 @@ const char* toString(EmbeddingKernel k) {
 }
 
 std::string EmbeddingParams::cacheKey() const {
-  return std::string("embedding:") + toString(kernel) + ":f32:wg" + std::to_string(localSize);
+  return std::string("embedding:") + toString(kernel) + (halfTable ? ":f16:wg" : ":f32:wg") +
+         std::to_string(localSize);
 }
 
 Kernel generateEmbedding(const EmbeddingParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("embedding: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
+  if (p.halfTable && p.kernel != EmbeddingKernel::Gather)
+    throw std::invalid_argument("embedding: f16 tables are for the gather only");
   spv::Module m;
   const spv::PushConstants pc = m.pushConstants({m.u32(), m.u32(), m.u32(), m.u32()});
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   uint32_t numBuffers = 0;
   switch (p.kernel) {
   case EmbeddingKernel::Gather:
-    gather(m, f, pc, p.localSize);
+    gather(m, f, pc, p.localSize, p.halfTable);
     numBuffers = 3;
     break;
   case EmbeddingKernel::Link:
@@ -239,7 +246,8 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
     break;
   }
   f.ret();
-  std::string name = std::string("embedding_") + toString(p.kernel) + "_f32_wg" + std::to_string(p.localSize);
+  std::string name = std::string("embedding_") + toString(p.kernel) + (p.halfTable ? "_f16_wg" : "_f32_wg") +
+                     std::to_string(p.localSize);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
@@ -255,6 +263,7 @@ void registerEmbedding(KernelRegistry& registry) {
                         EmbeddingKernel::Combine})
            for (uint32_t ls : {64u, 256u})
              ks.push_back(generateEmbedding({k, ls}));
+         ks.push_back(generateEmbedding({EmbeddingKernel::Gather, 256, true}));
          ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, 32}));
          return ks;
        }});

@@ -1,7 +1,9 @@
 #pragma once
 // Embedding lookup (gather) and its deterministic backward (scatter-add), f32 tables, int32 ids.
 //
-// Gather: out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros.
+// Gather: out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros. halfTable: the table
+// is
+//   f16 (a frozen LoRA base's), out stays f32.
 //   Bindings: 0 table (vocab*dim, read), 1 ids (tokens, int32, read), 2 out (tokens*dim, write).
 //   Grid: x strides over columns, y over tokens (both grid-stride loops).
 //
@@ -51,6 +53,7 @@ inline constexpr uint32_t kEmbeddingSmallVocab = 128; // SegmentSums keeps this 
 struct EmbeddingParams {
   EmbeddingKernel kernel = EmbeddingKernel::Gather;
   uint32_t localSize = 256;
+  bool halfTable = false;       // Gather only: an f16 table
   std::string cacheKey() const; // "embedding:gather:f32:wg256"
 };
 

@@ -51,12 +51,13 @@ ops::PermuteArgs scatter(const std::array<uint32_t, 4>& shape, uint32_t offset,
 } // namespace
 
 Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens) {
-  requireF32("embedding", table);
+  if (table.dtype == DType::F16 && table.requiresGrad())
+    throw std::invalid_argument("autograd::embedding: an f16 table is a frozen one (no gradient)");
   if (table.shape.size() != 2) throw std::invalid_argument("autograd::embedding: table must be [vocab, dim]");
   const uint32_t vocab = table.shape[0], dim = table.shape[1];
   const bool grad = tape.needsGrad({&table});
   Tensor y = tape.empty({tokens, dim}, DType::F32, grad, "embedding");
-  ops::embedding(tape.exec(), table.data, ids, y.data, tokens, vocab, dim);
+  ops::embedding(tape.exec(), table.data, ids, y.data, tokens, vocab, dim, table.dtype == DType::F16);
   if (grad)
     tape.push([&tape, table, ids, y, tokens, vocab, dim] {
       const vk::BufferRange dy = tape.gradOf(y);

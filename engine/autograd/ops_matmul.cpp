@@ -114,11 +114,18 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias,
   s.f16Compute = options.f16Compute;
   s.outF16 = options.outF16;
   s.f16GradA = options.f16GradA;
+  if (options.lora && options.gelu)
+    throw std::invalid_argument(
+        "autograd::linear: the fused GELU epilogue would come before the adapter's term");
+  Tensor y;
   if (bias && options.outF16 && bias->dtype == DType::F32) {
     const Tensor bias16 = cast(tape, *bias, DType::F16);
-    return matmul(tape, x, w, s, &bias16);
+    y = matmul(tape, x, w, s, &bias16);
+  } else {
+    y = matmul(tape, x, w, s, bias);
   }
-  return matmul(tape, x, w, s, bias);
+  if (options.lora) addLora(tape, x, y, *options.lora);
+  return y;
 }
 
 } // namespace helios::autograd

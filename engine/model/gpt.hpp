@@ -4,6 +4,8 @@
 // into an executor; the trainer owns data, the optimizer step, loss scaling, checkpoints and metrics.
 #include "engine/graph/arena.hpp"
 #include "engine/model/architecture.hpp"
+#include "engine/model/frozen_store.hpp"
+#include "engine/model/lora_config.hpp"
 #include "engine/model/parameter_store.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -74,6 +76,9 @@ struct GptConfig {
   // the evaluation's f32 logits). Training needs logits of the GEMM operands' type: f32, or mixed precision
   // with fused casts and f16 logits; otherwise the full logits are made as before.
   bool chunkedLoss = true;
+  // LoRA (engine/model/lora_config.hpp): rank > 0 freezes every parameter above (stored as FrozenTensors, no
+  // gradients or moments) and adds trainable adapters on the targeted projections (lora_sites.hpp).
+  LoraConfig lora;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;
@@ -117,6 +122,13 @@ public:
   std::vector<Parameter>& parameters();
   // The flat buffers the parameters live in, one entry per group (engine/model/parameter_store.hpp).
   const std::vector<ParameterGroup>& parameterGroups() const;
+  // With LoRA: the frozen base (every parameter a full model has, by the same names), while parameters()
+  // holds the adapters only. Empty without LoRA.
+  std::vector<FrozenTensor>& frozen();
+  // LoRA dropout's step counter on the device (advanced by every forwardBackward), for checkpoints: read
+  // once the GPU is idle, set before the next step. 0 without dropout.
+  uint32_t dropoutStep();
+  void setDropoutStep(uint32_t step);
 
   // Records forward, cross-entropy loss and backward for tokens/targets (int32, batch*T each) into `exec`.
   // Gradients are ACCUMULATED into Parameter::grad (the trainer zeroes them per optimizer step), multiplied

@@ -8,9 +8,9 @@
 
 namespace helios::ops {
 
-// out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros.
+// out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros. halfTable: the table is f16.
 void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::BufferRange out,
-               uint32_t tokens, uint32_t vocab, uint32_t dim);
+               uint32_t tokens, uint32_t vocab, uint32_t dim, bool halfTable = false);
 
 // How embeddingBackward sums (codegen/kernels/embedding.hpp): per-segment sums for a small vocabulary (at
 // most kEmbeddingSmallVocab ids, the partials within 64 MiB), else per-segment chains (`segments` of

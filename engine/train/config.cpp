@@ -1,7 +1,9 @@
 #include "engine/train/config.hpp"
 
+#include "engine/model/lora_sites.hpp"
 #include "engine/train/architecture_json.hpp"
 #include "engine/train/json_keys.hpp"
+#include "engine/train/lora_json.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -50,6 +52,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
                    {"checkpoint_attention", c.checkpointAttention},
                    {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
   architectureToJson(c, j);
+  if (c.lora.enabled()) j["lora"] = loraToJson(c.lora);
   return j;
 }
 
@@ -78,9 +81,11 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                 "norm_eps",
                 "checkpoint_activations",
                 "checkpoint_attention",
-                "precision"});
+                "precision",
+                "lora"});
   refuseUnknown(j, known, "gpt config");
   architectureFromJson(j, c);
+  if (j.contains("lora")) c.lora = loraFromJson(j.at("lora"));
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);
   readKey(j, "layers", c.layers);
@@ -321,6 +326,11 @@ void TrainConfig::validate() const {
     refuse(fmt::format("keep must be in [1, 1000000], got {}", keepCheckpoints));
   atLeastOne("nonfinite_limit", nonFiniteLimit);
   if (model == "gpt") validateGpt(gpt, seqLen);
+  if (model == "bigram" && gpt.lora.enabled())
+    refuse("LoRA adapts a GPT's linear layers: the bigram model has none (--model gpt)");
+  if (model == "gpt") {
+    if (const std::string why = model::loraIncompatibility(gpt); !why.empty()) refuse(why);
+  }
 }
 
 const char* presetNames() {

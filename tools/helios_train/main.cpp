@@ -22,6 +22,7 @@
 #include "engine/train/data.hpp"
 #include "engine/train/hf/import.hpp"
 #include "engine/train/model_config.hpp"
+#include "engine/train/peft/import.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/token_shard.hpp"
 #include "engine/train/trainer.hpp"
@@ -30,6 +31,7 @@
 #include "engine/vk/error.hpp"
 #include "export.hpp"
 #include "logits_command.hpp"
+#include "lora_flags.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
 #include "rank_options.hpp"
@@ -167,6 +169,8 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     imported = train::hf::openImport(f.initFrom);
     train_cli::applyImportedArchitecture(app, f, imported->config, cfg);
   }
+  const std::optional<train::peft::Adapter> adapter = train_cli::openInitAdapter(f);
+  train_cli::applyLoraFlags(app, f.lora, cfg, adapter ? &adapter->config.lora : nullptr);
   cfg.validate();
   dist::initialRows(shares, shares.mode.value_or(dist::ShareMode::Even), uint32_t(comm.size()), cfg.batch);
   // The device: each rank its own (a selector several devices match is shared out by the local rank).
@@ -230,9 +234,11 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
       !imported)
     cfg.gpt.vocab = 0;
   if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
-  const nlohmann::json arch = train::modelConfigJson(cfg, tok);
-  auto model = train::makeModel(*ctx, arch, cfg.seed);
-  if (imported) train::hf::loadImport(*ctx, *model, *imported);
+  nlohmann::json arch = train::modelConfigJson(cfg, tok);
+  if (cfg.gpt.lora.enabled()) arch["lora_base"] = train_cli::loraBaseJson(f, checkpoint, cfg.seed);
+  auto model = train::makeModel(*ctx, arch, cfg.seed); // a LoRA model loads (and checks) its base itself
+  if (imported && !cfg.gpt.lora.enabled()) train::hf::loadImport(*ctx, *model, *imported);
+  if (adapter) train_cli::loadInitAdapter(*ctx, *model, *adapter);
   startup.lap("model");
   if (f.planOnly) {
     train_cli::printStepMemory(*ctx, *model, cfg);

@@ -146,6 +146,7 @@ void addTrainOptions(CLI::App& app, Flags& f) {
   app.add_option("--max-memory", f.maxMemory,
                  "Memory budget (e.g. 22GiB): the batch is split into gradient-accumulation micro-batches "
                  "whose planned step fits it (refused when a micro-batch of 1 does not)");
+  addLoraOptions(app, f.lora);
   app.add_flag("--plan-only", f.planOnly,
                "Print what a step asks of memory (dry runs of the training step and the evaluation: the "
                "plan, what is live at its peak) and exit without training");

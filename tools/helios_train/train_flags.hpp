@@ -3,6 +3,7 @@
 // override the preset, the checkpoint and --config (flags come last).
 #include "engine/model/gpt.hpp"
 #include "engine/train/config.hpp"
+#include "lora_flags.hpp"
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -27,6 +28,7 @@ struct Flags {
   std::string share, slowRanks = "exclude", distDelay; // data parallel: the batch's split (rank_options.hpp)
   float lr = 0, minLrFrac = 0, weightDecay = 0, gradClip = 0, lossScale = 0;
   bool profile = false, pack = false;
+  LoraFlags lora;
 };
 
 // Adds every training option to `app`, bound to `f`.
