@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <fmt/format.h>
+#include <map>
+#include <mutex>
 #include <set>
 
 namespace helios::train {
@@ -45,6 +47,14 @@ std::string hashHfDirectory(const fs::path& dir) {
       files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
+  std::string key = fs::absolute(dir).string(); // what the files looked like: a cached hash is theirs
+  for (const fs::path& f : files)
+    key += fmt::format("|{}:{}:{}", f.filename().string(), fs::file_size(f),
+                       fs::last_write_time(f).time_since_epoch().count());
+  static std::mutex mutex;
+  static std::map<std::string, std::string> known;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = known.find(key); it != known.end()) return it->second;
   uint32_t crc = 0;
   for (const fs::path& f : files) {
     const io::MappedFile mapped(f);
@@ -52,7 +62,19 @@ std::string hashHfDirectory(const fs::path& dir) {
     crc = crc32c(std::as_bytes(std::span<const char>(head)), crc);
     crc = crc32c(mapped.bytes(), crc);
   }
-  return fmt::format("crc32c:{:08x}", crc);
+  return known[key] = fmt::format("crc32c:{:08x}", crc);
+}
+
+void verifyLoraBase(LoraBase& base) {
+  if (base.dir.empty()) return;
+  const std::string hash = hashHfDirectory(base.dir);
+  if (!base.hash.empty() && hash != base.hash)
+    throw CheckpointError(
+        fmt::format("{}: the LoRA base changed since the adapters were trained on it (its "
+                    "files hash to {}, the checkpoint records {}); restore that base or start "
+                    "new adapters",
+                    base.dir.string(), hash, base.hash));
+  base.hash = hash;
 }
 
 namespace {
@@ -79,14 +101,7 @@ void loadLoraBase(vk::Context& ctx, model::Gpt& gpt, LoraBase& base) {
   (void)gpt;
   throw std::runtime_error("this build has no GPT model");
 #else
-  const std::string hash = hashHfDirectory(base.dir);
-  if (!base.hash.empty() && hash != base.hash)
-    throw CheckpointError(
-        fmt::format("{}: the LoRA base changed since the adapters were trained on it (its "
-                    "files hash to {}, the checkpoint records {}); restore that base or start "
-                    "new adapters",
-                    base.dir.string(), hash, base.hash));
-  base.hash = hash;
+  verifyLoraBase(base);
   const hf::Import im = hf::openImport(base.dir);
   checkArchitecture(im, gpt.config());
   std::set<std::string> mapped;

@@ -27,8 +27,13 @@ nlohmann::json loraBaseToJson(const LoraBase& b);
 LoraBase loraBaseFromJson(const nlohmann::json& j);
 
 // "crc32c:xxxxxxxx" over config.json, model.safetensors.index.json and every *.safetensors file of `dir`, in
-// name order (each file's name, size and bytes).
+// name order (each file's name, size and bytes). Computed once per process for files of the same size and
+// modification time.
 std::string hashHfDirectory(const std::filesystem::path& dir);
+
+// Throws CheckpointError naming both hashes when base.dir no longer hashes to base.hash; an empty hash is
+// filled in. Nothing to check for a seeded base.
+void verifyLoraBase(LoraBase& base);
 
 // Fills gpt's frozen tensors from base.dir (nothing to do for a seeded base), after checking that the
 // directory holds gpt's architecture and, when base.hash is set, that it still hashes to it (else

@@ -64,6 +64,7 @@ inline nlohmann::json modelJsonFor(const train::TrainConfig& c) {
   if (c.model == "bigram") return {{"kind", "bigram"}, {"vocab", 256}};
   nlohmann::json j = train::toJson(c.gpt);
   j["kind"] = "gpt";
+  if (c.gpt.lora.enabled()) j["lora_base"] = {{"seed", c.seed}}; // a LoRA model over the seeded base
   return j;
 }
 

@@ -22,6 +22,17 @@ inline CommandResult hfModels(const std::string& args) {
   return runCommand(fmt::format("/usr/bin/python3 {}/tests/train/hf_models.py {}", HELIOS_SOURCE_DIR, args));
 }
 
+// tests/train/peft_check.py: PEFT adapter directories checked with NumPy against their base.
+inline CommandResult peftCheck(const std::string& args) {
+  return runCommand(fmt::format("/usr/bin/python3 {}/tests/train/peft_check.py {}", HELIOS_SOURCE_DIR, args));
+}
+
+#ifdef HELIOS_TRAIN_EXE
+inline CommandResult heliosTrain(const std::string& args) {
+  return runCommand(fmt::format("{} {}", HELIOS_TRAIN_EXE, args));
+}
+#endif
+
 // The checkpoint of `name` (a CASES entry of hf_models.py) written into `dir`, broken on purpose when asked.
 inline void writeHfCase(const std::string& name, const std::filesystem::path& dir,
                         const std::string& broken = "") {

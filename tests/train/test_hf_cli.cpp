@@ -28,9 +28,7 @@ fs::path tempDir(const std::string& name) {
   return dir;
 }
 
-test::CommandResult heliosTrain(const std::string& args) {
-  return test::runCommand(fmt::format("{} {}", HELIOS_TRAIN_EXE, args));
-}
+using test::heliosTrain;
 
 fs::path writeCase(const std::string& name, const fs::path& root, const std::string& broken = "") {
   const fs::path dir = root / (name + (broken.empty() ? "" : "-" + broken));

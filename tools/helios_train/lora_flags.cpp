@@ -41,7 +41,7 @@ void addLoraOptions(CLI::App& app, LoraFlags& f) {
 }
 
 void applyLoraFlags(const CLI::App& app, const LoraFlags& f, train::TrainConfig& c,
-                    const model::LoraConfig* adapter) {
+                    const train::peft::Adapter* adapter) {
   const auto given = [&](const char* name) { return app.get_option(name)->count() > 0; };
   model::LoraConfig& l = c.gpt.lora;
   if (given("--lora-rank") && f.rank == 0)
@@ -52,8 +52,7 @@ void applyLoraFlags(const CLI::App& app, const LoraFlags& f, train::TrainConfig&
       if (given(flag))
         throw std::invalid_argument(fmt::format("{} configures LoRA adapters: give --lora-rank too", flag));
   const bool fresh = (given("--lora-rank") || adapter) && !l.enabled(); // defaults apply to a new run only
-  if (fresh && adapter)
-    l = model::LoraConfig{adapter->rank, adapter->alpha, adapter->dropout, adapter->targets};
+  if (fresh && adapter) l = adapter->config.lora;
   if (given("--lora-rank")) l.rank = f.rank;
   if (given("--lora-alpha"))
     l.alpha = f.alpha;
@@ -68,6 +67,9 @@ void applyLoraFlags(const CLI::App& app, const LoraFlags& f, train::TrainConfig&
     l.base = *model::parseBaseStorage(f.baseDtype);
   else if (fresh)
     l.base = c.gpt.precision == model::Precision::Mixed ? model::BaseStorage::F16 : model::BaseStorage::F32;
+  if (adapter)
+    if (const std::string why = train::peft::adapterMismatch(*adapter, l, ""); !why.empty())
+      throw std::invalid_argument(why);
 }
 
 std::optional<train::peft::Adapter> openInitAdapter(const Flags& f) {
@@ -79,7 +81,9 @@ std::optional<train::peft::Adapter> openInitAdapter(const Flags& f) {
   return train::peft::openAdapter(f.lora.initAdapter);
 }
 
-nlohmann::json loraBaseJson(const Flags& f, const std::filesystem::path& checkpoint, uint64_t seed) {
+nlohmann::json checkedLoraBase(const Flags& f, const std::filesystem::path& checkpoint, uint64_t seed,
+                               const train::peft::Adapter* adapter) {
+  train::LoraBase base{{}, "", seed};
   if (!checkpoint.empty()) {
     const nlohmann::json arch = train::checkpointModelConfig(checkpoint);
     if (!arch.contains("lora_base"))
@@ -87,22 +91,20 @@ nlohmann::json loraBaseJson(const Flags& f, const std::filesystem::path& checkpo
           fmt::format("{}: LoRA over a Helios checkpoint trained in full: export it "
                       "(export --format hf) and start from that directory with --init-from",
                       checkpoint.string()));
-    return arch.at("lora_base");
+    base = train::loraBaseFromJson(arch.at("lora_base"));
+  } else if (!f.initFrom.empty()) {
+    base.dir = std::filesystem::absolute(f.initFrom);
   }
-  if (!f.initFrom.empty()) return train::loraBaseToJson({std::filesystem::absolute(f.initFrom), "", 0});
-  return train::loraBaseToJson({{}, "", seed});
+  train::verifyLoraBase(base);
+  if (adapter)
+    if (const std::string why = train::peft::adapterMismatch(*adapter, adapter->config.lora, base.hash);
+        !why.empty())
+      throw std::invalid_argument(why);
+  return train::loraBaseToJson(base);
 }
 
 void loadInitAdapter(vk::Context& ctx, train::Model& model, const train::peft::Adapter& adapter) {
-  const nlohmann::json arch = model.configJson();
-  const train::LoraBase base = train::loraBaseFromJson(arch.at("lora_base"));
-  model::GptConfig c;
-  nlohmann::json rest = arch;
-  rest.erase("kind");
-  rest.erase("lora_base");
-  train::fromJson(rest, c);
-  if (const std::string why = train::peft::adapterMismatch(adapter, c.lora, base.hash); !why.empty())
-    throw std::invalid_argument(why);
+  const train::LoraBase base = train::loraBaseFromJson(model.configJson().at("lora_base"));
   const std::string named = std::filesystem::path(adapter.config.baseModel).filename().string();
   if (!named.empty() && named != base.dir.filename().string())
     std::printf("note: %s names its base %s; training it over %s (the tensors' shapes match)\n",

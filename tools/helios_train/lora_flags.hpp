@@ -22,19 +22,21 @@ struct LoraFlags {
 void addLoraOptions(CLI::App& app, LoraFlags& f);
 
 // The given LoRA flags into c.gpt.lora, the model-dependent defaults filled in (call after --init-from's
-// architecture is applied); a new run from a PEFT adapter (--init-adapter) starts from its configuration.
-// Throws std::invalid_argument for a flag without --lora-rank, a rank of 0, an unknown target.
-void applyLoraFlags(const CLI::App& app, const LoraFlags& f, train::TrainConfig& c,
-                    const model::LoraConfig* adapter = nullptr);
-
+// architecture is applied); a new run from a PEFT adapter (--init-adapter) starts from its configuration and
+// refuses flags that contradict it. Throws std::invalid_argument for a flag without --lora-rank, a rank of 0,
+// an unknown target, an adapter of another rank, alpha or targets.
 struct Flags;
+void applyLoraFlags(const CLI::App& app, const LoraFlags& f, train::TrainConfig& c,
+                    const train::peft::Adapter* adapter = nullptr);
 
 // --init-adapter's directory, opened and checked (it needs --init-from, the base); nullopt without the flag.
 std::optional<train::peft::Adapter> openInitAdapter(const Flags& f);
-// The "lora_base" of a LoRA run's model: a resumed run's own (from `checkpoint`), the --init-from directory,
-// or the seeded initialisation.
-nlohmann::json loraBaseJson(const Flags& f, const std::filesystem::path& checkpoint, uint64_t seed);
-// The adapter's weights into the model, after refusing one trained with another rank, alpha, targets or base.
+// The "lora_base" of a LoRA run's model, before any device work: a resumed run's own (from `checkpoint`; its
+// directory must still hash as recorded), the --init-from directory (hashed now), or the seeded
+// initialisation; an --init-adapter trained on another base is refused.
+nlohmann::json checkedLoraBase(const Flags& f, const std::filesystem::path& checkpoint, uint64_t seed,
+                               const train::peft::Adapter* adapter);
+// The adapter's weights into the model (checked against the model's adapter layout).
 void loadInitAdapter(vk::Context& ctx, train::Model& model, const train::peft::Adapter& adapter);
 
 } // namespace helios::train_cli

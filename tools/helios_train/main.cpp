@@ -170,8 +170,12 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     train_cli::applyImportedArchitecture(app, f, imported->config, cfg);
   }
   const std::optional<train::peft::Adapter> adapter = train_cli::openInitAdapter(f);
-  train_cli::applyLoraFlags(app, f.lora, cfg, adapter ? &adapter->config.lora : nullptr);
+  train_cli::applyLoraFlags(app, f.lora, cfg, adapter ? &*adapter : nullptr);
   cfg.validate();
+  const nlohmann::json loraBase =
+      cfg.gpt.lora.enabled()
+          ? train_cli::checkedLoraBase(f, checkpoint, cfg.seed, adapter ? &*adapter : nullptr)
+          : nlohmann::json();
   dist::initialRows(shares, shares.mode.value_or(dist::ShareMode::Even), uint32_t(comm.size()), cfg.batch);
   // The device: each rank its own (a selector several devices match is shared out by the local rank).
   std::unique_ptr<vk::Context> ctx;
@@ -235,7 +239,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     cfg.gpt.vocab = 0;
   if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
   nlohmann::json arch = train::modelConfigJson(cfg, tok);
-  if (cfg.gpt.lora.enabled()) arch["lora_base"] = train_cli::loraBaseJson(f, checkpoint, cfg.seed);
+  if (cfg.gpt.lora.enabled()) arch["lora_base"] = loraBase;
   auto model = train::makeModel(*ctx, arch, cfg.seed); // a LoRA model loads (and checks) its base itself
   if (imported && !cfg.gpt.lora.enabled()) train::hf::loadImport(*ctx, *model, *imported);
   if (adapter) train_cli::loadInitAdapter(*ctx, *model, *adapter);

@@ -9,8 +9,8 @@ namespace helios::train::peft {
 
 namespace {
 
-// A float as its shortest decimal form, a whole number as an integer (PEFT's lora_alpha is an int).
-nlohmann::ordered_json number(float v) {
+// lora_alpha: a whole number as an integer (PEFT types it int), else its shortest decimal form.
+nlohmann::ordered_json alphaJson(float v) {
   if (std::floor(v) == v && std::fabs(v) < 1e9f) return static_cast<int64_t>(v);
   return std::stod(fmt::format("{}", v));
 }
@@ -34,9 +34,9 @@ nlohmann::ordered_json adapterConfigJson(const model::LoraConfig& c, const std::
   j["layers_pattern"] = nullptr;
   j["layers_to_transform"] = nullptr;
   j["loftq_config"] = nlohmann::ordered_json::object();
-  j["lora_alpha"] = number(c.alpha);
+  j["lora_alpha"] = alphaJson(c.alpha);
   j["lora_bias"] = false;
-  j["lora_dropout"] = number(c.dropout);
+  j["lora_dropout"] = std::stod(fmt::format("{}", c.dropout)); // a float, as PEFT writes it
   j["megatron_config"] = nullptr;
   j["megatron_core"] = "megatron.core";
   j["modules_to_save"] = nullptr;
