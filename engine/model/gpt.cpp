@@ -322,7 +322,11 @@ struct Gpt::Impl {
     const uint32_t rows = batch * T;
     const Tensor xf = features(tape, w, tokens, batch, T, inference);
     autograd::HeadLossSpec spec;
-    spec.chunkRows = autograd::headChunkRows(rows, cfg.vocab, kHeadChunkBytes);
+    // Chunks of at most kHeadChunkBytes of f16 logits, and within one kernel binding in the logits' own type.
+    const uint64_t logitBytes = inference ? 4 : autograd::dtypeBytes(xf.dtype);
+    const uint64_t binding = tape.exec().context().device().limits().maxStorageBufferRange;
+    spec.chunkRows =
+        autograd::headChunkRows(rows, cfg.vocab, std::min(kHeadChunkBytes, binding * 2 / logitBytes));
     spec.logits = DType::F32;
     const Tensor loss =
         autograd::headCrossEntropy(tape, xf, w.gemm[size_t(head())], targets, gradScale / float(rows), spec);
