@@ -32,6 +32,7 @@
 #include "export.hpp"
 #include "logits_command.hpp"
 #include "lora_flags.hpp"
+#include "memory_account.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
 #include "rank_options.hpp"
@@ -180,7 +181,9 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   // The device: each rank its own (a selector several devices match is shared out by the local rank).
   std::unique_ptr<vk::Context> ctx;
   try {
-    ctx = vk::Context::create({.device = device, .slot = static_cast<uint32_t>(comm.localRank())});
+    ctx = vk::Context::create({.device = device,
+                               .slot = static_cast<uint32_t>(comm.localRank()),
+                               .planBindingLimit = train_cli::planBindingLimit(f)});
   } catch (const vk::NoDevice& e) {
     if (devices.find(',') == std::string::npos) throw;
     throw vk::NoDevice(fmt::format("this rank's entry '{}' of {}: {}", device, devices, e.what()));

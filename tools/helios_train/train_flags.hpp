@@ -16,7 +16,7 @@ struct Flags {
   std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, model, tokenizer,
               attention;
   std::string initFrom;
-  std::string memoryPlan, checkpointActivations, maxMemory;
+  std::string memoryPlan, checkpointActivations, maxMemory, planBindingLimit;
   bool planOnly = false;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
