@@ -14,7 +14,7 @@ head, and the real Qwen2.5-0.5B shape):
                values + (alpha/r) B A) vs PEFT over the unrounded base: <= 1e-3
 
 Prints a table and writes OUT/peft-check.json; exits 1 when a check fails. The helpers (run, compare,
-load_f32, torch_logits, the published configurations) are hf-models-check.py's.
+load_f32, torch_logits, f32_device, report, the published configurations) are hf-models-check.py's.
 
     python3 bench/device/peft-check.py [--models llama-small,qwen2-small,qwen2.5-0.5b] [--out DIR] [--steps 8]
 """
@@ -132,9 +132,7 @@ def main():
     ap.add_argument("--out", default="/tmp/helios-peft-check")
     ap.add_argument("--steps", type=int, default=8)
     args = ap.parse_args()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch.backends.cuda.matmul.allow_tf32 = False  # f32 means f32: the comparison measures Helios
-    torch.backends.cudnn.allow_tf32 = False
+    device = hf.f32_device()
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(4242)
     rows = []
@@ -146,20 +144,9 @@ def main():
             rows += check_model(name, args, ids_path, ids, device)
         except Exception as e:  # one model's failure is reported, the others still run
             rows.append({"model": name, "stage": "error", "error": str(e), "ok": False})
-    print(f"\n{'model':<14} {'stage':<24} {'max|d|':>10} {'mean|d|':>10} {'max|logit|':>10} {'argmax':>7} ok")
-    for r in rows:
-        if r["stage"] == "error":
-            print(f"{r['model']:<14} ERROR {r['error']}")
-            continue
-        print(f"{r['model']:<14} {r['stage']:<24} {r['max_abs_diff']:>10.2e} {r['mean_abs_diff']:>10.2e} "
-              f"{r['max_abs_logit']:>10.3f} {r['argmax_agreement']:>7.4f} {'yes' if r['ok'] else 'NO'}")
-    result = {"transformers": transformers.__version__, "peft": peft.__version__, "torch": torch.__version__,
-              "device": torch.cuda.get_device_name() if device == "cuda" else device, "rows": rows,
-              "ok": bool(rows) and all(r["ok"] for r in rows)}
-    with open(os.path.join(args.out, "peft-check.json"), "w") as f:
-        json.dump(result, f, indent=2)
-    print(f"wrote {args.out}/peft-check.json: {'all checks passed' if result['ok'] else 'FAILED'}")
-    sys.exit(0 if result["ok"] else 1)
+    hf.report(rows, {"transformers": transformers.__version__, "peft": peft.__version__, "torch": torch.__version__,
+                     "device": torch.cuda.get_device_name() if device == "cuda" else device},
+              os.path.join(args.out, "peft-check.json"))
 
 
 if __name__ == "__main__":
