@@ -74,14 +74,19 @@ def load_f32(directory):
         return AutoModelForCausalLM.from_pretrained(directory, torch_dtype=torch.float32)
 
 
-def torch_logits(directory, ids, device):
-    model = load_f32(directory).to(device).eval()
+def model_logits(model, ids, device):
+    """A causal LM's logits in float64, one row of ids at a time; the model is released afterwards."""
+    model = model.to(device).eval()
     with torch.no_grad():
         out = [model(torch.from_numpy(row[None].astype(np.int64)).to(device)).logits[0].double().cpu().numpy()
                for row in ids]
     del model
     torch.cuda.empty_cache()
     return np.stack(out)
+
+
+def torch_logits(directory, ids, device):
+    return model_logits(load_f32(directory), ids, device)
 
 
 def f32_device():

@@ -14,7 +14,7 @@ head, and the real Qwen2.5-0.5B shape):
                values + (alpha/r) B A) vs PEFT over the unrounded base: <= 1e-3
 
 Prints a table and writes OUT/peft-check.json; exits 1 when a check fails. The helpers (run, compare,
-load_f32, torch_logits, f32_device, report, the published configurations) are hf-models-check.py's.
+load_f32, model_logits, torch_logits, f32_device, report, the published configurations) are hf-models-check.py's.
 
     python3 bench/device/peft-check.py [--models llama-small,qwen2-small,qwen2.5-0.5b] [--out DIR] [--steps 8]
 """
@@ -61,13 +61,7 @@ def peft_logits(base_dir, adapter_dir, ids, device, half_base=False):
             for p in model.parameters():
                 if p.dim() == 2:
                     p.copy_(p.half().float())
-    model = peft.PeftModel.from_pretrained(model, adapter_dir).to(device).eval()
-    with torch.no_grad():
-        out = [model(torch.from_numpy(row[None].astype(np.int64)).to(device)).logits[0].double().cpu().numpy()
-               for row in ids]
-    del model
-    torch.cuda.empty_cache()
-    return np.stack(out)
+    return hf.model_logits(peft.PeftModel.from_pretrained(model, adapter_dir), ids, device)
 
 
 def train_and_export(root, base, tag, steps, extra):
