@@ -60,6 +60,17 @@ inline train::TrainConfig microGptConfig() {
   return c;
 }
 
+// The micro GPT in Llama's layout (RMSNorm, SwiGLU, RoPE, one KV head), two layers: LoRA's tests.
+inline train::TrainConfig microLlamaConfig() {
+  train::TrainConfig c = microGptConfig();
+  c.gpt.layers = 2;
+  c.gpt.norm = model::NormKind::RMSNorm;
+  c.gpt.mlp = model::MlpKind::SwiGLU;
+  c.gpt.rope = true;
+  c.gpt.kvHeads = 1;
+  return c;
+}
+
 inline nlohmann::json modelJsonFor(const train::TrainConfig& c) {
   if (c.model == "bigram") return {{"kind", "bigram"}, {"vocab", 256}};
   nlohmann::json j = train::toJson(c.gpt);

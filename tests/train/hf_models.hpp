@@ -5,7 +5,9 @@
 #include "support/process.hpp"
 #include "support/random.hpp"
 
+#include <algorithm>
 #include <catch2/catch_test_macros.hpp>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -56,6 +58,15 @@ inline std::vector<int32_t> randomIds(size_t n, uint32_t vocab) {
   for (auto& t : ids)
     t = static_cast<int32_t>(rng()() % vocab);
   return ids;
+}
+
+// The largest |a - b| (infinite where a is not finite); the sizes must match.
+inline float maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  float d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, std::isfinite(a[i]) ? std::abs(a[i] - b[i]) : INFINITY);
+  return d;
 }
 
 } // namespace helios::test

@@ -4,6 +4,7 @@
 // plus (alpha / r) B A; the LoRA run, the merged model and the float64 reference give the same logits; a PEFT
 // adapter continues training where it left off (--init-adapter); bad flags, a changed base and mismatched
 // adapters are refused by name before any work.
+#include "common.hpp"
 #include "engine/train/safetensors.hpp"
 #include "hf_models.hpp"
 
@@ -21,13 +22,6 @@ using test::heliosTrain;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path tempDir(const std::string& name) {
-  const fs::path dir = fs::temp_directory_path() / ("helios-lora-cli-" + name);
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
 
 // Runs helios-train and requires success, showing its output on failure.
 void ok(const std::string& args) {
@@ -48,14 +42,6 @@ std::vector<float> logits(const fs::path& root, const std::string& source, const
   return io::readNpy(root / (name + ".npy")).toFloat();
 }
 
-float maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  float d = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    d = std::max(d, std::isfinite(a[i]) ? std::abs(a[i] - b[i]) : INFINITY);
-  return d;
-}
-
 const char* kShort = "--steps 3 --batch 2 --seq-len 16 --eval-every 0 --log-every 1";
 
 } // namespace
@@ -70,7 +56,8 @@ TEST_CASE("helios-train LoRA over a Hugging Face model: PEFT layout, merge, and 
   const Case c =
       GENERATE(Case{"qwen2-tied", "q,k,v,o,gate,up,down"}, Case{"llama3", "q_proj,v_proj,down_proj"});
   INFO(c.name);
-  const fs::path root = tempDir(c.name), base = root / "base", run = root / "run";
+  const fs::path root = test::tempDir(std::string("lora-cli-") + c.name), base = root / "base",
+                 run = root / "run";
   test::writeHfCase(c.name, base);
   ok(fmt::format("--init-from {} --lora-rank 4 --lora-alpha 6 --lora-targets {} --lr 1e-2 {} --out {}",
                  base.string(), c.targets, kShort, run.string()));
@@ -91,20 +78,21 @@ TEST_CASE("helios-train LoRA over a Hugging Face model: PEFT layout, merge, and 
                                       (root / "ids.npy").string(), (root / "ref.npy").string()))
               .exitCode == 0);
   const std::vector<float> ref = io::readNpy(root / "ref.npy").toFloat();
-  CHECK(maxAbsDiff(lora, ref) < 1e-4f);
-  CHECK(maxAbsDiff(merged, ref) < 1e-4f);
+  CHECK(test::maxAbsDiff(lora, ref) < 1e-4f);
+  CHECK(test::maxAbsDiff(merged, ref) < 1e-4f);
   // The PEFT adapter continues training from where it was (a learning rate too small to move a weight).
   ok(fmt::format(
       "--init-from {} --init-adapter {} --lr 1e-30 --steps 1 --batch 2 --seq-len 16 --eval-every 0 "
       "--out {}",
       base.string(), (root / "peft").string(), (root / "continued").string()));
-  CHECK(maxAbsDiff(logits(root, "--resume " + (root / "continued").string(), "continued"), lora) == 0.0f);
+  CHECK(test::maxAbsDiff(logits(root, "--resume " + (root / "continued").string(), "continued"), lora) ==
+        0.0f);
 }
 
 TEST_CASE("helios-train LoRA refuses bad flags, a changed base and a mismatched adapter by name",
           "[train][lora][cli]") {
   if (!test::haveNumpy()) SKIP("/usr/bin/python3 has no NumPy");
-  const fs::path root = tempDir("refusals"), base = root / "base", run = root / "run";
+  const fs::path root = test::tempDir("lora-cli-refusals"), base = root / "base", run = root / "run";
   test::writeHfCase("qwen2-tied", base);
   const std::string from = "--init-from " + base.string() + " " + kShort + " --out " + (root / "no").string();
   struct Refusal {

@@ -20,12 +20,7 @@ namespace fs = std::filesystem;
 namespace {
 
 train::TrainConfig loraConfig(model::BaseStorage base) {
-  train::TrainConfig c = test::microGptConfig();
-  c.gpt.layers = 2;
-  c.gpt.norm = model::NormKind::RMSNorm;
-  c.gpt.mlp = model::MlpKind::SwiGLU;
-  c.gpt.rope = true;
-  c.gpt.kvHeads = 1;
+  train::TrainConfig c = test::microLlamaConfig();
   c.gpt.checkpointActivations = true;
   c.gpt.lora = {4, 8.0f, 0.0f, model::parseLoraTargets("q,v,o,down"), base};
   c.gpt.precision = model::Precision::Mixed;

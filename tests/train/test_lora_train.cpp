@@ -14,12 +14,7 @@ using namespace helios;
 namespace {
 
 train::TrainConfig loraConfig() {
-  train::TrainConfig c = test::microGptConfig();
-  c.gpt.layers = 2;
-  c.gpt.norm = model::NormKind::RMSNorm;
-  c.gpt.mlp = model::MlpKind::SwiGLU;
-  c.gpt.rope = true;
-  c.gpt.kvHeads = 1;
+  train::TrainConfig c = test::microLlamaConfig();
   c.gpt.lora = {8, 16.0f, 0.1f, model::parseLoraTargets("q,k,v,o,gate,up,down"), model::BaseStorage::F16};
   c.gpt.precision = model::Precision::F32;
   c.lr = 1e-2f;
