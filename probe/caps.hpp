@@ -51,17 +51,21 @@ struct CoopMatrix2Features {
   bool operator==(const CoopMatrix2Features&) const = default;
 };
 
+// VkPhysicalDeviceShaderBfloat16FeaturesKHR (VK_KHR_shader_bfloat16): the bf16 type in shaders, bf16 dot
+// products, and bf16 components in cooperative matrices (whose configurations then list "bfloat16").
+struct ShaderBFloat16 {
+  bool known = false; // queried live, or present in the capture
+  bool type = false, dotProduct = false, cooperativeMatrix = false;
+  bool operator==(const ShaderBFloat16&) const = default;
+};
+
 // The device extensions the probe reports on, in report order.
-inline constexpr std::array<std::string_view, 9> kRelevantExtensions = {
-    "VK_KHR_cooperative_matrix",
-    "VK_NV_cooperative_matrix2",
-    "VK_KHR_shader_float16_int8",
-    "VK_KHR_16bit_storage",
-    "VK_EXT_subgroup_size_control",
-    "VK_KHR_timeline_semaphore",
-    "VK_KHR_pipeline_executable_properties",
-    "VK_EXT_memory_budget",
-    "VK_KHR_push_descriptor"};
+inline constexpr std::array<std::string_view, 10> kRelevantExtensions = {
+    "VK_KHR_cooperative_matrix", "VK_NV_cooperative_matrix2",
+    "VK_KHR_shader_bfloat16",    "VK_KHR_shader_float16_int8",
+    "VK_KHR_16bit_storage",      "VK_EXT_subgroup_size_control",
+    "VK_KHR_timeline_semaphore", "VK_KHR_pipeline_executable_properties",
+    "VK_EXT_memory_budget",      "VK_KHR_push_descriptor"};
 
 // The device's compute units (NVIDIA SMs, AMD compute units, Arm shader cores) and how many subgroups each
 // holds at once, from whichever vendor extension reports them: VK_NV_shader_sm_builtins,
@@ -98,6 +102,7 @@ struct DeviceCaps {
   std::vector<CoopMatrixProperty> coop_khr;
   std::vector<FlexibleDimensionsProperty> coop_nv2;
   CoopMatrix2Features coop_nv2_features; // all false without VK_NV_cooperative_matrix2
+  ShaderBFloat16 shader_bfloat16;        // all false without VK_KHR_shader_bfloat16
   ShaderCores shader_cores;              // unknown without a vendor extension (or in older captures)
   std::string device_uuid;               // VkPhysicalDeviceIDProperties::deviceUUID, 32 hex digits
   SelfTestResult coop_self_test;         // the cached coop self-test result (live: the cache file's)

@@ -46,6 +46,10 @@ std::string summary(const DeviceCaps& c) {
   if (!c.coop_khr.empty()) t.addRow({"coop self-test", describeSelfTest(c.coop_self_test)});
   t.addRow({"shaderFloat16", yesNo(c.shader_float16)});
   t.addRow({"storageBuffer16BitAccess", yesNo(c.storage_buffer_16bit)});
+  if (c.shader_bfloat16.known)
+    t.addRow({"shaderBFloat16 type / dot / coop",
+              fmt::format("{} / {} / {}", yesNo(c.shader_bfloat16.type), yesNo(c.shader_bfloat16.dotProduct),
+                          yesNo(c.shader_bfloat16.cooperativeMatrix))});
   if (!c.source.empty()) t.addRow({"source", c.source});
   return t.render("  ");
 }
@@ -93,10 +97,14 @@ std::string flexTable(const DeviceCaps& c) {
 }
 
 std::string choice(const DeviceCaps& c) {
-  const auto best = bestF16F32(c.coop_khr);
-  const std::string line = best ? fmt::format("{}x{}x{} (score {})", best->M, best->N, best->K, best->score)
-                                : "none (tiled fallback)";
-  return fmt::format("  Best f16 x f16 -> f32 shape: {}\n    {}\n", line, explainChoice(c.coop_khr));
+  const auto line = [](const std::optional<CoopShape>& best) {
+    return best ? fmt::format("{}x{}x{} (score {})", best->M, best->N, best->K, best->score)
+                : std::string("none (tiled fallback)");
+  };
+  return fmt::format("  Best f16 x f16 -> f32 shape: {}\n    {}\n", line(bestF16F32(c.coop_khr)),
+                     explainChoice(c.coop_khr)) +
+         fmt::format("  Best bf16 x bf16 -> f32 shape: {}\n    {}\n    {}\n", line(bestBF16F32(c.coop_khr)),
+                     explainChoice(c.coop_khr, CoopInputs::BF16), bf16GemmPath(c));
 }
 
 } // namespace

@@ -217,6 +217,12 @@ DeviceCaps readDevice(const json& doc, const std::string& path) {
                            f.boolean("block_loads", false)};
   }
 
+  if (o.has("shader_bfloat16")) { // captures before this field, or without VK_KHR_shader_bfloat16: all false
+    const Obj f(o.need("shader_bfloat16"), o.field("shader_bfloat16"));
+    c.shader_bfloat16 = {true, f.boolean("type", false), f.boolean("dot_product", false),
+                         f.boolean("cooperative_matrix", false)};
+  }
+
   if (o.has("shader_cores")) { // optional: captures before this field, or devices without the extensions
     const Obj sc(o.need("shader_cores"), o.field("shader_cores"));
     c.shader_cores = {

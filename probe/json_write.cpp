@@ -63,6 +63,10 @@ nlohmann::json toJson(const DeviceCaps& c) {
                               {"per_element_operations", f.perElementOperations},
                               {"tensor_addressing", f.tensorAddressing},
                               {"block_loads", f.blockLoads}};
+  const ShaderBFloat16& b = c.shader_bfloat16;
+  if (b.known)
+    d["shader_bfloat16"] = {
+        {"type", b.type}, {"dot_product", b.dotProduct}, {"cooperative_matrix", b.cooperativeMatrix}};
   const ShaderCores& sc = c.shader_cores;
   if (sc.known()) {
     d["shader_cores"] = {{"source", sc.source},
@@ -84,6 +88,12 @@ nlohmann::json toJson(const DeviceCaps& c) {
   else
     d["best_f16_f32"] = nullptr;
   d["best_f16_f32_reason"] = explainChoice(c.coop_khr);
+  if (auto best = bestBF16F32(c.coop_khr))
+    d["best_bf16_f32"] = {{"M", best->M}, {"N", best->N}, {"K", best->K}, {"score", best->score}};
+  else
+    d["best_bf16_f32"] = nullptr;
+  d["best_bf16_f32_reason"] = explainChoice(c.coop_khr, CoopInputs::BF16);
+  d["bf16_gemm_path"] = bf16GemmPath(c);
   if (!c.source.empty()) d["source"] = c.source;
   return d;
 }

@@ -196,12 +196,20 @@ DeviceCaps queryCaps(VkInstance instance, VkPhysicalDevice device) {
     VkPhysicalDeviceCooperativeMatrix2FeaturesNV coop2{
         VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_FEATURES_NV};
     const bool hasF16 = api >= VK_API_VERSION_1_2 || has("VK_KHR_shader_float16_int8");
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
     const bool hasCoop2 = has("VK_NV_cooperative_matrix2");
+    const bool hasBF16 = has("VK_KHR_shader_bfloat16");
     tail = &feats.pNext;
     chain(tail, storage16); // core in 1.1
     if (hasF16) chain(tail, f16);
     if (hasCoop2) chain(tail, coop2);
+    if (hasBF16) chain(tail, bf16);
     getFeats2(device, &feats);
+    if (hasBF16)
+      caps.shader_bfloat16 = {true, bf16.shaderBFloat16Type == VK_TRUE,
+                              bf16.shaderBFloat16DotProduct == VK_TRUE,
+                              bf16.shaderBFloat16CooperativeMatrix == VK_TRUE};
     caps.shader_float16 = hasF16 && f16.shaderFloat16 == VK_TRUE;
     caps.storage_buffer_16bit = storage16.storageBuffer16BitAccess == VK_TRUE;
     if (hasCoop2)

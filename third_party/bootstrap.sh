@@ -7,10 +7,14 @@
 #   - system packages (compiler, CMake, fmt, nlohmann-json, CLI11, the Vulkan loader and validation layer)
 #     come from bookworm;
 #   - lavapipe (mesa-vulkan-drivers 25) and Catch2 v3 come from bookworm-backports;
-#   - Vulkan headers 1.4, SPIRV-Headers and volk are header/source packages from trixie, *unpacked* into the
-#     prefix (never installed: trixie binaries need a newer glibc);
-#   - SPIRV-Tools and glslang are built from trixie's source tarballs into a per-user cache
-#     ($HELIOS_CACHE, default ~/.cache/helios, keyed by version) and linked into the prefix;
+#   - the Vulkan headers and SPIRV-Headers (1.4.363: they know VK_KHR_shader_bfloat16 and SPV_KHR_bfloat16)
+#     are forky's header packages, volk is trixie's; all *unpacked* into the prefix (never installed);
+#   - SPIRV-Tools (2026.4, whose validator knows bf16) is forky's static library, unpacked into a per-user
+#     cache ($HELIOS_CACHE, default ~/.cache/helios, keyed by version) and linked into the prefix: the Debian
+#     mirror serves forky's binary packages but not the sources of its '~rc' versions, and the library needs
+#     only two glibc 2.38 entry points and one GCC 13 symbol beyond bookworm's, which deps.cmake supplies
+#     (third_party/spirv_tools_compat.cpp). Its command-line tools need forky's glibc and are not used;
+#   - glslang is built from trixie's source tarball into the same cache;
 #   - Mesa's no-op DRM shims for Intel and AMD (third_party/mesa-shims.sh, same cache) let CI compile
 #     pipelines with ANV's and RADV's real compilers without the hardware (tools/vendor-env.sh).
 # Everything else non-system lands in $HELIOS_DEPS (default: <repo>/.deps, git-ignored).
@@ -68,48 +72,68 @@ else
   log "system packages present (mesa $mesa_ver, catch2 $catch_ver)"
 fi
 
-# --- 2. trixie header/source packages, unpacked (not installed) into the prefix ---------------------------
-# A private apt configuration so trixie never enters the system's sources.
+# --- 2. header packages from newer suites, unpacked (not installed) into the prefix ----------------------
+# Private apt configurations (one per suite) so neither suite ever enters the system's sources.
 APT_DIR=$PREFIX/apt
-TRIXIE_OPTS=(-o "Dir::Etc::SourceList=$APT_DIR/trixie.list" -o "Dir::Etc::SourceParts=/dev/null"
-  -o "Dir::State::Lists=$APT_DIR/lists" -o "Dir::Cache=$APT_DIR/cache" -o "APT::Architecture=amd64"
-  -o "APT::Get::AllowUnauthenticated=false")
-trixie_update() {
-  [ -f "$APT_DIR/updated" ] && return 0
-  mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial"
-  cat >"$APT_DIR/trixie.list" <<EOF
-deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
-deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main
+rm -rf "$APT_DIR/lists" "$APT_DIR/updated" "$APT_DIR/trixie.list" # the one-suite layout of earlier bootstraps
+suite_opts() { # $1 = suite; sets SUITE_OPTS
+  SUITE_OPTS=(-o "Dir::Etc::SourceList=$APT_DIR/$1.list" -o "Dir::Etc::SourceParts=/dev/null"
+    -o "Dir::State::Lists=$APT_DIR/lists-$1" -o "Dir::Cache=$APT_DIR/cache" -o "APT::Architecture=amd64"
+    -o "APT::Get::AllowUnauthenticated=false")
+}
+suite_update() { # $1 = suite; reads its package lists once
+  suite_opts "$1"
+  [ -f "$APT_DIR/updated-$1" ] && return 0
+  mkdir -p "$APT_DIR/lists-$1/partial" "$APT_DIR/cache/archives/partial"
+  cat >"$APT_DIR/$1.list" <<EOF
+deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $1 main
+deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $1 main
 EOF
-  log "reading trixie package lists (private apt dir)"
-  apt-get "${TRIXIE_OPTS[@]}" update -q
-  touch "$APT_DIR/updated"
+  log "reading $1 package lists (private apt dir)"
+  apt-get "${SUITE_OPTS[@]}" update -q
+  touch "$APT_DIR/updated-$1"
+}
+suite_download() { # $1 = suite, $2 = directory, then package=version...; a missing pin is a clear error
+  local suite=$1 dir=$2
+  shift 2
+  suite_update "$suite"
+  mkdir -p "$dir"
+  (cd "$dir" && apt-get "${SUITE_OPTS[@]}" download "$@") ||
+    { log "could not download $* from $suite: bump the pinned versions in third_party/bootstrap.sh"; exit 1; }
 }
 
-HDR=$PREFIX/headers   # unpacked trixie -dev packages
-if [ ! -f "$HDR/.done" ]; then
-  trixie_update
-  mkdir -p "$HDR" "$APT_DIR/debs"
-  (cd "$APT_DIR/debs" && apt-get "${TRIXIE_OPTS[@]}" download libvulkan-dev spirv-headers libvulkan-volk-dev)
+# Pinned: the Vulkan headers and SPIRV-Headers that know VK_KHR_shader_bfloat16 / SPV_KHR_bfloat16.
+HEADER_PINS=(libvulkan-dev=1.4.363.0-1 spirv-headers=1.6.1+1.4.363.0-1)
+VOLK_PKG=libvulkan-volk-dev
+HDR=$PREFIX/headers # unpacked -dev packages
+HDR_STAMP="${HEADER_PINS[*]} trixie:$VOLK_PKG"
+if [ "$(cat "$HDR/.done" 2>/dev/null)" != "$HDR_STAMP" ]; then
+  rm -rf "$HDR" "$APT_DIR/debs"
+  mkdir -p "$HDR"
+  suite_download forky "$APT_DIR/debs" "${HEADER_PINS[@]}"
+  suite_download trixie "$APT_DIR/debs" "$VOLK_PKG"
   for deb in "$APT_DIR"/debs/*.deb; do dpkg-deb -x "$deb" "$HDR"; done
-  touch "$HDR/.done"
-  log "unpacked trixie headers into $HDR"
+  # dpkg-deb keeps the packages' dates: newer headers must look newer to builds made against older ones.
+  find "$HDR" -type f -exec touch {} +
+  echo "$HDR_STAMP" >"$HDR/.done"
+  log "unpacked ${HEADER_PINS[*]} (forky) and volk (trixie) into $HDR"
 else
-  log "trixie headers present"
+  log "headers present ($HDR_STAMP)"
 fi
 
-# --- 3. SPIRV-Tools and glslang from trixie sources, built once per user ------------------------------------
-# The builds live in $CACHE/<package>-<version>/ (outside any clone) and the prefix links to them, so a fresh
-# clone on the same machine reuses them instead of rebuilding.
+# --- 3. SPIRV-Tools (forky's static library) and glslang (trixie's source), cached per user ---------------
+# The cache lives in $CACHE/<package>-<version>/ (outside any clone) and the prefix links to it, so a fresh
+# clone on the same machine reuses it.
 src_version() { # $1 = source package; prints trixie's version of it
-  trixie_update
-  apt-cache "${TRIXIE_OPTS[@]}" showsrc "$1" | awk '/^Version:/ { print $2; exit }'
+  suite_update trixie
+  apt-cache "${SUITE_OPTS[@]}" showsrc "$1" | awk '/^Version:/ { print $2; exit }'
 }
-fetch_source() { # $1 = source package, $2 = directory to unpack its tarball into
+fetch_source() { # $1 = source package, $2 = directory to unpack its trixie tarball into
   local pkg=$1 dest=$2 dl=$2.dl
   mkdir -p "$dl"
+  suite_update trixie
   # The mirror may refuse the .dsc of a '~' version while serving its tarball; only the tarball is needed.
-  (cd "$dl" && apt-get "${TRIXIE_OPTS[@]}" source --download-only "$pkg") || true
+  (cd "$dl" && apt-get "${SUITE_OPTS[@]}" source --download-only "$pkg") || true
   local tarball
   tarball=$(ls "$dl"/*.orig.tar.* 2>/dev/null | grep -v '\.asc$' | head -n1 || true)
   [ -n "$tarball" ] || { log "could not download the $pkg source tarball from trixie"; exit 1; }
@@ -124,31 +148,27 @@ link_into_prefix() { # $1 = cached install directory; links each of its files in
   done
 }
 
-if [ ! -x "$PREFIX/bin/spirv-val" ] || [ ! -f "$PREFIX/lib/libSPIRV-Tools.a" ]; then
-  ver=$(src_version spirv-tools)
-  [ -n "$ver" ] || { log "trixie lists no spirv-tools source"; exit 1; }
-  ST=$CACHE/spirv-tools-$ver
+SPIRV_TOOLS_VERSION=2026.4~rc2-1
+ST=$CACHE/spirv-tools-$SPIRV_TOOLS_VERSION-forky
+if [ "$(readlink "$PREFIX/lib/libSPIRV-Tools.a" 2>/dev/null)" != "$ST/lib/libSPIRV-Tools.a" ]; then
   if [ ! -f "$ST/.done" ]; then
-    W=$CACHE/work-spirv-tools-$ver
-    fetch_source spirv-tools "$W"
-    log "building SPIRV-Tools $ver (several minutes on 2 cores)"
-    cmake -S "$W" -B "$W/build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
-      -DSPIRV-Headers_SOURCE_DIR="$HDR/usr" -DSPIRV_SKIP_TESTS=ON -DSPIRV_WERROR=OFF \
-      -DSPIRV_TOOLS_BUILD_STATIC=ON -DBUILD_SHARED_LIBS=OFF -DCMAKE_POSITION_INDEPENDENT_CODE=ON \
-      >"$W.configure.log"
-    # Only what Helios uses: the core library (validator, disassembler) and its CLIs; the optimizer is skipped.
-    cmake --build "$W/build" -j "$JOBS" --target SPIRV-Tools-static spirv-val spirv-dis spirv-as
-    rm -rf "$ST" && mkdir -p "$ST/bin" "$ST/lib" "$ST/include/spirv-tools"
-    cp "$W/build/tools/spirv-val" "$W/build/tools/spirv-dis" "$W/build/tools/spirv-as" "$ST/bin/"
-    cp "$W/build/source/libSPIRV-Tools.a" "$ST/lib/"
-    cp "$W/include/spirv-tools/"*.h "$W/include/spirv-tools/"*.hpp "$ST/include/spirv-tools/"
+    W=$CACHE/work-spirv-tools-$SPIRV_TOOLS_VERSION
+    rm -rf "$W"
+    suite_download forky "$W/debs" "spirv-tools-dev=$SPIRV_TOOLS_VERSION" \
+      "spirv-tools-headers=$SPIRV_TOOLS_VERSION"
+    for deb in "$W"/debs/*.deb; do dpkg-deb -x "$deb" "$W/root"; done
+    rm -rf "$ST" && mkdir -p "$ST/lib" "$ST/include"
+    cp "$W/root/usr/lib/x86_64-linux-gnu/libSPIRV-Tools.a" "$ST/lib/"
+    cp -r "$W/root/usr/include/spirv-tools" "$ST/include/"
     touch "$ST/.done"
-    rm -rf "$W" "$W.configure.log"
+    rm -rf "$W"
   fi
+  # The source-built SPIRV-Tools of earlier bootstraps left its tools and headers here; nothing uses them.
+  rm -rf "$PREFIX/bin/spirv-val" "$PREFIX/bin/spirv-dis" "$PREFIX/bin/spirv-as" "$PREFIX/include/spirv-tools"
   link_into_prefix "$ST"
-  log "SPIRV-Tools $ver linked from $ST"
+  log "SPIRV-Tools $SPIRV_TOOLS_VERSION (forky's static library) linked from $ST"
 else
-  log "SPIRV-Tools present ($("$PREFIX/bin/spirv-val" --version | head -n1))"
+  log "SPIRV-Tools present ($SPIRV_TOOLS_VERSION)"
 fi
 
 if [ ! -x "$PREFIX/bin/glslangValidator" ]; then

@@ -22,15 +22,17 @@ if [ -z "${VK_DRIVER_FILES:-}" ]; then # the loader's default search finds NVIDI
 else
   lvpenv() { LD_LIBRARY_PATH=$LVP/expose${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} VK_DRIVER_FILES=$drivers "$@"; }
 fi
+# helios-probe lists only the selected device where HELIOS_DEVICE is set (setup.sh sets it): ask for all.
+probe_all() { (unset HELIOS_DEVICE; "$@" helios-probe 2>&1); }
 expose missing
-if ! lvpenv helios-probe 2>&1 | grep -q llvmpipe; then
+if ! probe_all lvpenv 2>&1 | grep -q llvmpipe; then
   echo "lavapipe not listed with the system's own copies of its libraries ($(ls "$LVP/expose" | wc -l) exposed); exposing all"
   expose all
 fi
-lvpenv helios-probe 2>&1 | grep -E '^Device [0-9]+:' | sed 's/^/  /'
-lvpenv helios-probe 2>&1 | grep -q llvmpipe || {
+probe_all lvpenv | grep -E '^Device [0-9]+:' | sed 's/^/  /'
+probe_all lvpenv | grep -q llvmpipe || {
   echo "FAIL: the Vulkan loader does not list lavapipe:"
-  VK_LOADER_DEBUG=error,warn lvpenv helios-probe 2>&1 | tail -n 20
+  VK_LOADER_DEBUG=error,warn,driver probe_all lvpenv | grep -iE 'lavapipe|lvp|error|warn' | tail -n 20
   exit 1
 }
 echo "lavapipe from $(tr '\n' ' ' <"$LVP/packages.txt" | cut -c1-200)..., exposed: $(ls "$LVP/expose" | tr '\n' ' ')"

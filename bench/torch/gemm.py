@@ -25,6 +25,17 @@ def parse_shapes(text):
     return shapes
 
 
+def gemm_entries(text, layouts):
+    """(m, n, k, layout) for each "MxNxK" entry under every layout of the comma list `layouts`, or for each
+    "MxNxK:layout" entry under its own layout only (a training step's GEMMs, each in the layout it runs)."""
+    out = []
+    for item in filter(None, text.split(",")):
+        shape, _, own = item.partition(":")
+        (m, n, k), = parse_shapes(shape)
+        out += [(m, n, k, layout) for layout in ([own] if own else layouts.split(","))]
+    return out
+
+
 def operands(m, n, k, layout, dtype):
     # NN: A MxK, B KxN. NT: B stored NxK. TN: A stored KxM. Views keep the stored layout.
     a = torch.randn(k, m, device="cuda", dtype=dtype).t() if layout[0] == "t" else torch.randn(m, k, device="cuda", dtype=dtype)
@@ -100,7 +111,7 @@ def time_both(fn, warmup, repeat, flops, busy_ms):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__)
-    p.add_argument("--shapes", default="4096x4096x4096")
+    p.add_argument("--shapes", default="4096x4096x4096", help="comma list of MxNxK or MxNxK:layout")
     p.add_argument("--layouts", default="nn")
     p.add_argument("--dtypes", default="f32", help="comma list of f32, f16 (f16 = f16 inputs)")
     p.add_argument("--warmup", type=int, default=5)
@@ -114,26 +125,25 @@ def main():
     results = []
     for dtype_name in args.dtypes.split(","):
         dtype = torch.float32 if dtype_name == "f32" else torch.float16
-        for (m, n, k) in parse_shapes(args.shapes):
-            for layout in args.layouts.split(","):
-                a, b = operands(m, n, k, layout, dtype)
-                flops = 2.0 * m * n * k
-                outs = [("f32", lambda: torch.matmul(a, b))] if dtype_name == "f32" else [("f16", lambda: torch.matmul(a, b))]
-                if dtype_name == "f16":
-                    try:
-                        torch.mm(a, b, out_dtype=torch.float32)
-                        outs.append(("f32", lambda: torch.mm(a, b, out_dtype=torch.float32)))
-                    except (TypeError, RuntimeError):
-                        pass
-                for out_name, fn in outs:
-                    if dtype_name == "f16" and out_name not in args.outs.split(","):
-                        continue
-                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops, args.busy_ms)
-                    results.append({"M": m, "N": n, "K": k, "layout": layout, "dtype": dtype_name, "out": out_name,
-                                    "ms": ms, "ms_eager": eager, "graph_calls": calls,
-                                    "tflops": flops / (ms * 1e-3) / 1e12})
-                del a, b
-                torch.cuda.empty_cache()
+        for (m, n, k, layout) in gemm_entries(args.shapes, args.layouts):
+            a, b = operands(m, n, k, layout, dtype)
+            flops = 2.0 * m * n * k
+            outs = [("f32", lambda: torch.matmul(a, b))] if dtype_name == "f32" else [("f16", lambda: torch.matmul(a, b))]
+            if dtype_name == "f16":
+                try:
+                    torch.mm(a, b, out_dtype=torch.float32)
+                    outs.append(("f32", lambda: torch.mm(a, b, out_dtype=torch.float32)))
+                except (TypeError, RuntimeError):
+                    pass
+            for out_name, fn in outs:
+                if dtype_name == "f16" and out_name not in args.outs.split(","):
+                    continue
+                ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops, args.busy_ms)
+                results.append({"M": m, "N": n, "K": k, "layout": layout, "dtype": dtype_name, "out": out_name,
+                                "ms": ms, "ms_eager": eager, "graph_calls": calls,
+                                "tflops": flops / (ms * 1e-3) / 1e12})
+            del a, b
+            torch.cuda.empty_cache()
     print(json.dumps({"torch": torch.__version__, "device": torch.cuda.get_device_name(),
                       "cuda": torch.version.cuda, "results": results}, indent=1))
 

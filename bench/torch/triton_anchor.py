@@ -47,7 +47,7 @@ import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from gemm import time_both  # noqa: E402
+from gemm import gemm_entries, time_both  # noqa: E402
 
 # --- GEMM -----------------------------------------------------------------------------------------------
 
@@ -317,7 +317,8 @@ def mma_kinds():
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--mma", default="v2", choices=["v2", "v3"], help="v2: warp-level MMA only (the Vulkan anchor)")
-    p.add_argument("--gemm", default="4096x4096x4096", help="comma list of MxNxK ('' for none)")
+    p.add_argument("--gemm", default="4096x4096x4096",
+                   help="comma list of MxNxK (every --layouts) or MxNxK:layout ('' for none)")
     p.add_argument("--layouts", default="nn,nt,tn")
     p.add_argument("--dtypes", default="f16", help="comma list of f16, bf16")
     p.add_argument("--outs", default="f32", help="GEMM output types: f32, in (the input type)")
@@ -332,25 +333,23 @@ def main():
     results = []
     for dname in filter(None, args.dtypes.split(",")):
         dtype = dtypes[dname]
-        for text in filter(None, args.gemm.split(",")):
-            m, n, k = (int(x) for x in text.lower().split("x"))
-            for layout in args.layouts.split(","):
-                a, b = gemm_operands(m, n, k, layout, dtype)
-                for out in args.outs.split(","):
-                    c = torch.empty(m, n, device="cuda", dtype=torch.float32 if out == "f32" else dtype)
-                    fn = lambda: triton_gemm(a, b, c)  # noqa: E731
-                    fn()
-                    err = gemm_error(a, b, c)
-                    flops = 2.0 * m * n * k
-                    ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops, args.busy_ms)
-                    best = gemm_kernel.best_config
-                    results.append({"kind": "gemm", "M": m, "N": n, "K": k, "layout": layout, "dtype": dname,
-                                    "out": out, "ms": ms, "ms_eager": eager, "graph_calls": calls,
-                                    "tflops": flops / (ms * 1e-3) / 1e12, "rel_error": err,
-                                    "config": str(best)})
-                    print(json.dumps(results[-1]), flush=True)
-                del a, b
-                torch.cuda.empty_cache()
+        for (m, n, k, layout) in gemm_entries(args.gemm, args.layouts):
+            a, b = gemm_operands(m, n, k, layout, dtype)
+            for out in args.outs.split(","):
+                c = torch.empty(m, n, device="cuda", dtype=torch.float32 if out == "f32" else dtype)
+                fn = lambda: triton_gemm(a, b, c)  # noqa: E731
+                fn()
+                err = gemm_error(a, b, c)
+                flops = 2.0 * m * n * k
+                ms, eager, calls = time_both(fn, args.warmup, args.repeat, flops, args.busy_ms)
+                best = gemm_kernel.best_config
+                results.append({"kind": "gemm", "M": m, "N": n, "K": k, "layout": layout, "dtype": dname,
+                                "out": out, "ms": ms, "ms_eager": eager, "graph_calls": calls,
+                                "tflops": flops / (ms * 1e-3) / 1e12, "rel_error": err,
+                                "config": str(best)})
+                print(json.dumps(results[-1]), flush=True)
+            del a, b
+            torch.cuda.empty_cache()
         for text in filter(None, args.attention.split(",")):
             dims = [int(x) for x in text.lower().split("x")]
             b, h, hkv, s, d = dims if len(dims) == 5 else (dims[0], dims[1], dims[1], dims[2], dims[3])

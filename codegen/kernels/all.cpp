@@ -12,6 +12,8 @@
 #include "codegen/kernels/gemm_tiled.hpp"
 #include "codegen/kernels/norm.hpp"
 #include "codegen/kernels/optim_step.hpp"
+#include "codegen/kernels/peak_copy.hpp"
+#include "codegen/kernels/peak_mma.hpp"
 #include "codegen/kernels/permute.hpp"
 #include "codegen/kernels/reduce.hpp"
 #include "codegen/kernels/rope.hpp"
@@ -37,6 +39,8 @@ void registerAllKernels(KernelRegistry& registry) {
   registerGemmTiled(registry);
   registerNorm(registry);
   registerOptimStep(registry);
+  registerPeakCopy(registry);
+  registerPeakMma(registry);
   registerPermute(registry);
   registerReduce(registry);
   registerRope(registry);

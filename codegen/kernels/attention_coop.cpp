@@ -76,27 +76,32 @@ std::string AttentionCoopParams::cacheKey() const {
          (causal ? ":causal" : ":dense") + ":sg" + std::to_string(subgroups) + ":t" + std::to_string(tile) +
          (prefetch ? ":pf1" : ":pf0") + ":sgs" + std::to_string(subgroupSize) + ":smem" +
          std::to_string(maxSharedBytes) + (rowOps ? ":rowops" : "") + ":pad" + std::to_string(pad) +
-         (halfQkv ? ":h16" : "") + (halfOut ? ":o16" : "") +
+         (isHalf(qkv) ? ":h16" : "") + (isHalf(out) ? ":o16" : "") +
          (keySplits > 1 ? ":ks" + std::to_string(keySplits) : "") +
          (delta == DkvDelta::Recompute ? ":rd" : "") +
-         (isDefaultShape(*this) ? "" : ":c" + shapeText(*this)) + (lowered ? ":low" : "");
+         (isDefaultShape(*this) ? "" : ":c" + shapeText(*this)) + (lowered ? ":low" : "") +
+         (operands == Elem::BF16 ? ":bf16" : "");
 }
 
 std::string AttentionCoopParams::name() const {
   return std::string("attention_coop_") + toString(pass) + (causal ? "_causal" : "") + "_d" +
          std::to_string(headDim) + "_sg" + std::to_string(subgroups) + "_t" + std::to_string(tile) +
          (prefetch ? "" : "_nopf") + (rowOps ? "_rowops" : "") + (pad ? "" : "_nopad") +
-         (halfQkv ? "_h16" : "") + (halfOut ? "_o16" : "") +
+         (isHalf(qkv) ? "_h16" : "") + (isHalf(out) ? "_o16" : "") +
          (keySplits > 1 ? "_ks" + std::to_string(keySplits) : "") +
          (delta == DkvDelta::Recompute ? "_rd" : "") +
          (isDefaultShape(*this) ? "" : "_c" + shapeText(*this)) +
-         (subgroupSize == 32 ? "" : "_w" + std::to_string(subgroupSize)) + (lowered ? "_low" : "");
+         (subgroupSize == 32 ? "" : "_w" + std::to_string(subgroupSize)) + (lowered ? "_low" : "") +
+         (operands == Elem::BF16 ? "_bf16" : "");
 }
 
 void AttentionCoopParams::validate() const {
   const std::string me = name() + ": ";
   require(headDim && headDim % 16 == 0 && headDim <= 128,
           me + "headDim must be a multiple of 16, at most 128");
+  require(isHalf(operands), me + "the coop operands are a 16-bit kind (f16 or bf16)");
+  require((qkv == Elem::F32 || qkv == operands) && (out == Elem::F32 || out == operands),
+          me + "q/k/v and the outputs are stored as f32 or as the operands' " + elemName(operands));
   require(attentionCoopSupports({coopM, coopN, coopK, subgroupSize}),
           me + "coop shape " + shapeText(*this) + " on " + std::to_string(subgroupSize) +
               "-wide subgroups: sides must be 8 or 16, subgroups 4, 8, 16, 32 or 64 lanes");
@@ -246,7 +251,7 @@ void addOtherShapes(const std::function<void(const AttentionCoopParams&)>& add) 
               add(t32);
             }
             AttentionCoopParams half = p;
-            half.halfQkv = half.halfOut = true;
+            half.qkv = half.out = half.operands;
             add(half);
             AttentionCoopParams one = p;
             one.subgroups = 1;
@@ -260,13 +265,42 @@ void addOtherShapes(const std::function<void(const AttentionCoopParams&)>& add) 
     }
 }
 
+// bf16 operands: each pass at D = 16, 64 and 128, dense and causal, on f32 and on bf16 q/k/v and outputs,
+// with key splits; the NV2 row-ops variant on bf16 in and out; lowered at lavapipe's 8 lanes; each other
+// shape's passes at D = 64, causal, bf16 in and out.
+void addBF16(const std::function<void(const AttentionCoopParams&)>& add) {
+  const auto bf16 = [](AttentionCoopParams p, bool storage) {
+    p.operands = Elem::BF16;
+    if (storage) p.qkv = p.out = Elem::BF16;
+    return p;
+  };
+  for (AttentionPass pass : {AttentionPass::Forward, AttentionPass::QueryGrad, AttentionPass::KeyValueGrad})
+    for (uint32_t d : {16u, 64u, 128u})
+      for (bool causal : {false, true}) {
+        for (bool storage : {false, true}) {
+          const AttentionCoopParams p = bf16(attentionCoopParams(pass, d, causal), storage);
+          add(p);
+          addKeySplits(add, p);
+        }
+        add(bf16(attentionCoopParams(pass, d, causal, 49152, true), true));
+        const AttentionCoopParams low =
+            attentionCoopParams(pass, d, causal, 32768, false, {16, 16, 16, 8, true});
+        add(bf16(low, false));
+        add(bf16(low, true));
+        for (const auto& [cm, cn, ck] : coopSweepShapes())
+          for (const uint32_t sg : coopSweepSubgroupSizes())
+            if (d == 64 && causal)
+              add(bf16(attentionCoopParams(pass, d, causal, 49152, false, {cm, cn, ck, sg}), true));
+      }
+}
+
 } // namespace
 
 void registerAttentionCoop(KernelRegistry& registry) {
   registry.add(
       {"attention.coop",
-       "fused attention on cooperative matrices (KHR f16 -> f32 at the device's shape and subgroup size): "
-       "forward, dQ, dK/dV; causal or dense",
+       "fused attention on cooperative matrices (KHR f16 or bf16 -> f32 at the device's shape and subgroup "
+       "size): forward, dQ, dK/dV; causal or dense",
        [] { return generateAttentionCoop(attentionCoopParams(AttentionPass::Forward, 64, true)); },
        [] {
          std::vector<Kernel> ks;
@@ -296,15 +330,15 @@ void registerAttentionCoop(KernelRegistry& registry) {
                    if (t.sharedBytes() <= t.maxSharedBytes) add(t);
                  }
                addKeySplits(add, r);
-               r.halfQkv = true;
+               r.qkv = Elem::F16;
                add(r);
-               r.halfOut = true; // the model's packed layout: f16 in and out
+               r.out = Elem::F16; // the model's packed layout: f16 in and out
                add(r);
                addKeySplits(add, r);
-               r.halfQkv = false;
+               r.qkv = Elem::F32;
                add(r);
                AttentionCoopParams khr16 = p; // the KHR passes on f16 q, k, v
-               khr16.halfQkv = true;
+               khr16.qkv = Elem::F16;
                add(khr16);
                AttentionCoopParams unpadded = p;
                unpadded.pad = 0;
@@ -315,6 +349,7 @@ void registerAttentionCoop(KernelRegistry& registry) {
                add(p);
              }
          addOtherShapes(add);
+         addBF16(add);
          return ks;
        }});
 }

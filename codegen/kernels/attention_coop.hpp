@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/kernels/attention.hpp"
 #include "codegen/registry.hpp"
@@ -62,14 +63,17 @@ struct AttentionCoopParams {
   // operations and use conversions (attention_coop_fwd_rowops.cpp; the backward's stepInRegisters): no
   // S/P/dS scratch, no subgroup barriers in the loop; tiles of 32, 64 or 128.
   bool rowOps = false;
-  // 16-byte vectors appended to every staged f16 row: rows of D = 64 or 128 halves would otherwise start on
-  // the same shared-memory banks, and the coop loads that read 16 of them at once would conflict.
+  // 16-byte vectors appended to every staged 16-bit row: rows of D = 64 or 128 halves would otherwise start
+  // on the same shared-memory banks, and the coop loads that read 16 of them at once would conflict.
   uint32_t pad = 1;
-  // q, k and v stored as f16 (bindings 0-2 hold halves, staged as they are); o, dO, lse and every output
-  // stay f32.
-  bool halfQkv = false;
-  // o, dQ, dK and dV stored as f16 (o read back as f16 by QueryGrad): what an f16 GEMM reads next.
-  bool halfOut = false;
+  // Element types (bf16 in memory as uint16 bits: elem_io.hpp). operands: what the coop matrices hold, F16,
+  // or BF16 where the device lists bf16 x bf16 -> f32; the softmax and every sum stay f32. qkv: q, k and v
+  // in memory, F32 (rounded to `operands` as they are staged) or `operands` (bindings 0-2 hold halves,
+  // staged as they are); dO and lse stay f32. out: o, dQ, dK and dV in memory (o read back by QueryGrad),
+  // F32 or `operands` (what a 16-bit GEMM reads next).
+  Elem operands = Elem::F16;
+  Elem qkv = Elem::F32;
+  Elem out = Elem::F32;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;
   // The coop instructions lowered to ordinary SPIR-V for subgroupSize (spv::ModuleOptions::
@@ -95,9 +99,9 @@ struct AttentionCoopParams {
   uint32_t sharedBytes() const;
   // "attention_coop:fwd:d64:causal:sg4:t32:pf1:sgs32:smem49152" (":rowops"; ":c8x8x16" off 16x16x16)
   std::string cacheKey() const;
-  // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" f16 q/k/v, "_o16"
-  // f16 outputs; "_ks2" with key splits, "_rd" recomputing delta; "_c8x8x16" and "_w16" off the 16x16x16
-  // shape and 32-wide subgroups)
+  // "attention_coop_fwd_causal_d64_sg4_t32" ("_nopf" without prefetch, "_rowops", "_h16" 16-bit q/k/v,
+  // "_o16" 16-bit outputs; "_ks2" with key splits, "_rd" recomputing delta; "_c8x8x16" and "_w16" off the
+  // 16x16x16 shape and 32-wide subgroups; "_bf16" on bf16 operands)
   std::string name() const;
   void validate() const; // throws std::invalid_argument naming the broken constraint
 };

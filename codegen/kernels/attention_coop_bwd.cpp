@@ -33,7 +33,7 @@ protected:
     const uint32_t n = p_.allSubgroups() * p_.coopM * p_.tile;
     shS_ = m_.workgroupArray(f32_, n);
     shDP_ = m_.workgroupArray(f32_, n);
-    shDS_ = m_.workgroupArray(f16_, n);
+    shDS_ = m_.workgroupArray(half_, n);
     sBase_ = f().imul(sgId_, c(p_.coopM * p_.tile));
   }
 
@@ -64,7 +64,7 @@ public:
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareTypes();
     declareQkv();
-    o_ = p_.halfOut ? m_.storageBuffer(3, uvec4_, Access::ReadOnly) : inputRows(3);
+    o_ = isHalf(p_.out) ? m_.storageBuffer(3, uvec4_, Access::ReadOnly) : inputRows(3);
     dO_ = inputRows(4);
     lse_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
     dQ_ = outputRows(6);
@@ -132,8 +132,8 @@ private:
       const Value u = f().iadd(at8, unit), v = f().imul(u, c(2));
       const Value dO0 = f().loadAt(dO_, v), dO1 = f().loadAt(dO_, f().iadd(v, c(1)));
       Value o0, o1;
-      if (p_.halfOut) {
-        std::tie(o0, o1) = unpackHalf8(f(), f().loadAt(o_, u));
+      if (isHalf(p_.out)) {
+        std::tie(o0, o1) = unpackHalf8(f(), f().loadAt(o_, u), p_.operands);
       } else {
         o0 = f().loadAt(o_, v);
         o1 = f().loadAt(o_, f().iadd(v, c(1)));
@@ -187,7 +187,8 @@ private:
         const Value s = f().load(f().accessChain(shS_, {i})), dp = f().load(f().accessChain(shDP_, {i}));
         const Value p = f().select(f().lt(f().iadd(col0, c(e)), limit_[r]),
                                    f().exp(f().fsub(f().fmul(scale_, s), lse_i_[r])), f().f32(0.0f));
-        f().store(f().accessChain(shDS_, {i}), f().convert(f().fmul(p, f().fsub(dp, delta_i_[r])), f16_));
+        f().store(f().accessChain(shDS_, {i}),
+                  elemFromF32(f(), p_.operands, f().fmul(p, f().fsub(dp, delta_i_[r]))));
       }
     }
     subgroupBarrier();
@@ -216,7 +217,7 @@ public:
     dO_ = inputRows(3);
     lse_ = m_.storageBuffer(4, f32_, Access::ReadOnly);
     if (recompute_)
-      o_ = p_.halfOut ? m_.storageBuffer(5, uvec4_, Access::ReadOnly) : inputRows(5);
+      o_ = isHalf(p_.out) ? m_.storageBuffer(5, uvec4_, Access::ReadOnly) : inputRows(5);
     else
       delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
     dK_ = outputRows(6);
@@ -230,7 +231,7 @@ public:
     shO_ = staged.third;
     shLse_ = m_.workgroupArray(f32_, p_.tile);
     shDelta_ = m_.workgroupArray(f32_, p_.tile);
-    if (!p_.rowOps) shP_ = m_.workgroupArray(f16_, p_.subgroups * p_.coopM * p_.tile);
+    if (!p_.rowOps) shP_ = m_.workgroupArray(half_, p_.subgroups * p_.coopM * p_.tile);
     declareScratch();
     if (p_.rowOps) {
       prob_ = probabilityFunction(true);
@@ -336,8 +337,8 @@ private:
         const Value unit = f().iadd(part, c(k * per));
         const Value u = d8_ % per ? f().umin(unit, c(d8_ - 1)) : unit;
         const auto half8 = [&](const Staging& s) {
-          return unpackHalf8(f(),
-                             f().load(f().accessChain(s.array, {f().iadd(f().iadd(at, u), c(s.offset))})));
+          return unpackHalf8(
+              f(), f().load(f().accessChain(s.array, {f().iadd(f().iadd(at, u), c(s.offset))})), p_.operands);
         };
         const auto [a0, a1] = half8(shDO_);
         const auto [b0, b1] = half8(shO_);
@@ -383,8 +384,9 @@ private:
         const Value delta = f().load(f().accessChain(shDelta_, {col}));
         const Value p = f().select(sees(f().iadd(i0, col), rows_[r]),
                                    f().exp(f().fsub(f().fmul(scale_, s), lse)), f().f32(0.0f));
-        f().store(f().accessChain(shP_, {idx}), f().convert(p, f16_));
-        f().store(f().accessChain(shDS_, {idx}), f().convert(f().fmul(p, f().fsub(dp, delta)), f16_));
+        f().store(f().accessChain(shP_, {idx}), elemFromF32(f(), p_.operands, p));
+        f().store(f().accessChain(shDS_, {idx}),
+                  elemFromF32(f(), p_.operands, f().fmul(p, f().fsub(dp, delta))));
       }
     }
     subgroupBarrier();

@@ -1,5 +1,6 @@
 #include "codegen/kernels/attention_coop_emitter.hpp"
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/kernels/half_pack.hpp"
 
 #include <algorithm>
@@ -17,12 +18,12 @@ AttentionCoopEmitter::AttentionCoopEmitter(const AttentionCoopParams& p)
 
 void AttentionCoopEmitter::declareTypes() {
   f32_ = m_.f32();
-  f16_ = m_.f16();
+  half_ = elemStorageType(m_, p_.operands); // f16, or uint16 bits of bf16
   u32_ = m_.u32();
   uvec4_ = m_.vectorType(u32_, 4);
   vec4_ = m_.vectorType(f32_, 4);
-  ta_ = m_.coopMatrixType(f16_, p_.coopM, p_.coopK, CoopUse::MatrixAKHR);
-  tb_ = m_.coopMatrixType(f16_, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
+  ta_ = halfCoopType(m_, p_.operands, p_.coopM, p_.coopK, CoopUse::MatrixAKHR);
+  tb_ = halfCoopType(m_, p_.operands, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
   tc_ = m_.coopMatrixType(f32_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR);
   std::vector<TypeId> push{u32_, u32_, u32_, u32_, f32_}; // AttentionCoopPush
   push.insert(push.end(), 9, u32_);
@@ -75,9 +76,9 @@ AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging() {
 }
 
 void AttentionCoopEmitter::declareQkv() {
-  // f16 rows are read as 16-byte vectors of 8 halves, just as fetch() packs f32 rows.
+  // 16-bit rows are read as 16-byte vectors of 8 halves, just as fetch() packs f32 rows.
   const auto rows = [&](uint32_t binding) {
-    return p_.halfQkv ? m_.storageBuffer(binding, uvec4_, Access::ReadOnly) : inputRows(binding);
+    return isHalf(p_.qkv) ? m_.storageBuffer(binding, uvec4_, Access::ReadOnly) : inputRows(binding);
   };
   q_ = rows(0);
   k_ = rows(1);
@@ -133,7 +134,7 @@ Buffer AttentionCoopEmitter::inputRows(uint32_t binding) {
 }
 
 Buffer AttentionCoopEmitter::outputRows(uint32_t binding) {
-  return m_.storageBuffer(binding, p_.halfOut ? uvec4_ : vec4_, Access::WriteOnly);
+  return m_.storageBuffer(binding, isHalf(p_.out) ? uvec4_ : vec4_, Access::WriteOnly);
 }
 
 std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, const HeadRows& head, Value first,
@@ -153,7 +154,8 @@ std::vector<Value> AttentionCoopEmitter::fetch(const Buffer& rows, const HeadRow
     // A row past the end reads the last row and yields zeros.
     const Value at =
         f().iadd(f().iadd(head.base, f().imul(f().umin(row, last), head.stride)), f().rem(idx, c(d8_)));
-    const Value h8 = rows.element == uvec4_ ? f().loadAt(rows, at) : loadF32AsHalf8(f(), rows, at);
+    const Value h8 =
+        rows.element == uvec4_ ? f().loadAt(rows, at) : loadF32AsHalf8(f(), rows, at, p_.operands);
     regs.push_back(f().select(f().lt(row, total), h8, zero));
   }
   return regs;
@@ -429,8 +431,8 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::
             v4.push_back(part(0, scale));
           }
           const Value at8 = f().iadd(rowAt[i], c(chunk * width / 8 + u));
-          if (p_.halfOut) {
-            f().storeAt(out, at8, packHalf8(f(), v4[0], v4[1]));
+          if (isHalf(p_.out)) {
+            f().storeAt(out, at8, packHalf8(f(), v4[0], v4[1], p_.operands));
           } else {
             for (uint32_t h = 0; h < 2; ++h)
               f().storeAt(out, f().iadd(f().imul(at8, c(2)), c(h)), v4[h]);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/kernels/attention_coop.hpp"
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen::detail {
@@ -48,7 +49,7 @@ protected:
 
   void declareQkv();                        // q_, k_, v_ at bindings 0, 1, 2 (every pass)
   spv::Buffer inputRows(uint32_t binding);  // f32 rows read as vec4 (q, k, v, dO)
-  spv::Buffer outputRows(uint32_t binding); // o, dQ, dK, dV: vec4 rows, or uvec4 of 8 halves (halfOut)
+  spv::Buffer outputRows(uint32_t binding); // o, dQ, dK, dV: vec4 rows, or uvec4 of 8 halves (16-bit out)
   // The head's rows in a layout of the push constants (0: q, 1: kv, 2: o), for batch b and head h.
   HeadRows headRows(uint32_t layout, spv::Value b, spv::Value h);
   // Every pass stages its owned rows once (setup) and then streams two tiles: both live in one array, the
@@ -173,9 +174,9 @@ protected:
   spv::Value rowSum(spv::Value v);
 
   // `accs` (coopM x coopN f32 accumulators across D, this subgroup's rows) times `scales` (one for every row
-  // of this lane, or one for all) into the head's rows of `out` (f32, or f16 with halfOut; rows_, written
-  // only below `total`), through `scratch` (f32, coopM rows of scratchCols entries from scratchBase). A few
-  // blocks at a time, so that each lane of a row writes whole 8-column units.
+  // of this lane, or one for all) into the head's rows of `out` (f32, or 16-bit with a 16-bit out; rows_,
+  // written only below `total`), through `scratch` (f32, coopM rows of scratchCols entries from scratchBase).
+  // A few blocks at a time, so that each lane of a row writes whole 8-column units.
   void writeRows(const std::vector<spv::Value>& accs, const std::vector<spv::Value>& scales,
                  spv::Value scratch, spv::Value scratchBase, uint32_t scratchCols, const spv::Buffer& out,
                  const HeadRows& at, spv::Value total);
@@ -216,7 +217,7 @@ protected:
   uint32_t lanes_, rowsPerLane_; // p_.lanesPerRow(), p_.rowsPerLane()
   spv::Module m_;
   spv::FunctionBuilder* f_ = nullptr;
-  spv::TypeId f32_, f16_, u32_, uvec4_, vec4_, ta_, tb_, tc_;
+  spv::TypeId f32_, half_, u32_, uvec4_, vec4_, ta_, tb_, tc_; // half_: the operands' 16-bit storage
   spv::PushConstants pc_;
   spv::Value Tq_, Tk_, H_, Hkv_, scale_, lid_;
   // This subgroup's index in the workgroup, its row group (the subgroup index without key splits) and its

@@ -26,7 +26,7 @@ public:
   std::vector<uint32_t> build(uint32_t& pushBytes) {
     declareForward(pushBytes);
     shS_ = m_.workgroupArray(f32_, p_.allSubgroups() * p_.coopM * p_.tile); // S, and O on its trips
-    shP_ = m_.workgroupArray(f16_, p_.allSubgroups() * p_.coopM * p_.tile);
+    shP_ = m_.workgroupArray(half_, p_.allSubgroups() * p_.coopM * p_.tile);
     setup();
     keyLoop();
     finish();
@@ -90,7 +90,7 @@ private:
       for (uint32_t e = 0; e < cols; ++e) {
         const Value pr = f().select(seen[e], f().exp(f().fsub(s[e], mNew)), f().f32(0.0f));
         sum = f().fadd(sum, pr);
-        f().store(f().accessChain(shP_, {f().iadd(rowS, c(e))}), f().convert(pr, f16_));
+        f().store(f().accessChain(shP_, {f().iadd(rowS, c(e))}), elemFromF32(f(), p_.operands, pr));
       }
       sum = rowSum(sum);
       f().store(lVar_[i], f().fma(lOld, corr, sum));

@@ -76,8 +76,8 @@ void AttentionCoopEmitter::writeSplitUnit(const SplitUnits& w, Value u, uint32_t
     }
     const Value at8 =
         f().iadd(f().iadd(w.at.base, f().imul(row, w.at.stride)), f().iadd(col, c(chunk * m.units)));
-    if (p_.halfOut) {
-      f().storeAt(*w.out, at8, packHalf8(f(), sum[0], sum[1]));
+    if (isHalf(p_.out)) {
+      f().storeAt(*w.out, at8, packHalf8(f(), sum[0], sum[1], p_.operands));
     } else {
       for (uint32_t h = 0; h < 2; ++h)
         f().storeAt(*w.out, f().iadd(f().imul(at8, c(2)), c(h)), sum[h]);

@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -18,25 +19,25 @@ const char* tag(ColumnSumPass pass) {
 
 std::string ColumnSumParams::cacheKey() const {
   return std::string("column_sum:") + tag(pass) + ":f32:wg" + std::to_string(localSize) +
-         (inF16 ? ":f16" : "");
+         (isHalf(in) ? std::string(":") + elemName(in) : "");
 }
 
 std::string ColumnSumParams::name() const {
-  return std::string("column_sum_") + tag(pass) + (inF16 ? "_f16" : "_f32") + "_wg" +
-         std::to_string(localSize);
+  return std::string("column_sum_") + tag(pass) + "_" + elemName(in) + "_wg" + std::to_string(localSize);
 }
 
 Kernel generateColumnSum(const ColumnSumParams& p) {
   if (p.localSize == 0 || p.localSize > 1024 || p.localSize % 32)
     throw std::invalid_argument(p.name() + ": localSize must be a multiple of 32 up to 1024");
   const bool blocks = p.pass == ColumnSumPass::Blocks;
-  if (p.inF16 && !blocks) throw std::invalid_argument(p.name() + ": only the block pass reads f16");
+  if (isHalf(p.in) && !blocks)
+    throw std::invalid_argument(p.name() + ": only the block pass reads 16-bit input");
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32();
-  const Buffer in = m.storageBuffer(0, p.inF16 ? m.f16() : f32, Access::ReadOnly);
+  const Buffer in = m.storageBuffer(0, elemStorageType(m, p.in), Access::ReadOnly);
   const auto load = [&](FunctionBuilder& f, Value at) {
     const Value x = f.loadAt(in, at);
-    return p.inF16 ? f.convert(x, f32) : x;
+    return isHalf(p.in) ? elemToF32(f, p.in, x) : x;
   };
   const Buffer out = m.storageBuffer(1, f32, blocks ? Access::WriteOnly : Access::ReadWrite);
   const PushConstants pc = m.pushConstants({u32, u32, u32, f32});
@@ -92,7 +93,8 @@ void registerColumnSum(KernelRegistry& registry) {
                     for (uint32_t wg : {64u, 256u})
                       ks.push_back(generateColumnSum({pass, wg}));
                   ks.push_back(generateColumnSum({ColumnSumPass::Finish, 1024}));
-                  ks.push_back(generateColumnSum({ColumnSumPass::Blocks, 256, true}));
+                  ks.push_back(generateColumnSum({ColumnSumPass::Blocks, 256, Elem::F16}));
+                  ks.push_back(generateColumnSum({ColumnSumPass::Blocks, 256, Elem::BF16}));
                   return ks;
                 }});
 }

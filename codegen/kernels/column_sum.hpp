@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/registry.hpp"
 
@@ -23,9 +24,9 @@ enum class ColumnSumPass : uint8_t { Blocks, Finish };
 struct ColumnSumParams {
   ColumnSumPass pass = ColumnSumPass::Blocks;
   uint32_t localSize = 256;
-  bool inF16 = false;           // Blocks: x holds f16 (mixed-precision gradients); the sums stay f32
-  std::string cacheKey() const; // "column_sum:blocks:f32:wg256" (":f16" for f16 x)
-  std::string name() const;     // "column_sum_blocks_f32_wg256" ("column_sum_blocks_f16_wg256")
+  Elem in = Elem::F32;          // Blocks: x in f32 or a 16-bit kind (mixed-precision gradients); sums in f32
+  std::string cacheKey() const; // "column_sum:blocks:f32:wg256" (":f16", ":bf16" for 16-bit x)
+  std::string name() const;     // "column_sum_blocks_f32_wg256" ("column_sum_blocks_bf16_wg256")
 };
 
 struct ColumnSumPush {

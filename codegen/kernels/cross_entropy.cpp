@@ -1,11 +1,13 @@
 #include "codegen/kernels/cross_entropy.hpp"
 
+#include "codegen/kernels/elem_io.hpp"
+
 namespace helios::codegen {
 
 using namespace helios::spv;
 
 std::string CrossEntropyParams::cacheKey() const {
-  return std::string("cross_entropy:") + (f16 ? "f16" : "f32") +
+  return std::string("cross_entropy:") + elemName(logits) +
          ":i32:" + rowKernelKeySuffix(localSize, strategy) + (vec4 ? ":v4" : "");
 }
 
@@ -14,7 +16,7 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32(), i32 = m.i32();
   const TypeId f32v = p.vec4 ? m.vectorType(f32, 4) : f32; // one logit, or four
-  const TypeId store = p.vec4 ? m.vectorType(p.f16 ? m.f16() : f32, 4) : p.f16 ? m.f16() : f32;
+  const TypeId store = elemStorageType(m, p.logits, p.vec4 ? 4 : 1);
   const Buffer logits = m.storageBuffer(0, store, Access::ReadOnly);
   const Buffer targets = m.storageBuffer(1, i32, Access::ReadOnly);
   const Buffer loss = m.storageBuffer(2, f32, Access::WriteOnly);
@@ -24,7 +26,7 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const auto logitAt = [&](Value i) { // i counts elements of `store` (logits, or groups of four)
     const Value v = f.loadAt(logits, i);
-    return p.f16 ? f.convert(v, f32v) : v;
+    return isHalf(p.logits) ? elemToF32(f, p.logits, v) : v;
   };
   const auto splat = [&](Value s) { return p.vec4 ? f.splat(f32v, s) : s; };
 
@@ -82,11 +84,11 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
     const Value cols = p.vec4 ? f.iadd(usplat(f.shl(j, f.u32(2))), lanes) : j;
     const Value onehot = f.select(f.eq(cols, usplat(target)), splat(f.f32(1.0f)), splat(f.f32(0.0f)));
     const Value d = f.fmul(f.fsub(prob, onehot), splat(scale));
-    f.storeAt(dlogits, i, p.f16 ? f.convert(d, store) : d);
+    f.storeAt(dlogits, i, isHalf(p.logits) ? elemFromF32(f, p.logits, d) : d);
   });
   f.ret();
 
-  std::string name = std::string("cross_entropy_") + (p.f16 ? "f16" : "f32") + (p.vec4 ? "_v4" : "") + "_wg" +
+  std::string name = std::string("cross_entropy_") + elemName(p.logits) + (p.vec4 ? "_v4" : "") + "_wg" +
                      std::to_string(p.localSize) + "_" + toString(p.strategy);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), 4, pc.size, p.localSize);
 }
@@ -99,9 +101,9 @@ void registerCrossEntropy(KernelRegistry& registry) {
                   std::vector<Kernel> ks;
                   for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
                     for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree})
-                      for (bool half : {false, true})
+                      for (Elem logits : {Elem::F32, Elem::F16, Elem::BF16})
                         for (bool v4 : {false, true})
-                          ks.push_back(generateCrossEntropy({wg, s, half, v4}));
+                          ks.push_back(generateCrossEntropy({wg, s, logits, v4}));
                   return ks;
                 }});
 }

@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/registry.hpp"
@@ -20,13 +21,13 @@ namespace helios::codegen {
 struct CrossEntropyParams {
   uint32_t localSize = 256;
   ReduceStrategy strategy = ReduceStrategy::Subgroup;
-  // logits and dlogits stored as f16 (the math stays f32): a mixed-precision head's logits are read and its
-  // gradient written at half the bytes, and the gradient is the f16 operand its GEMMs take.
-  bool f16 = false;
+  // logits and dlogits in f32 or a 16-bit kind (the math stays f32): a mixed-precision head's logits are
+  // read and its gradient written at half the bytes, and the gradient is the 16-bit operand its GEMMs take.
+  Elem logits = Elem::F32;
   // Logits and dlogits read and written as 4-vectors (vocab % 4 == 0, 16-byte aligned ranges; the op
   // decides): wider accesses, and the online max/sum takes one rescale per 4 logits.
   bool vec4 = false;
-  std::string cacheKey() const; // "cross_entropy:f32:i32:wg256:subgroup" ("cross_entropy:f16:...", ":v4")
+  std::string cacheKey() const; // "cross_entropy:f32:i32:wg256:subgroup" ("cross_entropy:bf16:...", ":v4")
 };
 
 Kernel generateCrossEntropy(const CrossEntropyParams& p);

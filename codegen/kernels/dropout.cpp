@@ -1,5 +1,6 @@
 #include "codegen/kernels/dropout.hpp"
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 #include <stdexcept>
@@ -22,10 +23,6 @@ const char* kernelName(DropoutKernel k) {
     return "backward";
   }
   return "?";
-}
-
-const char* typeName(DropoutType t) {
-  return t == DropoutType::F16 ? "f16" : "f32";
 }
 
 // dropoutHash(index, counter, stream), emitted.
@@ -56,7 +53,8 @@ Kernel advance() {
 Kernel apply(const DropoutParams& p) {
   spv::Module m;
   const bool backward = p.kernel == DropoutKernel::Backward;
-  const spv::TypeId elem = !backward && p.type == DropoutType::F16 ? m.f16() : m.f32();
+  const Elem type = backward ? Elem::F32 : p.type;
+  const spv::TypeId elem = elemStorageType(m, type);
   const spv::Buffer counter = m.storageBuffer(0, m.u32(), spv::Access::ReadOnly);
   const spv::Buffer src = m.storageBuffer(1, elem, spv::Access::ReadOnly);
   const spv::Buffer dst =
@@ -69,14 +67,13 @@ Kernel apply(const DropoutParams& p) {
   const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
   f.forRange(f.globalId(0), count, stride, [&](Value i) {
     const Value keep = f.ge(hash(f, i, step, stream), threshold);
-    Value v = f.loadAt(src, i);
-    if (elem != m.f32()) v = f.convert(v, m.f32());
+    Value v = elemToF32(f, type, f.loadAt(src, i));
     v = f.select(keep, f.fmul(v, scale), f.f32(0.0f));
     if (backward) v = f.fadd(v, f.select(accumulate, f.loadAt(dst, i), f.f32(0.0f)));
-    f.storeAt(dst, i, elem != m.f32() ? f.convert(v, elem) : v);
+    f.storeAt(dst, i, elemFromF32(f, type, v));
   });
   f.ret();
-  return linearKernel(std::string("dropout_") + kernelName(p.kernel) + "_" + typeName(p.type) + "_wg" +
+  return linearKernel(std::string("dropout_") + kernelName(p.kernel) + "_" + elemName(p.type) + "_wg" +
                           std::to_string(p.localSize),
                       p.cacheKey(), m.build(), 3, pc.size, p.localSize);
 }
@@ -85,7 +82,7 @@ Kernel apply(const DropoutParams& p) {
 
 std::string DropoutParams::cacheKey() const {
   if (kernel == DropoutKernel::Advance) return "dropout:advance";
-  return std::string("dropout:") + kernelName(kernel) + ":" + typeName(type) + ":wg" +
+  return std::string("dropout:") + kernelName(kernel) + ":" + elemName(type) + ":wg" +
          std::to_string(localSize);
 }
 
@@ -93,7 +90,7 @@ Kernel generateDropout(const DropoutParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("dropout: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
-  if (p.kernel == DropoutKernel::Backward && p.type != DropoutType::F32)
+  if (p.kernel == DropoutKernel::Backward && p.type != Elem::F32)
     throw std::invalid_argument("dropout: the backward runs on f32 gradients");
   return p.kernel == DropoutKernel::Advance ? advance() : apply(p);
 }
@@ -105,7 +102,7 @@ void registerDropout(KernelRegistry& registry) {
        [] { return generateDropout({}); },
        [] {
          std::vector<Kernel> ks{generateDropout({DropoutKernel::Advance})};
-         for (DropoutType t : {DropoutType::F32, DropoutType::F16})
+         for (Elem t : {Elem::F32, Elem::F16, Elem::BF16})
            ks.push_back(generateDropout({DropoutKernel::Forward, t}));
          ks.push_back(generateDropout({DropoutKernel::Backward}));
          return ks;

@@ -5,7 +5,7 @@
 // on the GPU, so replayed recordings draw new masks) and `stream` tells the calls of one step apart. The
 // backward recomputes the same mask from the same three values.
 //   Advance:  counter[0] += 1.                 Bindings: 0 counter (uint, read-write). One invocation.
-//   Forward:  y[i] = keep(i) ? x[i] * scale : 0 (x, y f32 or f16, f32 arithmetic).
+//   Forward:  y[i] = keep(i) ? x[i] * scale : 0 (x, y f32, f16 or bf16; f32 arithmetic).
 //             Bindings: 0 counter (uint, read), 1 x (read), 2 y (write).
 //   Backward: dx[i] = (accumulate ? dx[i] : 0) + (keep(i) ? dy[i] * scale : 0) (f32).
 //             Bindings: 0 counter (uint, read), 1 dy (read), 2 dx (read-write).
@@ -13,13 +13,13 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
 
 enum class DropoutKernel : uint8_t { Advance, Forward, Backward };
-enum class DropoutType : uint8_t { F32, F16 };
 
 struct DropoutPush {
   uint32_t count = 0, stream = 0, threshold = 0;
@@ -29,7 +29,7 @@ struct DropoutPush {
 
 struct DropoutParams {
   DropoutKernel kernel = DropoutKernel::Forward;
-  DropoutType type = DropoutType::F32; // Forward's x and y
+  Elem type = Elem::F32; // Forward's x and y
   uint32_t localSize = 256;
   std::string cacheKey() const; // "dropout:forward:f32:wg256"
 };

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -19,7 +20,27 @@ bool isBackward(EwOp op) {
   return op == EwOp::GeluBackward || op == EwOp::SiluBackward || op == EwOp::ReluBackward;
 }
 bool isCast(EwOp op) {
-  return op == EwOp::CastF32ToF16 || op == EwOp::CastF16ToF32;
+  return op == EwOp::Cast;
+}
+bool isMath(EwOp op) {
+  return !isCast(op) && op != EwOp::Axpy && op != EwOp::Fill && op != EwOp::Copy;
+}
+// The output's storage: a 16-bit `out`, else f32 for a cast and `type` otherwise.
+Elem outputOf(const ElementwiseParams& p) {
+  return isHalf(p.out) ? p.out : isCast(p.op) ? Elem::F32 : p.type;
+}
+// The op's name in keys and kernel names: a cast carries both types ("cast_f32_f16").
+std::string opName(const ElementwiseParams& p) {
+  if (!isCast(p.op)) return toString(p.op);
+  return std::string("cast_") + elemName(p.type) + "_" + elemName(outputOf(p));
+}
+// The type field of keys and names: `type`, or "f32" for every cast (whose name carries its types).
+const char* typeField(const ElementwiseParams& p) {
+  return isCast(p.op) ? "f32" : elemName(p.type);
+}
+// "_f16out" / "_bf16out" for a math op's 16-bit output.
+std::string outSuffix(const ElementwiseParams& p, const char* sep) {
+  return isHalf(p.out) && !isCast(p.op) ? std::string(sep) + elemName(p.out) + "out" : std::string();
 }
 
 constexpr float kGeluK = 0.7978845608028654f; // sqrt(2 / pi)
@@ -84,20 +105,14 @@ const char* toString(EwOp op) {
     return "silu_bwd";
   case EwOp::ReluBackward:
     return "relu_bwd";
-  case EwOp::CastF32ToF16:
-    return "cast_f32_f16";
-  case EwOp::CastF16ToF32:
-    return "cast_f16_f32";
+  case EwOp::Cast:
+    return "cast";
   case EwOp::Fill:
     return "fill";
   case EwOp::Copy:
     return "copy";
   }
   return "?";
-}
-
-const char* toString(EwType t) {
-  return t == EwType::F16 ? "f16" : "f32";
 }
 
 uint32_t ewNumBuffers(EwOp op) {
@@ -107,20 +122,21 @@ uint32_t ewNumBuffers(EwOp op) {
 }
 
 std::string ElementwiseParams::cacheKey() const {
-  return std::string("ew:") + toString(op) + ":" + toString(type) + (broadcast ? ":bcast" : ":flat") + ":wg" +
-         std::to_string(localSize) + (outF16 ? ":f16out" : "") + (vec4 ? ":v4" : "");
+  return "ew:" + opName(*this) + ":" + typeField(*this) + (broadcast ? ":bcast" : ":flat") + ":wg" +
+         std::to_string(localSize) + outSuffix(*this, ":") + (vec4 ? ":v4" : "");
 }
 
 Kernel generateElementwise(const ElementwiseParams& p) {
   if (p.broadcast && !isBinary(p.op))
     throw std::invalid_argument(std::string("elementwise: broadcast is only for add/sub/mul, not ") +
                                 toString(p.op));
-  if (isCast(p.op) && p.type != EwType::F32)
-    throw std::invalid_argument("elementwise: casts have fixed types; use type = f32 in their parameters");
-  if (p.outF16 && (isCast(p.op) || p.op == EwOp::Axpy || p.op == EwOp::Fill || p.op == EwOp::Copy ||
-                   p.type != EwType::F32))
-    throw std::invalid_argument(std::string("elementwise: an f16 output is for math ops on f32, not ") +
-                                toString(p.op) + " on " + toString(p.type));
+  if (isCast(p.op) && isHalf(p.type) == isHalf(outputOf(p)))
+    throw std::invalid_argument(std::string("elementwise: a cast goes between f32 and a 16-bit kind, not ") +
+                                elemName(p.type) + " -> " + elemName(outputOf(p)));
+  if (isHalf(p.out) && ((!isMath(p.op) && !isCast(p.op)) || p.type != Elem::F32))
+    throw std::invalid_argument(std::string("elementwise: ") + elemName(p.out) +
+                                " output is for math ops and casts on f32, not " + opName(p) + " on " +
+                                elemName(p.type));
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("elementwise: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
@@ -129,12 +145,13 @@ Kernel generateElementwise(const ElementwiseParams& p) {
   const spv::TypeId u32 = m.u32();
   // vec4: every buffer element, and the maths, are 4-vectors.
   const auto shaped = [&](spv::TypeId scalar) { return p.vec4 ? m.vectorType(scalar, 4) : scalar; };
+  // (f16 is declared by every variant, as it always was.)
   const spv::TypeId f32 = shaped(m.f32()), f16 = shaped(m.f16());
-  const spv::TypeId storage = p.type == EwType::F16 ? f16 : f32;
-  const spv::TypeId inT = p.op == EwOp::CastF16ToF32 ? f16 : p.op == EwOp::CastF32ToF16 ? f32 : storage;
-  const spv::TypeId outT = p.op == EwOp::CastF32ToF16 || p.outF16 ? f16
-                           : p.op == EwOp::CastF16ToF32           ? f32
-                                                                  : storage;
+  const auto storageOf = [&](Elem e) {
+    return e == Elem::F32 ? f32 : e == Elem::F16 ? f16 : shaped(elemStorageType(m, e));
+  };
+  const Elem outElem = outputOf(p);
+  const spv::TypeId inT = storageOf(p.type), outT = storageOf(outElem);
 
   std::vector<spv::Buffer> bufs;
   const auto addBuffer = [&](spv::TypeId t, spv::Access access) {
@@ -161,15 +178,16 @@ Kernel generateElementwise(const ElementwiseParams& p) {
   const Value n = f.loadPush(pc, 0);
   const Value alpha = math.k(f.loadPush(pc, 2));
   const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
-  // Loads as f32 (converting f16 storage), stores from f32.
+  // Loads as f32 (widening 16-bit storage), stores from f32 (rounding to nearest even).
+  const spv::Buffer& out = bufs.back();
+  const auto elemOf = [&](const spv::Buffer& b) { return b.var.id == out.var.id ? outElem : p.type; };
   const auto load = [&](const spv::Buffer& b, Value i) {
     const Value v = f.loadAt(b, i);
-    return b.element.id == f32.id ? v : f.convert(v, f32);
+    return b.element.id == f32.id ? v : elemToF32(f, elemOf(b), v);
   };
   const auto store = [&](const spv::Buffer& b, Value i, Value v) {
-    f.storeAt(b, i, b.element.id == f32.id ? v : f.convert(v, b.element));
+    f.storeAt(b, i, b.element.id == f32.id ? v : elemFromF32(f, elemOf(b), v));
   };
-  const spv::Buffer& out = bufs.back();
 
   Value cols{};
   if (p.broadcast) cols = f.loadPush(pc, 1);
@@ -220,9 +238,8 @@ Kernel generateElementwise(const ElementwiseParams& p) {
       store(out, i, dx);
       break;
     }
-    case EwOp::CastF32ToF16:
-    case EwOp::CastF16ToF32:
-      f.storeAt(out, i, f.convert(f.loadAt(bufs[0], i), outT));
+    case EwOp::Cast:
+      store(out, i, load(bufs[0], i));
       break;
     case EwOp::Fill:
       store(out, i, alpha);
@@ -234,9 +251,8 @@ Kernel generateElementwise(const ElementwiseParams& p) {
   });
   f.ret();
 
-  std::string name = std::string("ew_") + toString(p.op) + "_" + toString(p.type) +
-                     (p.broadcast ? "_bcast" : "") + (p.outF16 ? "_f16out" : "") + (p.vec4 ? "_v4" : "") +
-                     "_wg" + std::to_string(p.localSize);
+  std::string name = "ew_" + opName(p) + "_" + typeField(p) + (p.broadcast ? "_bcast" : "") +
+                     outSuffix(p, "_") + (p.vec4 ? "_v4" : "") + "_wg" + std::to_string(p.localSize);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
@@ -250,16 +266,23 @@ void registerElementwise(KernelRegistry& registry) {
          std::vector<Kernel> ks;
          for (uint32_t o = 0; o <= static_cast<uint32_t>(EwOp::Copy); ++o) {
            const auto op = static_cast<EwOp>(o);
-           for (EwType t : {EwType::F32, EwType::F16}) {
-             if (isCast(op) && t != EwType::F32) continue;
+           for (Elem t : {Elem::F32, Elem::F16, Elem::BF16}) {
              for (bool bc : {false, true}) {
                if (bc && !isBinary(op)) continue;
                for (uint32_t ls : {64u, 256u}) {
-                 const bool math = !isCast(op) && op != EwOp::Axpy && op != EwOp::Fill && op != EwOp::Copy;
                  for (bool v4 : {false, true}) {
                    if (v4 && ls != 256) continue; // the 4-vector kernels at the local size the ops use
-                   ks.push_back(generateElementwise({op, t, bc, ls, false, v4}));
-                   if (math && t == EwType::F32) ks.push_back(generateElementwise({op, t, bc, ls, true, v4}));
+                   // Casts: from f32 to each 16-bit kind, and from each back.
+                   if (isCast(op)) {
+                     for (Elem half : {Elem::F16, Elem::BF16})
+                       if (t == Elem::F32) ks.push_back(generateElementwise({op, t, bc, ls, half, v4}));
+                     if (isHalf(t)) ks.push_back(generateElementwise({op, t, bc, ls, Elem::F32, v4}));
+                     continue;
+                   }
+                   ks.push_back(generateElementwise({op, t, bc, ls, Elem::F32, v4}));
+                   if (isMath(op) && t == Elem::F32)
+                     for (Elem half : {Elem::F16, Elem::BF16})
+                       ks.push_back(generateElementwise({op, t, bc, ls, half, v4}));
                  }
                }
              }

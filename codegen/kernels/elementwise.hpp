@@ -11,18 +11,19 @@
 //   *Backward               0 x (read)      1 dy (read)   2 dx (write)               dx = dy * f'(x)
 //   Axpy                    0 x (read)      1 y (read-write)     y += alpha * sum_{s < cols} x[s*n + i]
 //                           (cols = 1: the plain axpy; more: the sum of `cols` slices of n, e.g. split-K)
-//   CastF32ToF16            0 x (f32, read) 1 out (f16, write)
-//   CastF16ToF32            0 x (f16, read) 1 out (f32, write)
+//   Cast                    0 x (`type`)    1 out (`out`, or f32)                      f32 <-> f16 or bf16
 //   Fill                    0 out (write)                                            out = alpha
 //   Copy                    0 x (read)      1 out (write)                            bit-exact
 // Push constants: ElementwisePush {uint n; uint cols; float alpha; uint pad;} (16 bytes, every variant).
 // `type` is the storage type of every buffer of the math ops, fill and copy; math is always done in f32
-// (F16 storage converts on load and store). Casts have fixed types and require type == F32.
+// (16-bit storage widens on load and rounds to nearest even on store; bf16 is held as uint16 bits). A cast
+// reads `type` and writes `out` (to a 16-bit kind from f32) or f32 (from a 16-bit kind).
 // GELU is the tanh form, evaluated as x * sigmoid(2u) (= 0.5 x (1 + tanh u), u = sqrt(2/pi)(x + 0.044715
 // x^3)), which cannot overflow to NaN for large |x|.
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/registry.hpp"
 
@@ -40,15 +41,11 @@ enum class EwOp : uint8_t {
   GeluBackward,
   SiluBackward,
   ReluBackward,
-  CastF32ToF16,
-  CastF16ToF32,
+  Cast,
   Fill,
   Copy,
 };
 const char* toString(EwOp op);
-
-enum class EwType : uint8_t { F32, F16 };
-const char* toString(EwType t);
 
 // Number of storage buffers the op's kernel binds (see the table above).
 uint32_t ewNumBuffers(EwOp op);
@@ -62,22 +59,24 @@ struct ElementwisePush {
 
 struct ElementwiseParams {
   EwOp op = EwOp::Add;
-  EwType type = EwType::F32;
+  Elem type = Elem::F32;
   bool broadcast = false; // Add/Sub/Mul only: b has `cols` elements, reused for every row
   uint32_t localSize = 256;
-  // The output in f16 while the inputs stay in `type` = F32 (math ops only): the producer of a GEMM's f16
-  // operand writes it directly instead of leaving a cast to a separate kernel.
-  bool outF16 = false;
+  // F16 or BF16: the output in that 16-bit kind while the inputs stay in `type` = F32 (math ops: the
+  // producer of a GEMM's 16-bit operand writes it directly instead of leaving a cast to a separate kernel;
+  // and casts from f32). F32: the output as `type` (casts from a 16-bit kind: f32).
+  Elem out = Elem::F32;
   // Four elements per step as 4-vectors (vec4 / f16vec4): n and the broadcast period then count vectors
   // (Axpy's slice count does not change). ops::elementwise takes it where the sizes divide by 4 and every
   // range is 16-byte aligned: fewer, wider memory accesses for the same arithmetic.
   bool vec4 = false;
-  std::string cacheKey() const; // "ew:add:f32:bcast:wg256" (":f16out", ":v4")
+  std::string cacheKey() const; // "ew:add:f32:bcast:wg256" (":f16out", ":bf16out", ":v4"; casts
+                                // "ew:cast_f32_bf16:f32:...", the types in the op's name)
 };
 
-// Throws std::invalid_argument for inconsistent parameters (broadcast on a non-binary op, a cast with
-// type != F32, outF16 on anything but a math op on F32, a local size that is not a power of two in
-// [32, 1024]).
+// Throws std::invalid_argument for inconsistent parameters (broadcast on a non-binary op, a cast that is not
+// between f32 and a 16-bit kind, a 16-bit `out` on anything but a math op or cast on F32, a local size
+// outside [1, 1024]).
 Kernel generateElementwise(const ElementwiseParams& p);
 void registerElementwise(KernelRegistry& registry);
 

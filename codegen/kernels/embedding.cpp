@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -18,8 +19,8 @@ Value idInRange(FunctionBuilder& f, spv::Module& m, Value id, Value vocab) {
   return f.logicalAnd(f.ge(id, f.i32(0)), f.lt(id, f.convert(vocab, m.i32())));
 }
 
-void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls, bool halfTable) {
-  const spv::Buffer table = m.storageBuffer(0, halfTable ? m.f16() : m.f32(), spv::Access::ReadOnly);
+void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, uint32_t ls, Elem type) {
+  const spv::Buffer table = m.storageBuffer(0, elemStorageType(m, type), spv::Access::ReadOnly);
   const spv::Buffer ids = m.storageBuffer(1, m.i32(), spv::Access::ReadOnly);
   const spv::Buffer out = m.storageBuffer(2, m.f32(), spv::Access::WriteOnly);
   const Value tokens = f.loadPush(pc, 0), dim = f.loadPush(pc, 1), vocab = f.loadPush(pc, 2);
@@ -33,10 +34,7 @@ void gather(spv::Module& m, FunctionBuilder& f, const spv::PushConstants& pc, ui
     f.forRange(f.globalId(0), dim, strideX, [&](Value j) {
       f.ifThenElse(
           inRange,
-          [&] {
-            const Value v = f.loadAt(table, f.iadd(src, j));
-            f.storeAt(out, f.iadd(dst, j), halfTable ? f.convert(v, m.f32()) : v);
-          },
+          [&] { f.storeAt(out, f.iadd(dst, j), elemToF32(f, type, f.loadAt(table, f.iadd(src, j)))); },
           [&] { f.storeAt(out, f.iadd(dst, j), f.f32(0.0f)); });
     });
   });
@@ -204,7 +202,7 @@ const char* toString(EmbeddingKernel k) {
 }
 
 std::string EmbeddingParams::cacheKey() const {
-  return std::string("embedding:") + toString(kernel) + (halfTable ? ":f16:wg" : ":f32:wg") +
+  return std::string("embedding:") + toString(kernel) + ":" + elemName(table) + ":wg" +
          std::to_string(localSize);
 }
 
@@ -212,15 +210,15 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("embedding: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
-  if (p.halfTable && p.kernel != EmbeddingKernel::Gather)
-    throw std::invalid_argument("embedding: f16 tables are for the gather only");
+  if (p.table != Elem::F32 && p.kernel != EmbeddingKernel::Gather)
+    throw std::invalid_argument("embedding: only the gather reads a 16-bit table");
   spv::Module m;
   const spv::PushConstants pc = m.pushConstants({m.u32(), m.u32(), m.u32(), m.u32()});
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   uint32_t numBuffers = 0;
   switch (p.kernel) {
   case EmbeddingKernel::Gather:
-    gather(m, f, pc, p.localSize, p.halfTable);
+    gather(m, f, pc, p.localSize, p.table);
     numBuffers = 3;
     break;
   case EmbeddingKernel::Link:
@@ -246,7 +244,7 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
     break;
   }
   f.ret();
-  std::string name = std::string("embedding_") + toString(p.kernel) + (p.halfTable ? "_f16_wg" : "_f32_wg") +
+  std::string name = std::string("embedding_") + toString(p.kernel) + "_" + elemName(p.table) + "_wg" +
                      std::to_string(p.localSize);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
@@ -263,8 +261,9 @@ void registerEmbedding(KernelRegistry& registry) {
                         EmbeddingKernel::Combine})
            for (uint32_t ls : {64u, 256u})
              ks.push_back(generateEmbedding({k, ls}));
-         ks.push_back(generateEmbedding({EmbeddingKernel::Gather, 256, true}));
          ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, 32}));
+         for (Elem table : {Elem::F16, Elem::BF16})
+           ks.push_back(generateEmbedding({EmbeddingKernel::Gather, 256, table}));
          return ks;
        }});
 }

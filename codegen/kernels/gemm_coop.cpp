@@ -21,6 +21,7 @@
 
 #include <functional>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/kernels/gemm_coop_copies.hpp"
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "codegen/kernels/gemm_coop_parts.hpp"
@@ -60,28 +61,31 @@ private:
   // Types, bindings, push constants, shared memory, entry point.
   FunctionBuilder& declare() {
     u32_ = m_.u32();
-    f16_ = m_.f16();
+    half_ = elemStorageType(m_, p_.operands); // f16, or uint16 bits of bf16
     f32_ = m_.f32();
     uvec4_ = m_.vectorType(u32_, 4);
-    ta_ = m_.coopMatrixType(f16_, p_.coopM, p_.coopK, CoopUse::MatrixAKHR);
-    tb_ = m_.coopMatrixType(f16_, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
+    ta_ = halfCoopType(m_, p_.operands, p_.coopM, p_.coopK, CoopUse::MatrixAKHR);
+    tb_ = halfCoopType(m_, p_.operands, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
     tc_ = m_.coopMatrixType(f32_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR);
-    tcOut_ = p_.outF16 ? m_.coopMatrixType(f16_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR) : tc_;
-    // An f32 operand is read as pairs of vec4 per 8-element vector and rounded to f16 as it is staged.
+    tcOut_ =
+        p_.halfC() ? halfCoopType(m_, p_.storedC, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR) : tc_;
+    // An f32 operand is read as pairs of vec4 per 8-element vector and rounded to the operands' type as it is
+    // staged.
     const TypeId vec4 = m_.vectorType(f32_, 4);
     const bool scalars = p_.bounded && !p_.boundedVectors;
-    a_ = m_.storageBuffer(0, scalars ? f16_ : p_.f32A ? vec4 : uvec4_, Access::ReadOnly);
-    b_ = m_.storageBuffer(1, scalars ? f16_ : p_.f32B ? vec4 : uvec4_, Access::ReadOnly);
+    a_ = m_.storageBuffer(0, scalars ? half_ : p_.storedA == Elem::F32 ? vec4 : uvec4_, Access::ReadOnly);
+    b_ = m_.storageBuffer(1, scalars ? half_ : p_.storedB == Elem::F32 ? vec4 : uvec4_, Access::ReadOnly);
     // A staged store writes C as row vectors (4 floats, or 4 halves).
-    const TypeId cElement = p_.stagedStore ? (p_.outF16 ? m_.vectorType(f16_, 4) : vec4)
-                            : p_.outF16    ? f16_
+    const TypeId cElement = p_.stagedStore ? (p_.halfC() ? m_.vectorType(half_, 4) : vec4)
+                            : p_.halfC()   ? half_
                                            : f32_;
     c_ = m_.storageBuffer(2, cElement, p_.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
-    if (p_.bias) bias_ = m_.storageBuffer(3, p_.outF16 ? f16_ : f32_, Access::ReadOnly);
+    if (p_.bias) bias_ = m_.storageBuffer(3, p_.halfC() ? half_ : f32_, Access::ReadOnly);
     if (p_.kSlices > 1) {
-      // Coherent: the last workgroup of a tile reads partials other workgroups wrote during this dispatch.
+      // The last workgroup of a tile reads partials other workgroups wrote during this dispatch: Coherent
+      // (lowered, GLSL450), else non-private accesses (Vulkan memory model).
       partials_ = m_.storageBuffer(p_.bias ? 4 : 3, f32_, Access::ReadWrite);
-      m_.decorate(partials_.var.id, Decoration::Coherent);
+      if (!m_.vulkanMemoryModel()) m_.decorate(partials_.var.id, Decoration::Coherent);
       counters_ = m_.storageBuffer(p_.bias ? 5 : 4, u32_, Access::ReadWrite);
       arrival_ = m_.workgroupArray(u32_, 1);
     }
@@ -206,14 +210,14 @@ private:
   // Global -> registers: slice kt of A, of B (bounded or not).
   std::vector<Value> loadSliceA(Value kt) {
     if (p_.bounded && !p_.boundedVectors)
-      return coop::loadScalars(f_, a_, slotsA_, edgeA_, kt, p_.BK, scalarCheck());
-    return coop::loadVectors(f_, a_, slotsA_, originA_, stepA_, kt, p_.BK, p_.f32A,
+      return coop::loadScalars(f_, a_, slotsA_, edgeA_, kt, p_.BK, scalarCheck(), p_.operands);
+    return coop::loadVectors(f_, a_, slotsA_, originA_, stepA_, kt, p_.BK, p_.storedA, p_.operands,
                              p_.bounded && !unchecked_ ? &edgeA_ : nullptr);
   }
   std::vector<Value> loadSliceB(Value kt) {
     if (p_.bounded && !p_.boundedVectors)
-      return coop::loadScalars(f_, b_, slotsB_, edgeB_, kt, p_.BK, scalarCheck());
-    return coop::loadVectors(f_, b_, slotsB_, originB_, stepB_, kt, p_.BK, p_.f32B,
+      return coop::loadScalars(f_, b_, slotsB_, edgeB_, kt, p_.BK, scalarCheck(), p_.operands);
+    return coop::loadVectors(f_, b_, slotsB_, originB_, stepB_, kt, p_.BK, p_.storedB, p_.operands,
                              p_.bounded && !unchecked_ ? &edgeB_ : nullptr);
   }
 
@@ -357,7 +361,7 @@ private:
     for (uint32_t i = 0; i < p_.accM(); ++i)
       for (uint32_t j = 0; j < p_.accN(); ++j)
         f_.coopStore(fragment(f_.workgroupId(2), i, j), f_.load(acc_[i * p_.accN() + j]), c(p_.BN),
-                     CoopLayout::RowMajorKHR);
+                     CoopLayout::RowMajorKHR, MemoryAccess::nonPrivate());
     const uint32_t deviceAcqRel = static_cast<uint32_t>(MemorySemanticsMask::AcquireRelease) |
                                   static_cast<uint32_t>(MemorySemanticsMask::UniformMemory);
     const uint32_t both = deviceAcqRel | static_cast<uint32_t>(MemorySemanticsMask::WorkgroupMemory);
@@ -373,9 +377,13 @@ private:
       // Summed in a loop over the slices instead it kept 150-159 registers and ran 3-5% slower.
       for (uint32_t i = 0; i < p_.accM(); ++i)
         for (uint32_t j = 0; j < p_.accN(); ++j) {
-          Value sum = f_.coopLoad(tc_, fragment(c(0), i, j), c(p_.BN), CoopLayout::RowMajorKHR);
+          const auto partial = [&](uint32_t s) {
+            return f_.coopLoad(tc_, fragment(c(s), i, j), c(p_.BN), CoopLayout::RowMajorKHR,
+                               MemoryAccess::nonPrivate());
+          };
+          Value sum = partial(0);
           for (uint32_t s = 1; s < p_.kSlices; ++s)
-            sum = f_.fadd(sum, f_.coopLoad(tc_, fragment(c(s), i, j), c(p_.BN), CoopLayout::RowMajorKHR));
+            sum = f_.fadd(sum, partial(s));
           f_.store(acc_[i * p_.accN() + j], sum);
         }
       // Zero again for the next dispatch (which a pipeline barrier separates from this one).
@@ -427,7 +435,7 @@ private:
     const uint32_t rowVecs = stagedRowVecs(p_), wn = p_.warpN(), w = p_.stagedStore ? 4 : 1;
     const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
     const Value alpha = f_.loadPush(pc_, 3), beta = f_.loadPush(pc_, 4);
-    const TypeId cType = p_.outF16 ? f16_ : f32_, vec4 = m_.vectorType(f32_, 4);
+    const TypeId vec4 = m_.vectorType(f32_, 4);
     const auto raw = [&](uint32_t i, uint32_t j, Value) { return f_.load(acc_[i * p_.accN() + j]); };
     const auto apply = [&](Value x, Value gc, Value old) { return epilogueElement(x, gc, old, alpha, beta); };
     throughShared(warpRow, raw, [&](Value row0, Value region) {
@@ -450,12 +458,12 @@ private:
           if (w == 1) {
             const Value x = f_.bitcast(word, f32_);
             const Value v = apply(x, gc, old(at));
-            f_.storeAt(c_, at, p_.outF16 ? f_.convert(v, cType) : v);
+            f_.storeAt(c_, at, p_.halfC() ? elemFromF32(f_, p_.storedC, v) : v);
             return;
           }
           const Value x = f_.bitcast(word, vec4), vat = f_.shr(at, c(2));
           const Value v = epilogueVector(x, gc, vat, alpha, beta);
-          f_.storeAt(c_, vat, p_.outF16 ? f_.convert(v, c_.element) : v);
+          f_.storeAt(c_, vat, p_.halfC() ? elemFromF32(f_, p_.storedC, v) : v);
         });
       }
     });
@@ -464,12 +472,12 @@ private:
   // One element of the epilogue: x at column gc, `old` C's value there (read only when beta != 0).
   Value epilogueElement(Value x, Value gc, Value old, Value alpha, Value beta) {
     if (p_.alphaBeta) {
-      const Value scaled = f_.fmul(beta, p_.outF16 ? f_.convert(old, f32_) : old);
+      const Value scaled = f_.fmul(beta, p_.halfC() ? elemToF32(f_, p_.storedC, old) : old);
       x = f_.fadd(f_.fmul(alpha, x), f_.select(f_.ne(beta, f_.f32(0.0f)), scaled, f_.f32(0.0f)));
     }
     if (p_.bias) {
       const Value b = f_.loadAt(bias_, gc);
-      x = f_.fadd(x, p_.outF16 ? f_.convert(b, f32_) : b);
+      x = f_.fadd(x, p_.halfC() ? elemToF32(f_, p_.storedC, b) : b);
     }
     return p_.gelu ? coop::gelu(f_, x) : x;
   }
@@ -498,7 +506,7 @@ private:
     const Value lane = f_.builtin(BuiltIn::SubgroupLocalInvocationId);
     const TypeId vec4 = m_.vectorType(f32_, 4);
     const Value nVecs = f_.shr(N_, c(2)), colVec = f_.shr(warpCol, c(2)), baseC = f_.shr(cBase_, c(2));
-    const bool perVector = p_.biasOnVectors && p_.outF16 && p_.bias;
+    const bool perVector = p_.biasOnVectors && p_.halfC() && p_.bias;
     const auto withEpilogue = [&](uint32_t i, uint32_t j, Value row0) {
       if (perVector) return f_.load(acc_[i * p_.accN() + j]);
       const Value col = f_.iadd(warpCol, c(j * p_.coopN));
@@ -512,14 +520,14 @@ private:
             f_.load(f_.accessChain(shA_, {f_.iadd(region, f_.iadd(f_.imul(r, c(rowVecs)), cv))})), vec4);
         const Value at = f_.iadd(baseC, f_.iadd(f_.imul(f_.iadd(row0, r), nVecs), f_.iadd(colVec, cv)));
         if (perVector) x = epilogueVector(x, f_.shl(f_.iadd(colVec, cv), c(2)), at, e.alpha, e.beta);
-        f_.storeAt(c_, at, p_.outF16 ? f_.convert(x, c_.element) : x);
+        f_.storeAt(c_, at, p_.halfC() ? elemFromF32(f_, p_.storedC, x) : x);
       }
     });
   }
 
   const GemmCoopParams& p_;
   Module m_;
-  TypeId u32_, f16_, f32_, uvec4_, ta_, tb_, tc_, tcOut_;
+  TypeId u32_, half_, f32_, uvec4_, ta_, tb_, tc_, tcOut_;
   Buffer a_, b_, c_, bias_, partials_, counters_;
   PushConstants pc_;
   Value shA_, shB_, arrival_;

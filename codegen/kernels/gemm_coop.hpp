@@ -1,5 +1,6 @@
 #pragma once
-// Cooperative-matrix GEMM (VK_KHR_cooperative_matrix, subgroup scope): f16 x f16 -> f32 accumulate.
+// Cooperative-matrix GEMM (VK_KHR_cooperative_matrix, subgroup scope): f16 x f16 or bf16 x bf16 (where the
+// device lists bf16 x bf16 -> f32: VK_KHR_shader_bfloat16) -> f32 accumulate.
 // One workgroup computes a BM x BN tile of C; its subgroups are laid out sgRows x sgCols over the tile and
 // each holds (BM/sgRows/coopM) x (BN/sgCols/coopN) accumulator matrices. K is walked in BK slices staged in
 // shared memory (copied as 16-byte vectors by every invocation, optionally double-buffered), and the coop
@@ -12,7 +13,8 @@
 // Requirements (the dispatch policy guarantees them): M % BM == 0, N % BN == 0, K % BK == 0, batch strides
 // multiples of 8 elements, A and B bindings 16-byte aligned; or none of these with `bounded` (only the last
 // two, and M, N, K multiples of 8, with `boundedVectors`).
-// Interface: bindings 0 = A (f16), 1 = B (f16), 2 = C (f32 or f16; read when beta != 0), 3 = bias (C's type,
+// Interface: bindings 0 = A, 1 = B (the operand type, or f32), 2 = C (f32 or the operand type; read when
+// beta != 0), 3 = bias (C's type,
 // only when `bias`), then with kSlices > 1 the partial tiles and the tile counters; push constants
 // GemmCoopPush (same layout as the tiled GEMM's batched block); dispatch gemmCoopGroups(); local size
 // {subgroups * subgroupSize, 1, 1}; requiredSubgroupSize = subgroupSize.
@@ -21,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/registry.hpp"
 
@@ -40,13 +43,17 @@ struct GemmCoopParams {
   // copies. Needs 2 stages.
   uint32_t producers = 0;
   uint32_t padA = 8,
-           padB = 8;      // halves appended to each shared row (multiples of 8: rows stay 16-byte aligned)
-  bool transA = false;    // A stored K x M (column-major coop loads; no explicit transpose)
-  bool transB = false;    // B stored N x K
-  bool batched = false;   // batch = gl_WorkGroupID.z, element strides in push constants
-  bool outF16 = false;    // C (and beta's read of C) in f16; accumulation stays f32
-  bool f32A = false;      // A stored as f32 and rounded to f16 while staged (mixed precision, no cast kernel)
-  bool f32B = false;      // B likewise
+           padB = 8;    // halves appended to each shared row (multiples of 8: rows stay 16-byte aligned)
+  bool transA = false;  // A stored K x M (column-major coop loads; no explicit transpose)
+  bool transB = false;  // B stored N x K
+  bool batched = false; // batch = gl_WorkGroupID.z, element strides in push constants
+  // Element types (bf16 in memory as uint16 bits: elem_io.hpp). operands: what the coop matrices hold, F16 or
+  // BF16; accumulation is f32. storedA, storedB: A and B in memory, `operands` or F32 (rounded to `operands`
+  // while staged: mixed precision without a cast kernel). storedC: C, bias and beta's read of C, F32 or
+  // `operands`.
+  Elem operands = Elem::F16;
+  Elem storedA = Elem::F16, storedB = Elem::F16;
+  Elem storedC = Elem::F32;
   bool alphaBeta = false; // apply alpha and beta (false: C = A*B [+bias][gelu], alpha/beta ignored)
   bool bias = false;      // + bias[n]
   bool gelu = false;      // GELU (tanh form), applied last
@@ -56,13 +63,14 @@ struct GemmCoopParams {
   // C 16-byte aligned (8 for f16) and batch strides of C multiples of 4. Also on the bounded kernel with
   // vector copies (alpha/beta allowed there): its checked per-element store becomes one per 4-element vector.
   bool stagedStore = false;
-  // Staged store of an f16 C with bias: the epilogue runs on the f32 row vectors (bias read as f16 scalars)
-  // instead of on coop matrices, so no f16 coop matrix is converted to f32. Mesa 25.0's ANV lowers such
+  // Staged store of a 16-bit C with bias: the epilogue runs on the f32 row vectors (bias read as scalars)
+  // instead of on coop matrices, so no 16-bit coop matrix is converted to f32. Mesa 25.0's ANV lowers such
   // cross-width conversions as if both packed alike (crash at SIMD8/16, wrong code elsewhere).
   bool biasOnVectors = false;
-  // Any M, N, K, strides and 2-byte alignment (odd shapes without padding passes): A and B are read as f16
-  // scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared memory
-  // as bounds-checked scalars with the epilogue applied per element. f16 operands, subgroup scope.
+  // Any M, N, K, strides and 2-byte alignment (odd shapes without padding passes): A and B are read as
+  // 16-bit scalars, bounds-checked (zeros past the edges) as they are staged, and C leaves through shared
+  // memory as bounds-checked scalars with the epilogue applied per element. 16-bit operands in memory,
+  // subgroup scope.
   bool bounded = false;
   // Bounded, with every operand row a multiple of 8 halves (M, N, K multiples of 8, batch strides too, A and
   // B 16-byte aligned): the copies read 16-byte vectors, each wholly inside the matrix or zeroed, instead of
@@ -107,6 +115,7 @@ struct GemmCoopParams {
   uint32_t subgroups() const { return sgRows * sgCols; } // the computing subgroups
   uint32_t invocations() const { return (subgroups() + producers) * subgroupSize; }
   uint32_t copiers() const { return producers ? producers * subgroupSize : invocations(); } // copy slices
+  bool halfC() const { return storedC != Elem::F32; }        // C (and bias) in the operands' 16-bit type
   bool stagedTransA() const { return transA != crosswiseA; } // A staged K-major (column-major coop loads)
   bool stagedTransB() const { return transB != crosswiseB; } // B staged N-major
   uint32_t warpM() const { return BM / sgRows; }             // rows of C per subgroup
@@ -116,7 +125,7 @@ struct GemmCoopParams {
   uint32_t sharedBytes() const;                     // bytes of shared memory the kernel declares
   std::string cacheKey() const;                     // covers every field
   // e.g. "gemm_coop_nn_f32_128x128x32_sg2x2_s2_c16x16x16_p8_8" (+ "_ws4" with 4 copy subgroups, "_w64" on
-  // subgroups of other than 32 lanes);
+  // subgroups of other than 32 lanes; "gemm_coop_bf16_..." on bf16 operands);
   // "gemm_coop2_nn_f32_128x128x32_wg256_g32x32x16" (+ "_u8" unrolled, "_tl" tensor layouts)
   std::string name() const;
   // Throws std::invalid_argument naming the broken constraint (divisibility, shared memory, ...).
@@ -166,7 +175,7 @@ std::vector<GemmCoopParams> gemmCoopSweep();
 
 // Registers "gemm.coop": default = NN f32 128x128x64 2x2 subgroups, single-stage (fastest measured); sweep =
 // every tiling x representative variants + every variant (layouts, f16 out, batched, alpha/beta, bias, GELU)
-// on two tilings.
+// on two tilings, and the variants again on bf16 operands.
 void registerGemmCoop(KernelRegistry& registry);
 
 } // namespace helios::codegen

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/kernels/half_pack.hpp"
 
 namespace helios::codegen::coop {
@@ -65,7 +66,8 @@ std::vector<CopySlot> copySlots(FunctionBuilder& f, const TileCopy& t, uint32_t 
 }
 
 std::vector<Value> loadVectors(FunctionBuilder& f, const Buffer& buf, const std::vector<CopySlot>& slots,
-                               Value origin, Value step, Value kt, uint32_t BK, bool f32, const Edge* edge) {
+                               Value origin, Value step, Value kt, uint32_t BK, Elem stored, Elem operands,
+                               const Edge* edge) {
   const auto c = [&f](uint32_t v) { return f.u32(v); };
   const Value base = f.iadd(origin, f.imul(kt, step));
   std::vector<Value> regs;
@@ -79,7 +81,7 @@ std::vector<Value> loadVectors(FunctionBuilder& f, const Buffer& buf, const std:
   for (const CopySlot& s : slots) {
     const Value at = f.iadd(base, s.global);
     if (!edge) {
-      regs.push_back(f32 ? loadF32AsHalf8(f, buf, at) : f.loadAt(buf, at));
+      regs.push_back(stored == Elem::F32 ? loadF32AsHalf8(f, buf, at, operands) : f.loadAt(buf, at));
       continue;
     }
     const Value inside = f.logicalAnd(f.lt(f.iadd(row0, s.row), edge->rows),
@@ -93,14 +95,15 @@ std::vector<Value> loadVectors(FunctionBuilder& f, const Buffer& buf, const std:
 // indices are clamped to the binding (so no read leaves it) and die once the loads are issued (a predicate
 // per half kept the 64x64x32 tiling at 255 registers with spills, where the unchecked kernel takes 146).
 std::vector<Value> loadScalars(FunctionBuilder& f, const Buffer& buf, const std::vector<CopySlot>& slots,
-                               const Edge& e, Value kt, uint32_t BK, ScalarCheck check) {
+                               const Edge& e, Value kt, uint32_t BK, ScalarCheck check, Elem kind) {
   const auto c = [&f](uint32_t v) { return f.u32(v); };
   Module& m = f.module();
   const Value k0 = f.imul(kt, c(BK));
   const Value row0 = e.kInRows ? f.iadd(e.rowOrigin, k0) : e.rowOrigin;
   const Value col0 = e.kInRows ? e.colOrigin : f.iadd(e.colOrigin, k0);
-  const TypeId h2 = m.vectorType(m.f16(), 2), uvec4 = m.vectorType(m.u32(), 4);
-  const Value zero = f.f16(0.0f);
+  const TypeId half = elemStorageType(m, kind);
+  const TypeId h2 = m.vectorType(half, 2), uvec4 = m.vectorType(m.u32(), 4);
+  const Value zero = m.constant(half, 0.0);
   const bool across = e.crosswise;
   std::vector<Value> regs;
   for (const CopySlot& s : slots) {

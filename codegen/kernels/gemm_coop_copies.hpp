@@ -46,22 +46,24 @@ struct Edge {
   bool crosswise = false;
 };
 
-// Global -> registers, 16-byte vectors: the slice of step kt starts at vector origin + kt * step. f32: two
-// vec4 per vector, rounded to halves. With `edge` (boundedVectors) each vector is read clamped to the binding
-// and zeroed unless it lies inside the matrix (rows are multiples of 8 halves: wholly inside or outside).
+// Global -> registers, 16-byte vectors: the slice of step kt starts at vector origin + kt * step. Stored as
+// f32: two vec4 per vector, rounded to `operands`. With `edge` (boundedVectors) each vector is read clamped
+// to the binding and zeroed unless it lies inside the matrix (rows are multiples of 8 halves: wholly inside
+// or outside).
 std::vector<spv::Value> loadVectors(spv::FunctionBuilder& f, const spv::Buffer& buf,
                                     const std::vector<CopySlot>& slots, spv::Value origin, spv::Value step,
-                                    spv::Value kt, uint32_t BK, bool f32, const Edge* edge);
+                                    spv::Value kt, uint32_t BK, Elem stored, Elem operands, const Edge* edge);
 
 // How the bounded kernel's scalar copies are checked: every half against the far edges (Edges), also
 // against a start below 0 (FromBelow: an edge-shifted kernel's first step, whose K origin is negative and
 // not always a multiple of 8), or not at all (None: every half known inside, edge-shifted later steps).
 enum class ScalarCheck { Edges, FromBelow, None };
 
-// Global -> registers, bounded: each vector of 8 halves read as scalars, zero outside the matrix.
+// Global -> registers, bounded: each vector of 8 halves (of 16-bit `kind`) read as scalars, zero outside
+// the matrix.
 std::vector<spv::Value> loadScalars(spv::FunctionBuilder& f, const spv::Buffer& buf,
                                     const std::vector<CopySlot>& slots, const Edge& e, spv::Value kt,
-                                    uint32_t BK, ScalarCheck check);
+                                    uint32_t BK, ScalarCheck check, Elem kind);
 
 // Registers -> shared memory at vector offset `stageOffset`.
 void storeSlots(spv::FunctionBuilder& f, spv::Value shared, const std::vector<CopySlot>& slots,

@@ -27,16 +27,16 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
   const TypeId tb = m.coopMatrixType(f16, p.BK, p.BN, CoopUse::MatrixBKHR, Scope::Workgroup);
   const TypeId tc = m.coopMatrixType(f32, p.BM, p.BN, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup);
   const TypeId tcOut =
-      p.outF16 ? m.coopMatrixType(f16, p.BM, p.BN, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup) : tc;
+      p.halfC() ? m.coopMatrixType(f16, p.BM, p.BN, CoopUse::MatrixAccumulatorKHR, Scope::Workgroup) : tc;
   // Pointer loads read A and B as 16-byte vectors (same bindings and alignment rules as the subgroup
   // kernel: strides and offsets in vectors of 8 halves); tensor-layout loads read them as halves.
   const TypeId operand = p.tensorLayouts ? f16 : uvec4;
   const Buffer a = m.storageBuffer(0, operand, Access::ReadOnly);
   const Buffer b = m.storageBuffer(1, operand, Access::ReadOnly);
   const Buffer c =
-      m.storageBuffer(2, p.outF16 ? f16 : f32, p.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
+      m.storageBuffer(2, p.halfC() ? f16 : f32, p.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
   Buffer bias;
-  if (p.bias) bias = m.storageBuffer(3, p.outF16 ? f16 : f32, Access::ReadOnly);
+  if (p.bias) bias = m.storageBuffer(3, p.halfC() ? f16 : f32, Access::ReadOnly);
   const PushConstants pc = m.pushConstants({u32, u32, u32, f32, f32, u32, u32, u32});
   pushBytes = pc.size;
   FunctionBuilder& f = m.entryPoint("main", {p.invocations(), 1, 1});

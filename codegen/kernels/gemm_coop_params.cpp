@@ -32,13 +32,14 @@ std::string GemmCoopParams::cacheKey() const {
   return "gemm_coop:c" + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + ":t" + str(BM) + "x" + str(BN) +
          "x" + str(BK) + ":sg" + str(sgRows) + "x" + str(sgCols) + ":s" + str(stages) + ":p" + str(padA) +
          "," + str(padB) + ":tA" + str(transA) + ":tB" + str(transB) + ":b" + str(batched) + ":o16" +
-         str(outF16) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
+         str(halfC()) + ":ab" + str(alphaBeta) + ":bias" + str(bias) + ":gelu" + str(gelu) + ":g" +
          str(groupM) + ":sgs" + str(subgroupSize) + ":smem" + str(maxSharedBytes) + ":wg" +
-         str(workgroupScope) + ":a32" + str(f32A) + ":b32" + str(f32B) + ":tl" + str(tensorLayouts) + ":u" +
-         str(unroll) + (stagedStore ? ":ss" : "") + (producers ? ":ws" + str(producers) : "") +
-         (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") + (crosswiseA ? ":xa" : "") +
-         (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") + (edgeShift ? ":es" : "") +
-         (lowered ? ":low" : "") + (biasOnVectors ? ":bov" : "");
+         str(workgroupScope) + ":a32" + str(storedA == Elem::F32) + ":b32" + str(storedB == Elem::F32) +
+         ":tl" + str(tensorLayouts) + ":u" + str(unroll) + (stagedStore ? ":ss" : "") +
+         (producers ? ":ws" + str(producers) : "") + (bounded ? ":bd" : "") + (boundedVectors ? ":bv" : "") +
+         (crosswiseA ? ":xa" : "") + (crosswiseB ? ":xb" : "") + (kSlices > 1 ? ":ks" + str(kSlices) : "") +
+         (edgeShift ? ":es" : "") + (lowered ? ":low" : "") + (biasOnVectors ? ":bov" : "") +
+         (operands == Elem::BF16 ? ":bf16" : "");
 }
 
 std::string GemmCoopParams::name() const {
@@ -48,9 +49,10 @@ std::string GemmCoopParams::name() const {
     for (std::string_view part : parts)
       n += part;
   };
-  add({transA ? "t" : "n", transB ? "t" : "n", outF16 ? "_f16" : "_f32", batched ? "_b" : "",
-       alphaBeta ? "_ab" : "", bias ? "_bias" : "", gelu ? "_gelu" : "", f32A ? "_a32" : "",
-       f32B ? "_b32" : ""});
+  if (operands == Elem::BF16) add({"bf16_"});
+  add({transA ? "t" : "n", transB ? "t" : "n", "_", elemName(storedC), batched ? "_b" : "",
+       alphaBeta ? "_ab" : "", bias ? "_bias" : "", gelu ? "_gelu" : "", storedA == Elem::F32 ? "_a32" : "",
+       storedB == Elem::F32 ? "_b32" : ""});
   if (workgroupScope) {
     add({"_", str(BM), "x", str(BN), "x", str(BK), "_wg", str(invocations()), "_g", str(coopM), "x",
          str(coopN), "x", str(coopK)});
@@ -80,6 +82,12 @@ void GemmCoopParams::validate() const {
           me + "coop shape " + str(coopM) + "x" + str(coopN) + "x" + str(coopK) + " must be multiples of 8");
   require(subgroupSize >= 4 && subgroupSize <= 64 && (subgroupSize & (subgroupSize - 1)) == 0,
           me + "subgroup size " + str(subgroupSize) + " must be a power of two from 4 to 64");
+  require(isHalf(operands), me + "the coop operands are a 16-bit kind (f16 or bf16)");
+  for (const auto& [side, e] : {std::pair{"A", storedA}, std::pair{"B", storedB}})
+    require(e == operands || e == Elem::F32,
+            me + side + " is stored as " + elemName(e) + ": f32 or the operands' " + elemName(operands));
+  require(storedC == operands || storedC == Elem::F32,
+          me + "C is stored as " + elemName(storedC) + ": f32 or the operands' " + elemName(operands));
   if (workgroupScope) {
     require(BK % coopK == 0, me + "BK=" + str(BK) + " is not a multiple of coopK=" + str(coopK));
     require(BM % coopM == 0 && BN % coopN == 0,
@@ -88,7 +96,8 @@ void GemmCoopParams::validate() const {
             me + "tile sides must be multiples of 8 (16-byte loads)");
     require(stages == 1 && padA == 0 && padB == 0, me + "workgroup scope has no stages or padding");
     require(unroll >= 1 && unroll <= 16, me + "unroll must be 1 to 16");
-    require(!f32A && !f32B, me + "workgroup scope reads f16 operands only");
+    require(storedA == Elem::F16 && storedB == Elem::F16 && operands == Elem::F16,
+            me + "workgroup scope reads f16 operands only");
     require(!stagedStore, me + "the staged store is for subgroup scope");
     require(!producers, me + "copy subgroups are for subgroup scope");
     require(!bounded, me + "the bounded kernel is subgroup scope");
@@ -124,7 +133,7 @@ void GemmCoopParams::validate() const {
   require(!(crosswiseA || crosswiseB) || (bounded && !boundedVectors),
           me + "crosswise copies are the bounded scalar ones");
   if (bounded) {
-    require(!f32A && !f32B, me + "the bounded kernel reads f16 operands");
+    require(storedA == operands && storedB == operands, me + "the bounded kernel reads 16-bit operands");
     require(!stagedStore || boundedVectors,
             me + "the bounded kernel stages C as vectors only with vector copies");
   }

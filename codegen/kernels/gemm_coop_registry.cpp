@@ -116,7 +116,8 @@ void addOtherShapes(const std::function<void(const GemmCoopParams&)>& add) {
       small.stagedStore = false;
       small.bounded = small.crosswiseA = small.crosswiseB = true;
       tryAdd(small);
-      small.transB = small.alphaBeta = small.bias = small.gelu = small.outF16 = true;
+      small.transB = small.alphaBeta = small.bias = small.gelu = true;
+      small.storedC = small.operands;
       tryAdd(small);
       small = menu.back();
       small.bounded = small.boundedVectors = small.edgeShift = small.stagedStore = true;
@@ -127,6 +128,62 @@ void addOtherShapes(const std::function<void(const GemmCoopParams&)>& add) {
       small = menu.back();
       small.producers = 1;
       tryAdd(small);
+    }
+}
+
+// f32 operands rounded to `base`'s operand type while staged: A, B and both, on every layout.
+void addStagedRounding(const GemmCoopParams& base, const std::function<void(const GemmCoopParams&)>& add) {
+  for (uint32_t bits = 1; bits < 16; ++bits) {
+    if ((bits & 3) == 0) continue;
+    GemmCoopParams p = base;
+    p.storedA = bits & 1 ? Elem::F32 : p.operands;
+    p.storedB = bits & 2 ? Elem::F32 : p.operands;
+    p.transA = bits & 4;
+    p.transB = bits & 8;
+    add(p);
+  }
+}
+
+// bf16 operands (bf16 x bf16 -> f32, VK_KHR_shader_bfloat16): every variant on the default tiling, with the
+// staged store and in K slices; f32 operands rounded to bf16; the bounded kernels (scalar copies crosswise,
+// vector copies edge-shifted with the staged store); copy subgroups; each other shape's smallest tiling.
+void addBF16Sweep(const std::function<void(const GemmCoopParams&)>& add,
+                  const std::function<void(const GemmCoopParams&)>& addVariants) {
+  const auto bf16 = [](GemmCoopParams p) {
+    p.operands = p.storedA = p.storedB = Elem::BF16;
+    return p;
+  };
+  const GemmCoopParams base = bf16(gemmCoopDefault());
+  addVariants(base);
+  GemmCoopParams p = base;
+  p.stagedStore = true;
+  addVariants(p);
+  p = base;
+  p.kSlices = 2;
+  addVariants(p);
+  addStagedRounding(base, add);
+  for (GemmCoopParams t : gemmCoopTilings())
+    if (t.BM == 64 && t.BN == 64 && t.BK == 32 && t.sgRows == 2) {
+      t = bf16(t);
+      t.bounded = t.crosswiseA = t.crosswiseB = true;
+      addVariants(t);
+      break;
+    }
+  p = base;
+  p.bounded = p.boundedVectors = p.edgeShift = p.stagedStore = true;
+  addVariants(p);
+  p = bf16(gemmCoopTilings()[3]);
+  p.producers = 4;
+  add(p);
+  for (const auto& [cm, cn, ck] : coopSweepShapes())
+    for (const uint32_t sg : coopSweepSubgroupSizes()) {
+      const auto menu = gemmCoopTilings(cm, cn, ck, 49152, sg);
+      if (menu.empty()) continue;
+      GemmCoopParams small = bf16(menu.back());
+      add(small);
+      small.transA = small.batched = small.alphaBeta = small.bias = small.gelu = true;
+      small.storedC = Elem::BF16;
+      add(small);
     }
 }
 
@@ -152,7 +209,7 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
       GemmCoopParams p = base;
       p.transA = bits & 1;
       p.transB = bits & 2;
-      p.outF16 = bits & 4;
+      p.storedC = bits & 4 ? p.operands : Elem::F32;
       p.batched = bits & 8;
       p.alphaBeta = bits & 16;
       p.bias = bits & 32;
@@ -170,21 +227,14 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
   for (auto [cm, cn, ck] : {std::array<uint32_t, 3>{16, 8, 16}, {16, 8, 8}}) {
     GemmCoopParams p = gemmCoopDefault(cm, cn, ck);
     add(p);
-    p.transB = p.alphaBeta = p.bias = p.gelu = p.outF16 = true;
+    p.transB = p.alphaBeta = p.bias = p.gelu = true;
+    p.storedC = p.operands;
     add(p);
   }
   // f32 operands rounded while staged: each side and both, on every layout, single and double
   // buffered.
   for (const GemmCoopParams& base : {gemmCoopDefault(), gemmCoopTilings()[3]})
-    for (uint32_t bits = 1; bits < 16; ++bits) {
-      GemmCoopParams p = base;
-      p.f32A = bits & 1;
-      p.f32B = bits & 2;
-      if (!p.f32A && !p.f32B) continue;
-      p.transA = bits & 4;
-      p.transB = bits & 8;
-      add(p);
-    }
+    addStagedRounding(base, add);
   // Bounded (any shape) on the 64x64 double-buffered tiling: every variant with scalar copies (along
   // rows and crosswise), whole and in 2 K slices (4 and 16 on the plain NN), and every variant with
   // vector copies (2 slices on NN). K slices on the default tiling: every unbatched variant in 2. The
@@ -211,7 +261,8 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
       add(eight);
       eight.crosswiseA = eight.crosswiseB = true;
       add(eight);
-      eight.transA = eight.alphaBeta = eight.bias = eight.gelu = eight.outF16 = true;
+      eight.transA = eight.alphaBeta = eight.bias = eight.gelu = true;
+      eight.storedC = eight.operands;
       add(eight);
       // Edge-shifted scalar copies: every variant crosswise on 8 subgroups, and along rows.
       GemmCoopParams shifted = p;
@@ -240,7 +291,8 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
       GemmCoopParams vectors = p;
       p.kSlices = 8;
       add(p);
-      p.transA = p.outF16 = p.alphaBeta = p.bias = p.gelu = true;
+      p.transA = p.alphaBeta = p.bias = p.gelu = true;
+      p.storedC = p.operands;
       add(p);
       vectors.bounded = vectors.boundedVectors = true;
       addVariants(vectors);
@@ -253,14 +305,16 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
     }
   // The staged f16 store with bias on row vectors (ANV's coop kernels), NN and NT.
   GemmCoopParams bov = gemmCoopDefault();
-  bov.outF16 = bov.bias = bov.gelu = bov.stagedStore = bov.biasOnVectors = true;
+  bov.bias = bov.gelu = bov.stagedStore = bov.biasOnVectors = true;
+  bov.storedC = bov.operands;
   add(bov);
   bov.transB = true;
   add(bov);
   GemmCoopParams bd = gemmCoopDefault();
   bd.bounded = true;
   add(bd);
-  bd.transA = bd.outF16 = bd.alphaBeta = bd.bias = bd.gelu = true;
+  bd.transA = bd.alphaBeta = bd.bias = bd.gelu = true;
+  bd.storedC = bd.operands;
   add(bd);
   for (auto [xa, xb] : {std::pair{true, false}, {false, true}, {true, true}}) {
     bd.crosswiseA = xa, bd.crosswiseB = xb;
@@ -310,13 +364,14 @@ std::vector<GemmCoopParams> gemmCoopSweep() {
   GemmCoopParams r = wg.front();
   r.groupM = 8;
   add(r);
+  addBF16Sweep(add, addVariants);
   return ks;
 }
 
 void registerGemmCoop(KernelRegistry& registry) {
   registry.add({"gemm.coop",
-                "cooperative-matrix GEMM f16 x f16 -> f32: KHR subgroup scope, shared-memory staged; NV "
-                "coopmat2 workgroup scope",
+                "cooperative-matrix GEMM f16 x f16 or bf16 x bf16 -> f32: KHR subgroup scope, shared-memory "
+                "staged; NV coopmat2 workgroup scope (f16)",
                 [] { return generateGemmCoop(gemmCoopDefault()); },
                 [] {
                   std::vector<Kernel> ks;

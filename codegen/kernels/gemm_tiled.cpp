@@ -8,15 +8,12 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
 
 // ============================================================================ parameters
-
-const char* gemmTypeName(GemmType t) {
-  return t == GemmType::F16 ? "f16" : "f32";
-}
 
 namespace {
 
@@ -101,14 +98,14 @@ GemmTile GemmTile::parse(const std::string& text) {
 }
 
 std::string GemmTiledParams::cacheKey() const {
-  return std::string("gemm_tiled:in=") + gemmTypeName(inType) + ";out=" + gemmTypeName(outType) +
+  return std::string("gemm_tiled:in=") + elemName(inType) + ";out=" + elemName(outType) +
          ";tA=" + (transA ? "1" : "0") + ";tB=" + (transB ? "1" : "0") + ";batched=" + (batched ? "1" : "0") +
          ";bias=" + (bias ? "1" : "0") + ";gelu=" + (gelu ? "1" : "0") + ";v4=" + (vec4Aligned ? "1" : "0") +
          ";tile=" + tile.str();
 }
 
 std::string GemmTiledParams::name() const {
-  std::string n = std::string("gemm_tiled_") + gemmTypeName(inType) + gemmTypeName(outType) + "_" +
+  std::string n = std::string("gemm_tiled_") + elemName(inType) + elemName(outType) + "_" +
                   (transA ? "t" : "n") + (transB ? "t" : "n");
   if (batched) n += "_b";
   if (bias) n += "_bias";
@@ -233,10 +230,8 @@ private:
     return f().imul(a, b);
   }
   TypeId f32Vec(uint32_t n) { return n == 1 ? m_.f32() : m_.vectorType(m_.f32(), n); }
-  TypeId storageType(GemmType t) { return t == GemmType::F16 ? m_.f16() : m_.f32(); }
-  TypeId storageVec(GemmType t, uint32_t n) {
-    return n == 1 ? storageType(t) : m_.vectorType(storageType(t), n);
-  }
+  TypeId storageType(Elem t) { return elemStorageType(m_, t); }
+  TypeId storageVec(Elem t, uint32_t n) { return elemStorageType(m_, t, n); }
 
   // ---------------------------------------------------------------- interface
   void declareInterface() {
@@ -341,7 +336,7 @@ private:
     for (uint32_t i = 0; i < op.loads; ++i) {
       const Value ok = f().logicalAnd(op.mnOk[i], f().lt(add(op.kLocal[i], k0), K_));
       const Value index = f().select(ok, add(op.globalBase[i], step), u(0));
-      const Value raw = f().convert(f().loadAt(op.buf, index), valueT);
+      const Value raw = elemToF32(f(), p_.inType, f().loadAt(op.buf, index));
       regs.push_back(f().select(ok, raw, zero));
     }
     return regs;
@@ -468,14 +463,13 @@ private:
   // values are loaded (clamped indices) in one uniform `beta != 0` branch, so beta == 0 never reads C (which
   // may hold NaN poison); phis join them with zeros.
   void epilogue() {
-    const TypeId f32 = m_.f32();
     const TypeId cVecT = f32Vec(cWidth_);
     std::vector<Value> cols(t_.TN), biasV(t_.TN);
     for (uint32_t j = 0; j < t_.TN; ++j) {
       cols[j] = tileCoord(n0_, tx_, j, t_.BN, t_.TN, b_.readW);
       if (p_.bias) {
         const Value safe = f().select(f().lt(cols[j], N_), cols[j], u(0));
-        biasV[j] = f().convert(f().loadAt(bias_, safe), f32);
+        biasV[j] = elemToF32(f(), p_.outType, f().loadAt(bias_, safe));
       }
     }
     const Value offCW = udivConst(offC_, cWidth_);
@@ -498,7 +492,7 @@ private:
     std::vector<Value> loaded;
     f().ifThen(f().ne(beta_, f().f32(0.0f)), [&] {
       for (const Group& g : groups)
-        loaded.push_back(f().convert(f().loadAt(c_, f().select(g.ok, g.index, u(0))), cVecT));
+        loaded.push_back(elemToF32(f(), p_.outType, f().loadAt(c_, f().select(g.ok, g.index, u(0)))));
       loadedIn = f().currentBlock();
     });
     const Value zero = m_.constant(cVecT, 0.0);
@@ -516,7 +510,7 @@ private:
           outs.push_back(v);
         }
         const Value result = cWidth_ == 1 ? outs[0] : f().construct(cVecT, outs);
-        f().storeAt(c_, g.index, f().convert(result, storageVec(p_.outType, cWidth_)));
+        f().storeAt(c_, g.index, elemFromF32(f(), p_.outType, result));
       });
     }
   }
@@ -604,8 +598,8 @@ void registerGemmTiled(KernelRegistry& registry) {
       for (uint32_t bits = 0; bits < 256; ++bits) {
         GemmTiledParams p;
         p.tile = tile;
-        p.inType = (bits & 1) ? GemmType::F16 : GemmType::F32;
-        p.outType = (bits & 2) ? GemmType::F16 : GemmType::F32;
+        p.inType = (bits & 1) ? Elem::F16 : Elem::F32;
+        p.outType = (bits & 2) ? Elem::F16 : Elem::F32;
         p.transA = (bits & 4) != 0;
         p.transB = (bits & 8) != 0;
         p.batched = (bits & 16) != 0;
@@ -623,15 +617,27 @@ void registerGemmTiled(KernelRegistry& registry) {
         p.vec4Aligned = variant % 2 == 0;
         p.transA = variant == 1;
         p.transB = variant == 2;
-        p.inType = variant == 3 ? GemmType::F16 : GemmType::F32;
+        p.inType = variant == 3 ? Elem::F16 : Elem::F32;
         p.batched = p.bias = p.gelu = variant == 3;
         out.push_back(generateGemmTiled(p));
       }
     }
+    // bf16 storage (widened exactly, C rounded to nearest even): every variant of layouts, C type, bias and
+    // vectors on the default tiling.
+    for (uint32_t bits = 0; bits < 32; ++bits) {
+      GemmTiledParams p;
+      p.inType = Elem::BF16;
+      p.outType = (bits & 1) ? Elem::BF16 : Elem::F32;
+      p.transA = (bits & 2) != 0;
+      p.transB = (bits & 4) != 0;
+      p.bias = p.gelu = (bits & 8) != 0;
+      p.vec4Aligned = (bits & 16) != 0;
+      out.push_back(generateGemmTiled(p));
+    }
     return out;
   };
   registry.add({"gemm.tiled",
-                "register-tiled GEMM (f32/f16 storage, NN/NT/TN/TT, batched, bias/GELU epilogue)",
+                "register-tiled GEMM (f32/f16/bf16 storage, NN/NT/TN/TT, batched, bias/GELU epilogue)",
                 [] { return generateGemmTiled(GemmTiledParams{}); }, sweep});
 }
 

@@ -15,17 +15,11 @@
 #include <string>
 #include <vector>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
-
-// Storage type of a GEMM operand. Arithmetic is always f32.
-enum class GemmType : uint8_t { F32, F16 };
-const char* gemmTypeName(GemmType t); // "f32" / "f16"
-inline uint32_t gemmTypeBytes(GemmType t) {
-  return t == GemmType::F16 ? 2u : 4u;
-}
 
 // The tiling: what a performance sweep varies.
 struct GemmTile {
@@ -54,13 +48,13 @@ struct GemmDeviceLimits {
 };
 
 struct GemmTiledParams {
-  GemmType inType = GemmType::F32;  // storage of A and B (f16: converted to f32 on load)
-  GemmType outType = GemmType::F32; // storage of C and of bias
-  bool transA = false;              // A stored K x M (read directly)
-  bool transB = false;              // B stored N x K
-  bool batched = false;             // strided batches: strideA/B/C push constants, batch = gl_WorkGroupID.z
-  bool bias = false;                // + bias[n]
-  bool gelu = false;                // GELU (tanh form), applied last
+  Elem inType = Elem::F32;  // storage of A and B (f16, bf16: widened to f32 on load)
+  Elem outType = Elem::F32; // storage of C and of bias (rounded to nearest even when 16-bit)
+  bool transA = false;      // A stored K x M (read directly)
+  bool transB = false;      // B stored N x K
+  bool batched = false;     // strided batches: strideA/B/C push constants, batch = gl_WorkGroupID.z
+  bool bias = false;        // + bias[n]
+  bool gelu = false;        // GELU (tanh form), applied last
   // Global memory accessed as 4-vectors: set by the op only when the contiguous dimension of every operand
   // (K or M for A, N or K for B, N for C) and the batch strides are multiples of 4 and the bindings are
   // 16-byte aligned. The generator may still use scalars for an operand whose tile does not split evenly.

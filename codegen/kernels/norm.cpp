@@ -1,5 +1,7 @@
 #include "codegen/kernels/norm.hpp"
 
+#include "codegen/kernels/elem_io.hpp"
+
 #include <stdexcept>
 
 namespace helios::codegen {
@@ -21,7 +23,8 @@ const char* toString(NormPass p) {
 }
 
 std::string NormParams::cacheKey() const {
-  return std::string("norm:") + toString(kind) + ":" + toString(pass) + ":f32:" + (outF16 ? "f16out:" : "") +
+  return std::string("norm:") + toString(kind) + ":" + toString(pass) +
+         ":f32:" + (isHalf(out) ? std::string(elemName(out)) + "out:" : "") +
          rowKernelKeySuffix(localSize, strategy) + (accumulate ? ":acc" : "") + (vec4 ? ":v4" : "");
 }
 
@@ -29,8 +32,9 @@ namespace {
 
 Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
   std::string name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
-                     (p.outF16 ? "_f16out" : "") + (p.accumulate ? "_acc" : "") + (p.vec4 ? "_v4" : "") +
-                     "_wg" + std::to_string(p.localSize) + "_" + toString(p.strategy);
+                     (isHalf(p.out) ? "_" + std::string(elemName(p.out)) + "out" : "") +
+                     (p.accumulate ? "_acc" : "") + (p.vec4 ? "_v4" : "") + "_wg" +
+                     std::to_string(p.localSize) + "_" + toString(p.strategy);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
@@ -53,7 +57,7 @@ Kernel forward(const NormParams& p) {
   const bool ln = p.kind == NormKind::LayerNorm;
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32(), el = p.vec4 ? m.vectorType(f32, 4) : f32;
-  const TypeId yEl = p.outF16 ? (p.vec4 ? m.vectorType(m.f16(), 4) : m.f16()) : el;
+  const TypeId yEl = isHalf(p.out) ? elemStorageType(m, p.out, p.vec4 ? 4 : 1) : el;
   uint32_t b = 0;
   const Buffer x = m.storageBuffer(b++, el, Access::ReadOnly);
   const Buffer gamma = m.storageBuffer(b++, el, Access::ReadOnly);
@@ -96,7 +100,7 @@ Kernel forward(const NormParams& p) {
     const Value g = f.loadAt(gamma, j);
     const Value xhat = ln ? f.fmul(f.fsub(xv, muV), rsV) : f.fmul(xv, rsV);
     const Value yv = ln ? f.fma(xhat, g, f.loadAt(beta, j)) : f.fmul(xhat, g);
-    f.storeAt(y, i, p.outF16 ? f.convert(yv, y.element) : yv);
+    f.storeAt(y, i, isHalf(p.out) ? elemFromF32(f, p.out, yv) : yv);
   });
   f.ifThen(f.eq(f.localId(0), f.u32(0)), [&] {
     if (ln) f.storeAt(mean, row, mu);
@@ -188,8 +192,8 @@ Kernel backwardRows(const NormParams& p) {
 
 Kernel generateNorm(const NormParams& p) {
   checkRowLocalSize(p.localSize, "norm");
-  if (p.outF16 && p.pass != NormPass::Forward)
-    throw std::invalid_argument("norm: an f16 output is for the forward pass");
+  if (isHalf(p.out) && p.pass != NormPass::Forward)
+    throw std::invalid_argument("norm: a 16-bit output is for the forward pass");
   if (p.accumulate && p.pass != NormPass::BackwardRows)
     throw std::invalid_argument("norm: accumulate is for the backward pass");
   switch (p.pass) {
@@ -212,12 +216,13 @@ void registerNorm(KernelRegistry& registry) {
                       for (uint32_t wg : {32u, 64u, 128u, 256u, 512u, 1024u})
                         for (auto s : {ReduceStrategy::Subgroup, ReduceStrategy::SharedTree}) {
                           ks.push_back(generateNorm({kind, pass, wg, s}));
-                          ks.push_back(generateNorm({kind, pass, wg, s, false, false, true}));
+                          ks.push_back(generateNorm({kind, pass, wg, s, Elem::F32, false, true}));
                           for (bool v4 : {false, true}) {
                             if (pass == NormPass::Forward)
-                              ks.push_back(generateNorm({kind, pass, wg, s, true, false, v4}));
+                              for (Elem out : {Elem::F16, Elem::BF16})
+                                ks.push_back(generateNorm({kind, pass, wg, s, out, false, v4}));
                             else
-                              ks.push_back(generateNorm({kind, pass, wg, s, false, true, v4}));
+                              ks.push_back(generateNorm({kind, pass, wg, s, Elem::F32, true, v4}));
                           }
                         }
                   return ks;

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/registry.hpp"
@@ -40,13 +41,15 @@ struct NormParams {
   NormPass pass = NormPass::Forward;
   uint32_t localSize = 128;
   ReduceStrategy strategy = ReduceStrategy::Subgroup;
-  bool outF16 = false;     // Forward: y in f16 (a GEMM's f16 operand written directly; no cast pass)
+  // Forward: y in f32, or a 16-bit kind rounded to nearest even (a GEMM's operand written directly; no cast
+  // pass; bf16 held as uint16 bits).
+  Elem out = Elem::F32;
   bool accumulate = false; // BackwardRows: dx += (reads dx; a gradient that already holds a value)
   // Every per-column tensor (x, gamma, beta, y, dy, dx, partials) read and written as 4-vectors: needs
-  // cols % 4 == 0 and 16-byte-aligned bindings (8-byte for an f16 y).
+  // cols % 4 == 0 and 16-byte-aligned bindings (8-byte for a 16-bit y).
   bool vec4 = false;
-  std::string
-  cacheKey() const; // "norm:layernorm:fwd:f32:wg128:subgroup" ("fwd:f32:f16out:...", ":acc", ":v4")
+  std::string cacheKey()
+      const; // "norm:layernorm:fwd:f32:wg128:subgroup" ("fwd:f32:f16out:...", "bf16out", ":acc", ":v4")
 };
 
 Kernel generateNorm(const NormParams& p);

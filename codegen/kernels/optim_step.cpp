@@ -14,8 +14,8 @@ namespace {
 constexpr float kMaxFloat = 3.402823466e38f;
 
 Kernel finish(Module& m, const OptimStepParams& p, const PushConstants& pc, uint32_t buffers) {
-  std::string name = std::string("optim_") + toString(p.kernel) + (p.vec4 ? "_vec4" : "_f32") + "_wg" +
-                     std::to_string(p.localSize);
+  std::string name = std::string("optim_") + toString(p.kernel) + (p.vec4 ? "_vec4" : "_f32") +
+                     (p.param == Elem::BF16 ? "_bf16" : "") + "_wg" + std::to_string(p.localSize);
   if (p.kernel != OptimKernel::AdamW) name += std::string("_") + codegen::toString(p.strategy);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), buffers, pc.size, p.localSize);
 }
@@ -91,16 +91,40 @@ Kernel generateControl(const OptimStepParams& p) {
   return finish(m, p, pc, 5);
 }
 
+// The hash of adamwRoundingBits, emitted (u32 arithmetic wraps as the host's does).
+Value roundingBits(FunctionBuilder& f, Value seed, Value i) {
+  Value h = f.bitXor(f.imul(i, f.u32(0x9e3779b9u)), seed);
+  h = f.imul(f.bitXor(h, f.shr(h, f.u32(16))), f.u32(0x7feb352du));
+  h = f.imul(f.bitXor(h, f.shr(h, f.u32(15))), f.u32(0x846ca68bu));
+  return f.bitAnd(f.bitXor(h, f.shr(h, f.u32(16))), f.u32(0xffffu));
+}
+
+// An f32 rounded stochastically to bf16 bits (uint16): finite values add 16 random bits below the kept
+// half (carrying into it with probability the discarded fraction); inf and NaN round to nearest.
+Value roundBF16Stochastic(FunctionBuilder& f, Value x, Value random) {
+  Module& m = f.module();
+  const Value bits = f.bitcast(x, m.u32());
+  const Value finite = f.lt(f.bitAnd(bits, f.u32(0x7fffffffu)), f.u32(0x7f800000u));
+  const Value stochastic = f.shr(f.iadd(bits, random), f.u32(16));
+  return f.convert(f.select(finite, stochastic, f.bf16FromF32(x)), m.intType(16, false));
+}
+
 Kernel generateAdamWCtrl(const OptimStepParams& p) {
+  if (p.param == Elem::BF16 && p.vec4)
+    throw std::invalid_argument("optim_step: bf16 AdamW steps one element");
+  if (p.param == Elem::F16) throw std::invalid_argument("optim_step: parameters are f32 or bf16");
+  const bool bf16 = p.param == Elem::BF16;
   Module m;
   const TypeId f32 = m.f32(), u32 = m.u32();
   const TypeId elem = p.vec4 ? m.vectorType(f32, 4) : f32; // vec4: 16-byte loads, a quarter of the steps
-  const Buffer pb = m.storageBuffer(0, elem, Access::ReadWrite);
+  const Buffer pb = m.storageBuffer(0, bf16 ? m.intType(16, false) : elem, Access::ReadWrite);
   const Buffer mb = m.storageBuffer(1, elem, Access::ReadWrite);
   const Buffer vb = m.storageBuffer(2, elem, Access::ReadWrite);
   const Buffer gb = m.storageBuffer(3, elem, Access::ReadWrite);
   const Buffer cb = m.storageBuffer(4, f32, Access::ReadOnly);
-  const PushConstants pc = m.pushConstants({u32, f32, f32, f32, f32, f32});
+  std::vector<TypeId> push{u32, f32, f32, f32, f32, f32};
+  if (bf16) push.push_back(u32); // the rounding's seed
+  const PushConstants pc = m.pushConstants(push);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value n = f.loadPush(pc, 0), lr = f.loadPush(pc, 1), beta1 = f.loadPush(pc, 2);
   const Value beta2 = f.loadPush(pc, 3), eps = f.loadPush(pc, 4), wd = f.loadPush(pc, 5);
@@ -116,7 +140,8 @@ Kernel generateAdamWCtrl(const OptimStepParams& p) {
   f.forRange(f.globalId(0), n, stride, [&](Value i) {
     // Every load before any store: the four reads of an element are in flight at once.
     const Value gRaw = f.loadAt(gb, i), mOld = f.loadAt(mb, i), vOld = f.loadAt(vb, i),
-                pOld = f.loadAt(pb, i);
+                pRaw = f.loadAt(pb, i);
+    const Value pOld = bf16 ? f.f32FromBF16(pRaw) : pRaw;
     f.storeAt(gb, i, widen(f.f32(0.0f)));
     f.ifThen(apply, [&] {
       const Value g = times(gRaw, gradMul);
@@ -126,7 +151,8 @@ Kernel generateAdamWCtrl(const OptimStepParams& p) {
       f.storeAt(vb, i, vNew);
       const Value update = f.fadd(
           f.fdiv(times(mNew, invBc1), f.fadd(f.sqrt(times(vNew, invBc2)), widen(eps))), times(pOld, wd));
-      f.storeAt(pb, i, f.fsub(pOld, times(update, lr)));
+      const Value pNew = f.fsub(pOld, times(update, lr));
+      f.storeAt(pb, i, bf16 ? roundBF16Stochastic(f, pNew, roundingBits(f, f.loadPush(pc, 6), i)) : pNew);
     });
   });
   f.ret();
@@ -147,9 +173,18 @@ const char* toString(OptimKernel k) {
   return "?";
 }
 
+uint32_t adamwRoundingBits(uint32_t seed, uint32_t i) {
+  uint32_t h = (i * 0x9e3779b9u) ^ seed;
+  h = (h ^ (h >> 16)) * 0x7feb352du;
+  h = (h ^ (h >> 15)) * 0x846ca68bu;
+  return (h ^ (h >> 16)) & 0xffffu;
+}
+
 std::string OptimStepParams::cacheKey() const {
   std::string key = std::string("optim_step:") + toString(kernel) + ":f32:";
-  if (kernel == OptimKernel::AdamW) return key + "wg" + std::to_string(localSize) + (vec4 ? ":vec4" : "");
+  if (kernel == OptimKernel::AdamW)
+    return key + "wg" + std::to_string(localSize) + (vec4 ? ":vec4" : "") +
+           (param == Elem::BF16 ? ":bf16" : "");
   return key + rowKernelKeySuffix(localSize, strategy);
 }
 
@@ -183,6 +218,8 @@ void registerOptimStep(KernelRegistry& registry) {
                ks.push_back(generateOptimStep({k, wg, s}));
          ks.push_back(generateOptimStep({OptimKernel::AdamW, 256, ReduceStrategy::Subgroup}));
          ks.push_back(generateOptimStep({OptimKernel::AdamW, 256, ReduceStrategy::Subgroup, true}));
+         ks.push_back(
+             generateOptimStep({OptimKernel::AdamW, 256, ReduceStrategy::Subgroup, false, Elem::BF16}));
          return ks;
        }});
 }

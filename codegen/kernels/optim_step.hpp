@@ -19,10 +19,17 @@
 //                 come from the control buffer; it zeroes g after reading it (the next step accumulates into
 //                 zeros) and leaves p, m, v untouched when skip != 0.
 //                 Bindings: 0 p, 1 m, 2 v, 3 g (read-write), 4 control (read). Push {n, lr, beta1, beta2,
-//                 eps, wd}.
+//                 eps, wd}. With bf16 parameters (`param`: uint16 bits; m, v, g stay f32) the update is
+//                 computed in f32 on the widened p and rounded back stochastically: the f32 result's low 16
+//                 bits plus a 16-bit hash of (seed, element index) carry into the kept half, so a step
+//                 smaller than bf16's spacing still moves p by its expected amount (round to nearest would
+//                 drop it: an Adam step is often under half a bf16 ulp), deterministically for a given seed
+//                 (the trainer's step: resumed runs repeat it bit for bit). Non-finite results round to
+//                 nearest. Push + {seed}.
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/registry.hpp"
@@ -50,6 +57,16 @@ struct AdamWCtrlPush {
   uint32_t n = 0;
   float lr = 0, beta1 = 0, beta2 = 0, eps = 0, weightDecay = 0;
 };
+// The bf16-parameter AdamW's push constants: the same, then the rounding's seed.
+struct AdamWCtrlRoundPush {
+  AdamWCtrlPush adam;
+  uint32_t seed = 0;
+};
+static_assert(sizeof(AdamWCtrlRoundPush) == 28);
+
+// The 16-bit random word the bf16 AdamW adds below the kept half of element i's f32 result (a counter-based
+// hash, so the host computes the same bits the kernel does: tests).
+uint32_t adamwRoundingBits(uint32_t seed, uint32_t i);
 
 enum class OptimKernel : uint8_t { GradSumsq, Control, AdamW };
 const char* toString(OptimKernel k);
@@ -59,7 +76,8 @@ struct OptimStepParams {
   uint32_t localSize = 256;
   ReduceStrategy strategy = ReduceStrategy::Subgroup; // GradSumsq and Control
   bool vec4 = false; // AdamW: four elements per invocation and step (n in vec4s; 16-byte aligned buffers)
-  std::string cacheKey() const; // "optim_step:grad_sumsq:f32:wg256:subgroup"; AdamW "...:wg256[:vec4]"
+  Elem param = Elem::F32;       // AdamW: p's storage, f32 or bf16 (rounded stochastically; scalar steps only)
+  std::string cacheKey() const; // "optim_step:grad_sumsq:f32:wg256:subgroup"; AdamW "...:wg256[:vec4][:bf16]"
 };
 
 Kernel generateOptimStep(const OptimStepParams& p);

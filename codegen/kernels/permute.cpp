@@ -1,41 +1,41 @@
 #include "codegen/kernels/permute.hpp"
 
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
 
-const char* toString(PermuteType t) {
-  switch (t) {
-  case PermuteType::F32:
-    return "f32";
-  case PermuteType::F16:
-    return "f16";
-  case PermuteType::F32ToF16:
-    return "f32_f16";
-  }
-  return "?";
+namespace {
+
+// "f32", "bf16", "f32_f16": the type, or source and destination where they differ.
+std::string typeName(const PermuteParams& p) {
+  return p.src == p.dst ? elemName(p.src) : std::string(elemName(p.src)) + "_" + elemName(p.dst);
 }
 
+} // namespace
+
 std::string PermuteParams::cacheKey() const {
-  return std::string("permute:") + toString(type) + (accumulate ? ":acc" : ":copy") + ":wg" +
-         std::to_string(localSize) + (vec4 ? ":v4" : "");
+  return "permute:" + typeName(*this) + (accumulate ? ":acc" : ":copy") + ":wg" + std::to_string(localSize) +
+         (vec4 ? ":v4" : "");
 }
 
 Kernel generatePermute(const PermuteParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("permute: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
-  if (p.accumulate && p.type == PermuteType::F32ToF16)
-    throw std::invalid_argument("permute: f32 -> f16 copies only (no accumulate)");
+  if (p.src != p.dst && (p.src != Elem::F32 || p.accumulate))
+    throw std::invalid_argument(std::string("permute: ") + elemName(p.src) + " -> " + elemName(p.dst) +
+                                ": types change only from f32 to a 16-bit kind, in copies");
   using spv::Value;
   spv::Module m;
   const spv::TypeId u32 = m.u32();
-  const auto elem = [&](spv::TypeId scalar) { return p.vec4 ? m.vectorType(scalar, 4) : scalar; };
-  const spv::TypeId srcElem = elem(p.type == PermuteType::F16 ? m.f16() : m.f32());
-  const spv::TypeId dstElem = elem(p.type == PermuteType::F32 ? m.f32() : m.f16());
+  const uint32_t lanes = p.vec4 ? 4 : 1;
+  const spv::TypeId srcElem = elemStorageType(m, p.src, lanes);
+  const spv::TypeId dstElem = elemStorageType(m, p.dst, lanes);
   const spv::Buffer src = m.storageBuffer(0, srcElem, spv::Access::ReadOnly);
   const spv::Buffer dst =
       m.storageBuffer(1, dstElem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
@@ -65,33 +65,42 @@ Kernel generatePermute(const PermuteParams& p) {
     d = f.iadd(d, f.imul(i2, d2));
     d = f.iadd(d, f.imul(i3, d3));
     const Value v = f.loadAt(src, s);
-    if (p.accumulate) {
+    if (p.accumulate && p.dst == Elem::BF16) {
+      const Value old = f.loadAt(dst, d);
+      f.storeAt(dst, d, elemFromF32(f, p.dst, f.fadd(elemToF32(f, p.dst, old), elemToF32(f, p.src, v))));
+    } else if (p.accumulate) {
       const Value old = f.loadAt(dst, d);
       f.storeAt(dst, d, f.fadd(old, v));
     } else {
-      f.storeAt(dst, d, srcElem == dstElem ? v : f.convert(v, dstElem));
+      f.storeAt(dst, d, srcElem == dstElem ? v : elemFromF32(f, p.dst, v));
     }
   });
   f.ret();
-  std::string name = std::string("permute_") + toString(p.type) + (p.accumulate ? "_acc" : "_copy") +
-                     (p.vec4 ? "_v4" : "") + "_wg" + std::to_string(p.localSize);
+  std::string name = "permute_" + typeName(p) + (p.accumulate ? "_acc" : "_copy") + (p.vec4 ? "_v4" : "") +
+                     "_wg" + std::to_string(p.localSize);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), 2, pc.size, p.localSize);
 }
 
 void registerPermute(KernelRegistry& registry) {
-  registry.add({"permute",
-                "strided 4-D copy / accumulate (tensor permutes, QKV split and re-pack), f32/f16, f32 -> f16",
-                [] { return generatePermute({}); },
-                [] {
-                  std::vector<Kernel> ks;
-                  for (PermuteType t : {PermuteType::F32, PermuteType::F16, PermuteType::F32ToF16})
-                    for (bool acc : {false, true})
-                      for (uint32_t ls : {64u, 256u})
-                        for (bool v4 : {false, true})
-                          if (!acc || t != PermuteType::F32ToF16)
-                            ks.push_back(generatePermute({t, acc, ls, v4}));
-                  return ks;
-                }});
+  registry.add(
+      {"permute",
+       "strided 4-D copy / accumulate (tensor permutes, QKV split and re-pack), f32/f16/bf16, f32 -> "
+       "f16/bf16",
+       [] { return generatePermute({}); },
+       [] {
+         std::vector<Kernel> ks;
+         const std::pair<Elem, Elem> types[] = {{Elem::F32, Elem::F32},
+                                                {Elem::F16, Elem::F16},
+                                                {Elem::F32, Elem::F16},
+                                                {Elem::BF16, Elem::BF16},
+                                                {Elem::F32, Elem::BF16}};
+         for (const auto& [src, dst] : types)
+           for (bool acc : {false, true})
+             for (uint32_t ls : {64u, 256u})
+               for (bool v4 : {false, true})
+                 if (!acc || src == dst) ks.push_back(generatePermute({src, dst, acc, ls, v4}));
+         return ks;
+       }});
 }
 
 } // namespace helios::codegen

@@ -10,14 +10,11 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
-
-// F32ToF16: f32 source, f16 destination (copy only): a permute that also makes a GEMM's f16 operand.
-enum class PermuteType : uint8_t { F32, F16, F32ToF16 };
-const char* toString(PermuteType t); // "f32", "f16", "f32_f16"
 
 struct PermutePush {
   uint32_t total = 0, n1 = 1, n2 = 1, n3 = 1;
@@ -26,7 +23,9 @@ struct PermutePush {
 };
 
 struct PermuteParams {
-  PermuteType type = PermuteType::F32;
+  // Element types of src and dst: the same (copy or accumulate; 16-bit sums in f32, rounded back), or f32 to
+  // a 16-bit kind (copy only, rounded to nearest even): a permute that also makes a GEMM's 16-bit operand.
+  Elem src = Elem::F32, dst = Elem::F32;
   bool accumulate = false;
   uint32_t localSize = 256;
   // Four consecutive i3 per invocation, as 4-vectors (vec4 f32, f16vec4): the push constants then count
@@ -34,7 +33,7 @@ struct PermuteParams {
   // where the innermost dimension is contiguous on both sides and everything divides by 4: a quarter of the
   // index arithmetic and 8/16-byte accesses.
   bool vec4 = false;
-  std::string cacheKey() const; // "permute:f32:copy:wg256" (":v4")
+  std::string cacheKey() const; // "permute:f32:copy:wg256" ("f32_f16", "bf16", ...; ":v4")
 };
 
 Kernel generatePermute(const PermuteParams& p);

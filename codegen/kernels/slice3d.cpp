@@ -3,13 +3,14 @@
 #include <stdexcept>
 #include <vector>
 
+#include "codegen/kernels/elem_io.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
 
 std::string Slice3dParams::cacheKey() const {
-  return std::string("slice3d:") + (type == SliceType::F16 ? "f16" : "f32") +
-         (scatter ? ":scatter" : ":gather") + ":wg" + std::to_string(localSize);
+  return std::string("slice3d:") + elemName(type) + (scatter ? ":scatter" : ":gather") + ":wg" +
+         std::to_string(localSize);
 }
 
 Kernel generateSlice3d(const Slice3dParams& p) {
@@ -19,7 +20,7 @@ Kernel generateSlice3d(const Slice3dParams& p) {
   using spv::Value;
   spv::Module m;
   const spv::TypeId u32 = m.u32(), i32 = m.i32();
-  const spv::TypeId elem = p.type == SliceType::F16 ? m.f16() : m.f32();
+  const spv::TypeId elem = elemStorageType(m, p.type);
   const spv::Buffer src = m.storageBuffer(0, elem, spv::Access::ReadOnly);
   const spv::Buffer dst =
       m.storageBuffer(1, elem, p.scatter ? spv::Access::ReadWrite : spv::Access::WriteOnly);
@@ -66,18 +67,18 @@ Kernel generateSlice3d(const Slice3dParams& p) {
     });
   });
   f.ret();
-  std::string name = std::string("slice3d_") + (p.scatter ? "scatter_" : "gather_") +
-                     (p.type == SliceType::F16 ? "f16" : "f32") + "_wg" + std::to_string(p.localSize);
+  std::string name = std::string("slice3d_") + (p.scatter ? "scatter_" : "gather_") + elemName(p.type) +
+                     "_wg" + std::to_string(p.localSize);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), 2, pc.size, p.localSize);
 }
 
 void registerSlice3d(KernelRegistry& registry) {
   registry.add({"slice3d",
-                "batched pad/crop (gather, zeros outside src) and scatter-back into a window, f32/f16",
+                "batched pad/crop (gather, zeros outside src) and scatter-back into a window, f32/f16/bf16",
                 [] { return generateSlice3d({}); },
                 [] {
                   std::vector<Kernel> ks;
-                  for (SliceType t : {SliceType::F32, SliceType::F16})
+                  for (Elem t : {Elem::F32, Elem::F16, Elem::BF16})
                     for (bool scatter : {false, true})
                       for (uint32_t ls : {64u, 256u})
                         ks.push_back(generateSlice3d({t, scatter, ls}));

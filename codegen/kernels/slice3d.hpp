@@ -14,12 +14,11 @@
 #include <cstdint>
 #include <string>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
-
-enum class SliceType : uint8_t { F32, F16 };
 
 struct Slice3dPush {
   uint32_t batch = 1, srcRows = 0, srcCols = 0, dstRows = 0, dstCols = 0;
@@ -28,7 +27,7 @@ struct Slice3dPush {
 };
 
 struct Slice3dParams {
-  SliceType type = SliceType::F32;
+  Elem type = Elem::F32; // bits are moved as they are (bf16 as uint16)
   bool scatter = false;
   uint32_t localSize = 256;
   std::string cacheKey() const; // "slice3d:f32:gather:wg256"

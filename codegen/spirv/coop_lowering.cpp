@@ -59,7 +59,12 @@ Value FunctionBuilder::coopLane() {
 }
 
 Value FunctionBuilder::coopMap(TypeId result, const std::vector<Value>& operands,
-                               const std::function<Value(const std::vector<Value>&)>& fn) {
+                               const std::function<Value(const std::vector<Value>&)>& fn, bool bits) {
+  const bool bf16 = m_.typeInfo(result).bfloat || std::any_of(operands.begin(), operands.end(), [&](Value v) {
+                      return m_.typeInfo(v.type).kind == TypeKind::CoopMatrix && m_.typeInfo(v.type).bfloat;
+                    });
+  if (bf16 && !bits)
+    fail("coop lowering: bf16 matrices take conversions, loads, stores and MulAdds only, no arithmetic");
   std::vector<Value> out;
   for (uint32_t s = 0; s < m_.coopSlots(result); ++s) {
     std::vector<Value> xs;
@@ -198,9 +203,9 @@ void FunctionBuilder::lowerCoopStore(Value pointer, Value matrix, Value stride, 
 Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
   const TypeInfo &ai = m_.typeInfo(a.type), &bi = m_.typeInfo(b.type);
   const uint32_t M = ai.count, K = ai.cols, N = bi.cols, sg = m_.options().coopLowerSubgroup;
-  if (ai.elem != bi.elem)
-    fail("coopMulAdd: the lowering needs A and B of one component type (" + m_.typeName(ai.elem) + ", " +
-         m_.typeName(bi.elem) + ")");
+  if (ai.elem != bi.elem || ai.bfloat != bi.bfloat)
+    fail("coopMulAdd: the lowering needs A and B of one component type (" + m_.typeName(a.type) + ", " +
+         m_.typeName(b.type) + ")");
   if (!coopLoweredMulAddShuffles(M, N, K, sg))
     fail("coopMulAdd: the lowering cannot shuffle a " + std::to_string(M) + "x" + std::to_string(N) + "x" +
          std::to_string(K) + " MulAdd over " + std::to_string(sg) +
@@ -212,9 +217,11 @@ Value FunctionBuilder::lowerCoopMulAdd(Value a, Value b, Value c) {
   store(cVar, c);
   const TypeId inPtr = m_.pointerType(StorageClass::Function, ai.elem);
   const TypeId accPtr = m_.pointerType(StorageClass::Function, accT);
-  // The component at linear index `at` of a matrix held in `var`: its slot, then its lane's copy.
+  // The component at linear index `at` of a matrix held in `var`: its slot, then its lane's copy (bf16 bits
+  // widened before the shuffle, which then moves an f32: exact, and no 16-bit subgroup operation).
   const auto fetch = [&](Value var, Value at) {
     const Value mine = load(op(Op::OpAccessChain, inPtr, {ref(var), ref(udiv(at, u32(sg)))}));
+    if (ai.bfloat) return convert(subgroupShuffle(f32FromBF16(mine), rem(at, u32(sg))), accT);
     return convert(subgroupShuffle(mine, rem(at, u32(sg))), accT);
   };
   const Value lane = coopLane();

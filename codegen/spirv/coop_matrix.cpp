@@ -17,7 +17,7 @@ Value FunctionBuilder::coopLoad(TypeId matrixType, Value pointer, Value stride, 
   requireInt("coopLoad stride", stride);
   if (m_.coopLowered()) return lowerCoopLoad(matrixType, pointer, stride, layout);
   std::vector<uint32_t> ops{ref(pointer), ref(m_.constU32(w(layout))), ref(stride)};
-  for (uint32_t x : memoryOperands(access))
+  for (uint32_t x : memoryOperands(pointer, access))
     ops.push_back(x);
   return emitResult(Op::OpCooperativeMatrixLoadKHR, matrixType, ops);
 }
@@ -30,7 +30,7 @@ void FunctionBuilder::coopStore(Value pointer, Value matrix, Value stride, CoopL
   requireInt("coopStore stride", stride);
   if (m_.coopLowered()) return lowerCoopStore(pointer, matrix, stride, layout);
   std::vector<uint32_t> ops{ref(pointer), ref(matrix), ref(m_.constU32(w(layout))), ref(stride)};
-  for (uint32_t x : memoryOperands(access))
+  for (uint32_t x : memoryOperands(pointer, access))
     ops.push_back(x);
   emit(Op::OpCooperativeMatrixStoreKHR, ops);
 }

@@ -107,14 +107,21 @@ Value FunctionBuilder::max(Value a, Value b) {
 // -------------------------------------------------------------------------------------------- barriers
 
 uint32_t FunctionBuilder::scopeId(Scope s) {
+  if (s == Scope::Device && m_.vulkanMemoryModel())
+    m_.addCapability(Capability::VulkanMemoryModelDeviceScope);
   return ref(m_.constU32(w(s)));
 }
 
+uint32_t FunctionBuilder::semanticsId(uint32_t semantics) {
+  m_.noteMemoryOperation();
+  return ref(m_.constU32(m_.memorySemantics(semantics)));
+}
+
 void FunctionBuilder::controlBarrier(Scope execution, Scope memory, uint32_t semantics) {
-  emit(Op::OpControlBarrier, {scopeId(execution), scopeId(memory), ref(m_.constU32(semantics))});
+  emit(Op::OpControlBarrier, {scopeId(execution), scopeId(memory), semanticsId(semantics)});
 }
 void FunctionBuilder::memoryBarrier(Scope memory, uint32_t semantics) {
-  emit(Op::OpMemoryBarrier, {scopeId(memory), ref(m_.constU32(semantics))});
+  emit(Op::OpMemoryBarrier, {scopeId(memory), semanticsId(semantics)});
 }
 void FunctionBuilder::workgroupBarrier() {
   controlBarrier(Scope::Workgroup, Scope::Workgroup,
@@ -202,16 +209,14 @@ Value FunctionBuilder::atomicIAdd(Value pointer, Value v, Scope scope, uint32_t 
   checkAtomicPointer(m_, "atomicIAdd", pointer, v);
   requireInt("atomicIAdd", v);
   if (m_.typeInfo(v.type).width == 64) m_.addCapability(Capability::Int64Atomics);
-  return emitResult(Op::OpAtomicIAdd, v.type,
-                    {ref(pointer), scopeId(scope), ref(m_.constU32(semantics)), ref(v)});
+  return emitResult(Op::OpAtomicIAdd, v.type, {ref(pointer), scopeId(scope), semanticsId(semantics), ref(v)});
 }
 
 Value FunctionBuilder::atomicUMax(Value pointer, Value v, Scope scope, uint32_t semantics) {
   checkAtomicPointer(m_, "atomicUMax", pointer, v);
   requireInt("atomicUMax", v);
   if (m_.typeInfo(v.type).width == 64) m_.addCapability(Capability::Int64Atomics);
-  return emitResult(Op::OpAtomicUMax, v.type,
-                    {ref(pointer), scopeId(scope), ref(m_.constU32(semantics)), ref(v)});
+  return emitResult(Op::OpAtomicUMax, v.type, {ref(pointer), scopeId(scope), semanticsId(semantics), ref(v)});
 }
 
 Value FunctionBuilder::atomicFAdd(Value pointer, Value v, Scope scope, uint32_t semantics) {
@@ -226,7 +231,7 @@ Value FunctionBuilder::atomicFAdd(Value pointer, Value v, Scope scope, uint32_t 
   }
   m_.addExtension("SPV_EXT_shader_atomic_float_add");
   return emitResult(Op::OpAtomicFAddEXT, v.type,
-                    {ref(pointer), scopeId(scope), ref(m_.constU32(semantics)), ref(v)});
+                    {ref(pointer), scopeId(scope), semanticsId(semantics), ref(v)});
 }
 
 Value FunctionBuilder::atomicCompareExchange(Value pointer, Value value, Value comparator, Scope scope,
@@ -237,8 +242,8 @@ Value FunctionBuilder::atomicCompareExchange(Value pointer, Value value, Value c
   const uint32_t unequal =
       semantics & ~(w(MemorySemanticsMask::Release) | w(MemorySemanticsMask::AcquireRelease));
   return emitResult(Op::OpAtomicCompareExchange, value.type,
-                    {ref(pointer), scopeId(scope), ref(m_.constU32(semantics)), ref(m_.constU32(unequal)),
-                     ref(value), ref(comparator)});
+                    {ref(pointer), scopeId(scope), semanticsId(semantics), semanticsId(unequal), ref(value),
+                     ref(comparator)});
 }
 
 } // namespace helios::spv

@@ -210,8 +210,14 @@ void FunctionBuilder::writeTo(std::vector<uint32_t>& out) const {
 
 // ---------------------------------------------------------------------------------------------- memory
 
-std::vector<uint32_t> FunctionBuilder::memoryOperands(MemoryAccess access) const {
+std::vector<uint32_t> FunctionBuilder::memoryOperands(Value pointer, MemoryAccess access) {
+  m_.noteMemoryOperation();
   uint32_t mask = access.mask;
+  const uint32_t nonPrivate = w(MemoryAccessMask::NonPrivatePointer);
+  if (!m_.vulkanMemoryModel())
+    mask &= ~nonPrivate;
+  else if (m_.typeInfo(pointer.type).storage == StorageClass::Workgroup)
+    mask |= nonPrivate;
   if (access.alignment) mask |= w(MemoryAccessMask::Aligned);
   if (mask == 0) return {};
   std::vector<uint32_t> ops{mask};
@@ -238,7 +244,7 @@ Value FunctionBuilder::variable(TypeId type, std::optional<Value> initializer) {
 Value FunctionBuilder::load(Value pointer, MemoryAccess access) {
   if (!m_.isPointer(pointer.type)) fail("load: operand " + m_.describe(pointer) + " is not a pointer");
   std::vector<uint32_t> ops{ref(pointer)};
-  for (uint32_t x : memoryOperands(access))
+  for (uint32_t x : memoryOperands(pointer, access))
     ops.push_back(x);
   return emitResult(Op::OpLoad, m_.pointeeOf(pointer.type), ops);
 }
@@ -249,7 +255,7 @@ void FunctionBuilder::store(Value pointer, Value value, MemoryAccess access) {
     fail("store: value type " + m_.typeName(value.type) + " differs from pointee type " +
          m_.typeName(m_.pointeeOf(pointer.type)));
   std::vector<uint32_t> ops{ref(pointer), ref(value)};
-  for (uint32_t x : memoryOperands(access))
+  for (uint32_t x : memoryOperands(pointer, access))
     ops.push_back(x);
   emit(Op::OpStore, ops);
 }
@@ -526,6 +532,8 @@ Value FunctionBuilder::convert(Value v, TypeId to) {
                        (fi.kind != TypeKind::CoopMatrix || (fi.count == ti.count && fi.cols == ti.cols));
   if (!shapeOk) fail("convert: shapes differ (" + m_.typeName(v.type) + " -> " + m_.typeName(to) + ")");
   if (fi.kind == TypeKind::CoopMatrix && fi.use != ti.use) return coopConvert(v, to);
+  if (fi.kind == TypeKind::CoopMatrix && m_.coopLowered() && (fi.bfloat || ti.bfloat))
+    return lowerBF16CoopConvert(v, to);
   if (fi.kind == TypeKind::CoopMatrix && m_.coopLowered())
     return coopMap(to, {v}, [&](const std::vector<Value>& x) { return convert(x[0], ti.elem); });
   const TypeInfo& fs = m_.typeInfo(m_.scalarTypeOf(v.type));

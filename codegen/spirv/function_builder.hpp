@@ -130,6 +130,10 @@ public:
   Value construct(TypeId type, const std::vector<Value>& constituents);
   Value splat(TypeId vectorType, Value scalar);
   Value shuffle(Value a, Value b, std::initializer_list<uint32_t> components);
+  // bfloat16 held as bits (bfloat16.cpp), on any device: an f32 scalar or vector rounded to nearest even,
+  // as uint32 with the bf16 in the low half; and bf16 bits (uint16, or uint32's low half) widened exactly.
+  Value bf16FromF32(Value x);
+  Value f32FromBF16(Value bits);
 
   // ---- GLSL.std.450 (ext_ops.cpp) ----
   Value glsl(GLSLstd450 inst, TypeId resultType, const std::vector<Value>& args);
@@ -262,9 +266,11 @@ private:
   };
   void requireCoopNotLowered(const char* what) const;
   Value coopLane();
-  // result = fn(components of slot s of each coop operand; other operands as they are) for every slot.
+  // result = fn(components of slot s of each coop operand; other operands as they are) for every slot. A
+  // lowered bf16 matrix holds bits: only its conversions pass `bits` (there is no bf16 arithmetic).
   Value coopMap(TypeId result, const std::vector<Value>& operands,
-                const std::function<Value(const std::vector<Value>&)>& fn);
+                const std::function<Value(const std::vector<Value>&)>& fn, bool bits = false);
+  Value lowerBF16CoopConvert(Value v, TypeId to);
   CoopMemory coopMemory(const char* what, Value pointer, TypeId component);
   Value coopOffset(const CoopMemory& mem, TypeId matrixType, Value slot, Value stride, CoopLayout layout);
   void coopSlots(TypeId matrixType, Value var, const std::function<void(Value, Value)>& body);
@@ -272,7 +278,9 @@ private:
   Value lowerCoopLoad(TypeId matrixType, Value pointer, Value stride, CoopLayout layout);
   void lowerCoopStore(Value pointer, Value matrix, Value stride, CoopLayout layout);
   Value lowerCoopMulAdd(Value a, Value b, Value c);
-  std::vector<uint32_t> memoryOperands(MemoryAccess access) const;
+  // The access operands for `pointer` under the module's memory model (ids.hpp, MemoryAccess::nonPrivate).
+  std::vector<uint32_t> memoryOperands(Value pointer, MemoryAccess access);
+  uint32_t semanticsId(uint32_t semantics); // Module::memorySemantics, as a constant
   void writeTo(std::vector<uint32_t>& out) const;
 
   Module& m_;

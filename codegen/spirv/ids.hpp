@@ -71,6 +71,10 @@ struct MemoryAccess {
   uint32_t alignment = 0; // if nonzero, Aligned is added with this alignment (bytes)
   static MemoryAccess aligned(uint32_t bytes) { return {0, bytes}; }
   static MemoryAccess nontemporal() { return {static_cast<uint32_t>(MemoryAccessMask::Nontemporal), 0}; }
+  // Read or written by other invocations of the same dispatch (NonPrivatePointer under the Vulkan memory
+  // model; dropped under GLSL450, where the variable is decorated Coherent instead). Workgroup accesses
+  // get it without asking.
+  static MemoryAccess nonPrivate() { return {static_cast<uint32_t>(MemoryAccessMask::NonPrivatePointer), 0}; }
 };
 
 } // namespace helios::spv

@@ -49,14 +49,41 @@ uint16_t floatToHalf(float f) {
   return static_cast<uint16_t>(sign | half);
 }
 
+// binary32 -> bfloat16, round to nearest even; a NaN stays a quiet NaN.
+uint16_t floatToBf16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
+
 } // namespace
 
-Module::Module(ModuleOptions options) : options_(options) {
+Module::Module(ModuleOptions options) : options_(options), memoryModel_(options.memoryModel) {
   addCapability(Capability::Shader);
-  if (options_.memoryModel == MemoryModel::Vulkan) {
+  if (vulkanMemoryModel()) {
     addCapability(Capability::VulkanMemoryModel);
     if (options_.version < 0x00010500) addExtension("SPV_KHR_vulkan_memory_model");
   }
+}
+
+void Module::useVulkanMemoryModel() {
+  if (vulkanMemoryModel()) return;
+  if (memoryOperations_)
+    throw BuildError("coopMatrixType: declare cooperative matrix types before the first memory access or "
+                     "barrier (the module switches to the Vulkan memory model)");
+  memoryModel_ = MemoryModel::Vulkan;
+  addCapability(Capability::VulkanMemoryModel);
+  if (options_.version < 0x00010500) addExtension("SPV_KHR_vulkan_memory_model");
+}
+
+uint32_t Module::memorySemantics(uint32_t semantics) const {
+  if (!vulkanMemoryModel()) return semantics;
+  const auto has = [&](MemorySemanticsMask m) { return (semantics & w(m)) != 0; };
+  if (has(MemorySemanticsMask::Release) || has(MemorySemanticsMask::AcquireRelease))
+    semantics |= w(MemorySemanticsMask::MakeAvailableKHR);
+  if (has(MemorySemanticsMask::Acquire) || has(MemorySemanticsMask::AcquireRelease))
+    semantics |= w(MemorySemanticsMask::MakeVisibleKHR);
+  return semantics;
 }
 
 Module::~Module() = default;
@@ -137,6 +164,17 @@ TypeId Module::floatType(uint32_t width) {
   }
   return makeType({u(Op::OpTypeFloat), width}, Op::OpTypeFloat, {width},
                   {.kind = TypeKind::Float, .width = width});
+}
+
+TypeId Module::bf16() {
+  if (coopLowered())
+    throw BuildError(
+        "bf16: a lowered module has no bf16 type (bf16CoopMatrixType holds bf16 as uint16 bits)");
+  addCapability(Capability::BFloat16TypeKHR);
+  addExtension("SPV_KHR_bfloat16");
+  const uint32_t encoding = w(::spv::FPEncoding::BFloat16KHR);
+  return makeType({u(Op::OpTypeFloat), 16, encoding}, Op::OpTypeFloat, {16, encoding},
+                  {.kind = TypeKind::Float, .width = 16, .bfloat = true});
 }
 
 TypeId Module::vectorType(TypeId component, uint32_t n) {
@@ -280,32 +318,57 @@ TypeId Module::functionType(TypeId returnType, const std::vector<TypeId>& params
                   {.kind = TypeKind::Function, .elem = returnType, .members = params});
 }
 
+namespace {
+
+TypeInfo coopInfo(TypeId elem, uint32_t rows, uint32_t cols, CoopUse use, Scope scope, bool bfloat) {
+  return {.kind = TypeKind::CoopMatrix,
+          .elem = elem,
+          .count = rows,
+          .cols = cols,
+          .scope = scope,
+          .use = use,
+          .bfloat = bfloat};
+}
+
+} // namespace
+
 TypeId Module::coopMatrixType(TypeId component, uint32_t rows, uint32_t cols, CoopUse use, Scope scope) {
   const TypeInfo& ci = typeInfo(component);
   if (ci.kind != TypeKind::Int && ci.kind != TypeKind::Float)
     throw BuildError("coopMatrixType: component must be an int or float scalar, got " + typeName(component));
   if (rows == 0 || cols == 0) throw BuildError("coopMatrixType: rows and cols must be > 0");
   const Value s = constU32(w(scope)), r = constU32(rows), c = constU32(cols), us = constU32(w(use));
-  const TypeInfo info{.kind = TypeKind::CoopMatrix,
-                      .elem = component,
-                      .count = rows,
-                      .cols = cols,
-                      .scope = scope,
-                      .use = use};
+  const TypeInfo info = coopInfo(component, rows, cols, use, scope, ci.bfloat);
   std::vector<uint32_t> key{u(Op::OpTypeCooperativeMatrixKHR), component.id, s.id, r.id, c.id, us.id};
-  if (coopLowered()) {
-    const uint32_t sg = options_.coopLowerSubgroup;
-    if (scope != Scope::Subgroup)
-      throw BuildError("coopMatrixType: the coop lowering supports subgroup scope only");
-    if (rows * cols % sg != 0)
-      throw BuildError("coopMatrixType: " + std::to_string(rows) + "x" + std::to_string(cols) +
-                       " does not split evenly over a subgroup of " + std::to_string(sg));
-    // Its own OpTypeArray (aggregates may be declared twice), so each logical coop type keeps its id.
-    return makeType(std::move(key), Op::OpTypeArray, {component.id, constU32(rows * cols / sg).id}, info);
-  }
+  if (coopLowered()) return loweredCoopType(std::move(key), info);
+  useVulkanMemoryModel();
   addCapability(Capability::CooperativeMatrixKHR);
+  if (ci.bfloat) addCapability(Capability::BFloat16CooperativeMatrixKHR);
   addExtension("SPV_KHR_cooperative_matrix");
   return makeType(std::move(key), Op::OpTypeCooperativeMatrixKHR, {component.id, s.id, r.id, c.id, us.id},
+                  info);
+}
+
+TypeId Module::bf16CoopMatrixType(uint32_t rows, uint32_t cols, CoopUse use, Scope scope) {
+  if (!coopLowered()) return coopMatrixType(bf16(), rows, cols, use, scope);
+  if (rows == 0 || cols == 0) throw BuildError("bf16CoopMatrixType: rows and cols must be > 0");
+  const TypeId bits = intType(16, false);
+  const TypeInfo info = coopInfo(bits, rows, cols, use, scope, true);
+  // Keyed apart from a uint16 coop matrix of the same shape by the encoding word.
+  return loweredCoopType({u(Op::OpTypeCooperativeMatrixKHR), bits.id, w(scope), rows, cols, w(use),
+                          w(::spv::FPEncoding::BFloat16KHR)},
+                         info);
+}
+
+TypeId Module::loweredCoopType(std::vector<uint32_t> key, const TypeInfo& info) {
+  const uint32_t sg = options_.coopLowerSubgroup;
+  if (info.scope != Scope::Subgroup)
+    throw BuildError("coopMatrixType: the coop lowering supports subgroup scope only");
+  if (info.count * info.cols % sg != 0)
+    throw BuildError("coopMatrixType: " + std::to_string(info.count) + "x" + std::to_string(info.cols) +
+                     " does not split evenly over a subgroup of " + std::to_string(sg));
+  // Its own OpTypeArray (aggregates may be declared twice), so each logical coop type keeps its id.
+  return makeType(std::move(key), Op::OpTypeArray, {info.elem.id, constU32(info.count * info.cols / sg).id},
                   info);
 }
 
@@ -327,7 +390,7 @@ std::string Module::typeName(TypeId t) const {
   case TypeKind::Int:
     return (i.isSigned ? "int" : "uint") + std::to_string(i.width);
   case TypeKind::Float:
-    return "float" + std::to_string(i.width);
+    return i.bfloat ? "bfloat16" : "float" + std::to_string(i.width);
   case TypeKind::Vector:
     return "vec" + std::to_string(i.count) + "<" + typeName(i.elem) + ">";
   case TypeKind::Array:
@@ -345,8 +408,9 @@ std::string Module::typeName(TypeId t) const {
   case TypeKind::Function:
     return "function<" + typeName(i.elem) + ">";
   case TypeKind::CoopMatrix:
-    return "coopmat<" + typeName(i.elem) + ", " + std::to_string(i.count) + "x" + std::to_string(i.cols) +
-           ", " + ::spv::CooperativeMatrixUseToString(i.use) + ">";
+    return "coopmat<" + (i.bfloat ? std::string("bfloat16") : typeName(i.elem)) + ", " +
+           std::to_string(i.count) + "x" + std::to_string(i.cols) + ", " +
+           ::spv::CooperativeMatrixUseToString(i.use) + ">";
   case TypeKind::TensorLayout:
     return "tensorLayout<" + std::to_string(i.count) + ">";
   case TypeKind::TensorView:
@@ -483,6 +547,10 @@ Value Module::constant(TypeId type, double v) {
   case TypeKind::Bool:
     return constBool(v != 0.0);
   case TypeKind::Float:
+    if (i.bfloat) {
+      const uint32_t b = floatToBf16(static_cast<float>(v));
+      return makeConstant(Op::OpConstant, type, {b}, b);
+    }
     if (i.width == 16) return constF16(static_cast<float>(v));
     if (i.width == 32) return constF32(static_cast<float>(v));
     return constF64(v);
@@ -505,6 +573,10 @@ Value Module::constant(TypeId type, double v) {
     return constComposite(type, std::vector<Value>(i.count, c));
   }
   case TypeKind::CoopMatrix:
+    if (coopLowered() && i.bfloat) {
+      const Value bits = constant(i.elem, floatToBf16(static_cast<float>(v)));
+      return constComposite(type, std::vector<Value>(coopSlots(type), bits));
+    }
     if (coopLowered()) return constComposite(type, std::vector<Value>(coopSlots(type), constant(i.elem, v)));
     return constComposite(type, {constant(i.elem, v)});
   default:
@@ -679,6 +751,9 @@ Value Module::builtinVariable(BuiltIn b) {
 // ------------------------------------------------------------------------------- decorations, names
 
 void Module::decorate(uint32_t target, Decoration d, std::initializer_list<uint32_t> literals) {
+  if (vulkanMemoryModel() && (d == Decoration::Coherent || d == Decoration::Volatile))
+    throw BuildError("decorate: no Coherent or Volatile under the Vulkan memory model (mark the accesses "
+                     "MemoryAccess::nonPrivate() instead)");
   std::vector<uint32_t> key{target, 0xffffffffu, w(d)};
   key.insert(key.end(), literals.begin(), literals.end());
   if (!decorations_.insert(key).second) return; // identical decoration already present
@@ -764,10 +839,7 @@ std::vector<uint32_t> Module::build() {
   for (const auto& e : extensions_)
     InstBuilder(Op::OpExtension).string(e).appendTo(out);
   if (glslImport_) InstBuilder(Op::OpExtInstImport).word(glslImport_).string("GLSL.std.450").appendTo(out);
-  InstBuilder(Op::OpMemoryModel)
-      .word(w(::spv::AddressingModel::Logical))
-      .word(w(options_.memoryModel))
-      .appendTo(out);
+  InstBuilder(Op::OpMemoryModel).word(w(::spv::AddressingModel::Logical)).word(w(memoryModel_)).appendTo(out);
 
   for (const auto& ep : entryPoints_) {
     // Interface: every global variable used by the entry point's call tree (only Input/Output before 1.4).

@@ -21,9 +21,14 @@ namespace helios::spv {
 class FunctionBuilder;
 
 struct ModuleOptions {
-  uint32_t version = 0x00010600;                  // SPIR-V 1.6 (Vulkan 1.3)
-  uint32_t generator = 0;                         // generator magic (upper 16 bits vendor id, lower version)
-  MemoryModel memoryModel = MemoryModel::GLSL450; // or MemoryModel::Vulkan (adds VulkanMemoryModel)
+  uint32_t version = 0x00010600; // SPIR-V 1.6 (Vulkan 1.3)
+  uint32_t generator = 0;        // generator magic (upper 16 bits vendor id, lower version)
+  // Or MemoryModel::Vulkan (adds VulkanMemoryModel). A module that declares a (not lowered) cooperative
+  // matrix type switches to Vulkan itself: SPIR-V validation requires it beside Shader and
+  // CooperativeMatrixKHR (SPIRV-Tools 2025.2 on). Under it the builder marks every Workgroup access
+  // NonPrivatePointer and gives release/acquire semantics their MakeAvailable/MakeVisible bits, so barriers
+  // keep publishing shared memory as they do under GLSL450; Device scope adds VulkanMemoryModelDeviceScope.
+  MemoryModel memoryModel = MemoryModel::GLSL450;
   // Cooperative-matrix lowering (coop_lowering.cpp): the subgroup size to lower for, 0 = off. When on, each
   // coop matrix type is an array of rows*cols/size components per invocation (slot s of lane l holds element
   // s*size + l, counted column-major for use A and row-major otherwise) and the coop instructions become
@@ -67,6 +72,13 @@ public:
   Module& operator=(const Module&) = delete;
 
   const ModuleOptions& options() const { return options_; }
+  MemoryModel memoryModel() const { return memoryModel_; }
+  bool vulkanMemoryModel() const { return memoryModel_ == MemoryModel::Vulkan; }
+  // Release/acquire `semantics` with the availability/visibility bits the Vulkan memory model needs (as they
+  // are under GLSL450); FunctionBuilder passes every barrier's and atomic's semantics through it.
+  uint32_t memorySemantics(uint32_t semantics) const;
+  // Called by FunctionBuilder before it emits a memory access or barrier: the memory model is settled then.
+  void noteMemoryOperation() { memoryOperations_ = true; }
 
   // ---- ids, capabilities, extensions, imports ----
   uint32_t newId() { return allocId(-1); }
@@ -89,6 +101,9 @@ public:
   TypeId f16() { return floatType(16); }
   TypeId f32() { return floatType(32); }
   TypeId f64() { return floatType(64); }
+  // OpTypeFloat 16 BFloat16KHR (SPV_KHR_bfloat16): conversions, loads, stores and coop matrices only. A
+  // lowered module has none (the devices it runs on lack the type): it throws there.
+  TypeId bf16();
   TypeId vectorType(TypeId component, uint32_t n);
   // stride != 0 makes a distinct, explicitly laid out array type (ArrayStride) for buffers/push constants;
   // stride == 0 is the plain type for Function/Workgroup/Private storage.
@@ -100,6 +115,9 @@ public:
   TypeId functionType(TypeId returnType, const std::vector<TypeId>& params);
   TypeId coopMatrixType(TypeId component, uint32_t rows, uint32_t cols, CoopUse use,
                         Scope scope = Scope::Subgroup);
+  // A coop matrix of bf16 components: of bf16() natively; lowered, of uint16 bits (TypeInfo::bfloat), which
+  // the lowered instructions widen exactly to f32 (bits << 16) and round back to nearest even.
+  TypeId bf16CoopMatrixType(uint32_t rows, uint32_t cols, CoopUse use, Scope scope = Scope::Subgroup);
   // SPV_NV_tensor_addressing (tensor_addressing.cpp): a tensor layout of `dims` dimensions, and a view that
   // permutes them (permutation[i] = which layout dimension is the view's i-th; hasDimensions: the view
   // carries its own dimensions and strides).
@@ -114,6 +132,7 @@ public:
   bool isInt(TypeId t) const;              // int scalar/vector/coopmat
   bool isSignedInt(TypeId t) const;
   bool isBool(TypeId t) const; // bool scalar/vector
+  bool isBFloat16(TypeId t) const { return typeInfo(t).bfloat || typeInfo(scalarTypeOf(t)).bfloat; }
   bool isCoopMatrix(TypeId t) const { return typeInfo(t).kind == TypeKind::CoopMatrix; }
   bool coopLowered() const { return options_.coopLowerSubgroup != 0; }
   uint32_t coopSlots(TypeId coopType) const; // lowered: components per invocation (rows*cols/subgroup)
@@ -192,8 +211,13 @@ private:
   void require16or8BitStorage(StorageClass sc, TypeId pointee);
   bool containsWidth(TypeId t, uint32_t width, std::set<uint32_t>& seen) const;
   TypeId blockStruct(const std::vector<TypeId>& members, uint32_t tag);
+  TypeId loweredCoopType(std::vector<uint32_t> key, const TypeInfo& info); // the array a coop type lowers to
+
+  void useVulkanMemoryModel();
 
   ModuleOptions options_;
+  MemoryModel memoryModel_;
+  bool memoryOperations_ = false;
   uint32_t nextId_ = 1;
   std::vector<int32_t> owner_{-1}; // id -> owning function index, -1 = module scope
   std::vector<Capability> capabilities_;

@@ -37,7 +37,10 @@ struct TypeInfo {
   StorageClass storage = StorageClass::Function; // Pointer
   Scope scope = Scope::Subgroup;                 // CoopMatrix
   CoopUse use = CoopUse::MatrixAKHR;             // CoopMatrix
-  std::vector<TypeId> members;                   // Struct members; Function parameters
+  // Float: the BFloat16KHR encoding (SPV_KHR_bfloat16). CoopMatrix: bf16 components; in a lowered module
+  // (no bf16 type there) `elem` is uint16 and holds their bits.
+  bool bfloat = false;
+  std::vector<TypeId> members; // Struct members; Function parameters
 
   bool isScalar() const { return kind == TypeKind::Bool || kind == TypeKind::Int || kind == TypeKind::Float; }
 };

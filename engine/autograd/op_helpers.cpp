@@ -39,11 +39,11 @@ Tape::Target targetOrScratch(Tape& tape, const Tensor& t) {
 }
 
 void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols,
-                   bool dyF16) {
+                   DType dyType) {
   const Tape::Target tg = tape.target(t);
   const vk::BufferRange scratch =
       tape.allocate(ops::columnSumScratchBytes(rows, cols), "column partial sums");
-  ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f, dyF16);
+  ops::columnSum(tape.exec(), dy, tg.range, scratch, rows, cols, tg.accumulate ? 1.0f : 0.0f, dyType);
 }
 
 bool gradStillEmpty(const Tensor& x) {
@@ -52,9 +52,6 @@ bool gradStillEmpty(const Tensor& x) {
 
 void gemm(ops::Executor& exec, vk::BufferRange a, vk::BufferRange b, vk::BufferRange c, uint32_t M,
           uint32_t N, uint32_t K, bool transA, bool transB, DType type, DType out, float alpha, float beta) {
-  const auto gemmType = [](DType t) {
-    return t == DType::F16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
-  };
   ops::MatmulArgs g;
   g.a = a;
   g.b = b;
@@ -66,8 +63,8 @@ void gemm(ops::Executor& exec, vk::BufferRange a, vk::BufferRange b, vk::BufferR
   g.transB = transB;
   g.alpha = alpha;
   g.beta = beta;
-  g.aType = gemmType(type);
-  g.outType = gemmType(out);
+  g.aType = type;
+  g.outType = out;
   ops::matmul(exec, g);
 }
 

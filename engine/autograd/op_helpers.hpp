@@ -25,13 +25,13 @@ void finish(Tape& tape, const Tensor& t, const MaybeSink& s);
 // For kernels that can accumulate: t's target, or a throwaway temporary when t needs no gradient.
 Tape::Target targetOrScratch(Tape& tape, const Tensor& t);
 
-// Column sums of dy [rows, cols] (f16 with dyF16) into t's gradient (bias gradients), deterministic:
-// ops::columnSum. A 1 x rows x cols GEMM with a ones vector did this before and ran a 128x128 tile for one
-// row of output (9% of a char-model step on the H100).
+// Column sums of dy [rows, cols] (of dyType: f32 or 16-bit) into t's gradient (bias gradients),
+// deterministic: ops::columnSum. A 1 x rows x cols GEMM with a ones vector did this before and ran a 128x128
+// tile for one row of output (9% of a char-model step on the H100).
 void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t rows, uint32_t cols,
-                   bool dyF16 = false);
+                   DType dyType = DType::F32);
 
-// x has no gradient yet: a producer may hand it over in f16 (Tape::passGradF16).
+// x has no gradient yet: a producer may hand it over in 16 bits (Tape::passGradHalf).
 bool gradStillEmpty(const Tensor& x);
 
 // C = alpha op(A) op(B) + beta C with A and B of storage `type` and C of storage `out` (one GEMM, batch 1).

@@ -32,11 +32,12 @@ Tensor softmax(Tape& tape, const Tensor& x, uint32_t rows, uint32_t cols,
 
 Tensor attention(Tape& tape, const Tensor& q, const Tensor& k, const Tensor& v,
                  const ops::AttentionShape& shapeIn) {
-  // f16 q, k, v go to the coop kernels as they are (ops::AttentionShape::halfQkv); gradients stay f32.
+  // 16-bit q, k, v go to the coop kernels as they are (ops::AttentionShape::halfQkv); gradients stay f32.
   if (q.dtype != k.dtype || q.dtype != v.dtype)
     throw std::invalid_argument("autograd::attention: q, k and v must have one storage type");
   ops::AttentionShape shape = shapeIn;
-  shape.halfQkv = q.dtype == DType::F16;
+  shape.halfQkv = codegen::isHalf(q.dtype);
+  if (shape.halfQkv) shape.half = q.dtype;
   const uint64_t rows = uint64_t(shape.batch) * shape.heads * shape.Tq;
   if (q.elements() != rows * shape.headDim ||
       k.elements() != uint64_t(shape.batch) * shape.kvHeads * shape.Tk * shape.headDim ||
@@ -72,7 +73,8 @@ Tensor attentionPacked(Tape& tape, const Tensor& qkv, const ops::AttentionShape&
   if (qkv.elements() != uint64_t(B) * T * W)
     throw std::invalid_argument("autograd::attentionPacked: qkv is not [B T, (H + 2 Hkv) D]");
   s.kernel = ops::AttentionKernel::Coop;
-  s.halfQkv = qkv.dtype == DType::F16;
+  s.halfQkv = codegen::isHalf(qkv.dtype);
+  if (s.halfQkv) s.half = qkv.dtype;
   s.halfOut = halfOut;
   s.qLayout = s.kvLayout = {W, D, T * W};
   s.oLayout = {C, D, T * C};
@@ -88,7 +90,7 @@ Tensor attentionPacked(Tape& tape, const Tensor& qkv, const ops::AttentionShape&
     return p;
   };
   const bool grad = tape.needsGrad({&qkv});
-  Tensor o = tape.empty({B * T, C}, halfOut ? DType::F16 : DType::F32, grad, "attention output");
+  Tensor o = tape.empty({B * T, C}, halfOut ? s.half : DType::F32, grad, "attention output");
   const uint64_t rows = uint64_t(B) * H * T;
   const vk::BufferRange lse = tape.allocate(rows * 4, "attention lse");
   const auto in = parts(qkv.data, inBytes);
@@ -101,7 +103,7 @@ Tensor attentionPacked(Tape& tape, const Tensor& qkv, const ops::AttentionShape&
       const auto d = parts(dqkv, outBytes);
       ops::attentionBackward(tape.exec(), in[0], in[1], in[2], o.data, lse, dO, d[0], d[1], d[2], delta, s);
       if (halfOut)
-        tape.passGradF16(qkv, dqkv);
+        tape.passGradHalf(qkv, dqkv, s.half);
       else
         tape.passGrad(qkv, dqkv, true);
     });
@@ -111,14 +113,15 @@ Tensor attentionPacked(Tape& tape, const Tensor& qkv, const ops::AttentionShape&
 Tensor crossEntropy(Tape& tape, const Tensor& logits, vk::BufferRange targets, float gradScale) {
   const uint32_t vocab = lastDim(logits), rows = static_cast<uint32_t>(logits.elements() / vocab);
   const bool grad = tape.needsGrad({&logits});
-  const bool f16 = logits.dtype == DType::F16;
+  const bool half = codegen::isHalf(logits.dtype);
   Tensor loss = tape.empty({rows}, DType::F32, false, "cross-entropy loss");
-  const vk::BufferRange dlogits = tape.allocate(logits.elements() * (f16 ? 2 : 4), "dlogits");
-  ops::crossEntropy(tape.exec(), logits.data, targets, loss.data, dlogits, rows, vocab, gradScale, {}, f16);
+  const vk::BufferRange dlogits = tape.allocate(logits.bytes(), "dlogits");
+  ops::crossEntropy(tape.exec(), logits.data, targets, loss.data, dlogits, rows, vocab, gradScale, {},
+                    logits.dtype);
   if (grad)
-    tape.push([&tape, logits, dlogits, f16] {
-      if (f16)
-        tape.passGradF16(logits, dlogits);
+    tape.push([&tape, logits, dlogits, half] {
+      if (half)
+        tape.passGradHalf(logits, dlogits, logits.dtype);
       else
         tape.passGrad(logits, dlogits, true);
     });

@@ -12,14 +12,14 @@ using namespace detail;
 
 Tensor cast(Tape& tape, const Tensor& x, DType to) {
   if (x.dtype == to) return x;
+  if (codegen::isHalf(x.dtype) && codegen::isHalf(to))
+    throw std::invalid_argument(std::string("autograd::cast: ") + codegen::elemName(x.dtype) + " -> " +
+                                codegen::elemName(to) + " (casts go through f32)");
   Tensor y;
   y.shape = x.shape;
   y.dtype = to;
   y.data = tape.allocate(y.bytes(), "cast");
-  if (to == DType::F16)
-    ops::castF32ToF16(tape.exec(), x.data, y.data, x.count());
-  else
-    ops::castF16ToF32(tape.exec(), x.data, y.data, x.count());
+  ops::cast(tape.exec(), x.data, y.data, x.count(), x.dtype, to);
   if (tape.recording()) y.gradSlot = x.gradSlot;
   return y;
 }
@@ -84,39 +84,44 @@ Tensor mul(Tape& tape, const Tensor& a, const Tensor& b) {
 
 namespace {
 
-// activation() on an f16 x: forward and backward on f16 storage (f32 arithmetic), gradients in f16.
-Tensor activationF16(Tape& tape, ops::Activation act, const Tensor& x, DType out) {
-  if (out != DType::F16) throw std::invalid_argument("autograd::activation: an f16 x gives an f16 y");
+// activation() on a 16-bit x: forward and backward on that storage (f32 arithmetic), gradients in it too.
+Tensor activationHalf(Tape& tape, ops::Activation act, const Tensor& x, DType out) {
+  const DType h = x.dtype;
+  if (out != h)
+    throw std::invalid_argument(std::string("autograd::activation: a ") + codegen::elemName(h) +
+                                " x gives a " + codegen::elemName(h) + " y");
   const bool grad = tape.needsGrad({&x});
-  Tensor y = tape.empty(x.shape, DType::F16, grad, "activation");
-  ops::activation(tape.exec(), act, x.data, y.data, x.count(), ops::EwType::F16);
+  Tensor y = tape.empty(x.shape, h, grad, "activation");
+  ops::activation(tape.exec(), act, x.data, y.data, x.count(), h);
   if (grad)
-    tape.push([&tape, act, x, y] {
-      const vk::BufferRange dy16 = tape.gradOfF16(y);
-      const vk::BufferRange dx16 = tape.allocate(x.elements() * 2, "activation gradient f16");
-      ops::activationBackward(tape.exec(), act, x.data, dy16, dx16, x.count(), ops::EwType::F16);
-      tape.passGradF16(x, dx16);
+    tape.push([&tape, act, x, y, h] {
+      const vk::BufferRange dy16 = tape.gradOfHalf(y, h);
+      const vk::BufferRange dx16 = tape.allocate(x.elements() * 2, "activation gradient 16-bit");
+      ops::activationBackward(tape.exec(), act, x.data, dy16, dx16, x.count(), h);
+      tape.passGradHalf(x, dx16, h);
     });
   return y;
 }
 
 } // namespace
 
-Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out, bool f16Grad) {
-  if (x.dtype == DType::F16) return activationF16(tape, act, x, out);
+Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out, bool halfGrad) {
+  if (codegen::isHalf(x.dtype)) return activationHalf(tape, act, x, out);
+  if (halfGrad && !codegen::isHalf(out))
+    throw std::invalid_argument("autograd::activation: halfGrad hands x's gradient back in y's 16-bit kind");
   const bool grad = tape.needsGrad({&x});
   Tensor y = tape.empty(x.shape, out, grad, "activation");
-  if (out == DType::F16)
-    ops::activationToF16(tape.exec(), act, x.data, y.data, x.count());
+  if (codegen::isHalf(out))
+    ops::activationToHalf(tape.exec(), act, x.data, y.data, x.count(), out);
   else
     ops::activation(tape.exec(), act, x.data, y.data, x.count());
   if (grad)
-    tape.push([&tape, act, x, y, f16Grad] {
+    tape.push([&tape, act, x, y, halfGrad, out] {
       const vk::BufferRange dy = tape.gradOf(y);
-      if (f16Grad && gradStillEmpty(x)) {
-        const vk::BufferRange dx16 = tape.allocate(x.elements() * 2, "activation gradient f16");
-        ops::activationBackwardToF16(tape.exec(), act, x.data, dy, dx16, x.count());
-        tape.passGradF16(x, dx16);
+      if (halfGrad && gradStillEmpty(x)) {
+        const vk::BufferRange dx16 = tape.allocate(x.elements() * 2, "activation gradient 16-bit");
+        ops::activationBackwardToHalf(tape.exec(), act, x.data, dy, dx16, x.count(), out);
+        tape.passGradHalf(x, dx16, out);
         return;
       }
       const Tape::Sink s = tape.sink(x);

@@ -48,7 +48,7 @@ Tensor headCrossEntropy(Tape& tape, const Tensor& x, const Tensor& w, vk::Buffer
     gemm(exec, xc, w.data, lc, n, V, C, false, true, x.dtype, logitsType, 1.0f, 0.0f); // x W^T
     ops::crossEntropy(exec, lc, vk::subrange(targets, uint64_t{r0} * 4, uint64_t{n} * 4),
                       vk::subrange(loss.data, uint64_t{r0} * 4, uint64_t{n} * 4), dc, n, V, gradScale, {},
-                      logitsType == DType::F16);
+                      logitsType);
     if (!grad) continue;
     // dx rows = dlogits W; dW (+)= dlogits^T x: each chunk's gradient is used up before the next is made.
     gemm(exec, dc, w.data, vk::subrange(dx, uint64_t{r0} * C * 4, uint64_t{n} * C * 4), n, C, V, false, false,

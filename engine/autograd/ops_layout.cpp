@@ -16,35 +16,34 @@ using namespace detail;
 
 namespace {
 
-ops::PermuteType permuteType(const Tensor& x, bool toF16) {
-  return toF16                   ? ops::PermuteType::F32ToF16
-         : x.dtype == DType::F16 ? ops::PermuteType::F16
-                                 : ops::PermuteType::F32;
+// The type a permute of x writes: `to` where x is f32 and `to` 16-bit, else x's own.
+DType outputType(const Tensor& x, DType to) {
+  return codegen::isHalf(to) ? to : x.dtype;
 }
 
-// The view (shape at offset with strides) of x gathered into a dense tensor.
+// The view (shape at offset with strides) of x gathered into a dense tensor of type `dst`.
 ops::PermuteArgs gather(const std::array<uint32_t, 4>& shape, uint32_t offset,
-                        const std::array<uint32_t, 4>& strides, ops::PermuteType type) {
+                        const std::array<uint32_t, 4>& strides, DType src, DType dst) {
   ops::PermuteArgs a;
   a.shape = shape;
   a.srcOffset = offset;
   a.srcStrides = strides;
   a.dstStrides = ops::denseStrides(shape);
-  a.type = type;
+  a.src = src;
+  a.dst = dst;
   return a;
 }
 
 // A dense gradient scattered back into that view of dx (written, or added to what dx holds).
 ops::PermuteArgs scatter(const std::array<uint32_t, 4>& shape, uint32_t offset,
-                         const std::array<uint32_t, 4>& strides, bool accumulate,
-                         ops::PermuteType type = ops::PermuteType::F32) {
+                         const std::array<uint32_t, 4>& strides, bool accumulate, DType dst = DType::F32) {
   ops::PermuteArgs a;
   a.shape = shape;
   a.srcStrides = ops::denseStrides(shape);
   a.dstOffset = offset;
   a.dstStrides = strides;
   a.accumulate = accumulate;
-  a.type = type;
+  a.dst = dst;
   return a;
 }
 
@@ -57,7 +56,7 @@ Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t 
   const uint32_t vocab = table.shape[0], dim = table.shape[1];
   const bool grad = tape.needsGrad({&table});
   Tensor y = tape.empty({tokens, dim}, DType::F32, grad, "embedding");
-  ops::embedding(tape.exec(), table.data, ids, y.data, tokens, vocab, dim, table.dtype == DType::F16);
+  ops::embedding(tape.exec(), table.data, ids, y.data, tokens, vocab, dim, table.dtype);
   if (grad)
     tape.push([&tape, table, ids, y, tokens, vocab, dim] {
       const vk::BufferRange dy = tape.gradOf(y);
@@ -70,12 +69,12 @@ Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t 
 }
 
 Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape, uint32_t srcOffset,
-               const std::array<uint32_t, 4>& srcStrides, bool toF16) {
-  if (toF16) requireF32("permute (to f16)", x);
+               const std::array<uint32_t, 4>& srcStrides, DType to) {
+  if (codegen::isHalf(to)) requireF32("permute (to 16 bits)", x);
   const bool grad = tape.needsGrad({&x});
-  Tensor y =
-      tape.empty({shape[0], shape[1], shape[2], shape[3]}, toF16 ? DType::F16 : x.dtype, grad, "permute");
-  ops::permute(tape.exec(), x.data, y.data, gather(shape, srcOffset, srcStrides, permuteType(x, toF16)));
+  const DType out = outputType(x, to);
+  Tensor y = tape.empty({shape[0], shape[1], shape[2], shape[3]}, out, grad, "permute");
+  ops::permute(tape.exec(), x.data, y.data, gather(shape, srcOffset, srcStrides, x.dtype, out));
   if (grad)
     tape.push([&tape, x, y, shape, srcOffset, srcStrides] {
       const vk::BufferRange dy = tape.gradOf(y);
@@ -93,9 +92,11 @@ Tensor permute(Tape& tape, const Tensor& x, const std::array<uint32_t, 4>& shape
   return y;
 }
 
-std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views,
-                                 bool toF16, bool f16Grad) {
-  if (toF16) requireF32("permuteSplit (to f16)", x);
+std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<PermuteView>& views, DType to,
+                                 bool halfGrad) {
+  if (codegen::isHalf(to)) requireF32("permuteSplit (to 16 bits)", x);
+  if (halfGrad && !codegen::isHalf(to))
+    throw std::invalid_argument("autograd::permuteSplit: halfGrad hands x's gradient back in `to`'s kind");
   uint64_t covered = 0;
   for (const PermuteView& v : views)
     covered += uint64_t(v.shape[0]) * v.shape[1] * v.shape[2] * v.shape[3];
@@ -103,27 +104,25 @@ std::vector<Tensor> permuteSplit(Tape& tape, const Tensor& x, const std::vector<
     throw std::invalid_argument("autograd::permuteSplit: the views hold " + std::to_string(covered) +
                                 " elements, x " + std::to_string(x.elements()) + " (they must partition x)");
   const bool grad = tape.needsGrad({&x});
-  const ops::PermuteType type = permuteType(x, toF16);
+  const DType out = outputType(x, to);
   std::vector<Tensor> ys;
   for (const PermuteView& v : views) {
-    Tensor y = tape.empty({v.shape[0], v.shape[1], v.shape[2], v.shape[3]}, toF16 ? DType::F16 : x.dtype,
-                          grad, "permute split");
-    ops::permute(tape.exec(), x.data, y.data, gather(v.shape, v.srcOffset, v.srcStrides, type));
+    Tensor y = tape.empty({v.shape[0], v.shape[1], v.shape[2], v.shape[3]}, out, grad, "permute split");
+    ops::permute(tape.exec(), x.data, y.data, gather(v.shape, v.srcOffset, v.srcStrides, x.dtype, out));
     ys.push_back(std::move(y));
   }
   if (grad)
-    tape.push([&tape, x, ys, views, f16Grad] {
+    tape.push([&tape, x, ys, views, halfGrad, to] {
       GradSlot& slot = *x.gradSlot;
       bool accumulate = slot.written || slot.persistent;
       const bool allParts =
           std::all_of(ys.begin(), ys.end(), [](const Tensor& y) { return y.gradSlot->written; });
-      if (f16Grad && allParts && gradStillEmpty(x)) {
-        const vk::BufferRange g16 = tape.allocate(x.elements() * 2, "permute split gradient f16");
+      if (halfGrad && allParts && gradStillEmpty(x)) {
+        const vk::BufferRange g16 = tape.allocate(x.elements() * 2, "permute split gradient 16-bit");
         for (size_t i = 0; i < ys.size(); ++i)
           ops::permute(tape.exec(), tape.gradOf(ys[i]), g16,
-                       scatter(views[i].shape, views[i].srcOffset, views[i].srcStrides, false,
-                               ops::PermuteType::F32ToF16));
-        tape.passGradF16(x, g16);
+                       scatter(views[i].shape, views[i].srcOffset, views[i].srcStrides, false, to));
+        tape.passGradHalf(x, g16, to);
         return;
       }
       const vk::BufferRange g = tape.gradForWrite(x);

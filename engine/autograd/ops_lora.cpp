@@ -58,7 +58,7 @@ bool whole(const LoraTerm& t, uint32_t out) {
 vk::BufferRange blockB(Tape& tape, const LoraTerm& t, const Shape& s) {
   const uint64_t bytes = uint64_t(s.out) * s.R * dtypeBytes(t.b.dtype);
   const vk::BufferRange block = tape.allocate((bytes + 3) / 4 * 4, "lora B block");
-  ops::fill(tape.exec(), block, static_cast<uint32_t>((bytes + 3) / 4), 0.0f); // zero bits in f32 or f16
+  ops::fill(tape.exec(), block, static_cast<uint32_t>((bytes + 3) / 4), 0.0f); // zero bits in every type
   for (size_t p = 0; p < t.parts.size(); ++p) {
     ops::PermuteArgs a;
     a.shape = {1, 1, t.parts[p].rows, t.rank};
@@ -66,7 +66,7 @@ vk::BufferRange blockB(Tape& tape, const LoraTerm& t, const Shape& s) {
     a.srcStrides = {0, 0, t.rank, 1};
     a.dstOffset = t.parts[p].row * s.R + uint32_t(p) * t.rank;
     a.dstStrides = {0, 0, s.R, 1};
-    a.type = t.b.dtype == DType::F16 ? ops::PermuteType::F16 : ops::PermuteType::F32;
+    a.src = a.dst = t.b.dtype;
     ops::permute(tape.exec(), t.b.data, block, a);
   }
   return block;
@@ -103,7 +103,7 @@ void addLora(Tape& tape, const Tensor& x, Tensor& y, const LoraTerm& t) {
   vk::BufferRange xd = x.data;
   if (t.dropout > 0) {
     xd = tape.allocate(x.bytes(), "lora dropout(x)");
-    ops::dropoutForward(exec, dropoutOf(t), x.data, xd, x.count(), type == DType::F16);
+    ops::dropoutForward(exec, dropoutOf(t), x.data, xd, x.count(), type);
   }
   const vk::BufferRange u = tape.allocate(uint64_t(s.rows) * s.R * eb, "lora u");
   gemm(exec, xd, t.a.data, u, s.rows, s.R, s.in, false, true, type, type);
@@ -112,7 +112,7 @@ void addLora(Tape& tape, const Tensor& x, Tensor& y, const LoraTerm& t) {
   if (!grad) return;
   tape.push([&tape, x, y, t, s, xd, u, bBlock, type, eb] {
     ops::Executor& ex = tape.exec();
-    const vk::BufferRange dy = type == DType::F16 ? tape.gradOfF16(y) : tape.gradOf(y);
+    const vk::BufferRange dy = codegen::isHalf(type) ? tape.gradOfHalf(y, type) : tape.gradOf(y);
     const vk::BufferRange dU = tape.allocate(uint64_t(s.rows) * s.R * eb, "lora dU");
     gemm(ex, dy, bBlock, dU, s.rows, s.R, s.out, false, false, type, type, t.scale);
     if (t.a.requiresGrad()) {

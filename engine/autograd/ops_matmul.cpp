@@ -1,4 +1,4 @@
-// Autograd GEMMs: matmul (f32 or f16 operands, f16 gradients where they came that way) and linear.
+// Autograd GEMMs: matmul (f32 or 16-bit operands, 16-bit gradients where they came that way) and linear.
 #include "engine/autograd/ops.hpp"
 
 #include "engine/autograd/op_helpers.hpp"
@@ -12,20 +12,21 @@ using namespace detail;
 
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s, const Tensor* bias) {
   if (a.dtype != b.dtype) throw std::invalid_argument("autograd::matmul: A and B must have one storage type");
-  if (s.f16Compute && a.dtype != DType::F32)
-    throw std::invalid_argument("autograd::matmul: f16Compute multiplies f32 tensors as f16");
+  if (s.roundTo != DType::F32 && a.dtype != DType::F32)
+    throw std::invalid_argument("autograd::matmul: roundTo multiplies f32 tensors as a 16-bit kind");
   if (bias && s.batch != 1) throw std::invalid_argument("autograd::matmul: bias needs batch == 1");
-  if (bias && (bias->dtype == DType::F16) != s.outF16)
-    throw std::invalid_argument("autograd::matmul: the bias is stored like C (f16 with outF16, else f32)");
-  if (s.f16GradA && a.dtype != DType::F16)
-    throw std::invalid_argument("autograd::matmul: f16GradA needs f16 operands");
+  if (bias && bias->dtype != s.out)
+    throw std::invalid_argument("autograd::matmul: the bias is stored like C (" +
+                                std::string(codegen::elemName(s.out)) + ")");
+  if (s.halfGradA && !codegen::isHalf(a.dtype))
+    throw std::invalid_argument("autograd::matmul: halfGradA needs 16-bit operands");
   if (a.elements() != uint64_t(s.batch) * s.M * s.K || b.elements() != uint64_t(s.batch) * s.K * s.N)
     throw std::invalid_argument("autograd::matmul: operand sizes do not match M, N, K, batch");
   const bool grad = tape.needsGrad({&a, &b, bias});
   if (grad && s.gelu)
     throw std::logic_error("autograd::matmul: the fused GELU epilogue has no backward; use activation()");
-  Tensor c = tape.empty({s.batch * s.M, s.N}, s.outF16 ? DType::F16 : DType::F32, grad, "matmul output");
-  const ops::MatmulDType type = a.dtype == DType::F16 ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
+  Tensor c = tape.empty({s.batch * s.M, s.N}, s.out, grad, "matmul output");
+  const ops::MatmulDType type = a.dtype;
   ops::MatmulArgs args;
   args.a = a.data;
   args.b = b.data;
@@ -40,19 +41,20 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
   args.alpha = s.alpha;
   args.gelu = s.gelu;
   args.aType = type;
-  args.f16Compute = s.f16Compute;
-  if (s.outF16) args.outType = ops::MatmulDType::F16;
+  args.roundTo = s.roundTo;
+  args.outType = s.out;
   ops::matmul(tape.exec(), args);
   if (!grad) return c;
   const Tensor biasT = bias ? *bias : Tensor{};
   tape.push([&tape, a, b, c, s, biasT, type] {
     ops::Executor& exec = tape.exec();
-    // f16 operands take dC in f16: the gradient slot's f16 form (cast once, or as a producer handed it).
-    const bool f16 = type == ops::MatmulDType::F16 && (a.requiresGrad() || b.requiresGrad());
-    const bool halfOnly = c.gradSlot->halfOnly; // handed over in f16 only: the bias sums read that too
-    const vk::BufferRange dCin = f16 ? tape.gradOfF16(c) : tape.gradOf(c);
+    // 16-bit operands take dC in their type: the gradient slot's 16-bit form (cast once, or as a producer
+    // handed it).
+    const bool half = codegen::isHalf(type) && (a.requiresGrad() || b.requiresGrad());
+    const bool halfOnly = c.gradSlot->halfOnly; // handed over in 16 bits only: the bias sums read that too
+    const vk::BufferRange dCin = half ? tape.gradOfHalf(c, type) : tape.gradOf(c);
     const auto gemm = [&](vk::BufferRange A, vk::BufferRange B, const Tape::Target& t, uint32_t M, uint32_t N,
-                          uint32_t K, bool tA, bool tB, bool outF16 = false) {
+                          uint32_t K, bool tA, bool tB, DType out = DType::F32) {
       ops::MatmulArgs g;
       g.a = A;
       g.b = B;
@@ -66,14 +68,14 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
       g.alpha = s.alpha;
       g.beta = t.accumulate ? 1.0f : 0.0f;
       g.aType = type;
-      g.f16Compute = s.f16Compute; // dC stays f32 and is rounded with the operand it meets
-      if (outF16) g.outType = ops::MatmulDType::F16;
+      g.roundTo = s.roundTo; // dC stays f32 and is rounded with the operand it meets
+      g.outType = out;
       ops::matmul(exec, g);
     };
-    if (a.requiresGrad() && s.f16GradA && !s.transA && gradStillEmpty(a)) { // dA [M, K] in f16
-      const vk::BufferRange dA16 = tape.allocate(a.elements() * 2, "matmul dA f16");
-      gemm(dCin, b.data, {dA16, false}, s.M, s.K, s.N, false, !s.transB, true);
-      tape.passGradF16(a, dA16);
+    if (a.requiresGrad() && s.halfGradA && !s.transA && gradStillEmpty(a)) { // dA [M, K] in 16 bits
+      const vk::BufferRange dA16 = tape.allocate(a.elements() * 2, "matmul dA 16-bit");
+      gemm(dCin, b.data, {dA16, false}, s.M, s.K, s.N, false, !s.transB, type);
+      tape.passGradHalf(a, dA16, type);
     } else if (a.requiresGrad()) {
       const Tape::Target t = tape.target(a);
       if (!s.transA) // dA [M, K] = alpha dC op(B)^T
@@ -89,8 +91,8 @@ Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& s,
         gemm(dCin, a.data, t, s.N, s.K, s.M, true, s.transA);
     }
     if (biasT.requiresGrad()) {
-      if (f16 && halfOnly)
-        columnSumInto(tape, biasT, dCin, s.M, s.N, true);
+      if (half && halfOnly)
+        columnSumInto(tape, biasT, dCin, s.M, s.N, type);
       else
         columnSumInto(tape, biasT, tape.gradOf(c), s.M, s.N);
     }
@@ -111,15 +113,15 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias,
   s.K = in;
   s.transB = true;
   s.gelu = options.gelu;
-  s.f16Compute = options.f16Compute;
-  s.outF16 = options.outF16;
-  s.f16GradA = options.f16GradA;
+  s.roundTo = options.roundTo;
+  s.out = options.out;
+  s.halfGradA = options.halfGradA;
   if (options.lora && options.gelu)
     throw std::invalid_argument(
         "autograd::linear: the fused GELU epilogue would come before the adapter's term");
   Tensor y;
-  if (bias && options.outF16 && bias->dtype == DType::F32) {
-    const Tensor bias16 = cast(tape, *bias, DType::F16);
+  if (bias && codegen::isHalf(options.out) && bias->dtype == DType::F32) {
+    const Tensor bias16 = cast(tape, *bias, options.out);
     y = matmul(tape, x, w, s, &bias16);
   } else {
     y = matmul(tape, x, w, s, bias);

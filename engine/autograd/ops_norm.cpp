@@ -1,4 +1,4 @@
-// Autograd LayerNorm and RMSNorm (f16 output for a GEMM operand; dx accumulated in the kernel).
+// Autograd LayerNorm and RMSNorm (16-bit output for a GEMM operand; dx accumulated in the kernel).
 #include "engine/autograd/ops.hpp"
 
 #include "engine/autograd/op_helpers.hpp"
@@ -20,8 +20,7 @@ Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor&
   Tensor y = tape.empty(x.shape, out, grad, "layerNorm");
   const vk::BufferRange mean = tape.allocate(uint64_t(rows) * 4, "layerNorm mean");
   const vk::BufferRange rstd = tape.allocate(uint64_t(rows) * 4, "layerNorm rstd");
-  ops::layerNorm(tape.exec(), x.data, gamma.data, beta.data, y.data, mean, rstd, rows, cols, eps, {},
-                 out == DType::F16);
+  ops::layerNorm(tape.exec(), x.data, gamma.data, beta.data, y.data, mean, rstd, rows, cols, eps, {}, out);
   if (grad)
     tape.push([&tape, x, gamma, beta, y, mean, rstd, rows, cols] {
       const vk::BufferRange dy = tape.gradOf(y);
@@ -46,7 +45,7 @@ Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DTyp
   const bool grad = tape.needsGrad({&x, &gamma});
   Tensor y = tape.empty(x.shape, out, grad, "rmsNorm");
   const vk::BufferRange rstd = tape.allocate(uint64_t(rows) * 4, "rmsNorm rstd");
-  ops::rmsNorm(tape.exec(), x.data, gamma.data, y.data, rstd, rows, cols, eps, {}, out == DType::F16);
+  ops::rmsNorm(tape.exec(), x.data, gamma.data, y.data, rstd, rows, cols, eps, {}, out);
   if (grad)
     tape.push([&tape, x, gamma, y, rstd, rows, cols] {
       const vk::BufferRange dy = tape.gradOf(y);

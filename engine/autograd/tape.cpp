@@ -16,9 +16,11 @@ Tensor Tensor::reshape(std::vector<uint32_t> newShape) const {
   return t;
 }
 
-Tensor Tensor::parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape) {
+Tensor Tensor::parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape,
+                         DType dtype) {
   Tensor t;
   t.data = data;
+  t.dtype = dtype;
   t.shape = std::move(shape);
   t.gradSlot = std::make_shared<GradSlot>();
   t.gradSlot->range = grad;
@@ -64,8 +66,8 @@ void Tape::backward() {
 vk::BufferRange Tape::gradStorage(const Tensor& t) {
   GradSlot& s = *t.gradSlot;
   if (s.range.buffer == VK_NULL_HANDLE) s.range = ws_.allocate(t.elements() * 4, "gradient");
-  if (s.halfOnly) { // widen the f16 gradient for an f32 reader or writer (exact; `half` stays valid)
-    ops::castF16ToF32(exec_, s.half, s.range, t.count());
+  if (s.halfOnly) { // widen the 16-bit gradient for an f32 reader or writer (exact; `half` stays valid)
+    ops::cast(exec_, s.half, s.range, t.count(), s.halfType, DType::F32);
     s.halfOnly = false;
   }
   return s.range;
@@ -172,30 +174,34 @@ void Tape::passGrad(const Tensor& t, vk::BufferRange g, bool allowAlias) {
   s.halfValid = false;
 }
 
-vk::BufferRange Tape::gradOfF16(const Tensor& y) {
+vk::BufferRange Tape::gradOfHalf(const Tensor& y, DType half) {
+  if (!codegen::isHalf(half)) throw std::logic_error("Tape::gradOfHalf: f32 is no 16-bit kind");
   GradSlot& s = *y.gradSlot;
-  if (s.halfValid) {
+  if (s.halfValid && s.halfType == half) {
     read_.push_back(y.gradSlot);
     return s.half;
   }
-  const vk::BufferRange g = gradOf(y);
-  s.half = ws_.allocate(y.elements() * 2, "gradient f16"); // never into a range a producer handed over
-  ops::castF32ToF16(exec_, g, s.half, y.count());
+  const vk::BufferRange g = gradOf(y); // (widens a 16-bit gradient of the other kind first)
+  s.half = ws_.allocate(y.elements() * 2, "gradient 16-bit"); // never into a range a producer handed over
+  ops::cast(exec_, g, s.half, y.count(), DType::F32, half);
+  s.halfType = half;
   s.halfValid = true;
   return s.half;
 }
 
-void Tape::passGradF16(const Tensor& t, vk::BufferRange g16) {
+void Tape::passGradHalf(const Tensor& t, vk::BufferRange g16, DType half) {
   if (!t.gradSlot) return;
+  if (!codegen::isHalf(half)) throw std::logic_error("Tape::passGradHalf: f32 is no 16-bit kind");
   GradSlot& s = *t.gradSlot;
   if (!s.written && !s.persistent) {
     s.half = g16;
+    s.halfType = half;
     s.halfValid = s.halfOnly = true;
     s.written = true;
     return;
   }
-  const vk::BufferRange g = ws_.allocate(t.elements() * 4, "gradient f32 from f16");
-  ops::castF16ToF32(exec_, g16, g, t.count());
+  const vk::BufferRange g = ws_.allocate(t.elements() * 4, "gradient f32 from 16 bits");
+  ops::cast(exec_, g16, g, t.count(), half, DType::F32);
   passGrad(t, g, false);
 }
 

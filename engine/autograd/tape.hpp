@@ -71,12 +71,12 @@ public:
   void shareGrad(const Tensor& from, const Tensor& to);
   // The slot's storage for an op that writes or accumulates into it directly (copy-on-write if shared).
   vk::BufferRange gradForWrite(const Tensor& t);
-  // y's gradient rounded to f16 (for a GEMM's f16 operand): cast once and kept while valid, or the f16
-  // gradient a producer passed with passGradF16 (no cast at all).
-  vk::BufferRange gradOfF16(const Tensor& y);
-  // t.grad += g16 (f16, nobody writes it afterwards): kept as f16 when it is t's first gradient, widened to
-  // f32 only if something reads or adds to t's gradient in f32.
-  void passGradF16(const Tensor& t, vk::BufferRange g16);
+  // y's gradient rounded to the 16-bit kind `half` (f16 or bf16: for a GEMM's 16-bit operand): cast once
+  // and kept while valid, or the 16-bit gradient a producer passed with passGradHalf (no cast at all).
+  vk::BufferRange gradOfHalf(const Tensor& y, DType half);
+  // t.grad += g16 (of kind `half`, nobody writes it afterwards): kept so when it is t's first gradient,
+  // widened to f32 only if something reads or adds to t's gradient in f32.
+  void passGradHalf(const Tensor& t, vk::BufferRange g16, DType half);
 
 private:
   // Before writing into t's slot: a private copy if its range is shared with a slot still to be read.

@@ -1,7 +1,8 @@
 #pragma once
 // A tensor as autograd sees it: a device range, a shape and a storage type, plus an optional gradient slot.
-// Gradients are always f32 with the tensor's element count. Views (reshape, f16 casts) share the slot of
+// Gradients are always f32 with the tensor's element count. Views (reshape, 16-bit casts) share the slot of
 // the tensor they view, so a gradient written through any of them lands in one place.
+#include "codegen/elem.hpp"
 #include "engine/vk/buffer.hpp"
 
 #include <cstdint>
@@ -11,9 +12,10 @@
 
 namespace helios::autograd {
 
-enum class DType : uint8_t { F32, F16 };
+// F32, or a 16-bit kind: F16 (mixed precision) or BF16 (--precision bf16, and bf16 parameters).
+using DType = codegen::Elem;
 inline uint32_t dtypeBytes(DType t) {
-  return t == DType::F16 ? 2u : 4u;
+  return codegen::elemBytes(t);
 }
 
 // Where a tensor's gradient lives during one backward. `range` is allocated lazily (or aliased to another
@@ -23,10 +25,11 @@ struct GradSlot {
   vk::BufferRange range;
   bool written = false;
   bool persistent = false;
-  // The gradient rounded to f16, for GEMMs that take it as an f16 operand (Tape::gradOfF16): valid while no
-  // f32 write follows. halfOnly: the gradient exists only there (a producer wrote f16, Tape::passGradF16);
-  // the first f32 access widens it into `range`.
+  // The gradient rounded to a 16-bit kind (halfType), for GEMMs that take it as a 16-bit operand
+  // (Tape::gradOfHalf): valid while no f32 write follows. halfOnly: the gradient exists only there (a
+  // producer wrote it in 16 bits, Tape::passGradHalf); the first f32 access widens it into `range`.
   vk::BufferRange half;
+  DType halfType = DType::F16;
   bool halfValid = false;
   bool halfOnly = false;
   // Slots holding this very range (one gradient handed to several inputs without a copy, Tape::shareGrad):
@@ -52,8 +55,9 @@ struct Tensor {
   // Same data and gradient, another shape with the same element count (throws std::invalid_argument).
   Tensor reshape(std::vector<uint32_t> newShape) const;
 
-  // A parameter: `data` with the persistent gradient `grad` (both f32, `shape`).
-  static Tensor parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape);
+  // A parameter: `data` (f32, or bf16 parameters' bits) with the persistent f32 gradient `grad` (`shape`).
+  static Tensor parameter(vk::BufferRange data, vk::BufferRange grad, std::vector<uint32_t> shape,
+                          DType dtype = DType::F32);
   // A constant (no gradient).
   static Tensor constant(vk::BufferRange data, std::vector<uint32_t> shape, DType dtype = DType::F32);
 };

@@ -21,6 +21,11 @@ double msSince(Clock::time_point t) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
 }
 
+// A group's values as 32-bit words (bf16 values travel in pairs: a group's bf16 element count is even).
+uint32_t valueWords(const model::ParameterGroup& gr) {
+  return gr.elements / (4 / codegen::elemBytes(gr.dtype));
+}
+
 } // namespace
 
 uint64_t hashValues(std::span<const float> values) {
@@ -292,7 +297,7 @@ void DataParallel::traceTo(const std::filesystem::path& path) {
 void DataParallel::broadcastState(graph::GraphExecutor& g) {
   for (const auto& gr : groups_)
     for (const vk::BufferRange* r : {&gr.data, &gr.m, &gr.v}) {
-      const Piece p{*r, 0, gr.elements};
+      const Piece p{*r, 0, r == &gr.data ? valueWords(gr) : gr.elements};
       if (rank() == 0) {
         comm_.broadcast(std::as_writable_bytes(toHost(g, {&p, 1})), "sending rank 0's parameters");
       } else {
@@ -306,7 +311,7 @@ void DataParallel::broadcastState(graph::GraphExecutor& g) {
 uint64_t DataParallel::parameterHash(graph::GraphExecutor& g) {
   uint64_t h = 0;
   for (const auto& gr : groups_) {
-    const Piece p{gr.data, 0, gr.elements};
+    const Piece p{gr.data, 0, valueWords(gr)};
     h = h * 0x9e3779b97f4a7c15ull ^ hashValues(toHost(g, {&p, 1}));
   }
   return h;

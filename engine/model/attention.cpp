@@ -16,31 +16,33 @@ Tensor splitHeads(Tape& tape, const BlockShape& s, const Tensor& x, uint32_t wid
 // Heads [B, H, T, D] -> [B, T, H, D] = [B*T, C], then the output projection.
 Tensor project(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& o) {
   const uint32_t B = s.batch, T = s.T, H = s.config.heads, D = s.headDim;
-  const bool toF16 = s.gemmOperand() == autograd::DType::F16 && o.dtype == autograd::DType::F32;
+  const autograd::DType to = codegen::isHalf(s.gemmOperand()) && o.dtype == autograd::DType::F32
+                                 ? s.gemmOperand()
+                                 : autograd::DType::F32;
   const Tensor merged =
-      autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}, toF16).reshape({B * T, H * D});
+      autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}, to).reshape({B * T, H * D});
   return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, biasOf(w.projB),
                           {.lora = loraOf(w.projLora)});
 }
 
-// Q, K and V as f16 for the fused coop kernels, which round them to f16 anyway: the split writes half the
-// bytes and the kernels read half. Mixed precision with fused casts, without RoPE (which works on f32), on a
-// device where the coop attention runs.
+// Q, K and V in the 16-bit kind for the fused coop kernels, which round them to it anyway: the split writes
+// half the bytes and the kernels read half. Mixed or bf16 precision with fused casts, without RoPE (which
+// works on f32), on a device where the coop attention runs in that kind.
 bool halfQkv(Tape& tape, const BlockShape& s) {
-  return s.gemmOperand() == autograd::DType::F16 && s.config.fusedAttention && !s.config.rope &&
-         ops::attentionCoopAvailable(tape.exec().context().device(), s.headDim);
+  return codegen::isHalf(s.gemmOperand()) && s.config.fusedAttention && !s.config.rope &&
+         ops::attentionCoopAvailable(tape.exec().context().device(), s.headDim, s.half());
 }
 
-// The fused kernels read Q, K and V in place from the packed projection and write O merged in f16
-// (GptConfig::packedAttention): the head offsets inside a row must be valid binding offsets into the f16
-// projection and its f16 gradient.
+// The fused kernels read Q, K and V in place from the packed projection and write O merged in 16 bits
+// (GptConfig::packedAttention): the head offsets inside a row must be valid binding offsets into the 16-bit
+// projection and its 16-bit gradient.
 bool packedHeads(Tape& tape, const BlockShape& s) {
   const uint32_t D = s.headDim, cols[2] = {s.config.heads * D, (s.config.heads + s.kvHeads) * D};
   const VkDeviceSize align = tape.exec().context().device().limits().minStorageBufferOffsetAlignment;
   bool aligned = true;
   for (uint32_t c : cols)
     aligned = aligned && (VkDeviceSize(c) * 2) % align == 0;
-  return s.config.packedQkv && s.config.packedAttention && s.f16Grads() && halfQkv(tape, s) && aligned;
+  return s.config.packedQkv && s.config.packedAttention && s.halfGrads() && halfQkv(tape, s) && aligned;
 }
 
 } // namespace
@@ -52,11 +54,12 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   Tensor q, k, v;
   const float scale = static_cast<float>(1.0 / std::sqrt(double(D)));
   if (packedHeads(tape, s)) {
-    // The projection writes f16 (the values the kernels would round q, k, v to as they stage them).
+    // The projection writes 16 bits (the values the kernels would round q, k, v to as they stage them).
     const Tensor qkv =
-        autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB), {.outF16 = true, .lora = loraOf(w.qkvLora)});
-    const Tensor o =
-        autograd::attentionPacked(tape, qkv, {B, H, Hkv, T, T, D, true, scale}, /*halfOut=*/true);
+        autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB), {.out = s.half(), .lora = loraOf(w.qkvLora)});
+    ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
+    as.half = s.half();
+    const Tensor o = autograd::attentionPacked(tape, qkv, as, /*halfOut=*/true);
     return autograd::linear(tape, o, w.projW, biasOf(w.projB), {.lora = loraOf(w.projLora)});
   }
   if (s.config.packedQkv) {
@@ -67,8 +70,9 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
       return autograd::PermuteView{{s.batch, heads, T, D}, col, {T * width, D, width, 1}};
     };
     const bool half = halfQkv(tape, s);
-    const auto parts = autograd::permuteSplit(
-        tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)}, half, half && s.f16Grads());
+    const auto parts =
+        autograd::permuteSplit(tape, qkv, {view(0, H), view(H * D, Hkv), view((H + Hkv) * D, Hkv)},
+                               half ? s.half() : autograd::DType::F32, half && s.halfGrads());
     q = parts[0];
     k = parts[1];
     v = parts[2];
@@ -87,9 +91,10 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   if (s.config.fusedAttention) {
     if (s.config.pack) throw std::invalid_argument("attention: sequence packing needs the unfused attention");
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
-    // Mixed precision takes the cooperative-matrix kernels where the device has them (q, k, v and dO
-    // rounded to f16, as the GEMM inputs are); F32 keeps the f32 fallback.
+    // Mixed and bf16 precision take the cooperative-matrix kernels where the device has them in their kind
+    // (q, k, v and dO rounded to it, as the GEMM inputs are); F32 keeps the f32 fallback.
     as.kernel = s.mixed() ? ops::AttentionKernel::Auto : ops::AttentionKernel::Fallback;
+    as.half = s.mixed() ? s.half() : codegen::Elem::F16;
     const Tensor o = autograd::attention(tape, q, k, v, as);
     return project(tape, s, w, o);
   }

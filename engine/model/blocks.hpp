@@ -12,8 +12,8 @@ namespace helios::model::detail {
 using autograd::Tape;
 using autograd::Tensor;
 
-// One block's parameters as this call sees them: norms and biases f32; GEMM weights f32, or their f16 copies
-// in Precision::Mixed (sharing the master's gradient slot). Unused members stay empty.
+// One block's parameters as this call sees them: norms and biases f32; GEMM weights f32, or their 16-bit
+// copies in Precision::Mixed and BF16 (sharing the master's gradient slot). Unused members stay empty.
 struct BlockWeights {
   Tensor ln1w, ln1b, ln2w, ln2b;
   Tensor qkvW, qkvB;             // packed QKV: [(H + 2 Hkv) D, C]
@@ -49,20 +49,20 @@ struct BlockShape {
   vk::BufferRange ropeTable;         // [context, D/2, 2] when config.rope
   bool fuseGelu = false;             // forward-only calls: GEMM with the fused bias + GELU epilogue
   vk::BufferRange documentPositions; // [batch, T] int32 when config.pack (ops::documentPositions)
-  bool mixed() const { return config.precision == Precision::Mixed; }
-  // The storage a producer whose only consumer is a GEMM writes: f16 in Mixed mode with fused casts.
-  autograd::DType gemmOperand() const {
-    return mixed() && config.fusedCasts ? autograd::DType::F16 : autograd::DType::F32;
-  }
-  // Gradients that only meet f16 GEMMs travel as f16 (GptConfig::f16Grads).
-  bool f16Grads() const { return gemmOperand() == autograd::DType::F16 && config.f16Grads; }
+  // The 16-bit kind of the GEMM operands: F16 (Mixed), BF16, or F32 (no 16-bit copies).
+  autograd::DType half() const { return halfOf(config.precision); }
+  bool mixed() const { return codegen::isHalf(half()); } // Mixed or BF16: 16-bit GEMM operands
+  // The storage a producer whose only consumer is a GEMM writes: the 16-bit kind with fused casts.
+  autograd::DType gemmOperand() const { return mixed() && config.fusedCasts ? half() : autograd::DType::F32; }
+  // Gradients that only meet 16-bit GEMMs travel in 16 bits (GptConfig::f16Grads).
+  bool halfGrads() const { return codegen::isHalf(gemmOperand()) && config.f16Grads; }
 };
 
 // x [rows, C] -> norm(x) with the configured kind (beta unused for RMSNorm), stored as `out`.
 Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& gamma, const Tensor& beta,
             autograd::DType out = autograd::DType::F32);
-// GEMM input in the configured precision (an f16 copy in Mixed mode; x itself when already f16). Casting
-// first beats letting the coop GEMM round f32 operands as it stages them (MatmulSpec::f16Compute): on the
+// GEMM input in the configured precision (a 16-bit copy in Mixed and BF16 mode; x itself when already
+// 16-bit). Casting first beats letting the coop GEMM round f32 operands as it stages them (roundTo): on the
 // H100 the single-stage kernel's doubled loads cost more than the casts (GPT-2 small mixed 157K -> 142K
 // tokens/s, f31dbe4).
 Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x);

@@ -35,7 +35,8 @@ struct GptDecoder::Impl {
         continue;
       }
       widened.push_back(ctx.buffer(4ull * f.elements, "decoder f32 base weights"));
-      ops::castF16ToF32(exec, f.data.range(), widened.back().range(), f.elements);
+      ops::cast(exec, f.data.range(), widened.back().range(), f.elements, codegen::Elem::F16,
+                codegen::Elem::F32);
       params[f.name] = Tensor::constant(widened.back().range(), f.shape);
     }
     exec.flush();
@@ -76,8 +77,9 @@ struct GptDecoder::Impl {
   }
 };
 
-std::string GptDecoder::unsupported(const GptConfig&) {
-  return ""; // every configuration decodes incrementally (RoPE rotates at the cached positions)
+std::string GptDecoder::unsupported(const GptConfig& c) {
+  if (c.paramDtype != codegen::Elem::F32) return "bf16 parameters are decoded with full-window forwards only";
+  return ""; // every other configuration decodes incrementally (RoPE rotates at the cached positions)
 }
 
 GptDecoder::GptDecoder(vk::Context& ctx, Gpt& gpt, uint32_t window)

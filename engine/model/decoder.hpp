@@ -6,7 +6,7 @@
 // Decoding runs in f32 from the master weights whatever the model's training precision, with the forward
 // pass's kernels (fused bias + GELU GEMM, the f32 attention fallback), so greedy decoding picks the tokens a
 // full-window forward picks. RoPE rotates each new query and key at its position (the cache holds rotated
-// keys).
+// keys). bf16 parameters are not supported (unsupported() says so).
 #include "engine/graph/arena.hpp"
 #include "engine/model/gpt.hpp"
 

@@ -44,6 +44,9 @@ void validate(const GptConfig& c) {
     fail("sequence packing needs the unfused attention (its softmax keeps each query in its document; the "
          "fused tiled and coop kernels do not mask by document)");
   if (c.pack && c.rope) fail("sequence packing restarts learned positions; RoPE's are not restarted");
+  if (c.paramDtype == codegen::Elem::F16) fail("f16 parameters are not supported (f32 or bf16)");
+  if (c.paramDtype == codegen::Elem::BF16 && c.precision != Precision::BF16)
+    fail("bf16 parameters need bf16 precision (the GEMMs read the stored weights as their operands)");
   if (const std::string why = loraIncompatibility(c); !why.empty()) fail(why);
 }
 
@@ -55,6 +58,12 @@ struct BlockIndex {
 };
 
 } // namespace
+
+codegen::Elem halfOf(Precision p) {
+  return p == Precision::Mixed  ? codegen::Elem::F16
+         : p == Precision::BF16 ? codegen::Elem::BF16
+                                : codegen::Elem::F32;
+}
 
 std::string GptConfig::describe() const {
   std::string s = std::to_string(layers) + "L " + std::to_string(dim) + "d " + std::to_string(heads) + "h T" +
@@ -79,6 +88,8 @@ std::string GptConfig::describe() const {
   else if (checkpointAttention)
     s += " checkpoint-attention";
   if (precision == Precision::Mixed) s += " mixed";
+  if (precision == Precision::BF16) s += " bf16";
+  if (paramDtype == codegen::Elem::BF16) s += " bf16-params";
   if (lora.enabled())
     s += fmt::format(" lora r{} alpha{} on {} ({} base)", lora.rank, lora.alpha,
                      formatLoraTargets(lora.targets), baseStorageName(lora.base));
@@ -108,7 +119,7 @@ struct Gpt::Impl {
   vk::Buffer dropoutCounter; // LoRA dropout's step counter (one uint), advanced by every forwardBackward
 
   Impl(vk::Context& c, const GptConfig& config, uint64_t s)
-      : ctx(c), cfg(config), seed(s), tensors(config.lora.enabled(), config.lora.base) {}
+      : ctx(c), cfg(config), seed(s), tensors(config.lora.enabled(), config.lora.base, config.paramDtype) {}
 
   // GPT-2's init convention: std > 0 draws N(0, std), 0 is zeros, < 0 ones.
   int add(const std::string& name, std::vector<uint32_t> shape, double std, bool decay,
@@ -198,15 +209,16 @@ struct Gpt::Impl {
 
   Tensor param(int i) const { return tensors.tensor(i); }
 
-  // GEMM operands of this call: f16 copies in Mixed mode (a half-precision frozen base is one already), f32
-  // copies of such a base in F32 mode; made once up front (outside any checkpoint).
+  // GEMM operands of this call: 16-bit copies in Mixed and BF16 mode (bf16 parameters and a frozen base of
+  // that kind are their own operands), f32 copies of a half-precision base in F32 mode; made once up front
+  // (outside any checkpoint).
   struct Weights {
     std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
   };
   Weights prepare(Tape& tape) const {
     Weights w;
     w.gemm.resize(tensors.size());
-    const DType operand = cfg.precision == Precision::Mixed ? DType::F16 : DType::F32;
+    const DType operand = halfOf(cfg.precision);
     for (size_t i = 0; i < tensors.size(); ++i)
       if (tensors.shape(int(i)).size() == 2 && int(i) != wpe && (int(i) != wte || cfg.tiedHead))
         w.gemm[i] = autograd::cast(tape, param(int(i)), operand);
@@ -305,12 +317,12 @@ struct Gpt::Impl {
     spec.N = cfg.vocab;
     spec.K = cfg.dim;
     spec.transB = true;
-    spec.outF16 = cfg.precision == Precision::Mixed && cfg.f16Logits && !inference;
+    spec.out = cfg.f16Logits && !inference ? halfOf(cfg.precision) : DType::F32;
     return autograd::matmul(tape, xf, w.gemm[size_t(head())], spec);
   }
 
   // The chunked head and loss (GptConfig::chunkedLoss) where the logits' type is the GEMM operands': f32, or
-  // mixed precision with fused casts and f16 logits.
+  // mixed or bf16 precision with fused casts and 16-bit logits.
   bool chunkedLoss() const {
     return cfg.chunkedLoss && (cfg.precision == Precision::F32 || (cfg.fusedCasts && cfg.f16Logits));
   }

@@ -2,6 +2,7 @@
 // The contract between the GPT model (engine/model, engine/autograd) and the trainer (engine/train,
 // tools/helios_train). The model owns its parameters and records forward + backward for one micro-batch
 // into an executor; the trainer owns data, the optimizer step, loss scaling, checkpoints and metrics.
+#include "codegen/elem.hpp"
 #include "engine/graph/arena.hpp"
 #include "engine/model/architecture.hpp"
 #include "engine/model/frozen_store.hpp"
@@ -18,7 +19,12 @@ namespace helios::model {
 
 enum class NormKind { LayerNorm, RMSNorm };
 enum class MlpKind { Gelu, SwiGLU };
-enum class Precision { F32, Mixed }; // Mixed: f16 GEMM inputs (coop GEMM where available), f32 master weights
+// Mixed: f16 GEMM inputs (coop GEMM where available), f32 master weights, loss scaling (the trainer's).
+// BF16: the same structure with bf16 GEMM operands and activations (bf16 coop matrices where the device lists
+// them, else the tiled kernel widening bf16 exactly to f32) and no loss scaling: bf16 has f32's range.
+enum class Precision { F32, Mixed, BF16 };
+// The 16-bit kind a precision's GEMM operands take (F32 for Precision::F32).
+codegen::Elem halfOf(Precision p);
 
 struct GptConfig {
   uint32_t vocab = 256;   // byte-level tokenizer by default
@@ -48,9 +54,9 @@ struct GptConfig {
   // only (its softmax masks by document; the fused kernels do not), and learned positions only (not RoPE).
   bool pack = false;
   uint32_t endOfText = 0;
-  // Mixed precision, fused attention on a coop device, packed QKV, f16 gradients, no RoPE: the kernels read
-  // the heads straight from the QKV projection's rows and write O already merged, in f16 (no split or merge
-  // copies, forward or backward). false: the heads are split into [B, H, T, D] copies first.
+  // Mixed (or bf16) precision, fused attention on a coop device, packed QKV, 16-bit gradients, no RoPE: the
+  // kernels read the heads straight from the QKV projection's rows and write O already merged, in 16 bits
+  // (no split or merge copies, forward or backward). false: the heads are split into [B, H, T, D] copies.
   bool packedAttention = true;
   float normEps = 1e-5f;
   bool checkpointActivations = false; // recompute each block's activations in backward
@@ -58,8 +64,9 @@ struct GptConfig {
   // backward; the MLP's activations are kept. Ignored when whole blocks are checkpointed.
   bool checkpointAttention = false;
   Precision precision = Precision::F32;
-  // Mixed precision: the producers of GEMM operands (norms, GELU, the head merge) write f16 directly; false
-  // leaves the rounding to separate cast kernels (same bits, more passes; kept for testing).
+  // Mixed and bf16 precision: the producers of GEMM operands (norms, GELU, the head merge) write their 16-bit
+  // kind directly; false leaves the rounding to separate cast kernels (same bits, more passes; for tests).
+  // The f16* switches below apply to the precision's 16-bit kind (bf16 in Precision::BF16).
   bool fusedCasts = true;
   // Mixed-precision training: the head writes f16 logits and the loss hands back an f16 gradient (half the
   // bytes of the step's largest tensors; the loss itself is computed in f32). Forward-only calls keep f32.
@@ -76,6 +83,11 @@ struct GptConfig {
   // the evaluation's f32 logits). Training needs logits of the GEMM operands' type: f32, or mixed precision
   // with fused casts and f16 logits; otherwise the full logits are made as before.
   bool chunkedLoss = true;
+  // How the GEMM weights (the decayed 2-D parameters: wte and every block's projections) are stored: F32, or
+  // BF16 with Precision::BF16 (the memory option: the GEMMs read them as they are, no per-step copy; AdamW
+  // keeps f32 moments and rounds each update stochastically, codegen/kernels/optim_step.hpp). Norms, biases
+  // and learned positions stay f32. Gradients are f32 either way.
+  codegen::Elem paramDtype = codegen::Elem::F32;
   // LoRA (engine/model/lora_config.hpp): rank > 0 freezes every parameter above (stored as FrozenTensors, no
   // gradients or moments) and adds trainable adapters on the targeted projections (lora_sites.hpp).
   LoraConfig lora;

@@ -79,6 +79,7 @@ int ParameterTable::add(const std::string& name, std::vector<uint32_t> shape, In
     p.shape = std::move(shape);
     p.elements = elementsOf(p.shape);
     p.decay = decay;
+    if (role == Role::Matrix) p.dtype = paramDtype_;
     trainable_.push_back(std::move(p));
   }
   entries_.push_back(e);
@@ -112,17 +113,17 @@ autograd::Tensor ParameterTable::tensor(int i, uint32_t elements) const {
         vk::subrange(f.data.range(), 0, uint64_t(elements) * autograd::dtypeBytes(type)), {elements}, type);
   }
   const Parameter& p = trainable_[e.index];
-  if (elements == 0) return autograd::Tensor::parameter(p.data.range(), p.grad.range(), p.shape);
-  const uint64_t bytes = uint64_t(elements) * 4;
-  return autograd::Tensor::parameter(vk::subrange(p.data.range(), 0, bytes),
-                                     vk::subrange(p.grad.range(), 0, bytes), {elements});
+  if (elements == 0) return autograd::Tensor::parameter(p.data.range(), p.grad.range(), p.shape, p.dtype);
+  return autograd::Tensor::parameter(
+      vk::subrange(p.data.range(), 0, uint64_t(elements) * autograd::dtypeBytes(p.dtype)),
+      vk::subrange(p.grad.range(), 0, uint64_t(elements) * 4), {elements}, p.dtype);
 }
 
 void ParameterTable::upload(vk::Context& ctx, const Entry& e, const std::vector<float>& values) {
   if (e.frozen)
     FrozenStore::upload(ctx, frozen_[e.index], values);
   else
-    ctx.uploadVector(trainable_[e.index].data, values);
+    uploadValues(ctx, trainable_[e.index], values); // bf16 parameters: rounded to nearest even
 }
 
 // Each parameter draws from its own stream, so the draws run on several threads (GPT-2 small's 124M values

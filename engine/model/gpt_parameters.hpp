@@ -25,8 +25,10 @@ enum class Role { Matrix, Plain, Adapter };
 
 class ParameterTable {
 public:
-  // frozenBase: every parameter but the adapters is frozen, its matrices stored as `storage`.
-  ParameterTable(bool frozenBase, BaseStorage storage) : frozenBase_(frozenBase), storage_(storage) {}
+  // frozenBase: every parameter but the adapters is frozen, its matrices stored as `storage`. Otherwise the
+  // matrices are trainable parameters of `paramDtype` (f32 or bf16; GptConfig::paramDtype).
+  ParameterTable(bool frozenBase, BaseStorage storage, codegen::Elem paramDtype)
+      : frozenBase_(frozenBase), storage_(storage), paramDtype_(paramDtype) {}
   // Registers a parameter; returns its index.
   int add(const std::string& name, std::vector<uint32_t> shape, Init init, bool decay, Role role);
   // Allocates the stores and uploads every parameter's initial values (drawn from `seed`, each parameter from
@@ -56,6 +58,7 @@ private:
 
   bool frozenBase_;
   BaseStorage storage_;
+  codegen::Elem paramDtype_;
   std::vector<Entry> entries_;
   std::vector<Parameter> trainable_;
   std::vector<FrozenTensor> frozen_;

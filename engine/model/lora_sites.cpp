@@ -63,6 +63,16 @@ std::vector<LoraSite> loraSites(const GptConfig& c) {
 std::string loraIncompatibility(const GptConfig& c) {
   if (!c.lora.enabled()) return "";
   if (std::string e = loraConfigError(c.lora); !e.empty()) return e;
+  if (c.paramDtype != codegen::Elem::F32)
+    return "LoRA trains f32 adapters on a frozen base: the parameter dtype is for full training (the base's "
+           "storage is the LoRA base dtype)";
+  const codegen::Elem half = halfOf(c.precision),
+                      base = c.lora.base == BaseStorage::F16 ? codegen::Elem::F16 : codegen::Elem::F32;
+  if (codegen::isHalf(half) && codegen::isHalf(base) && half != base)
+    return fmt::format(
+        "a {} LoRA base under {} GEMM operands: the base's storage is f32 or the operands' own "
+        "kind ({})",
+        codegen::elemName(base), codegen::elemName(half), codegen::elemName(half));
   const LoraTargets have = availableLoraTargets(c);
   for (LoraTarget t : kLoraTargets)
     if (c.lora.targets.has(t) && !have.has(t))

@@ -12,15 +12,15 @@ Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor&
     act = autograd::mul(tape, autograd::activation(tape, ops::Activation::Silu, gate), up);
   } else if (s.fuseGelu && !fc) { // an adapter's term comes before GELU: no fused epilogue then
     act = autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.gelu = true});
-  } else if (s.f16Grads() && s.config.f16Hidden) {
-    const Tensor pre = autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.outF16 = true, .lora = fc});
-    act = autograd::activation(tape, ops::Activation::Gelu, pre, autograd::DType::F16);
-    return autograd::linear(tape, act, w.mlpProjW, biasOf(w.mlpProjB), {.f16GradA = true, .lora = down});
+  } else if (s.halfGrads() && s.config.f16Hidden) {
+    const Tensor pre = autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.out = s.half(), .lora = fc});
+    act = autograd::activation(tape, ops::Activation::Gelu, pre, s.half());
+    return autograd::linear(tape, act, w.mlpProjW, biasOf(w.mlpProjB), {.halfGradA = true, .lora = down});
   } else {
     // Training keeps the pre-activation for GELU's backward, so bias GEMM and GELU run separately.
     act = autograd::activation(tape, ops::Activation::Gelu,
                                autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.lora = fc}),
-                               s.gemmOperand(), s.f16Grads());
+                               s.gemmOperand(), s.halfGrads());
   }
   return autograd::linear(tape, gemmInput(tape, s, act), w.mlpProjW, biasOf(w.mlpProjB), {.lora = down});
 }

@@ -9,7 +9,7 @@ Tensor norm(Tape& tape, const GptConfig& config, const Tensor& x, const Tensor& 
 }
 
 Tensor gemmInput(Tape& tape, const BlockShape& s, const Tensor& x) {
-  return s.mixed() ? autograd::cast(tape, x, autograd::DType::F16) : x;
+  return s.mixed() ? autograd::cast(tape, x, s.half()) : x;
 }
 
 Tensor block(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor& x) {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 
 #include "codegen/kernels/attention.hpp"
 #include "codegen/kernels/attention_coop.hpp"
@@ -89,15 +90,17 @@ bool useCoop(Executor& exec, const char* op, const AttentionShape& s,
   bool aligned = true;
   for (const vk::BufferRange& r : rs)
     aligned = aligned && r.offset % 16 == 0;
-  const bool ok = aligned && attentionCoopAvailable(exec.context().device(), s.headDim);
+  const bool ok = aligned && attentionCoopAvailable(exec.context().device(), s.headDim, s.half);
   if (!ok && (s.kernel == AttentionKernel::Coop || s.halfQkv || coopOnly(s)))
-    throw std::invalid_argument(
-        std::string(op) +
-        ": the coop kernels need f16 x f16 -> f32 cooperative matrices with sides of 8 or 16 on subgroups of "
-        "4 to 64 lanes, a head dim that is a multiple of 16 up to 128 (got " +
-        std::to_string(s.headDim) + ") and 16-byte aligned ranges" + (aligned ? "" : " (a range is not)") +
-        (s.halfQkv ? "; f16 q/k/v are read by the coop kernels only" : "") +
-        (coopOnly(s) ? "; layouts and f16 outputs are coop only" : ""));
+    throw std::invalid_argument(std::string(op) + ": the coop kernels need " + codegen::elemName(s.half) +
+                                " x " + codegen::elemName(s.half) +
+                                " -> f32 cooperative matrices with sides of 8 or 16 on subgroups of 4 to 64 "
+                                "lanes, a head dim that is "
+                                "a multiple of 16 up to 128 (got " +
+                                std::to_string(s.headDim) + ") and 16-byte aligned ranges" +
+                                (aligned ? "" : " (a range is not)") +
+                                (s.halfQkv ? "; 16-bit q/k/v are read by the coop kernels only" : "") +
+                                (coopOnly(s) ? "; layouts and f16 outputs are coop only" : ""));
   return ok;
 }
 
@@ -225,8 +228,9 @@ codegen::AttentionCoopParams attentionCoopPass(const vk::Device& device, Attenti
 codegen::AttentionCoopParams attentionCoopFor(const vk::Device& device, AttentionPass pass,
                                               const AttentionShape& s) {
   auto p = attentionCoopPass(device, pass, s.headDim, s.causal);
-  p.halfQkv = s.halfQkv;
-  p.halfOut = s.halfOut;
+  p.operands = s.half;
+  p.qkv = s.halfQkv ? s.half : codegen::Elem::F32;
+  p.out = s.halfOut ? s.half : codegen::Elem::F32;
   if (pass != AttentionPass::KeyValueGrad)
     splitKeys(device, p, s);
   else
@@ -266,21 +270,21 @@ tuning::AttentionPassId passId(AttentionPass pass) {
   throw std::logic_error("passId: unknown attention pass");
 }
 
-bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim) {
+bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim, codegen::Elem half) {
   const CoopDeviceInfo d = coopDeviceInfo(device);
-  return d.coopMatrix && codegen::attentionCoopSupports({d.coopM, d.coopN, d.coopK, d.subgroupSize}) &&
-         headDim % 16 == 0 && headDim && headDim <= std::min(128u, d.attentionMaxHeadDim);
+  return d.coopMatrix && (half != codegen::Elem::BF16 || d.bf16) &&
+         codegen::attentionCoopSupports({d.coopM, d.coopN, d.coopK, d.subgroupSize}) && headDim % 16 == 0 &&
+         headDim && headDim <= std::min(128u, d.attentionMaxHeadDim);
 }
 
 void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::BufferRange v,
                       vk::BufferRange o, vk::BufferRange lse, const AttentionShape& s) {
   checkShape("attentionForward", s);
   const Spans n = checkLayouts("attentionForward", s);
-  const auto checkQkv = s.halfQkv ? rows_detail::checkHalfElems : checkElems;
-  checkQkv("attentionForward", "q", q, n.q);
-  checkQkv("attentionForward", "k", k, n.kv);
-  checkQkv("attentionForward", "v", v, n.kv);
-  (s.halfOut ? rows_detail::checkHalfElems : checkElems)("attentionForward", "o", o, n.o);
+  const codegen::Elem qkvType = s.halfQkv ? s.half : codegen::Elem::F32;
+  for (const auto& [name, r, count] : {std::tuple{"q", q, n.q}, {"k", k, n.kv}, {"v", v, n.kv}})
+    rows_detail::checkElemsOf("attentionForward", name, r, count, qkvType);
+  rows_detail::checkElemsOf("attentionForward", "o", o, n.o, s.halfOut ? s.half : codegen::Elem::F32);
   checkElems("attentionForward", "lse", lse, uint64_t(s.batch) * s.heads * s.Tq);
   const bool coop = useCoop(exec, "attentionForward", s, {q, k, v, o});
   if (!s.batch || !s.Tq) return;
@@ -298,15 +302,13 @@ void attentionBackward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk:
   checkShape("attentionBackward", s);
   const Spans n = checkLayouts("attentionBackward", s);
   const uint64_t rows = uint64_t(s.batch) * s.heads * s.Tq;
-  const auto checkQkv = s.halfQkv ? rows_detail::checkHalfElems : checkElems;
-  const auto checkOut = s.halfOut ? rows_detail::checkHalfElems : checkElems;
-  checkQkv("attentionBackward", "q", q, n.q);
-  checkQkv("attentionBackward", "k", k, n.kv);
-  checkQkv("attentionBackward", "v", v, n.kv);
-  checkOut("attentionBackward", "o", o, n.o);
-  checkOut("attentionBackward", "dQ", dQ, n.q);
-  checkOut("attentionBackward", "dK", dK, n.kv);
-  checkOut("attentionBackward", "dV", dV, n.kv);
+  const codegen::Elem qkvType = s.halfQkv ? s.half : codegen::Elem::F32;
+  const codegen::Elem outType = s.halfOut ? s.half : codegen::Elem::F32;
+  for (const auto& [name, r, count] : {std::tuple{"q", q, n.q}, {"k", k, n.kv}, {"v", v, n.kv}})
+    rows_detail::checkElemsOf("attentionBackward", name, r, count, qkvType);
+  for (const auto& [name, r, count] :
+       {std::tuple{"o", o, n.o}, {"dQ", dQ, n.q}, {"dK", dK, n.kv}, {"dV", dV, n.kv}})
+    rows_detail::checkElemsOf("attentionBackward", name, r, count, outType);
   checkElems("attentionBackward", "dO", dO, n.o);
   checkElems("attentionBackward", "lse", lse, rows);
   checkElems("attentionBackward", "delta", delta, rows);

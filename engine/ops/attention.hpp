@@ -38,6 +38,9 @@ struct AttentionShape {
   bool halfQkv = false;
   // o, dQ, dK and dV stored as f16 (coop passes only; o is read back as f16 by the backward).
   bool halfOut = false;
+  // The coop passes' 16-bit kind: what halfQkv and halfOut store, and what f32 q, k, v and dO are rounded
+  // to. BF16 takes bf16 cooperative matrices (coopDeviceInfo's bf16); the fallback stays f32.
+  codegen::Elem half = codegen::Elem::F16;
   // q and dQ; k, v, dK and dV; o and dO (coop passes only where not contiguous).
   AttentionLayout qLayout, kvLayout, oLayout;
   // Fallback only: vectors of a row per invocation (codegen::attentionParams); 0: the device's
@@ -51,7 +54,9 @@ void attentionForward(Executor& exec, vk::BufferRange q, vk::BufferRange k, vk::
 
 // The device's coop shape and subgroup size (coopDeviceInfo) are ones the coop passes support
 // (codegen::attentionCoopSupports), and headDim is a multiple of 16 up to 128.
-bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim);
+// With half = BF16 the device's coop matrices also take bf16 (CoopDeviceInfo::bf16).
+bool attentionCoopAvailable(const vk::Device& device, uint32_t headDim,
+                            codegen::Elem half = codegen::Elem::F16);
 
 // The Tuning record's name of a pass.
 tuning::AttentionPassId passId(codegen::AttentionPass pass);

@@ -1,4 +1,5 @@
 #include "engine/ops/column_sum.hpp"
+#include "engine/ops/elem_support.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -55,18 +56,14 @@ void columnSumRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint3
 }
 
 void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
-               uint32_t cols, float beta, bool xF16) {
+               uint32_t cols, float beta, codegen::Elem xType) {
   using rows_detail::checkElems;
   if (cols == 0) throw std::invalid_argument("columnSum: cols is 0");
   if (uint64_t(rows) * cols >= (1ull << 32))
     throw std::invalid_argument("columnSum: rows*cols = " + std::to_string(uint64_t(rows) * cols) +
                                 " exceeds 2^32-1");
-  if (xF16) {
-    rows_detail::requireF16Storage(exec, "columnSum");
-    rows_detail::checkHalfElems("columnSum", "x", x, uint64_t(rows) * cols);
-  } else {
-    checkElems("columnSum", "x", x, uint64_t(rows) * cols);
-  }
+  requireElem(exec.context().device(), xType, "columnSum");
+  rows_detail::checkElemsOf("columnSum", "x", x, uint64_t(rows) * cols, xType);
   checkElems("columnSum", "out", out, cols);
   checkElems("columnSum", "scratch", scratch, columnSumScratchBytes(rows, cols) / 4);
   if (rows == 0) {
@@ -79,7 +76,7 @@ void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::Buffe
   const ColumnSumPlan plan = columnSumPlan(rows);
   using codegen::ColumnSumParams, codegen::ColumnSumPass, codegen::ColumnSumPush;
   exec.dispatch(
-      exec.pipeline(ColumnSumParams{ColumnSumPass::Blocks, kLocalSize, xF16}, codegen::generateColumnSum),
+      exec.pipeline(ColumnSumParams{ColumnSumPass::Blocks, kLocalSize, xType}, codegen::generateColumnSum),
       {{x, Access::Read}, {scratch, Access::Write}}, ColumnSumPush{rows, cols, plan.blockRows, 0.0f},
       columnGroups(cols, plan.numBlocks));
   exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Finish, kLocalSize}, codegen::generateColumnSum),

@@ -4,6 +4,7 @@
 // order.
 #include <cstdint>
 
+#include "codegen/elem.hpp"
 #include "engine/ops/executor.hpp"
 
 namespace helios::ops {
@@ -16,10 +17,10 @@ ColumnSumPlan columnSumPlan(uint32_t rows);
 // Bytes of scratch columnSum() needs (the block partial sums).
 uint64_t columnSumScratchBytes(uint32_t rows, uint32_t cols);
 
-// x: rows*cols f32 (f16 with xF16; the sums stay f32); out: cols f32; scratch: columnSumScratchBytes(rows,
-// cols). rows == 0: out = beta * out.
+// x: rows*cols of xType (f32, or a 16-bit kind; the sums stay f32); out: cols f32; scratch:
+// columnSumScratchBytes(rows, cols). rows == 0: out = beta * out.
 void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
-               uint32_t cols, float beta = 0.0f, bool xF16 = false);
+               uint32_t cols, float beta = 0.0f, codegen::Elem xType = codegen::Elem::F32);
 
 // Lanes per column of the finish pass over `rows` rows: 8 up to 256 rows, then doubled up to 32 (one lane's
 // serial walk stays at most 32 rows where the device allows 32 x lanes invocations). Pure policy.

@@ -1,29 +1,26 @@
 #include "engine/ops/cross_entropy.hpp"
 
+#include "engine/ops/elem_support.hpp"
+
 namespace helios::ops {
 
 using namespace rows_detail;
 
 void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange targets, vk::BufferRange loss,
                   vk::BufferRange dlogits, uint32_t rows, uint32_t vocab, float gradScale,
-                  RowKernelChoice kernel, bool f16) {
+                  RowKernelChoice kernel, codegen::Elem logitsType) {
   checkShape("crossEntropy", rows, vocab);
   const uint64_t n = uint64_t(rows) * vocab;
-  if (f16) {
-    checkHalfElems("crossEntropy", "logits", logits, n);
-    checkHalfElems("crossEntropy", "dlogits", dlogits, n);
-    requireF16Storage(exec, "crossEntropy");
-  } else {
-    checkElems("crossEntropy", "logits", logits, n);
-    checkElems("crossEntropy", "dlogits", dlogits, n);
-  }
+  checkElemsOf("crossEntropy", "logits", logits, n, logitsType);
+  checkElemsOf("crossEntropy", "dlogits", dlogits, n, logitsType);
+  requireElem(exec.context().device(), logitsType, "crossEntropy");
   checkElems("crossEntropy", "targets", targets, rows);
   checkElems("crossEntropy", "loss", loss, rows);
   if (rows == 0) return;
   const RowKernelChoice c = resolve(exec, kernel, vocab);
   // Whole 4-vectors per row (and aligned ranges): the 4-vector kernel.
   const bool vec4 = vocab % 4 == 0 && logits.offset % 16 == 0 && dlogits.offset % 16 == 0;
-  const codegen::CrossEntropyParams params{c.localSize, c.strategy, f16, vec4};
+  const codegen::CrossEntropyParams params{c.localSize, c.strategy, logitsType, vec4};
   const auto& pipe = exec.pipeline(params, codegen::generateCrossEntropy);
   struct Push {
     uint32_t rows, vocab;

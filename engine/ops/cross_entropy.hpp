@@ -12,9 +12,10 @@ namespace helios::ops {
 // logits [rows, vocab] f32, targets [rows] int32 -> loss [rows] f32 (logsumexp - logit[target]) and
 // dlogits [rows, vocab] f32 = (softmax - onehot(target)) * gradScale (e.g. 1/rows for a mean loss).
 // Ignore index: a target outside [0, vocab) (-1, -100, ...) gives that row loss 0 and dlogits 0.
-// dlogits may not alias logits. f16: logits and dlogits are f16 in memory (the math is f32).
+// dlogits may not alias logits. logitsType F16 or BF16: logits and dlogits are that 16-bit kind in memory
+// (the math is f32).
 void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange targets, vk::BufferRange loss,
                   vk::BufferRange dlogits, uint32_t rows, uint32_t vocab, float gradScale,
-                  RowKernelChoice kernel = {}, bool f16 = false);
+                  RowKernelChoice kernel = {}, codegen::Elem logitsType = codegen::Elem::F32);
 
 } // namespace helios::ops

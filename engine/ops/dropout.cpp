@@ -14,7 +14,7 @@ void apply(Executor& exec, const DropoutArgs& a, codegen::DropoutParams params, 
            vk::BufferRange dst, uint32_t count, bool accumulate) {
   if (!(a.p >= 0 && a.p < 1))
     throw std::invalid_argument("ops::dropout: p = " + std::to_string(a.p) + " is outside [0, 1)");
-  const uint64_t bytes = uint64_t(count) * (params.type == codegen::DropoutType::F16 ? 2 : 4);
+  const uint64_t bytes = uint64_t(count) * codegen::elemBytes(params.type);
   for (const vk::BufferRange& r : {src, dst})
     if (r.size != 0 && r.size < bytes)
       throw std::invalid_argument("ops::dropout: a range holds " + std::to_string(r.size) + " bytes, " +
@@ -42,10 +42,8 @@ void dropoutAdvance(Executor& exec, vk::BufferRange counter) {
 }
 
 void dropoutForward(Executor& exec, const DropoutArgs& a, vk::BufferRange x, vk::BufferRange y,
-                    uint32_t count, bool half) {
-  apply(exec, a,
-        {codegen::DropoutKernel::Forward, half ? codegen::DropoutType::F16 : codegen::DropoutType::F32}, x, y,
-        count, false);
+                    uint32_t count, codegen::Elem type) {
+  apply(exec, a, {codegen::DropoutKernel::Forward, type}, x, y, count, false);
 }
 
 void dropoutBackward(Executor& exec, const DropoutArgs& a, vk::BufferRange dy, vk::BufferRange dx,

@@ -20,9 +20,9 @@ struct DropoutArgs {
 
 // counter[0] += 1.
 void dropoutAdvance(Executor& exec, vk::BufferRange counter);
-// y = dropout(x) for `count` elements of f32 (half = false) or f16 (half = true) storage.
+// y = dropout(x) for `count` elements of `type` storage (f32, f16 or bf16).
 void dropoutForward(Executor& exec, const DropoutArgs& a, vk::BufferRange x, vk::BufferRange y,
-                    uint32_t count, bool half);
+                    uint32_t count, codegen::Elem type);
 // dx (+)= the mask's gradient of dy (f32).
 void dropoutBackward(Executor& exec, const DropoutArgs& a, vk::BufferRange dy, vk::BufferRange dx,
                      uint32_t count, bool accumulate);

@@ -15,16 +15,12 @@ using codegen::EwOp;
 constexpr uint32_t kLocalSize = 256;
 constexpr uint64_t kMaxElements = 1ull << 31;
 
-uint32_t bytesOf(EwType t) {
-  return t == EwType::F16 ? 2 : 4;
-}
-
-void requireElements(const char* op, const char* what, const vk::BufferRange& r, uint64_t count, EwType t) {
-  const uint64_t need = count * bytesOf(t);
+void requireElements(const char* op, const char* what, const vk::BufferRange& r, uint64_t count, Elem t) {
+  const uint64_t need = count * codegen::elemBytes(t);
   if (r.size != 0 && r.size < need)
     throw std::invalid_argument(std::string("ops::") + op + ": " + what + " holds " + std::to_string(r.size) +
                                 " bytes, needs " + std::to_string(need) + " (" + std::to_string(count) +
-                                " x " + codegen::toString(t) + ")");
+                                " x " + codegen::elemName(t) + ")");
 }
 
 void requireCount(const char* op, uint64_t n) {
@@ -57,10 +53,10 @@ EwOp activationOp(Activation a, bool backward) {
   return EwOp::Gelu;
 }
 
-void run(Executor& exec, EwOp op, EwType type, bool broadcast, std::initializer_list<Binding> bindings,
-         uint32_t n, uint32_t cols, float alpha, bool outF16 = false) {
+void run(Executor& exec, EwOp op, Elem type, bool broadcast, std::initializer_list<Binding> bindings,
+         uint32_t n, uint32_t cols, float alpha, Elem out = Elem::F32) {
   if (n == 0) return;
-  elementwise(exec, ElementwiseParams{op, type, broadcast, kLocalSize, outF16},
+  elementwise(exec, ElementwiseParams{op, type, broadcast, kLocalSize, out},
               std::span<const Binding>(bindings.begin(), bindings.size()),
               ElementwisePush{n, cols, alpha, 0});
 }
@@ -75,13 +71,9 @@ uint32_t gridStrideGroups(const vk::Context& ctx, uint64_t n, uint32_t localSize
 
 void elementwise(Executor& exec, const ElementwiseParams& params, std::span<const Binding> bindings,
                  const ElementwisePush& push, uint32_t maxGroups) {
-  const bool f16 = params.type == EwType::F16 || params.outF16 || params.op == EwOp::CastF16ToF32 ||
-                   params.op == EwOp::CastF32ToF16;
-  const auto& features = exec.context().device().features();
-  if (f16 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
-    throw std::runtime_error(
-        std::string("ops::elementwise ") + codegen::toString(params.op) +
-        ": f16 needs shaderFloat16 and storageBuffer16BitAccess, which this device lacks");
+  const std::string what = std::string("ops::elementwise ") + codegen::toString(params.op);
+  requireElem(exec.context().device(), params.type, what);
+  requireElem(exec.context().device(), params.out, what);
   if (bindings.size() != codegen::ewNumBuffers(params.op))
     throw std::invalid_argument(std::string("ops::elementwise ") + codegen::toString(params.op) + " takes " +
                                 std::to_string(codegen::ewNumBuffers(params.op)) + " buffers, " +
@@ -110,7 +102,7 @@ void elementwise(Executor& exec, const ElementwiseParams& params, std::span<cons
 }
 
 void binary(Executor& exec, BinaryOp op, vk::BufferRange a, vk::BufferRange b, vk::BufferRange out,
-            uint32_t n, EwType type) {
+            uint32_t n, Elem type) {
   const char* name = codegen::toString(binaryOp(op));
   requireCount(name, n);
   requireElements(name, "a", a, n, type);
@@ -121,7 +113,7 @@ void binary(Executor& exec, BinaryOp op, vk::BufferRange a, vk::BufferRange b, v
 }
 
 void binaryBroadcast(Executor& exec, BinaryOp op, vk::BufferRange a, vk::BufferRange b, vk::BufferRange out,
-                     uint32_t rows, uint32_t cols, EwType type) {
+                     uint32_t rows, uint32_t cols, Elem type) {
   const char* name = codegen::toString(binaryOp(op));
   const uint64_t n = uint64_t(rows) * cols;
   requireCount(name, n);
@@ -133,14 +125,14 @@ void binaryBroadcast(Executor& exec, BinaryOp op, vk::BufferRange a, vk::BufferR
       static_cast<uint32_t>(n), cols, 0.0f);
 }
 
-void scale(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t n, float alpha, EwType type) {
+void scale(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t n, float alpha, Elem type) {
   requireCount("scale", n);
   requireElements("scale", "x", x, n, type);
   requireElements("scale", "out", out, n, type);
   run(exec, EwOp::Scale, type, false, {{x, Access::Read}, {out, Access::Write}}, n, 1, alpha);
 }
 
-void axpy(Executor& exec, float alpha, vk::BufferRange x, vk::BufferRange y, uint32_t n, EwType type) {
+void axpy(Executor& exec, float alpha, vk::BufferRange x, vk::BufferRange y, uint32_t n, Elem type) {
   requireCount("axpy", n);
   requireElements("axpy", "x", x, n, type);
   requireElements("axpy", "y", y, n, type);
@@ -148,7 +140,7 @@ void axpy(Executor& exec, float alpha, vk::BufferRange x, vk::BufferRange y, uin
 }
 
 void axpySlices(Executor& exec, float alpha, vk::BufferRange x, uint32_t slices, vk::BufferRange y,
-                uint32_t n, EwType type) {
+                uint32_t n, Elem type) {
   if (slices == 0) throw std::invalid_argument("axpySlices: slices is 0");
   if (uint64_t{slices} * n >= (1ull << 31))
     throw std::invalid_argument("axpySlices: slices * n must be < 2^31");
@@ -159,7 +151,7 @@ void axpySlices(Executor& exec, float alpha, vk::BufferRange x, uint32_t slices,
 }
 
 void activation(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n,
-                EwType type) {
+                Elem type) {
   const EwOp op = activationOp(act, false);
   requireCount(codegen::toString(op), n);
   requireElements(codegen::toString(op), "x", x, n, type);
@@ -167,16 +159,17 @@ void activation(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRan
   run(exec, op, type, false, {{x, Access::Read}, {out, Access::Write}}, n, 1, 0.0f);
 }
 
-void activationToF16(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n) {
+void activationToHalf(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange out, uint32_t n,
+                      Elem half) {
   const EwOp op = activationOp(act, false);
   requireCount(codegen::toString(op), n);
-  requireElements(codegen::toString(op), "x", x, n, EwType::F32);
-  requireElements(codegen::toString(op), "out (f16)", out, n, EwType::F16);
-  run(exec, op, EwType::F32, false, {{x, Access::Read}, {out, Access::Write}}, n, 1, 0.0f, true);
+  requireElements(codegen::toString(op), "x", x, n, Elem::F32);
+  requireElements(codegen::toString(op), "out (16-bit)", out, n, half);
+  run(exec, op, Elem::F32, false, {{x, Access::Read}, {out, Access::Write}}, n, 1, 0.0f, half);
 }
 
 void activationBackward(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,
-                        vk::BufferRange dx, uint32_t n, EwType type) {
+                        vk::BufferRange dx, uint32_t n, Elem type) {
   const EwOp op = activationOp(act, true);
   requireCount(codegen::toString(op), n);
   requireElements(codegen::toString(op), "x", x, n, type);
@@ -185,38 +178,35 @@ void activationBackward(Executor& exec, Activation act, vk::BufferRange x, vk::B
   run(exec, op, type, false, {{x, Access::Read}, {dy, Access::Read}, {dx, Access::Write}}, n, 1, 0.0f);
 }
 
-void activationBackwardToF16(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,
-                             vk::BufferRange dx16, uint32_t n) {
+void activationBackwardToHalf(Executor& exec, Activation act, vk::BufferRange x, vk::BufferRange dy,
+                              vk::BufferRange dxHalf, uint32_t n, Elem half) {
   const EwOp op = activationOp(act, true);
   requireCount(codegen::toString(op), n);
-  requireElements(codegen::toString(op), "x", x, n, EwType::F32);
-  requireElements(codegen::toString(op), "dy", dy, n, EwType::F32);
-  requireElements(codegen::toString(op), "dx (f16)", dx16, n, EwType::F16);
-  run(exec, op, EwType::F32, false, {{x, Access::Read}, {dy, Access::Read}, {dx16, Access::Write}}, n, 1,
-      0.0f, true);
+  requireElements(codegen::toString(op), "x", x, n, Elem::F32);
+  requireElements(codegen::toString(op), "dy", dy, n, Elem::F32);
+  requireElements(codegen::toString(op), "dx (16-bit)", dxHalf, n, half);
+  run(exec, op, Elem::F32, false, {{x, Access::Read}, {dy, Access::Read}, {dxHalf, Access::Write}}, n, 1,
+      0.0f, half);
 }
 
-void castF32ToF16(Executor& exec, vk::BufferRange src, vk::BufferRange dst, uint32_t n) {
-  requireCount("cast_f32_f16", n);
-  requireElements("cast_f32_f16", "src", src, n, EwType::F32);
-  requireElements("cast_f32_f16", "dst", dst, n, EwType::F16);
-  run(exec, EwOp::CastF32ToF16, EwType::F32, false, {{src, Access::Read}, {dst, Access::Write}}, n, 1, 0.0f);
+void cast(Executor& exec, vk::BufferRange src, vk::BufferRange dst, uint32_t n, Elem from, Elem to) {
+  if (codegen::isHalf(from) == codegen::isHalf(to))
+    throw std::invalid_argument(std::string("ops::cast: ") + codegen::elemName(from) + " -> " +
+                                codegen::elemName(to) + " (casts go between f32 and a 16-bit kind)");
+  requireCount("cast", n);
+  requireElements("cast", "src", src, n, from);
+  requireElements("cast", "dst", dst, n, to);
+  run(exec, EwOp::Cast, from, false, {{src, Access::Read}, {dst, Access::Write}}, n, 1, 0.0f,
+      codegen::isHalf(to) ? to : Elem::F32);
 }
 
-void castF16ToF32(Executor& exec, vk::BufferRange src, vk::BufferRange dst, uint32_t n) {
-  requireCount("cast_f16_f32", n);
-  requireElements("cast_f16_f32", "src", src, n, EwType::F16);
-  requireElements("cast_f16_f32", "dst", dst, n, EwType::F32);
-  run(exec, EwOp::CastF16ToF32, EwType::F32, false, {{src, Access::Read}, {dst, Access::Write}}, n, 1, 0.0f);
-}
-
-void fill(Executor& exec, vk::BufferRange out, uint32_t n, float value, EwType type) {
+void fill(Executor& exec, vk::BufferRange out, uint32_t n, float value, Elem type) {
   requireCount("fill", n);
   requireElements("fill", "out", out, n, type);
   run(exec, EwOp::Fill, type, false, {{out, Access::Write}}, n, 1, value);
 }
 
-void copy(Executor& exec, vk::BufferRange src, vk::BufferRange dst, uint32_t n, EwType type) {
+void copy(Executor& exec, vk::BufferRange src, vk::BufferRange dst, uint32_t n, Elem type) {
   requireCount("copy", n);
   requireElements("copy", "src", src, n, type);
   requireElements("copy", "dst", dst, n, type);

@@ -30,8 +30,8 @@ void requireFits(const char* op, const char* what, uint64_t elements) {
 }
 
 const vk::Pipeline& pipeline(Executor& exec, EmbeddingKernel kernel, uint32_t localSize,
-                             bool halfTable = false) {
-  return exec.pipeline(EmbeddingParams{kernel, localSize, halfTable},
+                             codegen::Elem table = codegen::Elem::F32) {
+  return exec.pipeline(EmbeddingParams{kernel, localSize, table},
                        [](const EmbeddingParams& p) { return codegen::generateEmbedding(p); });
 }
 
@@ -48,18 +48,19 @@ uint32_t columnLocalSize(uint32_t dim) {
 } // namespace
 
 void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::BufferRange out,
-               uint32_t tokens, uint32_t vocab, uint32_t dim, bool halfTable) {
+               uint32_t tokens, uint32_t vocab, uint32_t dim, codegen::Elem tableType) {
   requireFits("embedding", "table", uint64_t(vocab) * dim);
   requireFits("embedding", "out", uint64_t(tokens) * dim);
   const std::string tableShape =
-      std::to_string(vocab) + " x " + std::to_string(dim) + (halfTable ? " f16" : " f32");
+      std::to_string(vocab) + " x " + std::to_string(dim) + " " + codegen::elemName(tableType);
   const std::string outShape = std::to_string(tokens) + " x " + std::to_string(dim) + " f32";
-  requireBytes("embedding", "table", table, (halfTable ? 2ull : 4ull) * vocab * dim, tableShape);
+  requireBytes("embedding", "table", table, uint64_t(codegen::elemBytes(tableType)) * vocab * dim,
+               tableShape);
   requireBytes("embedding", "ids", ids, 4ull * tokens, std::to_string(tokens) + " int32");
   requireBytes("embedding", "out", out, 4ull * tokens * dim, outShape);
   if (tokens == 0 || dim == 0) return;
   const uint32_t ls = columnLocalSize(dim);
-  exec.dispatch(pipeline(exec, EmbeddingKernel::Gather, ls, halfTable),
+  exec.dispatch(pipeline(exec, EmbeddingKernel::Gather, ls, tableType),
                 {{table, Access::Read}, {ids, Access::Read}, {out, Access::Write}},
                 EmbeddingPush{tokens, dim, vocab, 0}, rowGroups(exec.context(), tokens, dim, ls));
 }

@@ -2,15 +2,17 @@
 // Token embedding (codegen/kernels/embedding.hpp): f32 table (vocab x dim), int32 ids (tokens).
 // Sizes are validated against the buffer ranges (a range of size 0 means "whole buffer", unchecked);
 // mismatches throw std::invalid_argument naming the operand.
+#include "codegen/elem.hpp"
 #include "engine/ops/executor.hpp"
 
 #include <cstdint>
 
 namespace helios::ops {
 
-// out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros. halfTable: the table is f16.
+// out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros. The table is f32, f16 or bf16
+// (tableType; out stays f32, widened exactly).
 void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::BufferRange out,
-               uint32_t tokens, uint32_t vocab, uint32_t dim, bool halfTable = false);
+               uint32_t tokens, uint32_t vocab, uint32_t dim, codegen::Elem tableType = codegen::Elem::F32);
 
 // How embeddingBackward sums (codegen/kernels/embedding.hpp): per-segment sums for a small vocabulary (at
 // most kEmbeddingSmallVocab ids, the partials within 64 MiB), else per-segment chains (`segments` of

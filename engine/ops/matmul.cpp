@@ -13,7 +13,7 @@ namespace helios::ops {
 
 namespace {
 
-using codegen::GemmType;
+using codegen::Elem;
 
 std::string str(uint64_t v) {
   return std::to_string(v);
@@ -28,10 +28,10 @@ bool overlaps(const vk::BufferRange& x, const vk::BufferRange& y) {
 }
 
 // A buffer range holding `needed` elements of `type` (what = "A has", expr = "M*K").
-void checkSize(const vk::BufferRange& r, GemmType type, uint64_t needed, const char* what,
+void checkSize(const vk::BufferRange& r, Elem type, uint64_t needed, const char* what,
                const std::string& expr) {
   if (r.buffer == VK_NULL_HANDLE) throw std::invalid_argument(std::string("matmul: ") + what + " no buffer");
-  const uint64_t have = r.size / codegen::gemmTypeBytes(type);
+  const uint64_t have = r.size / codegen::elemBytes(type);
   if (have < needed)
     throw std::invalid_argument(std::string("matmul: ") + what + " " + str(have) + " elements, " + expr +
                                 " = " + str(needed) + " needed");
@@ -43,8 +43,10 @@ void checkSize(const vk::BufferRange& r, GemmType type, uint64_t needed, const c
 } // namespace
 
 void checkMatmulArgs(const MatmulArgs& a) {
-  if (a.f16Compute && a.aType != GemmType::F32)
-    throw std::invalid_argument("matmul: f16Compute multiplies f32 operands as f16; A and B must be f32");
+  if (a.roundTo != Elem::F32 && a.aType != Elem::F32)
+    throw std::invalid_argument(std::string("matmul: roundTo multiplies f32 operands as ") +
+                                codegen::elemName(a.roundTo) + "; A and B must be f32, not " +
+                                codegen::elemName(a.aType));
   if (a.M == 0 || a.N == 0 || a.K == 0 || a.batch == 0)
     throw std::invalid_argument("matmul: M, N, K and batch must be positive (M=" + str(a.M) +
                                 ", N=" + str(a.N) + ", K=" + str(a.K) + ", batch=" + str(a.batch) + ")");
@@ -98,7 +100,7 @@ codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& a, const codegen::G
   // bindings aligned to a whole 4-vector.
   const uint64_t M = a.M, N = a.N, K = a.K;
   const uint32_t ldA = a.transA ? a.M : a.K, ldB = a.transB ? a.K : a.N;
-  const uint32_t inVec = 4 * codegen::gemmTypeBytes(a.aType), outVec = 4 * codegen::gemmTypeBytes(a.outType);
+  const uint32_t inVec = 4 * codegen::elemBytes(a.aType), outVec = 4 * codegen::elemBytes(a.outType);
   bool v4 = ldA % 4 == 0 && ldB % 4 == 0 && a.N % 4 == 0 && a.a.offset % inVec == 0 &&
             a.b.offset % inVec == 0 && a.c.offset % outVec == 0;
   if (p.batched)
@@ -112,21 +114,25 @@ codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& a, const codegen::G
   return codegen::chooseGemmTiling(a.M, a.N, a.K, a.batch, limits, p);
 }
 
-MatmulArgs withF16Copies(Executor& exec, const MatmulArgs& args) {
+MatmulDType matmulOperands(const MatmulArgs& args) {
+  return args.aType == Elem::F32 ? args.roundTo : args.aType;
+}
+
+MatmulArgs withHalfCopies(Executor& exec, const MatmulArgs& args) {
   const uint64_t M = args.M, N = args.N, K = args.K;
   const auto copy = [&](vk::BufferRange src, std::optional<uint32_t> stride, uint64_t dense,
                         const char* what) {
     const uint64_t extent =
         args.batch > 1 ? (args.batch - 1) * uint64_t{strideOf(stride, dense)} + dense : dense;
     const vk::BufferRange range = exec.scratch(extent * 2, what);
-    castF32ToF16(exec, src, range, static_cast<uint32_t>(extent));
+    cast(exec, src, range, static_cast<uint32_t>(extent), Elem::F32, args.roundTo);
     return range;
   };
   MatmulArgs h = args;
-  h.a = copy(args.a, args.strideA, M * K, "matmul A rounded to f16");
-  h.b = copy(args.b, args.strideB, K * N, "matmul B rounded to f16");
-  h.aType = GemmType::F16;
-  h.f16Compute = false;
+  h.a = copy(args.a, args.strideA, M * K, "matmul A rounded to 16 bits");
+  h.b = copy(args.b, args.strideB, K * N, "matmul B rounded to 16 bits");
+  h.aType = args.roundTo;
+  h.roundTo = Elem::F32;
   return h;
 }
 
@@ -137,7 +143,7 @@ codegen::GemmTiledParams withTunedTile(codegen::GemmTiledParams p, const MatmulA
                                        const vk::Device& device) {
   const tuning::GemmChoice* c =
       tuning::findGemm(deviceTuning(device),
-                       gemmShape(a.M, a.N, a.K, a.batch, a.transA, a.transB, a.outType == GemmType::F16));
+                       gemmShape(a.M, a.N, a.K, a.batch, a.transA, a.transB, codegen::isHalf(a.outType)));
   if (!c || !c->tiled) return p;
   codegen::GemmTiledParams tuned = p;
   try {
@@ -159,21 +165,17 @@ codegen::GemmTiledParams matmulTiledPlan(const MatmulArgs& args, const vk::Devic
 void matmul(Executor& exec, const MatmulArgs& args) {
   checkMatmulArgs(args);
   const vk::Device& device = exec.context().device();
-  if (args.aType == GemmType::F16 || args.outType == GemmType::F16) {
-    const auto& f = device.features();
-    if (!f.storageBuffer16BitAccess || !f.shaderFloat16)
-      throw std::invalid_argument(
-          "matmul: f16 storage needs storageBuffer16BitAccess and shaderFloat16, which " + device.name() +
-          " lacks");
-  }
+  requireElem(device, args.aType, "matmul");
+  requireElem(device, args.outType, "matmul");
+  requireElem(device, args.roundTo, "matmul");
   // Cooperative matrices (matmul_coop.hpp): Coop forces them, Auto asks the policy when the device has them.
   if (args.kernel == MatmulKernel::Coop ||
       (args.kernel == MatmulKernel::Auto && !args.tile && coopDeviceInfo(device).coopMatrix)) {
     matmulCoop(exec, args, {}, args.kernel == MatmulKernel::Coop);
     return;
   }
-  if (args.f16Compute) {
-    matmul(exec, withF16Copies(exec, args));
+  if (args.roundTo != Elem::F32) {
+    matmul(exec, withHalfCopies(exec, args));
     return;
   }
   const codegen::GemmDeviceLimits limits = gemmDeviceLimits(device);

@@ -3,9 +3,9 @@
 //   op(A) is M x K (A stored M x K, or K x M when transA); op(B) is K x N (B stored K x N, or N x K when
 //   transB); epilogue: + bias[n] when a bias range is given, then GELU (tanh form) when gelu.
 //   beta == 0 never reads C (C may hold garbage, even NaN).
-// Storage: A and B in aType (f32, or f16 with f32 arithmetic), C and bias in outType. Batches are strided
-// (strides in elements; unset = dense). Dispatches the tiled GEMM (codegen/kernels/gemm_tiled.hpp); the
-// cooperative-matrix path plugs in through MatmulKernel.
+// Storage: A and B in aType (f32, or f16 / bf16 with f32 arithmetic), C and bias in outType. Batches are
+// strided (strides in elements; unset = dense). Dispatches the tiled GEMM (codegen/kernels/gemm_tiled.hpp);
+// the cooperative-matrix path plugs in through MatmulKernel.
 #include "codegen/kernels/gemm_tiled.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -14,7 +14,7 @@
 
 namespace helios::ops {
 
-using MatmulDType = codegen::GemmType; // F32 | F16
+using MatmulDType = codegen::Elem; // F32 | F16 | BF16
 
 // Which kernel family runs the product. Auto = the best available (today: tiled). Coop is the extension
 // point for the cooperative-matrix GEMM and throws until that path is wired in.
@@ -28,10 +28,11 @@ struct MatmulArgs {
   float alpha = 1.0f, beta = 0.0f;
   bool gelu = false;
   MatmulDType aType = MatmulDType::F32; // storage of A and B
-  // A and B are f32 in memory (aType F32) but multiplied as f16, each element rounded to nearest as
-  // castF32ToF16 would, accumulating in f32: the coop kernel rounds them as it stages them, the other paths
-  // round them into f16 copies first. Mixed-precision training multiplies this way instead of casting.
-  bool f16Compute = false;
+  // F16 or BF16: A and B are f32 in memory (aType F32) but multiplied as that 16-bit kind, each element
+  // rounded to nearest even as ops::cast would, accumulating in f32: the coop kernel rounds them as it stages
+  // them, the other paths round them into 16-bit copies first. Mixed-precision training multiplies this way
+  // instead of casting. F32: as stored.
+  MatmulDType roundTo = MatmulDType::F32;
   MatmulDType outType = MatmulDType::F32; // storage of C and bias
   // Batch strides in elements (used when batch > 1); unset = dense (M*K, K*N, M*N). 0 broadcasts A or B;
   // strideC must be at least M*N (batches of C may not overlap).
@@ -43,9 +44,12 @@ struct MatmulArgs {
 // Validates (std::invalid_argument naming the mismatch, before anything is dispatched) and dispatches.
 void matmul(Executor& exec, const MatmulArgs& args);
 
-// For args.f16Compute on paths that cannot round while staging: args with A and B replaced by f16 copies
-// (temporaries retained by exec until the GPU is done), aType F16 and f16Compute off.
-MatmulArgs withF16Copies(Executor& exec, const MatmulArgs& args);
+// The type A and B are multiplied as: aType, or roundTo for f32 operands.
+MatmulDType matmulOperands(const MatmulArgs& args);
+
+// For args.roundTo on paths that cannot round while staging: args with A and B replaced by 16-bit copies
+// (temporaries retained by exec until the GPU is done), aType = roundTo and roundTo off.
+MatmulArgs withHalfCopies(Executor& exec, const MatmulArgs& args);
 
 // The checks matmul() makes on shapes, sizes, strides and overlaps (device-independent); throws
 // std::invalid_argument, e.g. "matmul: A has 100 elements, M*K = 120 needed".

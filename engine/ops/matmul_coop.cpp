@@ -23,7 +23,7 @@ namespace helios::ops {
 
 namespace {
 
-using codegen::GemmType;
+using codegen::Elem;
 
 std::string toString(const tuning::MatShape& s) {
   return tuning::text(s);
@@ -52,6 +52,8 @@ void emulate(CoopDeviceInfo& info, const tuning::MatShape& s) {
                                 "over the device's subgroups of " + std::to_string(sg));
   info.coopMatrix = true;
   info.lowered = true;
+  info.bf16 = true;        // the lowering holds bf16 as bits: no bf16 type or coop feature needed
+  info.deviceScope = true; // lowered modules keep the GLSL450 memory model
   info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
   info.workgroupShapes.clear(); // no NV2 when lowered
   info.nv2Shapes.clear();
@@ -93,9 +95,13 @@ CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
   if (shape && !info.coopMatrix)
     throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(*shape) +
                                 ": the device has no cooperative matrices");
+  // bf16 coop matrices at the shape in use, where the device enables them (VK_KHR_shader_bfloat16).
+  const auto& f = device.features();
+  info.bf16 = info.coopMatrix && f.shaderBFloat16CooperativeMatrix && f.shaderInt16 &&
+              listsBF16At(props, info.coopM, info.coopN, info.coopK);
+  info.deviceScope = f.vulkanMemoryModelDeviceScope;
   if (tuned.coopEmulate.value) emulate(info, *tuned.coopEmulate.value);
   // The kernels need f16 storage, and a subgroup size they support that the pipeline can count on.
-  const auto& f = device.features();
   if (!f.shaderFloat16 || !f.storageBuffer16BitAccess || !subgroupSize) info.coopMatrix = false;
   info = withRegisterPlan(info, device.properties().vendorID, device.minSubgroupSize(),
                           device.maxSubgroupSize());
@@ -114,7 +120,7 @@ uint32_t strideOr(const std::optional<uint32_t>& s, uint64_t dense) {
 // The Tuning record's gemm.stagedStore (HELIOS_GEMM_STAGED_STORE=0) turns it off (CoopPlan::stagedStore).
 // (Rows of N elements are vector-aligned too: N is a multiple of the tile, or of 8 with vector copies.)
 bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c, uint64_t strideC) {
-  return c.offset % (p.outF16 ? 8 : 16) == 0 && strideC % 4 == 0;
+  return c.offset % (p.halfC() ? 8 : 16) == 0 && strideC % 4 == 0;
 }
 
 bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c, uint64_t strideC, bool allowed) {
@@ -246,8 +252,8 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
 
   // Padded: temporaries for whatever changes size.
   const uint32_t Mp = plan.Mp, Np = plan.Np, Kp = plan.Kp, batch = args.batch;
-  const SliceType outSlice = args.outType == GemmType::F16 ? SliceType::F16 : SliceType::F32;
-  const uint64_t outBytes = codegen::gemmTypeBytes(args.outType);
+  const Elem outSlice = args.outType, inSlice = matmulOperands(args);
+  const uint64_t outBytes = codegen::elemBytes(args.outType);
   struct Operand {
     vk::BufferRange range;
     uint32_t stride;
@@ -256,7 +262,7 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
   // Pads a row-major batch of rows x cols (dense batches, or one matrix broadcast with stride 0) to prows x
   // pcols.
   const auto pad = [&](vk::BufferRange src, uint32_t rows, uint32_t cols, uint32_t prows, uint32_t pcols,
-                       uint32_t stride, SliceType type, uint64_t elemBytes, const char* what) -> Operand {
+                       uint32_t stride, Elem type, uint64_t elemBytes, const char* what) -> Operand {
     const uint32_t n = batch > 1 && stride == 0 ? 1u : batch;
     const uint32_t pstride = n == 1 && batch > 1 ? 0u : prows * pcols;
     if (rows == prows && cols == pcols) return {src, stride};
@@ -270,10 +276,10 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     slice3d(exec, src, padded, s, type);
     return {padded, pstride};
   };
-  const Operand a = args.transA ? pad(args.a, args.K, args.M, Kp, Mp, sA, SliceType::F16, 2, "coop padded A")
-                                : pad(args.a, args.M, args.K, Mp, Kp, sA, SliceType::F16, 2, "coop padded A");
-  const Operand b = args.transB ? pad(args.b, args.N, args.K, Np, Kp, sB, SliceType::F16, 2, "coop padded B")
-                                : pad(args.b, args.K, args.N, Kp, Np, sB, SliceType::F16, 2, "coop padded B");
+  const Operand a = args.transA ? pad(args.a, args.K, args.M, Kp, Mp, sA, inSlice, 2, "coop padded A")
+                                : pad(args.a, args.M, args.K, Mp, Kp, sA, inSlice, 2, "coop padded A");
+  const Operand b = args.transB ? pad(args.b, args.N, args.K, Np, Kp, sB, inSlice, 2, "coop padded B")
+                                : pad(args.b, args.K, args.N, Kp, Np, sB, inSlice, 2, "coop padded B");
   Operand bias{args.bias, 0};
   if (hasBias) bias = pad(args.bias, 1, args.N, 1, Np, 0, outSlice, outBytes, "coop padded bias");
   const bool cPadded = Mp != args.M || Np != args.N;
@@ -323,15 +329,15 @@ MatmulProblem matmulProblem(const MatmulArgs& a, bool boundedVectors) {
   p.batch = a.batch;
   p.transA = a.transA;
   p.transB = a.transB;
-  p.a = p.b = a.aType == GemmType::F16 || a.f16Compute ? CoopDType::F16 : CoopDType::F32;
-  p.c = a.outType == GemmType::F16 ? CoopDType::F16 : CoopDType::F32;
+  p.a = p.b = matmulOperands(a);
+  p.c = a.outType;
   const uint64_t M = a.M, N = a.N, K = a.K;
   p.sharedB = a.batch > 1 && a.strideB && *a.strideB == 0 && strideOr(a.strideA, M * K) == M * K &&
               strideOr(a.strideC, M * N) == M * N;
   p.epilogue = a.bias.buffer != VK_NULL_HANDLE || a.gelu;
-  // f32 operands reach the bounded kernel as fresh f16 copies (withF16Copies).
+  // f32 operands reach the bounded kernel as fresh 16-bit copies (withHalfCopies).
   const bool vectorsOff = !boundedVectors;
-  const bool copied = a.f16Compute && a.aType == GemmType::F32;
+  const bool copied = a.roundTo != Elem::F32 && a.aType == Elem::F32;
   p.vectorRows =
       !vectorsOff && (copied || (a.a.offset % 16 == 0 && a.b.offset % 16 == 0)) &&
       (a.batch == 1 || (strideOr(a.strideA, M * K) % 8 == 0 && strideOr(a.strideB, K * N) % 8 == 0));
@@ -343,11 +349,12 @@ codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs&
   p.alphaBeta = args.alpha != 1.0f || args.beta != 0.0f;
   p.bias = args.bias.buffer != VK_NULL_HANDLE;
   p.gelu = args.gelu;
-  p.f32A = p.f32B = args.f16Compute; // rounded while staged
+  // f32 operands multiplied as 16 bits (roundTo) are rounded to the plan's operands while staged.
+  p.storedA = p.storedB = args.roundTo != Elem::F32 ? Elem::F32 : p.operands;
   p.stagedStore =
       stagedStoreFits(p, args.c, strideOr(args.strideC, uint64_t{args.M} * args.N), plan.stagedStore);
   p.biasOnVectors =
-      p.biasOnVectors && p.stagedStore && p.outF16 && p.bias; // only where it changes the kernel
+      p.biasOnVectors && p.stagedStore && p.halfC() && p.bias; // only where it changes the kernel
   return p;
 }
 
@@ -416,9 +423,8 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   applyTuning(cfg, t);
   const MatmulProblem problem = matmulProblem(args, g.boundedVectors.value);
   // The shape's own choice from the tuner; global fields set by a file or override come after it.
-  const tuning::GemmChoice* choice =
-      tuning::findGemm(t, gemmShape(args.M, args.N, args.K, args.batch, args.transA, args.transB,
-                                    args.outType == GemmType::F16));
+  const tuning::GemmChoice* choice = tuning::findGemm(
+      t, gemmShape(args.M, args.N, args.K, args.batch, args.transA, args.transB, args.outType == Elem::F16));
   CoopPlan plan = planMatmul(problem, withCoop2(dev, choice), cfg);
   if (choice && choice->kernel == tuning::GemmKernel::Tiled) {
     plan.decision = plan.inner = CoopDecision::Fallback;
@@ -483,9 +489,9 @@ CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions
     matmul(exec, t);
     return plan;
   }
-  // f16Compute: the direct kernels round f32 operands as they stage them; padding works on f16 copies.
+  // roundTo: the direct kernels round f32 operands as they stage them; padding works on 16-bit copies.
   const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
-  const MatmulArgs run = args.f16Compute && !direct ? withF16Copies(exec, args) : args;
+  const MatmulArgs run = args.roundTo != Elem::F32 && !direct ? withHalfCopies(exec, args) : args;
   if (plan.decision == CoopDecision::Rewrite) {
     MatmulArgs folded = run;
     folded.M = args.M * args.batch;

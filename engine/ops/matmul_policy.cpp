@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "engine/tuning/defaults.hpp"
+#include "probe/scoring.hpp"
 
 namespace helios::ops {
 
@@ -25,18 +26,6 @@ const char* coopDecisionName(CoopDecision d) {
     return "rewrite";
   case CoopDecision::Fallback:
     return "fallback";
-  }
-  return "?";
-}
-
-const char* coopDTypeName(CoopDType t) {
-  switch (t) {
-  case CoopDType::F16:
-    return "f16";
-  case CoopDType::F32:
-    return "f32";
-  case CoopDType::BF16:
-    return "bf16";
   }
   return "?";
 }
@@ -75,7 +64,15 @@ CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixPrope
       d.coopK = p.K;
     }
   }
+  d.bf16 = d.coopMatrix && listsBF16At(props, d.coopM, d.coopN, d.coopK);
   return d;
+}
+
+bool listsBF16At(const std::vector<probe::CoopMatrixProperty>& props, uint32_t m, uint32_t n, uint32_t k) {
+  return std::any_of(props.begin(), props.end(), [&](const probe::CoopMatrixProperty& p) {
+    return p.A == "bfloat16" && p.B == "bfloat16" && p.C == "float32" && p.Result == "float32" &&
+           p.scope == "subgroup" && p.M == m && p.N == n && p.K == k;
+  });
 }
 
 uint32_t coopSubgroupSize(uint32_t defaultSize, uint32_t minSize, uint32_t maxSize, bool controllable) {
@@ -105,6 +102,7 @@ CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps) {
                                        caps.hasExtension("VK_EXT_subgroup_size_control") || lo == hi);
   CoopDeviceInfo d = coopDeviceFromProperties(caps.coop_khr, sg, caps.max_compute_shared_memory);
   if (!sg) d.coopMatrix = false;
+  d.bf16 = d.bf16 && probe::bf16CoopUsable(caps);
   if (d.coopMatrix) d.workgroupShapes = d.nv2Shapes = workgroupShapesFromProperties(caps.coop_nv2);
   d.computeUnits = computeUnitsOr(caps.shader_cores, kDefaultComputeUnits);
   return withRegisterPlan(d, caps.vendor_id, caps.min_subgroup_size, caps.max_subgroup_size);
@@ -329,18 +327,24 @@ uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& 
 
 } // namespace
 
-CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& cfg) {
+CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& policy) {
+  CoopPolicyConfig cfg = policy;
+  if (!dev.deviceScope) cfg.maxKSlices = 1; // the K slices' hand-over synchronises at device scope
   if (pr.M == 0 || pr.N == 0 || pr.K == 0 || pr.batch == 0) return miss("empty problem", "empty problem");
   if (!dev.coopMatrix)
     return miss("no cooperative matrices on this device", "no cooperative matrices on this device");
-  if (pr.a != CoopDType::F16 || pr.b != CoopDType::F16) {
-    const std::string what = pr.a == pr.b
-                                 ? std::string(coopDTypeName(pr.a)) + " inputs"
-                                 : std::string(coopDTypeName(pr.a)) + " x " + coopDTypeName(pr.b) + " inputs";
+  using codegen::Elem;
+  if (pr.a != pr.b || !codegen::isHalf(pr.a)) {
+    const std::string what =
+        pr.a == pr.b ? std::string(codegen::elemName(pr.a)) + " inputs"
+                     : std::string(codegen::elemName(pr.a)) + " x " + codegen::elemName(pr.b) + " inputs";
     return miss("type not supported: " + what, "type not supported: " + what);
   }
-  if (pr.c != CoopDType::F16 && pr.c != CoopDType::F32) {
-    const std::string what = std::string(coopDTypeName(pr.c)) + " output";
+  if (pr.a == Elem::BF16 && !dev.bf16)
+    return miss("type not supported: bf16 inputs (no bf16 cooperative matrices at the device's shape)",
+                "type not supported: bf16 inputs (no bf16 cooperative matrices at the device's shape)");
+  if (pr.c != pr.a && pr.c != Elem::F32) {
+    const std::string what = std::string(codegen::elemName(pr.c)) + " output";
     return miss("type not supported: " + what, "type not supported: " + what);
   }
   const auto tilings = candidateTilings(dev, cfg);
@@ -369,7 +373,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     t.transA = pr.transA;
     t.transB = pr.transB;
     t.batched = pr.batch > 1;
-    t.outF16 = pr.c == CoopDType::F16;
+    t.operands = t.storedA = t.storedB = pr.a;
+    t.storedC = pr.c;
     if (t.batched) t.kSlices = 1;
     plan.Mp = roundUp(pr.M, t.BM);
     plan.Np = roundUp(pr.N, t.BN);
@@ -400,8 +405,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // (2026-11-24-h100-gemm-tn-split-rule.json).
     const auto& big = tilings.front();
     const bool shortAndFull = workgroups(*aligned, pr.M, pr.N, 1) >= fill && pr.K / aligned->BK < 256;
-    if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == CoopDType::F32 &&
-        !pr.epilogue && !shortAndFull && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
+    if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == Elem::F32 && !pr.epilogue &&
+        !shortAndFull && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
         workgroups(big, pr.M, pr.N, 1) < 4 * fill) {
       uint32_t split = 1;
       while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * fill &&

@@ -36,9 +36,6 @@ inline bool isCoop(CoopDecision d) {
   return d != CoopDecision::Fallback;
 }
 
-enum class CoopDType : uint8_t { F16, F32, BF16 };
-const char* coopDTypeName(CoopDType t); // "f16", "f32", "bf16"
-
 // Compute units assumed where the device reports none (Intel has no extension for it; probe::ShaderCores):
 // the H100's 132 SMs the policy was tuned on, so such devices plan as before. Guessing too many costs a
 // small GPU a smaller tile or K slices it did not need; guessing too few would leave a large GPU's units
@@ -54,6 +51,14 @@ uint64_t fillWorkgroups(uint32_t computeUnits);
 struct CoopDeviceInfo {
   bool coopMatrix = false; // VK_KHR_cooperative_matrix enabled with an f16 x f16 -> f32 shape
   uint32_t coopM = 0, coopN = 0, coopK = 0; // that shape (probe::bestF16F32)
+  // bf16 x bf16 -> f32 listed at that very shape (the kernels share its tilings) with
+  // VK_KHR_shader_bfloat16's cooperative-matrix feature enabled, or lowered (the lowering holds bf16 as
+  // bits): the bf16 GEMM and attention run on coop matrices. Otherwise bf16 storage computes through the
+  // tiled f32 kernel.
+  bool bf16 = false;
+  // Device-scope synchronisation under the Vulkan memory model (vulkanMemoryModelDeviceScope), which the
+  // K-sliced kernel's hand-over between workgroups needs; without it no GEMM is cut into K slices.
+  bool deviceScope = true;
   uint32_t subgroupSize = 32;
   uint32_t maxSharedBytes = 49152;              // the device's maxComputeSharedMemorySize
   uint32_t computeUnits = kDefaultComputeUnits; // SMs / CUs (probe::ShaderCores), for the grid-fill target
@@ -107,9 +112,12 @@ CoopDeviceInfo withRegisterPlan(CoopDeviceInfo d, uint32_t vendorId, uint32_t mi
 std::vector<codegen::WorkgroupCoopShape>
 workgroupShapesFromProperties(const std::vector<probe::FlexibleDimensionsProperty>& props);
 // Best subgroup-scope f16 x f16 -> f32 shape in `props` (largest M*N*K, then M*N, then M, as the probe
-// scores it); coopMatrix = false when there is none.
+// scores it); coopMatrix = false when there is none. bf16 where bf16 x bf16 -> f32 is listed at that shape
+// (the feature check is the caller's).
 CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
                                         uint32_t subgroupSize, uint32_t maxSharedBytes);
+// Whether `props` list bf16 x bf16 -> f32 at subgroup scope with shape m x n x k.
+bool listsBF16At(const std::vector<probe::CoopMatrixProperty>& props, uint32_t m, uint32_t n, uint32_t k);
 CoopDeviceInfo coopDeviceFromCaps(const probe::DeviceCaps& caps);
 // The subgroup size the coop kernels run at (they support powers of two from 4 to 64): with subgroup size
 // control, the device's default where it lies in [min, max] and is supported, else the largest supported size
@@ -119,7 +127,8 @@ uint32_t coopSubgroupSize(uint32_t defaultSize, uint32_t minSize, uint32_t maxSi
 struct MatmulProblem {
   uint32_t M = 0, N = 0, K = 0, batch = 1;
   bool transA = false, transB = false; // A stored K x M; B stored N x K
-  CoopDType a = CoopDType::F16, b = CoopDType::F16, c = CoopDType::F32;
+  // A and B as multiplied (F16 or BF16 take the coop kernels; F32 does not), C as stored.
+  codegen::Elem a = codegen::Elem::F16, b = codegen::Elem::F16, c = codegen::Elem::F32;
   bool sharedB = false;  // batched with one B for every batch (B batch stride 0)
   bool epilogue = false; // + bias or GELU after the product (split-K cannot apply them to partial sums)
   // A and B 16-byte aligned, batch strides whole 16-byte vectors: with M, N, K multiples of 8 the bounded

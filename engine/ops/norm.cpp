@@ -1,6 +1,7 @@
 #include "engine/ops/norm.hpp"
 
 #include "engine/ops/column_sum.hpp"
+#include "engine/ops/elem_support.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -28,14 +29,11 @@ struct PushBackward {
 };
 
 void checkForward(const char* op, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
-                  const vk::BufferRange& gamma, const vk::BufferRange& y, bool yF16) {
+                  const vk::BufferRange& gamma, const vk::BufferRange& y, codegen::Elem yType) {
   checkShape(op, rows, cols);
   checkElems(op, "x", x, uint64_t(rows) * cols);
   checkElems(op, "gamma", gamma, cols);
-  if (yF16)
-    checkHalfElems(op, "y", y, uint64_t(rows) * cols);
-  else
-    checkElems(op, "y", y, uint64_t(rows) * cols);
+  checkElemsOf(op, "y", y, uint64_t(rows) * cols, yType);
 }
 
 void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
@@ -52,9 +50,9 @@ void checkBackward(const char* op, NormKind kind, uint32_t rows, uint32_t cols, 
   checkElems(op, "scratch", scratch, normBackwardScratchBytes(kind, rows, cols) / 4);
 }
 
-NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c, bool outF16 = false,
-                  bool accumulate = false, bool vec4 = false) {
-  return {kind, pass, c.localSize, c.strategy, outF16, accumulate, vec4};
+NormParams params(NormKind kind, NormPass pass, const RowKernelChoice& c,
+                  codegen::Elem out = codegen::Elem::F32, bool accumulate = false, bool vec4 = false) {
+  return {kind, pass, c.localSize, c.strategy, out, accumulate, vec4};
 }
 
 // 4-vector loads and stores: whole vectors per row and 16-byte-aligned bindings (8-byte for f16 ones).
@@ -102,16 +100,17 @@ uint64_t normBackwardScratchBytes(NormKind kind, uint32_t rows, uint32_t cols) {
 
 void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange beta,
                vk::BufferRange y, vk::BufferRange mean, vk::BufferRange rstd, uint32_t rows, uint32_t cols,
-               float eps, RowKernelChoice kernel, bool yF16) {
-  checkForward("layerNorm", rows, cols, x, gamma, y, yF16);
-  if (yF16) requireF16Storage(exec, "layerNorm");
+               float eps, RowKernelChoice kernel, codegen::Elem yType) {
+  checkForward("layerNorm", rows, cols, x, gamma, y, yType);
+  requireElem(exec.context().device(), yType, "layerNorm");
+  const bool yHalf = codegen::isHalf(yType);
   checkElems("layerNorm", "beta", beta, cols);
   checkElems("layerNorm", "mean", mean, rows);
   checkElems("layerNorm", "rstd", rstd, rows);
   if (rows == 0) return;
-  const bool v4 = yF16 ? useVec4(cols, {x, gamma, beta}, {y}) : useVec4(cols, {x, gamma, beta, y});
+  const bool v4 = yHalf ? useVec4(cols, {x, gamma, beta}, {y}) : useVec4(cols, {x, gamma, beta, y});
   const auto& pipe = exec.pipeline(params(NormKind::LayerNorm, NormPass::Forward,
-                                          resolve(exec, kernel, v4 ? cols / 4 : cols), yF16, false, v4),
+                                          resolve(exec, kernel, v4 ? cols / 4 : cols), yType, false, v4),
                                    codegen::generateNorm);
   exec.dispatch(pipe,
                 {{x, Access::Read},
@@ -135,7 +134,8 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
   const bool v4 = useVec4(cols, {x, gamma, dy, dx, scratch});
   const RowKernelChoice c = resolve(exec, kernel, v4 ? cols / 4 : cols); // invocations per row: vectors
   const auto& rowsPipe = exec.pipeline(
-      params(NormKind::LayerNorm, NormPass::BackwardRows, c, false, accumulateDx, v4), codegen::generateNorm);
+      params(NormKind::LayerNorm, NormPass::BackwardRows, c, codegen::Elem::F32, accumulateDx, v4),
+      codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},
@@ -150,14 +150,15 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
 
 void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange y,
              vk::BufferRange rstd, uint32_t rows, uint32_t cols, float eps, RowKernelChoice kernel,
-             bool yF16) {
-  checkForward("rmsNorm", rows, cols, x, gamma, y, yF16);
-  if (yF16) requireF16Storage(exec, "rmsNorm");
+             codegen::Elem yType) {
+  checkForward("rmsNorm", rows, cols, x, gamma, y, yType);
+  requireElem(exec.context().device(), yType, "rmsNorm");
+  const bool yHalf = codegen::isHalf(yType);
   checkElems("rmsNorm", "rstd", rstd, rows);
   if (rows == 0) return;
-  const bool v4 = yF16 ? useVec4(cols, {x, gamma}, {y}) : useVec4(cols, {x, gamma, y});
+  const bool v4 = yHalf ? useVec4(cols, {x, gamma}, {y}) : useVec4(cols, {x, gamma, y});
   const auto& pipe = exec.pipeline(params(NormKind::RmsNorm, NormPass::Forward,
-                                          resolve(exec, kernel, v4 ? cols / 4 : cols), yF16, false, v4),
+                                          resolve(exec, kernel, v4 ? cols / 4 : cols), yType, false, v4),
                                    codegen::generateNorm);
   exec.dispatch(pipe, {{x, Access::Read}, {gamma, Access::Read}, {y, Access::Write}, {rstd, Access::Write}},
                 PushRows{rows, cols, eps}, rowGrid(rows));
@@ -173,7 +174,8 @@ void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, v
   const bool v4 = useVec4(cols, {x, gamma, dy, dx, scratch});
   const RowKernelChoice c = resolve(exec, kernel, v4 ? cols / 4 : cols); // invocations per row: vectors
   const auto& rowsPipe = exec.pipeline(
-      params(NormKind::RmsNorm, NormPass::BackwardRows, c, false, accumulateDx, v4), codegen::generateNorm);
+      params(NormKind::RmsNorm, NormPass::BackwardRows, c, codegen::Elem::F32, accumulateDx, v4),
+      codegen::generateNorm);
   exec.dispatch(rowsPipe,
                 {{x, Access::Read},
                  {gamma, Access::Read},

@@ -21,10 +21,11 @@ NormBackwardPlan normBackwardPlan(uint32_t rows);
 uint64_t normBackwardScratchBytes(codegen::NormKind kind, uint32_t rows, uint32_t cols);
 
 // y = (x - mean) * rstd * gamma + beta; writes mean[rows], rstd[rows]. x, y: rows*cols; gamma, beta: cols.
-// yF16: y holds f16 (rounded from the f32 result), for a GEMM's f16 operand.
+// yType F16 or BF16: y holds that 16-bit kind (rounded to nearest even from the f32 result), for a GEMM's
+// 16-bit operand.
 void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange beta,
                vk::BufferRange y, vk::BufferRange mean, vk::BufferRange rstd, uint32_t rows, uint32_t cols,
-               float eps, RowKernelChoice kernel = {}, bool yF16 = false);
+               float eps, RowKernelChoice kernel = {}, codegen::Elem yType = codegen::Elem::F32);
 
 // From x, gamma, dy and the forward's saved mean/rstd: dx (rows*cols), dgamma and dbeta (cols, overwritten,
 // not accumulated). scratch: normBackwardScratchBytes(LayerNorm, rows, cols) bytes. rows must be > 0.
@@ -37,7 +38,7 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
 // y = x * rstd * gamma, rstd = 1/sqrt(mean(x^2) + eps); writes rstd[rows].
 void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange y,
              vk::BufferRange rstd, uint32_t rows, uint32_t cols, float eps, RowKernelChoice kernel = {},
-             bool yF16 = false);
+             codegen::Elem yType = codegen::Elem::F32);
 
 // dx and dgamma (overwritten) from x, gamma, dy and the saved rstd; scratch as for layerNormBackward.
 void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,

@@ -77,29 +77,40 @@ void optimControl(Executor& exec, const OptimControlArgs& a) {
 }
 
 void adamwCtrl(Executor& exec, vk::BufferRange p, vk::BufferRange m, vk::BufferRange v, vk::BufferRange g,
-               vk::BufferRange control, uint32_t n, const AdamWCtrlHyper& h) {
+               vk::BufferRange control, uint32_t n, const AdamWCtrlHyper& h, codegen::Elem paramType,
+               uint32_t seed) {
   if (n >= 0x80000000u)
     throw std::invalid_argument("ops::adamwCtrl: " + std::to_string(n) + " elements are too many");
-  requireFloats("ops::adamwCtrl", "p", p, n);
+  const bool bf16 = paramType == codegen::Elem::BF16;
+  if (bf16) {
+    if (p.size != 0 && p.size < 2ull * n)
+      throw std::invalid_argument("ops::adamwCtrl: p holds " + std::to_string(p.size) + " bytes, needs " +
+                                  std::to_string(2ull * n) + " (bf16)");
+  } else {
+    requireFloats("ops::adamwCtrl", "p", p, n);
+  }
   requireFloats("ops::adamwCtrl", "m", m, n);
   requireFloats("ops::adamwCtrl", "v", v, n);
   requireFloats("ops::adamwCtrl", "g", g, n);
   requireFloats("ops::adamwCtrl", "control", control, 4);
   if (n == 0) return;
   // Four elements per step where every range allows 16-byte access.
-  const bool vec4 =
-      n % 4 == 0 && p.offset % 16 == 0 && m.offset % 16 == 0 && v.offset % 16 == 0 && g.offset % 16 == 0;
+  const bool vec4 = !bf16 && n % 4 == 0 && p.offset % 16 == 0 && m.offset % 16 == 0 && v.offset % 16 == 0 &&
+                    g.offset % 16 == 0;
   const codegen::OptimStepParams params{codegen::OptimKernel::AdamW, kLocal,
-                                        codegen::ReduceStrategy::Subgroup, vec4};
+                                        codegen::ReduceStrategy::Subgroup, vec4, paramType};
   const uint32_t steps = vec4 ? n / 4 : n;
   const codegen::AdamWCtrlPush push{steps, h.lr, h.beta1, h.beta2, h.eps, h.weightDecay};
-  exec.dispatch(pipelineFor(exec, params),
-                {{p, Access::ReadWrite},
-                 {m, Access::ReadWrite},
-                 {v, Access::ReadWrite},
-                 {g, Access::ReadWrite},
-                 {control, Access::Read}},
-                push, vk::Groups{gridStrideGroups(exec.context(), steps, kLocal), 1, 1});
+  const std::initializer_list<Binding> bindings{{p, Access::ReadWrite},
+                                                {m, Access::ReadWrite},
+                                                {v, Access::ReadWrite},
+                                                {g, Access::ReadWrite},
+                                                {control, Access::Read}};
+  const vk::Groups groups{gridStrideGroups(exec.context(), steps, kLocal), 1, 1};
+  if (bf16)
+    exec.dispatch(pipelineFor(exec, params), bindings, codegen::AdamWCtrlRoundPush{push, seed}, groups);
+  else
+    exec.dispatch(pipelineFor(exec, params), bindings, push, groups);
 }
 
 } // namespace helios::ops

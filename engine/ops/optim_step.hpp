@@ -27,8 +27,10 @@ void optimControl(Executor& exec, const OptimControlArgs& args);
 struct AdamWCtrlHyper {
   float lr = 1e-3f, beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f, weightDecay = 0.0f;
 };
-// p, m, v, g: n f32 each (g is zeroed); control: the 4 floats optimControl wrote.
+// p, m, v, g: n f32 each (g is zeroed); control: the 4 floats optimControl wrote. paramType BF16: p holds
+// bf16 (uint16 bits), updated in f32 and rounded stochastically with `seed` (codegen/kernels/optim_step.hpp).
 void adamwCtrl(Executor& exec, vk::BufferRange p, vk::BufferRange m, vk::BufferRange v, vk::BufferRange g,
-               vk::BufferRange control, uint32_t n, const AdamWCtrlHyper& h);
+               vk::BufferRange control, uint32_t n, const AdamWCtrlHyper& h,
+               codegen::Elem paramType = codegen::Elem::F32, uint32_t seed = 0);
 
 } // namespace helios::ops

@@ -38,14 +38,15 @@ void permute(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Per
   const uint64_t total = uint64_t(a.shape[0]) * a.shape[1] * a.shape[2] * a.shape[3];
   if (total == 0) return;
   if (total >= (1ull << 31)) throw std::invalid_argument("ops::permute: more than 2^31 elements");
-  if (a.accumulate && a.type == PermuteType::F32ToF16)
-    throw std::invalid_argument("ops::permute: an f32 -> f16 permute cannot accumulate");
-  const uint64_t srcBytes = a.type == PermuteType::F16 ? 2 : 4, dstBytes = a.type == PermuteType::F32 ? 4 : 2;
+  if (a.src != a.dst && (a.accumulate || a.src != Elem::F32))
+    throw std::invalid_argument(std::string("ops::permute: ") + codegen::elemName(a.src) + " -> " +
+                                codegen::elemName(a.dst) +
+                                " (types change only from f32 to 16 bits, in copies)");
+  const uint64_t srcBytes = codegen::elemBytes(a.src), dstBytes = codegen::elemBytes(a.dst);
   checkRange("src", src, lastIndex(a.srcOffset, a.shape, a.srcStrides), srcBytes);
   checkRange("dst", dst, lastIndex(a.dstOffset, a.shape, a.dstStrides), dstBytes);
-  const auto& features = exec.context().device().features();
-  if (a.type != PermuteType::F32 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
-    throw std::runtime_error("ops::permute: f16 needs shaderFloat16 and storageBuffer16BitAccess");
+  requireElem(exec.context().device(), a.src, "ops::permute");
+  requireElem(exec.context().device(), a.dst, "ops::permute");
   // Whole 4-element vectors on both sides (contiguous innermost dimension, everything divisible by 4, ranges
   // aligned to the vector size): the vectorised kernel, which counts in vectors.
   const auto by4 = [](std::initializer_list<uint32_t> xs) {
@@ -73,7 +74,7 @@ void permute(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Per
   push.d1 = a.dstStrides[1] / unit;
   push.d2 = a.dstStrides[2] / unit;
   push.d3 = vec4 ? 1 : a.dstStrides[3];
-  const codegen::PermuteParams params{a.type, a.accumulate, 256, vec4};
+  const codegen::PermuteParams params{a.src, a.dst, a.accumulate, 256, vec4};
   const vk::Pipeline& pipe =
       exec.pipeline(params, [](const codegen::PermuteParams& p) { return codegen::generatePermute(p); });
   exec.dispatch(pipe, {{src, Access::Read}, {dst, a.accumulate ? Access::ReadWrite : Access::Write}}, push,

@@ -8,7 +8,7 @@
 
 namespace helios::ops {
 
-using codegen::PermuteType;
+using codegen::Elem;
 
 // For every (i0, i1, i2, i3) < shape:
 //   dst[dstOffset + sum ik * dstStrides[k]] (+)= src[srcOffset + sum ik * srcStrides[k]]
@@ -20,7 +20,8 @@ struct PermuteArgs {
   uint32_t srcOffset = 0, dstOffset = 0;
   std::array<uint32_t, 4> srcStrides{0, 0, 0, 0}, dstStrides{0, 0, 0, 0};
   bool accumulate = false;
-  PermuteType type = PermuteType::F32;
+  // Element types of src and dst (the same, or f32 to a 16-bit kind: copies only; codegen::PermuteParams).
+  Elem src = Elem::F32, dst = Elem::F32;
 };
 void permute(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const PermuteArgs& args);
 

@@ -58,16 +58,19 @@ void checkElems(const char* op, const char* name, const vk::BufferRange& range, 
                                 std::to_string(count));
 }
 
-void checkHalfElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count) {
+void checkHalfElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count,
+                    codegen::Elem kind) {
   if (range.size / 2 < count)
     throw std::invalid_argument(std::string(op) + ": " + name + " holds " + std::to_string(range.size / 2) +
-                                " f16 elements, needs " + std::to_string(count));
+                                " " + codegen::elemName(kind) + " elements, needs " + std::to_string(count));
 }
 
-void requireF16Storage(Executor& exec, const char* op) {
-  if (!exec.context().device().features().storageBuffer16BitAccess)
-    throw std::runtime_error(std::string(op) +
-                             ": f16 storage needs storageBuffer16BitAccess, which this device lacks");
+void checkElemsOf(const char* op, const char* name, const vk::BufferRange& range, uint64_t count,
+                  codegen::Elem e) {
+  if (codegen::isHalf(e))
+    checkHalfElems(op, name, range, count, e);
+  else
+    checkElems(op, name, range, count);
 }
 
 } // namespace rows_detail

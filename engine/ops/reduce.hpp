@@ -8,6 +8,7 @@
 // lanes, which is why the workgroup size follows the row length (64 up to 256 invocations).
 #include <cstdint>
 
+#include "codegen/elem.hpp"
 #include "codegen/kernels/reduce.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -29,10 +30,12 @@ vk::Groups rowGrid(uint32_t rows);
 void checkShape(const char* op, uint32_t rows, uint32_t cols);
 // Throws std::invalid_argument when `range` holds fewer than `count` 4-byte elements, naming the operand.
 void checkElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count);
-// The same for a tensor of `count` f16 elements.
-void checkHalfElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count);
-// Throws std::runtime_error naming `op` when the device cannot bind f16 storage buffers.
-void requireF16Storage(Executor& exec, const char* op);
+// The same for a tensor of `count` 16-bit elements.
+void checkHalfElems(const char* op, const char* name, const vk::BufferRange& range, uint64_t count,
+                    codegen::Elem kind = codegen::Elem::F16);
+// The same for `count` elements of type `e`.
+void checkElemsOf(const char* op, const char* name, const vk::BufferRange& range, uint64_t count,
+                  codegen::Elem e);
 } // namespace rows_detail
 
 // out[r] = op(x[r, :]) for r < rows; x holds rows*cols f32, out rows f32. rows == 0 dispatches nothing.

@@ -14,7 +14,7 @@ std::string dims(uint64_t b, uint64_t r, uint64_t c) {
   return std::to_string(b) + " x " + std::to_string(r) + " x " + std::to_string(c);
 }
 
-void run(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3dShape& s, SliceType type,
+void run(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3dShape& s, Elem type,
          bool scatter) {
   const char* op = scatter ? "ops::scatterSlice3d" : "ops::slice3d";
   const uint32_t srcStride = s.srcRowStride ? s.srcRowStride : s.srcCols;
@@ -39,7 +39,7 @@ void run(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3d
   const uint64_t dstElems = uint64_t(s.batch) * s.dstRows * dstStride;
   if (srcElems > 0xffffffffull || dstElems > 0xffffffffull)
     throw std::invalid_argument(std::string(op) + ": more elements than 32-bit indexing allows");
-  const uint64_t elemBytes = type == SliceType::F16 ? 2 : 4;
+  const uint64_t elemBytes = codegen::elemBytes(type);
   // The last row needs only cols elements, not a full stride.
   const auto need = [](uint64_t batch, uint64_t rows, uint64_t cols, uint64_t stride) {
     return batch == 0 || rows == 0 || cols == 0 ? 0 : ((batch * rows - 1) * stride + cols);
@@ -54,9 +54,7 @@ void run(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3d
     throw std::invalid_argument(std::string(op) + ": dst holds " + std::to_string(dst.size) +
                                 " bytes, needs " + std::to_string(dstNeed) + " (" +
                                 dims(s.batch, s.dstRows, s.dstCols) + ")");
-  const auto& features = exec.context().device().features();
-  if (type == SliceType::F16 && !(features.shaderFloat16 && features.storageBuffer16BitAccess))
-    throw std::runtime_error(std::string(op) + ": f16 needs shaderFloat16 and storageBuffer16BitAccess");
+  requireElem(exec.context().device(), type, op);
 
   const uint32_t rows = scatter ? s.srcRows : s.dstRows, cols = scatter ? s.srcCols : s.dstCols;
   if (s.batch == 0 || rows == 0 || cols == 0) return;
@@ -85,13 +83,12 @@ void run(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3d
 
 } // namespace
 
-void slice3d(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3dShape& shape,
-             SliceType type) {
+void slice3d(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3dShape& shape, Elem type) {
   run(exec, src, dst, shape, type, false);
 }
 
 void scatterSlice3d(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3dShape& shape,
-                    SliceType type) {
+                    Elem type) {
   run(exec, src, dst, shape, type, true);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// Batched pad / crop / write-back of row-major matrices (codegen/kernels/slice3d.hpp), f32 or f16.
+// Batched pad / crop / write-back of row-major matrices (codegen/kernels/slice3d.hpp), f32, f16 or bf16.
 #include "codegen/kernels/slice3d.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -7,7 +7,7 @@
 
 namespace helios::ops {
 
-using codegen::SliceType;
+using codegen::Elem;
 
 // Shapes in elements. Row strides of 0 mean "packed" (= cols); batch strides are rows * rowStride.
 struct Slice3dShape {
@@ -21,11 +21,11 @@ struct Slice3dShape {
 // dst[b][i][j] = src[b][i + rowOffset][j + colOffset] inside src, else 0, for every dst element.
 // Offsets >= 0 crop; negative offsets (or dst larger than src) pad with zeros.
 void slice3d(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3dShape& shape,
-             SliceType type = SliceType::F32);
+             Elem type = Elem::F32);
 
 // dst[b][i + rowOffset][j + colOffset] = src[b][i][j] for i < srcRows, j < srcCols; the rest of dst is
 // untouched. Offsets must be >= 0 and the window must fit inside dstRows x dstCols.
 void scatterSlice3d(Executor& exec, vk::BufferRange src, vk::BufferRange dst, const Slice3dShape& shape,
-                    SliceType type = SliceType::F32);
+                    Elem type = Elem::F32);
 
 } // namespace helios::ops

@@ -40,7 +40,8 @@ void writeFromDevice(vk::Context& ctx, const fs::path& path, std::map<std::strin
     infos.push_back({t.name, shapeOf(*t.param), StoredType::F32});
   SafetensorsWriter writer(path, std::move(metadata), std::move(infos));
   for (const DeviceTensor& t : tensors)
-    writer.write(download(ctx, *t.slice, t.param->elements));
+    writer.write(t.slice == &t.param->data ? model::downloadValues(ctx, *t.param) // bf16 widened exactly
+                                           : download(ctx, *t.slice, t.param->elements));
   writer.commit();
 }
 
@@ -185,8 +186,8 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   nlohmann::json arch = metadataJson(weights.metadata(), "helios.model", wpath);
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
-  for (const char* free : {"precision", "checkpoint_activations", "fused_casts", "f16_logits", "f16_grads",
-                           "packed_attention", "f16_hidden"}) {
+  for (const char* free : {"precision", "param_dtype", "checkpoint_activations", "fused_casts", "f16_logits",
+                           "f16_grads", "packed_attention", "f16_hidden"}) {
     arch.erase(free);
     mine.erase(free);
   }
@@ -225,7 +226,7 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   }
   // Everything verified: now the uploads, one tensor on the host at a time.
   for (auto& p : model.parameters()) {
-    upload(ctx, p.data, weights.read(p.name));
+    model::uploadValues(ctx, p, weights.read(p.name)); // bf16: rounded to nearest even (exact for own saves)
     if (opt) upload(ctx, p.m, opt->read(p.name + ".m"));
     if (opt) upload(ctx, p.v, opt->read(p.name + ".v"));
   }

@@ -26,6 +26,30 @@ double shortest(float v) {
 
 } // namespace
 
+const char* precisionName(model::Precision p) {
+  switch (p) {
+  case model::Precision::F32:
+    return "f32";
+  case model::Precision::Mixed:
+    return "mixed";
+  case model::Precision::BF16:
+    return "bf16";
+  }
+  return "?";
+}
+
+model::Precision parsePrecision(const std::string& name) {
+  for (model::Precision p : {model::Precision::F32, model::Precision::Mixed, model::Precision::BF16})
+    if (name == precisionName(p)) return p;
+  throw std::invalid_argument(fmt::format("precision '{}' (f32, mixed or bf16)", name));
+}
+
+codegen::Elem parseParamDtype(const std::string& name) {
+  if (name == "f32") return codegen::Elem::F32;
+  if (name == "bf16") return codegen::Elem::BF16;
+  throw std::invalid_argument(fmt::format("parameter dtype '{}' (f32 or bf16)", name));
+}
+
 nlohmann::json toJson(const model::GptConfig& c) {
   nlohmann::json j{{"vocab", c.vocab},
                    {"context", c.context},
@@ -50,7 +74,8 @@ nlohmann::json toJson(const model::GptConfig& c) {
                    {"norm_eps", shortest(c.normEps)},
                    {"checkpoint_activations", c.checkpointActivations},
                    {"checkpoint_attention", c.checkpointAttention},
-                   {"precision", c.precision == model::Precision::F32 ? "f32" : "mixed"}};
+                   {"precision", precisionName(c.precision)},
+                   {"param_dtype", codegen::elemName(c.paramDtype)}};
   architectureToJson(c, j);
   if (c.lora.enabled()) j["lora"] = loraToJson(c.lora);
   return j;
@@ -82,6 +107,7 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                 "checkpoint_activations",
                 "checkpoint_attention",
                 "precision",
+                "param_dtype",
                 "lora"});
   refuseUnknown(j, known, "gpt config");
   architectureFromJson(j, c);
@@ -128,21 +154,21 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   }
   if (j.contains("precision")) {
     readKey(j, "precision", s);
-    if (s == "f32")
-      c.precision = model::Precision::F32;
-    else if (s == "mixed")
-      c.precision = model::Precision::Mixed;
-    else
-      throw std::invalid_argument(fmt::format("precision '{}' (f32 or mixed)", s));
+    c.precision = parsePrecision(s);
+  }
+  if (j.contains("param_dtype")) {
+    readKey(j, "param_dtype", s);
+    c.paramDtype = parseParamDtype(s);
   }
 }
 
 std::string describeGpt(const model::GptConfig& c) {
-  return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}{}", c.layers, c.dim, c.heads, c.context, c.vocab,
+  return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}{}{}", c.layers, c.dim, c.heads, c.context, c.vocab,
                      c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm",
                      c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu", c.rope ? " rope" : "",
-                     c.precision == model::Precision::F32 ? "f32" : "mixed",
-                     c.family == model::Family::Gpt2 ? "" : std::string(" ") + model::familyName(c.family));
+                     precisionName(c.precision),
+                     c.family == model::Family::Gpt2 ? "" : std::string(" ") + model::familyName(c.family),
+                     c.paramDtype == codegen::Elem::BF16 ? " bf16-params" : "");
 }
 
 nlohmann::json toJson(const TrainConfig& c) {

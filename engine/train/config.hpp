@@ -52,6 +52,12 @@ struct TrainConfig {
 void applyPreset(TrainConfig& cfg, const std::string& name);
 const char* presetNames(); // "tiny, char, gpt2-small"
 
+// "f32", "mixed", "bf16" and back (std::invalid_argument naming the choices otherwise).
+const char* precisionName(model::Precision p);
+model::Precision parsePrecision(const std::string& name);
+// "f32" or "bf16" (GptConfig::paramDtype; throws std::invalid_argument otherwise).
+codegen::Elem parseParamDtype(const std::string& name);
+
 nlohmann::json toJson(const model::GptConfig& c);
 // Reads the keys present in `j` into `c` (others unchanged); throws std::invalid_argument on bad values.
 void fromJson(const nlohmann::json& j, model::GptConfig& c);

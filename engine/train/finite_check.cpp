@@ -1,7 +1,9 @@
 #include "engine/train/finite_check.hpp"
 
+#include "engine/ops/elementwise.hpp"
 #include "engine/ops/optim_step.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fmt/format.h>
@@ -29,7 +31,8 @@ const vk::BufferSlice& sliceOf(const model::Parameter& p, int kind) {
 // The tensors of one kind holding a non-finite value (host read-back: the failure path only).
 void nameTensors(vk::Context& ctx, Model& model, int kind, std::vector<std::string>& out) {
   for (auto& p : model.parameters()) {
-    const auto v = ctx.downloadVector<float>(sliceOf(p, kind), p.elements);
+    const auto v = kind == kWeights ? model::downloadValues(ctx, p)
+                                    : ctx.downloadVector<float>(sliceOf(p, kind), p.elements);
     for (float x : v)
       if (!std::isfinite(x)) {
         out.push_back(fmt::format("{} of '{}'", describe(kind), p.name));
@@ -51,10 +54,22 @@ std::vector<std::string> nonFiniteState(vk::Context& ctx, graph::GraphExecutor& 
     }
   if (slots == 0) return {};
   vk::Buffer partials = ctx.buffer(4ull * slots, "finite-check partials");
+  // bf16 weights are summed from an f32 copy (exact: widening keeps every value and its finiteness).
+  uint32_t widest = 0;
+  for (const auto& g : groups)
+    if (g.dtype != codegen::Elem::F32) widest = std::max(widest, g.elements);
+  vk::Buffer widened;
+  if (widest != 0) widened = ctx.buffer(4ull * widest, "finite-check widened weights");
   for (size_t i = 0; i < groups.size(); ++i)
-    for (int k = 0; k < kKinds; ++k)
-      ops::gradSumsq(graph, bufferOf(groups[i], k), groups[i].elements, partials.range(),
-                     first[i * kKinds + k]);
+    for (int k = 0; k < kKinds; ++k) {
+      vk::BufferRange values = bufferOf(groups[i], k);
+      if (k == kWeights && groups[i].dtype != codegen::Elem::F32) {
+        const vk::BufferRange f32 = vk::subrange(widened.range(), 0, 4ull * groups[i].elements);
+        ops::cast(graph, values, f32, groups[i].elements, groups[i].dtype, codegen::Elem::F32);
+        values = f32;
+      }
+      ops::gradSumsq(graph, values, groups[i].elements, partials.range(), first[i * kKinds + k]);
+    }
   std::vector<float> sums(slots);
   graph.download(partials, std::as_writable_bytes(std::span<float>(sums)));
   graph.flush();

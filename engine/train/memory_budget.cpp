@@ -1,6 +1,7 @@
 #include "engine/train/memory_budget.hpp"
 
 #include "engine/graph/arena.hpp"
+#include "engine/vk/context.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -35,15 +36,35 @@ StepMemory planStepMemory(vk::Context& ctx, Model& model, uint32_t microBatch, u
   return m;
 }
 
-uint64_t trainerBytes(const TrainConfig& cfg) {
+namespace {
+
+// The trainer's small buffers (losses, step records, partial sums, counters), a margin over all of them.
+constexpr uint64_t kTrainerSmallBytes = 1ull << 20;
+
+// Tokens and targets: two training sets of gradAccum micro-batches, and the evaluation's (Upload buffers).
+uint64_t tokenBytes(const TrainConfig& cfg) {
   const uint64_t rows = 4ull * cfg.seqLen;
-  return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * std::max(cfg.evalBatches, 1u) +
-         (1ull << 20);
+  return 4 * rows * cfg.batch * cfg.gradAccum + 2 * rows * cfg.batch * std::max(cfg.evalBatches, 1u);
+}
+
+} // namespace
+
+uint64_t trainerBytes(const TrainConfig& cfg) {
+  return tokenBytes(cfg) + kTrainerSmallBytes;
+}
+
+uint64_t trainerDeviceBytes(const TrainConfig& cfg, const vk::MemoryPlacement& placement) {
+  return (placement.uploadOnDevice ? tokenBytes(cfg) : 0) + kTrainerSmallBytes;
+}
+
+uint64_t stagingDeviceBytes(const vk::MemoryPlacement& placement) {
+  const bool stagingOnDevice = placement.uploadOnDevice || placement.readbackOnDevice;
+  return !placement.deviceLocalMapped && stagingOnDevice ? vk::Context::kStagingChunk : 0;
 }
 
 uint64_t estimatePeakBytes(uint64_t modelStateBytes, const TrainConfig& cfg, uint64_t binBytes,
-                           uint64_t stagingBytes) {
-  return modelStateBytes + trainerBytes(cfg) + binBytes + stagingBytes;
+                           const vk::MemoryPlacement& placement) {
+  return modelStateBytes + trainerDeviceBytes(cfg, placement) + binBytes + stagingDeviceBytes(placement);
 }
 
 std::optional<uint32_t> chooseMicroBatch(uint32_t batch, uint64_t budget, uint64_t fixedBytes,

@@ -5,6 +5,7 @@
 #include "engine/graph/step_plan.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/model.hpp"
+#include "engine/vk/memory.hpp"
 
 #include <functional>
 #include <optional>
@@ -23,12 +24,19 @@ StepMemory planStepMemory(vk::Context& ctx, Model& model, uint32_t microBatch, u
 // What the trainer allocates besides the model and the step: double-buffered tokens and targets, the
 // evaluation's, and 1 MiB for losses, records, the optimizer's partial sums and the split GEMMs' counters.
 uint64_t trainerBytes(const TrainConfig& cfg);
+// The part of it in device memory on a device whose buffers lie as `placement` says: the tokens and targets
+// are Upload buffers (host memory on a discrete GPU), the rest is within the 1 MiB.
+uint64_t trainerDeviceBytes(const TrainConfig& cfg, const vk::MemoryPlacement& placement);
+// The staging a checkpoint's copies hold at once in device memory: none where device-local buffers are mapped
+// (no staging) or where the staging is host memory (a discrete GPU), else vk::Context::kStagingChunk.
+uint64_t stagingDeviceBytes(const vk::MemoryPlacement& placement);
 
-// A run's estimated peak in use: the model state (parameters, gradients, moments: the allocator's bytes in
-// use once the model exists), the trainer's buffers, the step's plan bins, and the staging a checkpoint's
-// copies hold at once (vk::Context::stagingBytes: 0 where device memory is host-visible).
+// A run's estimated peak of device memory in use (what vk::MemoryStats::devicePeakBytesInUse measures):
+// the model state (parameters, gradients, moments: the allocator's device bytes in use once the model
+// exists), the trainer's buffers, the step's plan bins, and the checkpoint staging, each where `placement`
+// puts it in device memory.
 uint64_t estimatePeakBytes(uint64_t modelStateBytes, const TrainConfig& cfg, uint64_t binBytes,
-                           uint64_t stagingBytes);
+                           const vk::MemoryPlacement& placement);
 
 // The largest micro-batch that divides `batch` and whose step fits: fixedBytes + stepBytes(b) <= budget
 // (stepBytes asked for candidates from the largest down); nullopt when even 1 does not fit.

@@ -6,9 +6,11 @@
 namespace helios::train {
 
 std::vector<MemoryClass> modelStateClasses(Model& model) {
-  uint64_t params = 0;
-  for (const model::ParameterGroup& g : model.parameterGroups())
+  uint64_t values = 0, params = 0; // values in their storage type (f32 or bf16); gradients and moments f32
+  for (const model::ParameterGroup& g : model.parameterGroups()) {
+    values += uint64_t(codegen::elemBytes(g.dtype)) * g.elements;
     params += 4ull * g.elements;
+  }
   const bool lora = model.gpt() && !model.gpt()->frozen().empty();
   std::vector<MemoryClass> out;
   if (lora) {
@@ -19,7 +21,7 @@ std::vector<MemoryClass> modelStateClasses(Model& model) {
     out.push_back({lora && half ? "frozen base, f32 (norms, biases, positions)" : "frozen base, f32", full});
   }
   const char* what = lora ? "adapters" : "parameters";
-  out.push_back({std::string(what) + " (f32)", params});
+  out.push_back({std::string(what) + (values == params ? " (f32)" : " (f32 and bf16)"), values});
   out.push_back({std::string(what) + "' gradients", params});
   out.push_back({std::string(what) + "' AdamW moments (m, v)", 2 * params});
   return out;

@@ -150,7 +150,7 @@ vk::PrecompileStats Trainer::precompile() {
   return ctx_.pipelines().precompile([&] {
     model_.forwardBackward(rec, *arena_, slice(tokens_[0], 0, bytes), slice(targets_[0], 0, bytes), B, T,
                            slice(losses_[0], 0, 4), 1.0f);
-    recordOptimizer(rec, 0, 0, lossScale_, cfg_.lr);
+    recordOptimizer(rec, 1, 0, 0, lossScale_, cfg_.lr);
     arena_->reset();
     const vk::BufferRange tgt = slice(evalTargets_, 0, bytes), loss = slice(evalLosses_, 0, 4);
     model_.forward(rec, *arena_, slice(evalTokens_, 0, bytes), B, T, {}, &tgt, &loss);
@@ -227,7 +227,7 @@ void Trainer::step() {
   const Clock::time_point t1 = Clock::now();
   const uint32_t slot = static_cast<uint32_t>(s % kRecordRing);
   const float lr = learningRate(s);
-  recordOptimizer(*graph_, set, slot, scale, lr, parallel_ && !parallel_->alike());
+  recordOptimizer(*graph_, s, set, slot, scale, lr, parallel_ && !parallel_->alike());
   if (timed) {
     graph_->flush();
     phases_.optimizerMs = msSince(t1);
@@ -308,8 +308,8 @@ PlanSummary Trainer::recordArenaSegment(const std::string& key, const graph::Ste
   return s;
 }
 
-void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr,
-                              bool adoptRankZero) {
+void Trainer::recordOptimizer(ops::Executor& exec, uint64_t step, uint32_t set, uint32_t slot, float scale,
+                              float lr, bool adoptRankZero) {
   // One sum of squares and one AdamW dispatch per parameter group (flat buffers; padding stays zero).
   const auto& groups = model_.parameterGroups();
   for (size_t i = 0; i < groups.size(); ++i) {
@@ -336,9 +336,12 @@ void Trainer::recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, 
     const vk::BufferRange shared[] = {c.control, c.records};
     parallel_->adoptRankZero(*graph_, shared);
   }
-  for (const auto& g : groups) {
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const model::ParameterGroup& g = groups[i];
     ops::AdamWCtrlHyper h{lr, cfg_.beta1, cfg_.beta2, cfg_.eps, g.decay ? cfg_.weightDecay : 0.0f};
-    ops::adamwCtrl(exec, g.data, g.m, g.v, g.grad, c.control, g.elements, h);
+    // bf16 parameters round stochastically, seeded by the step and group: a resumed run repeats it exactly.
+    const uint32_t seed = static_cast<uint32_t>(step) * 0x9e3779b1u ^ static_cast<uint32_t>(i) * 0x85ebca6bu;
+    ops::adamwCtrl(exec, g.data, g.m, g.v, g.grad, c.control, g.elements, h, g.dtype, seed);
   }
 }
 

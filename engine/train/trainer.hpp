@@ -186,7 +186,9 @@ private:
   // a memory plan computed from a dry run of `record`, or bump-allocated without TrainConfig::memoryPlan.
   PlanSummary recordArenaSegment(const std::string& key, const graph::StepRecording& record,
                                  const graph::Cuts* cuts = nullptr);
-  void recordOptimizer(ops::Executor& exec, uint32_t set, uint32_t slot, float scale, float lr,
+  // The optimizer of step `step` (it seeds the stochastic rounding of bf16 parameters); with adoptRankZero
+  // every rank applies rank 0's norm, clip and skip decisions (unlike devices).
+  void recordOptimizer(ops::Executor& exec, uint64_t step, uint32_t set, uint32_t slot, float scale, float lr,
                        bool adoptRankZero = false);
   vk::PrecompileStats precompile();
   void readRecord(Pending& p);        // downloads the record (waits for its step only) and emits metrics

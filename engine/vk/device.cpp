@@ -57,6 +57,8 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PIPELINE_EXECUTABLE_PROPERTIES_FEATURES_KHR};
   VkPhysicalDeviceShaderAtomicFloatFeaturesEXT atomicFloat{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_ATOMIC_FLOAT_FEATURES_EXT};
+  VkPhysicalDeviceShaderBfloat16FeaturesKHR bf16{
+      VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
   VkPhysicalDeviceVulkan13Features f13{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_3_FEATURES};
   VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
   VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
@@ -73,6 +75,7 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   if (has(VK_NV_COOPERATIVE_MATRIX_2_EXTENSION_NAME)) chain(coop2);
   if (has(VK_KHR_PIPELINE_EXECUTABLE_PROPERTIES_EXTENSION_NAME)) chain(execProps);
   if (has(VK_EXT_SHADER_ATOMIC_FLOAT_EXTENSION_NAME)) chain(atomicFloat);
+  if (has(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME)) chain(bf16);
   vkGetPhysicalDeviceFeatures2(physical, &f2);
 
   // Keep only what we use: copy the supported bits into fresh structs.
@@ -136,6 +139,18 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
     chain(atomicFloat);
     features_.shaderAtomicFloatAdd = true;
   }
+  if (bf16.shaderBFloat16Type) {
+    // The bf16 type, and bf16 coop matrices where cooperative matrices are on (the bf16 GEMM and attention).
+    enable.push_back(VK_KHR_SHADER_BFLOAT16_EXTENSION_NAME);
+    VkPhysicalDeviceShaderBfloat16FeaturesKHR only{
+        VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_BFLOAT16_FEATURES_KHR};
+    only.shaderBFloat16Type = VK_TRUE;
+    only.shaderBFloat16CooperativeMatrix = bf16.shaderBFloat16CooperativeMatrix && features_.coopMatrixKhr;
+    bf16 = only;
+    chain(bf16);
+    features_.shaderBFloat16Type = true;
+    features_.shaderBFloat16CooperativeMatrix = bf16.shaderBFloat16CooperativeMatrix == VK_TRUE;
+  }
   if (has(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME)) {
     enable.push_back(VK_EXT_MEMORY_BUDGET_EXTENSION_NAME);
     features_.memoryBudget = true;
@@ -148,10 +163,13 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   features_.shaderFloat16 = e12.shaderFloat16;
   features_.storageBuffer16BitAccess = e11.storageBuffer16BitAccess;
   features_.shaderInt64 = e2.features.shaderInt64;
+  features_.shaderInt8 = e12.shaderInt8;
+  features_.shaderInt16 = e2.features.shaderInt16;
   features_.subgroupSizeControl = e13.subgroupSizeControl;
   features_.computeFullSubgroups = e13.computeFullSubgroups;
   features_.timelineSemaphore = e12.timelineSemaphore;
   features_.vulkanMemoryModel = e12.vulkanMemoryModel;
+  features_.vulkanMemoryModelDeviceScope = e12.vulkanMemoryModelDeviceScope;
 
   VkPhysicalDeviceSubgroupSizeControlProperties sgc{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_SIZE_CONTROL_PROPERTIES};

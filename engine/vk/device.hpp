@@ -12,18 +12,23 @@ struct DeviceFeatures {
   bool shaderFloat16 = false;
   bool storageBuffer16BitAccess = false;
   bool shaderInt64 = false;
+  bool shaderInt8 = false;                      // 8-bit integer arithmetic (int8 cooperative matrices)
+  bool shaderInt16 = false;                     // 16-bit integers (bf16 storage is held as uint16 bits)
+  bool shaderBFloat16Type = false;              // VK_KHR_shader_bfloat16: the bf16 type in shaders
+  bool shaderBFloat16CooperativeMatrix = false; // ... and bf16 components in cooperative matrices
   bool subgroupSizeControl = false;
   bool computeFullSubgroups = false;
   bool timelineSemaphore = false;
   bool vulkanMemoryModel = false;
-  bool coopMatrixKhr = false;          // VK_KHR_cooperative_matrix
-  bool coopMatrixNv2 = false;          // VK_NV_cooperative_matrix2
-  bool coopMatrixNv2RowOps = false;    // its reductions, per-element operations and use conversions
-  bool pipelineExecutableInfo = false; // VK_KHR_pipeline_executable_properties
-  bool memoryBudget = false;           // VK_EXT_memory_budget
-  bool pushDescriptor = false;         // VK_KHR_push_descriptor (required)
-  bool shaderAtomicFloatAdd = false;   // VK_EXT_shader_atomic_float (buffer float32 atomic add)
-  bool externalMemoryHost = false;     // VK_EXT_external_memory_host (host memory imported as buffers)
+  bool vulkanMemoryModelDeviceScope = false; // Device-scope synchronisation under it (the K-sliced coop GEMM)
+  bool coopMatrixKhr = false;                // VK_KHR_cooperative_matrix
+  bool coopMatrixNv2 = false;                // VK_NV_cooperative_matrix2
+  bool coopMatrixNv2RowOps = false;          // its reductions, per-element operations and use conversions
+  bool pipelineExecutableInfo = false;       // VK_KHR_pipeline_executable_properties
+  bool memoryBudget = false;                 // VK_EXT_memory_budget
+  bool pushDescriptor = false;               // VK_KHR_push_descriptor (required)
+  bool shaderAtomicFloatAdd = false;         // VK_EXT_shader_atomic_float (buffer float32 atomic add)
+  bool externalMemoryHost = false;           // VK_EXT_external_memory_host (host memory imported as buffers)
 };
 
 class Device {

@@ -120,10 +120,33 @@ bool Allocator::hostVisible(MemoryKind kind) const {
          (memoryProperties_.memoryTypes[type].propertyFlags & VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT) != 0;
 }
 
+bool Allocator::onDevice(MemoryKind kind) const {
+  const uint32_t type = memoryTypeFor(~0u, kind), deviceType = memoryTypeFor(~0u, MemoryKind::DeviceLocal);
+  if (type == UINT32_MAX) return false;
+  const uint32_t heap = memoryProperties_.memoryTypes[type].heapIndex;
+  return (memoryProperties_.memoryHeaps[heap].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) ||
+         (deviceType != UINT32_MAX && memoryProperties_.memoryTypes[deviceType].heapIndex == heap);
+}
+
+MemoryPlacement Allocator::placement() const {
+  return {.deviceLocalMapped = hostVisible(MemoryKind::DeviceLocal),
+          .uploadOnDevice = onDevice(MemoryKind::Upload),
+          .readbackOnDevice = onDevice(MemoryKind::Readback)};
+}
+
+void Allocator::count(const Block& block, int64_t bytes) {
+  stats_.bytesInUse += bytes;
+  stats_.peakBytesInUse = std::max(stats_.peakBytesInUse, stats_.bytesInUse);
+  if (!block.onDevice) return;
+  stats_.deviceBytesInUse += bytes;
+  stats_.devicePeakBytesInUse = std::max(stats_.devicePeakBytesInUse, stats_.deviceBytesInUse);
+}
+
 uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_view what) {
   auto block = std::make_unique<Block>();
   block->size = size;
   block->kind = kind;
+  block->onDevice = onDevice(kind);
   VkDeviceSize heapSize = 0;
   const std::string context =
       fmt::format("allocating {} {} buffer for {} from {}", humanBytes(size), memoryKindName(kind), what,
@@ -160,6 +183,7 @@ uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_
   block->freeRanges[0] = size;
   stats_.bytesReserved += size;
   stats_.largestBlock = std::max<uint64_t>(stats_.largestBlock, size);
+  if (block->onDevice) stats_.deviceBytesReserved += size;
   stats_.blocks++;
   blocks_.push_back(std::move(block));
   return static_cast<uint32_t>(blocks_.size() - 1);
@@ -187,8 +211,7 @@ Allocation Allocator::allocate(VkDeviceSize size, MemoryKind kind, std::string_v
   for (uint32_t i = 0; i < blocks_.size() && !result; ++i)
     result = tryBlock(i);
   if (!result) result = tryBlock(createBlock(std::max(size, blockSize_), kind, what));
-  stats_.bytesInUse += size;
-  stats_.peakBytesInUse = std::max(stats_.peakBytesInUse, stats_.bytesInUse);
+  count(*blocks_[result.block], static_cast<int64_t>(size));
   stats_.allocations++;
   return result;
 }
@@ -210,7 +233,7 @@ void Allocator::free(const Allocation& a) {
       ranges.erase(it);
     }
   }
-  stats_.bytesInUse -= a.size;
+  count(*blocks_.at(a.block), -static_cast<int64_t>(a.size));
 }
 
 } // namespace helios::vk

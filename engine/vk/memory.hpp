@@ -30,6 +30,9 @@ struct Allocation {
   explicit operator bool() const { return buffer != VK_NULL_HANDLE; }
 };
 
+// Counts over every kind, and over the allocations whose memory lies in a device-local heap ("device
+// memory": all of it on a CPU device or an integrated GPU; on a discrete GPU not the Upload and Readback
+// buffers, which live in host memory).
 struct MemoryStats {
   uint64_t bytesInUse = 0;
   uint64_t peakBytesInUse = 0;
@@ -37,6 +40,14 @@ struct MemoryStats {
   uint64_t largestBlock = 0;  // the largest single allocation made so far
   uint32_t blocks = 0;
   uint64_t allocations = 0; // total allocate() calls so far
+  uint64_t deviceBytesInUse = 0, devicePeakBytesInUse = 0, deviceBytesReserved = 0;
+};
+
+// Where each kind of buffer lives on a device: what an estimate of its device memory counts.
+struct MemoryPlacement {
+  bool deviceLocalMapped = false; // DeviceLocal buffers are host-visible: copies need no staging
+  bool uploadOnDevice = false;    // Upload buffers come from a device-local heap
+  bool readbackOnDevice = false;  // Readback buffers come from a device-local heap
 };
 
 class Allocator {
@@ -53,6 +64,9 @@ public:
   VkDeviceSize alignment() const { return alignment_; }
   // Whether memory of `kind` is host-visible here (then its buffers are mapped and copies need no staging).
   bool hostVisible(MemoryKind kind) const;
+  // Whether memory of `kind` comes from a device-local heap (or the heap DeviceLocal buffers come from).
+  bool onDevice(MemoryKind kind) const;
+  MemoryPlacement placement() const;
 
 private:
   struct Block {
@@ -60,11 +74,13 @@ private:
     VkBuffer buffer = VK_NULL_HANDLE;
     VkDeviceSize size = 0;
     MemoryKind kind = MemoryKind::DeviceLocal;
+    bool onDevice = true; // in a device-local heap (MemoryStats' device counts)
     std::byte* mapped = nullptr;
     std::map<VkDeviceSize, VkDeviceSize> freeRanges; // offset -> size
   };
   uint32_t createBlock(VkDeviceSize size, MemoryKind kind, std::string_view what);
   uint32_t memoryTypeFor(uint32_t typeBits, MemoryKind kind) const;
+  void count(const Block& block, int64_t bytes); // bytes in use change by `bytes` (negative: freed)
 
   const Device& device_;
   VkDeviceSize blockSize_;

@@ -80,21 +80,21 @@ TEST_CASE("autograd permute to f16: the f32 permute rounded, same f32 gradient",
   };
   const std::array<uint32_t, 4> shape{B, T, H, D}, strides{H * T * D, D, T * D, 1};
   const Tensor y32 = autograd::permute(tape, leaf(g32), shape, 0, strides);
-  const Tensor y16 = autograd::permute(tape, leaf(g16), shape, 0, strides, true);
+  const Tensor y16 = autograd::permute(tape, leaf(g16), shape, 0, strides, autograd::DType::F16);
   CHECK(y16.dtype == autograd::DType::F16);
   tape.seedGrad(y32, dyb.range());
   tape.seedGrad(y16, dyb.range());
   tape.backward();
   exec.flush();
   vk::Buffer cast = ctx().buffer(n * 2, "cast"), got = ctx().buffer(n * 2, "y16");
-  ops::castF32ToF16(exec, y32.data, cast.range(), static_cast<uint32_t>(n));
-  ops::copy(exec, y16.data, got.range(), static_cast<uint32_t>(n), ops::EwType::F16);
+  ops::cast(exec, y32.data, cast.range(), static_cast<uint32_t>(n), ops::Elem::F32, ops::Elem::F16);
+  ops::copy(exec, y16.data, got.range(), static_cast<uint32_t>(n), ops::Elem::F16);
   exec.flush();
   CHECK(ctx().downloadVector<uint16_t>(got, n) == ctx().downloadVector<uint16_t>(cast, n));
   CHECK(download(g16, n) == download(g32, n));
   CHECK(download(g32, n)[T * D] ==
         dy[D]); // x[0, h=1, 0, 0] went to y[0, 0, h=1, 0]: the scatter's spot check
-  CHECK_THROWS_WITH(autograd::permute(tape, y16, shape, 0, strides, true),
+  CHECK_THROWS_WITH(autograd::permute(tape, y16, shape, 0, strides, autograd::DType::F16),
                     Catch::Matchers::ContainsSubstring("expects f32 tensors"));
 }
 

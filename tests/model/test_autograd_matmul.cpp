@@ -134,7 +134,7 @@ TEST_CASE("autograd f16 logits: matmul to f16, cross-entropy hands back an f16 g
   s.N = N;
   s.K = K;
   s.transB = true;
-  s.outF16 = true;
+  s.out = autograd::DType::F16;
   const Tensor logits = autograd::matmul(tape, xt, wt, s);
   CHECK(logits.dtype == autograd::DType::F16);
   const float scale = 1.0f / M;
@@ -172,7 +172,7 @@ TEST_CASE("autograd f16 logits: matmul to f16, cross-entropy hands back an f16 g
 }
 
 // The MLP's f16 hidden layer (GptConfig::f16Hidden): fc1 writes f16 with an f16 copy of its f32 bias, GELU
-// runs on f16, fc2 hands its input gradient back in f16 (MatmulSpec::f16GradA). Against float64 on the f16
+// runs on f16, fc2 hands its input gradient back in f16 (MatmulSpec::halfGradA). Against float64 on the f16
 // inputs: every gradient within 1e-2 (max norm), the f16 roundings of h, GELU(h) and the two gradients.
 TEST_CASE("autograd f16 hidden layer: f16 output with an f16 bias, GELU on f16, dA in f16",
           "[model][matmul]") {
@@ -216,7 +216,7 @@ TEST_CASE("autograd f16 hidden layer: f16 output with an f16 bias, GELU on f16, 
   const Tensor b1t = Tensor::parameter(b1b.range(), gb1.range(), {H}),
                b2t = Tensor::parameter(b2b.range(), gb2.range(), {N});
   autograd::MatmulSpec fc1{M, H, K, 1, false, true};
-  fc1.outF16 = true;
+  fc1.out = autograd::DType::F16;
   const Tensor b1h = autograd::cast(tape, b1t, autograd::DType::F16);
   CHECK_THROWS_WITH(autograd::matmul(tape, xt, w1t, fc1, &b1t),
                     Catch::Matchers::ContainsSubstring("stored like C"));
@@ -224,7 +224,7 @@ TEST_CASE("autograd f16 hidden layer: f16 output with an f16 bias, GELU on f16, 
   const Tensor act = autograd::activation(tape, ops::Activation::Gelu, h, autograd::DType::F16);
   CHECK(act.dtype == autograd::DType::F16);
   autograd::MatmulSpec fc2{M, N, H, 1, false, true};
-  fc2.f16GradA = true;
+  fc2.halfGradA = true;
   const Tensor y = autograd::matmul(tape, act, w2t, fc2, &b2t);
   tape.seedGrad(y, dyb.range());
   tape.backward();

@@ -283,7 +283,7 @@ TEST_CASE("LoRA dropout: the mask is the documented hash, scaled by 1 / (1 - p),
   ops::ImmediateExecutor exec(ctx());
   ops::dropoutAdvance(exec, counter.range());
   const ops::DropoutArgs args{counter.range(), stream, p};
-  ops::dropoutForward(exec, args, x.range(), y.range(), n, false);
+  ops::dropoutForward(exec, args, x.range(), y.range(), n, codegen::Elem::F32);
   vk::Buffer dy = ctx().buffer(4 * n, "dy");
   ctx().uploadVector(dy, dys);
   ops::dropoutBackward(exec, args, dy.range(), dx.range(), n, true);

@@ -29,19 +29,19 @@ TEST_CASE("tape: an f16 gradient is widened for f32 readers and recast after f32
   autograd::Workspace ws(arena);
   Tape tape(exec, ws);
   Tensor t = tape.empty({n}, autograd::DType::F32, true, "t");
-  tape.passGradF16(t, hb.range());
+  tape.passGradHalf(t, hb.range(), autograd::DType::F16);
   const auto same = [](vk::BufferRange a, vk::BufferRange b) {
     return a.buffer == b.buffer && a.offset == b.offset;
   };
-  CHECK(same(tape.gradOfF16(t), hb.range()));  // handed back as it is: no cast
-  const vk::BufferRange wide = tape.gradOf(t); // widened for an f32 reader
+  CHECK(same(tape.gradOfHalf(t, autograd::DType::F16), hb.range())); // handed back as it is: no cast
+  const vk::BufferRange wide = tape.gradOf(t);                       // widened for an f32 reader
   vk::Buffer wideHost = ctx().buffer(n * 4, "wide");
   ops::copy(exec, wide, wideHost.range(), n);
   tape.passGrad(t, mb.range(), false); // an f32 write: the f16 form is stale now
-  const vk::BufferRange again = tape.gradOfF16(t);
+  const vk::BufferRange again = tape.gradOfHalf(t, autograd::DType::F16);
   CHECK_FALSE(same(again, hb.range()));
   vk::Buffer againHost = ctx().buffer(n * 2, "again");
-  ops::copy(exec, again, againHost.range(), n, ops::EwType::F16);
+  ops::copy(exec, again, againHost.range(), n, ops::Elem::F16);
   exec.flush();
   CHECK(download(wideHost, n) == g);
   const auto sum = ctx().downloadVector<uint16_t>(againHost, n);

@@ -5,6 +5,7 @@
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/column_sum.hpp"
+#include "engine/ops/elem_support.hpp"
 #include "support/device_io.hpp"
 #include "support/random.hpp"
 
@@ -22,12 +23,15 @@ using test::ctx;
 
 namespace {
 
-// xF16: x uploaded as f16 (its values must be f16-representable for the float64 reference to see them).
+// xType F16 or BF16: x uploaded in that type (its values must be representable in it for the float64
+// reference to see them).
 std::vector<float> run(const std::vector<float>& x, uint32_t rows, uint32_t cols, float beta,
-                       const std::vector<float>* start, bool xF16 = false) {
+                       const std::vector<float>* start, codegen::Elem xType = codegen::Elem::F32) {
   std::vector<uint16_t> h(std::max<size_t>(x.size(), 1), 0);
-  std::transform(x.begin(), x.end(), h.begin(), [](float f) { return floatToHalf(f); });
-  auto bx = xF16 ? test::input(h, "x") : test::input(x.empty() ? std::vector<float>{0.0f} : x, "x");
+  std::transform(x.begin(), x.end(), h.begin(),
+                 [&](float f) { return xType == codegen::Elem::BF16 ? floatToBf16(f) : floatToHalf(f); });
+  auto bx = codegen::isHalf(xType) ? test::input(h, "x")
+                                   : test::input(x.empty() ? std::vector<float>{0.0f} : x, "x");
   auto out = test::output(cols, "out");
   if (start) {
     std::vector<float> init = *start;
@@ -39,7 +43,7 @@ std::vector<float> run(const std::vector<float>& x, uint32_t rows, uint32_t cols
     ops::ImmediateExecutor e(ctx());
     vk::BufferRange o = out.range();
     o.size = uint64_t(cols) * 4;
-    ops::columnSum(e, bx.range(), o, scratch.range(), rows, cols, beta, xF16);
+    ops::columnSum(e, bx.range(), o, scratch.range(), rows, cols, beta, xType);
     e.flush();
   }
   return test::result(out, cols);
@@ -67,7 +71,7 @@ TEST_CASE("column sums: every kernel of the sweep passes spirv-val", "[column_su
   codegen::KernelRegistry reg;
   codegen::registerColumnSum(reg);
   const auto ks = reg.find("columns.sum_f32")->all();
-  CHECK(ks.size() == 6); // both passes at two local sizes, the finish at 1024, the block pass on f16 x
+  CHECK(ks.size() == 7); // both passes at two local sizes, the finish at 1024, the block pass on f16/bf16 x
   for (const auto& k : ks) {
     INFO(k.name);
     CHECK(spv::validate(k.spirv).ok);
@@ -86,17 +90,19 @@ TEST_CASE("column sums match float64, odd and aligned shapes, overwrite and accu
   CHECK(relError(got, x, rows, cols, beta, &start) < 1e-6);
 }
 
-TEST_CASE("column sums of f16 x (mixed-precision gradients) match float64", "[column_sum]") {
-  if (!ctx().device().features().storageBuffer16BitAccess) SKIP("no 16-bit storage buffers");
+TEST_CASE("column sums of f16 and bf16 x (mixed-precision gradients) match float64", "[column_sum]") {
+  const codegen::Elem type = GENERATE(codegen::Elem::F16, codegen::Elem::BF16);
+  if (!ops::supportsElem(ctx().device().features(), type)) SKIP("no 16-bit storage buffers");
   const uint32_t rows = GENERATE(1u, 7u, 127u, 513u, 4096u);
   const uint32_t cols = GENERATE(1u, 33u, 768u);
   const float beta = GENERATE(0.0f, 1.0f);
-  INFO("rows " << rows << " cols " << cols << " beta " << beta << " seed " << test::testSeed());
+  INFO(codegen::elemName(type) << " rows " << rows << " cols " << cols << " beta " << beta << " seed "
+                               << test::testSeed());
   auto x = test::randomFloats(size_t(rows) * cols, -4, 4);
   for (float& v : x)
-    v = halfToFloat(floatToHalf(v));
+    v = type == codegen::Elem::BF16 ? bf16ToFloat(floatToBf16(v)) : halfToFloat(floatToHalf(v));
   const auto start = test::randomFloats(cols);
-  const auto got = run(x, rows, cols, beta, beta != 0.0f ? &start : nullptr, true);
+  const auto got = run(x, rows, cols, beta, beta != 0.0f ? &start : nullptr, type);
   CHECK(relError(got, x, rows, cols, beta, &start) < 1e-6);
 }
 

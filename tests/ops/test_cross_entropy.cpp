@@ -235,7 +235,8 @@ TEST_CASE("cross-entropy on f16 logits matches the float64 reference", "[cross_e
     vk::BufferRange d16 = bd.range();
     d16.size = n * 2;
     ops::ImmediateExecutor exec(ctx());
-    ops::crossEntropy(exec, bl.range(), bt.range(), bloss.range(), d16, rows, vocab, scale, {}, true);
+    ops::crossEntropy(exec, bl.range(), bt.range(), bloss.range(), d16, rows, vocab, scale, {},
+                      codegen::Elem::F16);
     exec.flush();
     Result out;
     out.loss = result(bloss, rows);

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -33,7 +34,8 @@ bool f16Supported() {
   return f.shaderFloat16 && f.storageBuffer16BitAccess;
 }
 
-constexpr uint16_t kPoisonF16 = 0x7e5b; // a quiet f16 NaN with a recognisable payload
+constexpr uint16_t kPoisonF16 = 0x7e5b;  // a quiet f16 NaN with a recognisable payload
+constexpr uint16_t kPoisonBF16 = 0x7f9b; // a bf16 NaN no kernel writes
 
 vk::Buffer input(const std::vector<float>& v) {
   return test::guardedBuffer(v, 0.0f, "ew input");
@@ -115,7 +117,7 @@ TEST_CASE("every elementwise kernel variant passes spirv-val") {
     ++count;
   }
   CHECK(count > 40);
-  CHECK_THROWS_AS(codegen::generateElementwise({codegen::EwOp::Gelu, codegen::EwType::F32, true, 256}),
+  CHECK_THROWS_AS(codegen::generateElementwise({codegen::EwOp::Gelu, codegen::Elem::F32, true, 256}),
                   std::invalid_argument);
 }
 
@@ -293,14 +295,14 @@ TEST_CASE("f16 storage variants of the math ops") {
         test::guardedBuffer(i == 4 ? toHalf(y) : std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "out16"));
   const auto h16 = [&](const vk::Buffer& buf, size_t count) { return head(buf, count, 2); };
   flushRun([&](ops::Executor& e) {
-    ops::add(e, h16(da, n), h16(db, n), h16(outs[0], n), n, ops::EwType::F16);
+    ops::add(e, h16(da, n), h16(db, n), h16(outs[0], n), n, ops::Elem::F16);
     ops::binaryBroadcast(e, ops::BinaryOp::Mul, h16(da, n), h16(dbias, cols), h16(outs[1], n), rows, cols,
-                         ops::EwType::F16);
-    ops::activation(e, ops::Activation::Gelu, h16(da, n), h16(outs[2], n), n, ops::EwType::F16);
+                         ops::Elem::F16);
+    ops::activation(e, ops::Activation::Gelu, h16(da, n), h16(outs[2], n), n, ops::Elem::F16);
     ops::activationBackward(e, ops::Activation::Silu, h16(da, n), h16(db, n), h16(outs[3], n), n,
-                            ops::EwType::F16);
-    ops::axpy(e, 0.5f, h16(db, n), h16(outs[4], n), n, ops::EwType::F16);
-    ops::scale(e, h16(da, n), h16(outs[5], n), n, 0.25f, ops::EwType::F16);
+                            ops::Elem::F16);
+    ops::axpy(e, 0.5f, h16(db, n), h16(outs[4], n), n, ops::Elem::F16);
+    ops::scale(e, h16(da, n), h16(outs[5], n), n, 0.25f, ops::Elem::F16);
   });
   ref::Vec add(n), mul(n), gelu(n), silu(n), axpy(n), scale(n);
   for (size_t i = 0; i < n; ++i) {
@@ -326,7 +328,7 @@ TEST_CASE("f16 storage variants of the math ops") {
 }
 
 // An activation written straight to f16 (a GEMM operand) is the f32 activation rounded once: the same bits
-// as activation() followed by castF32ToF16, and within half an f16 ulp (plus f32 math) of float64.
+// as activation() followed by cast, and within half an f16 ulp (plus f32 math) of float64.
 TEST_CASE("activations to f16 equal the f32 activation then a cast, bit for bit") {
   if (!f16Supported()) SKIP("device lacks shaderFloat16 / storageBuffer16BitAccess");
   INFO("seed " << test::testSeed());
@@ -339,9 +341,9 @@ TEST_CASE("activations to f16 equal the f32 activation then a cast, bit for bit"
   auto fused = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "act16");
   auto cast = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "cast16");
   flushRun([&](ops::Executor& e) {
-    ops::activationToF16(e, a, head(dx, n), head(fused, n, 2), n);
+    ops::activationToHalf(e, a, head(dx, n), head(fused, n, 2), n, ops::Elem::F16);
     ops::activation(e, a, head(dx, n), head(d32, n), n);
-    ops::castF32ToF16(e, head(d32, n), head(cast, n, 2), n);
+    ops::cast(e, head(d32, n), head(cast, n, 2), n, ops::Elem::F32, ops::Elem::F16);
   });
   size_t missing = 0;
   const auto got = readF16AsF32(fused, n, &missing);
@@ -355,8 +357,8 @@ TEST_CASE("activations to f16 equal the f32 activation then a cast, bit for bit"
   }
   CHECK(bad == 0);
   CHECK_THROWS_WITH(
-      codegen::generateElementwise({codegen::EwOp::Copy, codegen::EwType::F32, false, 256, true}),
-      ContainsSubstring("an f16 output is for math ops on f32, not copy"));
+      codegen::generateElementwise({codegen::EwOp::Copy, codegen::Elem::F32, false, 256, codegen::Elem::F16}),
+      ContainsSubstring("f16 output is for math ops and casts on f32, not copy"));
 }
 
 // f16 -> f32 is exact (bit-exact vs the host conversion); f32 -> f16 must be within one f16 ulp
@@ -374,12 +376,12 @@ TEST_CASE("casts f32 <-> f16, fill and copy") {
   auto dfill16 = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "fill16");
   auto dcopy16 = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonF16), kPoisonF16, "copy16");
   flushRun([&](ops::Executor& e) {
-    ops::castF32ToF16(e, head(dx, n), head(d16, n, 2), n);
-    ops::castF16ToF32(e, head(dxh, n, 2), head(d32, n), n);
+    ops::cast(e, head(dx, n), head(d16, n, 2), n, ops::Elem::F32, ops::Elem::F16);
+    ops::cast(e, head(dxh, n, 2), head(d32, n), n, ops::Elem::F16, ops::Elem::F32);
     ops::fill(e, head(dfill, n), n, 3.25f);
-    ops::fill(e, head(dfill16, n, 2), n, -1.5f, ops::EwType::F16);
+    ops::fill(e, head(dfill16, n, 2), n, -1.5f, ops::Elem::F16);
     ops::copy(e, head(dx, n), head(dcopy, n), n);
-    ops::copy(e, head(dxh, n, 2), head(dcopy16, n, 2), n, ops::EwType::F16);
+    ops::copy(e, head(dxh, n, 2), head(dcopy16, n, 2), n, ops::Elem::F16);
   });
   size_t missing = 0;
   const auto to16 = readF16AsF32(d16, n, &missing);
@@ -413,7 +415,7 @@ TEST_CASE("the grid-stride loop covers elements past the dispatched workgroups")
     auto dx = input(x), dout = poisonedF32(n);
     flushRun([&](ops::Executor& e) {
       const ops::Binding b[] = {{head(dx, n), ops::Access::Read}, {head(dout, n), ops::Access::Write}};
-      ops::elementwise(e, {codegen::EwOp::Scale, codegen::EwType::F32, false, 64}, b,
+      ops::elementwise(e, {codegen::EwOp::Scale, codegen::Elem::F32, false, 64}, b,
                        codegen::ElementwisePush{n, 1, 2.0f, 0}, maxGroups);
     });
     const auto out = readF32(dout, n);
@@ -453,8 +455,127 @@ TEST_CASE("elementwise ops reject buffers smaller than the sizes they are given"
   CHECK_THROWS_WITH(
       ops::activationBackward(e, ops::Activation::Gelu, big.range(), small.range(), big.range(), n),
       ContainsSubstring("dy"));
-  CHECK_THROWS_WITH(ops::castF16ToF32(e, halfBuf.range(), halfBuf.range(), n), ContainsSubstring("dst"));
+  CHECK_THROWS_WITH(ops::cast(e, halfBuf.range(), halfBuf.range(), n, ops::Elem::F16, ops::Elem::F32),
+                    ContainsSubstring("dst"));
   CHECK_THROWS_AS(ops::fill(e, small.range(), n, 0.f), std::invalid_argument);
   CHECK_THROWS_AS(ops::scale(e, big.range(), big.range(), 1u << 31, 1.f), std::invalid_argument);
   CHECK(e.dispatches() == 0);
+}
+
+// bf16 (uint16 bits; no bf16 type): f32 -> bf16 rounds to nearest even exactly as the host does, bit for bit,
+// on ties both ways, the largest finite values (rounding up to infinity), infinities, NaNs (kept quiet, sign
+// and payload top bits kept), zeros of both signs and denormals (kept as their bits say, never flushed);
+// bf16 -> f32 is exact. Scalar and 4-vector kernels (odd and whole-vector counts).
+TEST_CASE("casts f32 <-> bf16: round to nearest even, bit-exact, special values included", "[bf16]") {
+  if (!ops::supportsElem(ctx().device().features(), ops::Elem::BF16))
+    SKIP("device lacks shaderInt16 / storageBuffer16BitAccess");
+  INFO("seed " << test::testSeed());
+  const auto fromBits = [](uint32_t b) {
+    float f;
+    std::memcpy(&f, &b, 4);
+    return f;
+  };
+  std::vector<float> x{0.0f,
+                       -0.0f,
+                       1.0f,
+                       -1.0f,
+                       3.0f,
+                       1e-40f,
+                       -1e-40f,
+                       1e-45f,
+                       std::numeric_limits<float>::max(),
+                       -std::numeric_limits<float>::max(),
+                       std::numeric_limits<float>::infinity(),
+                       -std::numeric_limits<float>::infinity(),
+                       fromBits(0x7fc00000u),
+                       fromBits(0xffc12345u),
+                       fromBits(0x7f800001u), // NaNs (one signalling)
+                       fromBits(0x3f808000u),
+                       fromBits(0x3f818000u), // ties: to even
+                       fromBits(0x3f808001u),
+                       fromBits(0x3f807fffu), // just off a tie
+                       fromBits(0x00408000u),
+                       fromBits(0x00418000u),
+                       fromBits(0x807fffffu), // denormal ties
+                       fromBits(0x7f7f8000u),
+                       fromBits(0x7f7f7fffu)}; // max bf16 +- 1/2 ulp
+  const auto random = test::randomFloats(97, -1e4, 1e4);
+  x.insert(x.end(), random.begin(), random.end());
+  const uint32_t n = GENERATE(123u, 120u); // 123: scalar kernels; 120: whole 4-vectors
+  x.resize(n, 0.5f);
+  std::vector<uint16_t> bits(n);
+  for (size_t i = 0; i < n; ++i)
+    bits[i] = floatToBf16(x[i]) ^ uint16_t(i % 2 ? 0 : 0x0001); // any bits, NaN patterns included
+  auto dx = input(x), dbits = test::guardedBuffer(bits, uint16_t(0), "bf16 in");
+  auto d16 = test::guardedBuffer(std::vector<uint16_t>(n, kPoisonBF16), kPoisonBF16, "to bf16");
+  auto d32 = poisonedF32(n);
+  flushRun([&](ops::Executor& e) {
+    ops::cast(e, head(dx, n), head(d16, n, 2), n, ops::Elem::F32, ops::Elem::BF16);
+    ops::cast(e, head(dbits, n, 2), head(d32, n), n, ops::Elem::BF16, ops::Elem::F32);
+  });
+  const auto rounded = test::readGuarded(d16, n, kPoisonBF16);
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i)
+    if (rounded[i] != floatToBf16(x[i])) {
+      ++bad;
+      UNSCOPED_INFO(std::hex << "f32 " << bitsOf(x[i]) << " -> " << rounded[i] << ", expected "
+                             << floatToBf16(x[i]));
+    }
+  CHECK(bad == 0);
+  const auto widened = readF32(d32, n);
+  size_t mismatched = 0;
+  for (size_t i = 0; i < n; ++i)
+    mismatched += bitsOf(widened[i]) != uint32_t(bits[i]) << 16;
+  CHECK(mismatched == 0);
+}
+
+// The math ops on bf16 storage (f32 arithmetic, result rounded to nearest even), and an activation writing a
+// bf16 output from f32 input in one pass, against float64 within half a bf16 ulp (plus f32 math).
+TEST_CASE("elementwise on bf16 storage: add, gelu, gelu to bf16 from f32, backward to bf16", "[bf16]") {
+  if (!ops::supportsElem(ctx().device().features(), ops::Elem::BF16))
+    SKIP("device lacks shaderInt16 / storageBuffer16BitAccess");
+  INFO("seed " << test::testSeed());
+  const uint32_t n = GENERATE(77u, 256u);
+  const auto a32 = test::randomFloats(n, -4, 4), b32 = test::randomFloats(n, -4, 4);
+  std::vector<uint16_t> a(n), b(n);
+  std::vector<float> ar(n), br(n);
+  for (size_t i = 0; i < n; ++i) {
+    ar[i] = bf16ToFloat(a[i] = floatToBf16(a32[i]));
+    br[i] = bf16ToFloat(b[i] = floatToBf16(b32[i]));
+  }
+  auto da = test::guardedBuffer(a, uint16_t(0), "a"), db = test::guardedBuffer(b, uint16_t(0), "b");
+  auto dx = input(a32);
+  std::vector<vk::Buffer> outs;
+  for (int k = 0; k < 4; ++k)
+    outs.push_back(test::guardedBuffer(std::vector<uint16_t>(n, kPoisonBF16), kPoisonBF16, "bf16 out"));
+  const auto B = ops::Elem::BF16;
+  flushRun([&](ops::Executor& e) {
+    ops::add(e, head(da, n, 2), head(db, n, 2), head(outs[0], n, 2), n, B);
+    ops::activation(e, ops::Activation::Gelu, head(da, n, 2), head(outs[1], n, 2), n, B);
+    ops::activationToHalf(e, ops::Activation::Gelu, head(dx, n), head(outs[2], n, 2), n, B);
+    ops::activationBackwardToHalf(e, ops::Activation::Gelu, head(dx, n), head(dx, n), head(outs[3], n, 2), n,
+                                  B);
+  });
+  const auto gelu = [](double v) {
+    return 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)));
+  };
+  const auto geluGrad = [&](double v) {
+    const double h = 1e-5;
+    return (gelu(v + h) - gelu(v - h)) / (2 * h);
+  };
+  for (int k = 0; k < 4; ++k) {
+    INFO("output " << k);
+    const auto got = test::readGuarded(outs[size_t(k)], n, kPoisonBF16);
+    size_t bad = 0;
+    for (size_t i = 0; i < n; ++i) {
+      const double want = k == 0   ? double(ar[i]) + br[i]
+                          : k == 1 ? gelu(ar[i])
+                          : k == 2 ? gelu(a32[i])
+                                   : double(a32[i]) * geluGrad(a32[i]);
+      // Half an ulp of an 8-bit significand (2^-9 relative), and f32 math around it.
+      const double tol = std::ldexp(std::fabs(want), -8) + 1e-6;
+      bad += !(std::fabs(double(bf16ToFloat(got[i])) - want) <= tol);
+    }
+    CHECK(bad == 0);
+  }
 }

@@ -1,6 +1,8 @@
 // Embedding gather and its deterministic scatter-add backward (engine/ops/embedding.hpp) against the float64
 // references: out-of-range ids, repeated ids, accumulation into an existing gradient, bit-identical reruns,
 // size validation.
+#include "engine/core/half.hpp"
+#include "engine/ops/elem_support.hpp"
 #include "engine/ops/embedding.hpp"
 #include "support/guarded.hpp"
 #include "support/random.hpp"
@@ -71,6 +73,40 @@ TEST_CASE("embedding gather, with out-of-range ids giving zero rows") {
       inOut.insert(inOut.end(), out.begin() + long(t * dim), out.begin() + long((t + 1) * dim));
     }
   CHECK(ref::maxAbsError(inOut, ref::embedding(table, inIds, dim)) == 0.0);
+}
+
+// A bf16 table (bf16 parameters) is gathered widened exactly: each output is its row's bf16 value as f32,
+// odd row lengths included (rows start mid-word); out-of-range ids still give zeros.
+TEST_CASE("embedding gather from a bf16 table widens exactly", "[bf16]") {
+  if (!ops::supportsElem(ctx().device().features(), codegen::Elem::BF16)) SKIP("device lacks 16-bit storage");
+  INFO("seed " << test::testSeed());
+  const uint32_t tokens = GENERATE(1u, 33u, 127u);
+  const uint32_t dim = GENERATE(1u, 33u, 64u);
+  const uint32_t vocab = 61;
+  INFO("tokens " << tokens << " dim " << dim);
+  const auto values = test::randomFloats(size_t(vocab) * dim, -3, 3);
+  std::vector<uint16_t> table(values.size());
+  std::transform(values.begin(), values.end(), table.begin(), floatToBf16);
+  auto ids = randomIds(tokens, vocab);
+  if (tokens >= 7) ids[1] = -1, ids[3] = int32_t(vocab);
+  auto dtable = test::guardedBuffer(table, uint16_t(0), "table"), dids = test::guardedBuffer(ids, 0, "ids");
+  auto dout = test::guardedBuffer(std::vector<float>(size_t(tokens) * dim, test::poisonF32()),
+                                  test::poisonF32(), "out");
+  {
+    ops::ImmediateExecutor e(ctx());
+    ops::embedding(e, head(dtable, size_t(vocab) * dim, 2), head(dids, tokens),
+                   head(dout, size_t(tokens) * dim), tokens, vocab, dim, codegen::Elem::BF16);
+    e.flush();
+  }
+  const auto out = test::readGuarded(dout, size_t(tokens) * dim, test::poisonF32());
+  size_t wrong = 0;
+  for (size_t t = 0; t < tokens; ++t)
+    for (size_t j = 0; j < dim; ++j) {
+      const bool in = ids[t] >= 0 && ids[t] < int32_t(vocab);
+      const float expect = in ? bf16ToFloat(table[size_t(ids[t]) * dim + j]) : 0.0f;
+      wrong += bitsOf(out[t * dim + j]) != bitsOf(expect);
+    }
+  CHECK(wrong == 0);
 }
 
 // The backward sums each row's tokens in f32 (in token order within a segment, then the segments in order);

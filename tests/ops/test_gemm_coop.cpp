@@ -23,6 +23,7 @@
 #include "support/reference.hpp"
 
 using Catch::Matchers::ContainsSubstring;
+using helios::codegen::Elem;
 using helios::codegen::GemmCoopParams;
 using helios::codegen::Kernel;
 
@@ -96,7 +97,7 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.transA = true; });
   with([](GemmCoopParams& p) { p.transB = true; });
   with([](GemmCoopParams& p) { p.batched = true; });
-  with([](GemmCoopParams& p) { p.outF16 = true; });
+  with([](GemmCoopParams& p) { p.storedC = Elem::F16; });
   with([](GemmCoopParams& p) { p.alphaBeta = true; });
   with([](GemmCoopParams& p) { p.bias = true; });
   with([](GemmCoopParams& p) { p.gelu = true; });
@@ -104,8 +105,8 @@ TEST_CASE("gemm_coop: cache key covers every field", "[gemm_coop]") {
   with([](GemmCoopParams& p) { p.subgroupSize = 64; });
   with([](GemmCoopParams& p) { p.maxSharedBytes = 65536; });
   with([](GemmCoopParams& p) { p.workgroupScope = true; });
-  with([](GemmCoopParams& p) { p.f32A = true; });
-  with([](GemmCoopParams& p) { p.f32B = true; });
+  with([](GemmCoopParams& p) { p.storedA = Elem::F32; });
+  with([](GemmCoopParams& p) { p.storedB = Elem::F32; });
   with([](GemmCoopParams& p) { p.tensorLayouts = true; });
   with([](GemmCoopParams& p) { p.unroll = 8; });
   with([](GemmCoopParams& p) { p.stagedStore = true; });
@@ -327,33 +328,45 @@ struct RunCase {
   float alpha = 1.0f, beta = 0.0f;
 };
 
-std::vector<uint16_t> randomHalves(size_t n, std::vector<float>& exact) {
+uint16_t toBits(Elem kind, float x) {
+  return kind == Elem::BF16 ? helios::floatToBf16(x) : floatToHalf(x);
+}
+float fromBits(Elem kind, uint16_t h) {
+  return kind == Elem::BF16 ? helios::bf16ToFloat(h) : halfToFloat(h);
+}
+
+// n random values of the 16-bit `kind` (their bits), and the same values exactly in f32.
+std::vector<uint16_t> randomHalves(size_t n, std::vector<float>& exact, Elem kind = Elem::F16) {
   std::vector<uint16_t> h(n);
   exact.resize(n);
   const auto f = helios::test::randomFloats(n);
   for (size_t i = 0; i < n; ++i)
-    exact[i] = halfToFloat(h[i] = floatToHalf(f[i]));
+    exact[i] = fromBits(kind, h[i] = toBits(kind, f[i]));
   return h;
 }
 
-// One kernel on the live device: random f16 operands (exact in f32), C poisoned (or random when beta != 0),
-// against ref::gemm in float64.
+// One kernel on the live device: random operands of its 16-bit kind (exact in f32), C poisoned (or random
+// when beta != 0), against ref::gemm in float64.
 void runCase(const RunCase& rc) {
   auto& ctx = helios::test::ctx();
   const GemmCoopParams& p = rc.p;
+  const Elem kind = p.operands;
   const size_t M = rc.M, N = rc.N, K = rc.K, batch = rc.batch;
   INFO(p.name() << " on " << M << "x" << N << "x" << K << " batch " << batch);
   std::vector<float> a, b, bias, c0(batch * M * N, helios::test::poisonF32());
-  const auto ah = randomHalves(batch * M * K, a), bh = randomHalves(batch * K * N, b);
-  const auto biasH = randomHalves(N, bias);
-  if (rc.beta != 0.0f) randomHalves(c0.size(), c0);
-  auto ba = helios::test::input(ah, "A"), bb = helios::test::input(bh, "B");
+  const auto ah = randomHalves(batch * M * K, a, kind), bh = randomHalves(batch * K * N, b, kind);
+  const auto biasH = randomHalves(N, bias, kind);
+  if (rc.beta != 0.0f) randomHalves(c0.size(), c0, kind);
+  // f32 operands (storedA/B) hold the same values, which the kernel's rounding keeps exactly.
+  auto ba = p.storedA == Elem::F32 ? helios::test::input(a, "A") : helios::test::input(ah, "A");
+  auto bb = p.storedB == Elem::F32 ? helios::test::input(b, "B") : helios::test::input(bh, "B");
   helios::vk::Buffer bbias =
-      p.outF16 ? helios::test::input(biasH, "bias") : helios::test::input(bias, "bias");
+      p.halfC() ? helios::test::input(biasH, "bias") : helios::test::input(bias, "bias");
+  const uint16_t poison = kind == Elem::BF16 ? helios::test::kPoisonBF16 : helios::test::kPoisonF16;
   std::vector<uint16_t> c0h(c0.size());
   for (size_t i = 0; i < c0.size(); ++i)
-    c0h[i] = rc.beta != 0.0f ? floatToHalf(c0[i]) : helios::test::kPoisonF16;
-  helios::vk::Buffer bc = p.outF16 ? helios::test::input(c0h, "C") : helios::test::input(c0, "C");
+    c0h[i] = rc.beta != 0.0f ? toBits(kind, c0[i]) : poison;
+  helios::vk::Buffer bc = p.halfC() ? helios::test::input(c0h, "C") : helios::test::input(c0, "C");
   std::vector<ops::Binding> bindings{{ba.range()}, {bb.range()}, {bc.range(), ops::Access::ReadWrite}};
   if (p.bias) bindings.push_back({bbias.range()});
   helios::vk::Buffer partials, counters;
@@ -373,10 +386,10 @@ void runCase(const RunCase& rc) {
   exec.flush();
 
   std::vector<float> got(batch * M * N);
-  if (p.outF16) {
+  if (p.halfC()) {
     const auto h = ctx.downloadVector<uint16_t>(bc, got.size());
     for (size_t i = 0; i < got.size(); ++i)
-      got[i] = halfToFloat(h[i]);
+      got[i] = fromBits(kind, h[i]);
   } else {
     got = ctx.downloadVector<float>(bc, got.size());
   }
@@ -397,7 +410,9 @@ void runCase(const RunCase& rc) {
   CHECK(poisoned == 0);
   const double err = ref::relError(got, want);
   INFO("relative error " << err);
-  CHECK(err <= (p.outF16 ? 2e-3 : 1e-5));
+  // f32 C: products of 16-bit values are exact in f32, so only the f32 sums round. A 16-bit C rounds each
+  // element once more: half an ulp, 2^-11 for f16 and 2^-8 for bf16 (8-bit significand).
+  CHECK(err <= (!p.halfC() ? 1e-5 : kind == Elem::BF16 ? 8e-3 : 2e-3));
 }
 
 } // namespace
@@ -444,7 +459,8 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
   }
   const GemmCoopParams small = menu.back();
   GemmCoopParams v = small;
-  v.transB = v.outF16 = true; // f16 C, B stored N x K
+  v.transB = true; // f16 C, B stored N x K
+  v.storedC = Elem::F16;
   run({v, 2 * small.BM, 2 * small.BN, 2 * small.BK});
   v = small;
   v.stagedStore = true;
@@ -453,7 +469,8 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
   v.bounded = v.crosswiseA = v.crosswiseB = true; // odd sizes, scalar copies down the columns
   run({v, 2 * small.BM + 7, small.BN + 13, 2 * small.BK + 5});
   v.crosswiseA = v.crosswiseB = false;
-  v.transB = v.alphaBeta = v.bias = v.gelu = v.outF16 = true;
+  v.transB = v.alphaBeta = v.bias = v.gelu = true;
+  v.storedC = Elem::F16;
   run({v, small.BM + 3, 2 * small.BN + 1, small.BK + 9, 1, 2.0f, 0.5f});
   v = small;
   v.bounded = v.boundedVectors = v.edgeShift = v.stagedStore = true; // multiples of 8, edge tiles shifted
@@ -464,6 +481,29 @@ TEST_CASE("gemm_coop: the device's menu and variants against float64 (coop devic
   v = small;
   v.producers = 1;
   run({v, 2 * small.BM, small.BN, 3 * small.BK});
-  std::cout << "gemm_coop: " << runs << " kernels checked against float64\n";
-  CHECK(runs >= menu.size() + 5);
+  const size_t f16Runs = runs;
+  if (dev.bf16) { // bf16 x bf16 -> f32: each layout, direct, bounded and K-sliced, bias/GELU, bf16 C
+    GemmCoopParams bf = small;
+    bf.operands = bf.storedA = bf.storedB = Elem::BF16;
+    run({bf, 2 * small.BM, 2 * small.BN, 2 * small.BK});
+    v = bf;
+    v.transA = v.batched = v.alphaBeta = v.bias = v.gelu = true;
+    v.storedC = Elem::BF16;
+    run({v, small.BM, small.BN, 3 * small.BK, 2, 0.5f, -1.25f});
+    v = bf;
+    v.transB = v.bounded = v.crosswiseA = v.crosswiseB = true; // odd sizes, scalar copies
+    run({v, small.BM + 7, 2 * small.BN + 3, small.BK + 5});
+    v = bf;
+    v.bounded = v.boundedVectors = v.edgeShift = v.stagedStore = v.bias = v.gelu = true;
+    v.storedC = Elem::BF16;
+    run({v, 2 * small.BM + 8, small.BN + 24, 3 * small.BK + 8});
+    v = bf;
+    v.kSlices = 2;
+    v.storedA = Elem::F32; // f32 A rounded to bf16 as it is staged
+    run({v, small.BM, 2 * small.BN, 4 * small.BK});
+    CHECK(runs == f16Runs + 5);
+  }
+  std::cout << "gemm_coop: " << runs << " kernels checked against float64 (" << runs - f16Runs
+            << " on bf16)\n";
+  CHECK(f16Runs >= menu.size() + 5);
 }

@@ -1,6 +1,8 @@
 // The tiled GEMM family (codegen/kernels/gemm_tiled) and the matmul op against the float64 reference on fresh
 // random inputs, outputs poisoned before every run. Thresholds (relative Frobenius error, ref::relError):
-//   f32 storage everywhere: <= 1e-5;   any f16 storage (inputs rounded to f16 before the reference): <= 2e-3.
+//   f32 storage everywhere: <= 1e-5;   any f16 storage (inputs rounded to f16 before the reference): <= 2e-3;
+//   bf16 (inputs rounded to bf16 before the reference; exact products): f32 C <= 1e-5, bf16 C <= 8e-3 (one
+//   rounding of C to an 8-bit significand, half an ulp = 2^-9 of each element).
 // Besides values, every run checks that nothing outside C (batch gaps, a tail after C) was written.
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -17,6 +19,7 @@
 #include "codegen/kernels/gemm_tiled.hpp"
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
+#include "engine/ops/elem_support.hpp"
 #include "engine/ops/matmul.hpp"
 #include "engine/vk/context.hpp"
 #include "support/random.hpp"
@@ -25,14 +28,15 @@
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
+using codegen::Elem;
 using codegen::GemmTile;
 using codegen::GemmTiledParams;
-using codegen::GemmType;
 
 namespace {
 
 constexpr double kTolF32 = 1e-5;
 constexpr double kTolF16 = 2e-3;
+constexpr double kTolBF16 = 8e-3;
 constexpr uint32_t kTail = 16; // poisoned elements after C: must survive every run
 
 vk::Context& ctx() {
@@ -45,6 +49,13 @@ bool f16Supported() {
   return f.storageBuffer16BitAccess && f.shaderFloat16;
 }
 
+uint16_t toBits(float x, Elem type) {
+  return type == Elem::BF16 ? floatToBf16(x) : floatToHalf(x);
+}
+float fromBits(uint16_t h, Elem type) {
+  return type == Elem::BF16 ? bf16ToFloat(h) : halfToFloat(h);
+}
+
 uint32_t poisonBits() {
   const float p = test::poisonF32();
   uint32_t bits;
@@ -53,32 +64,32 @@ uint32_t poisonBits() {
 }
 
 // Host values -> GPU buffer in `type`; returns the values as the GPU sees them (rounded when f16).
-std::vector<float> upload(vk::Buffer& buf, const std::vector<float>& v, GemmType type) {
-  if (type == GemmType::F32) {
+std::vector<float> upload(vk::Buffer& buf, const std::vector<float>& v, Elem type) {
+  if (type == Elem::F32) {
     ctx().uploadVector(buf, v);
     return v;
   }
   std::vector<uint16_t> h(v.size());
   std::vector<float> seen(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
-    h[i] = floatToHalf(v[i]);
-    seen[i] = halfToFloat(h[i]);
+    h[i] = toBits(v[i], type);
+    seen[i] = fromBits(h[i], type);
   }
   ctx().uploadVector(buf, h);
   return seen;
 }
 
-std::vector<float> download(vk::Buffer& buf, size_t n, GemmType type) {
-  if (type == GemmType::F32) return ctx().downloadVector<float>(buf, n);
+std::vector<float> download(vk::Buffer& buf, size_t n, Elem type) {
+  if (type == Elem::F32) return ctx().downloadVector<float>(buf, n);
   const auto h = ctx().downloadVector<uint16_t>(buf, n);
   std::vector<float> out(n);
   for (size_t i = 0; i < n; ++i)
-    out[i] = halfToFloat(h[i]);
+    out[i] = fromBits(h[i], type);
   return out;
 }
 
-bool isPoison(float x, GemmType type) {
-  if (type == GemmType::F16) return std::isnan(x); // the f16 poison is a NaN too
+bool isPoison(float x, Elem type) {
+  if (type != Elem::F32) return std::isnan(x); // the 16-bit poisons are NaNs too (f32's rounds to one)
   uint32_t bits;
   std::memcpy(&bits, &x, 4);
   return bits == poisonBits();
@@ -89,7 +100,7 @@ struct Case {
   bool transA = false, transB = false;
   float alpha = 1.0f, beta = 0.0f;
   bool bias = false, gelu = false;
-  GemmType aType = GemmType::F32, outType = GemmType::F32;
+  Elem aType = Elem::F32, outType = Elem::F32;
   uint32_t gap = 0; // extra elements between batches (strided batches); a multiple of 4 keeps vec4 paths
   std::optional<GemmTile> tile;
   bool useOracle = false; // run the GLSL oracle instead of matmul (NN, f32, no epilogue, batch 1)
@@ -101,7 +112,7 @@ struct Case {
     s += " alpha " + std::to_string(alpha) + " beta " + std::to_string(beta);
     if (bias) s += " bias";
     if (gelu) s += " gelu";
-    s += std::string(" ") + codegen::gemmTypeName(aType) + "->" + codegen::gemmTypeName(outType);
+    s += std::string(" ") + codegen::elemName(aType) + "->" + codegen::elemName(outType);
     if (tile) s += " tile " + tile->str();
     return s;
   }
@@ -119,7 +130,7 @@ RunResult run(const Case& t) {
   const uint32_t sA = t.M * t.K + t.gap, sB = t.K * t.N + t.gap, sC = t.M * t.N + t.gap;
   const size_t nA = size_t{t.batch - 1} * sA + t.M * t.K, nB = size_t{t.batch - 1} * sB + t.K * t.N;
   const size_t nC = size_t{t.batch - 1} * sC + t.M * t.N + kTail;
-  const uint32_t inBytes = codegen::gemmTypeBytes(t.aType), outBytes = codegen::gemmTypeBytes(t.outType);
+  const uint32_t inBytes = codegen::elemBytes(t.aType), outBytes = codegen::elemBytes(t.outType);
   vk::Buffer bufA = c.buffer(nA * inBytes, "gemm test A"), bufB = c.buffer(nB * inBytes, "gemm test B");
   vk::Buffer bufC = c.buffer(nC * outBytes, "gemm test C"),
              bufBias = c.buffer(t.N * outBytes, "gemm test bias");
@@ -199,7 +210,9 @@ RunResult run(const Case& t) {
 void check(const Case& t) {
   INFO("case: " << t.describe() << "  (HELIOS_TEST_SEED=" << test::testSeed() << ")");
   const RunResult r = run(t);
-  const double tol = (t.aType == GemmType::F16 || t.outType == GemmType::F16) ? kTolF16 : kTolF32;
+  const double tol = t.outType == Elem::BF16                            ? kTolBF16
+                     : (t.aType == Elem::F16 || t.outType == Elem::F16) ? kTolF16
+                                                                        : kTolF32;
   const double err = ref::relError(r.cDense, r.expect);
   INFO("relative error " << err << ", tolerance " << tol);
   CHECK(err <= tol);
@@ -225,8 +238,8 @@ TEST_CASE("gemm_tiled params: cache keys cover every field and tiles round-trip 
   std::set<std::string> keys;
   for (uint32_t bits = 0; bits < 256; ++bits) {
     GemmTiledParams p;
-    p.inType = (bits & 1) ? GemmType::F16 : GemmType::F32;
-    p.outType = (bits & 2) ? GemmType::F16 : GemmType::F32;
+    p.inType = (bits & 1) ? Elem::F16 : Elem::F32;
+    p.outType = (bits & 2) ? Elem::F16 : Elem::F32;
     p.transA = bits & 4;
     p.transB = bits & 8;
     p.batched = bits & 16;
@@ -300,7 +313,7 @@ TEST_CASE(
       GemmTiledParams p;
       p.tile = t;
       p.vec4Aligned = v == 0;
-      p.inType = p.outType = v == 1 ? GemmType::F16 : GemmType::F32;
+      p.inType = p.outType = v == 1 ? Elem::F16 : Elem::F32;
       p.transA = v == 1;
       p.batched = p.bias = p.gelu = v == 1;
       const codegen::Kernel k = codegen::generateGemmTiled(p);
@@ -397,12 +410,16 @@ TEST_CASE("tiled GEMM: strided batches (gaps between batches stay untouched)", "
   check({.M = 127, .N = 64, .K = 33, .batch = 2, .transB = true, .gelu = true, .gap = 8, .tile = kOdd});
 }
 
-TEST_CASE("tiled GEMM: f16 storage with f32 accumulation", "[gemm][tiled][gpu][f16]") {
-  if (!f16Supported()) SKIP("device lacks 16-bit storage / shaderFloat16");
+namespace {
+
+// 16-bit storage (`type`) with f32 accumulation: every layout, bias and GELU, 16-bit C, batches with gaps,
+// odd and aligned shapes, and a second tiling.
+void checkHalfStorage(Elem type) {
   for (bool aligned : {false, true}) {
     const uint32_t M = aligned ? 128 : 127, N = aligned ? 64 : 33, K = aligned ? 256 : 513;
-    check({.M = M, .N = N, .K = K, .aType = GemmType::F16});
-    check({.M = M, .N = N, .K = K, .aType = GemmType::F16, .outType = GemmType::F16});
+    check({.M = M, .N = N, .K = K, .aType = type});
+    check({.M = M, .N = N, .K = K, .aType = type, .outType = type});
+    check({.M = M, .N = N, .K = K, .transB = true, .aType = type, .outType = type});
     check({.M = M,
            .N = N,
            .K = K,
@@ -410,17 +427,33 @@ TEST_CASE("tiled GEMM: f16 storage with f32 accumulation", "[gemm][tiled][gpu][f
            .beta = 0.5f,
            .bias = true,
            .gelu = true,
-           .aType = GemmType::F16,
-           .outType = GemmType::F16});
-    check({.M = M, .N = N, .K = K, .batch = 3, .transB = true, .aType = GemmType::F16, .gap = 4});
+           .aType = type,
+           .outType = type});
+    check({.M = M, .N = N, .K = K, .batch = 3, .transB = true, .aType = type, .gap = 4});
+    check({.M = M, .N = N, .K = K, .batch = 3, .transA = true, .transB = true, .aType = type, .gap = 4});
     if (aligned)
       check({.M = M,
              .N = N,
              .K = K,
              .transA = true,
-             .outType = GemmType::F16,
+             .outType = type,
              .tile = GemmTile{64, 64, 16, 2, 8, 4, 2}});
   }
+}
+
+} // namespace
+
+TEST_CASE("tiled GEMM: f16 storage with f32 accumulation", "[gemm][tiled][gpu][f16]") {
+  if (!f16Supported()) SKIP("device lacks 16-bit storage / shaderFloat16");
+  checkHalfStorage(Elem::F16);
+}
+
+// bf16 storage (no bf16 type: uint16 bits widened exactly to f32, C rounded to nearest even). The path bf16
+// GEMMs take on devices without bf16 cooperative matrices.
+TEST_CASE("tiled GEMM: bf16 storage with f32 accumulation", "[gemm][tiled][gpu][bf16]") {
+  if (!ops::supportsElem(ctx().device().features(), Elem::BF16))
+    SKIP("device lacks 16-bit storage / shaderInt16");
+  checkHalfStorage(Elem::BF16);
 }
 
 TEST_CASE("tiled GEMM agrees with the glslang-compiled GLSL oracle on the same inputs",

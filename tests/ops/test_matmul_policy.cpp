@@ -47,6 +47,11 @@ probe::DeviceCaps loadFixture(const std::string& file) {
     caps.coop_khr.push_back({p.at("M"), p.at("N"), p.at("K"), p.at("A"), p.at("B"), p.at("C"), p.at("Result"),
                              p.value("saturating", false), p.at("scope")});
   if (j.contains("shader_cores")) caps.shader_cores.computeUnits = j["shader_cores"].at("compute_units");
+  if (j.contains("shader_bfloat16")) {
+    const auto& b = j["shader_bfloat16"];
+    caps.shader_bfloat16 = {true, b.value("type", false), b.value("dot_product", false),
+                            b.value("cooperative_matrix", false)};
+  }
   return caps;
 }
 
@@ -257,7 +262,7 @@ TEST_CASE("policy: C leaves through shared memory where the kernel and C's bindi
   args.c.offset = 8; // row vectors of 4 floats need 16 bytes; of 4 halves, 8
   CHECK_FALSE(coopKernelParams(p, args).stagedStore);
   CoopPlan half = p;
-  half.params.outF16 = true;
+  half.params.storedC = codegen::Elem::F16;
   CHECK(coopKernelParams(half, args).stagedStore);
   args.c.offset = 0;
   args.beta = 1.0f; // alpha/beta reads C through coop loads: the direct store stays
@@ -346,7 +351,7 @@ TEST_CASE("policy: long-K TN problems over few tiles split K", "[matmul_policy]"
   CHECK(planMatmul(wide, h100()).splitK == 1);
   CHECK(planMatmul(problem(1152, 384, 16384), h100()).splitK == 1);
   MatmulProblem f16 = pr;
-  f16.c = CoopDType::F16;
+  f16.c = codegen::Elem::F16;
   CHECK(planMatmul(f16, h100()).splitK == 1);
   MatmulProblem shortK = pr;
   shortK.K = 256;
@@ -706,14 +711,14 @@ TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight 
 
 TEST_CASE("policy: misses name their reason", "[matmul_policy]") {
   MatmulProblem f32 = problem(4096, 4096, 4096);
-  f32.a = f32.b = CoopDType::F32;
+  f32.a = f32.b = codegen::Elem::F32;
   CoopPlan p = planMatmul(f32, h100());
   CHECK(p.decision == CoopDecision::Fallback);
   CHECK(p.reason == "type not supported: f32 inputs");
-  f32.b = CoopDType::F16;
+  f32.b = codegen::Elem::F16;
   CHECK(planMatmul(f32, h100()).reason == "type not supported: f32 x f16 inputs");
   MatmulProblem bf = problem(4096, 4096, 4096);
-  bf.c = CoopDType::BF16;
+  bf.c = codegen::Elem::BF16;
   CHECK(planMatmul(bf, h100()).reason == "type not supported: bf16 output");
   p = planMatmul(problem(4096, 4096, 4096), noCoop());
   CHECK(p.decision == CoopDecision::Fallback);
@@ -902,9 +907,10 @@ TEST_CASE("matmul_coop: padded path with the tiled kernel standing in (odd shape
     runOdd(*ctx, c);
 }
 
-TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 problem on rounded copies bit for "
-          "bit, and float64",
-          "[matmul_coop][vulkan][coop]") {
+TEST_CASE(
+    "matmul roundTo f16: f32 operands multiplied as f16 match the f16 problem on rounded copies bit for "
+    "bit, and float64",
+    "[matmul_coop][vulkan][coop]") {
   auto ctx = tryContext();
   if (!ctx) return;
   struct Case {
@@ -927,8 +933,7 @@ TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 probl
       br[i] = halfToFloat(bh[i] = floatToHalf(b[i]));
     vk::Buffer a32 = ctx->buffer(a.size() * 4, "A f32"), b32 = ctx->buffer(b.size() * 4, "B f32"),
                a16 = ctx->buffer(a.size() * 2, "A f16"), b16 = ctx->buffer(b.size() * 2, "B f16"),
-               c1 = ctx->buffer(batch * M * N * 4, "C f16Compute"),
-               c2 = ctx->buffer(batch * M * N * 4, "C f16");
+               c1 = ctx->buffer(batch * M * N * 4, "C roundTo"), c2 = ctx->buffer(batch * M * N * 4, "C f16");
     ctx->uploadVector(a32, a);
     ctx->uploadVector(b32, b);
     ctx->uploadVector(a16, ah);
@@ -946,7 +951,7 @@ TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 probl
     mixed.a = a32.range();
     mixed.b = b32.range();
     mixed.c = c1.range();
-    mixed.f16Compute = true;
+    mixed.roundTo = MatmulDType::F16;
     half.a = a16.range();
     half.b = b16.range();
     half.c = c2.range();
@@ -974,8 +979,8 @@ TEST_CASE("matmul f16Compute: f32 operands multiplied as f16 match the f16 probl
   MatmulArgs bad;
   bad.M = bad.N = bad.K = 8;
   bad.aType = MatmulDType::F16;
-  bad.f16Compute = true;
-  CHECK_THROWS_WITH(checkMatmulArgs(bad), ContainsSubstring("f16Compute"));
+  bad.roundTo = MatmulDType::F16;
+  CHECK_THROWS_WITH(checkMatmulArgs(bad), ContainsSubstring("roundTo"));
 }
 
 TEST_CASE("compute units: the live device's count sizes the tiled GEMM's grid and the coop policy's wave",
@@ -1017,4 +1022,65 @@ TEST_CASE("policy: a lowered device takes small tiles only, at every emulated sh
     }
   // The H100's tiles are not a lowered device's.
   CHECK_FALSE(loweredTilingFits(planMatmul(problem(4096, 4096, 4096), h100()).params));
+}
+
+// bf16 problems take the coop kernels where the device lists bf16 x bf16 -> f32 at its f16 shape (with
+// VK_KHR_shader_bfloat16's coop feature): the same tilings, operands bf16; elsewhere, and for mixed or
+// mismatched types, the fallback with the reason named.
+TEST_CASE("policy: bf16 operands on bf16 cooperative matrices, else the fallback", "[matmul_policy][bf16]") {
+  using codegen::Elem;
+  const CoopDeviceInfo h200 = coopDeviceFromCaps(loadFixture("nvidia-h200-580-bf16.json"));
+  CHECK(h200.bf16);
+  CHECK(h100().bf16); // a capture predating the feature fields: its bf16 entry counts
+  probe::DeviceCaps off = loadFixture("nvidia-h200-580-bf16.json");
+  off.shader_bfloat16.cooperativeMatrix = false;
+  CHECK_FALSE(coopDeviceFromCaps(off).bf16);
+  const CoopDeviceInfo amd = coopDeviceFromCaps(loadFixture("amd-rdna3-radv.json"));
+  CHECK(amd.coopMatrix);
+  CHECK_FALSE(amd.bf16);
+
+  MatmulProblem bf = problem(4096, 4096, 4096);
+  bf.a = bf.b = Elem::BF16;
+  CoopPlan p = planMatmul(bf, h200);
+  REQUIRE(p.decision == CoopDecision::DirectCoop);
+  CHECK(p.params.operands == Elem::BF16);
+  CHECK(p.params.storedA == Elem::BF16);
+  CHECK(p.params.storedC == Elem::F32);
+  CHECK(p.params == [&] { // the f16 plan's tiling, on bf16
+    MatmulProblem f16 = bf;
+    f16.a = f16.b = Elem::F16;
+    codegen::GemmCoopParams t = planMatmul(f16, h200).params;
+    t.operands = t.storedA = t.storedB = Elem::BF16;
+    return t;
+  }());
+  bf.c = Elem::BF16;
+  CHECK(planMatmul(bf, h200).params.storedC == Elem::BF16);
+  MatmulProblem odd = problem(1000, 1000, 1000); // bounded (or padded) on bf16 too
+  odd.a = odd.b = Elem::BF16;
+  CHECK(isCoop(planMatmul(odd, h200).decision));
+  CHECK(planMatmul(odd, h200).params.operands == Elem::BF16);
+
+  CHECK(planMatmul(bf, amd).decision == CoopDecision::Fallback);
+  CHECK_THAT(planMatmul(bf, amd).reason, ContainsSubstring("bf16 inputs (no bf16 cooperative matrices"));
+  MatmulProblem mixed = problem(4096, 4096, 4096);
+  mixed.a = Elem::F16;
+  mixed.b = Elem::BF16;
+  CHECK(planMatmul(mixed, h200).reason == "type not supported: f16 x bf16 inputs");
+  MatmulProblem f16Out = problem(4096, 4096, 4096);
+  f16Out.a = f16Out.b = Elem::BF16;
+  f16Out.c = Elem::F16;
+  CHECK(planMatmul(f16Out, h200).reason == "type not supported: f16 output");
+}
+
+// The K-sliced kernel hands partial tiles between workgroups at device scope, which the Vulkan memory
+// model coop kernels use allows only with vulkanMemoryModelDeviceScope: without it, no K slices.
+TEST_CASE("policy: no K slices without device-scope synchronisation", "[matmul_policy]") {
+  MatmulProblem few = problem(256, 256, 4096);
+  few.transA = true;
+  CHECK(planMatmul(few, h100()).params.kSlices == 8);
+  CoopDeviceInfo noScope = h100();
+  noScope.deviceScope = false;
+  const CoopPlan p = planMatmul(few, noScope);
+  CHECK(isCoop(p.decision));
+  CHECK(p.params.kSlices == 1);
 }

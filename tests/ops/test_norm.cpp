@@ -7,6 +7,7 @@
 // GLSL oracle <= 2e-6. The backward's dgamma/dbeta come from a two-stage block reduction and must be
 // bit-identical run to run.
 #include "engine/core/half.hpp"
+#include "engine/ops/elem_support.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/norm.hpp"
 #include "support/device_io.hpp"
@@ -296,12 +297,12 @@ TEST_CASE("norms reject mismatched sizes", "[norm][errors]") {
   CHECK(exec.dispatches() == 0);
 }
 
-// The forward written straight to f16 (a GEMM operand): the f32 result rounded once, so the same bits as the
-// f32 forward followed by the cast kernel, on every shape; mean and rstd unchanged.
-TEST_CASE("norm forward with an f16 y equals the f32 forward rounded, bit for bit", "[norm]") {
-  const auto& f = ctx().device().features();
-  if (!(f.shaderFloat16 && f.storageBuffer16BitAccess)) SKIP("device lacks 16-bit storage");
-  INFO("seed " << test::testSeed());
+// The forward written straight to f16 or bf16 (a GEMM operand): the f32 result rounded once, so the same bits
+// as the f32 forward followed by the cast kernel, on every shape; mean and rstd unchanged.
+TEST_CASE("norm forward with a 16-bit y equals the f32 forward rounded, bit for bit", "[norm]") {
+  const codegen::Elem type = GENERATE(codegen::Elem::F16, codegen::Elem::BF16);
+  if (!ops::supportsElem(ctx().device().features(), type)) SKIP("device lacks 16-bit storage");
+  INFO(codegen::elemName(type) << " seed " << test::testSeed());
   const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
   for (auto [rows, cols] : shapes()) {
     INFO((kind == NormKind::LayerNorm ? "layernorm " : "rmsnorm ") << rows << "x" << cols);
@@ -320,23 +321,25 @@ TEST_CASE("norm forward with an f16 y equals the f32 forward rounded, bit for bi
       ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), br.range(), rows, cols,
                      kEps);
       ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), y16, bm16.range(), br16.range(), rows, cols,
-                     kEps, {}, true);
+                     kEps, {}, type);
     } else {
       ops::rmsNorm(exec, bx.range(), bg.range(), by.range(), br.range(), rows, cols, kEps);
-      ops::rmsNorm(exec, bx.range(), bg.range(), y16, br16.range(), rows, cols, kEps, {}, true);
+      ops::rmsNorm(exec, bx.range(), bg.range(), y16, br16.range(), rows, cols, kEps, {}, type);
     }
     exec.flush(); // y complete before the cast reads it
-    ops::castF32ToF16(exec, by.range(), bcast.range(), static_cast<uint32_t>(n));
+    ops::cast(exec, by.range(), bcast.range(), static_cast<uint32_t>(n), codegen::Elem::F32, type);
     exec.flush();
     const auto y = result(by, n);
     const auto half = ctx().downloadVector<uint16_t>(by16, n + 1);
     const auto cast = ctx().downloadVector<uint16_t>(bcast, n);
     CHECK(half[n] == kPoison16);                   // the guard past the end
-    size_t mismatched = 0, unwritten = 0, far = 0; // far: more than half an f16 ulp from y
+    size_t mismatched = 0, unwritten = 0, far = 0; // far: more than half a 16-bit ulp from y
+    const bool bf16 = type == codegen::Elem::BF16;
     for (size_t i = 0; i < n; ++i) {
       mismatched += half[i] != cast[i];
       unwritten += half[i] == kPoison16;
-      far += std::fabs(halfToFloat(half[i]) - y[i]) > std::fabs(y[i]) * 4.9e-4 + 6e-8;
+      const float back = bf16 ? bf16ToFloat(half[i]) : halfToFloat(half[i]);
+      far += std::fabs(back - y[i]) > std::fabs(y[i]) * (bf16 ? 3.91e-3 : 4.9e-4) + (bf16 ? 0 : 6e-8);
     }
     CHECK(mismatched == 0);
     CHECK(unwritten == 0);
@@ -350,8 +353,9 @@ TEST_CASE("norm forward with an f16 y equals the f32 forward rounded, bit for bi
   auto r = output(3, "r");
   vk::BufferRange y = small.range();
   y.size = 20; // 10 halves for 12 elements
-  CHECK_THROWS_WITH(ops::rmsNorm(exec, x.range(), g.range(), y, r.range(), 3, 4, kEps, {}, true),
-                    ContainsSubstring("rmsNorm: y holds 10 f16 elements, needs 12"));
+  CHECK_THROWS_WITH(
+      ops::rmsNorm(exec, x.range(), g.range(), y, r.range(), 3, 4, kEps, {}, codegen::Elem::F16),
+      ContainsSubstring("rmsNorm: y holds 10 f16 elements, needs 12"));
 }
 
 // The backward adding into a dx that already holds a gradient (the residual stream's) gives the f32 sum of

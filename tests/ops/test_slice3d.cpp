@@ -71,8 +71,8 @@ template <class Bits> std::vector<Bits> download(const vk::Buffer& b, size_t n) 
   return test::readGuarded(b, n, Host<Bits>::poison());
 }
 
-template <class Bits> ops::SliceType sliceType() {
-  return Host<Bits>::isHalf ? ops::SliceType::F16 : ops::SliceType::F32;
+template <class Bits> ops::Elem sliceType() {
+  return Host<Bits>::isHalf ? ops::Elem::F16 : ops::Elem::F32;
 }
 
 struct Case {

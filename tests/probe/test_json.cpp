@@ -103,8 +103,8 @@ TEST_CASE("toJson has the documented shape", "[probe][json]") {
 
 TEST_CASE("every fixture survives toJson -> capsFromJson", "[probe][json]") {
   for (const char* name :
-       {"nvidia-h100-580.json", "intel-arc-a770-anv.json", "amd-rdna3-radv.json", "intel-hd5500-hasvk.json",
-        "synthetic-tie-mn.json", "synthetic-workgroup-scope.json"}) {
+       {"nvidia-h100-580.json", "nvidia-h200-580-bf16.json", "intel-arc-a770-anv.json", "amd-rdna3-radv.json",
+        "intel-hd5500-hasvk.json", "synthetic-tie-mn.json", "synthetic-workgroup-scope.json"}) {
     INFO(name);
     const auto original = loadFixture(name);
     const auto text = toJson(std::vector<DeviceCaps>{original, original}).dump(2);

@@ -1,4 +1,5 @@
-// bestF16F32 / explainChoice over the vendor captures and the synthetic edge cases.
+// bestF16F32 / bestBF16F32 / explainChoice / bf16GemmPath over the vendor captures and the synthetic edge
+// cases.
 #include "fixture.hpp"
 #include "probe/scoring.hpp"
 
@@ -57,8 +58,8 @@ TEST_CASE("emulated Intel and AMD devices pick their matrix units' shape", "[pro
     uint32_t m, n, k, minSubgroup, maxSubgroup;
   };
   const Expect expected[] = {
-      {"intel-dg2-anv-shim.json", 8, 8, 16, 8, 32},       {"intel-mtl-anv-shim.json", 8, 8, 16, 8, 32},
-      {"intel-lnl-anv-shim.json", 8, 16, 16, 16, 32},     {"intel-bmg-anv-shim.json", 8, 16, 16, 16, 32},
+      {"intel-dg2-anv-shim.json", 8, 8, 16, 8, 32},      {"intel-mtl-anv-shim.json", 8, 8, 16, 8, 32},
+      {"intel-lnl-anv-shim.json", 8, 16, 16, 16, 32},    {"intel-bmg-anv-shim.json", 8, 16, 16, 16, 32},
       {"amd-navi31-radv-shim.json", 16, 16, 16, 32, 64},
   };
   for (const auto& e : expected) {
@@ -124,4 +125,36 @@ TEST_CASE("explainChoice names the only eligible shape", "[probe][scoring]") {
       {8, 8, 16, "float16", "float16", "float32", "float32", false, "subgroup"}};
   CHECK_THAT(explainChoice(props), ContainsSubstring("only eligible shape"));
   CHECK_THAT(explainChoice(props), ContainsSubstring("Considered 1 configuration:"));
+}
+
+// bf16 x bf16 -> f32 (VK_KHR_shader_bfloat16): scored like f16's, and the path bf16 GEMMs take said in one
+// sentence: bf16 coop matrices only at the f16 kernels' own shape with the coop feature, else the tiled
+// kernel widening bf16 to f32.
+TEST_CASE("bf16 configurations: the H200 fixture runs bf16 on coop matrices, others say why not",
+          "[probe][scoring][bf16]") {
+  auto caps = loadFixture("nvidia-h200-580-bf16.json");
+  CHECK(caps.shader_bfloat16 == ShaderBFloat16{true, true, true, true});
+  CHECK(caps.hasExtension("VK_KHR_shader_bfloat16"));
+  REQUIRE(bestBF16F32(caps.coop_khr) == shape(16, 16, 16));
+  CHECK_THAT(explainChoice(caps.coop_khr, CoopInputs::BF16),
+             ContainsSubstring("Chose 16x16x16 (bfloat16 x bfloat16 + float32 -> float32") &&
+                 ContainsSubstring("1 eligible"));
+  CHECK(bf16CoopUsable(caps));
+  CHECK_THAT(bf16GemmPath(caps), ContainsSubstring("bf16 cooperative matrices at 16x16x16"));
+  // The same table with the coop feature off: the tiled kernel, and why.
+  caps.shader_bfloat16.cooperativeMatrix = false;
+  CHECK_FALSE(bf16CoopUsable(caps));
+  CHECK_THAT(bf16GemmPath(caps), ContainsSubstring("tiled f32 kernel") &&
+                                     ContainsSubstring("shaderBFloat16CooperativeMatrix is not supported"));
+  // No bf16 entry at all (AMD RDNA3 through RADV 24, Intel Arc), or bf16 without an f16 shape.
+  for (const char* name : {"amd-rdna3-radv.json", "intel-arc-a770-anv.json", "intel-hd5500-hasvk.json"}) {
+    INFO(name);
+    const auto other = loadFixture(name);
+    CHECK_FALSE(bestBF16F32(other.coop_khr));
+    CHECK_THAT(bf16GemmPath(other), ContainsSubstring("lists no bf16 x bf16 -> f32 subgroup configuration"));
+    CHECK_THAT(explainChoice(other.coop_khr, CoopInputs::BF16), ContainsSubstring("tiled fallback kernel"));
+  }
+  const auto nonF16 = loadFixture("synthetic-non-f16.json");
+  CHECK(bestBF16F32(nonF16.coop_khr) == shape(16, 16, 16));
+  CHECK_THAT(bf16GemmPath(nonF16), ContainsSubstring("no f16 x f16 -> f32 shape"));
 }

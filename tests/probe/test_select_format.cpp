@@ -54,6 +54,14 @@ TEST_CASE("formatDevice shows the tables and the choice", "[probe][format]") {
   const auto none = formatDevice(loadFixture("intel-hd5500-hasvk.json"), 0);
   CHECK_THAT(none, ContainsSubstring("Best f16 x f16 -> f32 shape: none (tiled fallback)"));
   CHECK_THAT(none, ContainsSubstring("VK_KHR_cooperative_matrix              no"));
+  // The bf16 line: shape, the reasons, and the path bf16 GEMMs take.
+  const auto bf16 = formatDevice(loadFixture("nvidia-h200-580-bf16.json"), 0);
+  CHECK_THAT(bf16, ContainsSubstring("Best bf16 x bf16 -> f32 shape: 16x16x16 (score 4096)"));
+  CHECK_THAT(bf16, ContainsSubstring("bf16 GEMMs run on bf16 cooperative matrices at 16x16x16"));
+  CHECK_THAT(bf16,
+             ContainsSubstring("shaderBFloat16 type / dot / coop") && ContainsSubstring("yes / yes / yes"));
+  CHECK_THAT(none, ContainsSubstring("Best bf16 x bf16 -> f32 shape: none (tiled fallback)"));
+  CHECK_THAT(none, ContainsSubstring("bf16 GEMMs run through the tiled f32 kernel"));
 }
 
 TEST_CASE("runProbe: --from-json, --device and a bad file", "[probe][cli]") {

@@ -53,18 +53,20 @@ inline std::vector<float> result(const vk::Buffer& b, size_t n) {
 
 // f16 outputs: n halves plus a guard, all holding a NaN pattern no kernel writes.
 constexpr uint16_t kPoisonF16 = 0x7E5A;
+// The same for bf16 outputs (a NaN as bf16; a kernel's quiet NaN would read 0x7fc0 or carry its payload).
+constexpr uint16_t kPoisonBF16 = 0x7F9A;
 
-inline vk::Buffer outputHalf(size_t n, const char* what) {
+inline vk::Buffer outputHalf(size_t n, const char* what, uint16_t poison = kPoisonF16) {
   auto b = ctx().buffer((n + 1) * 2, what);
-  ctx().uploadVector(b, std::vector<uint16_t>(n + 1, kPoisonF16));
+  ctx().uploadVector(b, std::vector<uint16_t>(n + 1, poison));
   return b;
 }
 
 // Downloads n halves (the raw bits); checks every one was written and the guard was not.
-inline std::vector<uint16_t> resultHalf(const vk::Buffer& b, size_t n) {
+inline std::vector<uint16_t> resultHalf(const vk::Buffer& b, size_t n, uint16_t poison = kPoisonF16) {
   auto v = ctx().downloadVector<uint16_t>(b, n + 1);
-  CHECK(std::count(v.begin(), v.end() - 1, kPoisonF16) == 0);
-  CHECK(v[n] == kPoisonF16);
+  CHECK(std::count(v.begin(), v.end() - 1, poison) == 0);
+  CHECK(v[n] == poison);
   v.resize(n);
   return v;
 }

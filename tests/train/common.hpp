@@ -100,7 +100,7 @@ struct Run {
     std::vector<float> all;
     trainer->graph().flush();
     for (auto& p : model->parameters()) {
-      auto v = trainCtx().downloadVector<float>(p.data, p.elements);
+      auto v = model::downloadValues(trainCtx(), p); // bf16 parameters widened
       all.insert(all.end(), v.begin(), v.end());
     }
     return all;

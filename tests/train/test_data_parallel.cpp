@@ -250,6 +250,20 @@ TEST_CASE("2 and 3 ranks train one process' loss curve at the same global batch"
   }
 }
 
+TEST_CASE("2 ranks with bf16 parameters follow one process' curve and stay identical", "[mpi][bf16]") {
+  // The start-up broadcast and the periodic hash comparison (--check-every 2) carry the bf16 value buffers.
+  const fs::path dir = tempDir("bf16-params");
+  const std::string extra = "--precision bf16 --param-dtype bf16";
+  const fs::path one = dir / "1";
+  runToEnd(0, trainArgs(extra + " --out " + one.string()), dir / "log");
+  const auto ref = metrics(one);
+  REQUIRE(ref.size() == 8);
+  const fs::path two = dir / "2";
+  const std::string log = runToEnd(2, trainArgs(extra + " --out " + two.string()), dir / "log2");
+  CHECK_THAT(log, ContainsSubstring("data parallel: 2 ranks x batch 3"));
+  checkSameCurve(ref, metrics(two));
+}
+
 TEST_CASE("the shared-memory and the message exchange give the same bits", "[mpi]") {
   const fs::path dir = tempDir("exchange");
   // Buckets of ~10 KB: several exchanges per step, of different sizes (the window grows between them).

@@ -1,8 +1,9 @@
 // The memory plan on a micro GPT (lavapipe): planned steps give the same bits as the bump arena (losses,
 // validation loss, weights), the plan reaches its lower bound, the peak memory in use falls by exactly
 // what the arena stops reserving, the planned step has no more barriers than the bump arena's, and
-// --max-memory's estimate covers the measured peak. Each run has its own device context, so its allocator
-// peak is its own.
+// --max-memory's estimate covers the measured peak of device memory (the pure estimate on a discrete, an
+// integrated and a CPU device's placement of staging and token buffers). Each run has its own device context,
+// so its allocator peak is its own.
 #include "common.hpp"
 
 #include "engine/train/memory_budget.hpp"
@@ -29,9 +30,9 @@ Measured trainOwnContext(train::TrainConfig cfg, bool planned) {
   Measured m;
   {
     auto model = train::makeModel(*ctx, test::modelJsonFor(cfg), cfg.seed);
-    const uint64_t modelState = ctx->allocator().stats().bytesInUse;
+    const uint64_t modelState = ctx->allocator().stats().deviceBytesInUse;
     const uint64_t bins = train::planStepMemory(*ctx, *model, cfg.batch, cfg.seqLen).binBytes();
-    m.estimate = train::estimatePeakBytes(modelState, cfg, bins, ctx->stagingBytes());
+    m.estimate = train::estimatePeakBytes(modelState, cfg, bins, ctx->allocator().placement());
     train::DataLoader loader(*test::corpusTokens(), cfg.seqLen, cfg.seed);
     train::DataInfo info{"kjv", 42, test::corpusTokens()->size(), train::Tokenizer::byteLevel().toJson()};
     train::Trainer trainer(*ctx, *model, cfg, loader, info, {});
@@ -48,7 +49,7 @@ Measured trainOwnContext(train::TrainConfig cfg, bool planned) {
     m.arenaReserved = trainer.arena().reservedBytes();
     m.plan = trainer.stepPlan();
   }
-  m.peakInUse = ctx->allocator().stats().peakBytesInUse;
+  m.peakInUse = ctx->allocator().stats().devicePeakBytesInUse;
   return m;
 }
 
@@ -76,8 +77,9 @@ void checkPlannedEqualsBump(const train::TrainConfig& cfg) {
   CHECK(plan.barriers <= bump.barriers);
   CHECK(plan.barriers > 0);
 
-  // The estimate --max-memory and --plan-only give covers the planned run's measured peak, by at most its
-  // 1 MiB margin for small buffers (the micro GPT's evaluation allocates nothing beyond its plan).
+  // The estimate --max-memory and --plan-only give covers the planned run's measured peak of device memory,
+  // by at most its 1 MiB margin for small buffers (the micro GPT's evaluation allocates nothing beyond its
+  // plan), on whatever kind of device this is.
   INFO("estimate " << plan.estimate << ", measured peak " << plan.peakInUse);
   CHECK(plan.estimate >= plan.peakInUse);
   CHECK(plan.estimate - plan.peakInUse <= (1u << 20));
@@ -146,6 +148,57 @@ TEST_CASE("memory budget: the largest dividing micro-batch that fits, or none", 
   asked.clear();
   train::chooseMicroBatch(16, 13000, 5000, bytes);
   CHECK(asked == std::vector<uint32_t>{16, 8}); // only divisors, from the largest down, until one fits
+}
+
+TEST_CASE("memory budget: the estimate counts device memory where the device puts each kind of buffer",
+          "[train][memory-plan]") {
+  train::TrainConfig cfg;
+  cfg.seqLen = 1024;
+  cfg.batch = 16;
+  cfg.gradAccum = 2;
+  cfg.evalBatches = 3;
+  const uint64_t model = 500'000'000, bins = 3'000'000'000, small = 1 << 20;
+  // Tokens and targets: 4-byte ids, two sets of batch x accum rows for training, one set of batch x
+  // evalBatches rows for the evaluation.
+  const uint64_t tokens = 4 * (4ull * 1024 * 16 * 2) + 2 * (4ull * 1024 * 16 * 3);
+  const uint64_t chunk = vk::Context::kStagingChunk;
+  // A discrete GPU: device-local memory is not mapped, its staging and token buffers are host memory.
+  const vk::MemoryPlacement discrete{
+      .deviceLocalMapped = false, .uploadOnDevice = false, .readbackOnDevice = false};
+  CHECK(train::estimatePeakBytes(model, cfg, bins, discrete) == model + bins + small);
+  CHECK(train::stagingDeviceBytes(discrete) == 0);
+  // A CPU device (lavapipe): everything is one mapped heap; copies need no staging.
+  const vk::MemoryPlacement cpu{.deviceLocalMapped = true, .uploadOnDevice = true, .readbackOnDevice = true};
+  CHECK(train::estimatePeakBytes(model, cfg, bins, cpu) == model + bins + tokens + small);
+  CHECK(train::trainerDeviceBytes(cfg, cpu) == train::trainerBytes(cfg));
+  // An integrated GPU whose device-local type is not mapped: its staging comes out of the same heap.
+  const vk::MemoryPlacement integrated{
+      .deviceLocalMapped = false, .uploadOnDevice = true, .readbackOnDevice = true};
+  CHECK(train::estimatePeakBytes(model, cfg, bins, integrated) == model + bins + tokens + small + chunk);
+  // Readback in a device-local heap but uploads in host memory: a download's staging is device memory.
+  const vk::MemoryPlacement readbackOnly{
+      .deviceLocalMapped = false, .uploadOnDevice = false, .readbackOnDevice = true};
+  CHECK(train::estimatePeakBytes(model, cfg, bins, readbackOnly) == model + bins + small + chunk);
+}
+
+TEST_CASE("memory budget: this device's placement and its device counts", "[train][memory-plan]") {
+  auto ctx = vk::Context::create({.persistentPipelineCache = false});
+  vk::Allocator& alloc = ctx->allocator();
+  const vk::MemoryPlacement p = alloc.placement();
+  // Mapped device-local memory is one heap with the host-visible kinds wherever Helios has run (lavapipe, a
+  // CPU device; integrated GPUs): then every byte is device memory.
+  if (p.deviceLocalMapped) CHECK((p.uploadOnDevice && p.readbackOnDevice));
+  const uint64_t before = alloc.stats().deviceBytesInUse, beforeAll = alloc.stats().bytesInUse;
+  {
+    vk::Buffer device = ctx->buffer(3 << 20, "device bytes"),
+               up = ctx->buffer(1 << 20, "upload bytes", vk::MemoryKind::Upload);
+    CHECK(alloc.stats().bytesInUse - beforeAll >= (4u << 20));
+    CHECK(alloc.stats().deviceBytesInUse - before >= (p.uploadOnDevice ? 4u << 20 : 3u << 20));
+    CHECK(alloc.stats().deviceBytesInUse - before < (p.uploadOnDevice ? 5u << 20 : 4u << 20));
+    CHECK(alloc.stats().devicePeakBytesInUse >= alloc.stats().deviceBytesInUse);
+  }
+  CHECK(alloc.stats().deviceBytesInUse == before);
+  CHECK(alloc.stats().bytesInUse == beforeAll);
 }
 
 TEST_CASE("memory budget: sizes with units", "[train][memory-plan]") {

@@ -3,12 +3,14 @@
 // AdamW reading the control buffer (update, gradient zeroing, skip).
 #include "codegen/kernels/optim_step.hpp"
 #include "codegen/spirv/tools.hpp"
+#include "engine/core/half.hpp"
 #include "engine/ops/optim_step.hpp"
 #include "support/random.hpp"
 
 #include <catch2/catch_approx.hpp>
 #include <catch2/catch_test_macros.hpp>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace helios;
@@ -29,12 +31,12 @@ struct Tensor {
 
 } // namespace
 
-TEST_CASE("optim_step: every kernel of the sweep passes spirv-val (scalar and four-wide AdamW)",
+TEST_CASE("optim_step: every kernel of the sweep passes spirv-val (scalar, four-wide and bf16 AdamW)",
           "[train][optim]") {
   codegen::KernelRegistry reg;
   codegen::registerOptimStep(reg);
   const auto ks = reg.find("optim_step")->all();
-  CHECK(ks.size() == 10);
+  CHECK(ks.size() == 11);
   for (const auto& k : ks) {
     INFO(k.name);
     const auto r = helios::spv::validate(k.spirv);
@@ -162,5 +164,64 @@ TEST_CASE("optim_step: norm, control and AdamW match the host", "[train][optim]"
     CHECK(ctx().downloadVector<float>(p, t.n) == p0);        // nothing moved
     for (float g : ctx().downloadVector<float>(ts[0].buf, ts[0].n))
       CHECK(g == 0.0f);
+  }
+}
+
+// AdamW on bf16 parameters (f32 m, v, g): the update is computed in f32 and rounded stochastically with the
+// host-visible hash (codegen::adamwRoundingBits). Every result lies within a bf16 ulp of the
+// float64 update, almost all equal the host's emulation bit for bit (the GPU's division and square root may
+// differ from the host's in the last f32 bit), the element past n stays, and steps smaller than half a bf16
+// ulp still move the weights by their expected total (round to nearest would leave them all unchanged).
+TEST_CASE("optim_step: AdamW on bf16 parameters rounds stochastically and without bias",
+          "[train][optim][bf16]") {
+  ops::ImmediateExecutor exec(ctx());
+  const uint32_t n = 100001; // odd: the last bf16 shares a 32-bit word with the sentinel
+  const auto pHost = test::randomFloats(n + 1, 0.5f, 1.0f);
+  std::vector<uint16_t> p0(n + 1);
+  for (uint32_t i = 0; i <= n; ++i)
+    p0[i] = floatToBf16(pHost[i]);
+  const std::vector<float> g0(n, 0.01f), zeros(n, 0.0f);
+  vk::Buffer p = ctx().buffer(2ull * (n + 1), "p"), m = ctx().buffer(4ull * n, "m"),
+             v = ctx().buffer(4ull * n, "v"), g = ctx().buffer(4ull * n, "g"),
+             control = ctx().buffer(16, "c");
+  // The first step (t = 1): gradMul 1, no skip, 1/(1-0.9), 1/(1-0.95): every update is 1 (+ decay).
+  const std::vector<float> ctrl{1.0f, 0.0f, 10.0f, 20.0f};
+  ctx().uploadVector(control, ctrl);
+  const uint32_t seed = 0x1234567u;
+  for (float lr : {1e-2f, 1e-4f}) {
+    INFO("lr " << lr);
+    ctx().uploadVector(p, p0);
+    ctx().uploadVector(m, zeros);
+    ctx().uploadVector(v, zeros);
+    ctx().uploadVector(g, g0);
+    const ops::AdamWCtrlHyper h{lr, 0.9f, 0.95f, 1e-8f, 0.1f};
+    ops::adamwCtrl(exec, p.range(), m.range(), v.range(), g.range(), control.range(), n, h,
+                   codegen::Elem::BF16, seed);
+    exec.flush();
+    const auto p1 = ctx().downloadVector<uint16_t>(p, n + 1);
+    CHECK(p1[n] == p0[n]);
+    CHECK(ctx().downloadVector<float>(g, n) == zeros);
+    uint32_t exact = 0, outside = 0;
+    double moved = 0, expected = 0;
+    for (uint32_t i = 0; i < n; ++i) {
+      const float pOld = bf16ToFloat(p0[i]);
+      // The kernel's f32 arithmetic, in its order.
+      const float gg = g0[i] * ctrl[0], mNew = gg * (1.0f - 0.9f), vNew = gg * gg * (1.0f - 0.95f);
+      const float update = mNew * ctrl[2] / (std::sqrt(vNew * ctrl[3]) + 1e-8f) + pOld * 0.1f;
+      const float pNew = pOld - update * lr;
+      uint32_t bits;
+      std::memcpy(&bits, &pNew, 4);
+      const uint16_t emulated = static_cast<uint16_t>((bits + codegen::adamwRoundingBits(seed, i)) >> 16);
+      exact += p1[i] == emulated;
+      const double exactNew = pOld - double(lr) * (1.0 + 0.1 * double(pOld));
+      outside += std::abs(bf16ToFloat(p1[i]) - exactNew) >= 1.0 / 256; // a bf16 ulp in [0.5, 1)
+      moved += bf16ToFloat(p1[i]) - pOld;
+      expected += exactNew - pOld;
+    }
+    CHECK(outside == 0);
+    CHECK(exact >= n - n / 100);
+    // ulp 2^-8 in [0.5, 1): the rounding's noise on the sum is ~0.5; the expected total ~ -n * lr * 1.08.
+    CHECK(std::abs(moved - expected) < 0.05 * std::abs(expected) + 3.0);
+    if (lr < 1e-3f) CHECK(std::abs(expected) > 10.0); // well beyond the noise, and RNE would move nothing
   }
 }

@@ -15,13 +15,22 @@ namespace helios::bench {
 namespace {
 
 struct Shape {
-  uint32_t B, H, S, D;
+  uint32_t B, H, Hkv, S, D; // Hkv: key/value heads (grouped-query attention when fewer than H)
+  // The first row of query head `bh` (batch * H + head) and of the key/value head it reads.
+  size_t qBase(size_t bh) const { return bh * S; }
+  size_t kvBase(size_t bh) const { return (bh / H * Hkv + bh % H / (H / Hkv)) * S; }
 };
 
+// BxHxSxD, or BxHxHkvxSxD with Hkv key/value heads dividing H.
 Shape parseShape(const std::string& s) {
   Shape x{};
-  if (std::sscanf(s.c_str(), "%ux%ux%ux%u", &x.B, &x.H, &x.S, &x.D) != 4 || !x.B || !x.H || !x.S || !x.D)
-    throw std::invalid_argument("attention shape '" + s + "' is not BxHxSxD");
+  if (std::sscanf(s.c_str(), "%ux%ux%ux%ux%u", &x.B, &x.H, &x.Hkv, &x.S, &x.D) != 5) {
+    x.D = 0;
+    if (std::sscanf(s.c_str(), "%ux%ux%ux%u", &x.B, &x.H, &x.S, &x.D) != 4) x.D = 0;
+    x.Hkv = x.H;
+  }
+  if (!x.B || !x.H || !x.Hkv || !x.S || !x.D || x.H % x.Hkv)
+    throw std::invalid_argument("attention shape '" + s + "' is not BxHxSxD or BxHxHkvxSxD (Hkv dividing H)");
   return x;
 }
 
@@ -33,13 +42,13 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
   std::uniform_int_distribution<uint32_t> head(0, s.B * s.H - 1), row(0, s.S - 1);
   std::vector<double> p(s.S);
   for (int r = 0; r < rows; ++r) {
-    const size_t bh = head(gen), i = row(gen), base = bh * s.S;
+    const size_t bh = head(gen), i = row(gen), base = s.qBase(bh), kv = s.kvBase(bh);
     const size_t lim = causal ? i + 1 : s.S;
     double mx = -INFINITY, sum = 0;
     for (size_t j = 0; j < lim; ++j) {
       double d = 0;
       for (uint32_t c = 0; c < s.D; ++c)
-        d += double(q[(base + i) * s.D + c]) * k[(base + j) * s.D + c];
+        d += double(q[(base + i) * s.D + c]) * k[(kv + j) * s.D + c];
       mx = std::max(mx, p[j] = d * scale);
     }
     for (size_t j = 0; j < lim; ++j)
@@ -48,7 +57,7 @@ double spotCheck(const Shape& s, bool causal, float scale, const std::vector<flo
     for (uint32_t c = 0; c < s.D; ++c) {
       double ref = 0;
       for (size_t j = 0; j < lim; ++j)
-        ref += p[j] / sum * v[(base + j) * s.D + c];
+        ref += p[j] / sum * v[(kv + j) * s.D + c];
       const float got = o[(base + i) * s.D + c];
       err = std::max(err, std::isfinite(got) ? std::abs(got - ref) : INFINITY);
       norm = std::max(norm, std::abs(ref));
@@ -86,12 +95,25 @@ nlohmann::json coopPassStats(vk::Context& ctx, const ops::AttentionShape& shape)
 nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
                               const AttentionBenchOptions& options) {
   nlohmann::json result = header(ctx, common, "attention");
-  const bool coop = options.kernel == "coop", halfQkv = options.qkv == "f16";
-  if (halfQkv && !coop) throw std::invalid_argument("--qkv f16 needs --kernel coop");
-  result["kernel"] = coop ? (halfQkv ? "fused coop (KHR cooperative matrices; f16 q, k, v; dO rounded to f16)"
-                                     : "fused coop (KHR cooperative matrices; q, k, v, dO rounded to f16)")
-                          : "fused fallback (f32, no cooperative matrices)";
+  const codegen::Elem qkvType = codegen::parseElem(options.qkv, "--qkv");
+  const bool coop = options.kernel == "coop", halfQkv = codegen::isHalf(qkvType);
+  const codegen::Elem half = halfQkv ? qkvType : codegen::parseElem(options.half, "--half");
+  if (halfQkv && !coop) throw std::invalid_argument("--qkv " + options.qkv + " needs --kernel coop");
+  if (!codegen::isHalf(half)) throw std::invalid_argument("--half is a 16-bit kind (f16 or bf16)");
+  const std::string kind = codegen::elemName(half);
+  result["kernel"] =
+      coop ? (halfQkv
+                  ? "fused coop (KHR cooperative matrices; " + kind + " q, k, v; dO rounded to " + kind + ")"
+                  : "fused coop (KHR cooperative matrices; q, k, v, dO rounded to " + kind + ")")
+           : "fused fallback (f32, no cooperative matrices)";
   result["qkv"] = options.qkv;
+  result["half"] = kind;
+  const auto roundHalf = [half](float f) {
+    return half == codegen::Elem::BF16 ? bf16ToFloat(floatToBf16(f)) : halfToFloat(floatToHalf(f));
+  };
+  const auto halfBits = [half](float f) {
+    return half == codegen::Elem::BF16 ? floatToBf16(f) : floatToHalf(f);
+  };
   nlohmann::json rows = nlohmann::json::array();
   std::mt19937_64 gen(1234);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
@@ -107,13 +129,14 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     const bool recorded = at >= (passes - 1) * nShapes;
     const Shape s = parseShape(text);
     const size_t n = size_t(s.B) * s.H * s.S * s.D, nrows = size_t(s.B) * s.H * s.S;
-    auto q = random(n), k = random(n), v = random(n), dO = random(n);
-    // The coop kernels round q, k, v to f16 as they stage them: hand them values that already are, so the
-    // spot check's float64 reference sees exactly what the kernel reads.
+    const size_t nkv = size_t(s.B) * s.Hkv * s.S * s.D;
+    auto q = random(n), k = random(nkv), v = random(nkv), dO = random(n);
+    // The coop kernels round q, k, v to their 16-bit kind as they stage them: hand them values that already
+    // are, so the spot check's float64 reference sees exactly what the kernel reads.
     if (coop)
       for (auto* x : {&q, &k, &v})
         for (float& e : *x)
-          e = halfToFloat(floatToHalf(e));
+          e = roundHalf(e);
     const auto upload = [&](const std::vector<float>& x, const char* what) {
       auto b = ctx.buffer(x.size() * 4, what);
       ctx.uploadVector(b, x);
@@ -122,24 +145,26 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     const auto uploadQkv = [&](const std::vector<float>& x, const char* what) {
       if (!halfQkv) return upload(x, what);
       std::vector<uint16_t> h(x.size());
-      std::transform(x.begin(), x.end(), h.begin(), floatToHalf);
+      std::transform(x.begin(), x.end(), h.begin(), halfBits);
       auto b = ctx.buffer(h.size() * 2, what);
       ctx.uploadVector(b, h);
       return b;
     };
     auto bq = uploadQkv(q, "q"), bk = uploadQkv(k, "k"), bv = uploadQkv(v, "v"), bdO = upload(dO, "dO");
     auto o = ctx.buffer(n * 4, "o"), lse = ctx.buffer(nrows * 4, "lse"), dq = ctx.buffer(n * 4, "dQ"),
-         dk = ctx.buffer(n * 4, "dK"), dv = ctx.buffer(n * 4, "dV"), delta = ctx.buffer(nrows * 4, "delta");
+         dk = ctx.buffer(nkv * 4, "dK"), dv = ctx.buffer(nkv * 4, "dV"),
+         delta = ctx.buffer(nrows * 4, "delta");
     for (const std::string& mask : options.masks) {
       const bool causal = mask == "causal";
-      ops::AttentionShape shape{s.B, s.H, s.H, s.S, s.S, s.D, causal, float(1.0 / std::sqrt(double(s.D)))};
+      ops::AttentionShape shape{s.B, s.H, s.Hkv, s.S, s.S, s.D, causal, float(1.0 / std::sqrt(double(s.D)))};
       shape.kernel = coop ? ops::AttentionKernel::Coop : ops::AttentionKernel::Fallback;
       shape.halfQkv = halfQkv;
+      shape.half = half;
       const auto forward = [&](ops::Executor& e) {
         ops::attentionForward(e, bq.range(), bk.range(), bv.range(), o.range(), lse.range(), shape);
       };
       for (const std::string& mode : options.modes) {
-        nlohmann::json row = {{"B", s.B}, {"H", s.H},         {"S", s.S},
+        nlohmann::json row = {{"B", s.B}, {"H", s.H},         {"Hkv", s.Hkv}, {"S", s.S},
                               {"D", s.D}, {"causal", causal}, {"mode", mode}};
         try {
           const double us = timeMedianUs(ctx, common, [&](ops::Executor& e) {
@@ -155,7 +180,8 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
           row["us"] = us;
           row["tflops"] = flops / (us * 1e-6) / 1e12;
           row["max_rel_error_sampled"] = err;
-          row["ok"] = err < (coop ? 2e-3 : 1e-4);
+          // P is rounded to the 16-bit kind before its MulAdd: bf16's 8-bit significand, 8x f16's error.
+          row["ok"] = err < (coop ? (half == codegen::Elem::BF16 ? 1.6e-2 : 2e-3) : 1e-4);
           fmt::print("attention {:<14} {:6} {:6} {:10.1f} us {:7.2f} TFLOP/s  err {:.1e}\n", text, mask, mode,
                      us, row["tflops"].get<double>(), err);
         } catch (const std::exception& e) {
@@ -172,8 +198,9 @@ nlohmann::json benchAttention(vk::Context& ctx, const CommonOptions& common,
     for (const std::string& text : options.shapes)
       for (const std::string& mask : options.masks) {
         const Shape s = parseShape(text);
-        ops::AttentionShape shape{s.B, s.H, s.H, s.S, s.S, s.D, mask == "causal"};
+        ops::AttentionShape shape{s.B, s.H, s.Hkv, s.S, s.S, s.D, mask == "causal"};
         shape.halfQkv = halfQkv;
+        shape.half = half;
         stats.update(coopPassStats(ctx, shape));
       }
     result["pipeline_stats"] = stats;

@@ -7,12 +7,13 @@
 namespace helios::bench {
 
 struct AttentionBenchOptions {
-  std::vector<std::string> shapes{"1x8x512x64"}; // BxHxSxD (kv heads = H)
+  std::vector<std::string> shapes{"1x8x512x64"}; // BxHxSxD (kv heads = H) or BxHxHkvxSxD
   std::vector<std::string> masks{"causal", "dense"};
   std::vector<std::string> modes{"fwd", "fwdbwd"}; // forward, or forward + backward
   uint32_t passes = 1;             // times over the whole shape list; only the last pass is recorded
-  std::string kernel = "fallback"; // fallback (f32) | coop (f16 inputs, forward only)
-  std::string qkv = "f32";         // storage of q, k, v: f32 | f16 (coop only; what SDPA f16 reads)
+  std::string kernel = "fallback"; // fallback (f32) | coop (16-bit inputs)
+  std::string qkv = "f32";         // storage of q, k, v: f32 | f16 | bf16 (coop only; what SDPA reads)
+  std::string half = "f16";        // the coop passes' 16-bit kind (f16 | bf16); a 16-bit --qkv sets it
 };
 
 // Fused attention (ops::attentionForward / attentionBackward) time and TFLOP/s per shape, mask and mode,

@@ -3,6 +3,7 @@
 #include "engine/graph/arena.hpp"
 #include "engine/model/gpt.hpp"
 #include "engine/ops/attention.hpp"
+#include "engine/ops/matmul_coop.hpp"
 #include "engine/ops/optim_step.hpp"
 #include "engine/ops/recording_executor.hpp"
 
@@ -15,20 +16,20 @@ namespace helios::bench {
 namespace {
 
 // GPT-2 small as trained by the benchmarks: 12 layers, 768 wide, 12 heads, T 1024, vocab 50304, B 16.
-model::GptConfig gpt2Small() {
+model::GptConfig gpt2Small(model::Precision precision) {
   model::GptConfig c;
   c.vocab = 50304;
   c.context = 1024;
   c.layers = 12;
   c.dim = 768;
   c.heads = 12;
-  c.precision = model::Precision::Mixed;
+  c.precision = precision;
   return c;
 }
 
 // One training step: forward, loss and backward of the model, then the optimizer's dispatches per group.
-void recordGptStep(vk::Context& ctx, ops::Executor& exec, uint32_t batch) {
-  const model::GptConfig cfg = gpt2Small();
+void recordGptStep(vk::Context& ctx, ops::Executor& exec, uint32_t batch, model::Precision precision) {
+  const model::GptConfig cfg = gpt2Small(precision);
   model::Gpt gpt(ctx, cfg, 1);
   graph::StepArena arena(ctx);
   const uint64_t tokens = uint64_t(batch) * cfg.context;
@@ -56,7 +57,7 @@ void recordGptStep(vk::Context& ctx, ops::Executor& exec, uint32_t batch) {
   ops::optimControl(exec, c);
   for (const auto& g : gpt.parameterGroups())
     ops::adamwCtrl(exec, g.data, g.m, g.v, g.grad, control.range(), g.elements,
-                   ops::AdamWCtrlHyper{1e-4f, 0.9f, 0.95f, 1e-8f, g.decay ? 0.1f : 0.0f});
+                   ops::AdamWCtrlHyper{1e-4f, 0.9f, 0.95f, 1e-8f, g.decay ? 0.1f : 0.0f}, g.dtype);
 }
 
 struct AttentionCase {
@@ -71,7 +72,8 @@ AttentionCase parseAttention(const std::string& s) {
 }
 
 // Forward and backward (dQ, dK/dV) of one shape, causal and dense: the f32 fallback everywhere, and the coop
-// passes (f32 and f16 q, k, v) where the device runs them.
+// passes (f32 and f16 q, k, v; bf16 q, k, v where the device has bf16 coop matrices) where the device runs
+// them.
 void recordAttention(vk::Context& ctx, ops::Executor& exec, const AttentionCase& s) {
   const uint64_t n = uint64_t(s.B) * s.H * s.S * s.D, rows = uint64_t(s.B) * s.H * s.S;
   auto q = ctx.buffer(n * 4, "q"), k = ctx.buffer(n * 4, "k"), v = ctx.buffer(n * 4, "v"),
@@ -79,11 +81,13 @@ void recordAttention(vk::Context& ctx, ops::Executor& exec, const AttentionCase&
        dk = ctx.buffer(n * 4, "dK"), dv = ctx.buffer(n * 4, "dV"), lse = ctx.buffer(rows * 4, "lse"),
        delta = ctx.buffer(rows * 4, "delta");
   const bool coop = ops::attentionCoopAvailable(ctx.device(), s.D);
+  const bool bf16 = ops::attentionCoopAvailable(ctx.device(), s.D, codegen::Elem::BF16);
   for (bool causal : {true, false})
-    for (int variant = 0; variant < (coop ? 3 : 1); ++variant) {
+    for (int variant = 0; variant < (bf16 ? 4 : coop ? 3 : 1); ++variant) {
       ops::AttentionShape shape{s.B, s.H, s.H, s.S, s.S, s.D, causal, float(1.0 / std::sqrt(double(s.D)))};
       shape.kernel = variant == 0 ? ops::AttentionKernel::Fallback : ops::AttentionKernel::Coop;
-      shape.halfQkv = variant == 2;
+      shape.halfQkv = variant >= 2;
+      shape.half = variant == 3 ? codegen::Elem::BF16 : codegen::Elem::F16;
       ops::attentionForward(exec, q.range(), k.range(), v.range(), o.range(), lse.range(), shape);
       ops::attentionBackward(exec, q.range(), k.range(), v.range(), o.range(), lse.range(), dO.range(),
                              dq.range(), dk.range(), dv.range(), delta.range(), shape);
@@ -141,8 +145,11 @@ nlohmann::json benchCompile(vk::Context& ctx, const CommonOptions& common, const
   std::vector<std::pair<std::string, size_t>> sections; // workload, first use index
   for (const auto& w : options.workloads) {
     sections.emplace_back(w, exec.uses().size());
-    if (w == "gpt2-small")
-      recordGptStep(ctx, exec, 16);
+    if (w == "gpt2-small") recordGptStep(ctx, exec, 16, model::Precision::Mixed);
+    // bf16's kernels where the device runs bf16 cooperative matrices (none of Mesa 25.0.7's emulated
+    // Intel and AMD devices lists a bf16 configuration).
+    if (ops::coopDeviceInfo(ctx.device()).bf16)
+      recordGptStep(ctx, exec, 16, model::Precision::BF16);
     else if (w == "attention")
       for (const auto& shape : options.attentionShapes)
         recordAttention(ctx, exec, parseAttention(shape));

@@ -50,16 +50,24 @@ KernelInfo kernelInfo(vk::Context& ctx, const ops::MatmulArgs& args) {
   return info;
 }
 
+uint16_t toBits(codegen::Elem type, float v) {
+  return type == codegen::Elem::BF16 ? floatToBf16(v) : floatToHalf(v);
+}
+float fromBits(codegen::Elem type, uint16_t h) {
+  return type == codegen::Elem::BF16 ? bf16ToFloat(h) : halfToFloat(h);
+}
+
 // Fills a host array with uniform [-1, 1) values in the storage type; returns the values as floats too.
-std::vector<float> randomOperand(size_t n, std::mt19937_64& gen, bool f16, std::vector<std::byte>& bytes) {
+std::vector<float> randomOperand(size_t n, std::mt19937_64& gen, codegen::Elem type,
+                                 std::vector<std::byte>& bytes) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<float> values(n);
-  bytes.resize(n * (f16 ? 2 : 4));
+  bytes.resize(n * codegen::elemBytes(type));
   for (size_t i = 0; i < n; ++i) {
     float v = dist(gen);
-    if (f16) {
-      uint16_t h = floatToHalf(v);
-      v = halfToFloat(h);
+    if (codegen::isHalf(type)) {
+      const uint16_t h = toBits(type, v);
+      v = fromBits(type, h);
       std::memcpy(bytes.data() + 2 * i, &h, 2);
     } else {
       std::memcpy(bytes.data() + 4 * i, &v, 4);
@@ -77,16 +85,20 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
   result["out"] = options.out;
   result["kernel"] = options.kernel;
   nlohmann::json rows = nlohmann::json::array();
-  const bool f16In = options.dtype == "f16", f16Out = options.out == "f16";
+  const codegen::Elem in = codegen::parseElem(options.dtype, "--dtype");
+  const codegen::Elem out = codegen::parseElem(options.out, "--out");
+  if (codegen::isHalf(in) && codegen::isHalf(out) && in != out)
+    throw std::invalid_argument("helios-bench gemm: --out " + options.out + " with --dtype " + options.dtype +
+                                ": a 16-bit C is the operands' kind");
   std::mt19937_64 gen(12345);
 
   for (const auto& shapeText : options.shapes) {
     const Shape s = parseShape(shapeText);
     std::vector<std::byte> aBytes, bBytes;
-    auto aVals = randomOperand(size_t(s.M) * s.K, gen, f16In, aBytes);
-    auto bVals = randomOperand(size_t(s.K) * s.N, gen, f16In, bBytes);
+    auto aVals = randomOperand(size_t(s.M) * s.K, gen, in, aBytes);
+    auto bVals = randomOperand(size_t(s.K) * s.N, gen, in, bBytes);
     auto a = ctx.buffer(aBytes.size(), "bench A"), b = ctx.buffer(bBytes.size(), "bench B");
-    auto c = ctx.buffer(size_t(s.M) * s.N * (f16Out ? 2 : 4), "bench C");
+    auto c = ctx.buffer(size_t(s.M) * s.N * codegen::elemBytes(out), "bench C");
     ctx.upload(a, aBytes);
     ctx.upload(b, bBytes);
 
@@ -101,8 +113,8 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
         args.K = s.K;
         args.transA = layout[0] == 't';
         args.transB = layout[1] == 't';
-        args.aType = f16In ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
-        args.outType = f16Out ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
+        args.aType = in;
+        args.outType = out;
         args.kernel = options.kernel == "coop"    ? ops::MatmulKernel::Coop
                       : options.kernel == "tiled" ? ops::MatmulKernel::Tiled
                                                   : ops::MatmulKernel::Auto;
@@ -128,10 +140,10 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
               ref += av * bv;
             }
             float got;
-            if (f16Out) {
+            if (codegen::isHalf(out)) {
               uint16_t h;
               std::memcpy(&h, cBytes.data() + 2 * (size_t(i) * s.N + j), 2);
-              got = halfToFloat(h);
+              got = fromBits(out, h);
             } else {
               std::memcpy(&got, cBytes.data() + 4 * (size_t(i) * s.N + j), 4);
             }
@@ -147,7 +159,10 @@ nlohmann::json benchGemm(vk::Context& ctx, const CommonOptions& common, const Ge
           const bool checked = options.beta == 0.0f; // with beta, every run accumulated into C
           row["max_rel_error_sampled"] = checked ? nlohmann::json(relErr) : nlohmann::json();
           if (!checked) row["beta"] = options.beta;
-          row["ok"] = !checked || relErr < (f16In || f16Out ? 5e-3 : 1e-4);
+          // A 16-bit C rounds each element once: half an ulp, 2^-9 relative for bf16 (3e-2 with the sums).
+          row["ok"] = !checked || relErr < (out == codegen::Elem::BF16                    ? 3e-2
+                                            : codegen::isHalf(in) || codegen::isHalf(out) ? 5e-3
+                                                                                          : 1e-4);
           fmt::print("gemm {:>5}x{:<5}x{:<5} {} {} {:<24} {:9.1f} us {:7.2f} TFLOP/s  {}{}\n", s.M, s.N, s.K,
                      layout, options.dtype, tileText, us, tflops,
                      checked ? fmt::format("err {:.1e}", relErr) : std::string("unchecked (beta)"),

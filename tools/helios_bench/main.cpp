@@ -4,6 +4,7 @@
 #include "bench_compile.hpp"
 #include "bench_dispatch.hpp"
 #include "bench_gemm.hpp"
+#include "bench_peak.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/ops/device_tuning.hpp"
 #include "engine/vk/error.hpp"
@@ -54,8 +55,14 @@ int main(int argc, char** argv) {
   gemmCmd->add_option("--tiles", gemm.tiles, "'auto' or tiled-kernel tilings such as 128x128x8_8x8_p4_s2")
       ->delimiter(',')
       ->capture_default_str();
-  gemmCmd->add_option("--dtype", gemm.dtype, "Storage of A and B")->check(CLI::IsMember({"f32", "f16"}));
-  gemmCmd->add_option("--out", gemm.out, "Storage of C")->check(CLI::IsMember({"f32", "f16"}));
+  gemmCmd
+      ->add_option(
+          "--dtype", gemm.dtype,
+          "Storage of A and B (bf16: bf16 cooperative matrices where the device lists them, else the "
+          "tiled kernel widening bf16 to f32)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
+  gemmCmd->add_option("--out", gemm.out, "Storage of C (a 16-bit C is the operands' kind)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   gemmCmd
       ->add_option("--beta", gemm.beta,
                    "C = A*B + beta*C (timing only: C accumulates over the runs, no check)")
@@ -70,7 +77,7 @@ int main(int argc, char** argv) {
   auto* attentionCmd =
       app.add_subcommand("attention", "Fused attention time and TFLOP/s per shape, mask and mode");
   addCommon(attentionCmd);
-  attentionCmd->add_option("--shapes", attention.shapes, "BxHxSxD list (kv heads = H)")
+  attentionCmd->add_option("--shapes", attention.shapes, "BxHxSxD (kv heads = H) or BxHxHkvxSxD list")
       ->delimiter(',')
       ->capture_default_str();
   attentionCmd->add_option("--masks", attention.masks, "causal, dense")
@@ -82,8 +89,14 @@ int main(int argc, char** argv) {
                    "fallback (f32) or coop (cooperative matrices; q, k, v, dO rounded to f16)")
       ->check(CLI::IsMember({"fallback", "coop"}))
       ->capture_default_str();
-  attentionCmd->add_option("--qkv", attention.qkv, "storage of q, k and v: f32, or f16 (coop only)")
-      ->check(CLI::IsMember({"f32", "f16"}))
+  attentionCmd->add_option("--qkv", attention.qkv, "storage of q, k and v: f32, or f16 / bf16 (coop only)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}))
+      ->capture_default_str();
+  attentionCmd
+      ->add_option("--half", attention.half,
+                   "the coop passes' 16-bit kind, f16 or bf16 (bf16 cooperative matrices; a 16-bit --qkv "
+                   "sets it)")
+      ->check(CLI::IsMember({"f16", "bf16"}))
       ->capture_default_str();
   attentionCmd
       ->add_option("--passes", attention.passes,
@@ -106,6 +119,13 @@ int main(int argc, char** argv) {
   dispatchCmd->add_option("--elements", elements, "Floats per dispatch")
       ->check(cli::PositiveCount)
       ->capture_default_str();
+
+  bench::PeakBenchOptions peak;
+  auto* peakCmd = app.add_subcommand(
+      "peak", "The device's own ceilings: MulAdd throughput per listed cooperative-matrix configuration (a "
+              "register-resident loop) and memory bandwidth (a 16-byte vector copy)");
+  addCommon(peakCmd);
+  bench::addPeakOptions(*peakCmd, peak);
 
   bench::CompileOptions compile;
   auto* compileCmd = app.add_subcommand(
@@ -130,6 +150,7 @@ int main(int argc, char** argv) {
     nlohmann::json result = gemmCmd->parsed()        ? bench::benchGemm(*ctx, common, gemm)
                             : attentionCmd->parsed() ? bench::benchAttention(*ctx, common, attention)
                             : compileCmd->parsed()   ? bench::benchCompile(*ctx, common, compile)
+                            : peakCmd->parsed()      ? bench::benchPeak(*ctx, common, peak)
                                                      : bench::benchDispatch(*ctx, common, count, elements);
     bench::emit(result, common);
     if (common.jsonOut.empty() && !compileCmd->parsed()) std::cout << result.dump(1) << "\n";

@@ -132,8 +132,8 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
   args.alpha = c.alpha;
   args.beta = c.beta;
   args.gelu = c.gelu;
-  args.aType = codegen::GemmType::F16;
-  args.outType = c.outF16 ? codegen::GemmType::F16 : codegen::GemmType::F32;
+  args.aType = codegen::Elem::F16;
+  args.outType = c.outF16 ? codegen::Elem::F16 : codegen::Elem::F32;
   if (c.sharedB) args.strideB = 0;
   ops::CoopRunOptions ro;
   ro.device = dev;

@@ -103,7 +103,7 @@ void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
   auto timeCoop = [&](codegen::GemmCoopParams p, const Shape& s, const std::string& label) -> double {
     p.transA = s.transA;
     p.transB = s.transB;
-    p.outF16 = s.outF16;
+    p.storedC = s.outF16 ? codegen::Elem::F16 : codegen::Elem::F32;
     p.batched = s.batch > 1;
     p.alphaBeta = p.bias = p.gelu = s.epilogue;
     if (s.M % p.BM || s.N % p.BN || s.K % p.BK) return 0;
@@ -209,7 +209,7 @@ void runTiming(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
     args.b = in.b.range();
     args.c = in.c.range();
     args.M = args.N = args.K = S;
-    args.aType = codegen::GemmType::F16;
+    args.aType = codegen::Elem::F16;
     const auto limits = ops::gemmDeviceLimits(ctx.device());
     const codegen::GemmTiledParams tp = ops::matmulTiledParams(args, limits);
     const vk::Pipeline& pipe =

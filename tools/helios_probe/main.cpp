@@ -4,6 +4,7 @@
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/file.hpp"
 #include "probe/cli.hpp"
+#include "tools/helios_bench/bench_peak.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
@@ -30,7 +31,27 @@ int main(int argc, char** argv) {
                "Print the device's effective Tuning record and where each value came from (default, file, "
                "--tuning, env); with --json as JSON");
   app.add_option("--tuning-file", tuningFile, "With --tuning: read this tuning file after the device's own");
+  bool peak = false;
+  app.add_flag(
+      "--peak", peak,
+      "Measure the device's own ceilings as `helios-bench peak` does (MulAdd throughput per listed "
+      "cooperative-matrix configuration, memory bandwidth; the options below); with --json the JSON, "
+      "the lines on stderr");
+  helios::bench::PeakBenchOptions peakOptions;
+  helios::bench::addPeakOptions(app, peakOptions);
   CLI11_PARSE(app, argc, argv);
+  if (peak) {
+    try {
+      const auto ctx = helios::vk::Context::create({.device = options.device});
+      peakOptions.log = options.json ? stderr : stdout;
+      const auto result = helios::bench::benchPeak(*ctx, {}, peakOptions);
+      if (options.json) std::cout << result.dump(1) << "\n";
+      return 0;
+    } catch (const std::exception& e) {
+      std::cerr << "helios-probe: " << e.what() << "\n";
+      return 1;
+    }
+  }
   if (tuning) {
     try {
       if (!tuningFile.empty()) helios::ops::setTuningFile(tuningFile);

@@ -3,6 +3,9 @@
 //   helios-spv list                                     registered kernel generators
 //   helios-spv dump NAME [--sweep] [--out FILE]         disassemble a generator's default (or every) kernel
 //   helios-spv validate [NAME...] [--all]               spirv-val (Vulkan 1.3) over default or sweep kernels
+//   helios-spv hashes [--lowered]                       a fingerprint of every sweep kernel's words (and of
+//                                                       the coop GEMM sweep lowered at 8 lanes), to compare
+//                                                       the emitted SPIR-V before and after a change
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -13,10 +16,12 @@
 #include <CLI/CLI.hpp>
 
 #include "codegen/kernels/all.hpp"
+#include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/registry.hpp"
 #include "codegen/spirv/ids.hpp"
 #include "codegen/spirv/samples.hpp"
 #include "codegen/spirv/tools.hpp"
+#include "engine/core/fnv1a.hpp"
 #include "engine/io/atomic_file.hpp"
 
 namespace {
@@ -65,6 +70,27 @@ int validateKernels(const std::vector<Kernel>& kernels) {
   return failures;
 }
 
+void printHash(const Kernel& k) {
+  const std::string_view bytes(reinterpret_cast<const char*>(k.spirv.data()), k.spirv.size() * 4);
+  std::printf("%016llx %s\n", static_cast<unsigned long long>(helios::fnv1a64(bytes)), k.cacheKey.c_str());
+}
+
+// The coop GEMM sweep's subgroup-scope kernels lowered at 8 lanes (lavapipe's), those that validate.
+void printLoweredGemmHashes() {
+  for (helios::codegen::GemmCoopParams p : helios::codegen::gemmCoopSweep()) {
+    if (p.workgroupScope) continue;
+    p.lowered = true;
+    p.subgroupSize = 8;
+    p.maxSharedBytes = 65536;
+    try {
+      p.validate();
+    } catch (const std::invalid_argument&) {
+      continue;
+    }
+    printHash(helios::codegen::generateGemmCoop(p));
+  }
+}
+
 std::vector<Kernel> generate(const KernelGenerator& g, bool sweep) {
   try {
     return sweep ? g.all() : std::vector<Kernel>{g.makeDefault()};
@@ -103,6 +129,10 @@ int main(int argc, char** argv) {
   val->add_flag("--all", valAll, "Every registered generator");
   val->add_flag("--sweep", valSweep, "Every parameter set of the sweep, not only the default");
 
+  auto* hashes = app.add_subcommand("hashes", "Print a fingerprint of every sweep kernel's SPIR-V words");
+  bool hashLowered = false;
+  hashes->add_flag("--lowered", hashLowered, "Also the coop GEMM sweep lowered at 8 lanes");
+
   CLI11_PARSE(app, argc, argv);
   const KernelRegistry registry = buildRegistry();
 
@@ -138,6 +168,13 @@ int main(int argc, char** argv) {
         printHeader(k);
         std::cout << helios::spv::disassemble(k.spirv) << "\n";
       }
+      return 0;
+    }
+    if (*hashes) {
+      for (const auto& g : registry.all())
+        for (const Kernel& k : generate(g, true))
+          printHash(k);
+      if (hashLowered) printLoweredGemmHashes();
       return 0;
     }
     if (*val) {

@@ -67,6 +67,7 @@ void writeReferenceLogits(const ExportFlags& f, const std::filesystem::path& che
                           const std::filesystem::path& out) {
   nlohmann::json arch = train::checkpointModelConfig(checkpoint);
   arch["precision"] = "f32";
+  arch["param_dtype"] = "f32"; // bf16 parameters load widened, exactly
   auto ctx = vk::Context::create({.device = f.device});
   auto model = train::makeModel(*ctx, arch, 0);
   train::loadCheckpoint(*ctx, checkpoint, *model, false);

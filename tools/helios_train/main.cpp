@@ -274,15 +274,15 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
               static_cast<unsigned long long>(model->parameterCount()), tok.kindName(), tok.vocab(),
               dataPath.c_str(), static_cast<unsigned long long>(loader->trainTokens()),
               static_cast<unsigned long long>(loader->valTokens()));
-  std::printf(
-      "  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
-      "precision %s%s | steps %llu%s | out %s\n",
-      cfg.batch, cfg.seqLen, cfg.gradAccum, static_cast<unsigned long long>(cfg.tokensPerStep()), cfg.lr,
-      cfg.warmup, 100.0 * cfg.minLrFrac, cfg.gpt.precision == model::Precision::Mixed ? "mixed" : "f32",
-      cfg.dynamicLossScale() ? fmt::format(" (loss scale {:g})", trainer.lossScale()).c_str() : "",
-      static_cast<unsigned long long>(cfg.steps),
-      trainer.stepsDone() ? fmt::format(" (resuming after step {})", trainer.stepsDone()).c_str() : "",
-      out.string().c_str());
+  std::printf("  batch %u x seq %u x accum %u = %llu tokens/step | lr %.2e (warmup %u, cosine to %.0f%%) | "
+              "precision %s%s | steps %llu%s | out %s\n",
+              cfg.batch, cfg.seqLen, cfg.gradAccum, static_cast<unsigned long long>(cfg.tokensPerStep()),
+              cfg.lr, cfg.warmup, 100.0 * cfg.minLrFrac, train::precisionName(cfg.gpt.precision),
+              cfg.dynamicLossScale() ? fmt::format(" (loss scale {:g})", trainer.lossScale()).c_str() : "",
+              static_cast<unsigned long long>(cfg.steps),
+              trainer.stepsDone() ? fmt::format(" (resuming after step {})", trainer.stepsDone()).c_str()
+                                  : "",
+              out.string().c_str());
   const auto& pre = trainer.precompiled();
   std::printf("  start-up %s (%u kernels compiled on %u threads in %.2f s)\n", startup.summary().c_str(),
               pre.pipelines, pre.threads, pre.wallMs / 1000);
@@ -335,9 +335,11 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     std::printf("phases (synchronised step %llu): forward %.2f ms, backward %.2f ms, optimizer %.2f ms\n",
                 static_cast<unsigned long long>(ph.measuredAt), ph.forwardMs, ph.backwardMs, ph.optimizerMs);
   const auto& mem = ctx->allocator().stats();
-  std::printf("memory: peak %s in use, %s reserved in %u blocks (step arena peak %s)\n",
-              train_cli::formatBytes(mem.peakBytesInUse).c_str(),
-              train_cli::formatBytes(mem.bytesReserved).c_str(), mem.blocks,
+  std::printf("memory: peak %s in use, %s reserved of device memory (%s in use at the peak of all %u "
+              "blocks, host-visible staging included; step arena peak %s)\n",
+              train_cli::formatBytes(mem.devicePeakBytesInUse).c_str(),
+              train_cli::formatBytes(mem.deviceBytesReserved).c_str(),
+              train_cli::formatBytes(mem.peakBytesInUse).c_str(), mem.blocks,
               train_cli::formatBytes(trainer.arena().peakBytes()).c_str());
   if (const auto& plan = trainer.stepPlan(); plan.requests)
     std::printf("memory plan: %llu temporaries over %llu dispatches in %u bins of %s (%s without reuse, %s "

@@ -22,8 +22,9 @@ void line(const std::string& what, uint64_t bytes, int indent = 4) {
 
 void printMemoryAccount(vk::Context& ctx, train::Model& model, const train::TrainConfig& cfg,
                         const train::StepMemory& m) {
-  const uint64_t inUse = ctx.allocator().stats().bytesInUse, staging = ctx.stagingBytes();
-  const uint64_t peak = train::estimatePeakBytes(inUse, cfg, m.binBytes(), staging);
+  const vk::MemoryPlacement placement = ctx.allocator().placement();
+  const uint64_t inUse = ctx.allocator().stats().deviceBytesInUse;
+  const uint64_t peak = train::estimatePeakBytes(inUse, cfg, m.binBytes(), placement);
   const auto& limits = ctx.device().limits();
   std::printf("  account of the estimated peak, %s:\n", formatBytes(peak).c_str());
   uint64_t classified = 0;
@@ -32,12 +33,14 @@ void printMemoryAccount(vk::Context& ctx, train::Model& model, const train::Trai
     classified += c.bytes;
   }
   line("other model buffers (RoPE table, counters, alignment)", inUse - std::min(inUse, classified));
-  line("trainer (token and target buffers, evaluation batches, records)", train::trainerBytes(cfg));
+  line("trainer (token and target buffers where they are device memory, evaluation batches, records)",
+       train::trainerDeviceBytes(cfg, placement));
   line("step plan bins (training step and evaluation share them)", m.binBytes());
   std::printf("      of which live at the training step's peak:\n");
   for (const train::MemoryClass& c : train::peakClasses(m.train))
     line(c.name, c.bytes, 8);
-  line("checkpoint staging (0 where device memory is host-visible)", staging);
+  line("checkpoint staging (0 where device memory is host-visible or staging is host memory)",
+       train::stagingDeviceBytes(placement));
   uint64_t largestBin = 0;
   for (uint64_t b : m.train.plan.binBytes)
     largestBin = std::max(largestBin, b);

@@ -49,7 +49,8 @@ void printCensus(const char* what, const graph::StepCensus& c) {
 } // namespace
 
 void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainConfig& cfg) {
-  const uint64_t fixed = ctx.allocator().stats().bytesInUse;
+  const uint64_t fixed = ctx.allocator().stats().deviceBytesInUse;
+  const vk::MemoryPlacement placement = ctx.allocator().placement();
   const train::StepMemory m = train::planStepMemory(ctx, model, cfg.batch, cfg.seqLen);
   std::printf("memory (dry run of micro-batch %u x %u; nothing trained):\n", cfg.batch, cfg.seqLen);
   std::printf("  model state (parameters, gradients, AdamW moments): %s reserved\n",
@@ -58,11 +59,11 @@ void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainCo
   printPlan("evaluation", m.eval);
   printCensus("training step (forward + backward, without the optimizer)", m.train.census);
   printCensus("evaluation", m.eval.census);
-  std::printf("  estimated peak in use: %s (model state + %s for the trainer + %s of plan bins + %s of "
-              "checkpoint staging)\n",
-              formatBytes(train::estimatePeakBytes(fixed, cfg, m.binBytes(), ctx.stagingBytes())).c_str(),
-              formatBytes(train::trainerBytes(cfg)).c_str(), formatBytes(m.binBytes()).c_str(),
-              formatBytes(ctx.stagingBytes()).c_str());
+  std::printf("  estimated peak of device memory in use: %s (model state + %s for the trainer + %s of plan "
+              "bins + %s of checkpoint staging)\n",
+              formatBytes(train::estimatePeakBytes(fixed, cfg, m.binBytes(), placement)).c_str(),
+              formatBytes(train::trainerDeviceBytes(cfg, placement)).c_str(),
+              formatBytes(m.binBytes()).c_str(), formatBytes(train::stagingDeviceBytes(placement)).c_str());
   printMemoryAccount(ctx, model, cfg, m);
 }
 
@@ -71,7 +72,7 @@ void fitMemory(vk::Context& ctx, train::Model& model, train::TrainConfig& cfg,
   const uint64_t budget = train::parseByteSize(budgetText);
   if (!cfg.memoryPlan) throw std::invalid_argument("--max-memory needs the memory plan (--memory-plan on)");
   const uint64_t fixed =
-      train::estimatePeakBytes(ctx.allocator().stats().bytesInUse, cfg, 0, ctx.stagingBytes());
+      train::estimatePeakBytes(ctx.allocator().stats().deviceBytesInUse, cfg, 0, ctx.allocator().placement());
   std::map<uint32_t, uint64_t> asked;
   const auto stepBytes = [&](uint32_t b) {
     return asked[b] = train::planStepMemory(ctx, model, b, cfg.seqLen).binBytes();

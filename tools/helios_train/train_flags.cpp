@@ -39,8 +39,15 @@ void addTrainOptions(CLI::App& app, Flags& f) {
                  "projection where the device allows), split (the same kernels on [B, H, T, D] copies of the "
                  "heads) or unfused (GEMM, softmax, GEMM)")
       ->check(CLI::IsMember({"fused", "split", "unfused"}));
-  app.add_option("--precision", f.precision, "f32, or mixed (f16 GEMM inputs + dynamic loss scaling)")
-      ->check(CLI::IsMember({"f32", "mixed"}));
+  app.add_option("--precision", f.precision,
+                 "f32; mixed (f16 GEMM inputs + dynamic loss scaling); or bf16 (bf16 GEMM inputs and "
+                 "activations, f32 master weights and accumulation, no loss scaling)")
+      ->check(CLI::IsMember({"f32", "mixed", "bf16"}));
+  app.add_option(
+         "--param-dtype", f.paramDtype,
+         "f32, or bf16 with --precision bf16: the GEMM weights stored in bf16 (saves their f32 copies "
+         "and per-step casts; AdamW keeps f32 moments and rounds updates stochastically)")
+      ->check(CLI::IsMember({"f32", "bf16"}));
   app.add_option("--model", f.model, "gpt, or bigram (a one-table baseline)")
       ->check(CLI::IsMember({"gpt", "bigram"}));
   app.add_option("--tokenizer", f.tokenizer, "byte (vocab 256) or char (the corpus' characters)")
@@ -210,8 +217,11 @@ void applyFlags(const CLI::App& app, const Flags& f, train::TrainConfig& c) {
     c.gpt.checkpointActivations = f.checkpointActivations == "block";
     c.gpt.checkpointAttention = f.checkpointActivations == "attention";
   }
-  if (given("--precision"))
-    c.gpt.precision = f.precision == "mixed" ? model::Precision::Mixed : model::Precision::F32;
+  if (given("--precision")) c.gpt.precision = train::parsePrecision(f.precision);
+  if (given("--param-dtype")) c.gpt.paramDtype = train::parseParamDtype(f.paramDtype);
+  if (c.gpt.paramDtype == codegen::Elem::BF16 && c.gpt.precision != model::Precision::BF16)
+    throw std::invalid_argument("--param-dtype bf16 needs --precision bf16 (the GEMMs read the stored "
+                                "weights as their bf16 operands)");
 }
 
 void applyImportedArchitecture(const CLI::App& app, const Flags& f, const model::GptConfig& hf,

@@ -13,8 +13,8 @@ namespace helios::train_cli {
 struct Flags {
   bool tune = false;
   double tuneBudget = 300;
-  std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, model, tokenizer,
-              attention;
+  std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, paramDtype, model,
+              tokenizer, attention;
   std::string initFrom;
   std::string memoryPlan, checkpointActivations, maxMemory, planBindingLimit;
   bool planOnly = false;

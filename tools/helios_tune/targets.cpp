@@ -77,7 +77,7 @@ Targets trainingTargets(const train::TrainConfig& c) {
   const uint32_t heads = std::max(g.heads, 1u), D = g.headDim ? g.headDim : d / heads;
   const uint32_t kv = g.kvHeads ? g.kvHeads : heads;
   const uint32_t vocab = g.vocab ? g.vocab : 256;
-  const bool f16 = g.precision == model::Precision::Mixed;
+  const bool f16 = codegen::isHalf(model::halfOf(g.precision)); // 16-bit GEMM outputs (f16 or bf16)
   // y = x W (x: tokens x in, W: in x out); dx = dy W^T (NT); dW = x^T dy (TN, f32 sums).
   const auto projection = [&](uint32_t in, uint32_t out, uint32_t n) {
     addOnce(t.gemms, t.gemmCounts, tuning::GemmShape{tokens, out, in, 1, false, false, f16}, n);

@@ -148,7 +148,7 @@ void loadImport(vk::Context& ctx, Model& model, const Import& im) {
     if (a.shape != want)
       throw CheckpointError(fmt::format("{}: the tensors for '{}' make shape {}, the model's is {}",
                                         im.dir.string(), p.name, shapeString(a.shape), shapeString(want)));
-    ctx.upload(p.data, std::as_bytes(std::span<const float>(a.values)));
+    model::uploadValues(ctx, p, a.values); // bf16 parameters: rounded to nearest even
   }
 }
 
