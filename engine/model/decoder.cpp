@@ -35,8 +35,7 @@ struct GptDecoder::Impl {
         continue;
       }
       widened.push_back(ctx.buffer(4ull * f.elements, "decoder f32 base weights"));
-      ops::cast(exec, f.data.range(), widened.back().range(), f.elements, codegen::Elem::F16,
-                codegen::Elem::F32);
+      ops::cast(exec, f.data.range(), widened.back().range(), f.elements, f.storage, codegen::Elem::F32);
       params[f.name] = Tensor::constant(widened.back().range(), f.shape);
     }
     exec.flush();

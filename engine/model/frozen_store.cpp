@@ -21,14 +21,14 @@ uint64_t roundUp(uint64_t x, uint64_t a) {
 void FrozenStore::build(vk::Context& ctx, std::vector<FrozenTensor>& tensors) {
   const uint64_t align = std::max<uint64_t>(ctx.allocator().alignment(), 16);
   const uint64_t cap = std::min<uint64_t>(kMaxGroupBytes, ctx.device().limits().maxStorageBufferRange);
-  for (BaseStorage storage : {BaseStorage::F32, BaseStorage::F16}) {
+  for (BaseStorage storage : {BaseStorage::F32, BaseStorage::F16, BaseStorage::BF16}) {
     std::vector<size_t> members;
     std::vector<uint64_t> offsets;
     uint64_t used = 0;
     const auto close = [&] {
       if (members.empty()) return;
       auto buffer = std::make_unique<vk::Buffer>(
-          ctx.buffer(used, fmt::format("frozen base weights ({})", baseStorageName(storage))));
+          ctx.buffer(used, fmt::format("frozen base weights ({})", codegen::elemName(storage))));
       for (size_t k = 0; k < members.size(); ++k)
         tensors[members[k]].data = {buffer.get(), offsets[k], tensors[members[k]].bytes()};
       bytes_ += used;
@@ -58,8 +58,9 @@ void FrozenStore::upload(vk::Context& ctx, const FrozenTensor& t, std::span<cons
     ctx.upload(t.data, std::as_bytes(values));
     return;
   }
-  std::vector<uint16_t> half(values.size());
-  std::transform(values.begin(), values.end(), half.begin(), floatToHalf);
+  std::vector<uint16_t> half(values.size()); // rounded to nearest even
+  std::transform(values.begin(), values.end(), half.begin(),
+                 t.storage == BaseStorage::BF16 ? floatToBf16 : floatToHalf);
   ctx.upload(t.data, std::as_bytes(std::span<const uint16_t>(half)));
 }
 

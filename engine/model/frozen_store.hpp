@@ -21,7 +21,7 @@ struct FrozenTensor {
   uint32_t elements = 0;
   BaseStorage storage = BaseStorage::F32;
   vk::BufferSlice data;
-  uint64_t bytes() const { return uint64_t(elements) * (storage == BaseStorage::F16 ? 2 : 4); }
+  uint64_t bytes() const { return uint64_t(elements) * codegen::elemBytes(storage); }
 };
 
 class FrozenStore {

@@ -92,7 +92,7 @@ std::string GptConfig::describe() const {
   if (paramDtype == codegen::Elem::BF16) s += " bf16-params";
   if (lora.enabled())
     s += fmt::format(" lora r{} alpha{} on {} ({} base)", lora.rank, lora.alpha,
-                     formatLoraTargets(lora.targets), baseStorageName(lora.base));
+                     formatLoraTargets(lora.targets), codegen::elemName(lora.base));
   return s;
 }
 

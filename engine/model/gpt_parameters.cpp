@@ -107,7 +107,7 @@ autograd::Tensor ParameterTable::tensor(int i, uint32_t elements) const {
   const Entry& e = entries_[size_t(i)];
   if (e.frozen) {
     const FrozenTensor& f = frozen_[e.index];
-    const autograd::DType type = f.storage == BaseStorage::F16 ? autograd::DType::F16 : autograd::DType::F32;
+    const autograd::DType type = f.storage;
     if (elements == 0) return autograd::Tensor::constant(f.data.range(), f.shape, type);
     return autograd::Tensor::constant(
         vk::subrange(f.data.range(), 0, uint64_t(elements) * autograd::dtypeBytes(type)), {elements}, type);

@@ -78,16 +78,6 @@ LoraTargets parseLoraTargets(const std::string& list) {
   return s;
 }
 
-const char* baseStorageName(BaseStorage s) {
-  return s == BaseStorage::F16 ? "f16" : "f32";
-}
-
-std::optional<BaseStorage> parseBaseStorage(const std::string& name) {
-  for (BaseStorage s : {BaseStorage::F32, BaseStorage::F16})
-    if (name == baseStorageName(s)) return s;
-  return std::nullopt;
-}
-
 std::string loraConfigError(const LoraConfig& c) {
   if (!c.enabled()) return "";
   if (!std::isfinite(c.alpha) || c.alpha <= 0) return fmt::format("LoRA alpha {} must be above 0", c.alpha);

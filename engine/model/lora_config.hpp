@@ -3,6 +3,8 @@
 // rank and scale, its dropout, and how the frozen base weights are stored. A value type without GPU state;
 // GptConfig::lora holds one (rank 0: full training, nothing of this applies).
 //   y = x W^T (+ b) + (alpha / r) * dropout(x) A^T B^T,   A [r, in], B [out, r]
+#include "codegen/elem.hpp"
+
 #include <cstdint>
 #include <iterator>
 #include <optional>
@@ -39,10 +41,10 @@ std::string formatLoraTargets(LoraTargets t);
 LoraTargets parseLoraTargets(const std::string& list);
 
 // How the frozen base's GEMM weights and embeddings are stored (norms, biases and learned positions stay
-// f32). BF16 joins once the bf16 kernels exist.
-enum class BaseStorage : uint8_t { F32, F16 };
-const char* baseStorageName(BaseStorage s); // "f32", "f16"
-std::optional<BaseStorage> parseBaseStorage(const std::string& name);
+// f32): one of the element types (codegen::elemName spells it). A 16-bit base is its own GEMM operand where
+// the precision's 16-bit kind is the same (f16 under Mixed, bf16 under BF16: no per-step copy), and is
+// widened to an f32 copy per step under F32; defaultBaseStorage (lora_sites.hpp) picks it by precision.
+using BaseStorage = codegen::Elem;
 
 struct LoraConfig {
   uint32_t rank = 0; // r; 0: no adapters (full training)

@@ -60,19 +60,23 @@ std::vector<LoraSite> loraSites(const GptConfig& c) {
   return sites;
 }
 
+BaseStorage defaultBaseStorage(Precision p) {
+  return halfOf(p); // F32 under F32
+}
+
 std::string loraIncompatibility(const GptConfig& c) {
   if (!c.lora.enabled()) return "";
   if (std::string e = loraConfigError(c.lora); !e.empty()) return e;
   if (c.paramDtype != codegen::Elem::F32)
     return "LoRA trains f32 adapters on a frozen base: the parameter dtype is for full training (the base's "
            "storage is the LoRA base dtype)";
-  const codegen::Elem half = halfOf(c.precision),
-                      base = c.lora.base == BaseStorage::F16 ? codegen::Elem::F16 : codegen::Elem::F32;
+  // A 16-bit base is the GEMMs' operand as it is, or widened to f32: never cast from one 16-bit kind to the
+  // other (a copy of the whole base every step, and f16's range is narrower than bf16's).
+  const codegen::Elem half = halfOf(c.precision), base = c.lora.base;
   if (codegen::isHalf(half) && codegen::isHalf(base) && half != base)
-    return fmt::format(
-        "a {} LoRA base under {} GEMM operands: the base's storage is f32 or the operands' own "
-        "kind ({})",
-        codegen::elemName(base), codegen::elemName(half), codegen::elemName(half));
+    return fmt::format("a LoRA base stored in {} under {} GEMM operands: store it in {} (the operands' kind) "
+                       "or f32",
+                       codegen::elemName(base), codegen::elemName(half), codegen::elemName(half));
   const LoraTargets have = availableLoraTargets(c);
   for (LoraTarget t : kLoraTargets)
     if (c.lora.targets.has(t) && !have.has(t))

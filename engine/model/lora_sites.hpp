@@ -33,8 +33,12 @@ struct LoraSite {
 LoraTargets availableLoraTargets(const GptConfig& c);
 // The sites of c.lora's targets in each block of `c`, in parameter order.
 std::vector<LoraSite> loraSites(const GptConfig& c);
+// The frozen base's storage without --base-dtype: the GEMM operands' 16-bit kind (f16 under Mixed, bf16 under
+// BF16: the base is then its own operand), f32 under F32 (whose GEMMs would widen a 16-bit base every step).
+BaseStorage defaultBaseStorage(Precision p);
 // Why c.lora cannot be built on `c` ("" when it can, or when LoRA is off): its own errors (loraConfigError),
-// a target the architecture lacks, a rank above a targeted projection's width.
+// bf16 parameters (full training's), a 16-bit base of the other kind than the GEMM operands', a target the
+// architecture lacks, a rank above a targeted projection's width.
 std::string loraIncompatibility(const GptConfig& c);
 // "blocks.3.attn.qkv.lora_A.weight" ('A') or "...lora_B.weight" ('B').
 std::string loraParamName(uint32_t layer, const LoraSite& site, char which);

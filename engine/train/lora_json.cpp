@@ -21,7 +21,7 @@ nlohmann::json loraToJson(const model::LoraConfig& c) {
           {"alpha", shortest(c.alpha)},
           {"dropout", shortest(c.dropout)},
           {"targets", model::formatLoraTargets(c.targets)},
-          {"base_dtype", model::baseStorageName(c.base)}};
+          {"base_dtype", codegen::elemName(c.base)}};
 }
 
 model::LoraConfig loraFromJson(const nlohmann::json& j) {
@@ -37,9 +37,7 @@ model::LoraConfig loraFromJson(const nlohmann::json& j) {
   }
   if (j.contains("base_dtype")) {
     json_keys::readKey(j, "base_dtype", s);
-    const auto base = model::parseBaseStorage(s);
-    if (!base) throw std::invalid_argument(fmt::format("gpt config lora: base_dtype '{}' (f32 or f16)", s));
-    c.base = *base;
+    c.base = codegen::parseElem(s, "gpt config lora: base_dtype");
   }
   if (const std::string e = model::loraConfigError(c); !e.empty())
     throw std::invalid_argument("gpt config lora: " + e);

@@ -1,6 +1,7 @@
 #include "engine/train/memory_classes.hpp"
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <map>
 
 namespace helios::train {
@@ -15,9 +16,14 @@ std::vector<MemoryClass> modelStateClasses(Model& model) {
   std::vector<MemoryClass> out;
   if (lora) {
     uint64_t half = 0, full = 0;
-    for (const model::FrozenTensor& f : model.gpt()->frozen())
-      (f.storage == model::BaseStorage::F16 ? half : full) += f.bytes();
-    if (half) out.push_back({"frozen base, f16 (matrices, embeddings)", half});
+    codegen::Elem halfType = codegen::Elem::F16;
+    for (const model::FrozenTensor& f : model.gpt()->frozen()) {
+      (codegen::isHalf(f.storage) ? half : full) += f.bytes();
+      if (codegen::isHalf(f.storage)) halfType = f.storage; // one 16-bit kind per base
+    }
+    if (half)
+      out.push_back(
+          {fmt::format("frozen base, {} (matrices, embeddings)", codegen::elemName(halfType)), half});
     out.push_back({lora && half ? "frozen base, f32 (norms, biases, positions)" : "frozen base, f32", full});
   }
   const char* what = lora ? "adapters" : "parameters";

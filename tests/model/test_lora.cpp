@@ -342,6 +342,18 @@ TEST_CASE("LoRA configurations the model cannot build are refused naming why", "
   c = llama();
   c.lora.dropout = 1;
   CHECK_THAT(model::loraIncompatibility(c), ContainsSubstring("dropout 1 is outside [0, 1)"));
+  c = llama();
+  c.precision = model::Precision::BF16;
+  c.lora.base = codegen::Elem::F16;
+  CHECK_THAT(model::loraIncompatibility(c),
+             ContainsSubstring("a LoRA base stored in f16 under bf16 GEMM operands"));
+  c.lora.base = codegen::Elem::BF16;
+  CHECK(model::loraIncompatibility(c).empty());
+  c.paramDtype = codegen::Elem::BF16;
+  CHECK_THAT(model::loraIncompatibility(c), ContainsSubstring("the parameter dtype is for full training"));
+  CHECK(model::defaultBaseStorage(model::Precision::BF16) == codegen::Elem::BF16);
+  CHECK(model::defaultBaseStorage(model::Precision::Mixed) == codegen::Elem::F16);
+  CHECK(model::defaultBaseStorage(model::Precision::F32) == codegen::Elem::F32);
   CHECK_THROWS_WITH(model::parseLoraTargets("q,attn"), ContainsSubstring("LoRA target 'attn' is none of"));
   CHECK_THROWS_WITH(model::parseLoraTargets("q,q_proj"), ContainsSubstring("named twice"));
   CHECK(model::formatLoraTargets(model::parseLoraTargets("down_proj,q")) == "q,down");

@@ -23,7 +23,8 @@ train::TrainConfig loraConfig(model::BaseStorage base) {
   train::TrainConfig c = test::microLlamaConfig();
   c.gpt.checkpointActivations = true;
   c.gpt.lora = {4, 8.0f, 0.0f, model::parseLoraTargets("q,v,o,down"), base};
-  c.gpt.precision = model::Precision::Mixed;
+  // A 16-bit base under the precision of its kind (an f32 one under mixed).
+  c.gpt.precision = base == model::BaseStorage::BF16 ? model::Precision::BF16 : model::Precision::Mixed;
   return c;
 }
 
@@ -43,7 +44,8 @@ TEST_CASE(
     "LoRA memory classes: the base by storage type, adapters with gradients and moments, the step's peak",
     "[train][lora][memory]") {
   if (!train::gptAvailable()) SKIP("this build has no GPT model");
-  const model::BaseStorage base = GENERATE(model::BaseStorage::F16, model::BaseStorage::F32);
+  const model::BaseStorage base =
+      GENERATE(model::BaseStorage::F16, model::BaseStorage::BF16, model::BaseStorage::F32);
   const train::TrainConfig cfg = loraConfig(base);
   auto model = train::makeModel(test::trainCtx(), test::modelJsonFor(cfg), 7);
   // The adapters' elements from the layout: per block and site, A [parts * r, in] and B [rows, r].
@@ -52,14 +54,14 @@ TEST_CASE(
     adapter += uint64_t(cfg.gpt.layers) * cfg.gpt.lora.rank * (s.parts.size() * s.in + s.bRows());
   uint64_t half = 0, full = 0;
   for (const model::FrozenTensor& f : model->gpt()->frozen())
-    (f.shape.size() == 2 && base == model::BaseStorage::F16 ? half : full) +=
-        uint64_t(f.elements) * (f.shape.size() == 2 && base == model::BaseStorage::F16 ? 2 : 4);
+    (f.shape.size() == 2 && codegen::isHalf(base) ? half : full) +=
+        uint64_t(f.elements) * (f.shape.size() == 2 && codegen::isHalf(base) ? 2 : 4);
   const auto state = train::modelStateClasses(*model);
   CHECK(classBytes(state, "adapters (f32)") == 4 * adapter);
   CHECK(classBytes(state, "adapters' gradients") == 4 * adapter);
   CHECK(classBytes(state, "adapters' AdamW moments") == 8 * adapter);
-  if (base == model::BaseStorage::F16) {
-    CHECK(classBytes(state, "frozen base, f16") == half);
+  if (codegen::isHalf(base)) {
+    CHECK(classBytes(state, std::string("frozen base, ") + codegen::elemName(base)) == half);
     CHECK(classBytes(state, "frozen base, f32 (norms") == full);
   } else {
     CHECK(half == 0);

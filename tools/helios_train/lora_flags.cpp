@@ -31,9 +31,11 @@ void addLoraOptions(CLI::App& app, LoraFlags& f) {
       "every one the model has; a GELU MLP has no gate, its fc is up)");
   app.add_option(
          "--base-dtype", f.baseDtype,
-         "How the frozen base's matrices and embeddings are stored: f16 (default with --precision mixed) "
-         "or f32 (default with f32)")
-      ->check(CLI::IsMember({"f32", "f16"}));
+         "How the frozen base's matrices and embeddings are stored: f16 (default with --precision mixed), "
+         "bf16 (default with --precision bf16; the bf16 GEMMs read it as it is) or f32 (default with f32; "
+         "a 16-bit base is widened to f32 for every step there). A 16-bit base must be the precision's own "
+         "kind (no f16 base under bf16 or the reverse)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   app.add_option("--init-adapter", f.initAdapter,
                  "Continue training a PEFT LoRA adapter directory (adapter_config.json + adapter_model."
                  "safetensors) over the --init-from base; its rank, alpha, dropout and targets apply unless "
@@ -64,9 +66,9 @@ void applyLoraFlags(const CLI::App& app, const LoraFlags& f, train::TrainConfig&
   else if (fresh && !adapter)
     l.targets = model::availableLoraTargets(c.gpt);
   if (given("--base-dtype"))
-    l.base = *model::parseBaseStorage(f.baseDtype);
+    l.base = codegen::parseElem(f.baseDtype, "--base-dtype");
   else if (fresh)
-    l.base = c.gpt.precision == model::Precision::Mixed ? model::BaseStorage::F16 : model::BaseStorage::F32;
+    l.base = model::defaultBaseStorage(c.gpt.precision);
   if (adapter)
     if (const std::string why = train::peft::adapterMismatch(*adapter, l, ""); !why.empty())
       throw std::invalid_argument(why);
