@@ -8,10 +8,11 @@ head, and the real Qwen2.5-0.5B shape):
   2. peft      PeftModel.from_pretrained(the f32 base, the exported adapter) vs helios-train logits --resume RUN
                (f32, TF32 off, fixed random ids): max abs difference <= 1e-3
   3. merged    export --format hf --merge through AutoModelForCausalLM vs the same Helios logits: <= 1e-3
-  4. half base (the Qwen2.5-0.5B shape only) the same training with --precision mixed --base-dtype f16: PEFT
-               over the base whose matrices and embeddings are rounded to f16 (norms and biases stay f32, as
-               Helios stores them) vs Helios' f32 logits, and the merged export (the directory's own base
-               values + (alpha/r) B A) vs PEFT over the unrounded base: <= 1e-3
+  4. half base (the Qwen2.5-0.5B shape only) the same training with --precision mixed --base-dtype f16, and
+               with --precision bf16 --base-dtype bf16: PEFT over the base whose matrices and embeddings are
+               rounded to f16 (bf16) (norms and biases stay f32, as Helios stores them) vs Helios' f32 logits,
+               and the merged export (the directory's own base values + (alpha/r) B A) vs PEFT over the
+               unrounded base: <= 1e-3
 
 Prints a table and writes OUT/peft-check.json; exits 1 when a check fails. The helpers (run, compare,
 load_f32, model_logits, torch_logits, f32_device, report, the published configurations) are hf-models-check.py's.
@@ -53,14 +54,15 @@ LORA = ["--lora-rank", "8", "--lora-alpha", "16", "--lora-dropout", "0.05",
         "--lora-targets", "q_proj,k_proj,v_proj,o_proj,gate_proj,up_proj,down_proj"]
 
 
-def peft_logits(base_dir, adapter_dir, ids, device, half_base=False):
-    """PEFT's logits: the f32 base (its matrices rounded to f16 when asked) with the adapter loaded over it."""
+def peft_logits(base_dir, adapter_dir, ids, device, half_base=None):
+    """PEFT's logits: the f32 base (its matrices rounded to half_base, a torch dtype, when given: to nearest
+    even, as Helios rounds its frozen base) with the adapter loaded over it."""
     model = hf.load_f32(base_dir)
-    if half_base:
+    if half_base is not None:
         with torch.no_grad():
             for p in model.parameters():
                 if p.dim() == 2:
-                    p.copy_(p.half().float())
+                    p.copy_(p.to(half_base).float())
     return hf.model_logits(peft.PeftModel.from_pretrained(model, adapter_dir), ids, device)
 
 
@@ -97,9 +99,10 @@ def check_model(name, args, ids_path, ids, device):
     del model
     torch.cuda.empty_cache()
     rows = []
-    runs = [("f32", ["--precision", "f32", "--base-dtype", "f32"], False)]
+    runs = [("f32", ["--precision", "f32", "--base-dtype", "f32"], None)]
     if name == "qwen2.5-0.5b":
-        runs.append(("f16-base", ["--precision", "mixed", "--base-dtype", "f16"], True))
+        runs.append(("f16-base", ["--precision", "mixed", "--base-dtype", "f16"], torch.float16))
+        runs.append(("bf16-base", ["--precision", "bf16", "--base-dtype", "bf16"], torch.bfloat16))
     for tag, extra, half in runs:
         run_dir, adapter, merged = train_and_export(root, base, tag, args.steps, extra)
         with open(os.path.join(adapter, "adapter_config.json")) as f:
@@ -109,7 +112,7 @@ def check_model(name, args, ids_path, ids, device):
         # The merge adds (alpha/r) B A to the base directory's own values (not the f16-rounded copy Helios
         # trained over), so with a half base it is compared with PEFT over the unrounded base instead.
         pairs = [(f"{tag}: PeftModel", got, peft_logits(base, adapter, ids, device, half))]
-        if half:
+        if half is not None:
             pairs.append((f"{tag}: merged vs PeftModel", merged_logits, peft_logits(base, adapter, ids, device)))
         else:
             pairs.append((f"{tag}: merged export", got, merged_logits))
