@@ -74,14 +74,26 @@ def load_f32(directory):
         return AutoModelForCausalLM.from_pretrained(directory, torch_dtype=torch.float32)
 
 
-def torch_logits(directory, ids, device):
-    model = load_f32(directory).to(device).eval()
+def model_logits(model, ids, device):
+    """A causal LM's logits in float64, one row of ids at a time; the model is released afterwards."""
+    model = model.to(device).eval()
     with torch.no_grad():
         out = [model(torch.from_numpy(row[None].astype(np.int64)).to(device)).logits[0].double().cpu().numpy()
                for row in ids]
     del model
     torch.cuda.empty_cache()
     return np.stack(out)
+
+
+def torch_logits(directory, ids, device):
+    return model_logits(load_f32(directory), ids, device)
+
+
+def f32_device():
+    """The device transformers runs on, TF32 off: f32 means f32, so the comparison measures Helios."""
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    return "cuda" if torch.cuda.is_available() else "cpu"
 
 
 def compare(name, stage, helios, ref, tolerance, argmax_min=None):
@@ -144,6 +156,24 @@ def check_model(name, args, ids_path, ids, device):
                   "export_files": shards}
 
 
+def report(rows, info, path):
+    """Prints the table of `rows`, writes them with `info` as JSON to `path`; exits 1 when a check failed."""
+    print(f"\n{'model':<14} {'stage':<30} {'max|d|':>10} {'mean|d|':>10} {'max|logit|':>10} {'argmax':>7} "
+          f"{'tol':>7} ok")
+    for r in rows:
+        if r["stage"] == "error":
+            print(f"{r['model']:<14} ERROR {r['error']}")
+            continue
+        print(f"{r['model']:<14} {r['stage']:<30} {r['max_abs_diff']:>10.2e} {r['mean_abs_diff']:>10.2e} "
+              f"{r['max_abs_logit']:>10.3f} {r['argmax_agreement']:>7.4f} {r['tolerance']:>7.0e} "
+              f"{'yes' if r['ok'] else 'NO'}")
+    result = dict(info, rows=rows, ok=bool(rows) and all(r["ok"] for r in rows))
+    with open(path, "w") as f:
+        json.dump(result, f, indent=2)
+    print(f"wrote {path}: {'all checks passed' if result['ok'] else 'FAILED'}")
+    sys.exit(0 if result["ok"] else 1)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--precision", default="f32", help="helios-train logits --precision for stage 3")
@@ -152,9 +182,7 @@ def main():
     ap.add_argument("--out", default="/tmp/helios-hf-models")
     ap.add_argument("--steps", type=int, default=20)
     args = ap.parse_args()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    torch.backends.cuda.matmul.allow_tf32 = False  # f32 means f32: the comparison measures Helios
-    torch.backends.cudnn.allow_tf32 = False
+    device = f32_device()
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(1234)
     rows, runs = [], []
@@ -169,23 +197,10 @@ def main():
             r, info = [{"model": name, "stage": "error", "error": str(e), "ok": False}], {"model": name}
         rows += r
         runs.append(info)
-    print(f"\n{'model':<14} {'stage':<30} {'max|d|':>10} {'mean|d|':>10} {'max|logit|':>10} {'argmax':>7} "
-          f"{'tol':>7} ok")
-    for r in rows:
-        if r["stage"] == "error":
-            print(f"{r['model']:<14} ERROR {r['error']}")
-            continue
-        print(f"{r['model']:<14} {r['stage']:<30} {r['max_abs_diff']:>10.2e} {r['mean_abs_diff']:>10.2e} "
-              f"{r['max_abs_logit']:>10.3f} {r['argmax_agreement']:>7.4f} {r['tolerance']:>7.0e} "
-              f"{'yes' if r['ok'] else 'NO'}")
-    result = {"transformers": transformers.__version__, "torch": torch.__version__,
-              "device": torch.cuda.get_device_name() if device == "cuda" else device,
-              "precision": args.precision, "train_precision": args.train_precision, "rows": rows, "runs": runs,
-              "ok": all(r["ok"] for r in rows)}
-    with open(os.path.join(args.out, "hf-models-check.json"), "w") as f:
-        json.dump(result, f, indent=2)
-    print(f"wrote {args.out}/hf-models-check.json: {'all checks passed' if result['ok'] else 'FAILED'}")
-    sys.exit(0 if result["ok"] else 1)
+    report(rows, {"transformers": transformers.__version__, "torch": torch.__version__,
+                  "device": torch.cuda.get_device_name() if device == "cuda" else device,
+                  "precision": args.precision, "train_precision": args.train_precision, "runs": runs},
+           os.path.join(args.out, "hf-models-check.json"))
 
 
 if __name__ == "__main__":

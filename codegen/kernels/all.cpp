@@ -5,6 +5,7 @@
 #include "codegen/kernels/column_sum.hpp"
 #include "codegen/kernels/cross_entropy.hpp"
 #include "codegen/kernels/document_positions.hpp"
+#include "codegen/kernels/dropout.hpp"
 #include "codegen/kernels/elementwise.hpp"
 #include "codegen/kernels/embedding.hpp"
 #include "codegen/kernels/gemm_coop.hpp"
@@ -31,6 +32,7 @@ void registerAllKernels(KernelRegistry& registry) {
   registerColumnSum(registry);
   registerCrossEntropy(registry);
   registerDocumentPositions(registry);
+  registerDropout(registry);
   registerElementwise(registry);
   registerEmbedding(registry);
   registerGemmCoop(registry);

@@ -210,8 +210,8 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
   if (p.localSize == 0 || p.localSize > 1024)
     throw std::invalid_argument("embedding: localSize must be in [1, 1024], got " +
                                 std::to_string(p.localSize));
-  if (p.table != Elem::F32 && (p.kernel != EmbeddingKernel::Gather || p.table != Elem::BF16))
-    throw std::invalid_argument("embedding: only the gather reads a bf16 table");
+  if (p.table != Elem::F32 && p.kernel != EmbeddingKernel::Gather)
+    throw std::invalid_argument("embedding: only the gather reads a 16-bit table");
   spv::Module m;
   const spv::PushConstants pc = m.pushConstants({m.u32(), m.u32(), m.u32(), m.u32()});
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
@@ -262,7 +262,8 @@ void registerEmbedding(KernelRegistry& registry) {
            for (uint32_t ls : {64u, 256u})
              ks.push_back(generateEmbedding({k, ls}));
          ks.push_back(generateEmbedding({EmbeddingKernel::SegmentSums, 32}));
-         ks.push_back(generateEmbedding({EmbeddingKernel::Gather, 256, Elem::BF16}));
+         for (Elem table : {Elem::F16, Elem::BF16})
+           ks.push_back(generateEmbedding({EmbeddingKernel::Gather, 256, table}));
          return ks;
        }});
 }

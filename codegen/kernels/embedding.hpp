@@ -1,6 +1,6 @@
 #pragma once
-// Embedding lookup (gather) and its deterministic backward (scatter-add), int32 ids. Tables are f32, or bf16
-// for the gather (bf16 parameters: uint16 bits, widened exactly; the gradient stays f32).
+// Embedding lookup (gather) and its deterministic backward (scatter-add), int32 ids. Tables are f32, or f16 /
+// bf16 for the gather (bf16 parameters, a frozen LoRA base: widened exactly; the gradient stays f32).
 //
 // Gather: out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros.
 //   Bindings: 0 table (vocab*dim, read), 1 ids (tokens, int32, read), 2 out (tokens*dim, write).
@@ -53,7 +53,7 @@ inline constexpr uint32_t kEmbeddingSmallVocab = 128; // SegmentSums keeps this 
 struct EmbeddingParams {
   EmbeddingKernel kernel = EmbeddingKernel::Gather;
   uint32_t localSize = 256;
-  Elem table = Elem::F32;       // Gather: the table's storage (f32 or bf16)
+  Elem table = Elem::F32;       // Gather: the table's storage (f32, f16 or bf16)
   std::string cacheKey() const; // "embedding:gather:f32:wg256" ("...:bf16:..." for a bf16 table)
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "engine/ops/column_sum.hpp"
+#include "engine/ops/matmul.hpp"
 
 namespace helios::autograd::detail {
 
@@ -47,6 +48,24 @@ void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t row
 
 bool gradStillEmpty(const Tensor& x) {
   return x.gradSlot && !x.gradSlot->written && !x.gradSlot->persistent;
+}
+
+void gemm(ops::Executor& exec, vk::BufferRange a, vk::BufferRange b, vk::BufferRange c, uint32_t M,
+          uint32_t N, uint32_t K, bool transA, bool transB, DType type, DType out, float alpha, float beta) {
+  ops::MatmulArgs g;
+  g.a = a;
+  g.b = b;
+  g.c = c;
+  g.M = M;
+  g.N = N;
+  g.K = K;
+  g.transA = transA;
+  g.transB = transB;
+  g.alpha = alpha;
+  g.beta = beta;
+  g.aType = type;
+  g.outType = out;
+  ops::matmul(exec, g);
 }
 
 } // namespace helios::autograd::detail

@@ -5,6 +5,10 @@
 
 #include "engine/autograd/tape.hpp"
 
+namespace helios::autograd {
+struct LoraTerm;
+}
+
 namespace helios::autograd::detail {
 
 void requireF32(const char* op, const Tensor& t);
@@ -29,5 +33,14 @@ void columnSumInto(Tape& tape, const Tensor& t, vk::BufferRange dy, uint32_t row
 
 // x has no gradient yet: a producer may hand it over in 16 bits (Tape::passGradHalf).
 bool gradStillEmpty(const Tensor& x);
+
+// C = alpha op(A) op(B) + beta C with A and B of storage `type` and C of storage `out` (one GEMM, batch 1).
+void gemm(ops::Executor& exec, vk::BufferRange a, vk::BufferRange b, vk::BufferRange c, uint32_t M,
+          uint32_t N, uint32_t K, bool transA, bool transB, DType type, DType out, float alpha = 1.0f,
+          float beta = 0.0f);
+
+// y += the LoRA term's product (ops_lora.cpp; linear() with LinearOptions::lora): x [rows, in] is the linear
+// layer's input, y [rows, out] its output, given a gradient slot when the adapter needs one.
+void addLora(Tape& tape, const Tensor& x, Tensor& y, const LoraTerm& term);
 
 } // namespace helios::autograd::detail

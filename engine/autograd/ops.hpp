@@ -44,12 +44,34 @@ struct MatmulSpec {
 Tensor matmul(Tape& tape, const Tensor& a, const Tensor& b, const MatmulSpec& spec,
               const Tensor* bias = nullptr);
 
-// How linear() multiplies (each a MatmulSpec field of the same name).
+// A LoRA adapter on a linear layer (engine/model/lora_sites.hpp): y += scale * dropout(x) A^T Bblock^T. A
+// [parts * rank, in] stacks the parts' A matrices, B [rows of all parts, rank] their B matrices; part p adds
+// to the layer's output rows [row, row + rows) through A's rows [p rank, (p + 1) rank) and B's rows from
+// bRow. A and B are parameters (their f16 copies in mixed precision, sharing the gradient slots), stored like
+// x. Dropout (0 = none) draws its mask from `counter` (one uint on the device) and `stream`
+// (ops/dropout.hpp).
+struct LoraPartRows {
+  uint32_t row = 0, rows = 0, bRow = 0;
+};
+struct LoraTerm {
+  Tensor a, b;
+  std::vector<LoraPartRows> parts;
+  uint32_t rank = 0;
+  float scale = 1;
+  float dropout = 0;
+  vk::BufferRange counter;
+  uint32_t stream = 0;
+};
+
+// How linear() multiplies (each a MatmulSpec field of the same name, and an adapter).
 struct LinearOptions {
   bool gelu = false;          // the fused GELU epilogue (forward only)
   DType roundTo = DType::F32; // f32 operands multiplied as this 16-bit kind
   DType out = DType::F32; // y's storage; an f32 bias is cast to a 16-bit copy first (its gradient flows back)
   bool halfGradA = false; // x's gradient handed back in the operands' 16-bit kind
+  // A LoRA adapter whose product is added to y (small GEMMs after the layer's own; not with gelu). Null:
+  // none.
+  const LoraTerm* lora = nullptr;
 };
 
 // y = x * W^T + bias for x [rows, in] and W [out, in] (PyTorch Linear). bias may be null.
@@ -76,7 +98,8 @@ Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor&
                  DType out = DType::F32);
 Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DType out = DType::F32);
 
-// out[t, :] = table[ids[t], :] for `tokens` int32 ids; table [vocab, dim] (f32 or bf16; out f32).
+// out[t, :] = table[ids[t], :] for `tokens` int32 ids; table [vocab, dim] (f32 or bf16, or f16 without a
+// gradient: a frozen LoRA base's; out f32).
 Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens);
 
 // y (dense, `shape`) [i0, i1, i2, i3] = x[srcOffset + sum ik * srcStrides[k]] (f32). The addressed elements

@@ -2,13 +2,15 @@
 // chunk at a time (GPT-2 small at B16 x T1024: 1.6 GB each in f16 at full size).
 #include "engine/autograd/ops.hpp"
 
+#include "engine/autograd/op_helpers.hpp"
 #include "engine/ops/cross_entropy.hpp"
-#include "engine/ops/matmul.hpp"
 
 #include <algorithm>
 #include <stdexcept>
 
 namespace helios::autograd {
+
+using detail::gemm;
 
 // Chunks start at multiples of 128 rows, the GEMM tiles' height, so no chunk's GEMMs need padding where the
 // whole batch's did not.
@@ -19,27 +21,6 @@ uint32_t headChunkRows(uint32_t rows, uint32_t vocab, uint64_t chunkBytes) {
   const uint64_t even = (rows + chunks - 1) / chunks; // about equal chunks
   return static_cast<uint32_t>(std::min<uint64_t>(rows, (even + kRowStep - 1) / kRowStep * kRowStep));
 }
-
-namespace {
-
-void gemm(ops::Executor& exec, vk::BufferRange a, vk::BufferRange b, vk::BufferRange c, uint32_t M,
-          uint32_t N, uint32_t K, bool transA, bool transB, DType type, DType out, float beta) {
-  ops::MatmulArgs g;
-  g.a = a;
-  g.b = b;
-  g.c = c;
-  g.M = M;
-  g.N = N;
-  g.K = K;
-  g.transA = transA;
-  g.transB = transB;
-  g.beta = beta;
-  g.aType = type;
-  g.outType = out;
-  ops::matmul(exec, g);
-}
-
-} // namespace
 
 Tensor headCrossEntropy(Tape& tape, const Tensor& x, const Tensor& w, vk::BufferRange targets,
                         float gradScale, const HeadLossSpec& spec) {
@@ -56,30 +37,29 @@ Tensor headCrossEntropy(Tape& tape, const Tensor& x, const Tensor& w, vk::Buffer
   Tensor loss = tape.empty({rows}, DType::F32, false, "cross-entropy loss");
   const vk::BufferRange logits = tape.allocate(uint64_t{chunk} * V * eb, "head logits (chunk)");
   const vk::BufferRange dlogits = tape.allocate(uint64_t{chunk} * V * eb, "head dlogits (chunk)");
-  vk::BufferRange dx, dw;
-  if (grad) {
-    dx = tape.allocate(uint64_t{rows} * C * 4, "head dx");
-    dw = tape.allocate(uint64_t{V} * C * 4, "head dW");
-  }
+  vk::BufferRange dx, dw; // dW only for a trainable head (a frozen LoRA base's has none)
+  if (grad) dx = tape.allocate(uint64_t{rows} * C * 4, "head dx");
+  if (grad && w.requiresGrad()) dw = tape.allocate(uint64_t{V} * C * 4, "head dW");
   for (uint32_t r0 = 0; r0 < rows; r0 += chunk) {
     const uint32_t n = std::min(chunk, rows - r0);
     const vk::BufferRange xc = vk::subrange(x.data, uint64_t{r0} * C * xb, uint64_t{n} * C * xb);
     const vk::BufferRange lc = vk::subrange(logits, 0, uint64_t{n} * V * eb);
     const vk::BufferRange dc = vk::subrange(dlogits, 0, uint64_t{n} * V * eb);
-    gemm(exec, xc, w.data, lc, n, V, C, false, true, x.dtype, logitsType, 0.0f); // x W^T
+    gemm(exec, xc, w.data, lc, n, V, C, false, true, x.dtype, logitsType, 1.0f, 0.0f); // x W^T
     ops::crossEntropy(exec, lc, vk::subrange(targets, uint64_t{r0} * 4, uint64_t{n} * 4),
                       vk::subrange(loss.data, uint64_t{r0} * 4, uint64_t{n} * 4), dc, n, V, gradScale, {},
                       logitsType);
     if (!grad) continue;
     // dx rows = dlogits W; dW (+)= dlogits^T x: each chunk's gradient is used up before the next is made.
     gemm(exec, dc, w.data, vk::subrange(dx, uint64_t{r0} * C * 4, uint64_t{n} * C * 4), n, C, V, false, false,
-         x.dtype, DType::F32, 0.0f);
-    gemm(exec, dc, xc, dw, V, C, n, true, false, x.dtype, DType::F32, r0 == 0 ? 0.0f : 1.0f);
+         x.dtype, DType::F32, 1.0f, 0.0f);
+    if (w.requiresGrad())
+      gemm(exec, dc, xc, dw, V, C, n, true, false, x.dtype, DType::F32, 1.0f, r0 == 0 ? 0.0f : 1.0f);
   }
   if (grad)
     tape.push([&tape, x, w, dx, dw] {
       tape.passGrad(x, dx, true);
-      tape.passGrad(w, dw, true);
+      if (w.requiresGrad()) tape.passGrad(w, dw, true);
     });
   return loss;
 }

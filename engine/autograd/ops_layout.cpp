@@ -50,7 +50,8 @@ ops::PermuteArgs scatter(const std::array<uint32_t, 4>& shape, uint32_t offset,
 } // namespace
 
 Tensor embedding(Tape& tape, const Tensor& table, vk::BufferRange ids, uint32_t tokens) {
-  if (table.dtype == DType::F16) throw std::invalid_argument("autograd::embedding: the table is f32 or bf16");
+  if (table.dtype == DType::F16 && table.requiresGrad())
+    throw std::invalid_argument("autograd::embedding: an f16 table is a frozen one (no gradient)");
   if (table.shape.size() != 2) throw std::invalid_argument("autograd::embedding: table must be [vocab, dim]");
   const uint32_t vocab = table.shape[0], dim = table.shape[1];
   const bool grad = tape.needsGrad({&table});

@@ -116,11 +116,18 @@ Tensor linear(Tape& tape, const Tensor& x, const Tensor& w, const Tensor* bias,
   s.roundTo = options.roundTo;
   s.out = options.out;
   s.halfGradA = options.halfGradA;
+  if (options.lora && options.gelu)
+    throw std::invalid_argument(
+        "autograd::linear: the fused GELU epilogue would come before the adapter's term");
+  Tensor y;
   if (bias && codegen::isHalf(options.out) && bias->dtype == DType::F32) {
     const Tensor bias16 = cast(tape, *bias, options.out);
-    return matmul(tape, x, w, s, &bias16);
+    y = matmul(tape, x, w, s, &bias16);
+  } else {
+    y = matmul(tape, x, w, s, bias);
   }
-  return matmul(tape, x, w, s, bias);
+  if (options.lora) addLora(tape, x, y, *options.lora);
+  return y;
 }
 
 } // namespace helios::autograd

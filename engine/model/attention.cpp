@@ -21,7 +21,8 @@ Tensor project(Tape& tape, const BlockShape& s, const BlockWeights& w, const Ten
                                  : autograd::DType::F32;
   const Tensor merged =
       autograd::permute(tape, o, {B, T, H, D}, 0, {H * T * D, D, T * D, 1}, to).reshape({B * T, H * D});
-  return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, biasOf(w.projB));
+  return autograd::linear(tape, gemmInput(tape, s, merged), w.projW, biasOf(w.projB),
+                          {.lora = loraOf(w.projLora)});
 }
 
 // Q, K and V in the 16-bit kind for the fused coop kernels, which round them to it anyway: the split writes
@@ -54,16 +55,17 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   const float scale = static_cast<float>(1.0 / std::sqrt(double(D)));
   if (packedHeads(tape, s)) {
     // The projection writes 16 bits (the values the kernels would round q, k, v to as they stage them).
-    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB), {.out = s.half()});
+    const Tensor qkv =
+        autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB), {.out = s.half(), .lora = loraOf(w.qkvLora)});
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
     as.half = s.half();
     as.documentPositions = s.documentPositions; // set when packing
     const Tensor o = autograd::attentionPacked(tape, qkv, as, /*halfOut=*/true);
-    return autograd::linear(tape, o, w.projW, biasOf(w.projB));
+    return autograd::linear(tape, o, w.projW, biasOf(w.projB), {.lora = loraOf(w.projLora)});
   }
   if (s.config.packedQkv) {
     const uint32_t width = (H + 2 * Hkv) * D;
-    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB));
+    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB), {.lora = loraOf(w.qkvLora)});
     // Q, K and V partition the packed projection: one backward writes all of dqkv.
     const auto view = [&](uint32_t col, uint32_t heads) {
       return autograd::PermuteView{{s.batch, heads, T, D}, col, {T * width, D, width, 1}};
@@ -76,9 +78,12 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
     k = parts[1];
     v = parts[2];
   } else {
-    q = splitHeads(tape, s, autograd::linear(tape, hin, w.qW, biasOf(w.qB)), H * D, 0, H);
-    k = splitHeads(tape, s, autograd::linear(tape, hin, w.kW, biasOf(w.kB)), Hkv * D, 0, Hkv);
-    v = splitHeads(tape, s, autograd::linear(tape, hin, w.vW, biasOf(w.vB)), Hkv * D, 0, Hkv);
+    const auto project = [&](const Tensor& W, const Tensor& b, const autograd::LoraTerm& lora) {
+      return autograd::linear(tape, hin, W, biasOf(b), {.lora = loraOf(lora)});
+    };
+    q = splitHeads(tape, s, project(w.qW, w.qB, w.qLora), H * D, 0, H);
+    k = splitHeads(tape, s, project(w.kW, w.kB, w.kLora), Hkv * D, 0, Hkv);
+    v = splitHeads(tape, s, project(w.vW, w.vB, w.vLora), Hkv * D, 0, Hkv);
   }
   if (s.config.rope) { // positions restart with every packed document
     q = autograd::rope(tape, q, s.ropeTable, D, T, {s.documentPositions, H});

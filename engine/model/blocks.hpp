@@ -4,6 +4,9 @@
 #include "engine/autograd/ops.hpp"
 #include "engine/model/gpt.hpp"
 
+#include <functional>
+#include <string>
+
 namespace helios::model::detail {
 
 using autograd::Tape;
@@ -19,12 +22,25 @@ struct BlockWeights {
   Tensor fcW, fcB;               // GELU MLP [hidden, C]
   Tensor gateW, gateB, upW, upB; // SwiGLU [hidden, C] each
   Tensor mlpProjW, mlpProjB;     // [C, hidden]
+  // LoRA adapters on the linear layers of the same names (rank 0: none).
+  autograd::LoraTerm qkvLora, qLora, kLora, vLora, projLora, fcLora, gateLora, upLora, mlpProjLora;
 };
 
 // A bias as linear() takes it: null where the configuration places none (BiasPlacement).
 inline const Tensor* biasOf(const Tensor& bias) {
   return bias.shape.empty() ? nullptr : &bias;
 }
+
+// An adapter as LinearOptions takes it: null where the layer has none.
+inline const autograd::LoraTerm* loraOf(const autograd::LoraTerm& term) {
+  return term.rank == 0 ? nullptr : &term;
+}
+
+// Fills w's adapters for block `layer` of `c` (lora_weights.cpp): A and B are tensor("blocks.N.<site>.lora_A
+// .weight") etc., as the caller stores them; dropout draws from `counter` (empty: no dropout, as in
+// decoding).
+void attachLora(BlockWeights& w, const GptConfig& c, uint32_t layer,
+                const std::function<Tensor(const std::string&)>& tensor, vk::BufferRange counter);
 
 struct BlockShape {
   GptConfig config;

@@ -20,9 +20,26 @@ using autograd::Tensor;
 struct GptDecoder::Impl {
   GptConfig cfg; // precision F32: the decoder multiplies the f32 master weights
   std::map<std::string, Tensor> params;
+  std::vector<vk::Buffer> widened;      // f32 copies of a LoRA model's half-precision frozen base
   std::vector<vk::Buffer> keys, values; // per layer [kvHeads, window, D]
   vk::Buffer ropeTable;                 // [window, D/2, 2] when the model uses RoPE
   uint32_t kvHeads = 0, headDim = 0;
+
+  // The frozen base as f32 constants: a half-precision one widened once into buffers of its own (decoding
+  // multiplies f32 as the forward pass does; the price is an f32 copy of the base while sampling).
+  void addFrozen(vk::Context& ctx, const std::vector<FrozenTensor>& frozen) {
+    ops::ImmediateExecutor exec(ctx);
+    for (const FrozenTensor& f : frozen) {
+      if (f.storage == BaseStorage::F32) {
+        params[f.name] = Tensor::constant(f.data.range(), f.shape);
+        continue;
+      }
+      widened.push_back(ctx.buffer(4ull * f.elements, "decoder f32 base weights"));
+      ops::cast(exec, f.data.range(), widened.back().range(), f.elements, f.storage, codegen::Elem::F32);
+      params[f.name] = Tensor::constant(widened.back().range(), f.shape);
+    }
+    exec.flush();
+  }
 
   Tensor param(const std::string& name) const {
     auto it = params.find(name);
@@ -54,6 +71,7 @@ struct GptDecoder::Impl {
     w.upB = param(p + "mlp.up.bias");
     w.mlpProjW = param(p + "mlp.proj.weight");
     w.mlpProjB = param(p + "mlp.proj.bias");
+    if (cfg.lora.enabled()) detail::attachLora(w, cfg, l, [&](const std::string& n) { return param(n); }, {});
     return w;
   }
 };
@@ -76,6 +94,7 @@ GptDecoder::GptDecoder(vk::Context& ctx, Gpt& gpt, uint32_t window)
   m.headDim = m.cfg.headSize();
   for (const Parameter& p : gpt.parameters())
     m.params[p.name] = Tensor::constant(p.data.range(), p.shape);
+  m.addFrozen(ctx, gpt.frozen());
   if (m.cfg.rope) {
     const std::vector<float> table =
         ops::ropeTable(window, ropeInverseFrequencies(m.headDim, m.cfg.ropeTheta, m.cfg.ropeScaling));
@@ -149,14 +168,18 @@ void GptDecoder::feed(ops::Executor& exec, graph::StepArena& arena, const vk::Bu
     Tensor q, k, v;
     if (m.cfg.packedQkv) {
       const uint32_t width = (H + 2 * Hkv) * D;
-      const Tensor qkv = autograd::linear(tape, h, w.qkvW, detail::biasOf(w.qkvB));
+      const Tensor qkv =
+          autograd::linear(tape, h, w.qkvW, detail::biasOf(w.qkvB), {.lora = detail::loraOf(w.qkvLora)});
       q = heads(qkv, H, 0, width);
       k = heads(qkv, Hkv, H * D, width);
       v = heads(qkv, Hkv, (H + Hkv) * D, width);
     } else {
-      q = heads(autograd::linear(tape, h, w.qW, detail::biasOf(w.qB)), H, 0, H * D);
-      k = heads(autograd::linear(tape, h, w.kW, detail::biasOf(w.kB)), Hkv, 0, Hkv * D);
-      v = heads(autograd::linear(tape, h, w.vW, detail::biasOf(w.vB)), Hkv, 0, Hkv * D);
+      const auto project = [&](const Tensor& W, const Tensor& b, const autograd::LoraTerm& lora) {
+        return autograd::linear(tape, h, W, detail::biasOf(b), {.lora = detail::loraOf(lora)});
+      };
+      q = heads(project(w.qW, w.qB, w.qLora), H, 0, H * D);
+      k = heads(project(w.kW, w.kB, w.kLora), Hkv, 0, Hkv * D);
+      v = heads(project(w.vW, w.vB, w.vLora), Hkv, 0, Hkv * D);
     }
     q = rotate(q);
     store(rotate(k), m.keys[l]);
@@ -166,7 +189,9 @@ void GptDecoder::feed(ops::Executor& exec, graph::StepArena& arena, const vk::Bu
     as.kernel = ops::AttentionKernel::Fallback;
     const Tensor o = autograd::attention(tape, q, cached(m.keys[l]), cached(m.values[l]), as);
     const Tensor merged = autograd::permute(tape, o, {1, n, H, D}, 0, {0, D, n * D, 1}).reshape({n, H * D});
-    x = autograd::add(tape, x, autograd::linear(tape, merged, w.projW, detail::biasOf(w.projB)));
+    x = autograd::add(tape, x,
+                      autograd::linear(tape, merged, w.projW, detail::biasOf(w.projB),
+                                       {.lora = detail::loraOf(w.projLora)}));
     const Tensor h2 = detail::norm(tape, m.cfg, x, w.ln2w, w.ln2b);
     x = autograd::add(tape, x, detail::mlp(tape, shape, w, h2));
   }

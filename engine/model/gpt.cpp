@@ -2,20 +2,20 @@
 
 #include "engine/autograd/ops.hpp"
 #include "engine/model/blocks.hpp"
+#include "engine/model/gpt_parameters.hpp"
+#include "engine/model/lora_sites.hpp"
 #include "engine/model/rope_frequencies.hpp"
 #include "engine/ops/document_positions.hpp"
+#include "engine/ops/dropout.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/reduce.hpp"
 #include "engine/ops/rope.hpp"
 
 #include <algorithm>
 #include <cmath>
-#include <deque>
 #include <fmt/format.h>
 #include <functional>
-#include <future>
 #include <stdexcept>
-#include <thread>
 #include <tuple>
 #include <utility>
 
@@ -43,29 +43,7 @@ void validate(const GptConfig& c) {
   if (c.paramDtype == codegen::Elem::F16) fail("f16 parameters are not supported (f32 or bf16)");
   if (c.paramDtype == codegen::Elem::BF16 && c.precision != Precision::BF16)
     fail("bf16 parameters need bf16 precision (the GEMMs read the stored weights as their operands)");
-}
-
-// Deterministic, platform-independent init: splitmix64 streams and Box-Muller.
-uint64_t splitmix(uint64_t& state) {
-  uint64_t z = (state += 0x9e3779b97f4a7c15ull);
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-  return z ^ (z >> 31);
-}
-
-std::vector<float> normal(size_t n, double stddev, uint64_t seed, const std::string& name) {
-  uint64_t h = 1469598103934665603ull; // FNV-1a of the name: each parameter has its own stream
-  for (char ch : name)
-    h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  uint64_t state = seed ^ h;
-  const auto uniform = [&] { return (double((splitmix(state) >> 11)) + 0.5) / 9007199254740992.0; }; // (0, 1)
-  std::vector<float> v(n);
-  for (size_t i = 0; i < n; i += 2) {
-    const double r = std::sqrt(-2.0 * std::log(uniform())), t = 6.283185307179586 * uniform();
-    v[i] = static_cast<float>(stddev * r * std::cos(t));
-    if (i + 1 < n) v[i + 1] = static_cast<float>(stddev * r * std::sin(t));
-  }
-  return v;
+  if (const std::string why = loraIncompatibility(c); !why.empty()) fail(why);
 }
 
 // Parameter indices of one block (-1: absent in this configuration).
@@ -108,6 +86,9 @@ std::string GptConfig::describe() const {
   if (precision == Precision::Mixed) s += " mixed";
   if (precision == Precision::BF16) s += " bf16";
   if (paramDtype == codegen::Elem::BF16) s += " bf16-params";
+  if (lora.enabled())
+    s += fmt::format(" lora r{} alpha{} on {} ({} base)", lora.rank, lora.alpha,
+                     formatLoraTargets(lora.targets), codegen::elemName(lora.base));
   return s;
 }
 
@@ -127,35 +108,41 @@ struct Gpt::Impl {
   vk::Context& ctx;
   GptConfig cfg;
   uint64_t seed;
-  std::vector<Parameter> params;
-  ParameterStore store;
-  std::vector<double> initStd; // per parameter: > 0 normal(0, std); 0 zeros; < 0 ones
+  detail::ParameterTable tensors;
   int wte = -1, wpe = -1, lnfW = -1, lnfB = -1, lmHead = -1;
   std::vector<BlockIndex> blocks;
   vk::Buffer ropeTable;
+  vk::Buffer dropoutCounter; // LoRA dropout's step counter (one uint), advanced by every forwardBackward
 
-  Impl(vk::Context& c, const GptConfig& config, uint64_t s) : ctx(c), cfg(config), seed(s) {}
+  Impl(vk::Context& c, const GptConfig& config, uint64_t s)
+      : ctx(c), cfg(config), seed(s), tensors(config.lora.enabled(), config.lora.base, config.paramDtype) {}
 
-  int add(const std::string& name, std::vector<uint32_t> shape, double std, bool decay) {
-    Parameter p;
-    p.name = name;
-    p.shape = std::move(shape);
-    p.elements = 1;
-    for (uint32_t d : p.shape)
-      p.elements *= d;
-    p.decay = decay;
-    // The decayed parameters are the GEMM weights (wpe, the other 2-D one, takes no decay): their storage.
-    if (decay && p.shape.size() == 2) p.dtype = cfg.paramDtype;
-    params.push_back(std::move(p));
-    initStd.push_back(std);
-    return static_cast<int>(params.size() - 1);
+  // GPT-2's init convention: std > 0 draws N(0, std), 0 is zeros, < 0 ones.
+  int add(const std::string& name, std::vector<uint32_t> shape, double std, bool decay,
+          detail::Role role = detail::Role::Plain) {
+    const detail::Init init = std > 0   ? detail::Init{detail::Init::Normal, std}
+                              : std < 0 ? detail::Init{detail::Init::Ones, 0}
+                                        : detail::Init{detail::Init::Zeros, 0};
+    return tensors.add(name, std::move(shape), init, decay, role);
   }
 
   // A linear layer's weight [out, in] (N(0, std)) and, where the configuration places one, its bias (zeros).
   std::pair<int, int> linear(const std::string& name, uint32_t out, uint32_t in, double std,
                              LinearGroup group) {
-    const int w = add(name + ".weight", {out, in}, std, true);
+    const int w = add(name + ".weight", {out, in}, std, true, detail::Role::Matrix);
     return {w, cfg.biased(group) ? add(name + ".bias", {out}, 0, false) : -1};
+  }
+
+  // Block l's adapters (after its own parameters): A as PEFT initialises it (kaiming-uniform with a =
+  // sqrt(5): U(-1/sqrt(in), 1/sqrt(in))), B zeros, so the adapted model starts as the base.
+  void addAdapters(uint32_t l) {
+    for (const LoraSite& site : loraSites(cfg)) {
+      const uint32_t R = uint32_t(site.parts.size()) * cfg.lora.rank;
+      tensors.add(loraParamName(l, site, 'A'), {R, site.in},
+                  {detail::Init::Uniform, 1.0 / std::sqrt(double(site.in))}, true, detail::Role::Adapter);
+      tensors.add(loraParamName(l, site, 'B'), {site.bRows(), cfg.lora.rank}, {}, true,
+                  detail::Role::Adapter);
+    }
   }
 
   BlockIndex addBlock(uint32_t l) {
@@ -184,6 +171,7 @@ struct Gpt::Impl {
       std::tie(b.fcW, b.fcB) = linear(p + "mlp.fc", hid, C, std, LinearGroup::Mlp);
     }
     std::tie(b.mlpProjW, b.mlpProjB) = linear(p + "mlp.proj", C, hid, projStd, LinearGroup::Mlp);
+    addAdapters(l);
     return b;
   }
 
@@ -191,73 +179,49 @@ struct Gpt::Impl {
     validate(cfg);
     const uint32_t C = cfg.dim;
     const bool ln = cfg.norm == NormKind::LayerNorm;
-    wte = add("wte.weight", {cfg.vocab, C}, 0.02, true);
+    wte = add("wte.weight", {cfg.vocab, C}, 0.02, true, detail::Role::Matrix);
     if (!cfg.rope) wpe = add("wpe.weight", {cfg.context, C}, 0.02, false);
     for (uint32_t l = 0; l < cfg.layers; ++l)
       blocks.push_back(addBlock(l));
     lnfW = add("ln_f.weight", {C}, -1, false);
     if (ln) lnfB = add("ln_f.bias", {C}, 0, false);
-    if (!cfg.tiedHead) lmHead = add("lm_head.weight", {cfg.vocab, C}, 0.02, true);
+    if (!cfg.tiedHead) lmHead = add("lm_head.weight", {cfg.vocab, C}, 0.02, true, detail::Role::Matrix);
 
-    store.build(ctx, params); // zeroed: gradients, moments, and zero-initialised parameters stay so
-    uploadInit(ctx, initStd, seed);
+    tensors.build(ctx, seed);
     if (cfg.rope) {
       const std::vector<float> table =
           ops::ropeTable(cfg.context, ropeInverseFrequencies(cfg.headSize(), cfg.ropeTheta, cfg.ropeScaling));
       ropeTable = ctx.buffer(table.size() * 4, "rope table");
       ctx.uploadVector(ropeTable, table);
     }
+    if (cfg.lora.dropout > 0) {
+      dropoutCounter = ctx.buffer(4, "LoRA dropout step counter");
+      ctx.uploadVector(dropoutCounter, std::vector<uint32_t>{0});
+    }
   }
 
   // The LM head's weight: wte (tied) or lm_head.weight.
   int head() const { return cfg.tiedHead ? wte : lmHead; }
 
-  // Each parameter draws from its own stream, so the draws run on several threads (GPT-2 small's 124M
-  // values took seconds on one) while the results are uploaded in order, at most one window ahead.
-  void uploadInit(vk::Context& context, const std::vector<double>& stds, uint64_t initSeed) {
-    std::vector<size_t> drawn;
-    for (size_t i = 0; i < params.size(); ++i) {
-      if (stds[i] > 0) drawn.push_back(i);
-      if (stds[i] < 0) uploadValues(context, params[i], std::vector<float>(params[i].elements, 1.0f));
-    }
-    const size_t window = std::max(1u, std::thread::hardware_concurrency());
-    std::deque<std::future<std::vector<float>>> inflight;
-    size_t launched = 0;
-    for (size_t k = 0; k < drawn.size(); ++k) {
-      for (; launched < drawn.size() && launched < k + window; ++launched) {
-        const Parameter& p = params[drawn[launched]];
-        inflight.push_back(std::async(std::launch::async, normal, p.elements, stds[drawn[launched]], initSeed,
-                                      std::cref(p.name)));
-      }
-      uploadValues(context, params[drawn[k]], inflight.front().get()); // bf16: rounded to nearest even
-      inflight.pop_front();
-    }
-  }
+  Tensor param(int i) const { return tensors.tensor(i); }
 
-  Tensor param(int i) const {
-    if (i < 0) return {};
-    const Parameter& p = params[size_t(i)];
-    return Tensor::parameter(p.data.range(), p.grad.range(), p.shape, p.dtype);
-  }
-
-  // GEMM operands of this call: 16-bit copies in Mixed and BF16 mode, made once up front (outside any
-  // checkpoint); bf16 parameters are their own operands.
+  // GEMM operands of this call: 16-bit copies in Mixed and BF16 mode (bf16 parameters and a frozen base of
+  // that kind are their own operands), f32 copies of a half-precision base in F32 mode; made once up front
+  // (outside any checkpoint).
   struct Weights {
     std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
   };
   Weights prepare(Tape& tape) const {
     Weights w;
-    w.gemm.resize(params.size());
-    const DType half = halfOf(cfg.precision);
-    for (size_t i = 0; i < params.size(); ++i)
-      if (params[i].shape.size() == 2 && int(i) != wpe && (int(i) != wte || cfg.tiedHead)) {
-        const Tensor t = param(int(i));
-        w.gemm[i] = autograd::cast(tape, t, half); // bf16 parameters: t itself
-      }
+    w.gemm.resize(tensors.size());
+    const DType operand = halfOf(cfg.precision);
+    for (size_t i = 0; i < tensors.size(); ++i)
+      if (tensors.shape(int(i)).size() == 2 && int(i) != wpe && (int(i) != wte || cfg.tiedHead))
+        w.gemm[i] = autograd::cast(tape, param(int(i)), operand);
     return w;
   }
 
-  detail::BlockWeights blockWeights(const Weights& w, uint32_t l) const {
+  detail::BlockWeights blockWeights(const Weights& w, uint32_t l, bool inference) const {
     const BlockIndex& b = blocks[l];
     const auto g = [&](int i) { return i < 0 ? Tensor{} : w.gemm[size_t(i)]; };
     detail::BlockWeights bw;
@@ -283,6 +247,10 @@ struct Gpt::Impl {
     bw.upB = param(b.upB);
     bw.mlpProjW = g(b.mlpProjW);
     bw.mlpProjB = param(b.mlpProjB);
+    if (cfg.lora.enabled()) // dropout in training only
+      detail::attachLora(
+          bw, cfg, l, [&](const std::string& name) { return w.gemm[size_t(tensors.find(name))]; },
+          inference || !dropoutCounter ? vk::BufferRange{} : dropoutCounter.range());
     return bw;
   }
 
@@ -321,10 +289,7 @@ struct Gpt::Impl {
     if (documentPositions.buffer != VK_NULL_HANDLE && wpe >= 0) { // the learned table, gathered at them
       x = autograd::add(tape, x, autograd::embedding(tape, param(wpe), documentPositions, BT));
     } else if (wpe >= 0) {
-      const Parameter& p = params[size_t(wpe)];
-      vk::BufferRange data = p.data.range(), grad = p.grad.range();
-      data.size = grad.size = uint64_t(T) * C * 4;
-      const Tensor pos = Tensor::parameter(data, grad, {T * C});
+      const Tensor pos = tensors.tensor(wpe, T * C); // the first T positions
       x = autograd::addBroadcast(tape, x.reshape({batch, T * C}), pos).reshape({BT, C});
     }
     detail::BlockShape shape;
@@ -337,7 +302,7 @@ struct Gpt::Impl {
     shape.fuseGelu = inference;
     shape.documentPositions = documentPositions;
     for (uint32_t l = 0; l < cfg.layers; ++l) {
-      const detail::BlockWeights bw = blockWeights(w, l);
+      const detail::BlockWeights bw = blockWeights(w, l, inference);
       const bool attentionOnly = cfg.checkpointAttention && !cfg.checkpointActivations;
       const auto fn = [shape, bw, attentionOnly](Tape& t, const Tensor& in) {
         return attentionOnly ? detail::blockRecomputingAttention(t, shape, bw, in)
@@ -373,7 +338,11 @@ struct Gpt::Impl {
     const uint32_t rows = in.batch * in.T;
     const Tensor xf = features(tape, w, in, inference);
     autograd::HeadLossSpec spec;
-    spec.chunkRows = autograd::headChunkRows(rows, cfg.vocab, kHeadChunkBytes);
+    // Chunks of at most kHeadChunkBytes of f16 logits, and within one kernel binding in the logits' own type.
+    const uint64_t logitBytes = inference ? 4 : autograd::dtypeBytes(xf.dtype);
+    const uint64_t binding = tape.exec().context().device().limits().maxStorageBufferRange;
+    spec.chunkRows =
+        autograd::headChunkRows(rows, cfg.vocab, std::min(kHeadChunkBytes, binding * 2 / logitBytes));
     spec.logits = DType::F32;
     const Tensor loss =
         autograd::headCrossEntropy(tape, xf, w.gemm[size_t(head())], targets, gradScale / float(rows), spec);
@@ -400,11 +369,24 @@ const GptConfig& Gpt::config() const {
 }
 
 const std::vector<ParameterGroup>& Gpt::parameterGroups() const {
-  return impl_->store.groups();
+  return impl_->tensors.groups();
 }
 
 std::vector<Parameter>& Gpt::parameters() {
-  return impl_->params;
+  return impl_->tensors.trainable();
+}
+
+std::vector<FrozenTensor>& Gpt::frozen() {
+  return impl_->tensors.frozenTensors();
+}
+
+uint32_t Gpt::dropoutStep() {
+  if (!impl_->dropoutCounter) return 0;
+  return impl_->ctx.downloadVector<uint32_t>(impl_->dropoutCounter, 1)[0];
+}
+
+void Gpt::setDropoutStep(uint32_t step) {
+  if (impl_->dropoutCounter) impl_->ctx.uploadVector(impl_->dropoutCounter, std::vector<uint32_t>{step});
 }
 
 void Gpt::forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk::BufferRange& tokens,
@@ -413,6 +395,7 @@ void Gpt::forwardBackward(ops::Executor& exec, graph::StepArena& arena, const vk
   const Impl::Batch in = impl_->checkCall(tokens, batch, T, positions);
   autograd::Workspace ws(arena);
   Tape tape(exec, ws, true);
+  if (impl_->dropoutCounter) ops::dropoutAdvance(exec, impl_->dropoutCounter.range()); // a new mask per run
   const Impl::Weights w = impl_->prepare(tape);
   if (impl_->chunkedLoss()) {
     impl_->chunkedMeanLoss(tape, w, in, targets, lossOut, gradScale, false);

@@ -5,6 +5,8 @@
 #include "codegen/elem.hpp"
 #include "engine/graph/arena.hpp"
 #include "engine/model/architecture.hpp"
+#include "engine/model/frozen_store.hpp"
+#include "engine/model/lora_config.hpp"
 #include "engine/model/parameter_store.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -86,6 +88,9 @@ struct GptConfig {
   // keeps f32 moments and rounds each update stochastically, codegen/kernels/optim_step.hpp). Norms, biases
   // and learned positions stay f32. Gradients are f32 either way.
   codegen::Elem paramDtype = codegen::Elem::F32;
+  // LoRA (engine/model/lora_config.hpp): rank > 0 freezes every parameter above (stored as FrozenTensors, no
+  // gradients or moments) and adds trainable adapters on the targeted projections (lora_sites.hpp).
+  LoraConfig lora;
 
   std::string describe() const; // "4L 128d 4h T256 V256 layernorm gelu"
   uint64_t parameterCount() const;
@@ -129,6 +134,13 @@ public:
   std::vector<Parameter>& parameters();
   // The flat buffers the parameters live in, one entry per group (engine/model/parameter_store.hpp).
   const std::vector<ParameterGroup>& parameterGroups() const;
+  // With LoRA: the frozen base (every parameter a full model has, by the same names), while parameters()
+  // holds the adapters only. Empty without LoRA.
+  std::vector<FrozenTensor>& frozen();
+  // LoRA dropout's step counter on the device (advanced by every forwardBackward), for checkpoints: read
+  // once the GPU is idle, set before the next step. 0 without dropout.
+  uint32_t dropoutStep();
+  void setDropoutStep(uint32_t step);
 
   // Records forward, cross-entropy loss and backward for tokens/targets (int32, batch*T each) into `exec`.
   // Gradients are ACCUMULATED into Parameter::grad (the trainer zeroes them per optimizer step), multiplied

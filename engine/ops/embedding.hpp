@@ -9,7 +9,7 @@
 
 namespace helios::ops {
 
-// out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros. The table is f32, or bf16
+// out[t, :] = table[ids[t], :]; an id outside [0, vocab) gives a row of zeros. The table is f32, f16 or bf16
 // (tableType; out stays f32, widened exactly).
 void embedding(Executor& exec, vk::BufferRange table, vk::BufferRange ids, vk::BufferRange out,
                uint32_t tokens, uint32_t vocab, uint32_t dim, codegen::Elem tableType = codegen::Elem::F32);

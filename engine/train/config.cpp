@@ -1,7 +1,9 @@
 #include "engine/train/config.hpp"
 
+#include "engine/model/lora_sites.hpp"
 #include "engine/train/architecture_json.hpp"
 #include "engine/train/json_keys.hpp"
+#include "engine/train/lora_json.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
@@ -75,6 +77,7 @@ nlohmann::json toJson(const model::GptConfig& c) {
                    {"precision", precisionName(c.precision)},
                    {"param_dtype", codegen::elemName(c.paramDtype)}};
   architectureToJson(c, j);
+  if (c.lora.enabled()) j["lora"] = loraToJson(c.lora);
   return j;
 }
 
@@ -104,9 +107,11 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                 "checkpoint_activations",
                 "checkpoint_attention",
                 "precision",
-                "param_dtype"});
+                "param_dtype",
+                "lora"});
   refuseUnknown(j, known, "gpt config");
   architectureFromJson(j, c);
+  if (j.contains("lora")) c.lora = loraFromJson(j.at("lora"));
   readKey(j, "vocab", c.vocab);
   readKey(j, "context", c.context);
   readKey(j, "layers", c.layers);
@@ -378,6 +383,11 @@ void TrainConfig::validate() const {
   atLeastOne("nonfinite_limit", nonFiniteLimit);
   validateChat(*this);
   if (model == "gpt") validateGpt(gpt, seqLen);
+  if (model == "bigram" && gpt.lora.enabled())
+    refuse("LoRA adapts a GPT's linear layers: the bigram model has none (--model gpt)");
+  if (model == "gpt") {
+    if (const std::string why = model::loraIncompatibility(gpt); !why.empty()) refuse(why);
+  }
 }
 
 const char* presetNames() {

@@ -6,5 +6,7 @@
 namespace helios::train {
 
 std::unique_ptr<Model> makeGptModel(vk::Context& ctx, const model::GptConfig& config, uint64_t seed);
+// A LoRA model (config.lora enabled) over `base` (engine/train/lora_base.hpp), its frozen base loaded.
+std::unique_ptr<Model> makeLoraModel(vk::Context& ctx, const model::GptConfig& config, struct LoraBase base);
 
 } // namespace helios::train

@@ -91,16 +91,17 @@ uint64_t HostMemoryNeed::total() const {
   return t;
 }
 
-HostMemoryNeed trainingHostNeed(uint64_t parameters, bool deviceMemoryIsHost, uint64_t trainerBytes,
-                                uint64_t stagingBytes) {
+HostMemoryNeed trainingHostNeed(uint64_t trainable, uint64_t frozenBytes, bool deviceMemoryIsHost,
+                                uint64_t trainerBytes, uint64_t stagingBytes) {
   HostMemoryNeed n;
   if (deviceMemoryIsHost) {
     n.parts.emplace_back(
         "parameters, gradients and AdamW moments in device memory, which is host memory here",
-        satMul(parameters, 16));
+        satMul(trainable, 16));
+    if (frozenBytes) n.parts.emplace_back("the frozen base in device memory", frozenBytes);
     n.parts.emplace_back("the trainer's buffers", trainerBytes);
   }
-  n.parts.emplace_back("a checkpoint save's host copies of the weights and moments", satMul(parameters, 24));
+  n.parts.emplace_back("a checkpoint save's host copies of the weights and moments", satMul(trainable, 24));
   if (stagingBytes) n.parts.emplace_back("staging", stagingBytes);
   return n;
 }

@@ -26,9 +26,10 @@ struct HostMemoryNeed {
   uint64_t total() const;
 };
 
-// A training run's model and trainer (the data is already in memory by then).
-HostMemoryNeed trainingHostNeed(uint64_t parameters, bool deviceMemoryIsHost, uint64_t trainerBytes,
-                                uint64_t stagingBytes);
+// A training run's model and trainer (the data is already in memory by then): `trainable` parameters with
+// their gradients and AdamW moments, `frozenBytes` of frozen ones (a LoRA base: no gradients, not saved).
+HostMemoryNeed trainingHostNeed(uint64_t trainable, uint64_t frozenBytes, bool deviceMemoryIsHost,
+                                uint64_t trainerBytes, uint64_t stagingBytes);
 // Reading a text file of `bytes` and tokenizing it (byte or char tokens: 4 bytes each).
 HostMemoryNeed textHostNeed(uint64_t bytes);
 

@@ -67,14 +67,17 @@ uint64_t stagingDeviceBytes(const vk::MemoryPlacement& placement) {
 }
 
 void requireTrainingHostMemory(vk::Context& ctx, const TrainConfig& cfg, const nlohmann::json& arch) {
-  const uint64_t parameters = parameterCountOf(arch);
+  const ParameterFootprint p = parameterFootprintOf(arch);
   // A CPU device (lavapipe) or an integrated GPU allocates its "device" memory from the host's.
   const auto type = ctx.device().properties().deviceType;
   const bool deviceIsHost =
       type == VK_PHYSICAL_DEVICE_TYPE_CPU || type == VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU;
-  requireHostMemory(trainingHostNeed(parameters, deviceIsHost, trainerBytes(cfg), ctx.stagingBytes()),
-                    availableHostMemory(),
-                    fmt::format("a {} model of {} parameters", arch.value("kind", "?"), parameters));
+  requireHostMemory(
+      trainingHostNeed(p.trainable, p.frozenBytes, deviceIsHost, trainerBytes(cfg), ctx.stagingBytes()),
+      availableHostMemory(),
+      fmt::format("a {} model of {} trained parameters{}", arch.value("kind", "?"), p.trainable,
+                  p.frozenBytes ? fmt::format(" over a {} frozen base", formatHostBytes(p.frozenBytes))
+                                : ""));
 }
 
 uint64_t estimatePeakBytes(uint64_t modelStateBytes, const TrainConfig& cfg, uint64_t binBytes,

@@ -39,6 +39,10 @@ public:
   uint64_t parameterCount();
   // The GPT behind this model (incremental decoding, engine/model/decoder.hpp); null for other models.
   virtual model::Gpt* gpt() { return nullptr; }
+  // Device state a checkpoint keeps besides the parameters (LoRA dropout's step counter), read once the GPU
+  // is idle; restoreRuntimeState takes what runtimeState returned (null: nothing saved).
+  virtual nlohmann::json runtimeState() { return nullptr; }
+  virtual void restoreRuntimeState(const nlohmann::json&) {}
 };
 
 // Builds the model a configJson() describes ("gpt" or "bigram"), initialised from `seed`. "gpt" throws when

@@ -1,5 +1,7 @@
 #include "engine/train/model_config.hpp"
 
+#include "engine/model/lora_sites.hpp"
+
 #include <fmt/format.h>
 #include <stdexcept>
 
@@ -18,16 +20,21 @@ nlohmann::json modelConfigJson(const TrainConfig& c, const Tokenizer& tok) {
   return j;
 }
 
-uint64_t parameterCountOf(const nlohmann::json& arch) {
+ParameterFootprint parameterFootprintOf(const nlohmann::json& arch) {
   if (arch.value("kind", "") == "bigram") {
     const uint64_t v = arch.at("vocab").get<uint64_t>();
-    return v * v;
+    return {v * v, 0};
   }
   nlohmann::json rest = arch;
   rest.erase("kind");
+  rest.erase("lora_base"); // where the base comes from, not its shape
   model::GptConfig g;
   fromJson(rest, g);
-  return g.parameterCount();
+  if (!g.lora.enabled()) return {g.parameterCount(), 0};
+  uint64_t adapters = 0; // per block: each site's stacked A [parts * r, in] and B [rows, r]
+  for (const model::LoraSite& site : model::loraSites(g))
+    adapters += (uint64_t(site.parts.size()) * site.in + site.bRows()) * g.lora.rank;
+  return {adapters * g.layers, g.parameterCount() * codegen::elemBytes(g.lora.base)};
 }
 
 } // namespace helios::train

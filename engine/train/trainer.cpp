@@ -543,6 +543,7 @@ fs::path Trainer::saveCheckpoint(const fs::path& run) {
   ctx_.download(adamState_, std::as_writable_bytes(std::span<float>(&t, 1)));
   nlohmann::json state = stateJson();
   state["adam_t"] = t;
+  if (nlohmann::json m = model_.runtimeState(); !m.is_null()) state["model_state"] = std::move(m);
   train::saveCheckpoint(ctx_, stageCheckpoint(run, step_), model_, step_, state, dataInfo_.tokenizerFiles);
   lastCheckpoint_ = commitCheckpoint(run, step_, cfg_.keepCheckpoints);
   if (hooks_ && hooks_->onCheckpoint) hooks_->onCheckpoint(step_, lastCheckpoint_);
@@ -574,6 +575,7 @@ void Trainer::resume(const fs::path& path) {
     elapsedBase_ = st.value("elapsed_s", 0.0);
     const float t = st.at("adam_t").get<float>();
     ctx_.upload(adamState_, std::as_bytes(std::span<const float>(&t, 1)));
+    model_.restoreRuntimeState(st.value("model_state", nlohmann::json()));
     pending_.clear();
     for (const auto& p : st.at("pending")) {
       Pending q;

@@ -40,6 +40,7 @@ std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   size_t index = selectDevice(describeDevices(physical), selector, options.slot);
   ctx->deviceIndex_ = static_cast<uint32_t>(index);
   ctx->device_ = std::make_unique<Device>(ctx->instance_, physical[index]);
+  if (options.planBindingLimit) ctx->device_->planAsBindingLimit(options.planBindingLimit);
   ctx->allocator_ = std::make_unique<Allocator>(*ctx->device_, options.blockSize);
   ctx->pipelines_ = std::make_unique<PipelineCache>(
       *ctx->device_, options.persistentPipelineCache ? PipelineCache::defaultCacheFile(*ctx->device_)

@@ -20,6 +20,7 @@ struct ContextOptions {
   bool validation = false; // Khronos validation layer (engine/vk/validation.hpp); an error when missing
   bool persistentPipelineCache = true;
   VkDeviceSize blockSize = 256ull << 20;
+  uint32_t planBindingLimit = 0; // > 0: Device::planAsBindingLimit (a dry run's context; nothing dispatched)
 };
 
 class Context {

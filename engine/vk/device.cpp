@@ -181,10 +181,13 @@ Device::Device(const Instance&, VkPhysicalDevice physical) : physical_(physical)
   VkPhysicalDeviceExternalMemoryHostPropertiesEXT hostProps{
       VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_EXTERNAL_MEMORY_HOST_PROPERTIES_EXT};
   if (features_.externalMemoryHost) sgc.pNext = &hostProps;
+  VkPhysicalDeviceMaintenance3Properties m3{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES};
+  m3.pNext = &sg;
   VkPhysicalDeviceProperties2 p2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
-  p2.pNext = &sg;
+  p2.pNext = &m3;
   vkGetPhysicalDeviceProperties2(physical, &p2);
   properties_ = p2.properties;
+  maxMemoryAllocationSize_ = m3.maxMemoryAllocationSize;
   subgroupSize_ = sg.subgroupSize;
   minSubgroupSize_ = sgc.minSubgroupSize ? sgc.minSubgroupSize : sg.subgroupSize;
   maxSubgroupSize_ = sgc.maxSubgroupSize ? sgc.maxSubgroupSize : sg.subgroupSize;

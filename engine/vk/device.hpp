@@ -12,7 +12,7 @@ struct DeviceFeatures {
   bool shaderFloat16 = false;
   bool storageBuffer16BitAccess = false;
   bool shaderInt64 = false;
-  bool shaderInt8 = false; // 8-bit integer arithmetic (int8 cooperative matrices)
+  bool shaderInt8 = false;                      // 8-bit integer arithmetic (int8 cooperative matrices)
   bool shaderInt16 = false;                     // 16-bit integers (bf16 storage is held as uint16 bits)
   bool shaderBFloat16Type = false;              // VK_KHR_shader_bfloat16: the bf16 type in shaders
   bool shaderBFloat16CooperativeMatrix = false; // ... and bf16 components in cooperative matrices
@@ -45,6 +45,15 @@ public:
   const DeviceFeatures& features() const { return features_; }
   const VkPhysicalDeviceProperties& properties() const { return properties_; }
   const VkPhysicalDeviceLimits& limits() const { return properties_.limits; }
+  // The most one VkDeviceMemory may hold (Vulkan 1.1's maintenance3 limit; iGPU drivers set 2-4 GiB).
+  VkDeviceSize maxMemoryAllocationSize() const { return maxMemoryAllocationSize_; }
+  // Dry runs only (helios-train --plan-only --plan-binding-limit): plan memory as for a device whose kernel
+  // bindings, and single allocations, span `bytes`. Nothing may be dispatched afterwards: the driver's real
+  // limits still hold.
+  void planAsBindingLimit(uint32_t bytes) {
+    properties_.limits.maxStorageBufferRange = bytes;
+    maxMemoryAllocationSize_ = bytes;
+  }
   std::string name() const { return properties_.deviceName; }
   uint32_t subgroupSize() const { return subgroupSize_; }
   uint32_t minSubgroupSize() const { return minSubgroupSize_; }
@@ -68,6 +77,7 @@ private:
   DeviceFeatures features_;
   VkPhysicalDeviceProperties properties_{};
   uint32_t subgroupSize_ = 0, minSubgroupSize_ = 0, maxSubgroupSize_ = 0;
+  VkDeviceSize maxMemoryAllocationSize_ = ~VkDeviceSize(0);
   bool requiredSizeCompute_ = false; // requiredSubgroupSizeStages includes compute
   double timestampPeriodNs_ = 0;
   VkDeviceSize hostImportAlignment_ = 0;

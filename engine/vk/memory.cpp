@@ -22,9 +22,11 @@ std::string humanBytes(VkDeviceSize bytes) {
   return fmt::format("{} B", bytes);
 }
 
-// The most one allocation may hold: maxStorageBufferRange (what one kernel binding can span), aligned down.
+// The most one allocation may hold: maxStorageBufferRange (what one kernel binding can span) or the driver's
+// maxMemoryAllocationSize, whichever is smaller, aligned down.
 VkDeviceSize maxBufferBytes(const Device& device, VkDeviceSize alignment) {
-  return device.limits().maxStorageBufferRange / alignment * alignment;
+  return std::min<VkDeviceSize>(device.limits().maxStorageBufferRange, device.maxMemoryAllocationSize()) /
+         alignment * alignment;
 }
 
 // "memory heap 0 (16 GiB, device-local)" for the heap that memory of `kind` comes from; its size in heapSize.
@@ -48,6 +50,11 @@ void refuseImpossible(const Device& device, const std::string& heap, VkDeviceSiz
   if (size > heapSize)
     throw std::length_error(
         fmt::format("{}: larger than the whole {} of {}; it cannot succeed", context, heap, device.name()));
+  if (size > maxBytes && size > device.maxMemoryAllocationSize())
+    throw std::length_error(
+        fmt::format("{}: above the device's maxMemoryAllocationSize of {} bytes ({}), the "
+                    "most one allocation may hold; split the tensor or shrink the shapes",
+                    context, device.maxMemoryAllocationSize(), humanBytes(device.maxMemoryAllocationSize())));
   if (size > maxBytes)
     throw std::length_error(fmt::format("{}: above the device's maxStorageBufferRange of {} bytes ({}), the "
                                         "most one kernel binding can span; "
@@ -186,6 +193,7 @@ uint32_t Allocator::createBlock(VkDeviceSize size, MemoryKind kind, std::string_
   }
   block->freeRanges[0] = size;
   stats_.bytesReserved += size;
+  stats_.largestBlock = std::max<uint64_t>(stats_.largestBlock, size);
   if (block->onDevice) stats_.deviceBytesReserved += size;
   stats_.blocks++;
   blocks_.push_back(std::move(block));

@@ -37,6 +37,7 @@ struct MemoryStats {
   uint64_t bytesInUse = 0;
   uint64_t peakBytesInUse = 0;
   uint64_t bytesReserved = 0; // sum of block sizes (what the driver sees)
+  uint64_t largestBlock = 0;  // the largest single allocation made so far
   uint32_t blocks = 0;
   uint64_t allocations = 0; // total allocate() calls so far
   uint64_t deviceBytesInUse = 0, devicePeakBytesInUse = 0, deviceBytesReserved = 0;

@@ -331,6 +331,24 @@ TEST_CASE("a buffer beyond maxStorageBufferRange is refused naming the limit") {
                         ContainsSubstring("logits"));
 }
 
+TEST_CASE("maxMemoryAllocationSize is the driver's, and a planning context's limit caps every allocation") {
+  // Vulkan guarantees at least 2^30 bytes; the default (no limit read) would be ~0.
+  const VkDeviceSize driver = ctx().device().maxMemoryAllocationSize();
+  CHECK(driver >= (VkDeviceSize(1) << 30));
+  CHECK(driver < ~VkDeviceSize(0));
+  const uint32_t limit = 1u << 20;
+  auto c = vk::Context::create({.persistentPipelineCache = false, .planBindingLimit = limit});
+  CHECK(c->device().maxMemoryAllocationSize() == limit);
+  CHECK(c->device().limits().maxStorageBufferRange == limit);
+  auto small = c->buffer(4096 + test::rng()() % 4096, "a small tensor");
+  CHECK(c->allocator().stats().largestBlock > 0);
+  CHECK(c->allocator().stats().largestBlock <= limit);
+  CHECK_THROWS_WITH(c->buffer(limit + 16, "an embedding"),
+                    ContainsSubstring("maxMemoryAllocationSize of " + std::to_string(limit) + " bytes") &&
+                        ContainsSubstring("an embedding"));
+  CHECK(c->allocator().stats().largestBlock <= limit);
+}
+
 TEST_CASE("HELIOS_VALIDATION accepts 0 and 1 only") {
   CHECK_FALSE(vk::parseValidationSetting(nullptr));
   CHECK_FALSE(vk::parseValidationSetting(""));

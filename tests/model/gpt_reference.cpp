@@ -38,6 +38,51 @@ Mat linear(const Mat& x, const std::vector<double>& w, const std::vector<double>
   return y;
 }
 
+// The output rows [row, row + rows) each LoRA part of the linear layer `base` adapts (PEFT's per-projection
+// layout inside Helios' packed q/k/v), in the order the stacked A and B hold them.
+std::vector<std::pair<size_t, size_t>> loraParts(const model::GptConfig& c, const std::string& base,
+                                                 size_t out) {
+  using model::LoraTarget;
+  const auto& t = c.lora.targets;
+  if (!base.ends_with("attn.qkv")) return {{0, out}};
+  const size_t H = c.heads, G = c.kvHeadCount(), D = c.headSize();
+  std::vector<std::pair<size_t, size_t>> parts;
+  if (t.has(LoraTarget::Q)) parts.push_back({0, H * D});
+  if (t.has(LoraTarget::K)) parts.push_back({H * D, G * D});
+  if (t.has(LoraTarget::V)) parts.push_back({(H + G) * D, G * D});
+  return parts;
+}
+
+// A linear layer of the model by name (base.weight, base.bias where placed), with its LoRA adapter where the
+// parameters hold one: y += (alpha / r) (x A_p^T) B_p^T on each part's rows (no dropout: the reference is
+// the function dropout leaves unchanged in expectation, and the checks run without it).
+Mat layer(const model::GptConfig& c, const Mat& x, const ParamMap& p, const std::string& base, size_t rows,
+          size_t in, size_t out) {
+  Mat y = linear(x, get(p, base + ".weight"), bias(p, base + ".bias"), rows, in, out);
+  const auto a = p.find(base + ".lora_A.weight");
+  if (a == p.end()) return y;
+  const std::vector<double>& A = a->second;
+  const std::vector<double>& Bm = get(p, base + ".lora_B.weight");
+  const size_t r = c.lora.rank;
+  const double scale = double(c.lora.alpha) / double(r);
+  size_t bRow = 0, k = 0;
+  for (const auto& [row, n] : loraParts(c, base, out)) {
+    const std::vector<double> Ap(A.begin() + std::ptrdiff_t(k * r * in),
+                                 A.begin() + std::ptrdiff_t((k + 1) * r * in));
+    const Mat u = linear(x, Ap, nullptr, rows, in, r);
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t o = 0; o < n; ++o) {
+        double s = 0;
+        for (size_t j = 0; j < r; ++j)
+          s += u[i * r + j] * Bm[(bRow + o) * r + j];
+        y[i * out + row + o] += scale * s;
+      }
+    bRow += n;
+    ++k;
+  }
+  return y;
+}
+
 Mat norm(const model::GptConfig& c, const Mat& x, const ParamMap& p, const std::string& prefix, size_t rows) {
   const size_t C = c.dim;
   const auto& g = get(p, prefix + ".weight");
@@ -92,16 +137,16 @@ Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const 
   size_t qs, ks, vs, qo, ko, vo; // row strides and column offsets
   if (c.packedQkv) {
     const size_t W = (H + 2 * Hkv) * D;
-    const Mat qkv = linear(h, get(p, pre + "attn.qkv.weight"), bias(p, pre + "attn.qkv.bias"), rows, C, W);
+    const Mat qkv = layer(c, h, p, pre + "attn.qkv", rows, C, W);
     q = k = v = qkv;
     qs = ks = vs = W;
     qo = 0;
     ko = H * D;
     vo = (H + Hkv) * D;
   } else {
-    q = linear(h, get(p, pre + "attn.q.weight"), bias(p, pre + "attn.q.bias"), rows, C, H * D);
-    k = linear(h, get(p, pre + "attn.k.weight"), bias(p, pre + "attn.k.bias"), rows, C, Hkv * D);
-    v = linear(h, get(p, pre + "attn.v.weight"), bias(p, pre + "attn.v.bias"), rows, C, Hkv * D);
+    q = layer(c, h, p, pre + "attn.q", rows, C, H * D);
+    k = layer(c, h, p, pre + "attn.k", rows, C, Hkv * D);
+    v = layer(c, h, p, pre + "attn.v", rows, C, Hkv * D);
     qs = H * D;
     ks = vs = Hkv * D;
     qo = ko = vo = 0;
@@ -145,7 +190,7 @@ Mat attention(const model::GptConfig& c, const Mat& h, const ParamMap& p, const 
         }
       }
     }
-  return linear(out, get(p, pre + "attn.proj.weight"), bias(p, pre + "attn.proj.bias"), rows, H * D, C);
+  return layer(c, out, p, pre + "attn.proj", rows, H * D, C);
 }
 
 // The MLP's width, computed here rather than by GptConfig::mlpWidth: SwiGLU keeps a 4x GELU MLP's parameter
@@ -160,17 +205,17 @@ Mat mlp(const model::GptConfig& c, const Mat& h, const ParamMap& p, const std::s
   const size_t C = c.dim, hid = hiddenOf(c);
   Mat a;
   if (c.mlp == model::MlpKind::SwiGLU) {
-    const Mat g = linear(h, get(p, pre + "mlp.gate.weight"), bias(p, pre + "mlp.gate.bias"), rows, C, hid);
-    const Mat u = linear(h, get(p, pre + "mlp.up.weight"), bias(p, pre + "mlp.up.bias"), rows, C, hid);
+    const Mat g = layer(c, h, p, pre + "mlp.gate", rows, C, hid);
+    const Mat u = layer(c, h, p, pre + "mlp.up", rows, C, hid);
     a.resize(g.size());
     for (size_t i = 0; i < a.size(); ++i)
       a[i] = ref::silu(g[i]) * u[i];
   } else {
-    a = linear(h, get(p, pre + "mlp.fc.weight"), bias(p, pre + "mlp.fc.bias"), rows, C, hid);
+    a = layer(c, h, p, pre + "mlp.fc", rows, C, hid);
     for (double& x : a)
       x = ref::gelu(x);
   }
-  return linear(a, get(p, pre + "mlp.proj.weight"), bias(p, pre + "mlp.proj.bias"), rows, hid, C);
+  return layer(c, a, p, pre + "mlp.proj", rows, hid, C);
 }
 
 } // namespace

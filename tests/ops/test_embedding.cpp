@@ -75,18 +75,21 @@ TEST_CASE("embedding gather, with out-of-range ids giving zero rows") {
   CHECK(ref::maxAbsError(inOut, ref::embedding(table, inIds, dim)) == 0.0);
 }
 
-// A bf16 table (bf16 parameters) is gathered widened exactly: each output is its row's bf16 value as f32,
-// odd row lengths included (rows start mid-word); out-of-range ids still give zeros.
-TEST_CASE("embedding gather from a bf16 table widens exactly", "[bf16]") {
-  if (!ops::supportsElem(ctx().device().features(), codegen::Elem::BF16)) SKIP("device lacks 16-bit storage");
-  INFO("seed " << test::testSeed());
+// A 16-bit table (bf16 parameters, a LoRA base frozen in f16 or bf16) is gathered widened exactly: each
+// output is its row's stored value as f32, odd row lengths included (rows start mid-word); out-of-range ids
+// still give zeros.
+TEST_CASE("embedding gather from an f16 or bf16 table widens exactly", "[bf16]") {
+  const codegen::Elem type = GENERATE(codegen::Elem::F16, codegen::Elem::BF16);
+  if (!ops::supportsElem(ctx().device().features(), type)) SKIP("device lacks 16-bit storage");
+  const bool bf16 = type == codegen::Elem::BF16;
+  INFO("seed " << test::testSeed() << " table " << codegen::elemName(type));
   const uint32_t tokens = GENERATE(1u, 33u, 127u);
   const uint32_t dim = GENERATE(1u, 33u, 64u);
   const uint32_t vocab = 61;
   INFO("tokens " << tokens << " dim " << dim);
   const auto values = test::randomFloats(size_t(vocab) * dim, -3, 3);
   std::vector<uint16_t> table(values.size());
-  std::transform(values.begin(), values.end(), table.begin(), floatToBf16);
+  std::transform(values.begin(), values.end(), table.begin(), bf16 ? floatToBf16 : floatToHalf);
   auto ids = randomIds(tokens, vocab);
   if (tokens >= 7) ids[1] = -1, ids[3] = int32_t(vocab);
   auto dtable = test::guardedBuffer(table, uint16_t(0), "table"), dids = test::guardedBuffer(ids, 0, "ids");
@@ -95,7 +98,7 @@ TEST_CASE("embedding gather from a bf16 table widens exactly", "[bf16]") {
   {
     ops::ImmediateExecutor e(ctx());
     ops::embedding(e, head(dtable, size_t(vocab) * dim, 2), head(dids, tokens),
-                   head(dout, size_t(tokens) * dim), tokens, vocab, dim, codegen::Elem::BF16);
+                   head(dout, size_t(tokens) * dim), tokens, vocab, dim, type);
     e.flush();
   }
   const auto out = test::readGuarded(dout, size_t(tokens) * dim, test::poisonF32());
@@ -103,7 +106,8 @@ TEST_CASE("embedding gather from a bf16 table widens exactly", "[bf16]") {
   for (size_t t = 0; t < tokens; ++t)
     for (size_t j = 0; j < dim; ++j) {
       const bool in = ids[t] >= 0 && ids[t] < int32_t(vocab);
-      const float expect = in ? bf16ToFloat(table[size_t(ids[t]) * dim + j]) : 0.0f;
+      const uint16_t stored = in ? table[size_t(ids[t]) * dim + j] : 0;
+      const float expect = in ? (bf16 ? bf16ToFloat(stored) : halfToFloat(stored)) : 0.0f;
       wrong += bitsOf(out[t * dim + j]) != bitsOf(expect);
     }
   CHECK(wrong == 0);

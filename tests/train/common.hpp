@@ -1,12 +1,14 @@
 #pragma once
 // Shared setup of the trainer tests: one device context, the default corpus tokenized once, and a run
 // (model + loader + trainer) built from a config.
+#include "engine/graph/graph_executor.hpp"
 #include "engine/train/bigram.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
 #include "engine/train/trainer.hpp"
 
 #include <catch2/catch_test_macros.hpp>
+#include <cmath>
 #include <filesystem>
 #include <memory>
 
@@ -60,10 +62,22 @@ inline train::TrainConfig microGptConfig() {
   return c;
 }
 
+// The micro GPT in Llama's layout (RMSNorm, SwiGLU, RoPE, one KV head), two layers: LoRA's tests.
+inline train::TrainConfig microLlamaConfig() {
+  train::TrainConfig c = microGptConfig();
+  c.gpt.layers = 2;
+  c.gpt.norm = model::NormKind::RMSNorm;
+  c.gpt.mlp = model::MlpKind::SwiGLU;
+  c.gpt.rope = true;
+  c.gpt.kvHeads = 1;
+  return c;
+}
+
 inline nlohmann::json modelJsonFor(const train::TrainConfig& c) {
   if (c.model == "bigram") return {{"kind", "bigram"}, {"vocab", 256}};
   nlohmann::json j = train::toJson(c.gpt);
   j["kind"] = "gpt";
+  if (c.gpt.lora.enabled()) j["lora_base"] = {{"seed", c.seed}}; // a LoRA model over the seeded base
   return j;
 }
 
@@ -94,6 +108,21 @@ struct Run {
     return all;
   }
 };
+
+// The model's f32 logits for `ids` (batch rows of ids.size() / batch tokens), from a poisoned output buffer.
+inline std::vector<float> modelLogits(train::Model& m, const std::vector<int32_t>& ids, uint32_t batch) {
+  vk::Context& ctx = trainCtx();
+  const uint32_t T = static_cast<uint32_t>(ids.size() / batch);
+  vk::Buffer tok = ctx.buffer(4ull * ids.size(), "tokens"),
+             logits = ctx.buffer(4ull * ids.size() * m.vocab(), "logits");
+  ctx.uploadVector(tok, ids);
+  ctx.uploadVector(logits, std::vector<float>(ids.size() * m.vocab(), std::nanf("")));
+  graph::GraphExecutor exec(ctx);
+  graph::StepArena arena(ctx);
+  m.forward(exec, arena, tok.range(), batch, T, logits.range());
+  exec.flush();
+  return ctx.downloadVector<float>(logits, ids.size() * m.vocab());
+}
 
 inline std::filesystem::path tempDir(const std::string& name) {
   auto dir = std::filesystem::temp_directory_path() / ("helios-train-test-" + name);

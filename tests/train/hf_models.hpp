@@ -5,7 +5,9 @@
 #include "support/process.hpp"
 #include "support/random.hpp"
 
+#include <algorithm>
 #include <catch2/catch_test_macros.hpp>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fmt/format.h>
@@ -21,6 +23,17 @@ inline bool haveNumpy() {
 inline CommandResult hfModels(const std::string& args) {
   return runCommand(fmt::format("/usr/bin/python3 {}/tests/train/hf_models.py {}", HELIOS_SOURCE_DIR, args));
 }
+
+// tests/train/peft_check.py: PEFT adapter directories checked with NumPy against their base.
+inline CommandResult peftCheck(const std::string& args) {
+  return runCommand(fmt::format("/usr/bin/python3 {}/tests/train/peft_check.py {}", HELIOS_SOURCE_DIR, args));
+}
+
+#ifdef HELIOS_TRAIN_EXE
+inline CommandResult heliosTrain(const std::string& args) {
+  return runCommand(fmt::format("{} {}", HELIOS_TRAIN_EXE, args));
+}
+#endif
 
 // The checkpoint of `name` (a CASES entry of hf_models.py) written into `dir`, broken on purpose when asked.
 inline void writeHfCase(const std::string& name, const std::filesystem::path& dir,
@@ -45,6 +58,15 @@ inline std::vector<int32_t> randomIds(size_t n, uint32_t vocab) {
   for (auto& t : ids)
     t = static_cast<int32_t>(rng()() % vocab);
   return ids;
+}
+
+// The largest |a - b| (infinite where a is not finite); the sizes must match.
+inline float maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
+  REQUIRE(a.size() == b.size());
+  float d = 0;
+  for (size_t i = 0; i < a.size(); ++i)
+    d = std::max(d, std::isfinite(a[i]) ? std::abs(a[i] - b[i]) : INFINITY);
+  return d;
 }
 
 } // namespace helios::test

@@ -28,22 +28,12 @@ fs::path tempDir(const std::string& name) {
   return dir;
 }
 
-test::CommandResult heliosTrain(const std::string& args) {
-  return test::runCommand(fmt::format("{} {}", HELIOS_TRAIN_EXE, args));
-}
+using test::heliosTrain;
 
 fs::path writeCase(const std::string& name, const fs::path& root, const std::string& broken = "") {
   const fs::path dir = root / (name + (broken.empty() ? "" : "-" + broken));
   test::writeHfCase(name, dir, broken);
   return dir;
-}
-
-float maxAbsDiff(const std::vector<float>& a, const std::vector<float>& b) {
-  REQUIRE(a.size() == b.size());
-  float d = 0;
-  for (size_t i = 0; i < a.size(); ++i)
-    d = std::max(d, std::isfinite(a[i]) ? std::abs(a[i] - b[i]) : INFINITY);
-  return d;
 }
 
 nlohmann::json readJson(const fs::path& path) {
@@ -72,7 +62,7 @@ TEST_CASE("helios-train logits --init-from: a Hugging Face directory's logits ma
               .exitCode == 0);
   const io::NpyArray got = io::readNpy(root / "helios.npy");
   CHECK(got.shape == std::vector<uint64_t>{3, 9, 257});
-  CHECK(maxAbsDiff(got.toFloat(), io::readNpy(root / "ref.npy").toFloat()) < 1e-4f);
+  CHECK(test::maxAbsDiff(got.toFloat(), io::readNpy(root / "ref.npy").toFloat()) < 1e-4f);
   // Ids past the vocabulary and sequences past the context are refused before any device work.
   ids[4] = 300;
   test::writeIds(root / "bad.npy", ids, 3);
@@ -177,7 +167,7 @@ TEST_CASE("helios-train: --init-from trains, --resume continues, export writes t
   REQUIRE(test::hfModels(fmt::format("forward {} {} {}", out.string(), (root / "ids.npy").string(),
                                      (root / "ref.npy").string()))
               .exitCode == 0);
-  CHECK(maxAbsDiff(exported, io::readNpy(root / "ref.npy").toFloat()) < 1e-4f);
+  CHECK(test::maxAbsDiff(exported, io::readNpy(root / "ref.npy").toFloat()) < 1e-4f);
 
   // A second export replaces the first whole; a directory that holds something else is refused, untouched.
   r = heliosTrain(

@@ -6,7 +6,6 @@
 // writes the source's very bytes; broken checkpoints are refused naming the file and the field or tensor;
 // config.json's fields map both ways.
 #include "common.hpp"
-#include "engine/graph/graph_executor.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/hf/config.hpp"
@@ -54,20 +53,6 @@ std::unique_ptr<train::Model> importModel(const train::hf::Import& im) {
   return model;
 }
 
-std::vector<float> heliosLogits(train::Model& m, const std::vector<int32_t>& ids, uint32_t batch) {
-  vk::Context& ctx = test::trainCtx();
-  const uint32_t T = static_cast<uint32_t>(ids.size() / batch);
-  vk::Buffer tok = ctx.buffer(4ull * ids.size(), "tokens"),
-             logits = ctx.buffer(4ull * ids.size() * m.vocab(), "logits");
-  ctx.uploadVector(tok, ids);
-  ctx.uploadVector(logits, std::vector<float>(ids.size() * m.vocab(), std::nanf("")));
-  graph::GraphExecutor exec(ctx);
-  graph::StepArena arena(ctx);
-  m.forward(exec, arena, tok.range(), batch, T, logits.range());
-  exec.flush();
-  return ctx.downloadVector<float>(logits, ids.size() * m.vocab());
-}
-
 std::map<std::string, std::vector<float>> parameters(train::Model& m) {
   std::map<std::string, std::vector<float>> out;
   for (auto& p : m.parameters())
@@ -110,7 +95,7 @@ TEST_CASE("hf models: Helios' f32 logits match a float64 NumPy forward of each f
   const std::vector<int32_t> ids = test::randomIds(size_t(batch) * T, im.config.vocab);
   test::writeIds(dir.parent_path() / "ids.npy", ids, batch);
   const std::vector<float> ref = referenceLogits(dir, dir.parent_path() / "ids.npy");
-  const std::vector<float> got = heliosLogits(*model, ids, batch);
+  const std::vector<float> got = test::modelLogits(*model, ids, batch);
   REQUIRE(got.size() == ref.size());
   float worst = 0, scale = 1;
   for (size_t i = 0; i < ref.size(); ++i) {

@@ -6,7 +6,9 @@
 
 #include "engine/train/checkpoint_dir.hpp"
 #include "engine/train/checkpoint_pin.hpp"
+#include "engine/train/config.hpp"
 #include "engine/train/host_memory.hpp"
+#include "engine/train/model_config.hpp"
 #include "engine/train/run_dir.hpp"
 #include "support/files.hpp"
 
@@ -164,14 +166,44 @@ TEST_CASE("host memory: MemAvailable, the tightest enclosing cgroup, and the est
   CHECK(a.bytes == 3ull << 30);
 
   // 1e12 parameters on a CPU device: 40 bytes each; the refusal names the parts and the limit.
-  const auto need = train::trainingHostNeed(1'000'000'000'000ull, true, 1 << 20, 0);
+  const auto need = train::trainingHostNeed(1'000'000'000'000ull, 0, true, 1 << 20, 0);
   CHECK(need.total() == 40'000'000'000'000ull + (1 << 20));
   CHECK_THROWS_AS(train::requireHostMemory(need, a, "a gpt model"), train::HostMemoryError);
   CHECK_THROWS_WITH(train::requireHostMemory(need, a, "a gpt model"),
                     ContainsSubstring("a gpt model needs about 36.38 TiB of host memory") &&
                         ContainsSubstring("a checkpoint save's host copies") &&
                         ContainsSubstring("the machine has 3.00 GiB available (limited by the cgroup"));
-  CHECK_NOTHROW(train::requireHostMemory(train::trainingHostNeed(1'000'000, false, 0, 16 << 20), a, "small"));
+  CHECK_NOTHROW(
+      train::requireHostMemory(train::trainingHostNeed(1'000'000, 0, false, 0, 16 << 20), a, "small"));
   // Sums saturate instead of wrapping around to a small number.
-  CHECK(train::trainingHostNeed(UINT64_MAX / 8, true, 0, 0).total() == UINT64_MAX);
+  CHECK(train::trainingHostNeed(UINT64_MAX / 8, 0, true, 0, 0).total() == UINT64_MAX);
+}
+
+TEST_CASE("host memory: a LoRA run counts its adapters as trained and its base as frozen bytes",
+          "[train][host]") {
+  // A Llama-shaped config: C 32, 4 query heads and 2 kv heads of 8, SwiGLU width 64, 2 layers.
+  model::GptConfig g;
+  g.vocab = 96, g.context = 64, g.layers = 2, g.dim = 32, g.heads = 4, g.kvHeads = 2, g.hidden = 64;
+  g.norm = model::NormKind::RMSNorm, g.mlp = model::MlpKind::SwiGLU, g.rope = true;
+  g.bias = model::BiasPlacement::None;
+  nlohmann::json arch = train::toJson(g);
+  arch["kind"] = "gpt";
+  const train::ParameterFootprint full = train::parameterFootprintOf(arch);
+  CHECK(full.trainable == g.parameterCount());
+  CHECK(full.frozenBytes == 0);
+
+  g.lora.rank = 4, g.lora.alpha = 8, g.lora.base = codegen::Elem::F16;
+  arch = train::toJson(g);
+  arch["kind"] = "gpt";
+  arch["lora_base"] = {{"path", "/nowhere"}};
+  const train::ParameterFootprint lora = train::parameterFootprintOf(arch);
+  // Per layer, A is r x in and B out x r for each of q (out 32), k (16), v (16), o (32), gate (64), up (64)
+  // (in 32) and down (out 32, in 64).
+  const uint64_t perLayer = 4 * (6 * 32 + 64) + 4 * (32 + 16 + 16 + 32 + 64 + 64 + 32);
+  CHECK(lora.trainable == 2 * perLayer);
+  CHECK(lora.frozenBytes == 2 * g.parameterCount());
+  // On a CPU device: 16 bytes per trained parameter and the base, then the save's copies of the adapters
+  // only.
+  const auto need = train::trainingHostNeed(lora.trainable, lora.frozenBytes, true, 0, 0);
+  CHECK(need.total() == 40 * lora.trainable + lora.frozenBytes);
 }

@@ -6,6 +6,7 @@
 #include "engine/train/hf/export.hpp"
 #include "engine/train/hf_tokenizer.hpp"
 #include "engine/train/memory_budget.hpp"
+#include "engine/train/peft/export.hpp"
 #include "engine/train/tokenizer.hpp"
 
 #include "engine/graph/graph_executor.hpp"
@@ -30,7 +31,16 @@ CLI::App* addExportCommand(CLI::App& app, ExportFlags& f) {
       "--max-shard-size, with model.safetensors.index.json) and the tokenizer's files, which "
       "AutoModelForCausalLM and AutoTokenizer load. The directory appears whole or not at all; an existing "
       "one is replaced only when it is empty or holds an earlier export");
-  cmd->add_option("--format", f.format, "Output format")->check(CLI::IsMember({"hf"}))->capture_default_str();
+  cmd->add_option(
+         "--format", f.format,
+         "hf: a Hugging Face model directory; peft: a LoRA checkpoint's adapters as a PEFT adapter "
+         "(adapter_config.json + adapter_model.safetensors, for PeftModel.from_pretrained over the base)")
+      ->check(CLI::IsMember({"hf", "peft"}))
+      ->capture_default_str();
+  cmd->add_flag(
+      "--merge", f.merge,
+      "With --format hf, for a LoRA checkpoint: the base with the adapters merged in (W + alpha/r B A), "
+      "a plain model");
   cmd->add_option("--run", f.run, "Run directory (its current checkpoint) or step directory")->required();
   cmd->add_option("--out", f.out, "Output directory")->required();
   cmd->add_option("--dtype", f.dtype, "Stored tensor type: f32, f16 or bf16")
@@ -118,13 +128,30 @@ train::hf::TokenIds tokenIds(const train::Tokenizer& tok, model::Family family) 
 
 } // namespace
 
+namespace {
+
+int runPeftExport(const ExportFlags& f, const std::filesystem::path& checkpoint) {
+  if (f.merge) throw std::invalid_argument("--merge writes a plain model: use it with --format hf");
+  io::StagedDirectory out(f.out, "adapter_config.json");
+  const std::vector<std::string> files = train::peft::exportPeft(checkpoint, out.path());
+  out.commit();
+  std::printf("exported the LoRA adapters of %s as a PEFT adapter to %s/{%s}\n", checkpoint.string().c_str(),
+              f.out.c_str(), fmt::format("{}", fmt::join(files, ", ")).c_str());
+  return 0;
+}
+
+} // namespace
+
 int runExport(const ExportFlags& f) {
   const train::PinnedCheckpoint pin = train::pinCheckpoint(f.run); // not pruned while it is read
   const std::filesystem::path& checkpoint = pin.dir();
-  const model::GptConfig c = train::hf::exportableArchitecture(checkpoint);
+  if (f.format == "peft") return runPeftExport(f, checkpoint);
+  model::GptConfig c = train::hf::exportableArchitecture(checkpoint);
+  if (f.merge) c.lora = {};
   train::hf::ExportOptions options;
   options.dtype = train::parseStoredType(f.dtype);
   options.maxShardBytes = train::parseByteSize(f.maxShardSize);
+  options.merge = f.merge;
   std::optional<train::Tokenizer> tok;
   try {
     tok = train::loadCheckpointTokenizer(checkpoint);

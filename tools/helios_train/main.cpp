@@ -25,6 +25,7 @@
 #include "engine/train/hf/import.hpp"
 #include "engine/train/memory_budget.hpp"
 #include "engine/train/model_config.hpp"
+#include "engine/train/peft/import.hpp"
 #include "engine/train/run_dir.hpp"
 #include "engine/train/sampler.hpp"
 #include "engine/train/token_shard.hpp"
@@ -34,6 +35,8 @@
 #include "engine/vk/error.hpp"
 #include "export.hpp"
 #include "logits_command.hpp"
+#include "lora_flags.hpp"
+#include "memory_account.hpp"
 #include "memory_cli.hpp"
 #include "progress.hpp"
 #include "rank_options.hpp"
@@ -176,12 +179,20 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
     imported = train::hf::openImport(f.initFrom);
     train_cli::applyImportedArchitecture(app, f, imported->config, cfg);
   }
+  const std::optional<train::peft::Adapter> adapter = train_cli::openInitAdapter(f);
+  train_cli::applyLoraFlags(app, f.lora, cfg, adapter ? &*adapter : nullptr);
   cfg.validate();
+  const nlohmann::json loraBase =
+      cfg.gpt.lora.enabled()
+          ? train_cli::checkedLoraBase(f, checkpoint, cfg.seed, adapter ? &*adapter : nullptr)
+          : nlohmann::json();
   dist::initialRows(shares, shares.mode.value_or(dist::ShareMode::Even), uint32_t(comm.size()), cfg.batch);
   // The device: each rank its own (a selector several devices match is shared out by the local rank).
   std::unique_ptr<vk::Context> ctx;
   try {
-    ctx = vk::Context::create({.device = device, .slot = static_cast<uint32_t>(comm.localRank())});
+    ctx = vk::Context::create({.device = device,
+                               .slot = static_cast<uint32_t>(comm.localRank()),
+                               .planBindingLimit = train_cli::planBindingLimit(f)});
   } catch (const vk::NoDevice& e) {
     if (devices.find(',') == std::string::npos) throw;
     throw vk::NoDevice(fmt::format("this rank's entry '{}' of {}: {}", device, devices, e.what()));
@@ -232,10 +243,12 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
       !imported)
     cfg.gpt.vocab = 0;
   if (f.tune) tuneBeforeTraining(*ctx, cfg, tok.vocab(), f.tuneBudget);
-  const nlohmann::json arch = train::modelConfigJson(cfg, tok);
-  train::requireTrainingHostMemory(*ctx, cfg, arch); // refused with the numbers, not by the OOM killer
-  auto model = train::makeModel(*ctx, arch, cfg.seed);
-  if (imported) train::hf::loadImport(*ctx, *model, *imported);
+  nlohmann::json arch = train::modelConfigJson(cfg, tok);
+  if (cfg.gpt.lora.enabled()) arch["lora_base"] = loraBase;
+  train::requireTrainingHostMemory(*ctx, cfg, arch);   // refused with the numbers, not by the OOM killer
+  auto model = train::makeModel(*ctx, arch, cfg.seed); // a LoRA model loads (and checks) its base itself
+  if (imported && !cfg.gpt.lora.enabled()) train::hf::loadImport(*ctx, *model, *imported);
+  if (adapter) train_cli::loadInitAdapter(*ctx, *model, *adapter);
   startup.lap("model");
   if (f.planOnly) {
     train_cli::printStepMemory(*ctx, *model, cfg);

@@ -1,5 +1,7 @@
 #include "memory_cli.hpp"
 
+#include "memory_account.hpp"
+
 #include "engine/train/memory_budget.hpp"
 #include "progress.hpp"
 
@@ -62,6 +64,7 @@ void printStepMemory(vk::Context& ctx, train::Model& model, const train::TrainCo
               formatBytes(train::estimatePeakBytes(fixed, cfg, m.binBytes(), placement)).c_str(),
               formatBytes(train::trainerDeviceBytes(cfg, placement)).c_str(),
               formatBytes(m.binBytes()).c_str(), formatBytes(train::stagingDeviceBytes(placement)).c_str());
+  printMemoryAccount(ctx, model, cfg, m);
 }
 
 void fitMemory(vk::Context& ctx, train::Model& model, train::TrainConfig& cfg,

@@ -3,6 +3,7 @@
 // override the preset, the checkpoint and --config (flags come last).
 #include "engine/model/gpt.hpp"
 #include "engine/train/config.hpp"
+#include "lora_flags.hpp"
 
 #include <CLI/CLI.hpp>
 #include <string>
@@ -15,7 +16,7 @@ struct Flags {
   std::string preset = "tiny", config, data, dataDir, out, resume, device, precision, paramDtype, model,
               tokenizer, attention;
   std::string initFrom;
-  std::string memoryPlan, checkpointActivations, maxMemory;
+  std::string memoryPlan, checkpointActivations, maxMemory, planBindingLimit;
   bool planOnly = false;
   uint64_t steps = 0, seed = 0;
   uint32_t batch = 0, seqLen = 0, context = 0, gradAccum = 0, layers = 0, dim = 0, heads = 0, vocab = 0,
@@ -31,6 +32,7 @@ struct Flags {
   std::string chatData, evalData, chatTemplate;
   float evalFraction = 0;
   bool skipBadLines = false;
+  LoraFlags lora;
 };
 
 // Adds every training option to `app`, bound to `f`.

@@ -5,10 +5,12 @@
 #include "engine/train/durable_file.hpp"
 #include "engine/train/hf/shards.hpp"
 #include "engine/train/hf/tensor_map.hpp"
+#include "engine/train/lora_merge.hpp"
 
 #include <cmath>
 #include <fmt/format.h>
 #include <list>
+#include <optional>
 
 namespace helios::train::hf {
 
@@ -20,7 +22,9 @@ namespace {
 // f32 and finite; the last two parameters read are kept (q, k, v and their biases alternate).
 class Source {
 public:
-  Source(const fs::path& file, const model::GptConfig& c) : reader_(openCheckpointFile(file)), config_(c) {}
+  // merge: a LoRA checkpoint's base plus its adapters instead of the checkpoint's own parameters.
+  Source(const fs::path& file, const model::GptConfig& c, const LoraMerge* merge = nullptr)
+      : reader_(openCheckpointFile(file)), config_(c), merge_(merge) {}
   const SafetensorsReader& reader() const { return reader_; }
 
   const std::vector<float>& values(const std::string& name) {
@@ -33,6 +37,7 @@ public:
 
 private:
   std::vector<float> load(const std::string& name) const {
+    if (merge_) return merge_->values(name);
     const size_t at = name.find(".attn.qkv.");
     if (config_.packedQkv || at == std::string::npos) return finite(name);
     std::vector<float> out;
@@ -56,6 +61,7 @@ private:
 
   SafetensorsReader reader_;
   model::GptConfig config_;
+  const LoraMerge* merge_;
   std::list<std::pair<std::string, std::vector<float>>> cache_;
 };
 
@@ -99,6 +105,7 @@ model::GptConfig exportableArchitecture(const fs::path& checkpointDir) {
     throw std::invalid_argument(
         fmt::format("{}: a {} model has no Hugging Face form", src.string(), arch.value("kind", "?")));
   arch.erase("kind");
+  arch.erase("lora_base");
   model::GptConfig c;
   fromJson(arch, c);
   if (const std::string why = exportIncompatibility(c); !why.empty())
@@ -109,8 +116,23 @@ model::GptConfig exportableArchitecture(const fs::path& checkpointDir) {
 
 std::vector<std::string> exportHf(const fs::path& checkpointDir, const fs::path& outDir,
                                   const ExportOptions& o) {
-  const model::GptConfig c = exportableArchitecture(checkpointDir);
-  Source source(checkpointDir / "model.safetensors", c);
+  model::GptConfig c = exportableArchitecture(checkpointDir);
+  std::optional<LoraMerge> merge;
+  if (c.lora.enabled() && !o.merge)
+    throw std::invalid_argument(
+        fmt::format("{}: a LoRA checkpoint holds adapters only: --format peft writes them as "
+                    "a PEFT adapter, --merge writes base + adapters as a plain model",
+                    checkpointDir.string()));
+  if (!c.lora.enabled() && o.merge)
+    throw std::invalid_argument(
+        fmt::format("{}: --merge: the checkpoint has no LoRA adapters to merge (it was "
+                    "trained in full)",
+                    checkpointDir.string()));
+  if (o.merge) {
+    merge.emplace(checkpointDir, c, loraBaseFromJson(checkpointModelConfig(checkpointDir).at("lora_base")));
+    c.lora = {}; // the merged model is a plain one
+  }
+  Source source(checkpointDir / "model.safetensors", c, merge ? &*merge : nullptr);
   const std::vector<MappedTensor> map = tensorMap(c);
   std::vector<uint64_t> bytes;
   std::vector<std::string> names;

@@ -18,10 +18,11 @@ struct ExportOptions {
   StoredType dtype = StoredType::F32;
   uint64_t maxShardBytes = 5'000'000'000; // transformers' save_pretrained default, "5GB"
   TokenIds ids;                           // config.json's bos_token_id / eos_token_id
+  bool merge = false; // a LoRA checkpoint: its base plus its adapters (engine/train/lora_merge.hpp)
 };
 
-// The architecture of a checkpoint step directory's model (helios.model); refuses a model that is not a GPT
-// or that its family cannot express, naming why.
+// The architecture of a checkpoint step directory's model (helios.model, LoRA configuration included);
+// refuses a model that is not a GPT or that its family cannot express, naming why.
 model::GptConfig exportableArchitecture(const std::filesystem::path& checkpointDir);
 
 // Writes config.json and the weights into `outDir`; returns the files written (config.json first).
