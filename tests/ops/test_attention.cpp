@@ -603,7 +603,7 @@ TEST_CASE("attention coop: asking for it where it cannot run is an error, Auto f
   // f16 q/k/v are for the coop kernels only: no silent fallback reading halves as floats.
   s.halfQkv = true;
   CHECK_THROWS_WITH(ops::attentionForward(e, bq.range(), bq.range(), bq.range(), o.range(), lse.range(), s),
-                    ContainsSubstring("f16 q/k/v"));
+                    ContainsSubstring("16-bit q/k/v"));
   s.kernel = ops::AttentionKernel::Fallback;
   CHECK_THROWS_WITH(ops::attentionForward(e, bq.range(), bq.range(), bq.range(), o.range(), lse.range(), s),
                     ContainsSubstring("halfQkv is coop only"));

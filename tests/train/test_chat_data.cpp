@@ -42,6 +42,8 @@ std::string example(int i, const std::string& answer = "") {
 }
 
 // Random examples of 2 to maxIds ids, trained from a random point on (as an assistant turn would be).
+// Each example starts with its own id (8 + its index; the tests pad with 0 or 7), so a packed document names
+// the one example it came from, even a one-token document.
 std::vector<train::ChatExample> randomExamples(size_t n, uint32_t maxIds) {
   std::vector<train::ChatExample> out;
   std::uniform_int_distribution<uint32_t> length(2, maxIds), id(0, 255);
@@ -50,7 +52,7 @@ std::vector<train::ChatExample> randomExamples(size_t n, uint32_t maxIds) {
     const uint32_t len = length(test::rng()),
                    from = std::uniform_int_distribution<uint32_t>(1, len - 1)(test::rng());
     for (uint32_t k = 0; k < len; ++k) {
-      e.ids.push_back(int32_t(id(test::rng())));
+      e.ids.push_back(k == 0 ? int32_t(8 + i) : int32_t(id(test::rng())));
       e.trained.push_back(k >= from);
     }
     e.line = i + 1;
