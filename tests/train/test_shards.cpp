@@ -333,7 +333,9 @@ TEST_CASE("shards: an index without checksums (an earlier prepare) is refused", 
   const fs::path dir = test::tempDir("shards-no-checksums");
   const auto tok = gpt2Bytes(0, dir / "tok");
   const fs::path out = dir / "out";
-  train::prepareShards(tok, writeDocuments(dir / "docs", 2), train::PrepareOptions{}, out);
+  train::PrepareOptions o;
+  o.valFraction = 0.3; // eight documents: a random one's tail can be empty, all eight's cannot
+  train::prepareShards(tok, writeDocuments(dir / "docs", 8), o, out);
   auto index = nlohmann::json::parse(slurp(out / "index.json"));
   index["val"][0].erase("crc32c");
   spit(out / "index.json", index.dump());
