@@ -9,11 +9,15 @@ anchor, wgmma, cuBLAS/SDPA and the device's measured MMA peak. The JSON files ar
 only their rendering, so it is regenerated, never edited:
   python3 bench/results_md.py [--results DIR] [--out FILE] [--max-rows N] [--check]
 --check writes nothing and fails (status 1) when FILE differs from what the results give.
+The headline numbers (bench/headlines.py) open the page and are also written into README.md between its
+HEADLINE markers; --check fails when README's copy differs as well.
 """
 import argparse
 import glob
 import json
 import os
+
+import headlines
 
 META_KEYS = ("device", "driver", "commit", "date", "torch", "mesa", "what")
 NOTE_KEYS = ("note", "what")
@@ -146,6 +150,8 @@ def render(results, max_rows):
              "Every file records the device, driver and commit it was measured on; GPU numbers beside PyTorch come",
              "from the same device call, both sides timed at sustained clocks unless the file's note says otherwise.",
              ""]
+    lines += ["## Headline numbers", "", "The numbers README.md quotes (bench/headlines.py: which rows of which file).",
+              ""] + headlines.render(results) + [""]
     newest = newest_anchor(files)
     if newest:
         lines += anchor_summary(*newest)
@@ -163,23 +169,36 @@ def main():
     p.add_argument("--results", default=os.path.join(root, "results"))
     p.add_argument("--out", default=os.path.join(root, "RESULTS.md"))
     p.add_argument("--max-rows", type=int, default=40)
-    p.add_argument("--check", action="store_true", help="compare --out with the rendering instead of writing")
+    p.add_argument("--readme", default=os.path.join(os.path.dirname(root), "README.md"))
+    p.add_argument("--check", action="store_true", help="compare --out and --readme with the rendering instead of writing")
     args = p.parse_args()
     text, files, logs = render(args.results, args.max_rows)
+    readme = read(args.readme)
+    new_readme = headlines.splice(readme, headlines.render(args.results))
+    if new_readme is None:
+        print(f"{args.readme} has no {headlines.BEGIN} ... {headlines.END} block for the headline numbers")
+        raise SystemExit(1)
     if args.check:
-        try:
-            with open(args.out) as f:
-                current = f.read()
-        except OSError as e:
-            current = f"(unreadable: {e})"
-        if current != text:
-            print(f"{args.out} is not what {args.results} gives: run python3 bench/results_md.py")
+        stale = [path for path, now, want in ((args.out, read(args.out), text), (args.readme, readme, new_readme))
+                 if now != want]
+        if stale:
+            print(f"{' and '.join(stale)} not what {args.results} gives: run python3 bench/results_md.py")
             raise SystemExit(1)
-        print(f"{args.out} is in step with {files} result files and {logs} logs")
+        print(f"{args.out} and the headline numbers of {args.readme} are in step with {files} result files and "
+              f"{logs} logs")
         return
-    with open(args.out, "w") as f:
-        f.write(text)
-    print(f"wrote {args.out}: {files} result files, {logs} logs")
+    for path, content in ((args.out, text), (args.readme, new_readme)):
+        with open(path, "w") as f:
+            f.write(content)
+    print(f"wrote {args.out} ({files} result files, {logs} logs) and the headline numbers of {args.readme}")
+
+
+def read(path):
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError as e:
+        return f"(unreadable: {e})"
 
 
 def anchor(path):
