@@ -142,7 +142,7 @@ def anchor_summary(path, doc):
     return lines + [""]
 
 
-def render(results, max_rows):
+def render(results, max_rows, headline_rows=headlines.ROWS):
     files = sorted(glob.glob(os.path.join(results, "*.json")), reverse=True)
     logs = sorted(glob.glob(os.path.join(results, "*.txt")), reverse=True)
     lines = ["# Benchmark results", "",
@@ -150,8 +150,9 @@ def render(results, max_rows):
              "Every file records the device, driver and commit it was measured on; GPU numbers beside PyTorch come",
              "from the same device call, both sides timed at sustained clocks unless the file's note says otherwise.",
              ""]
-    lines += ["## Headline numbers", "", "The numbers README.md quotes (bench/headlines.py: which rows of which file).",
-              ""] + headlines.render(results) + [""]
+    if headline_rows:
+        lines += ["## Headline numbers", "", "The numbers README.md quotes (bench/headlines.py: which rows of which "
+                  "file).", ""] + headlines.render(results, headline_rows) + [""]
     newest = newest_anchor(files)
     if newest:
         lines += anchor_summary(*newest)
@@ -170,11 +171,14 @@ def main():
     p.add_argument("--out", default=os.path.join(root, "RESULTS.md"))
     p.add_argument("--max-rows", type=int, default=40)
     p.add_argument("--readme", default=os.path.join(os.path.dirname(root), "README.md"))
+    p.add_argument("--no-headlines", action="store_true",
+                   help="leave the headline numbers and README out (a results directory other than bench/results)")
     p.add_argument("--check", action="store_true", help="compare --out and --readme with the rendering instead of writing")
     args = p.parse_args()
-    text, files, logs = render(args.results, args.max_rows)
+    rows = [] if args.no_headlines else headlines.ROWS
+    text, files, logs = render(args.results, args.max_rows, rows)
     readme = read(args.readme)
-    new_readme = headlines.splice(readme, headlines.render(args.results))
+    new_readme = headlines.splice(readme, headlines.render(args.results, rows)) if rows else readme
     if new_readme is None:
         print(f"{args.readme} has no {headlines.BEGIN} ... {headlines.END} block for the headline numbers")
         raise SystemExit(1)
