@@ -25,7 +25,7 @@ CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 NUMBER = r"\d+(?:[.,]\d+)?[KM]?"
 MEASUREMENT = re.compile(
-    rf"{NUMBER}\s*(?:µs|us|ms|ns)\b"
+    rf"{NUMBER}\s*(?:µs|us|ms|ns|s|seconds|minutes|min|hours|h)\b"
     rf"|{NUMBER}\s*(?:[TGM]FLOP/s|tokens/s|tok/s|[GMT]B/s|GiB/s|MHz|GHz|kW|W)(?![A-Za-z])"
     rf"|{NUMBER}(?:-{NUMBER})?[x×](?![A-Za-z0-9])"
     rf"|{NUMBER}\s*%\s+(?:faster|slower|fewer|more|less)"
