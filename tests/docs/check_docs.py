@@ -55,7 +55,7 @@ def candidate_paths(text):
     """Repository paths a page names: code spans and link targets whose first part is a top-level folder."""
     for token in CODE_SPAN.findall(text) + LINK.findall(text):
         for word in re.split(r"[\s,;()]+", token):
-            word = word.strip(".:'\"").removeprefix("./")
+            word = word.rstrip(".:'\"").lstrip("'\"").removeprefix("./")
             if word.split("/")[0] in TOP and "/" in word and not re.search(r"[<>*{}$]|\.\.\.", word):
                 yield word
 
