@@ -7,7 +7,9 @@
   check_docs.py numbers   README and docs/ quote no measurement outside README's generated headline table
                           (bench/headlines.py): no time, throughput, clock, power or speed-up written as a
                           number with its unit, and no before -> after pair; they name the data file instead
-  check_docs.py notes     each bench/notes/*.md names at least one results file that exists
+  check_docs.py notes     each bench/notes/*.md names at least one results file that exists, and every number
+                          in its prose is one its results files hold (at the note's rounding), so a note
+                          quotes its data and derives nothing
 
 Code blocks and code spans are commands, flags and identifiers, not quotes, so `numbers` skips them.
 --root DIR checks another tree (the tests' own fixtures use it).
@@ -24,6 +26,8 @@ RESULT_FILE = re.compile(r"\b(20\d\d-\d\d-\d\d-[A-Za-z0-9.+_-]+\.(?:json|txt))\b
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
 NUMBER = r"\d+(?:[.,]\d+)?[KM]?"
+NOTE_NUMBER = re.compile(r"(?<![\w.])\d+(?:\.\d+)?(?![\w])")
+DATA_NUMBER = re.compile(r"\d+(?:\.\d+)?(?:[eE][-+]?\d+)?")
 MEASUREMENT = re.compile(
     rf"{NUMBER}\s*(?:µs|us|ms|ns|s|seconds|minutes|min|hours|h)\b"
     rf"|{NUMBER}\s*(?:[TGM]FLOP/s|tokens/s|tok/s|[GMT]B/s|GiB/s|MHz|GHz|kW|W)(?![A-Za-z])"
@@ -90,12 +94,29 @@ def check_numbers(root, files):
     return errors
 
 
+def held_numbers(paths):
+    """Every number in the files at 0 to 3 decimals, as text: what a note may quote from them."""
+    held = set()
+    for path in paths:
+        for m in DATA_NUMBER.findall(open(path, encoding="utf-8").read()):
+            held.update(f"{float(m):.{d}f}" for d in range(4))
+    return held
+
+
 def check_notes(root, files):
     errors = []
     for page in files:
-        names = RESULT_FILE.findall(open(page, encoding="utf-8").read())
-        if not any(os.path.exists(os.path.join(root, "bench", "results", n)) for n in names):
-            errors.append(f"{os.path.relpath(page, root)}: names no results file of bench/results")
+        text, rel = open(page, encoding="utf-8").read(), os.path.relpath(page, root)
+        data = [p for p in (os.path.join(root, "bench", "results", n) for n in RESULT_FILE.findall(text))
+                if os.path.exists(p)]
+        if not data:
+            errors.append(f"{rel}: names no results file of bench/results")
+            continue
+        held = held_numbers(data)
+        for line_no, line in enumerate(prose(text), 1):
+            for n in NOTE_NUMBER.findall(RESULT_FILE.sub("", line)):
+                if n not in held:
+                    errors.append(f"{rel}:{line_no}: {n} is in none of the results files the note names")
     return errors
 
 

@@ -21,11 +21,12 @@ build/bin/helios-bench gemm   # 310 TFLOP/s here would be a code block, not a qu
 
 
 class CheckDocs(unittest.TestCase):
-    def tree(self, d, readme, note="From `2026-11-25-h100-gemm-final.json`: why.\n"):
+    def tree(self, d, readme, note="From `2026-11-25-h100-gemm-final.json`: 17.6 TFLOP/s, 709.7 us, 710.\n"):
         for path in ("engine/ops/softmax.hpp", "tests/ops/test_softmax.cpp",
                      "bench/results/2026-11-25-h100-gemm-final.json", "docs/x.md", "tools/run.sh", ".ci/run"):
             os.makedirs(os.path.join(d, os.path.dirname(path)), exist_ok=True)
-            open(os.path.join(d, path), "w").close()
+            with open(os.path.join(d, path), "w") as f:
+                f.write('{"tflops": 17.6123, "us": 709.728}' if path.endswith(".json") else "")
         with open(os.path.join(d, "README.md"), "w") as f:
             f.write(readme)
         os.makedirs(os.path.join(d, "bench/notes"), exist_ok=True)
@@ -62,6 +63,14 @@ class CheckDocs(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             self.tree(d, GOOD, note="A story with no data.\n")
             self.assertEqual(self.run_check(d, "notes").returncode, 1)
+
+    def test_a_note_quoting_a_number_its_data_lacks_fails(self):
+        for bad in ("18.2 TFLOP/s", "17.7", "26-54% faster", "1.5-7x"):
+            with tempfile.TemporaryDirectory() as d:
+                self.tree(d, GOOD, note=f"Data: `2026-11-25-h100-gemm-final.json`.\nIt ran {bad}.\n")
+                run = self.run_check(d, "notes")
+                self.assertEqual(run.returncode, 1, bad)
+                self.assertIn("a.md:2:", run.stdout)
 
 
 if __name__ == "__main__":
