@@ -173,7 +173,8 @@ def main():
     p.add_argument("--readme", default=os.path.join(os.path.dirname(root), "README.md"))
     p.add_argument("--no-headlines", action="store_true",
                    help="leave the headline numbers and README out (a results directory other than bench/results)")
-    p.add_argument("--check", action="store_true", help="compare --out and --readme with the rendering instead of writing")
+    p.add_argument("--check", action="store_true",
+                   help="compare --out and --readme with the rendering instead of writing")
     args = p.parse_args()
     rows = [] if args.no_headlines else headlines.ROWS
     text, files, logs = render(args.results, args.max_rows, rows)

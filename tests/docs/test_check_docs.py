@@ -10,7 +10,8 @@ import unittest
 CHECK = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_docs.py")
 GOOD = """# Page
 The op lives in `engine/ops/softmax` (see [the test](tests/ops/test_softmax.cpp)); measured in
-`2026-11-25-h100-gemm-final.json`; `./tools/run.sh`, `.ci/run`. A 16 x 16 grid of 64x64 tiles, `--warmup-ms 300`, run `helios-bench`.
+`2026-11-25-h100-gemm-final.json`; `./tools/run.sh`, `.ci/run`.
+A 16 x 16 grid of 64x64 tiles, `--warmup-ms 300`, run `helios-bench`.
 ```sh
 build/bin/helios-bench gemm   # 310 TFLOP/s here would be a code block, not a quote
 ```
@@ -43,7 +44,8 @@ class CheckDocs(unittest.TestCase):
                 self.assertEqual(self.run_check(d, check).returncode, 0, check)
 
     def test_a_missing_path_or_results_file_fails(self):
-        for bad in ("`engine/ops/softmax_gone`", "`.ci/gone`", "[x](codegen/kernels/nothing.cpp)", "`2026-01-01-none.json`"):
+        for bad in ("`engine/ops/softmax_gone`", "`.ci/gone`", "[x](codegen/kernels/nothing.cpp)",
+                    "`2026-01-01-none.json`"):
             with tempfile.TemporaryDirectory() as d:
                 self.tree(d, GOOD + bad + "\n")
                 run = self.run_check(d, "paths")
