@@ -7,6 +7,7 @@
   check_docs.py numbers   README and docs/ quote no measurement outside README's generated headline table
                           (bench/headlines.py): no time, throughput, clock, power or speed-up written as a
                           number with its unit, and no before -> after pair; they name the data file instead
+  check_docs.py size      docs/ARCHITECTURE.md stays under 250 lines: structure and decisions, the stories in notes
   check_docs.py notes     each bench/notes/*.md names at least one results file that exists, and every number
                           in its prose is one its results files hold (at the note's rounding), so a note
                           quotes its data and derives nothing
@@ -120,16 +121,30 @@ def check_notes(root, files):
     return errors
 
 
+ARCHITECTURE_LINES = 250
+
+
+def check_size(root):
+    path = os.path.join(root, "docs", "ARCHITECTURE.md")
+    lines = open(path, encoding="utf-8").read().count("\n")
+    if lines >= ARCHITECTURE_LINES:
+        return [f"docs/ARCHITECTURE.md has {lines} lines (under {ARCHITECTURE_LINES}: move measurement stories to "
+                "bench/notes)"]
+    return []
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("check", choices=("paths", "numbers", "notes"))
+    p.add_argument("check", choices=("paths", "numbers", "notes", "size"))
     p.add_argument("--root", default=os.path.dirname(os.path.dirname(here)))
     args = p.parse_args()
     docs = [os.path.join(args.root, "README.md")] + pages(args.root, "docs/*.md")
     notes = pages(args.root, "bench/notes/*.md")
     if args.check == "paths":
         files, errors = docs + notes, check_paths(args.root, docs + notes)
+    elif args.check == "size":
+        files, errors = [os.path.join(args.root, "docs", "ARCHITECTURE.md")], check_size(args.root)
     elif args.check == "numbers":
         files, errors = docs, check_numbers(args.root, docs)
     else:

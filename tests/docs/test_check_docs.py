@@ -24,7 +24,7 @@ build/bin/helios-bench gemm   # 310 TFLOP/s here would be a code block, not a qu
 class CheckDocs(unittest.TestCase):
     def tree(self, d, readme, note="From `2026-11-25-h100-gemm-final.json`: 17.6 TFLOP/s, 709.7 us, 710.\n"):
         for path in ("engine/ops/softmax.hpp", "tests/ops/test_softmax.cpp",
-                     "bench/results/2026-11-25-h100-gemm-final.json", "docs/x.md", "tools/run.sh", ".ci/run"):
+                     "bench/results/2026-11-25-h100-gemm-final.json", "docs/ARCHITECTURE.md", "tools/run.sh", ".ci/run"):
             os.makedirs(os.path.join(d, os.path.dirname(path)), exist_ok=True)
             with open(os.path.join(d, path), "w") as f:
                 f.write('{"tflops": 17.6123, "us": 709.728}' if path.endswith(".json") else "")
@@ -40,8 +40,15 @@ class CheckDocs(unittest.TestCase):
     def test_good_pages_pass(self):
         with tempfile.TemporaryDirectory() as d:
             self.tree(d, GOOD)
-            for check in ("paths", "numbers", "notes"):
+            for check in ("paths", "numbers", "notes", "size"):
                 self.assertEqual(self.run_check(d, check).returncode, 0, check)
+
+    def test_a_long_architecture_page_fails(self):
+        with tempfile.TemporaryDirectory() as d:
+            self.tree(d, GOOD)
+            with open(os.path.join(d, "docs/ARCHITECTURE.md"), "w") as f:
+                f.write("a line\n" * 250)
+            self.assertEqual(self.run_check(d, "size").returncode, 1)
 
     def test_a_missing_path_or_results_file_fails(self):
         for bad in ("`engine/ops/softmax_gone`", "`.ci/gone`", "[x](codegen/kernels/nothing.cpp)",
