@@ -4,7 +4,7 @@
 
 #include "engine/ops/coop_selftest.hpp"
 #include "engine/ops/matmul_coop.hpp"
-#include "probe/live.hpp"
+#include "engine/vk/device_probe.hpp"
 #include "probe/scoring.hpp"
 #include "probe/selftest.hpp"
 
@@ -66,7 +66,7 @@ std::string CoopSelfTest::describe() const {
 }
 
 std::vector<DeviceInfo> devices() {
-  const std::vector<probe::DeviceCaps> all = probe::queryAllDevices();
+  const std::vector<probe::DeviceCaps> all = vk::probeDevices();
   std::vector<DeviceInfo> out;
   for (size_t i = 0; i < all.size(); ++i)
     out.push_back(api::toDeviceInfo(all[i], static_cast<uint32_t>(i)));

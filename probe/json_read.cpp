@@ -1,12 +1,11 @@
 // JSON -> DeviceCaps: the fixture form and the `helios-probe --json` form, with errors that name the field.
 #include "probe/json.hpp"
 
-#include "engine/io/input_file.hpp"
-
 #include <fmt/format.h>
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <system_error>
 
 namespace helios::probe {
 
@@ -298,8 +297,11 @@ std::vector<DeviceCaps> capsFromJsonText(const std::string& text) {
 }
 
 std::vector<DeviceCaps> loadCapsFile(const std::filesystem::path& path) {
-  if (const auto kind = io::fileKind(path); kind != "a regular file" && kind != "missing")
-    throw CapsFormatError(fmt::format("{}: not a regular file (it is {})", path.string(), kind));
+  // A FIFO would block the read and a device never end it: only a regular file (or a missing path, which the
+  // open below reports) is read.
+  std::error_code ec;
+  if (const auto st = std::filesystem::status(path, ec); std::filesystem::exists(st) && !is_regular_file(st))
+    throw CapsFormatError(fmt::format("{}: not a regular file", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw CapsFormatError(fmt::format("{}: cannot open the file", path.string()));
   std::ostringstream text;

@@ -1,6 +1,5 @@
 #include "probe/selftest.hpp"
 
-#include "engine/io/input_file.hpp"
 #include "helios/kernel_version.hpp"
 
 #include <fmt/format.h>
@@ -48,7 +47,8 @@ std::filesystem::path selfTestCacheFile(const std::filesystem::path& dir, const 
 }
 
 std::optional<SelfTestResult> readSelfTestCache(const std::filesystem::path& file, const SelfTestKey& key) {
-  if (io::fileKind(file) != "a regular file") return std::nullopt; // missing, or a FIFO that would block
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec)) return std::nullopt; // missing, or a FIFO that would block
   std::ifstream in(file, std::ios::binary);
   if (!in) return std::nullopt;
   std::ostringstream text;

@@ -16,12 +16,13 @@ Kernel generateAdamW(const AdamWParams& p) {
     throw std::invalid_argument("adamw: localSize must be in [1, 1024], got " + std::to_string(p.localSize));
   using spv::Value;
   spv::Module m;
-  const spv::TypeId f32 = m.f32(), u32 = m.u32();
+  const spv::TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const spv::Buffer pb = m.storageBuffer(0, f32, spv::Access::ReadWrite);
   const spv::Buffer mb = m.storageBuffer(1, f32, spv::Access::ReadWrite);
   const spv::Buffer vb = m.storageBuffer(2, f32, spv::Access::ReadWrite);
   const spv::Buffer gb = m.storageBuffer(3, f32, spv::Access::ReadOnly);
-  const spv::PushConstants pc = m.pushConstants({u32, f32, f32, f32, f32, f32, f32, f32, f32});
+  const spv::PushConstants pc = declarePush<AdamWPush>(m);
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value n = f.loadPush(pc, 0);
   const Value lr = f.loadPush(pc, 1), beta1 = f.loadPush(pc, 2), beta2 = f.loadPush(pc, 3);

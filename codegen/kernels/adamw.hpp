@@ -12,6 +12,7 @@
 #include <string>
 
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -22,6 +23,7 @@ struct AdamWPush {
   float invBc1 = 1, invBc2 = 1; // 1 / (1 - beta^step)
   float gradScale = 1;          // g is multiplied by this first (loss-scale undo, clipping)
 };
+static_assert(isPushBlock<AdamWPush>);
 
 struct AdamWParams {
   uint32_t localSize = 256;

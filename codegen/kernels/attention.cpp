@@ -45,7 +45,7 @@ class AttentionBuilder {
 public:
   explicit AttentionBuilder(const AttentionParams& p)
       : p_(p), f32_(m_.f32()), u32_(m_.u32()), v4_(m_.vectorType(f32_, 4)), d4_(p.headDim / 4),
-        dl_(d4_ / p.lanes), pc_(m_.pushConstants({u32_, u32_, u32_, u32_, f32_})) {}
+        dl_(d4_ / p.lanes), pc_(declarePush<AttentionPush>(m_)) {}
 
   Kernel build() {
     switch (p_.pass) {

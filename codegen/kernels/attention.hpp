@@ -28,6 +28,7 @@
 #include <string>
 
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -62,7 +63,7 @@ struct AttentionPush {
   uint32_t Tq = 0, Tk = 0, heads = 0, kvHeads = 0;
   float scale = 1.0f;
 };
-static_assert(sizeof(AttentionPush) == 20);
+static_assert(isPushBlock<AttentionPush> && sizeof(AttentionPush) == 20);
 
 // The pass for this head dim: 64 invocations, lanes so that each holds at most `rowVectors` vectors of a row
 // (8: D = 64 on 2 lanes, D = 128 on 4; 4: twice the lanes), and the first tile of 32, 16, 64, 8 rows that

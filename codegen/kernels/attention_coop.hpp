@@ -42,6 +42,7 @@
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
 #include "codegen/kernels/attention.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -125,7 +126,7 @@ struct AttentionCoopPush {
   AttentionPush shape;
   AttentionCoopLayout q, kv, o;
 };
-static_assert(sizeof(AttentionCoopPush) == 56);
+static_assert(isPushBlock<AttentionCoopPush> && sizeof(AttentionCoopPush) == 56);
 
 // The pass's tiling for a coop shape: the forward takes 64-key tiles with 4 subgroups where they fit;
 // otherwise 32-key tiles with the largest subgroup count (4, 2, 1) whose shared memory fits. rowOps: the

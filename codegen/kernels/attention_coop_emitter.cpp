@@ -25,9 +25,7 @@ void AttentionCoopEmitter::declareTypes() {
   ta_ = halfCoopType(m_, p_.operands, p_.coopM, p_.coopK, CoopUse::MatrixAKHR);
   tb_ = halfCoopType(m_, p_.operands, p_.coopK, p_.coopN, CoopUse::MatrixBKHR);
   tc_ = m_.coopMatrixType(f32_, p_.coopM, p_.coopN, CoopUse::MatrixAccumulatorKHR);
-  std::vector<TypeId> push{u32_, u32_, u32_, u32_, f32_}; // AttentionCoopPush
-  push.insert(push.end(), 9, u32_);
-  pc_ = m_.pushConstants(push);
+  pc_ = declarePush<AttentionCoopPush>(m_);
 }
 
 void AttentionCoopEmitter::beginMain() {

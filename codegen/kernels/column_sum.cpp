@@ -33,14 +33,15 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
   if (isHalf(p.in) && !blocks)
     throw std::invalid_argument(p.name() + ": only the block pass reads 16-bit input");
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const Buffer in = m.storageBuffer(0, elemStorageType(m, p.in), Access::ReadOnly);
   const auto load = [&](FunctionBuilder& f, Value at) {
     const Value x = f.loadAt(in, at);
     return isHalf(p.in) ? elemToF32(f, p.in, x) : x;
   };
   const Buffer out = m.storageBuffer(1, f32, blocks ? Access::WriteOnly : Access::ReadWrite);
-  const PushConstants pc = m.pushConstants({u32, u32, u32, f32});
+  const PushConstants pc = declarePush<ColumnSumPush>(m);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
 
   const Value rows = f.loadPush(pc, 0), cols = f.loadPush(pc, 1);

@@ -15,6 +15,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -33,7 +34,7 @@ struct ColumnSumPush {
   uint32_t rows = 0, cols = 0, blockRows = 0; // Finish: rows = numBlocks, blockRows unused
   float beta = 0.0f;                          // Finish only
 };
-static_assert(sizeof(ColumnSumPush) == 16);
+static_assert(isPushBlock<ColumnSumPush> && sizeof(ColumnSumPush) == 16);
 
 Kernel generateColumnSum(const ColumnSumParams& p);
 void registerColumnSum(KernelRegistry& registry);

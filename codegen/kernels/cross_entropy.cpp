@@ -21,7 +21,7 @@ Kernel generateCrossEntropy(const CrossEntropyParams& p) {
   const Buffer targets = m.storageBuffer(1, i32, Access::ReadOnly);
   const Buffer loss = m.storageBuffer(2, f32, Access::WriteOnly);
   const Buffer dlogits = m.storageBuffer(3, store, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32, f32});
+  const PushConstants pc = declarePush<CrossEntropyPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const auto logitAt = [&](Value i) { // i counts elements of `store` (logits, or groups of four)

@@ -5,7 +5,7 @@
 // Ignore-index convention: a target outside [0, vocab) (e.g. -1 or -100 for padding) gives loss[r] = 0 and
 // dlogits[r, :] = 0, so such rows contribute nothing to the loss or the gradient.
 // Bindings: 0 logits (read), 1 targets (int32, read), 2 loss (write), 3 dlogits (write).
-// Push: {uint rows, uint vocab, float gradScale}. One workgroup per row (2-D grid, see rowIndex()); the
+// Push: CrossEntropyPush {rows, vocab, gradScale}. One workgroup per row (2-D grid, see rowIndex()); the
 // columns are looped over (online max/sum in one read pass, then one write pass), so any vocab works
 // (GPT-2's 50304 included).
 #include <cstdint>
@@ -13,10 +13,18 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
+
+// Push constants: the op fills these, the generator declares them (push_block.hpp).
+struct CrossEntropyPush {
+  uint32_t rows = 0, vocab = 0;
+  float gradScale = 1;
+};
+static_assert(isPushBlock<CrossEntropyPush> && sizeof(CrossEntropyPush) == 12);
 
 struct CrossEntropyParams {
   uint32_t localSize = 256;

@@ -20,7 +20,7 @@ Kernel generateDocumentPositions(const DocumentPositionsParams& p) {
   spv::Module m;
   const spv::Buffer ids = m.storageBuffer(0, m.i32(), spv::Access::ReadOnly);
   const spv::Buffer pos = m.storageBuffer(1, m.i32(), spv::Access::WriteOnly);
-  const spv::PushConstants pc = m.pushConstants({m.u32(), m.u32(), m.i32()});
+  const spv::PushConstants pc = declarePush<DocumentPositionsPush>(m);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value tokens = f.loadPush(pc, 0), T = f.loadPush(pc, 1), eot = f.loadPush(pc, 2);
   const Value stride = f.imul(f.builtin(spv::BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));

@@ -59,7 +59,7 @@ Kernel apply(const DropoutParams& p) {
   const spv::Buffer src = m.storageBuffer(1, elem, spv::Access::ReadOnly);
   const spv::Buffer dst =
       m.storageBuffer(2, elem, backward ? spv::Access::ReadWrite : spv::Access::WriteOnly);
-  const spv::PushConstants pc = m.pushConstants({m.u32(), m.u32(), m.u32(), m.f32(), m.u32()});
+  const spv::PushConstants pc = declarePush<DropoutPush>(m);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value count = f.loadPush(pc, 0), stream = f.loadPush(pc, 1), threshold = f.loadPush(pc, 2);
   const Value scale = f.loadPush(pc, 3), accumulate = f.ne(f.loadPush(pc, 4), f.u32(0));

@@ -15,6 +15,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -26,6 +27,7 @@ struct DropoutPush {
   float scale = 1;
   uint32_t accumulate = 0;
 };
+static_assert(isPushBlock<DropoutPush>);
 
 struct DropoutParams {
   DropoutKernel kernel = DropoutKernel::Forward;

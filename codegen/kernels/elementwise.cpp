@@ -142,7 +142,7 @@ Kernel generateElementwise(const ElementwiseParams& p) {
                                 std::to_string(p.localSize));
 
   spv::Module m;
-  const spv::TypeId u32 = m.u32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   // vec4: every buffer element, and the maths, are 4-vectors.
   const auto shaped = [&](spv::TypeId scalar) { return p.vec4 ? m.vectorType(scalar, 4) : scalar; };
   // (f16 is declared by every variant, as it always was.)
@@ -171,7 +171,7 @@ Kernel generateElementwise(const ElementwiseParams& p) {
       addBuffer(inT, spv::Access::ReadOnly);
     addBuffer(outT, spv::Access::WriteOnly);
   }
-  const spv::PushConstants pc = m.pushConstants({u32, u32, m.f32(), u32});
+  const spv::PushConstants pc = declarePush<ElementwisePush>(m);
 
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Math math{f, f32};

@@ -25,6 +25,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -56,6 +57,7 @@ struct ElementwisePush {
   float alpha = 0;   // Scale / Axpy factor, Fill value
   uint32_t pad = 0;
 };
+static_assert(isPushBlock<ElementwisePush>);
 
 struct ElementwiseParams {
   EwOp op = EwOp::Add;

@@ -213,7 +213,7 @@ Kernel generateEmbedding(const EmbeddingParams& p) {
   if (p.table != Elem::F32 && p.kernel != EmbeddingKernel::Gather)
     throw std::invalid_argument("embedding: only the gather reads a 16-bit table");
   spv::Module m;
-  const spv::PushConstants pc = m.pushConstants({m.u32(), m.u32(), m.u32(), m.u32()});
+  const spv::PushConstants pc = declarePush<EmbeddingPush>(m);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   uint32_t numBuffers = 0;
   switch (p.kernel) {

@@ -36,6 +36,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -46,6 +47,7 @@ const char* toString(EmbeddingKernel k);
 struct EmbeddingPush {
   uint32_t tokens = 0, dim = 0, vocab = 0, pad = 0;
 };
+static_assert(isPushBlock<EmbeddingPush>);
 
 inline constexpr uint32_t kEmbeddingChainEnd = 0xffffffffu;
 inline constexpr uint32_t kEmbeddingSmallVocab = 128; // SegmentSums keeps this many sums per invocation

@@ -56,7 +56,9 @@ struct Lanes {
 Kernel forward(const NormParams& p) {
   const bool ln = p.kind == NormKind::LayerNorm;
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32(), el = p.vec4 ? m.vectorType(f32, 4) : f32;
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
+  const TypeId el = p.vec4 ? m.vectorType(f32, 4) : f32;
   const TypeId yEl = isHalf(p.out) ? elemStorageType(m, p.out, p.vec4 ? 4 : 1) : el;
   uint32_t b = 0;
   const Buffer x = m.storageBuffer(b++, el, Access::ReadOnly);
@@ -65,7 +67,7 @@ Kernel forward(const NormParams& p) {
   const Buffer y = m.storageBuffer(b++, yEl, Access::WriteOnly);
   const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::WriteOnly) : Buffer{};
   const Buffer rstd = m.storageBuffer(b++, f32, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32, f32});
+  const PushConstants pc = declarePush<NormPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Lanes v{f, el, p.vec4};
@@ -113,7 +115,9 @@ Kernel forward(const NormParams& p) {
 Kernel backwardRows(const NormParams& p) {
   const bool ln = p.kind == NormKind::LayerNorm;
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32(), el = p.vec4 ? m.vectorType(f32, 4) : f32;
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
+  const TypeId el = p.vec4 ? m.vectorType(f32, 4) : f32;
   uint32_t b = 0;
   const Buffer x = m.storageBuffer(b++, el, Access::ReadOnly);
   const Buffer gamma = m.storageBuffer(b++, el, Access::ReadOnly);
@@ -122,7 +126,7 @@ Kernel backwardRows(const NormParams& p) {
   const Buffer rstd = m.storageBuffer(b++, f32, Access::ReadOnly);
   const Buffer dx = m.storageBuffer(b++, el, p.accumulate ? Access::ReadWrite : Access::WriteOnly);
   const Buffer partials = m.storageBuffer(b++, el, Access::ReadWrite);
-  const PushConstants pc = m.pushConstants({u32, u32, u32});
+  const PushConstants pc = declarePush<NormBackwardPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Lanes v{f, el, p.vec4};

@@ -3,9 +3,9 @@
 //
 // LayerNorm forward: mean = mean(x), rstd = 1/sqrt(mean((x - mean)^2) + eps) (two-pass variance),
 //   y = (x - mean) * rstd * gamma + beta; also writes mean[r] and rstd[r] for the backward.
-//   Bindings: 0 x, 1 gamma, 2 beta, 3 y, 4 mean, 5 rstd. Push {uint rows, uint cols, float eps}.
+//   Bindings: 0 x, 1 gamma, 2 beta, 3 y, 4 mean, 5 rstd. Push: NormPush {rows, cols, eps}.
 // RMSNorm forward: rstd = 1/sqrt(mean(x^2) + eps), y = x * rstd * gamma; writes rstd[r].
-//   Bindings: 0 x, 1 gamma, 2 y, 3 rstd. Push {uint rows, uint cols, float eps}.
+//   Bindings: 0 x, 1 gamma, 2 y, 3 rstd. Push: NormPush {rows, cols, eps}.
 //   Grid: one workgroup per row (2-D grid, see rowIndex()).
 //
 // Backward, deterministic (no float atomics): this kernel, then ops::columnSum over its partials:
@@ -18,7 +18,7 @@
 //     6 partials [2][numBlocks][cols].
 //   RMSNorm: dx = rstd * (g - x * rstd^2 * mean(g * x)); partials: dgamma += dy * x * rstd.
 //     Bindings: 0 x, 1 gamma, 2 dy, 3 rstd, 4 dx, 5 partials [1][numBlocks][cols].
-//   Push {uint rows, uint cols, uint blockRows}; grid numBlocks = ceil(rows / blockRows) workgroups.
+//   Push: NormBackwardPush {rows, cols, blockRows}; grid numBlocks = ceil(rows / blockRows) workgroups.
 //  dgamma (and dbeta) are then the column sums of partials[p] (codegen/kernels/column_sum.hpp, two passes:
 //   one invocation per column summing all blocks was latency-bound, 67 us for 1024 blocks x 384 columns).
 #include <cstdint>
@@ -26,6 +26,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/registry.hpp"
 
@@ -35,6 +36,17 @@ enum class NormKind : uint8_t { LayerNorm, RmsNorm };
 enum class NormPass : uint8_t { Forward, BackwardRows };
 const char* toString(NormKind k);
 const char* toString(NormPass p);
+
+// Push constants: the op fills these, the generator declares them (push_block.hpp).
+struct NormPush {
+  uint32_t rows = 0, cols = 0;
+  float eps = 0;
+};
+static_assert(isPushBlock<NormPush> && sizeof(NormPush) == 12);
+struct NormBackwardPush {
+  uint32_t rows = 0, cols = 0, blockRows = 0;
+};
+static_assert(isPushBlock<NormBackwardPush> && sizeof(NormBackwardPush) == 12);
 
 struct NormParams {
   NormKind kind = NormKind::LayerNorm;

@@ -22,10 +22,11 @@ Kernel finish(Module& m, const OptimStepParams& p, const PushConstants& pc, uint
 
 Kernel generateGradSumsq(const OptimStepParams& p) {
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const Buffer g = m.storageBuffer(0, f32, Access::ReadOnly);
   const Buffer partials = m.storageBuffer(1, f32, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32});
+  const PushConstants pc = declarePush<GradSumsqPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value n = f.loadPush(pc, 0), slot = f.loadPush(pc, 1);
@@ -43,13 +44,14 @@ Kernel generateGradSumsq(const OptimStepParams& p) {
 
 Kernel generateControl(const OptimStepParams& p) {
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const Buffer partials = m.storageBuffer(0, f32, Access::ReadOnly);
   const Buffer losses = m.storageBuffer(1, f32, Access::ReadOnly);
   const Buffer state = m.storageBuffer(2, f32, Access::ReadWrite);
   const Buffer control = m.storageBuffer(3, f32, Access::WriteOnly);
   const Buffer records = m.storageBuffer(4, f32, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32, u32, f32, f32, f32, f32, f32});
+  const PushConstants pc = declarePush<OptimControlPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value count = f.loadPush(pc, 0), lossCount = f.loadPush(pc, 1), slot = f.loadPush(pc, 2);
@@ -115,16 +117,15 @@ Kernel generateAdamWCtrl(const OptimStepParams& p) {
   if (p.param == Elem::F16) throw std::invalid_argument("optim_step: parameters are f32 or bf16");
   const bool bf16 = p.param == Elem::BF16;
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const TypeId elem = p.vec4 ? m.vectorType(f32, 4) : f32; // vec4: 16-byte loads, a quarter of the steps
   const Buffer pb = m.storageBuffer(0, bf16 ? m.intType(16, false) : elem, Access::ReadWrite);
   const Buffer mb = m.storageBuffer(1, elem, Access::ReadWrite);
   const Buffer vb = m.storageBuffer(2, elem, Access::ReadWrite);
   const Buffer gb = m.storageBuffer(3, elem, Access::ReadWrite);
   const Buffer cb = m.storageBuffer(4, f32, Access::ReadOnly);
-  std::vector<TypeId> push{u32, f32, f32, f32, f32, f32};
-  if (bf16) push.push_back(u32); // the rounding's seed
-  const PushConstants pc = m.pushConstants(push);
+  const PushConstants pc = bf16 ? declarePush<AdamWCtrlRoundPush>(m) : declarePush<AdamWCtrlPush>(m);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value n = f.loadPush(pc, 0), lr = f.loadPush(pc, 1), beta1 = f.loadPush(pc, 2);
   const Value beta2 = f.loadPush(pc, 3), eps = f.loadPush(pc, 4), wd = f.loadPush(pc, 5);

@@ -31,6 +31,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/kernels/row_reduce.hpp"
 #include "codegen/registry.hpp"
 
@@ -42,6 +43,7 @@ struct GradSumsqPush {
   uint32_t n = 0;
   uint32_t slot = 0;
 };
+static_assert(isPushBlock<GradSumsqPush>);
 
 struct OptimControlPush {
   uint32_t count = 0;     // partials to sum
@@ -52,17 +54,19 @@ struct OptimControlPush {
   float beta1 = 0.9f, beta2 = 0.999f;
   float lossMul = 1; // 1 / lossCount
 };
+static_assert(isPushBlock<OptimControlPush>);
 
 struct AdamWCtrlPush {
   uint32_t n = 0;
   float lr = 0, beta1 = 0, beta2 = 0, eps = 0, weightDecay = 0;
 };
+static_assert(isPushBlock<AdamWCtrlPush>);
 // The bf16-parameter AdamW's push constants: the same, then the rounding's seed.
 struct AdamWCtrlRoundPush {
   AdamWCtrlPush adam;
   uint32_t seed = 0;
 };
-static_assert(sizeof(AdamWCtrlRoundPush) == 28);
+static_assert(isPushBlock<AdamWCtrlRoundPush> && sizeof(AdamWCtrlRoundPush) == 28);
 
 // The 16-bit random word the bf16 AdamW adds below the kept half of element i's f32 result (a counter-based
 // hash, so the host computes the same bits the kernel does: tests).

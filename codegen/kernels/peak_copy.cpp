@@ -15,7 +15,7 @@ Kernel generatePeakCopy(const PeakCopyParams& p) {
   const TypeId uvec4 = m.vectorType(m.u32(), 4);
   const Buffer src = m.storageBuffer(0, uvec4, Access::ReadOnly);
   const Buffer dst = m.storageBuffer(1, uvec4, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({m.u32()});
+  const PushConstants pc = declarePush<PeakCopyPush>(m);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value stride = f.imul(f.builtin(BuiltIn::NumWorkgroups, 0), f.u32(p.localSize));
   f.forRange(f.globalId(0), f.loadPush(pc, 0), stride, [&](Value i) {

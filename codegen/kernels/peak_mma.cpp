@@ -105,7 +105,7 @@ private:
     packed_ = mmaTypeBytes(p_.ab) == 1;
     operands_ = m_.storageBuffer(0, packed_ ? m_.u32() : ab, Access::ReadOnly);
     out_ = m_.storageBuffer(1, c, Access::WriteOnly);
-    pc_ = m_.pushConstants({m_.u32()});
+    pc_ = declarePush<PeakMmaPush>(m_);
   }
 
   // Elements of the operand buffer per `components` components.

@@ -12,7 +12,7 @@
 //             accumulators, M x N row-major at u*M*N, in C's type (one matrix: the store stays a negligible
 //             part of a call, and every accumulator still reaches memory, so none of the loop can be
 //             dropped).
-// Push constants: uint32 iterations.
+// Push constants: PeakMmaPush.
 // Grid: any number of workgroups along x.
 // Result: out = the sum over r, c of accumulator (r, c), which holds A_r B_c added `iterations` times,
 // rounded as C's type rounds it.
@@ -22,9 +22,16 @@
 #include <string_view>
 
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
+
+// Push constants: the op fills these, the generator declares them (push_block.hpp).
+struct PeakMmaPush {
+  uint32_t iterations = 0; // MulAdds per accumulator
+};
+static_assert(isPushBlock<PeakMmaPush> && sizeof(PeakMmaPush) == 4);
 
 // Component types of the coop configurations a device lists (probe::componentTypeName spells them).
 enum class MmaType : uint8_t { F16, BF16, F32, S8, U8, S32, U32 };

@@ -32,14 +32,14 @@ Kernel generatePermute(const PermuteParams& p) {
                                 ": types change only from f32 to a 16-bit kind, in copies");
   using spv::Value;
   spv::Module m;
-  const spv::TypeId u32 = m.u32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const uint32_t lanes = p.vec4 ? 4 : 1;
   const spv::TypeId srcElem = elemStorageType(m, p.src, lanes);
   const spv::TypeId dstElem = elemStorageType(m, p.dst, lanes);
   const spv::Buffer src = m.storageBuffer(0, srcElem, spv::Access::ReadOnly);
   const spv::Buffer dst =
       m.storageBuffer(1, dstElem, p.accumulate ? spv::Access::ReadWrite : spv::Access::WriteOnly);
-  const spv::PushConstants pc = m.pushConstants(std::vector<spv::TypeId>(14, u32));
+  const spv::PushConstants pc = declarePush<PermutePush>(m);
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value total = f.loadPush(pc, 0), n1 = f.loadPush(pc, 1), n2 = f.loadPush(pc, 2),
               n3 = f.loadPush(pc, 3);

@@ -12,6 +12,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -21,6 +22,7 @@ struct PermutePush {
   uint32_t srcOffset = 0, s0 = 0, s1 = 0, s2 = 0, s3 = 0;
   uint32_t dstOffset = 0, d0 = 0, d1 = 0, d2 = 0, d3 = 0;
 };
+static_assert(isPushBlock<PermutePush>);
 
 struct PermuteParams {
   // Element types of src and dst: the same (copy or accumulate; 16-bit sums in f32, rounded back), or f32 to

@@ -23,10 +23,11 @@ std::string ReduceRowsParams::cacheKey() const {
 Kernel generateReduceRows(const ReduceRowsParams& p) {
   checkRowLocalSize(p.localSize, "reduce_rows");
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const Buffer x = m.storageBuffer(0, f32, Access::ReadOnly);
   const Buffer out = m.storageBuffer(1, f32, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32});
+  const PushConstants pc = declarePush<ReducePush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
 

@@ -22,7 +22,7 @@ Kernel generateRope(const RopeParams& p) {
   const spv::Buffer y = m.storageBuffer(2, f32, spv::Access::WriteOnly);
   const bool given = p.positions == RopePositions::Given;
   const spv::Buffer positions = given ? m.storageBuffer(3, u32, spv::Access::ReadOnly) : spv::Buffer{};
-  const spv::PushConstants pc = m.pushConstants({u32, u32, u32, f32, u32});
+  const spv::PushConstants pc = declarePush<RopePush>(m);
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value pairs = f.loadPush(pc, 0), half = f.loadPush(pc, 1), T = f.loadPush(pc, 2);
   const Value sign = f.loadPush(pc, 3);

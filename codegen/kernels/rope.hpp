@@ -12,6 +12,7 @@
 #include <string>
 
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -23,6 +24,7 @@ struct RopePush {
   float sign = 1.0f;         // +1 forward, -1 backward
   uint32_t sequenceRows = 0; // RopePositions::Given: rows per sequence (H * T)
 };
+static_assert(isPushBlock<RopePush>);
 
 enum class RopePositions : uint8_t { RowInSequence, Given };
 

@@ -24,7 +24,7 @@ Kernel generateSlice3d(const Slice3dParams& p) {
   const spv::Buffer src = m.storageBuffer(0, elem, spv::Access::ReadOnly);
   const spv::Buffer dst =
       m.storageBuffer(1, elem, p.scatter ? spv::Access::ReadWrite : spv::Access::WriteOnly);
-  const spv::PushConstants pc = m.pushConstants({u32, u32, u32, u32, u32, u32, u32, u32, u32, i32, i32});
+  const spv::PushConstants pc = declarePush<Slice3dPush>(m);
   spv::FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
   const Value batch = f.loadPush(pc, 0), srcRows = f.loadPush(pc, 1), srcCols = f.loadPush(pc, 2);
   const Value dstRows = f.loadPush(pc, 3), dstCols = f.loadPush(pc, 4);

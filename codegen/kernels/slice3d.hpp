@@ -16,6 +16,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -25,6 +26,7 @@ struct Slice3dPush {
   uint32_t srcRowStride = 0, dstRowStride = 0, srcBatchStride = 0, dstBatchStride = 0;
   int32_t rowOffset = 0, colOffset = 0;
 };
+static_assert(isPushBlock<Slice3dPush>);
 
 struct Slice3dParams {
   Elem type = Elem::F32; // bits are moved as they are (bf16 as uint16)

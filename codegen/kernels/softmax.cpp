@@ -25,7 +25,7 @@ Kernel forward(const SoftmaxParams& p) {
   const TypeId f32 = m.f32(), u32 = m.u32();
   const Buffer x = m.storageBuffer(0, f32, Access::ReadOnly);
   const Buffer y = m.storageBuffer(1, f32, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32, f32, u32, u32});
+  const PushConstants pc = declarePush<SoftmaxForwardPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
 
@@ -87,11 +87,12 @@ Kernel backward(const SoftmaxParams& p) {
   if (p.causal || p.documents)
     throw BuildError("softmax: the backward pass has no causal variant (masked y is 0)");
   Module m;
-  const TypeId f32 = m.f32(), u32 = m.u32();
+  const TypeId f32 = m.f32();
+  m.u32(); // the uint type keeps its place (byte-identical kernels)
   const Buffer y = m.storageBuffer(0, f32, Access::ReadOnly);
   const Buffer dy = m.storageBuffer(1, f32, Access::ReadOnly);
   const Buffer dx = m.storageBuffer(2, f32, Access::WriteOnly);
-  const PushConstants pc = m.pushConstants({u32, u32, f32});
+  const PushConstants pc = declarePush<SoftmaxBackwardPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
 

@@ -22,10 +22,7 @@ void crossEntropy(Executor& exec, vk::BufferRange logits, vk::BufferRange target
   const bool vec4 = vocab % 4 == 0 && logits.offset % 16 == 0 && dlogits.offset % 16 == 0;
   const codegen::CrossEntropyParams params{c.localSize, c.strategy, logitsType, vec4};
   const auto& pipe = exec.pipeline(params, codegen::generateCrossEntropy);
-  struct Push {
-    uint32_t rows, vocab;
-    float gradScale;
-  } push{rows, vocab, gradScale};
+  const codegen::CrossEntropyPush push{rows, vocab, gradScale};
   exec.dispatch(
       pipe,
       {{logits, Access::Read}, {targets, Access::Read}, {loss, Access::Write}, {dlogits, Access::Write}},

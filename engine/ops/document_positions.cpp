@@ -21,10 +21,7 @@ void documentPositions(Executor& exec, vk::BufferRange ids, vk::BufferRange pos,
                                   " (" + std::to_string(sequences) + " x " + std::to_string(T) + " int32)");
   if (tokens == 0) return;
   const codegen::DocumentPositionsParams params{256};
-  struct Push {
-    uint32_t tokens, T;
-    int32_t eot;
-  } push{static_cast<uint32_t>(tokens), T, eot};
+  const codegen::DocumentPositionsPush push{static_cast<uint32_t>(tokens), T, eot};
   exec.dispatch(exec.pipeline(params, codegen::generateDocumentPositions),
                 {{ids, Access::Read}, {pos, Access::Write}}, push,
                 {gridStrideGroups(exec.context(), tokens, params.localSize), 1, 1});

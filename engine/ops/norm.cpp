@@ -20,14 +20,6 @@ namespace {
 // LayerNorm backward at 159 us for 16384 x 384, 5x its bandwidth time); bounds the scratch.
 constexpr uint32_t kMaxBlocks = 1024;
 
-struct PushRows {
-  uint32_t rows, cols;
-  float eps;
-};
-struct PushBackward {
-  uint32_t rows, cols, blockRows;
-};
-
 void checkForward(const char* op, uint32_t rows, uint32_t cols, const vk::BufferRange& x,
                   const vk::BufferRange& gamma, const vk::BufferRange& y, codegen::Elem yType) {
   checkShape(op, rows, cols);
@@ -119,7 +111,7 @@ void layerNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buf
                  {y, Access::Write},
                  {mean, Access::Write},
                  {rstd, Access::Write}},
-                PushRows{rows, cols, eps}, rowGrid(rows));
+                codegen::NormPush{rows, cols, eps}, rowGrid(rows));
 }
 
 void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
@@ -144,7 +136,7 @@ void layerNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma,
                  {rstd, Access::Read},
                  {dx, accumulateDx ? Access::ReadWrite : Access::Write},
                  {scratch, Access::ReadWrite}},
-                PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
+                codegen::NormBackwardPush{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
   sumPartials(exec, scratch, rows, cols, {dgamma, dbeta});
 }
 
@@ -161,7 +153,7 @@ void rmsNorm(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::Buffe
                                           resolve(exec, kernel, v4 ? cols / 4 : cols), yType, false, v4),
                                    codegen::generateNorm);
   exec.dispatch(pipe, {{x, Access::Read}, {gamma, Access::Read}, {y, Access::Write}, {rstd, Access::Write}},
-                PushRows{rows, cols, eps}, rowGrid(rows));
+                codegen::NormPush{rows, cols, eps}, rowGrid(rows));
 }
 
 void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, vk::BufferRange dy,
@@ -183,7 +175,7 @@ void rmsNormBackward(Executor& exec, vk::BufferRange x, vk::BufferRange gamma, v
                  {rstd, Access::Read},
                  {dx, accumulateDx ? Access::ReadWrite : Access::Write},
                  {scratch, Access::ReadWrite}},
-                PushBackward{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
+                codegen::NormBackwardPush{rows, cols, plan.blockRows}, {plan.numBlocks, 1, 1});
   sumPartials(exec, scratch, rows, cols, {dgamma});
 }
 

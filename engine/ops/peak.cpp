@@ -31,7 +31,8 @@ void peakMma(Executor& exec, const vk::BufferRange& operands, const vk::BufferRa
   checkRange("peakMma", "operands", operands, peakMmaOperandBytes(p));
   checkRange("peakMma", "out", out, peakMmaOutBytesPerWorkgroup(p) * workgroups);
   const vk::Pipeline& pipe = exec.pipeline(p, codegen::generatePeakMma);
-  exec.dispatch(pipe, {{operands, Access::Read}, {out, Access::Write}}, iterations, {workgroups, 1, 1});
+  exec.dispatch(pipe, {{operands, Access::Read}, {out, Access::Write}}, codegen::PeakMmaPush{iterations},
+                {workgroups, 1, 1});
 }
 
 std::vector<double> peakMmaExpected(const codegen::PeakMmaParams& p, std::span<const double> operands,
@@ -63,7 +64,8 @@ void peakCopy(Executor& exec, const vk::BufferRange& src, const vk::BufferRange&
   checkRange("peakCopy", "dst", dst, uint64_t(vectors) * 16);
   const codegen::PeakCopyParams p;
   const vk::Pipeline& pipe = exec.pipeline(p, codegen::generatePeakCopy);
-  exec.dispatch(pipe, {{src, Access::Read}, {dst, Access::Write}}, vectors, {workgroups, 1, 1});
+  exec.dispatch(pipe, {{src, Access::Read}, {dst, Access::Write}}, codegen::PeakCopyPush{vectors},
+                {workgroups, 1, 1});
 }
 
 } // namespace helios::ops

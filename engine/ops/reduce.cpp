@@ -85,9 +85,7 @@ void reduceRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t
   const RowKernelChoice c = resolve(exec, choice, cols);
   const codegen::ReduceRowsParams params{op, c.localSize, c.strategy};
   const auto& pipe = exec.pipeline(params, codegen::generateReduceRows);
-  struct Push {
-    uint32_t rows, cols;
-  } push{rows, cols};
+  const codegen::ReducePush push{rows, cols};
   exec.dispatch(pipe, {{x, Access::Read}, {out, Access::Write}}, push, rowGrid(rows));
 }
 

@@ -41,11 +41,8 @@ void softmax(Executor& exec, vk::BufferRange x, vk::BufferRange y, uint32_t rows
   const codegen::SoftmaxParams params{codegen::SoftmaxPass::Forward, options.causalQueries != 0, c.localSize,
                                       c.strategy, documents};
   const auto& pipe = exec.pipeline(params, codegen::generateSoftmax);
-  struct Push {
-    uint32_t rows, cols;
-    float scale;
-    uint32_t queries, rowsPerSequence;
-  } push{rows, cols, options.scale, options.causalQueries, options.rowsPerSequence};
+  const codegen::SoftmaxForwardPush push{rows, cols, options.scale, options.causalQueries,
+                                         options.rowsPerSequence};
   if (documents)
     exec.dispatch(pipe, {{x, Access::Read}, {y, Access::Write}, {options.documentPositions, Access::Read}},
                   push, rowGrid(rows));
@@ -64,10 +61,7 @@ void softmaxBackward(Executor& exec, vk::BufferRange y, vk::BufferRange dy, vk::
   const RowKernelChoice c = resolve(exec, kernel, cols);
   const codegen::SoftmaxParams params{codegen::SoftmaxPass::Backward, false, c.localSize, c.strategy};
   const auto& pipe = exec.pipeline(params, codegen::generateSoftmax);
-  struct Push {
-    uint32_t rows, cols;
-    float scale;
-  } push{rows, cols, scale};
+  const codegen::SoftmaxBackwardPush push{rows, cols, scale};
   exec.dispatch(pipe, {{y, Access::Read}, {dy, Access::Read}, {dx, Access::Write}}, push, rowGrid(rows));
 }
 

@@ -12,7 +12,7 @@
 // The text between two special tokens is encoded on its own, as Hugging Face tokenizers do around added
 // tokens; where an assistant header and its content share such a text, the content's ids are those past the
 // header's own encoding.
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <cstdint>
 #include <optional>

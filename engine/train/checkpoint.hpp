@@ -18,7 +18,7 @@
 // model/optimizer files from different steps.
 #include "engine/train/model.hpp"
 #include "engine/train/safetensors.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 

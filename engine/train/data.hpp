@@ -4,7 +4,7 @@
 // one) batches. Sampling is deterministic from a seed; the loader's whole state is one 64-bit RNG word, saved
 // in checkpoints.
 #include "engine/train/batch_source.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <cstdint>
 #include <filesystem>

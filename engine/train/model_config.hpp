@@ -2,7 +2,7 @@
 // The architecture a training configuration asks for, as makeModel (model.hpp) takes it: the bigram, or the
 // GPT with its vocabulary and context filled in from the tokenizer and the sequence length.
 #include "engine/train/config.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 

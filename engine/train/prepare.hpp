@@ -5,7 +5,7 @@
 // token (byte and char tokenizers have none: their documents simply follow each other). Validation data is
 // either the last `valFraction` of every document (cut after a newline) or, with `valEvery` N, every Nth
 // document whole.
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <cstdint>
 #include <filesystem>

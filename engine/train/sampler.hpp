@@ -6,7 +6,7 @@
 // while shorter; the model is causal, so padding never changes the logits read). Both see the same tokens:
 // once more than T tokens exist, the cached path starts over from the last T, as the window does.
 #include "engine/train/model.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <functional>
 #include <optional>

@@ -10,7 +10,7 @@
 // the set checks every shard's CRC-32C against index.json (a fresh run and a resume alike), so a shard
 // replaced or altered under an unchanged index is refused before training; an index without the checksums
 // (an earlier prepare) is refused too.
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <cstdint>
 #include <filesystem>

@@ -36,8 +36,7 @@ Context* Context::owning(const Device& device) {
 std::unique_ptr<Context> Context::create(const ContextOptions& options) {
   auto ctx = std::unique_ptr<Context>(new Context(Instance::create({"helios", options.validation})));
   auto physical = ctx->instance_.physicalDevices();
-  std::string selector = options.device.empty() ? deviceSelectorFromEnv() : options.device;
-  size_t index = selectDevice(describeDevices(physical), selector, options.slot);
+  size_t index = selectDevice(describeDevices(physical), deviceSelector(options.device), options.slot);
   ctx->deviceIndex_ = static_cast<uint32_t>(index);
   ctx->device_ = std::make_unique<Device>(ctx->instance_, physical[index]);
   if (options.planBindingLimit) ctx->device_->planAsBindingLimit(options.planBindingLimit);

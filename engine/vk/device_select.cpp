@@ -121,7 +121,8 @@ size_t matchDevice(const std::vector<DeviceCandidate>& candidates, std::string_v
       fmt::format("No Vulkan device name contains \"{}\"; available: {}", selector, listing(candidates)));
 }
 
-std::string deviceSelectorFromEnv() {
+std::string deviceSelector(std::string_view given) {
+  if (!given.empty()) return std::string(given);
   const char* env = std::getenv("HELIOS_DEVICE");
   return env ? std::string(env) : std::string();
 }

@@ -30,8 +30,9 @@ size_t matchDevice(const std::vector<DeviceCandidate>& candidates, std::string_v
 size_t selectDevice(const std::vector<DeviceCandidate>& candidates, std::string_view selector,
                     uint32_t slot = 0);
 
-// The selector from HELIOS_DEVICE, or "" when unset.
-std::string deviceSelectorFromEnv();
+// The device selector: `given` (--device, ContextOptions::device) when not empty, else HELIOS_DEVICE, else ""
+// (the best device). The one reader of HELIOS_DEVICE.
+std::string deviceSelector(std::string_view given);
 
 std::vector<DeviceCandidate> describeDevices(const std::vector<VkPhysicalDevice>& devices);
 

@@ -4,6 +4,8 @@
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
+#include <cstdlib>
+#include <string>
 
 using namespace helios::vk;
 using Catch::Matchers::ContainsSubstring;
@@ -60,4 +62,16 @@ TEST_CASE("bad selectors raise NoDevice with a sentence naming the choices") {
                     ContainsSubstring("No Vulkan device name contains \"radeon\""));
   CHECK_THROWS_WITH(selectDevice(kMachine, "3"), ContainsSubstring("Helios needs 1.3"));
   CHECK_THROWS_AS(selectDevice({}, ""), NoDevice);
+}
+
+TEST_CASE("deviceSelector: the given selector, else HELIOS_DEVICE, else the best device") {
+  const char* saved = std::getenv("HELIOS_DEVICE");
+  const std::string before = saved ? saved : "";
+  ::setenv("HELIOS_DEVICE", "llvmpipe", 1);
+  CHECK(deviceSelector("h100") == "h100");
+  CHECK(deviceSelector("") == "llvmpipe");
+  ::unsetenv("HELIOS_DEVICE");
+  CHECK(deviceSelector("").empty());
+  CHECK(deviceSelector("2") == "2");
+  if (saved) ::setenv("HELIOS_DEVICE", before.c_str(), 1);
 }

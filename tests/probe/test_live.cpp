@@ -1,6 +1,7 @@
-// queryCaps on the real devices of this machine (lavapipe on CI and developer machines).
+// queryCaps on the real devices of this machine, through vk::probeDevices (lavapipe on CI and developer
+// machines).
+#include "engine/vk/device_probe.hpp"
 #include "engine/vk/error.hpp"
-#include "probe/live.hpp"
 #include "probe/scoring.hpp"
 
 #include <catch2/catch_test_macros.hpp>
@@ -19,7 +20,7 @@ bool powerOfTwo(uint32_t v) {
 TEST_CASE("queryCaps returns sane values for every device", "[probe][live]") {
   std::vector<DeviceCaps> devices;
   try {
-    devices = queryAllDevices();
+    devices = helios::vk::probeDevices();
   } catch (const helios::vk::LoaderMissing& e) {
     SKIP(e.what());
   }
@@ -44,7 +45,7 @@ TEST_CASE("queryCaps returns sane values for every device", "[probe][live]") {
 TEST_CASE("lavapipe has no cooperative matrix, so the tiled fallback is chosen", "[probe][live]") {
   std::vector<DeviceCaps> devices;
   try {
-    devices = queryAllDevices();
+    devices = helios::vk::probeDevices();
   } catch (const helios::vk::LoaderMissing& e) {
     SKIP(e.what());
   }

@@ -1,9 +1,9 @@
 // Device selection, the text report and runProbe's exit codes.
+#include "engine/vk/device_probe.hpp"
 #include "fixture.hpp"
-#include "probe/cli.hpp"
 #include "probe/format.hpp"
-#include "probe/select.hpp"
 #include "probe/table.hpp"
+#include "tools/helios_probe/report.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>
@@ -14,18 +14,20 @@ using Catch::Matchers::ContainsSubstring;
 using Catch::Matchers::StartsWith;
 using helios::probe::test::fixturePath;
 using helios::probe::test::loadFixture;
+using helios::probe_cli::ProbeOptions;
+using helios::probe_cli::runProbe;
 
-TEST_CASE("selectDevices takes an index or a case-insensitive name substring", "[probe][select]") {
+TEST_CASE("selectProbedDevices takes an index or a case-insensitive name substring", "[probe][select]") {
   const std::vector<DeviceCaps> devices{loadFixture("nvidia-h100-580.json"),
                                         loadFixture("amd-rdna3-radv.json")};
-  CHECK(selectDevices(devices, "") == std::vector<std::size_t>{0, 1});
-  CHECK(selectDevices(devices, "1") == std::vector<std::size_t>{1});
-  CHECK(selectDevices(devices, "radeon") == std::vector<std::size_t>{1});
-  CHECK(selectDevices(devices, "h100") == std::vector<std::size_t>{0});
-  CHECK_THROWS_WITH(selectDevices(devices, "2"),
+  CHECK(helios::vk::selectProbedDevices(devices, "") == std::vector<std::size_t>{0, 1});
+  CHECK(helios::vk::selectProbedDevices(devices, "1") == std::vector<std::size_t>{1});
+  CHECK(helios::vk::selectProbedDevices(devices, "radeon") == std::vector<std::size_t>{1});
+  CHECK(helios::vk::selectProbedDevices(devices, "h100") == std::vector<std::size_t>{0});
+  CHECK_THROWS_WITH(helios::vk::selectProbedDevices(devices, "2"),
                     ContainsSubstring("Device index 2 is out of range: there are 2 devices"));
   CHECK_THROWS_WITH(
-      selectDevices(devices, "intel"),
+      helios::vk::selectProbedDevices(devices, "intel"),
       ContainsSubstring("No Vulkan device name contains \"intel\"; available: [0] NVIDIA H100"));
 }
 

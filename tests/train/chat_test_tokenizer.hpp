@@ -3,7 +3,7 @@
 // byte, so expected ids can be written by hand), then the special tokens from 256 on. Its chat template,
 // BOS and EOS ids are set per test, as a model's tokenizer_config.json would set them.
 #include "engine/train/chat_template.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,7 +2,7 @@
 // deterministic sampling from a seed and a saved state.
 #include "engine/train/config.hpp"
 #include "engine/train/data.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <catch2/catch_test_macros.hpp>
 #include <catch2/matchers/catch_matchers_string.hpp>

@@ -1,17 +1,17 @@
-// helios-probe: prints what each Vulkan device offers Helios' kernels (see probe/cli.hpp).
+// helios-probe: prints what each Vulkan device offers Helios' kernels (report.hpp).
 #include "engine/ops/coop_selftest.hpp"
 #include "engine/ops/device_tuning.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/file.hpp"
-#include "probe/cli.hpp"
 #include "tools/cli_checks.hpp"
 #include "tools/helios_bench/bench_peak.hpp"
+#include "tools/helios_probe/report.hpp"
 
 #include <CLI/CLI.hpp>
 #include <iostream>
 
 int main(int argc, char** argv) {
-  helios::probe::ProbeOptions options;
+  helios::probe_cli::ProbeOptions options;
   CLI::App app{
       "helios-probe: device capabilities, cooperative-matrix configurations and the f16 x f16 -> f32 "
       "shape Helios would use"};
@@ -79,5 +79,5 @@ int main(int argc, char** argv) {
       helios::ops::coopDeviceInfo(ctx->device());
       return helios::ops::coopSelfTestResult(ctx->device());
     };
-  return helios::probe::runProbe(options, std::cout, std::cerr);
+  return helios::probe_cli::runProbe(options, std::cout, std::cerr);
 }

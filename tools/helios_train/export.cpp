@@ -7,7 +7,7 @@
 #include "engine/train/hf_tokenizer.hpp"
 #include "engine/train/memory_budget.hpp"
 #include "engine/train/peft/export.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include "engine/graph/graph_executor.hpp"
 #include "engine/io/atomic_file.hpp"

@@ -147,7 +147,7 @@ int runTrain(const CLI::App& app, const train_cli::Flags& f, dist::Communicator&
   train_cli::StartupClock startup;
   // Data parallel: the shares and this rank's device and delay, refused before any work.
   const dist::ShareSpec shares = f.share.empty() ? dist::ShareSpec{} : dist::parseShareSpec(f.share);
-  const std::string devices = f.device.empty() ? vk::deviceSelectorFromEnv() : f.device;
+  const std::string devices = vk::deviceSelector(f.device);
   const std::string device = devices.empty()
                                  ? devices
                                  : train_cli::rankEntry(devices, comm.rank(), comm.size(),

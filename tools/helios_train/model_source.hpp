@@ -6,7 +6,7 @@
 #include "engine/train/checkpoint_pin.hpp"
 #include "engine/train/hf/import.hpp"
 #include "engine/train/model.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <CLI/CLI.hpp>
 #include <filesystem>

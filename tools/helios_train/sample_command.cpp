@@ -4,7 +4,7 @@
 #include "engine/train/chat_template.hpp"
 #include "engine/train/checkpoint.hpp"
 #include "engine/train/sampler.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 #include "engine/vk/context.hpp"
 #include "tools/cli_checks.hpp"
 

@@ -4,7 +4,7 @@
 #include "engine/train/batch_source.hpp"
 #include "engine/train/config.hpp"
 #include "engine/train/hf/import.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 #include "engine/train/trainer.hpp"
 
 #include <filesystem>

@@ -8,7 +8,7 @@
 // for one parameter only; the files stay memory-mapped).
 #include "engine/train/hf/weights.hpp"
 #include "engine/train/model.hpp"
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,20 +1,22 @@
-#include "probe/cli.hpp"
+#include "tools/helios_probe/report.hpp"
 
+#include "engine/vk/device_probe.hpp"
+#include "engine/vk/device_select.hpp"
 #include "probe/format.hpp"
 #include "probe/json.hpp"
-#include "probe/live.hpp"
-#include "probe/select.hpp"
 
 #include <exception>
 
-namespace helios::probe {
+namespace helios::probe_cli {
+
+using namespace helios::probe;
 
 int runProbe(const ProbeOptions& options, std::ostream& out, std::ostream& err) {
   try {
-    auto devices = options.fromJson.empty() ? queryAllDevices() : loadCapsFile(options.fromJson);
+    auto devices = options.fromJson.empty() ? vk::probeDevices() : loadCapsFile(options.fromJson);
     // HELIOS_DEVICE picks among this machine's devices; a captured file is filtered by --device only.
-    const auto picked =
-        selectDevices(devices, options.fromJson.empty() ? deviceSelector(options.device) : options.device);
+    const auto picked = vk::selectProbedDevices(
+        devices, options.fromJson.empty() ? vk::deviceSelector(options.device) : options.device);
     if (options.selfTest && options.fromJson.empty())
       for (auto i : picked)
         if (!devices[i].coop_khr.empty()) devices[i].coop_self_test = options.selfTest(i);
@@ -34,4 +36,4 @@ int runProbe(const ProbeOptions& options, std::ostream& out, std::ostream& err) 
   }
 }
 
-} // namespace helios::probe
+} // namespace helios::probe_cli

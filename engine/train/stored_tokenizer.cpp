@@ -1,4 +1,4 @@
-#include "engine/train/tokenizer.hpp"
+#include "engine/train/stored_tokenizer.hpp"
 
 #include "engine/io/atomic_file.hpp"
 #include "engine/text/load.hpp"

@@ -1,6 +1,7 @@
 #pragma once
-// The trainer's tokenizer: a shared, immutable engine/text tokenizer (byte, char, SentencePiece, GPT-2 BPE or
-// a Hugging Face tokenizer.json) as a value. Its description (toJson) is stored with checkpoints and token
+// The trainer's tokenizer as a stored value (stored_tokenizer; the interface it wraps is
+// engine/text/tokenizer.hpp): a shared, immutable engine/text tokenizer (byte, char, SentencePiece, GPT-2 BPE
+// or a Hugging Face tokenizer.json) as a value. Its description (toJson) is stored with checkpoints and token
 // shards; file-backed kinds also save their files() beside it (saveFiles), and fromJson(description, dir)
 // reads them back.
 #include "engine/text/tokenizer.hpp"
