@@ -40,7 +40,7 @@ void readEnum(const nlohmann::json& j, const char* key, const EnumName<E> (&tabl
   if (!j.contains(key)) return;
   std::string name;
   readKey(j, key, name);
-  out = parseEnum(table, name, fmt::format("config key '{}':", key));
+  out = parseEnum(table, name, key);
 }
 
 inline void refuseUnknown(const nlohmann::json& j, const std::set<std::string>& known, const char* where) {

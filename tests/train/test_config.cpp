@@ -67,12 +67,12 @@ TEST_CASE("config: every enum key reads and writes its spellings; a bad one name
     const char* value;
     const char* says;
   } bad[] = {
-      {"norm", "batchnorm", "config key 'norm': 'batchnorm' (layernorm or rmsnorm)"},
-      {"mlp", "relu", "config key 'mlp': 'relu' (gelu or swiglu)"},
-      {"precision", "fp8", "config key 'precision': 'fp8' (f32, mixed or bf16)"},
-      {"param_dtype", "f16", "config key 'param_dtype': 'f16' (f32 or bf16)"},
-      {"bias", "some", "config key 'bias': 'some' (all, none, qkv, attention or mlp)"},
-      {"family", "gpt3", "config key 'family': 'gpt3' (gpt2, llama, qwen2 or mistral)"},
+      {"norm", "batchnorm", "norm 'batchnorm' (layernorm or rmsnorm)"},
+      {"mlp", "relu", "mlp 'relu' (gelu or swiglu)"},
+      {"precision", "fp8", "precision 'fp8' (f32, mixed or bf16)"},
+      {"param_dtype", "f16", "param_dtype 'f16' (f32 or bf16)"},
+      {"bias", "some", "bias 'some' (all, none, qkv, attention or mlp)"},
+      {"family", "gpt3", "family 'gpt3' (gpt2, llama, qwen2 or mistral)"},
   };
   for (const auto& b : bad) {
     model::GptConfig d;
