@@ -1,9 +1,11 @@
 #pragma once
-// What the three passes of the coop attention family share (internal to codegen/kernels): the module's types
-// and push constants, f32 rows staged into shared memory as f16, the causal bounds, the products blocked by
-// the coop shape, the lanes' split of a subgroup's rows, and the write of its accumulator blocks to an
-// output. Each pass is a class deriving from AttentionCoopEmitter
-// (attention_coop_fwd.cpp, attention_coop_bwd.cpp); the key splits' merge is in attention_coop_splits.cpp.
+// What the three passes of the coop attention family share (internal to codegen/kernels): the module's head
+// (types, push constants, bindings, entry point, staging: declarePass), f32 rows staged into shared memory as
+// f16, the causal bounds, the products blocked by the coop shape, the lanes' split of a subgroup's rows, and
+// the write of its accumulator blocks to an output. Each pass is a class deriving from AttentionCoopEmitter
+// (attention_coop_bwd.cpp; the two forwards through ForwardEmitterBase, attention_coop_fwd_common.cpp:
+// attention_coop_fwd.cpp and attention_coop_fwd_rowops.cpp); the key splits' merge is in
+// attention_coop_splits.cpp.
 #include <cstdint>
 #include <functional>
 #include <vector>
