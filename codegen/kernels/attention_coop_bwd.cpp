@@ -19,7 +19,7 @@ using namespace helios::spv;
 
 namespace {
 
-// Shared scaffolding of the two passes: the per-subgroup scratch and zeroed accumulators.
+// Shared scaffolding of the two passes: the per-subgroup scratch.
 class BackwardEmitter : protected AttentionCoopEmitter {
 protected:
   using AttentionCoopEmitter::AttentionCoopEmitter;
@@ -40,15 +40,6 @@ protected:
   // Columns of the scratch rows writeRows() may use.
   uint32_t scratchCols() const { return p_.rowOps ? 16 : p_.tile; }
 
-  std::vector<Value> zeroAccs(uint32_t n) {
-    std::vector<Value> out;
-    for (uint32_t i = 0; i < n; ++i) {
-      out.push_back(f().variable(tc_));
-      f().store(out.back(), zeroAcc_);
-    }
-    return out;
-  }
-
   // This lane's tile / lanes entries of its scratch row i: index of entry 0.
   Value laneEntry(uint32_t i) { return f().iadd(sBase_, laneOffset(i, p_.tile, p_.tile / lanes_)); }
 
@@ -62,20 +53,13 @@ public:
   explicit QueryGradEmitter(const AttentionCoopParams& p) : BackwardEmitter(p) {}
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
-    declareTypes();
-    declareQkv();
-    o_ = isHalf(p_.out) ? m_.storageBuffer(3, uvec4_, Access::ReadOnly) : inputRows(3);
-    dO_ = inputRows(4);
-    lse_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
-    dQ_ = outputRows(6);
-    delta_ = m_.storageBuffer(7, f32_, Access::WriteOnly);
-    declareDocuments(8, p_.rows());
-    pushBytes = pc_.size;
-    beginMain();
-    const StagingAreas staged = declareStaging();
-    shRows_ = staged.rows;
-    shK_ = staged.first;
-    shV_ = staged.second;
+    declareQueryPass(pushBytes, 8, [&] {
+      o_ = isHalf(p_.out) ? m_.storageBuffer(3, uvec4_, Access::ReadOnly) : inputRows(3);
+      dO_ = inputRows(4);
+      lse_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
+      dQ_ = outputRows(6);
+      delta_ = m_.storageBuffer(7, f32_, Access::WriteOnly);
+    });
     declareScratch();
     setup();
     walkKeyTiles(walk_, [&](Value t0) { step(t0); });
@@ -209,7 +193,6 @@ private:
   }
 
   Buffer o_, dO_, lse_, dQ_, delta_;
-  Staging shRows_, shK_, shV_;
   std::vector<Value> limit_, start_, lse_i_, delta_i_; // per row of this lane
   Value sgRow0_, lseM_, deltaM_;                       // row ops
   FunctionId prob_, unmasked_;
@@ -224,20 +207,16 @@ public:
   explicit KeyValueGradEmitter(const AttentionCoopParams& p) : BackwardEmitter(p) {}
 
   std::vector<uint32_t> build(uint32_t& pushBytes) {
-    declareTypes();
-    declareQkv();
-    dO_ = inputRows(3);
-    lse_ = m_.storageBuffer(4, f32_, Access::ReadOnly);
-    if (recompute_)
-      o_ = isHalf(p_.out) ? m_.storageBuffer(5, uvec4_, Access::ReadOnly) : inputRows(5);
-    else
-      delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
-    dK_ = outputRows(6);
-    dV_ = outputRows(7);
-    declareDocuments(8, p_.tile);
-    pushBytes = pc_.size;
-    beginMain();
-    const StagingAreas staged = declareStaging();
+    const StagingAreas staged = declarePass(pushBytes, 8, p_.tile, [&] {
+      dO_ = inputRows(3);
+      lse_ = m_.storageBuffer(4, f32_, Access::ReadOnly);
+      if (recompute_)
+        o_ = isHalf(p_.out) ? m_.storageBuffer(5, uvec4_, Access::ReadOnly) : inputRows(5);
+      else
+        delta_ = m_.storageBuffer(5, f32_, Access::ReadOnly);
+      dK_ = outputRows(6);
+      dV_ = outputRows(7);
+    });
     shRows_ = staged.rows;
     shQ_ = staged.first;
     shDO_ = staged.second;
@@ -452,7 +431,7 @@ private:
 
   const bool recompute_ = p_.delta == DkvDelta::Recompute;
   Buffer dO_, lse_, delta_, o_, dK_, dV_;
-  Staging shRows_, shQ_, shDO_, shO_;
+  Staging shQ_, shDO_, shO_;
   Value shLse_, shDelta_, shP_;
   FunctionId prob_, unmasked_, lseCol_, deltaCol_;
   Value b_, kvh_, lastKey_;

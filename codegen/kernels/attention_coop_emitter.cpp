@@ -73,6 +73,26 @@ AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declareStaging() {
   return areas;
 }
 
+AttentionCoopEmitter::StagingAreas AttentionCoopEmitter::declarePass(uint32_t& pushBytes, uint32_t docBinding,
+                                                                     uint32_t docCount,
+                                                                     const std::function<void()>& buffers) {
+  declareTypes();
+  declareQkv();
+  buffers();
+  declareDocuments(docBinding, docCount);
+  pushBytes = pc_.size;
+  beginMain();
+  return declareStaging();
+}
+
+void AttentionCoopEmitter::declareQueryPass(uint32_t& pushBytes, uint32_t docBinding,
+                                            const std::function<void()>& buffers) {
+  const StagingAreas staged = declarePass(pushBytes, docBinding, p_.rows(), buffers);
+  shRows_ = staged.rows;
+  shK_ = staged.first;
+  shV_ = staged.second;
+}
+
 void AttentionCoopEmitter::declareQkv() {
   // 16-bit rows are read as 16-byte vectors of 8 halves, just as fetch() packs f32 rows.
   const auto rows = [&](uint32_t binding) {
@@ -390,6 +410,15 @@ Value AttentionCoopEmitter::addTileProduct(Value acc, const std::vector<Value>& 
   return acc;
 }
 
+std::vector<Value> AttentionCoopEmitter::zeroAccs(uint32_t n) {
+  std::vector<Value> out;
+  for (uint32_t i = 0; i < n; ++i) {
+    out.push_back(f().variable(tc_));
+    f().store(out.back(), zeroAcc_);
+  }
+  return out;
+}
+
 void AttentionCoopEmitter::productT(Value dst, const std::vector<Value>& xa, const Staging& tile) {
   for (uint32_t kb = 0; kb < p_.tile / p_.coopN; ++kb)
     f().coopStore(f().accessChain(dst, {f().iadd(sBase_, c(kb * p_.coopN))}), productBlock(xa, tile, kb),
@@ -490,37 +519,6 @@ void AttentionCoopEmitter::writeRows(const std::vector<Value>& accs, const std::
       });
     }
     subgroupBarrier();
-  }
-}
-
-void ForwardEmitterBase::declareForward(uint32_t& pushBytes) {
-  declareTypes();
-  declareQkv();
-  o_ = outputRows(3);
-  lse_ = m_.storageBuffer(4, f32_, Access::WriteOnly);
-  declareDocuments(5, p_.rows());
-  pushBytes = pc_.size;
-  beginMain();
-  const StagingAreas staged = declareStaging();
-  shQ_ = staged.rows;
-  shK_ = staged.first;
-  shV_ = staged.second;
-}
-
-Value ForwardEmitterBase::inverse(Value l) {
-  return f().select(f().gt(l, f().f32(0.0f)), f().fdiv(f().f32(1.0f), l), f().f32(0.0f));
-}
-
-void ForwardEmitterBase::writeLse(const std::vector<Value>& ls, const std::vector<Value>& ms) {
-  for (uint32_t i = 0; i < rowsPerLane_; ++i) {
-    const Value l = ls[i], m = ms[i], row = rows_[i];
-    const Value seen = f().gt(l, f().f32(0.0f));
-    Value writes = lanes_ == 1 ? f().lt(row, Tq_) : f().logicalAnd(f().lt(row, Tq_), f().eq(part_, c(0)));
-    if (p_.keySplits > 1) writes = f().logicalAnd(writes, f().eq(split_, c(0)));
-    f().ifThen(writes, [&] {
-      const Value logL = f().log(f().select(seen, l, f().f32(1.0f)));
-      f().storeAt(lse_, f().iadd(lseBase_, row), f().select(seen, f().fadd(m, logL), f().f32(-INFINITY)));
-    });
   }
 }
 

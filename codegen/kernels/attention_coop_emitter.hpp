@@ -1,9 +1,11 @@
 #pragma once
-// What the three passes of the coop attention family share (internal to codegen/kernels): the module's types
-// and push constants, f32 rows staged into shared memory as f16, the causal bounds, the products blocked by
-// the coop shape, the lanes' split of a subgroup's rows, and the write of its accumulator blocks to an
-// output. Each pass is a class deriving from AttentionCoopEmitter
-// (attention_coop_fwd.cpp, attention_coop_bwd.cpp); the key splits' merge is in attention_coop_splits.cpp.
+// What the three passes of the coop attention family share (internal to codegen/kernels): the module's head
+// (types, push constants, bindings, entry point, staging: declarePass), f32 rows staged into shared memory as
+// f16, the causal bounds, the products blocked by the coop shape, the lanes' split of a subgroup's rows, and
+// the write of its accumulator blocks to an output. Each pass is a class deriving from AttentionCoopEmitter
+// (attention_coop_bwd.cpp; the two forwards through ForwardEmitterBase, attention_coop_fwd_common.cpp:
+// attention_coop_fwd.cpp and attention_coop_fwd_rowops.cpp); the key splits' merge is in
+// attention_coop_splits.cpp.
 #include <cstdint>
 #include <functional>
 #include <vector>
@@ -70,6 +72,14 @@ protected:
     Staging rows, first, second, third;
   };
   StagingAreas declareStaging(); // `third` is for a third stream (DkvDelta::Recompute's O tile)
+  // A pass's module head, in the order every pass emits it: types, q/k/v, the pass's own buffers
+  // (`buffers`), the documents' binding `docBinding` with `docCount` staged starts, the push constants' size
+  // into pushBytes, the entry point, and the staging areas.
+  StagingAreas declarePass(uint32_t& pushBytes, uint32_t docBinding, uint32_t docCount,
+                           const std::function<void()>& buffers);
+  // Passes that own query rows (forward, dQ): declarePass with p.rows() staged starts, the areas' owned rows
+  // and first two streams kept as shRows_, shK_ and shV_.
+  void declareQueryPass(uint32_t& pushBytes, uint32_t docBinding, const std::function<void()>& buffers);
 
   // Rows [first, first + count) of one head's rows `at` (`total` rows of D elements, f32 or f16) into
   // `shared` as f16, 8 per 16-byte vector, zero past `total`. Every invocation copies its share.
@@ -152,6 +162,8 @@ protected:
   // block d.
   spv::Value addTileProduct(spv::Value acc, const std::vector<spv::Value>& wa, const Staging& tile,
                             uint32_t d);
+  // n accumulator Function variables, each set to zero.
+  std::vector<spv::Value> zeroAccs(uint32_t n);
   // dst (coopM x tile f32 at this subgroup's sBase_, row stride tile) = X Y^T, block by block.
   void productT(spv::Value dst, const std::vector<spv::Value>& xa, const Staging& tile);
   // accs[d] += W Y_d: W the coopM x tile f16 block at this subgroup's sBase_ in `w`, Y_d the staged tile's
@@ -255,14 +267,39 @@ protected:
   spv::Value starts_;            // documents: the staged starts (declareDocuments)
   std::vector<spv::Value> rows_; // this lane's rows of the tensor side it owns
   KeyWalk walk_;                 // passes that own query rows (startKeyWalk)
+  // Every pass's owned rows (staged once in setup); passes that own query rows: the K and V tiles of their
+  // walk.
+  Staging shRows_, shK_, shV_;
 };
 
-// What both forwards share (attention_coop_fwd.cpp, attention_coop_fwd_rowops.cpp): bindings q, k, v, o, lse,
-// the entry point and the staging arrays of Q and the K / V tiles; the lse write.
+// What both forwards share (attention_coop_fwd.cpp: the softmax by lanes through shared memory;
+// attention_coop_fwd_rowops.cpp: on the accumulators): the module's order (bindings q, k, v, o, lse, the
+// entry point, the staging arrays of Q and the K / V tiles, then the pass's scratch, setup, key loop and
+// finish), the O accumulators, the final write of O / l and lse, and the key splits' merge of (m, l).
 class ForwardEmitterBase : protected AttentionCoopEmitter {
+public:
+  std::vector<uint32_t> build(uint32_t& pushBytes);
+
 protected:
   using AttentionCoopEmitter::AttentionCoopEmitter;
-  void declareForward(uint32_t& pushBytes);
+  virtual ~ForwardEmitterBase() = default;
+  virtual void declareScratch() = 0; // the pass's shared arrays and helper functions
+  virtual void setup() = 0;          // after ownQueryRows(): rows, walk, Q as A matrices, m and l, O
+  virtual void keyLoop() = 0;
+  virtual void finish() = 0;
+
+  // The walk's first loads, the staged starts (documents) and this subgroup's Q rows as A matrices (qa_).
+  void beginQueries();
+  // O / l (oAcc_ times the rows' inverses) through `scratch` (scratchCols entries per row), then lse.
+  void finishRows(const std::vector<spv::Value>& ls, const std::vector<spv::Value>& ms, spv::Value scratch,
+                  uint32_t scratchCols);
+  // Key splits: each group's (m, l) per row of this lane merges into m* = max m and l* = sum l factor(m, m*);
+  // own = factor(m of this group, m*) / l* scales this group's O (each group its own).
+  struct SplitMerge {
+    std::vector<spv::Value> m, l, own;
+  };
+  SplitMerge mergeSplits(const std::vector<spv::Value>& ms, const std::vector<spv::Value>& ls,
+                         const std::function<spv::Value(spv::Value mi, spv::Value m)>& factor);
   // lse = m + log l for each row of this lane (the first lane of a row of the first key-split group writes);
   // -inf for a row that saw no key (l = 0).
   void writeLse(const std::vector<spv::Value>& l, const std::vector<spv::Value>& m);
@@ -270,7 +307,7 @@ protected:
   spv::Value inverse(spv::Value l);
 
   spv::Buffer o_, lse_;
-  Staging shQ_, shK_, shV_;
+  std::vector<spv::Value> qa_, oAcc_;
 };
 
 // The passes, each a complete module (AttentionCoopParams::pass picks one in generateAttentionCoop).

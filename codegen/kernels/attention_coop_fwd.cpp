@@ -22,27 +22,20 @@ constexpr float kSlack = 8.0f; // natural-log units: P <= e^8 ~ 2981
 class ForwardEmitter : ForwardEmitterBase {
 public:
   explicit ForwardEmitter(const AttentionCoopParams& p) : ForwardEmitterBase(p) {}
-
-  std::vector<uint32_t> build(uint32_t& pushBytes) {
-    declareForward(pushBytes);
-    shS_ = m_.workgroupArray(f32_, p_.allSubgroups() * p_.coopM * p_.tile); // S, and O on its trips
-    shP_ = m_.workgroupArray(half_, p_.allSubgroups() * p_.coopM * p_.tile);
-    setup();
-    keyLoop();
-    finish();
-    f().ret();
-    return m_.build();
-  }
+  using ForwardEmitterBase::build;
 
 private:
-  void setup() {
+  void declareScratch() override {
+    shS_ = m_.workgroupArray(f32_, p_.allSubgroups() * p_.coopM * p_.tile); // S, and O on its trips
+    shP_ = m_.workgroupArray(half_, p_.allSubgroups() * p_.coopM * p_.tile);
+  }
+
+  void setup() override {
     ownQueryRows();
     for (const Value& row : rows_)
       limit_.push_back(keyLimit(f().umin(row, f().isub(Tq_, c(1)))));
     sBase_ = f().imul(sgId_, c(p_.coopM * p_.tile)); // this subgroup's S / P scratch
-    walk_ = startKeyWalk(shK_, shV_);
-    if (documents()) stageStarts(batch_, blockRow_, p_.rows()); // published by ownedRowsAsA's barrier
-    qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
+    beginQueries();
     if (documents())
       for (const Value& row : rows_)
         start_.push_back(stagedStart(f().isub(row, blockRow_)));
@@ -51,13 +44,10 @@ private:
       mVar_.push_back(f().variable(f32_, f().f32(kMinFloat)));
       lVar_.push_back(f().variable(f32_, f().f32(0.0f)));
     }
-    for (uint32_t d = 0; d < blocks_; ++d) {
-      oAcc_.push_back(f().variable(tc_));
-      f().store(oAcc_.back(), zeroAcc_);
-    }
+    oAcc_ = zeroAccs(blocks_);
   }
 
-  void keyLoop() {
+  void keyLoop() override {
     walkKeyTiles(walk_, [&](Value t0) {
       f().workgroupBarrier();
       productT(shS_, qa_, shK_); // S = Q K^T
@@ -134,44 +124,23 @@ private:
     }
   }
 
-  void finish() {
+  void finish() override {
     std::vector<Value> ls, ms;
     for (uint32_t i = 0; i < rowsPerLane_; ++i) {
       ls.push_back(f().load(lVar_[i]));
       ms.push_back(f().load(mVar_[i]));
     }
-    if (p_.keySplits > 1) return finishSplits(ls, ms);
-    std::vector<Value> invs;
-    for (const Value& l : ls)
-      invs.push_back(inverse(l));
-    writeRows(oAcc_, invs, shS_, sBase_, p_.tile, o_, oAt_, Tq_);
-    writeLse(ls, ms);
-  }
-
-  // Key splits: each group's (m, l) per row merges into m* = max m and l* = sum l e^(m - m*); O = sum O
-  // e^(m - m*) / l* (each group's factor its own) and lse = m* + log l*.
-  void finishSplits(const std::vector<Value>& ls, const std::vector<Value>& ms) {
-    const auto groups = tradeRowPairs(ms, ls); // its barrier also ends every group's walk
-    std::vector<Value> mAll, lAll, own;
-    for (uint32_t i = 0; i < rowsPerLane_; ++i) {
-      Value m = groups[0][i].first;
-      for (size_t s = 1; s < groups.size(); ++s)
-        m = f().fmax(m, groups[s][i].first);
-      Value l = f().fmul(groups[0][i].second, f().exp(f().fsub(groups[0][i].first, m)));
-      for (size_t s = 1; s < groups.size(); ++s)
-        l = f().fma(groups[s][i].second, f().exp(f().fsub(groups[s][i].first, m)), l);
-      own.push_back(f().fmul(f().exp(f().fsub(ms[i], m)), inverse(l)));
-      mAll.push_back(m);
-      lAll.push_back(l);
-    }
-    writeSplitRows(oAcc_, {own}, o_, oAt_, Tq_);
-    writeLse(lAll, mAll);
+    if (p_.keySplits == 1) return finishRows(ls, ms, shS_, p_.tile);
+    // Key splits: O = sum O e^(m - m*) / l*, lse = m* + log l*.
+    const SplitMerge merged =
+        mergeSplits(ms, ls, [&](Value mi, Value m) { return f().exp(f().fsub(mi, m)); });
+    writeSplitRows(oAcc_, {merged.own}, o_, oAt_, Tq_);
+    writeLse(merged.l, merged.m);
   }
 
   Value shS_, shP_;
   std::vector<Value> limit_, start_; // per row of this lane: its key limit and (documents) first key
   std::vector<Value> mVar_, lVar_;
-  std::vector<Value> qa_, oAcc_;
 };
 
 } // namespace

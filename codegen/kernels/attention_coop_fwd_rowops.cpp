@@ -25,20 +25,11 @@ namespace {
 class RowOpsForwardEmitter : ForwardEmitterBase {
 public:
   explicit RowOpsForwardEmitter(const AttentionCoopParams& p) : ForwardEmitterBase(p) {}
-
-  std::vector<uint32_t> build(uint32_t& pushBytes) {
-    declareForward(pushBytes);
-    shOut_ = m_.workgroupArray(f32_, p_.allSubgroups() * 256); // the finish's trips of l, m and O
-    declareFunctions();
-    setup();
-    keyLoop();
-    finish();
-    f().ret();
-    return m_.build();
-  }
+  using ForwardEmitterBase::build;
 
 private:
-  void declareFunctions() {
+  void declareScratch() override {
+    shOut_ = m_.workgroupArray(f32_, p_.allSubgroups() * 256); // the finish's trips of l, m and O
     mask_ = scoreMaskFunction();
     maxOf_ = combineFunction("max_of", [](FunctionBuilder& g, Value a, Value b) { return g.fmax(a, b); });
     sumOf_ = combineFunction("sum_of", [](FunctionBuilder& g, Value a, Value b) { return g.fadd(a, b); });
@@ -57,24 +48,19 @@ private:
     return fn.id();
   }
 
-  void setup() {
+  void setup() override {
     ownQueryRows();
     sgRow0_ = f().iadd(blockRow_, f().imul(sg_, c(16)));
     sBase_ = f().imul(sgId_, c(256));
-    walk_ = startKeyWalk(shK_, shV_);
-    if (documents()) stageStarts(batch_, blockRow_, p_.rows()); // published by ownedRowsAsA's barrier
-    qa_ = ownedRowsAsA(shQ_, q_, qAt_, Tq_);
+    beginQueries();
     mVar_ = f().variable(tc_);
     f().store(mVar_, f().coopFill(tc_, f().f32(kMasked)));
     lVar_ = f().variable(tc_);
     f().store(lVar_, zeroAcc_);
-    for (uint32_t d = 0; d < blocks_; ++d) {
-      oAcc_.push_back(f().variable(tc_));
-      f().store(oAcc_.back(), zeroAcc_);
-    }
+    oAcc_ = zeroAccs(blocks_);
   }
 
-  void keyLoop() {
+  void keyLoop() override {
     const uint32_t kbs = p_.tile / 16;
     std::vector<Value> paVars;
     for (uint32_t kb = 0; kb < kbs; ++kb)
@@ -134,35 +120,21 @@ private:
     return args;
   }
 
-  void finish() {
+  void finish() override {
     // L holds partial sums: reduce its rows once; m is in unscaled score units.
     const Value l = rowValue(shOut_, f().coopReduce(tc_, f().load(lVar_), CoopReduce::Row, sumOf_));
     const Value mRaw = rowValue(shOut_, f().load(mVar_));
-    if (p_.keySplits > 1) return finishSplits(l, mRaw);
-    const Value m = f().fmul(mRaw, scale_);
-    writeRows(oAcc_, {inverse(l)}, shOut_, sBase_, 16, o_, oAt_, Tq_);
-    writeLse({l}, {m});
-  }
-
-  // Key splits: each group's row max m (unscaled) and sum l merge into m* = max m and l* = sum l 2^(c (m -
-  // m*)); O = sum O 2^(c (m - m*)) / l* (each group's factor its own) and lse = scale m* + log l*.
-  void finishSplits(Value l0, Value m0) {
-    const auto groups = tradeRowPairs({m0}, {l0}); // its barrier also ends every group's walk
-    Value m = groups[0][0].first;
-    for (size_t s = 1; s < groups.size(); ++s)
-      m = f().fmax(m, groups[s][0].first);
-    const auto factor = [&](Value mi) { return f().exp2(f().fmul(scaleLog2e_, f().fsub(mi, m))); };
-    Value l = f().fmul(groups[0][0].second, factor(groups[0][0].first));
-    for (size_t s = 1; s < groups.size(); ++s)
-      l = f().fma(groups[s][0].second, factor(groups[s][0].first), l);
-    writeSplitRows(oAcc_, {{f().fmul(factor(m0), inverse(l))}}, o_, oAt_, Tq_);
-    writeLse({l}, {f().fmul(m, scale_)});
+    if (p_.keySplits == 1) return finishRows({l}, {f().fmul(mRaw, scale_)}, shOut_, 16);
+    // Key splits: m unscaled, so O = sum O 2^(c (m - m*)) / l* and lse = scale m* + log l*.
+    const SplitMerge merged = mergeSplits(
+        {mRaw}, {l}, [&](Value mi, Value m) { return f().exp2(f().fmul(scaleLog2e_, f().fsub(mi, m))); });
+    writeSplitRows(oAcc_, {merged.own}, o_, oAt_, Tq_);
+    writeLse(merged.l, {f().fmul(merged.m[0], scale_)});
   }
 
   Value shOut_;
   Value sgRow0_, mVar_, lVar_;
   FunctionId mask_, maxOf_, sumOf_, max2_, expScaled_, expScaledMasked_;
-  std::vector<Value> qa_, oAcc_;
 };
 
 } // namespace

@@ -1,6 +1,8 @@
 #pragma once
 // The axes along which open models' architectures differ (GptConfig, engine/model/gpt.hpp): where the
 // linear layers carry biases, how RoPE's frequencies are rescaled, and which Hugging Face family a model is.
+#include "engine/core/enum_names.hpp"
+
 #include <cstdint>
 
 namespace helios::model {
@@ -27,20 +29,13 @@ constexpr bool hasBias(BiasPlacement placement, LinearGroup group) {
   return true;
 }
 
+inline constexpr EnumName<BiasPlacement> kBiasPlacementNames[] = {{BiasPlacement::All, "all"},
+                                                                  {BiasPlacement::None, "none"},
+                                                                  {BiasPlacement::Qkv, "qkv"},
+                                                                  {BiasPlacement::Attention, "attention"},
+                                                                  {BiasPlacement::Mlp, "mlp"}};
 constexpr const char* biasPlacementName(BiasPlacement b) {
-  switch (b) {
-  case BiasPlacement::All:
-    return "all";
-  case BiasPlacement::None:
-    return "none";
-  case BiasPlacement::Qkv:
-    return "qkv";
-  case BiasPlacement::Attention:
-    return "attention";
-  case BiasPlacement::Mlp:
-    return "mlp";
-  }
-  return "?";
+  return enumName(kBiasPlacementNames, b);
 }
 
 // How RoPE's inverse frequencies base^(-2i/D) are rescaled (transformers' rope_type): None is "default";
@@ -56,18 +51,10 @@ struct RopeScaling {
 // The Hugging Face architecture the model is, for export (engine/train/hf): GPT2LMHeadModel,
 // LlamaForCausalLM, Qwen2ForCausalLM, MistralForCausalLM. It changes nothing in how the model computes.
 enum class Family { Gpt2, Llama, Qwen2, Mistral };
+inline constexpr EnumName<Family> kFamilyNames[] = {
+    {Family::Gpt2, "gpt2"}, {Family::Llama, "llama"}, {Family::Qwen2, "qwen2"}, {Family::Mistral, "mistral"}};
 constexpr const char* familyName(Family f) {
-  switch (f) {
-  case Family::Gpt2:
-    return "gpt2";
-  case Family::Llama:
-    return "llama";
-  case Family::Qwen2:
-    return "qwen2";
-  case Family::Mistral:
-    return "mistral";
-  }
-  return "?";
+  return enumName(kFamilyNames, f);
 }
 
 } // namespace helios::model

@@ -63,9 +63,8 @@ codegen::Elem halfOf(Precision p) {
 
 std::string GptConfig::describe() const {
   std::string s = std::to_string(layers) + "L " + std::to_string(dim) + "d " + std::to_string(heads) + "h T" +
-                  std::to_string(context) + " V" + std::to_string(vocab) +
-                  (norm == NormKind::RMSNorm ? " rmsnorm" : " layernorm") +
-                  (mlp == MlpKind::SwiGLU ? " swiglu" : " gelu");
+                  std::to_string(context) + " V" + std::to_string(vocab) + " " + enumName(kNormNames, norm) +
+                  " " + enumName(kMlpNames, mlp);
   if (kvHeads != 0 && kvHeads != heads) s += " kv" + std::to_string(kvHeads);
   if (headDim != 0 && headDim * heads != dim) s += " D" + std::to_string(headDim);
   if (hidden != 0) s += " hidden" + std::to_string(hidden);

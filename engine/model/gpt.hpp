@@ -3,6 +3,7 @@
 // tools/helios_train). The model owns its parameters and records forward + backward for one micro-batch
 // into an executor; the trainer owns data, the optimizer step, loss scaling, checkpoints and metrics.
 #include "codegen/elem.hpp"
+#include "engine/core/enum_names.hpp"
 #include "engine/graph/arena.hpp"
 #include "engine/model/architecture.hpp"
 #include "engine/model/frozen_store.hpp"
@@ -18,11 +19,16 @@
 namespace helios::model {
 
 enum class NormKind { LayerNorm, RMSNorm };
+inline constexpr EnumName<NormKind> kNormNames[] = {{NormKind::LayerNorm, "layernorm"},
+                                                    {NormKind::RMSNorm, "rmsnorm"}};
 enum class MlpKind { Gelu, SwiGLU };
+inline constexpr EnumName<MlpKind> kMlpNames[] = {{MlpKind::Gelu, "gelu"}, {MlpKind::SwiGLU, "swiglu"}};
 // Mixed: f16 GEMM inputs (coop GEMM where available), f32 master weights, loss scaling (the trainer's).
 // BF16: the same structure with bf16 GEMM operands and activations (bf16 coop matrices where the device lists
 // them, else the tiled kernel widening bf16 exactly to f32) and no loss scaling: bf16 has f32's range.
 enum class Precision { F32, Mixed, BF16 };
+inline constexpr EnumName<Precision> kPrecisionNames[] = {
+    {Precision::F32, "f32"}, {Precision::Mixed, "mixed"}, {Precision::BF16, "bf16"}};
 // The 16-bit kind a precision's GEMM operands take (F32 for Precision::F32).
 codegen::Elem halfOf(Precision p);
 

@@ -11,12 +11,6 @@ using json_keys::readKey;
 
 namespace {
 
-constexpr model::BiasPlacement kPlacements[] = {model::BiasPlacement::All, model::BiasPlacement::None,
-                                                model::BiasPlacement::Qkv, model::BiasPlacement::Attention,
-                                                model::BiasPlacement::Mlp};
-constexpr model::Family kFamilies[] = {model::Family::Gpt2, model::Family::Llama, model::Family::Qwen2,
-                                       model::Family::Mistral};
-
 nlohmann::json scalingToJson(const model::RopeScaling& s) {
   return {{"type", "llama3"},
           {"factor", s.factor},
@@ -43,18 +37,6 @@ model::RopeScaling scalingFromJson(const nlohmann::json& j) {
 
 } // namespace
 
-model::BiasPlacement parseBiasPlacement(const std::string& name) {
-  for (const auto b : kPlacements)
-    if (name == model::biasPlacementName(b)) return b;
-  throw std::invalid_argument(fmt::format("gpt config: bias '{}' (all, none, qkv, attention or mlp)", name));
-}
-
-model::Family parseFamily(const std::string& name) {
-  for (const auto f : kFamilies)
-    if (name == model::familyName(f)) return f;
-  throw std::invalid_argument(fmt::format("gpt config: family '{}' (gpt2, llama, qwen2 or mistral)", name));
-}
-
 const std::set<std::string>& architectureKeys() {
   static const std::set<std::string> keys = {"head_dim",   "hidden",       "bias",   "tied_head",
                                              "rope_theta", "rope_scaling", "family", "sliding_window"};
@@ -79,15 +61,8 @@ void architectureFromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "tied_head", c.tiedHead);
   readKey(j, "rope_theta", c.ropeTheta);
   readKey(j, "sliding_window", c.slidingWindow);
-  std::string s;
-  if (j.contains("bias")) {
-    readKey(j, "bias", s);
-    c.bias = parseBiasPlacement(s);
-  }
-  if (j.contains("family")) {
-    readKey(j, "family", s);
-    c.family = parseFamily(s);
-  }
+  json_keys::readEnum(j, "bias", model::kBiasPlacementNames, c.bias);
+  json_keys::readEnum(j, "family", model::kFamilyNames, c.family);
   if (j.contains("rope_scaling")) c.ropeScaling = scalingFromJson(j.at("rope_scaling"));
 }
 

@@ -17,8 +17,4 @@ void architectureToJson(const model::GptConfig& c, nlohmann::json& j);
 void architectureFromJson(const nlohmann::json& j, model::GptConfig& c);
 const std::set<std::string>& architectureKeys();
 
-// "all" | "none" | "qkv" | "attention" | "mlp"; "gpt2" | "llama" | "qwen2" | "mistral" (throws otherwise).
-model::BiasPlacement parseBiasPlacement(const std::string& name);
-model::Family parseFamily(const std::string& name);
-
 } // namespace helios::train

@@ -2,7 +2,7 @@
 
 #include "engine/model/lora_sites.hpp"
 #include "engine/train/architecture_json.hpp"
-#include "engine/train/json_keys.hpp"
+#include "engine/train/config_fields.hpp"
 #include "engine/train/lora_json.hpp"
 
 #include <cmath>
@@ -10,72 +10,100 @@
 #include <limits>
 #include <set>
 #include <stdexcept>
-#include <type_traits>
 
 namespace helios::train {
 
 namespace {
 
-using json_keys::readKey;
+using json_keys::readEnum;
 using json_keys::refuseUnknown;
+using G = model::GptConfig;
+using T = TrainConfig;
 
-// Floats as their shortest decimal form (0.9, not 0.8999999761581421); read back, they give the same bits.
-double shortest(float v) {
-  return std::stod(fmt::format("{}", v));
-}
+// GptConfig::paramDtype's spellings (f16 parameters are not supported).
+constexpr EnumName<codegen::Elem> kParamDtypeNames[] = {{codegen::Elem::F32, "f32"},
+                                                        {codegen::Elem::BF16, "bf16"}};
+
+// Every plain key once: the "gpt" object's (G) and the training configuration's (T), in the order they are
+// read. The enums, the architecture's keys (architecture_json), "lora" and "gpt" itself are apart.
+const config_fields::Field<G, T> kFields[] = {
+    {"vocab", &G::vocab},
+    {"context", &G::context},
+    {"layers", &G::layers},
+    {"dim", &G::dim},
+    {"heads", &G::heads},
+    {"kv_heads", &G::kvHeads},
+    {"mlp_mult", &G::mlpMult},
+    {"rope", &G::rope},
+    {"packed_qkv", &G::packedQkv},
+    {"fused_attention", &G::fusedAttention},
+    {"pack", &G::pack},
+    {"end_of_text", &G::endOfText},
+    {"packed_attention", &G::packedAttention},
+    {"fused_casts", &G::fusedCasts},
+    {"f16_logits", &G::f16Logits},
+    {"f16_grads", &G::f16Grads},
+    {"f16_hidden", &G::f16Hidden},
+    {"chunked_loss", &G::chunkedLoss},
+    {"norm_eps", &G::normEps},
+    {"checkpoint_activations", &G::checkpointActivations},
+    {"checkpoint_attention", &G::checkpointAttention},
+    {"model", &T::model},
+    {"tokenizer", &T::tokenizer},
+    {"data", &T::data},
+    {"data_dir", &T::dataDir},
+    {"chat_data", &T::chatData},
+    {"chat_eval_data", &T::chatEvalData},
+    {"chat_template", &T::chatTemplate},
+    {"eval_fraction", &T::evalFraction},
+    {"skip_bad_lines", &T::skipBadLines},
+    {"batch", &T::batch},
+    {"seq_len", &T::seqLen},
+    {"grad_accum", &T::gradAccum},
+    {"steps", &T::steps},
+    {"lr", &T::lr},
+    {"min_lr_frac", &T::minLrFrac},
+    {"warmup", &T::warmup},
+    {"beta1", &T::beta1},
+    {"beta2", &T::beta2},
+    {"eps", &T::eps},
+    {"weight_decay", &T::weightDecay},
+    {"grad_clip", &T::gradClip},
+    {"loss_scale", &T::lossScale},
+    {"scale_growth_interval", &T::scaleGrowthInterval},
+    {"seed", &T::seed},
+    {"eval_every", &T::evalEvery},
+    {"eval_batches", &T::evalBatches},
+    {"checkpoint_every", &T::checkpointEvery},
+    {"log_every", &T::logEvery},
+    {"time_every", &T::timeEvery},
+    {"sync_every", &T::syncEvery},
+    {"profile", &T::profile},
+    {"memory_plan", &T::memoryPlan},
+    {"keep", &T::keepCheckpoints},
+    {"nonfinite_limit", &T::nonFiniteLimit},
+};
 
 } // namespace
 
 const char* precisionName(model::Precision p) {
-  switch (p) {
-  case model::Precision::F32:
-    return "f32";
-  case model::Precision::Mixed:
-    return "mixed";
-  case model::Precision::BF16:
-    return "bf16";
-  }
-  return "?";
+  return enumName(model::kPrecisionNames, p);
 }
 
 model::Precision parsePrecision(const std::string& name) {
-  for (model::Precision p : {model::Precision::F32, model::Precision::Mixed, model::Precision::BF16})
-    if (name == precisionName(p)) return p;
-  throw std::invalid_argument(fmt::format("precision '{}' (f32, mixed or bf16)", name));
+  return parseEnum(model::kPrecisionNames, name, "precision");
 }
 
 codegen::Elem parseParamDtype(const std::string& name) {
-  if (name == "f32") return codegen::Elem::F32;
-  if (name == "bf16") return codegen::Elem::BF16;
-  throw std::invalid_argument(fmt::format("parameter dtype '{}' (f32 or bf16)", name));
+  return parseEnum(kParamDtypeNames, name, "parameter dtype");
 }
 
 nlohmann::json toJson(const model::GptConfig& c) {
-  nlohmann::json j{{"vocab", c.vocab},
-                   {"context", c.context},
-                   {"layers", c.layers},
-                   {"dim", c.dim},
-                   {"heads", c.heads},
-                   {"kv_heads", c.kvHeads},
-                   {"mlp_mult", c.mlpMult},
-                   {"norm", c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm"},
-                   {"mlp", c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu"},
-                   {"rope", c.rope},
-                   {"packed_qkv", c.packedQkv},
-                   {"fused_attention", c.fusedAttention},
-                   {"pack", c.pack},
-                   {"end_of_text", c.endOfText},
-                   {"packed_attention", c.packedAttention},
-                   {"fused_casts", c.fusedCasts},
-                   {"f16_logits", c.f16Logits},
-                   {"f16_grads", c.f16Grads},
-                   {"f16_hidden", c.f16Hidden},
-                   {"chunked_loss", c.chunkedLoss},
-                   {"norm_eps", shortest(c.normEps)},
-                   {"checkpoint_activations", c.checkpointActivations},
-                   {"checkpoint_attention", c.checkpointAttention},
-                   {"precision", precisionName(c.precision)},
-                   {"param_dtype", codegen::elemName(c.paramDtype)}};
+  nlohmann::json j{{"norm", enumName(model::kNormNames, c.norm)},
+                   {"mlp", enumName(model::kMlpNames, c.mlp)},
+                   {"precision", enumName(model::kPrecisionNames, c.precision)},
+                   {"param_dtype", enumName(kParamDtypeNames, c.paramDtype)}};
+  config_fields::writeFields(kFields, c, j);
   architectureToJson(c, j);
   if (c.lora.enabled()) j["lora"] = loraToJson(c.lora);
   return j;
@@ -83,205 +111,38 @@ nlohmann::json toJson(const model::GptConfig& c) {
 
 void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   std::set<std::string> known = architectureKeys();
-  known.insert({"vocab",
-                "context",
-                "layers",
-                "dim",
-                "heads",
-                "kv_heads",
-                "mlp_mult",
-                "norm",
-                "mlp",
-                "rope",
-                "packed_qkv",
-                "fused_attention",
-                "pack",
-                "end_of_text",
-                "packed_attention",
-                "fused_casts",
-                "f16_logits",
-                "f16_grads",
-                "f16_hidden",
-                "chunked_loss",
-                "norm_eps",
-                "checkpoint_activations",
-                "checkpoint_attention",
-                "precision",
-                "param_dtype",
-                "lora"});
+  known.merge(config_fields::fieldKeys<G>(kFields));
+  known.insert({"norm", "mlp", "precision", "param_dtype", "lora"});
   refuseUnknown(j, known, "gpt config");
   architectureFromJson(j, c);
   if (j.contains("lora")) c.lora = loraFromJson(j.at("lora"));
-  readKey(j, "vocab", c.vocab);
-  readKey(j, "context", c.context);
-  readKey(j, "layers", c.layers);
-  readKey(j, "dim", c.dim);
-  readKey(j, "heads", c.heads);
-  readKey(j, "kv_heads", c.kvHeads);
-  readKey(j, "mlp_mult", c.mlpMult);
-  readKey(j, "rope", c.rope);
-  readKey(j, "packed_qkv", c.packedQkv);
-  readKey(j, "fused_attention", c.fusedAttention);
-  readKey(j, "pack", c.pack);
-  readKey(j, "end_of_text", c.endOfText);
-  readKey(j, "packed_attention", c.packedAttention);
-  readKey(j, "fused_casts", c.fusedCasts);
-  readKey(j, "f16_logits", c.f16Logits);
-  readKey(j, "f16_grads", c.f16Grads);
-  readKey(j, "f16_hidden", c.f16Hidden);
-  readKey(j, "chunked_loss", c.chunkedLoss);
-  readKey(j, "norm_eps", c.normEps);
-  readKey(j, "checkpoint_activations", c.checkpointActivations);
-  readKey(j, "checkpoint_attention", c.checkpointAttention);
-  std::string s;
-  if (j.contains("norm")) {
-    readKey(j, "norm", s);
-    if (s == "layernorm")
-      c.norm = model::NormKind::LayerNorm;
-    else if (s == "rmsnorm")
-      c.norm = model::NormKind::RMSNorm;
-    else
-      throw std::invalid_argument(fmt::format("gpt config: norm '{}' (layernorm or rmsnorm)", s));
-  }
-  if (j.contains("mlp")) {
-    readKey(j, "mlp", s);
-    if (s == "gelu")
-      c.mlp = model::MlpKind::Gelu;
-    else if (s == "swiglu")
-      c.mlp = model::MlpKind::SwiGLU;
-    else
-      throw std::invalid_argument(fmt::format("gpt config: mlp '{}' (gelu or swiglu)", s));
-  }
-  if (j.contains("precision")) {
-    readKey(j, "precision", s);
-    c.precision = parsePrecision(s);
-  }
-  if (j.contains("param_dtype")) {
-    readKey(j, "param_dtype", s);
-    c.paramDtype = parseParamDtype(s);
-  }
+  config_fields::readFields(kFields, j, c);
+  readEnum(j, "norm", model::kNormNames, c.norm);
+  readEnum(j, "mlp", model::kMlpNames, c.mlp);
+  readEnum(j, "precision", model::kPrecisionNames, c.precision);
+  readEnum(j, "param_dtype", kParamDtypeNames, c.paramDtype);
 }
 
 std::string describeGpt(const model::GptConfig& c) {
   return fmt::format("{}L {}d {}h T{} V{} {} {}{} {}{}{}", c.layers, c.dim, c.heads, c.context, c.vocab,
-                     c.norm == model::NormKind::LayerNorm ? "layernorm" : "rmsnorm",
-                     c.mlp == model::MlpKind::Gelu ? "gelu" : "swiglu", c.rope ? " rope" : "",
-                     precisionName(c.precision),
+                     enumName(model::kNormNames, c.norm), enumName(model::kMlpNames, c.mlp),
+                     c.rope ? " rope" : "", enumName(model::kPrecisionNames, c.precision),
                      c.family == model::Family::Gpt2 ? "" : std::string(" ") + model::familyName(c.family),
                      c.paramDtype == codegen::Elem::BF16 ? " bf16-params" : "");
 }
 
 nlohmann::json toJson(const TrainConfig& c) {
-  return {{"model", c.model},
-          {"gpt", toJson(c.gpt)},
-          {"tokenizer", c.tokenizer},
-          {"data", c.data},
-          {"data_dir", c.dataDir},
-          {"chat_data", c.chatData},
-          {"chat_eval_data", c.chatEvalData},
-          {"chat_template", c.chatTemplate},
-          {"eval_fraction", shortest(c.evalFraction)},
-          {"skip_bad_lines", c.skipBadLines},
-          {"batch", c.batch},
-          {"seq_len", c.seqLen},
-          {"grad_accum", c.gradAccum},
-          {"steps", c.steps},
-          {"lr", shortest(c.lr)},
-          {"min_lr_frac", shortest(c.minLrFrac)},
-          {"warmup", c.warmup},
-          {"beta1", shortest(c.beta1)},
-          {"beta2", shortest(c.beta2)},
-          {"eps", shortest(c.eps)},
-          {"weight_decay", shortest(c.weightDecay)},
-          {"grad_clip", shortest(c.gradClip)},
-          {"loss_scale", shortest(c.lossScale)},
-          {"scale_growth_interval", c.scaleGrowthInterval},
-          {"seed", c.seed},
-          {"eval_every", c.evalEvery},
-          {"eval_batches", c.evalBatches},
-          {"checkpoint_every", c.checkpointEvery},
-          {"log_every", c.logEvery},
-          {"time_every", c.timeEvery},
-          {"sync_every", c.syncEvery},
-          {"profile", c.profile},
-          {"memory_plan", c.memoryPlan},
-          {"keep", c.keepCheckpoints},
-          {"nonfinite_limit", c.nonFiniteLimit}};
+  nlohmann::json j{{"gpt", toJson(c.gpt)}};
+  config_fields::writeFields(kFields, c, j);
+  return j;
 }
 
 void fromJson(const nlohmann::json& j, TrainConfig& c) {
-  refuseUnknown(j,
-                {"model",
-                 "gpt",
-                 "tokenizer",
-                 "data",
-                 "batch",
-                 "seq_len",
-                 "grad_accum",
-                 "steps",
-                 "lr",
-                 "min_lr_frac",
-                 "warmup",
-                 "beta1",
-                 "beta2",
-                 "eps",
-                 "weight_decay",
-                 "grad_clip",
-                 "loss_scale",
-                 "scale_growth_interval",
-                 "seed",
-                 "eval_every",
-                 "eval_batches",
-                 "checkpoint_every",
-                 "log_every",
-                 "time_every",
-                 "sync_every",
-                 "profile",
-                 "memory_plan",
-                 "keep",
-                 "nonfinite_limit",
-                 "data_dir",
-                 "chat_data",
-                 "chat_eval_data",
-                 "chat_template",
-                 "eval_fraction",
-                 "skip_bad_lines"},
-                "training config");
-  readKey(j, "model", c.model);
+  std::set<std::string> known = config_fields::fieldKeys<T>(kFields);
+  known.insert("gpt");
+  refuseUnknown(j, known, "training config");
+  config_fields::readFields(kFields, j, c);
   if (j.contains("gpt")) fromJson(j.at("gpt"), c.gpt);
-  readKey(j, "tokenizer", c.tokenizer);
-  readKey(j, "data", c.data);
-  readKey(j, "data_dir", c.dataDir);
-  readKey(j, "chat_data", c.chatData);
-  readKey(j, "chat_eval_data", c.chatEvalData);
-  readKey(j, "chat_template", c.chatTemplate);
-  readKey(j, "eval_fraction", c.evalFraction);
-  readKey(j, "skip_bad_lines", c.skipBadLines);
-  readKey(j, "batch", c.batch);
-  readKey(j, "seq_len", c.seqLen);
-  readKey(j, "grad_accum", c.gradAccum);
-  readKey(j, "steps", c.steps);
-  readKey(j, "lr", c.lr);
-  readKey(j, "min_lr_frac", c.minLrFrac);
-  readKey(j, "warmup", c.warmup);
-  readKey(j, "beta1", c.beta1);
-  readKey(j, "beta2", c.beta2);
-  readKey(j, "eps", c.eps);
-  readKey(j, "weight_decay", c.weightDecay);
-  readKey(j, "grad_clip", c.gradClip);
-  readKey(j, "loss_scale", c.lossScale);
-  readKey(j, "scale_growth_interval", c.scaleGrowthInterval);
-  readKey(j, "seed", c.seed);
-  readKey(j, "eval_every", c.evalEvery);
-  readKey(j, "eval_batches", c.evalBatches);
-  readKey(j, "checkpoint_every", c.checkpointEvery);
-  readKey(j, "log_every", c.logEvery);
-  readKey(j, "time_every", c.timeEvery);
-  readKey(j, "sync_every", c.syncEvery);
-  readKey(j, "profile", c.profile);
-  readKey(j, "memory_plan", c.memoryPlan);
-  readKey(j, "keep", c.keepCheckpoints);
-  readKey(j, "nonfinite_limit", c.nonFiniteLimit);
 }
 
 namespace {
@@ -390,58 +251,41 @@ void TrainConfig::validate() const {
   }
 }
 
+namespace {
+
+// A preset: the configuration keys it sets, as a --config file would set them.
+struct Preset {
+  const char* name;
+  const char* keys;
+};
+constexpr Preset kPresets[] = {
+    // byte-level, small enough for lavapipe
+    {"tiny",
+     R"({"model": "gpt", "tokenizer": "byte", "seq_len": 128, "batch": 8, "lr": 1e-3, "warmup": 20, "steps": 200, "eval_every": 50, "gpt": {"vocab": 256, "layers": 4, "dim": 128, "heads": 4, "context": 128}})"},
+    // the benchmark configuration (nanoGPT's shakespeare-char shape)
+    {"char",
+     R"({"model": "gpt", "tokenizer": "char", "seq_len": 256, "batch": 64, "lr": 1e-3, "warmup": 100, "steps": 5000, "beta2": 0.99, "eval_every": 250, "gpt": {"vocab": 0, "layers": 6, "dim": 384, "heads": 6, "context": 256}})"},
+    // for GPUs: byte-level data in GPT-2's padded 50304 vocabulary
+    {"gpt2-small",
+     R"({"model": "gpt", "tokenizer": "byte", "seq_len": 1024, "batch": 16, "lr": 6e-4, "warmup": 700, "steps": 20000, "eval_every": 500, "gpt": {"vocab": 50304, "layers": 12, "dim": 768, "heads": 12, "context": 1024, "precision": "mixed"}})"},
+};
+
+} // namespace
+
 const char* presetNames() {
-  return "tiny, char, gpt2-small";
+  static const std::string names = [] {
+    std::string s;
+    for (const Preset& p : kPresets)
+      s += std::string(s.empty() ? "" : ", ") + p.name;
+    return s;
+  }();
+  return names.c_str();
 }
 
 void applyPreset(TrainConfig& c, const std::string& name) {
-  if (name == "tiny") { // byte-level, small enough for lavapipe
-    c.model = "gpt";
-    c.tokenizer = "byte";
-    c.gpt.vocab = 256;
-    c.gpt.layers = 4;
-    c.gpt.dim = 128;
-    c.gpt.heads = 4;
-    c.gpt.context = 128;
-    c.seqLen = 128;
-    c.batch = 8;
-    c.lr = 1e-3f;
-    c.warmup = 20;
-    c.steps = 200;
-    c.evalEvery = 50;
-  } else if (name == "char") { // the benchmark configuration (nanoGPT's shakespeare-char shape)
-    c.model = "gpt";
-    c.tokenizer = "char";
-    c.gpt.vocab = 0;
-    c.gpt.layers = 6;
-    c.gpt.dim = 384;
-    c.gpt.heads = 6;
-    c.gpt.context = 256;
-    c.seqLen = 256;
-    c.batch = 64;
-    c.lr = 1e-3f;
-    c.warmup = 100;
-    c.steps = 5000;
-    c.beta2 = 0.99f;
-    c.evalEvery = 250;
-  } else if (name == "gpt2-small") { // for GPUs: byte-level data in GPT-2's padded 50304 vocabulary
-    c.model = "gpt";
-    c.tokenizer = "byte";
-    c.gpt.vocab = 50304;
-    c.gpt.layers = 12;
-    c.gpt.dim = 768;
-    c.gpt.heads = 12;
-    c.gpt.context = 1024;
-    c.seqLen = 1024;
-    c.batch = 16;
-    c.lr = 6e-4f;
-    c.warmup = 700;
-    c.steps = 20000;
-    c.evalEvery = 500;
-    c.gpt.precision = model::Precision::Mixed;
-  } else {
-    throw std::invalid_argument(fmt::format("unknown preset '{}' ({})", name, presetNames()));
-  }
+  for (const Preset& p : kPresets)
+    if (name == p.name) return fromJson(nlohmann::json::parse(p.keys), c);
+  throw std::invalid_argument(fmt::format("unknown preset '{}' ({})", name, presetNames()));
 }
 
 } // namespace helios::train

@@ -2,6 +2,8 @@
 // Reading configuration keys from JSON with the checks every config file gets: counts must be whole numbers
 // >= 0 that fit (nlohmann would wrap -5 and truncate 2.5 or 1e10), other values must convert, and objects
 // name no key the reader does not know. Errors are std::invalid_argument naming the key.
+#include "engine/core/enum_names.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <fmt/format.h>
@@ -29,6 +31,16 @@ template <class T> void readKey(const nlohmann::json& j, const char* key, T& out
     throw std::invalid_argument(
         fmt::format("config key '{}': {} is not a valid value", key, j.at(key).dump()));
   }
+}
+
+// Reads j[key], one of `table`'s names, into `out` when present; a name the table does not hold is refused
+// with the key and the accepted spellings.
+template <class E, size_t N>
+void readEnum(const nlohmann::json& j, const char* key, const EnumName<E> (&table)[N], E& out) {
+  if (!j.contains(key)) return;
+  std::string name;
+  readKey(j, key, name);
+  out = parseEnum(table, name, key);
 }
 
 inline void refuseUnknown(const nlohmann::json& j, const std::set<std::string>& known, const char* where) {

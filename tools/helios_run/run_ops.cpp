@@ -6,6 +6,7 @@
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/matmul.hpp"
 #include "engine/ops/norm.hpp"
+#include "engine/ops/operand_shapes.hpp"
 #include "engine/ops/softmax.hpp"
 
 #include <cmath>
@@ -55,47 +56,17 @@ io::NpyArray runMatmul(vk::Context& ctx, const MatmulOptions& o) {
   if (a.dtype != b.dtype)
     throw UsageError(fmt::format("A is {} but B is {}; both must be float32 or both float16",
                                  npyDTypeName(a.dtype), npyDTypeName(b.dtype)));
-  if (a.shape.size() < 2 || a.shape.size() > 3 || b.shape.size() < 2 || b.shape.size() > 3)
-    throw UsageError(fmt::format("A {} and B {} must be matrices or batches of matrices (2 or 3 dimensions)",
-                                 a.shapeString(), b.shapeString()));
-  const uint64_t batchA = a.shape.size() == 3 ? a.shape[0] : 1, batchB = b.shape.size() == 3 ? b.shape[0] : 1;
-  if (batchA != batchB && batchA != 1 && batchB != 1)
-    throw UsageError(fmt::format("batch sizes differ: A {} vs B {}", a.shapeString(), b.shapeString()));
-  const uint64_t batch = std::max(batchA, batchB);
-  const auto& as = a.shape;
-  const auto& bs = b.shape;
-  const uint64_t ar = as[as.size() - 2], ac = as.back(), br = bs[bs.size() - 2], bc = bs.back();
-  const uint64_t M = o.transposeA ? ac : ar, K = o.transposeA ? ar : ac;
-  const uint64_t KB = o.transposeB ? bc : br, N = o.transposeB ? br : bc;
-  if (K != KB)
-    throw UsageError(fmt::format("inner dimensions differ: op(A) is {}x{}, op(B) is {}x{} (A {}, B {}{}{})",
-                                 M, K, KB, N, a.shapeString(), b.shapeString(),
-                                 o.transposeA ? ", --transpose-a" : "",
-                                 o.transposeB ? ", --transpose-b" : ""));
   const bool f16In = a.dtype == io::NpyDType::F16;
   const bool f16Out = o.outDtype == "f16";
   if (f16Out && !f16In) throw UsageError("--out-dtype f16 needs float16 inputs");
   const io::NpyDType outType = f16Out ? io::NpyDType::F16 : io::NpyDType::F32;
-  std::vector<uint64_t> outShape = batch > 1 || as.size() == 3 || bs.size() == 3
-                                       ? std::vector<uint64_t>{batch, M, N}
-                                       : std::vector<uint64_t>{M, N};
-
-  ops::MatmulArgs args;
-  args.M = checked32(M, "M");
-  args.N = checked32(N, "N");
-  args.K = checked32(K, "K");
-  args.batch = checked32(batch, "batch");
-  args.transA = o.transposeA;
-  args.transB = o.transposeB;
+  auto [args, outShape] = ops::matmulSizes(a.shape, b.shape, o.transposeA, o.transposeB);
+  const uint64_t batch = args.batch, M = args.M, N = args.N;
   args.alpha = o.alpha;
   args.beta = o.beta;
   args.gelu = o.gelu;
   args.aType = f16In ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
   args.outType = f16Out ? ops::MatmulDType::F16 : ops::MatmulDType::F32;
-  if (batch > 1) {
-    args.strideA = batchA == 1 ? 0u : args.M * args.K;
-    args.strideB = batchB == 1 ? 0u : args.K * args.N;
-  }
   args.kernel = o.kernel == "coop"    ? ops::MatmulKernel::Coop
                 : o.kernel == "tiled" ? ops::MatmulKernel::Tiled
                                       : ops::MatmulKernel::Auto;
@@ -191,27 +162,7 @@ io::NpyArray runGelu(vk::Context& ctx, const RowOptions& o) {
 io::NpyArray runAttention(vk::Context& ctx, const AttentionOptions& o) {
   auto q = requireFloat(o.q, "q", false), k = requireFloat(o.k, "k", false),
        v = requireFloat(o.v, "v", false);
-  for (const auto& [a, name] : {std::pair{&q, "q"}, {&k, "k"}, {&v, "v"}})
-    if (a->shape.size() != 4)
-      throw UsageError(fmt::format("{} is {}; expected 4 dimensions (batch, heads, tokens, head dim)", name,
-                                   a->shapeString()));
-  if (k.shape != v.shape)
-    throw UsageError(fmt::format("k is {} but v is {}; they must match", k.shapeString(), v.shapeString()));
-  if (k.shape[0] != q.shape[0] || k.shape[3] != q.shape[3])
-    throw UsageError(
-        fmt::format("q {} and k {} differ in batch or head dim", q.shapeString(), k.shapeString()));
-  if (q.shape[1] % k.shape[1])
-    throw UsageError(fmt::format("q's {} heads are not a multiple of k's {} (grouped-query attention)",
-                                 q.shape[1], k.shape[1]));
-  ops::AttentionShape s;
-  s.batch = checked32(q.shape[0], "batch");
-  s.heads = checked32(q.shape[1], "heads");
-  s.kvHeads = checked32(k.shape[1], "kv heads");
-  s.Tq = checked32(q.shape[2], "query tokens");
-  s.Tk = checked32(k.shape[2], "key tokens");
-  s.headDim = checked32(q.shape[3], "head dim");
-  s.causal = o.causal;
-  s.scale = o.scale != 0.0f ? o.scale : static_cast<float>(1.0 / std::sqrt(double(s.headDim)));
+  ops::AttentionShape s = ops::attentionSizes(q.shape, k.shape, v.shape, o.causal, o.scale);
   s.kernel = o.kernel == "coop"   ? ops::AttentionKernel::Coop
              : o.kernel == "auto" ? ops::AttentionKernel::Auto
                                   : ops::AttentionKernel::Fallback;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <random>
 
@@ -18,7 +17,7 @@ namespace {
 
 using codegen::AttentionPass;
 using tuning::Candidate;
-constexpr double kRejected = std::numeric_limits<double>::infinity();
+constexpr double kRejected = std::numeric_limits<double>::infinity(); // a NaN among the sampled outputs
 
 // The inputs (q, k, v, and for the backward dO with the forward's o and lse) and the stage's outputs. q, k
 // and v are stored as f16, as the models' coop attention reads them (mixed precision): a record's choice is
@@ -244,6 +243,23 @@ std::string prefix(AttentionStage stage, AttentionPass pass) {
   return pass == AttentionPass::QueryGrad ? "dq." : "dkv.";
 }
 
+// The tuner's own gates: every pass's parameters as asked (the op leaves out what does not fit the device),
+// and its module through spirv-val.
+Checked checkPasses(const vk::Device& dev, const std::vector<tuning::AttentionChoice>& choices,
+                    const AttentionTarget& t) {
+  for (const tuning::AttentionChoice& a : choices) {
+    const AttentionPass pass = a.pass == tuning::AttentionPassId::Forward     ? AttentionPass::Forward
+                               : a.pass == tuning::AttentionPassId::QueryGrad ? AttentionPass::QueryGrad
+                                                                              : AttentionPass::KeyValueGrad;
+    const auto p = ops::attentionCoopPass(dev, pass, t.headDim, t.causal);
+    if ((a.tile && p.tile != *a.tile) || (a.subgroups && p.subgroups != *a.subgroups))
+      return {"parameters", "does not fit the device (left out by the op)", ""};
+    const spv::ValidationResult v = spv::validate(codegen::generateAttentionCoop(p).spirv);
+    if (!v.ok) return {"spirv-val", v.message, ""};
+  }
+  return {};
+}
+
 std::string describe(const std::vector<tuning::AttentionChoice>& choices) {
   std::string s;
   for (const tuning::AttentionChoice& a : choices)
@@ -300,97 +316,36 @@ AttentionTuneResult tuneAttention(vk::Context& ctx, const AttentionTarget& t, At
   const tuning::SearchSpace space = attentionSpace(stage);
   const auto op = [&](ops::Executor& e) { runStage(e, x, stage); };
   runForwardFor(ctx, x, stage);
-  const auto run = [&](ops::Executor& e, const std::vector<tuning::AttentionChoice>& choices) {
-    if (o.runner)
-      o.runner(e, choices, op);
-    else
-      op(e);
-  };
-  const auto reject = [&](const std::vector<tuning::AttentionChoice>& a, const std::string& gate,
-                          const std::string& why) {
-    ++r.rejected;
-    if (r.rejections.size() < 8) r.rejections.push_back(describe(a) + ": " + gate + ": " + why);
-    return kRejected;
+  const TrialMaker trial = [&](const Candidate& c, const std::function<double(const Trial&)>& body) {
+    const std::vector<tuning::AttentionChoice> choices = attentionChoices(space, c, stage, t);
+    const Applied applied(dev, base, choices);
+    const auto run = [&](ops::Executor& e) {
+      if (o.runner)
+        o.runner(e, choices, op);
+      else
+        op(e);
+    };
+    return body({describe(choices), [&] { return checkPasses(dev, choices, t); }, run});
   };
   std::vector<vk::Buffer*> outs = outputs(x, stage);
   const std::vector<Expected> want = expected(x, t, stage, o.samples, o.seed + 1);
+  GatedOutputs gated;
+  gated.poison = [&] {
+    for (vk::Buffer* b : outs)
+      ctx.uploadVector(*b, std::vector<float>(x.n, std::numeric_limits<float>::quiet_NaN()));
+  };
+  gated.read = [&] {
+    std::vector<std::vector<float>> got;
+    for (vk::Buffer* b : outs)
+      got.push_back(ctx.downloadVector<float>(*b, x.n));
+    return got;
+  };
+  gated.error = [&](const std::vector<std::vector<float>>& got) { return maxError(want, got); };
   // The backward's outputs are sums of products of three f16-rounded factors (dO, v and q or k): more room.
-  const double limit = stage == AttentionStage::Backward ? 2.5 * o.maxError : o.maxError;
-  const auto cost = [&](const Candidate& c) -> double {
-    const std::vector<tuning::AttentionChoice> choices = attentionChoices(space, c, stage, t);
-    const Applied applied(dev, base, choices);
-    try {
-      for (const tuning::AttentionChoice& a : choices) {
-        const AttentionPass pass = a.pass == tuning::AttentionPassId::Forward ? AttentionPass::Forward
-                                   : a.pass == tuning::AttentionPassId::QueryGrad
-                                       ? AttentionPass::QueryGrad
-                                       : AttentionPass::KeyValueGrad;
-        const auto p = ops::attentionCoopPass(dev, pass, t.headDim, t.causal);
-        if ((a.tile && p.tile != *a.tile) || (a.subgroups && p.subgroups != *a.subgroups))
-          return reject(choices, "parameters", "does not fit the device (left out by the op)");
-        const spv::ValidationResult v = spv::validate(codegen::generateAttentionCoop(p).spirv);
-        if (!v.ok) return reject(choices, "spirv-val", v.message);
-      }
-    } catch (const std::exception& e) {
-      return reject(choices, "parameters", e.what());
-    }
-    std::vector<std::vector<float>> first;
-    double error = 0;
-    for (int attempt = 0; attempt < 3; ++attempt) {
-      for (vk::Buffer* b : outs)
-        ctx.uploadVector(*b, std::vector<float>(x.n, std::numeric_limits<float>::quiet_NaN()));
-      WatchingExecutor exec(ctx);
-      try {
-        run(exec, choices);
-        exec.flush();
-      } catch (const std::exception& e) {
-        return reject(choices, "pipeline", e.what());
-      }
-      if (attempt == 0)
-        if (const std::string why = spillGate(ctx, exec); !why.empty()) return reject(choices, "spills", why);
-      std::vector<std::vector<float>> got;
-      for (vk::Buffer* b : outs)
-        got.push_back(ctx.downloadVector<float>(*b, x.n));
-      if (attempt == 0) {
-        error = maxError(want, got);
-        if (!(error <= limit)) return reject(choices, "max error", std::to_string(error));
-        first = std::move(got);
-        continue;
-      }
-      for (size_t i = 0; i < got.size(); ++i)
-        if (std::memcmp(first[i].data(), got[i].data(), x.n * sizeof(float)) != 0)
-          return reject(choices, "determinism", "run " + std::to_string(attempt + 1) + " differs from run 1");
-    }
-    try { // as the GEMM search: a candidate that cannot be timed is rejected, not the run
-      return timeUs(ctx, o.timing, [&](ops::Executor& e) { run(e, choices); }) * (1.0 + error / limit * 1e-2);
-    } catch (const std::exception& e) {
-      return reject(choices, "timing", e.what());
-    }
-  };
-  tuning::SearchOptions so;
-  so.seed = o.seed;
-  so.maxEvaluations = o.maxEvaluations;
-  so.stop = o.stop;
-  so.progress = [&](uint32_t k, const tuning::Scored& best) {
-    if (o.progress) o.progress(k, best.cost);
-  };
-  const Candidate start(space.dims.size(), 0);
-  const std::vector<tuning::Scored> all = tuning::evolve(space, start, cost, so);
-  r.evaluated = static_cast<uint32_t>(all.size());
-  for (const tuning::Scored& s : all)
-    if (s.candidate == start) r.defaultUs = std::isfinite(s.cost) ? s.cost : 0;
-  if (!all.empty() && std::isfinite(all.front().cost)) {
-    const Candidate& winner = all.front().candidate;
-    const Pick pick = pickWinner(r.defaultUs, all.front().cost, o.minGain, [&](bool timeWinner) {
-      const std::vector<tuning::AttentionChoice> choices =
-          attentionChoices(space, timeWinner ? winner : start, stage, t);
-      const Applied applied(dev, base, choices);
-      return timeUs(ctx, o.timing, [&](ops::Executor& e) { run(e, choices); });
-    });
-    r.defaultUs = pick.defaultUs;
-    r.best = attentionChoices(space, pick.winner ? winner : start, stage, t);
-    r.bestUs = pick.chosenUs;
-  }
+  gated.maxError = stage == AttentionStage::Backward ? 2.5 * o.maxError : o.maxError;
+  const HarnessResult h = searchCandidates(ctx, space, trial, gated, o);
+  static_cast<SearchOutcome&>(r) = h;
+  if (h.chosen) r.best = attentionChoices(space, *h.chosen, stage, t);
   return r;
 }
 

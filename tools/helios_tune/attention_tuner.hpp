@@ -9,20 +9,16 @@
 
 #include "engine/tuning/search.hpp"
 #include "gates.hpp"
+#include "search_harness.hpp"
 #include "targets.hpp"
 
 namespace helios::tune {
 
-struct AttentionTuneOptions {
-  TimingOptions timing;
+struct AttentionTuneOptions : HarnessOptions {
+  AttentionTuneOptions() { maxEvaluations = 40; }
   double maxError =
       2e-3;              // |got - ref| / (sum of |terms| + 1e-6) over the sampled rows (2.5x on the backward)
   uint32_t samples = 32; // (batch, head, row) triples checked
-  uint32_t maxEvaluations = 40;
-  uint64_t seed = 1;
-  double minGain = 0.02; // a candidate replaces the policy's choice only when this much faster
-  std::function<bool()> stop;
-  std::function<void(uint32_t evaluated, double bestUs)> progress;
   // Runs the op with the record in place (tests plant wrong candidates here); null: the op itself.
   std::function<void(ops::Executor&, const std::vector<tuning::AttentionChoice>&,
                      const std::function<void(ops::Executor&)>& op)>
@@ -33,12 +29,9 @@ struct AttentionTuneOptions {
 enum class AttentionStage : uint8_t { Forward, Backward }; // "forward"; "backward": dq and dkv together
 const char* stageName(AttentionStage stage);
 
-struct AttentionTuneResult {
+struct AttentionTuneResult : SearchOutcome {
   bool available = false;                    // coop attention runs here at this head dimension
   std::vector<tuning::AttentionChoice> best; // one per pass of the stage
-  double defaultUs = 0, bestUs = 0;
-  uint32_t evaluated = 0, rejected = 0;
-  std::vector<std::string> rejections;
 };
 
 // Searches `stage`'s passes of `target` from the default choice; the device's record is `base` again

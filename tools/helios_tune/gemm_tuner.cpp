@@ -2,10 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <random>
-#include <set>
 #include <stdexcept>
 
 #include "codegen/spirv/tools.hpp"
@@ -14,6 +12,7 @@
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/values.hpp"
 #include "gates.hpp"
+#include "search_harness.hpp"
 
 namespace helios::tune {
 
@@ -344,86 +343,31 @@ tuning::GemmChoice gemmChoice(const GemmSpace& g, const Candidate& c, const tuni
 
 GemmTuneResult tuneGemm(vk::Context& ctx, const tuning::GemmShape& shape, const tuning::Tuning& base,
                         const GemmTuneOptions& o) {
-  GemmTuneResult result;
   Operands ops_ = makeOperands(ctx, shape, o.seed);
   const ops::CoopDeviceInfo dev = o.device ? *o.device : ops::coopDeviceInfo(ctx.device());
   const GemmSpace space = gemmSpace(dev, shape, base, o.allowCoop);
-  const auto reject = [&](const tuning::GemmChoice& g, const std::string& gate, const std::string& why) {
-    ++result.rejected;
-    if (result.rejections.size() < 8) result.rejections.push_back(describe(g) + ": " + gate + ": " + why);
-    return kRejected;
-  };
-  std::set<std::string> kernels; // the planned kernels timed so far
-  const auto cost = [&](const Candidate& c) -> double {
+  const TrialMaker trial = [&](const Candidate& c, const std::function<double(const Trial&)>& body) {
     const tuning::GemmChoice g = gemmChoice(space, c, shape);
     tuning::Tuning record = base;
     tuning::putGemm(record, g, tuning::Source::File);
-    try {
+    const auto check = [&] {
       const Planned k = planned(ctx, dev, ops_.args, record);
-      if (!k.invalid.empty()) return reject(g, "spirv-val", k.invalid);
-      // A choice the plan does not take (a tiling that does not divide, K slices on a batch, ...) runs a
-      // kernel already timed: not timed again, and never recorded as a choice.
-      if (!kernels.insert(k.key).second) {
-        ++result.duplicates;
-        return kRejected;
-      }
-    } catch (const std::exception& e) {
-      return reject(g, "parameters", e.what());
-    }
-    std::vector<float> first;
-    double error = 0;
-    for (int run = 0; run < 3; ++run) {
-      poisonC(ctx, ops_, shape);
-      WatchingExecutor exec(ctx);
-      try {
-        o.runner(exec, ops_.args, record);
-        exec.flush();
-      } catch (const std::exception& e) {
-        return reject(g, "pipeline", e.what());
-      }
-      if (run == 0)
-        if (const std::string why = spillGate(ctx, exec); !why.empty()) return reject(g, "spills", why);
-      std::vector<float> got = readC(ctx, ops_, shape);
-      if (run == 0) {
-        error = maxError(ops_, got, shape, o.samples, o.seed + 1);
-        if (!(error <= o.maxError)) return reject(g, "max error", std::to_string(error));
-        first = std::move(got);
-      } else if (std::memcmp(first.data(), got.data(), first.size() * sizeof(float)) != 0) {
-        return reject(g, "determinism", "run " + std::to_string(run + 1) + " differs from run 1");
-      }
-    }
-    // Timing records many calls before any completes: a candidate whose per-call scratch (K-slice partial
-    // tiles) does not fit that many times is rejected, not the run.
-    try {
-      const double us = timeUs(ctx, o.timing, [&](ops::Executor& e) { o.runner(e, ops_.args, record); });
-      return us * (1.0 + o.errorWeight * error / o.maxError);
-    } catch (const std::exception& e) {
-      return reject(g, "timing", e.what());
-    }
+      return Checked{k.invalid.empty() ? "" : "spirv-val", k.invalid, k.key};
+    };
+    return body({describe(g), check, [&](ops::Executor& e) { o.runner(e, ops_.args, record); }});
   };
-  tuning::SearchOptions so;
-  so.seed = o.seed;
-  so.maxEvaluations = o.maxEvaluations;
-  so.stop = o.stop;
-  so.progress = [&](uint32_t n, const tuning::Scored& best) {
-    if (o.progress) o.progress(n, best.cost);
+  GatedOutputs outputs;
+  outputs.poison = [&] { poisonC(ctx, ops_, shape); };
+  outputs.read = [&] { return std::vector<std::vector<float>>{readC(ctx, ops_, shape)}; };
+  outputs.error = [&](const std::vector<std::vector<float>>& got) {
+    return maxError(ops_, got[0], shape, o.samples, o.seed + 1);
   };
-  const Candidate start(space.space.dims.size(), 0);
-  const std::vector<tuning::Scored> all = tuning::evolve(space.space, start, cost, so);
-  result.evaluated = static_cast<uint32_t>(all.size());
-  for (const tuning::Scored& s : all)
-    if (s.candidate == start) result.defaultUs = std::isfinite(s.cost) ? s.cost : 0;
-  if (!all.empty() && std::isfinite(all.front().cost)) {
-    const Candidate& winner = all.front().candidate;
-    const Pick pick = pickWinner(result.defaultUs, all.front().cost, o.minGain, [&](bool timeWinner) {
-      tuning::Tuning record = base;
-      tuning::putGemm(record, gemmChoice(space, timeWinner ? winner : start, shape), tuning::Source::File);
-      return timeUs(ctx, o.timing, [&](ops::Executor& e) { o.runner(e, ops_.args, record); });
-    });
-    result.defaultUs = pick.defaultUs;
-    result.best = gemmChoice(space, pick.winner ? winner : start, shape);
-    result.bestUs = pick.chosenUs;
-  }
+  outputs.maxError = o.maxError;
+  outputs.errorWeight = o.errorWeight;
+  const HarnessResult h = searchCandidates(ctx, space.space, trial, outputs, o);
+  GemmTuneResult result;
+  static_cast<SearchOutcome&>(result) = h;
+  if (h.chosen) result.best = gemmChoice(space, *h.chosen, shape);
   return result;
 }
 

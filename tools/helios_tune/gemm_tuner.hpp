@@ -15,6 +15,7 @@
 #include "engine/tuning/search.hpp"
 #include "engine/tuning/tuning.hpp"
 #include "gates.hpp"
+#include "search_harness.hpp"
 
 namespace helios::tune {
 
@@ -23,29 +24,19 @@ namespace helios::tune {
 using GemmRunner = std::function<void(ops::Executor&, const ops::MatmulArgs&, const tuning::Tuning& record)>;
 void runWithRecord(ops::Executor& exec, const ops::MatmulArgs& args, const tuning::Tuning& record);
 
-struct GemmTuneOptions {
-  TimingOptions timing;
+struct GemmTuneOptions : HarnessOptions {
   double maxError = 2e-3;    // gate: |got - ref| / sum |a b| over the sampled outputs
   double errorWeight = 0.01; // cost = time * (1 + errorWeight * error / maxError)
   uint32_t samples = 256;
-  uint32_t maxEvaluations = 60;
-  uint64_t seed = 1;
-  double minGain = 0.02;      // a candidate replaces the policy's choice only when this much faster
-  bool allowCoop = true;      // false: only the tiled kernel's tiles are searched
-  std::function<bool()> stop; // the budget
-  std::function<void(uint32_t evaluated, double bestUs)> progress;
+  bool allowCoop = true; // false: only the tiled kernel's tiles are searched
   GemmRunner runner = runWithRecord;
   // The coop device the space and the plans assume; none: the context's (tests plan for a synthetic one and
   // inject a runner).
   std::optional<ops::CoopDeviceInfo> device;
 };
 
-struct GemmTuneResult {
+struct GemmTuneResult : SearchOutcome {
   tuning::GemmChoice best;
-  double defaultUs = 0, bestUs = 0; // the policy's choice and the winner (0: not timed)
-  uint32_t evaluated = 0, rejected = 0,
-           duplicates = 0;             // duplicates: choices that plan an already timed kernel
-  std::vector<std::string> rejections; // "<candidate>: <gate>: <why>", the first few
 };
 
 // The candidate space for `shape` on this device (coop dimensions only where coop matrices run, NV2 ones only

@@ -111,7 +111,7 @@ TuneReport tuneTargets(vk::Context& ctx, const Targets& targets, const TuneOptio
       return [&, what](uint32_t n, double best) { bar.draw(seconds() / o.budgetSeconds, what, n, best); };
     };
     // The search settings every family shares.
-    const auto settings = [&](auto& s, const std::string& what) {
+    const auto settings = [&](HarnessOptions& s, const std::string& what) {
       s.timing = o.timing;
       s.maxEvaluations = o.maxEvaluations;
       s.seed = o.seed;
