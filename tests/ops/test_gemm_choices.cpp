@@ -9,14 +9,14 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
-#include "engine/ops/matmul.hpp"
-#include "engine/ops/matmul_coop.hpp"
+#include "engine/ops/gemm_plan.hpp"
 #include "engine/tuning/defaults.hpp"
 #include "gemm_fixture_devices.hpp"
 
@@ -26,34 +26,20 @@ using codegen::Elem;
 
 namespace {
 
-// A device as the GEMM reads it: coop facts, the tiled kernel's limits and the Tuning record's defaults.
+// A device's profile as the live device builds it, from a capture and the Tuning record's defaults (with
+// gemm.coopEmulate for the lowered ones).
 struct ChoiceDevice {
-  std::string name;
-  CoopDeviceInfo coop;
-  codegen::GemmDeviceLimits limits;
-  tuning::Tuning tuning;
+  std::unique_ptr<tuning::Tuning> tuning;
+  DeviceProfile profile;
 };
 
-// As the live device builds it (matmul_coop.cpp, queryCoopDevice), from a capture: the workgroup-scope
-// kernel opt-in (gemm.coop2 off), or the coop kernels lowered at `emulate` (HELIOS_COOP_EMULATE).
 ChoiceDevice choiceDevice(const std::string& name, const probe::DeviceCaps& caps,
                           const std::optional<tuning::MatShape>& emulate = {}) {
-  ChoiceDevice d{name, coopDeviceFromCaps(caps), {}, {}};
-  d.coop.workgroupShapes.clear();
-  if (emulate) {
-    d.coop.coopMatrix = d.coop.lowered = d.coop.bf16 = d.coop.deviceScope = true;
-    d.coop.coopM = emulate->m, d.coop.coopN = emulate->n, d.coop.coopK = emulate->k;
-    d.coop.nv2Shapes.clear();
-    d.coop = withRegisterPlan(d.coop, caps.vendor_id, caps.min_subgroup_size, caps.max_subgroup_size);
-  }
-  d.limits.maxSharedBytes = caps.max_compute_shared_memory;
-  if (caps.max_workgroup_invocations)
-    d.limits.maxInvocations = std::min(caps.max_workgroup_invocations, caps.max_workgroup_size[0]);
-  d.limits.subgroupSize = caps.subgroup_size;
-  d.limits.targetWorkgroups = d.coop.computeUnits;
   tuning::DeviceFacts facts;
-  facts.computeUnits = d.coop.computeUnits;
-  d.tuning = tuning::defaultTuning(facts);
+  facts.computeUnits = computeUnitsOr(caps.shader_cores, kDefaultComputeUnits);
+  ChoiceDevice d{std::make_unique<tuning::Tuning>(tuning::defaultTuning(facts)), {}};
+  d.tuning->gemm.coopEmulate.value = emulate;
+  d.profile = profileFromCaps(name, caps, *d.tuning);
   return d;
 }
 
@@ -171,37 +157,19 @@ std::string keyHash(const std::string& key) {
   return fmt::format("#{:08x}", h);
 }
 
-// What matmul() (matmul.cpp, matmul_coop.cpp) dispatches for `args` on `d`.
+// The plan matmul() carries out for `args` on `d` (gemm_plan.hpp), one line.
 std::string choice(const MatmulArgs& args, const ChoiceDevice& d) {
-  std::string fallback;
-  if (d.coop.coopMatrix) {
-    const CoopPlan plan = planMatmulCoop(args, d.coop, {}, &d.tuning);
-    if (isCoop(plan.decision)) {
-      const bool direct =
-          plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
-      MatmulArgs run = args;
-      if (args.roundTo != Elem::F32 && !direct) run.aType = args.roundTo, run.roundTo = Elem::F32;
-      const bool rewrite = plan.decision == CoopDecision::Rewrite;
-      if (rewrite) run.M = args.M * args.batch, run.batch = 1, run.strideB.reset();
-      codegen::GemmCoopParams p = coopKernelParams(plan, run);
-      const bool padded = !direct && plan.inner != CoopDecision::Bounded;
-      const uint32_t M = padded ? plan.Mp : run.M, N = padded ? plan.Np : run.N;
-      uint32_t z = run.batch;
-      if (plan.splitK > 1) p.batched = true, p.kSlices = 1, z = plan.splitK;
-      const auto g = codegen::gemmCoopGroups(p, M, N, z);
-      return fmt::format("coop {}{} splitK={} padded={}x{}x{} grid={} {} {}", coopDecisionName(plan.decision),
-                         plan.inner == plan.decision ? "" : std::string("/") + coopDecisionName(plan.inner),
-                         plan.splitK, plan.Mp, plan.Np, plan.Kp, groups(g.x, g.y, g.z), p.name(),
-                         keyHash(p.cacheKey()));
-    }
-    fallback = " (fallback: " + plan.missKey + ")";
+  const GemmPlan plan = planGemm(args, d.profile);
+  const std::string grid = groups(plan.grid.x, plan.grid.y, plan.grid.z);
+  if (plan.family == GemmFamily::Coop) {
+    const CoopPlan& c = *plan.coop;
+    return fmt::format("coop {}{} splitK={} padded={}x{}x{} grid={} {} {}", coopDecisionName(c.decision),
+                       c.inner == c.decision ? "" : std::string("/") + coopDecisionName(c.inner), c.splitK,
+                       c.Mp, c.Np, c.Kp, grid, plan.coopParams.name(), keyHash(plan.coopParams.cacheKey()));
   }
-  MatmulArgs t = args;
-  if (t.roundTo != Elem::F32) t.aType = t.roundTo, t.roundTo = Elem::F32;
-  const codegen::GemmTiledParams p = matmulTiledParams(t, d.limits);
-  return fmt::format("tiled grid={} {} {}{}",
-                     groups((t.N + p.tile.BN - 1) / p.tile.BN, (t.M + p.tile.BM - 1) / p.tile.BM, t.batch),
-                     p.name(), keyHash(p.cacheKey()), fallback);
+  const std::string fallback = plan.coop ? " (fallback: " + plan.coop->missKey + ")" : "";
+  return fmt::format("tiled grid={} {} {}{}", grid, plan.tiled.name(), keyHash(plan.tiled.cacheKey()),
+                     fallback);
 }
 
 const char* epilogueName(Epilogue e) {
@@ -220,7 +188,7 @@ std::string allChoices() {
   trainingCases(cases);
   std::ostringstream out;
   for (const ChoiceDevice& d : devices()) {
-    out << "# " << d.name << '\n';
+    out << "# " << d.profile.name << '\n';
     for (const Case& c : cases)
       for (const DType& t : kDTypes)
         out << caseName(c, t) << " : " << choice(argsOf(c, t), d) << '\n';
