@@ -4,8 +4,6 @@
 #include <stdexcept>
 #include <string>
 
-#include "engine/ops/device_tuning.hpp"
-#include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/values.hpp"
 
 namespace helios::ops {
@@ -23,15 +21,6 @@ void lowerCoop(CoopDeviceInfo& info, const tuning::MatShape& s) {
   info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
   info.workgroupShapes.clear(); // no NV2 when lowered
   info.nv2Shapes.clear();
-}
-
-DeviceProfile deviceProfile(const vk::Device& device) {
-  DeviceProfile p;
-  p.name = device.properties().deviceName;
-  p.coop = coopDeviceInfo(device);
-  p.limits = gemmDeviceLimits(device);
-  p.tuning = &deviceTuning(device);
-  return p;
 }
 
 DeviceProfile profileFromCaps(const std::string& name, const probe::DeviceCaps& caps,

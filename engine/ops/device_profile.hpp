@@ -22,10 +22,20 @@ struct DeviceProfile {
   // The device's record (defaults, its file, --tuning, the environment); lives as long as the record
   // (deviceTuning's, or the caller's for profileFromCaps).
   const tuning::Tuning* tuning = nullptr;
+  bool subgroupArithmetic = true; // compute-stage subgroup arithmetic (the row reductions' subgroup kernels)
 };
 
-// The live device's profile: its coop facts (coopDeviceInfo, self-test included), limits and record.
+// The live device's profile, built on first use and kept for the process (device_profile_live.cpp), with
+// HELIOS_COOP and the coop self-test's verdict applied (coop_selftest.hpp: the first call may run it).
 DeviceProfile deviceProfile(const vk::Device& device);
+// The same before the self-test's verdict (facts only: never runs a kernel).
+const DeviceProfile& storedDeviceProfile(const vk::Device& device);
+// deviceProfile(device).coop: what the device offers the coop kernels.
+CoopDeviceInfo coopDeviceInfo(const vk::Device& device);
+// The stored profile's Tuning record, to replace (device_tuning.hpp: setDeviceTuning, reloadDeviceTuning).
+tuning::Tuning& deviceRecord(const vk::Device& device);
+// Whether any device's profile has been built (a tuning file named after that would not apply).
+bool anyDeviceProfile();
 
 // A captured device as the live device would see itself (gemm.coop2 and gemm.coopEmulate from `tuning`
 // applied as queryCoopDevice applies them), trusted (no self-test); `tuning` must outlive the profile.

@@ -47,6 +47,10 @@ GemmPlan planGemm(const MatmulArgs& args, const DeviceProfile& profile);
 // dense A and C).
 MatmulProblem matmulProblem(const MatmulArgs& args, bool boundedVectors = true);
 
+// `config` with the policy fields that a file, --tuning or the environment set in `t` (fields still at
+// their defaults leave `config` as it is, so a caller's own config keeps its values).
+void applyTuning(CoopPolicyConfig& config, const tuning::Tuning& t);
+
 // The coop plan: planMatmul with the Tuning record's choices (the shape's tuned entry, then the fields a
 // file, --tuning or the environment set; nullptr: none) and the buffers' layout checked.
 CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& device, CoopPolicyConfig config = {},

@@ -24,6 +24,11 @@ bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c
 
 namespace {
 
+// Sets `dst` from `f` where a file, --tuning or the environment set it.
+template <class T, class U> void take(U& dst, const tuning::Field<T>& f) {
+  if (f.source != tuning::Source::Default) dst = static_cast<U>(f.value);
+}
+
 bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c, uint64_t strideC, bool allowed) {
   if (!allowed || p.workgroupScope || (p.alphaBeta && !p.bounded) || !rowVectorAligned(p, c, strideC))
     return false;
@@ -149,6 +154,42 @@ template <class T> bool isSet(const tuning::Field<T>& f) {
 }
 
 } // namespace
+
+void applyTuning(CoopPolicyConfig& c, const tuning::Tuning& t) {
+  const tuning::GemmTuning& g = t.gemm;
+  take(c.fillWorkgroups, g.fillWorkgroups);
+  take(c.paddingCap, g.paddingCap);
+  take(c.minFlops, g.minFlops);
+  take(c.allowPadding, g.allowPadding);
+  take(c.allowRewrite, g.allowRewrite);
+  take(c.allowSplitK, g.allowSplitK);
+  take(c.boundedMinFlops, g.boundedMinFlops);
+  take(c.boundedMaxFlops, g.boundedMaxFlops);
+  take(c.boundedCrosswiseA, g.crosswiseA);
+  take(c.boundedCrosswiseB, g.crosswiseB);
+  take(c.underWaveSubgroups, g.underWaveSubgroups);
+  take(c.edgeShift, g.edgeShift);
+  take(c.edgeShiftScalar, g.edgeShiftScalar);
+  take(c.maxKSlices, g.maxKSlices);
+  take(c.minSlicedSteps, g.minSlicedSteps);
+  take(c.minSliceSteps, g.minSliceSteps);
+  take(c.busySliceSteps, g.busySliceSteps);
+  take(c.scalarBusySliceSteps, g.scalarBusySliceSteps);
+  take(c.smallTileBK, g.smallTileBK);
+  take(c.bandRows, g.bandRows);
+  take(c.bandMinTiles, g.bandMinTiles);
+  if (g.tilings.source != tuning::Source::Default) {
+    c.tilings.clear();
+    for (const tuning::CoopTile& tile : g.tilings.value)
+      c.tilings.push_back(
+          codegen::GemmCoopParams{}.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages));
+  }
+  using tuning::BoundedMode;
+  if (g.bounded.value == BoundedMode::Never) c.allowBounded = false;
+  if (g.bounded.value == BoundedMode::Always || g.bounded.value == BoundedMode::All ||
+      g.bounded.value == BoundedMode::AllVectors)
+    c.allowBounded = true, c.boundedMinFlops = 0, c.boundedMaxFlops = 1e300;
+}
 
 CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg,
                         const tuning::Tuning* tuned) {

@@ -1,5 +1,4 @@
 #include "engine/ops/matmul.hpp"
-#include "engine/ops/compute_units.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/elem_support.hpp"
 #include "engine/ops/gemm_plan.hpp"
@@ -76,13 +75,7 @@ void checkMatmulArgs(const MatmulArgs& a) {
 }
 
 codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device) {
-  const VkPhysicalDeviceLimits& l = device.limits();
-  codegen::GemmDeviceLimits g;
-  g.maxSharedBytes = l.maxComputeSharedMemorySize;
-  g.maxInvocations = std::min(l.maxComputeWorkGroupInvocations, l.maxComputeWorkGroupSize[0]);
-  g.subgroupSize = device.subgroupSize();
-  g.targetWorkgroups = deviceComputeUnits(device);
-  return g;
+  return storedDeviceProfile(device).limits;
 }
 
 MatmulDType matmulOperands(const MatmulArgs& args) {

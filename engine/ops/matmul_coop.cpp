@@ -1,98 +1,21 @@
 #include "engine/ops/matmul_coop.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <volk.h>
 
-#include "engine/ops/compute_units.hpp"
-#include "engine/ops/coop_selftest.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/device_tuning.hpp"
 #include "engine/ops/elementwise.hpp"
 #include "engine/ops/matmul_tiled.hpp"
 #include "engine/ops/slice3d.hpp"
-#include "engine/tuning/values.hpp"
 
 namespace helios::ops {
 
 namespace {
 
 using codegen::Elem;
-
-std::string toString(const tuning::MatShape& s) {
-  return tuning::text(s);
-}
-
-// gemm.coopShape (HELIOS_COOP_SHAPE): the device's own f16 x f16 -> f32 subgroup shape `s` instead of the
-// best one.
-void forceShape(CoopDeviceInfo& info, const std::vector<probe::CoopMatrixProperty>& props,
-                const tuning::MatShape& s) {
-  const bool reported = std::any_of(props.begin(), props.end(), [&](const probe::CoopMatrixProperty& p) {
-    return p.A == "float16" && p.B == "float16" && p.C == "float32" && p.Result == "float32" &&
-           p.scope == "subgroup" && p.M == s.m && p.N == s.n && p.K == s.k;
-  });
-  if (!reported)
-    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(s) +
-                                ": the device reports no such f16 x f16 -> f32 subgroup shape");
-  info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
-}
-
-CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
-  const tuning::GemmTuning& tuned = deviceTuning(device).gemm;
-  // The probe's list readers; the live instance's entry points are already loaded into volk.
-  std::vector<probe::CoopMatrixProperty> props;
-  if (device.features().coopMatrixKhr)
-    props = probe::queryCoopMatrixProperties(VK_NULL_HANDLE, device.physical());
-  // The subgroup size both coop families are generated for and the pipelines require.
-  const uint32_t subgroupSize = coopSubgroupSize(device.subgroupSize(), device.minSubgroupSize(),
-                                                 device.maxSubgroupSize(), device.subgroupSizeControllable());
-  CoopDeviceInfo info =
-      coopDeviceFromProperties(props, subgroupSize, device.limits().maxComputeSharedMemorySize);
-  info.computeUnits = deviceComputeUnits(device);
-  if (info.coopMatrix) {
-    if (device.features().coopMatrixNv2)
-      info.workgroupShapes =
-          workgroupShapesFromProperties(probe::queryFlexibleDimensions(VK_NULL_HANDLE, device.physical()));
-    if (!info.workgroupShapes.empty()) {
-      VkPhysicalDeviceCooperativeMatrix2PropertiesNV p2{
-          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
-      VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p2};
-      vkGetPhysicalDeviceProperties2(device.physical(), &props2);
-      info.workgroupMaxDimension = p2.cooperativeMatrixFlexibleDimensionsMaxDimension;
-      std::erase_if(info.workgroupShapes, [&](const codegen::WorkgroupCoopShape& s) {
-        return s.invocations > p2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
-      });
-    }
-    // Opt-in (gemm.coop2, HELIOS_COOP2=1): on the H100 the workgroup-scope kernel ran slower than the
-    // subgroup-scope one (bench/results/2026-11-25-h100-gemm-final.json).
-    info.nv2Shapes = info.workgroupShapes;
-    if (!tuned.coop2.value) info.workgroupShapes.clear();
-  }
-  const std::optional<tuning::MatShape>& shape = tuned.coopShape.value;
-  if (shape && info.coopMatrix) forceShape(info, props, *shape);
-  if (shape && !info.coopMatrix)
-    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(*shape) +
-                                ": the device has no cooperative matrices");
-  // bf16 coop matrices at the shape in use, where the device enables them (VK_KHR_shader_bfloat16).
-  const auto& f = device.features();
-  info.bf16 = info.coopMatrix && f.shaderBFloat16CooperativeMatrix && f.shaderInt16 &&
-              listsBF16At(props, info.coopM, info.coopN, info.coopK);
-  info.deviceScope = f.vulkanMemoryModelDeviceScope;
-  if (tuned.coopEmulate.value) lowerCoop(info, *tuned.coopEmulate.value);
-  // The kernels need f16 storage, and a subgroup size they support that the pipeline can count on.
-  if (!f.shaderFloat16 || !f.storageBuffer16BitAccess || !subgroupSize) info.coopMatrix = false;
-  info = withRegisterPlan(info, device.properties().vendorID, device.minSubgroupSize(),
-                          device.maxSubgroupSize());
-  if (const uint32_t sg = tuned.coopSubgroup.value; sg && info.coopMatrix) info.subgroupSize = sg;
-  return info;
-}
 
 // The coop kernel (or the tiled stand-in) on buffers that already have the plan's sizes.
 struct Gemm {
@@ -246,21 +169,6 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
 }
 
 } // namespace
-
-CoopDeviceInfo coopDeviceInfo(const vk::Device& device) {
-  static std::mutex mutex;
-  static std::map<VkPhysicalDevice, CoopDeviceInfo> cache;
-  CoopDeviceInfo info;
-  {
-    std::lock_guard lock(mutex);
-    auto it = cache.find(device.physical());
-    if (it == cache.end()) it = cache.emplace(device.physical(), queryCoopDevice(device)).first;
-    info = it->second;
-  }
-  // HELIOS_COOP and the per-device self-test (coop_selftest.hpp), outside the lock: the test runs GEMMs.
-  if (info.coopMatrix && !coopTrusted(device, info)) info.coopMatrix = false;
-  return info;
-}
 
 void runCoopGemm(Executor& exec, const GemmPlan& plan, const MatmulArgs& args, bool tiledInner) {
   CoopRunOptions opt;

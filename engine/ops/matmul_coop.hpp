@@ -18,10 +18,6 @@
 
 namespace helios::ops {
 
-// The live device as the policy sees it (VK_KHR_cooperative_matrix enabled and an f16 x f16 -> f32 subgroup
-// shape listed); queried once per VkPhysicalDevice.
-CoopDeviceInfo coopDeviceInfo(const vk::Device& device);
-
 struct CoopRunOptions {
   CoopPolicyConfig config;
   std::optional<CoopDeviceInfo> device; // instead of coopDeviceInfo(device) (tests, tuning)
