@@ -20,14 +20,17 @@ GemmPlan coopGemmPlan(const CoopPlan& coop, const MatmulArgs& args) {
   plan.halfCopies = args.roundTo != Elem::F32 && !direct;
   MatmulArgs run = args;
   if (plan.halfCopies) run.aType = args.roundTo, run.roundTo = Elem::F32, run.a.offset = run.b.offset = 0;
-  if (coop.decision == CoopDecision::Rewrite) run.M = args.M * args.batch, run.batch = 1, run.strideB.reset();
+  if (coop.decision == CoopDecision::Rewrite) {
+    run.M = args.M * args.batch, run.batch = 1;
+    run.strideA.reset(), run.strideB.reset(), run.strideC.reset();
+  }
+  // The K slices run as one batched pass into f32 partial sums (alpha and beta come after, elementwise).
+  if (coop.splitK > 1) run.alpha = 1.0f, run.beta = 0.0f, run.batch = coop.splitK;
   plan.coopParams = coopKernelParams(coop, run);
   const bool padded = !direct && coop.inner != CoopDecision::Bounded;
-  uint32_t z = run.batch;
-  if (coop.splitK > 1) // the K slices run as one batched pass into partial sums
-    plan.coopParams.batched = true, plan.coopParams.kSlices = 1, z = coop.splitK;
+  if (coop.splitK > 1) plan.coopParams.batched = true, plan.coopParams.kSlices = 1;
   const auto g =
-      codegen::gemmCoopGroups(plan.coopParams, padded ? coop.Mp : run.M, padded ? coop.Np : run.N, z);
+      codegen::gemmCoopGroups(plan.coopParams, padded ? coop.Mp : run.M, padded ? coop.Np : run.N, run.batch);
   plan.grid = {g.x, g.y, g.z};
   return plan;
 }

@@ -24,7 +24,7 @@ struct Gemm {
   uint32_t strideA, strideB, strideC;
 };
 
-void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulArgs& args,
+void runGemm(Executor& exec, const Gemm& g, const GemmPlan& plan, const MatmulArgs& args,
              const CoopRunOptions& opt) {
   if (opt.tiledInner) {
     MatmulArgs t = args;
@@ -44,7 +44,7 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     runTiledGemm(exec, t);
     return;
   }
-  codegen::GemmCoopParams params = coopKernelParams(plan, args);
+  codegen::GemmCoopParams params = plan.coopParams;
   params.stagedStore = params.stagedStore && rowVectorAligned(params, g.c, g.strideC); // maybe a padded copy
   params.validate();
   if (params.edgeShift && !codegen::edgeShiftFits(params, g.M, g.N, g.K))
@@ -72,25 +72,22 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     bindings.push_back({partials, Access::ReadWrite});
     bindings.push_back({subrange(counters.range(), 0, uint64_t{tiles} * 4), Access::ReadWrite});
   }
-  const auto groups = codegen::gemmCoopGroups(params, g.M, g.N, g.batch);
-  exec.dispatch(pipeline, bindings, &push, sizeof(push), vk::Groups{groups.x, groups.y, groups.z});
+  exec.dispatch(pipeline, bindings, &push, sizeof(push), plan.grid);
 }
 
 // TN with K cut in S slices: slice s is rows [s*K/S, (s+1)*K/S) of both A (K x M) and B (K x N), so the
 // slices are one batched GEMM into S partial M x N sums; then C = alpha * (sum of the partials) + beta * C,
 // folded in by one elementwise pass (after C = beta * C when beta is not 0 or 1).
-void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
-  const uint32_t S = plan.splitK, Ks = args.K / S, M = args.M, N = args.N;
+// (The plan's kernel is already the batched pass's: coopGemmPlan.)
+void splitK(Executor& exec, const GemmPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+  const uint32_t S = plan.coop->splitK, Ks = args.K / S, M = args.M, N = args.N;
   const vk::BufferRange partials = exec.scratch(uint64_t{S} * M * N * 4, "split-K partial sums");
-  CoopPlan batched = plan;
-  batched.params.batched = true;
-  batched.params.kSlices = 1;
   MatmulArgs part = args;
   part.alpha = 1.0f;
   part.beta = 0.0f;
   part.K = Ks;
   part.batch = S;
-  runGemm(exec, {args.a, args.b, partials, {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, batched, part, opt);
+  runGemm(exec, {args.a, args.b, partials, {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, plan, part, opt);
   if (args.beta == 0.0f)
     fill(exec, args.c, M * N, 0.0f);
   else if (args.beta != 1.0f)
@@ -98,18 +95,19 @@ void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const 
   axpySlices(exec, args.alpha, partials, S, args.c, M * N);
 }
 
-void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+void execute(Executor& exec, const GemmPlan& gemm, const MatmulArgs& args, const CoopRunOptions& opt) {
+  const CoopPlan& plan = *gemm.coop;
   const uint64_t M = args.M, N = args.N, K = args.K;
   const uint32_t sA = batchStride(args.strideA, M * K), sB = batchStride(args.strideB, K * N),
                  sC = batchStride(args.strideC, M * N);
   const bool hasBias = args.bias.buffer != VK_NULL_HANDLE;
   if (plan.splitK > 1) {
-    splitK(exec, plan, args, opt);
+    splitK(exec, gemm, args, opt);
     return;
   }
   if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect ||
       plan.inner == CoopDecision::Bounded) {
-    runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, plan,
+    runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, gemm,
             args, opt);
     return;
   }
@@ -156,7 +154,7 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     }
   }
   runGemm(exec, {a.range, b.range, c.range, bias.range, Mp, Np, Kp, batch, a.stride, b.stride, c.stride},
-          plan, args, opt);
+          gemm, args, opt);
   if (cPadded) {
     Slice3dShape s;
     s.batch = batch;
@@ -175,7 +173,7 @@ void runCoopGemm(Executor& exec, const GemmPlan& plan, const MatmulArgs& args, b
   opt.tiledInner = tiledInner;
   const MatmulArgs run = plan.halfCopies ? withHalfCopies(exec, args) : args;
   if (plan.coop->decision != CoopDecision::Rewrite) {
-    execute(exec, *plan.coop, run, opt);
+    execute(exec, plan, run, opt);
     return;
   }
   MatmulArgs folded = run;
@@ -184,7 +182,7 @@ void runCoopGemm(Executor& exec, const GemmPlan& plan, const MatmulArgs& args, b
   folded.strideA.reset();
   folded.strideB.reset();
   folded.strideC.reset();
-  execute(exec, *plan.coop, folded, opt);
+  execute(exec, plan, folded, opt);
 }
 
 CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& opt, bool force) {
