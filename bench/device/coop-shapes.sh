@@ -2,7 +2,7 @@
 # Cooperative matrices at every KHR shape the device reports, then this build against a baseline build in
 # the same call. Run from the repository root on the device machine with .gl, .dev, build/shaders and
 # build-base/dev (a baseline's stripped helios-bench, staged the same way) carried; stage with
-# STAGE="helios-probe helios-bench helios-coop-check test_gemm_coop test_attention test_matmul_policy test_coop_selftest". Writes under $OUT.
+# STAGE="helios-probe helios-bench helios-coop-check test_gemm_coop test_attention test_matmul_coop_run test_coop_selftest". Writes under $OUT.
 #   bash bench/device/coop-shapes.sh [checks] [bench]      (default: both)
 #   SHAPES="16x16x16 16x8x16 16x8x8"  the forced shapes (HELIOS_COOP_SHAPE)
 #   GEMM_SHAPES, ATTENTION_SHAPES, ROUNDS (baseline/new alternations, default 2)
@@ -27,7 +27,7 @@ if has checks; then
     HELIOS_COOP_SHAPE=$shape timeout 200 helios-coop-check --no-timing --seed "${SEED:-26}" \
       --json "$OUT/coop_check_$shape.json" >"$OUT/coop_check_$shape.log" 2>&1
     echo "coop-check $shape: exit $? $(grep -E 'passed|failed' "$OUT/coop_check_$shape.log" | tail -n 1)"
-    for t in test_gemm_coop test_attention test_matmul_policy; do
+    for t in test_gemm_coop test_attention test_matmul_coop_run; do
       HELIOS_COOP_SHAPE=$shape timeout 200 .dev/bin/$t '[coop]' >"$OUT/$t.$shape.log" 2>&1
       echo "$t [coop] $shape: exit $? $(tail -n 2 "$OUT/$t.$shape.log" | tr '\n' ' ' | cut -c1-150)"
     done

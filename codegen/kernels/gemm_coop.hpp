@@ -19,6 +19,7 @@
 // GemmCoopPush (same layout as the tiled GEMM's batched block); dispatch gemmCoopGroups(); local size
 // {subgroups * subgroupSize, 1, 1}; requiredSubgroupSize = subgroupSize.
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -133,13 +134,16 @@ struct GemmCoopParams {
   bool operator==(const GemmCoopParams&) const = default;
 };
 
-// Host side of the push-constant block.
+// Host side of the push-constant block (both scopes; the generators declare its members in this order, each
+// 4 bytes: M, N, K, alpha, beta, strideA, strideB, strideC).
 struct GemmCoopPush {
   uint32_t M = 0, N = 0, K = 0;
   float alpha = 1.0f, beta = 0.0f;
   uint32_t strideA = 0, strideB = 0, strideC = 0; // elements between batches (ignored unless batched)
 };
-static_assert(sizeof(GemmCoopPush) == 32);
+static_assert(sizeof(GemmCoopPush) == 32 && offsetof(GemmCoopPush, alpha) == 12 &&
+              offsetof(GemmCoopPush, beta) == 16 && offsetof(GemmCoopPush, strideA) == 20 &&
+              offsetof(GemmCoopPush, strideC) == 28);
 
 struct GemmCoopGroups {
   uint32_t x = 1, y = 1, z = 1;

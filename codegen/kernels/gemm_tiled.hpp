@@ -9,8 +9,9 @@
 //   epilogue: + bias[n] (optional), then GELU (tanh form, optional). beta == 0 never reads C.
 //
 // Interface: bindings 0 = A, 1 = B, 2 = C (read when beta != 0), 3 = bias (only when `bias`);
-// push constants {uint M, N, K; float alpha, beta; [uint strideA, strideB, strideC when batched]} (the first
-// 20 bytes are the GLSL oracle's block); dispatch {ceil(N/BN), ceil(M/BM), batch}; local size {threads,1,1}.
+// push constants GemmTiledPush (the strides only when batched: the first 20 bytes are the unbatched block
+// and the GLSL oracle's); dispatch {ceil(N/BN), ceil(M/BM), batch}; local size {threads,1,1}.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -38,6 +39,16 @@ struct GemmTile {
   static GemmTile parse(const std::string& text);
   bool operator==(const GemmTile&) const = default;
 };
+
+// Host side of the push-constant block.
+struct GemmTiledPush {
+  uint32_t M = 0, N = 0, K = 0;
+  float alpha = 1.0f, beta = 0.0f;
+  uint32_t strideA = 0, strideB = 0, strideC = 0; // elements between batches (only when batched)
+};
+static_assert(sizeof(GemmTiledPush) == 32 && offsetof(GemmTiledPush, alpha) == 12 &&
+              offsetof(GemmTiledPush, beta) == 16 && offsetof(GemmTiledPush, strideA) == 20 &&
+              offsetof(GemmTiledPush, strideC) == 28);
 
 // What the device allows (filled by the op from VkPhysicalDeviceLimits; defaults are a typical desktop GPU).
 struct GemmDeviceLimits {

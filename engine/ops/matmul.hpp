@@ -4,8 +4,8 @@
 //   transB); epilogue: + bias[n] when a bias range is given, then GELU (tanh form) when gelu.
 //   beta == 0 never reads C (C may hold garbage, even NaN).
 // Storage: A and B in aType (f32, or f16 / bf16 with f32 arithmetic), C and bias in outType. Batches are
-// strided (strides in elements; unset = dense). Dispatches the tiled GEMM (codegen/kernels/gemm_tiled.hpp);
-// the cooperative-matrix path plugs in through MatmulKernel.
+// strided (strides in elements; unset = dense). matmul() plans (gemm_plan.hpp: coop or tiled kernel and
+// the passes around it) and hands the plan to its executor (matmul_coop.hpp, matmul_tiled.hpp).
 #include "codegen/kernels/gemm_tiled.hpp"
 #include "engine/ops/executor.hpp"
 
@@ -16,8 +16,8 @@ namespace helios::ops {
 
 using MatmulDType = codegen::Elem; // F32 | F16 | BF16
 
-// Which kernel family runs the product. Auto = the best available (today: tiled). Coop is the extension
-// point for the cooperative-matrix GEMM and throws until that path is wired in.
+// Which kernel family runs the product. Auto = the planner's choice; Tiled and Coop force one (Coop throws
+// where the coop policy would fall back).
 enum class MatmulKernel { Auto, Tiled, Coop };
 
 struct MatmulArgs {
@@ -47,10 +47,6 @@ void matmul(Executor& exec, const MatmulArgs& args);
 // The type A and B are multiplied as: aType, or roundTo for f32 operands.
 MatmulDType matmulOperands(const MatmulArgs& args);
 
-// For args.roundTo on paths that cannot round while staging: args with A and B replaced by 16-bit copies
-// (temporaries retained by exec until the GPU is done), aType = roundTo and roundTo off.
-MatmulArgs withHalfCopies(Executor& exec, const MatmulArgs& args);
-
 // The checks matmul() makes on shapes, sizes, strides and overlaps (device-independent); throws
 // std::invalid_argument, e.g. "matmul: A has 100 elements, M*K = 120 needed".
 void checkMatmulArgs(const MatmulArgs& args);
@@ -58,12 +54,9 @@ void checkMatmulArgs(const MatmulArgs& args);
 // The device's limits as the tile heuristic sees them.
 codegen::GemmDeviceLimits gemmDeviceLimits(const vk::Device& device);
 
-// Exactly the tiled-kernel parameters matmul() dispatches for `args` (args assumed valid): epilogue and types
-// from args, vec4Aligned when every contiguous dimension, stride and binding offset allows it, tile from
-// args.tile or chooseGemmTiling().
-codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& args, const codegen::GemmDeviceLimits& limits);
-// The tiled kernel matmul() runs for `args` on `device`: args.tile, else the tile the device's Tuning record
-// chose for this shape where it fits, else matmulTiledParams' choice.
-codegen::GemmTiledParams matmulTiledPlan(const MatmulArgs& args, const vk::Device& device);
+// A batch stride: `s`, or the dense one when unset.
+inline uint32_t batchStride(const std::optional<uint32_t>& s, uint64_t dense) {
+  return s ? *s : static_cast<uint32_t>(dense);
+}
 
 } // namespace helios::ops

@@ -1,139 +1,21 @@
 #include "engine/ops/matmul_coop.hpp"
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <map>
-#include <mutex>
 #include <optional>
 #include <stdexcept>
 #include <string>
-#include <volk.h>
 
-#include "engine/ops/compute_units.hpp"
-#include "engine/ops/coop_selftest.hpp"
 #include "engine/ops/coop_stats.hpp"
 #include "engine/ops/device_tuning.hpp"
 #include "engine/ops/elementwise.hpp"
+#include "engine/ops/matmul_tiled.hpp"
 #include "engine/ops/slice3d.hpp"
-#include "engine/tuning/values.hpp"
 
 namespace helios::ops {
 
 namespace {
 
 using codegen::Elem;
-
-std::string toString(const tuning::MatShape& s) {
-  return tuning::text(s);
-}
-
-// gemm.coopShape (HELIOS_COOP_SHAPE): the device's own f16 x f16 -> f32 subgroup shape `s` instead of the
-// best one.
-void forceShape(CoopDeviceInfo& info, const std::vector<probe::CoopMatrixProperty>& props,
-                const tuning::MatShape& s) {
-  const bool reported = std::any_of(props.begin(), props.end(), [&](const probe::CoopMatrixProperty& p) {
-    return p.A == "float16" && p.B == "float16" && p.C == "float32" && p.Result == "float32" &&
-           p.scope == "subgroup" && p.M == s.m && p.N == s.n && p.K == s.k;
-  });
-  if (!reported)
-    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(s) +
-                                ": the device reports no such f16 x f16 -> f32 subgroup shape");
-  info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
-}
-
-// gemm.coopEmulate (HELIOS_COOP_EMULATE): the coop kernels lowered for the device's subgroup size, with
-// shape `s`.
-void emulate(CoopDeviceInfo& info, const tuning::MatShape& s) {
-  const uint32_t sg = info.subgroupSize;
-  if ((s.m * s.k) % sg || (s.k * s.n) % sg || (s.m * s.n) % sg)
-    throw std::invalid_argument("HELIOS_COOP_EMULATE=" + toString(s) + ": its matrices do not split evenly " +
-                                "over the device's subgroups of " + std::to_string(sg));
-  info.coopMatrix = true;
-  info.lowered = true;
-  info.bf16 = true;        // the lowering holds bf16 as bits: no bf16 type or coop feature needed
-  info.deviceScope = true; // lowered modules keep the GLSL450 memory model
-  info.coopM = s.m, info.coopN = s.n, info.coopK = s.k;
-  info.workgroupShapes.clear(); // no NV2 when lowered
-  info.nv2Shapes.clear();
-}
-
-CoopDeviceInfo queryCoopDevice(const vk::Device& device) {
-  const tuning::GemmTuning& tuned = deviceTuning(device).gemm;
-  // The probe's list readers; the live instance's entry points are already loaded into volk.
-  std::vector<probe::CoopMatrixProperty> props;
-  if (device.features().coopMatrixKhr)
-    props = probe::queryCoopMatrixProperties(VK_NULL_HANDLE, device.physical());
-  // The subgroup size both coop families are generated for and the pipelines require.
-  const uint32_t subgroupSize = coopSubgroupSize(device.subgroupSize(), device.minSubgroupSize(),
-                                                 device.maxSubgroupSize(), device.subgroupSizeControllable());
-  CoopDeviceInfo info =
-      coopDeviceFromProperties(props, subgroupSize, device.limits().maxComputeSharedMemorySize);
-  info.computeUnits = deviceComputeUnits(device);
-  if (info.coopMatrix) {
-    if (device.features().coopMatrixNv2)
-      info.workgroupShapes =
-          workgroupShapesFromProperties(probe::queryFlexibleDimensions(VK_NULL_HANDLE, device.physical()));
-    if (!info.workgroupShapes.empty()) {
-      VkPhysicalDeviceCooperativeMatrix2PropertiesNV p2{
-          VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_COOPERATIVE_MATRIX_2_PROPERTIES_NV};
-      VkPhysicalDeviceProperties2 props2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, &p2};
-      vkGetPhysicalDeviceProperties2(device.physical(), &props2);
-      info.workgroupMaxDimension = p2.cooperativeMatrixFlexibleDimensionsMaxDimension;
-      std::erase_if(info.workgroupShapes, [&](const codegen::WorkgroupCoopShape& s) {
-        return s.invocations > p2.cooperativeMatrixWorkgroupScopeMaxWorkgroupSize;
-      });
-    }
-    // Opt-in (gemm.coop2, HELIOS_COOP2=1): on the H100 the workgroup-scope kernel ran slower than the
-    // subgroup-scope one (bench/results/2026-11-25-h100-gemm-final.json).
-    info.nv2Shapes = info.workgroupShapes;
-    if (!tuned.coop2.value) info.workgroupShapes.clear();
-  }
-  const std::optional<tuning::MatShape>& shape = tuned.coopShape.value;
-  if (shape && info.coopMatrix) forceShape(info, props, *shape);
-  if (shape && !info.coopMatrix)
-    throw std::invalid_argument("HELIOS_COOP_SHAPE=" + toString(*shape) +
-                                ": the device has no cooperative matrices");
-  // bf16 coop matrices at the shape in use, where the device enables them (VK_KHR_shader_bfloat16).
-  const auto& f = device.features();
-  info.bf16 = info.coopMatrix && f.shaderBFloat16CooperativeMatrix && f.shaderInt16 &&
-              listsBF16At(props, info.coopM, info.coopN, info.coopK);
-  info.deviceScope = f.vulkanMemoryModelDeviceScope;
-  if (tuned.coopEmulate.value) emulate(info, *tuned.coopEmulate.value);
-  // The kernels need f16 storage, and a subgroup size they support that the pipeline can count on.
-  if (!f.shaderFloat16 || !f.storageBuffer16BitAccess || !subgroupSize) info.coopMatrix = false;
-  info = withRegisterPlan(info, device.properties().vendorID, device.minSubgroupSize(),
-                          device.maxSubgroupSize());
-  if (const uint32_t sg = tuned.coopSubgroup.value; sg && info.coopMatrix) info.subgroupSize = sg;
-  return info;
-}
-
-uint32_t strideOr(const std::optional<uint32_t>& s, uint64_t dense) {
-  return s ? *s : static_cast<uint32_t>(dense);
-}
-
-// C leaves the subgroup-scope kernel through shared memory (GemmCoopParams::stagedStore) where the kernel
-// allows it and C's binding is aligned for row vectors: the coop stores straight to memory were the tail of
-// every tile (bench/results/2026-11-24-h100-gemm-staged-store.json). The bounded kernel with vector
-// copies takes it too (C as checked 4-element vectors; 2026-11-25-h100-gemm-edge-shift.json).
-// The Tuning record's gemm.stagedStore (HELIOS_GEMM_STAGED_STORE=0) turns it off (CoopPlan::stagedStore).
-// (Rows of N elements are vector-aligned too: N is a multiple of the tile, or of 8 with vector copies.)
-bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c, uint64_t strideC) {
-  return c.offset % (p.halfC() ? 8 : 16) == 0 && strideC % 4 == 0;
-}
-
-bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c, uint64_t strideC, bool allowed) {
-  if (!allowed || p.workgroupScope || (p.alphaBeta && !p.bounded) || !rowVectorAligned(p, c, strideC))
-    return false;
-  p.stagedStore = true;
-  try {
-    p.validate();
-  } catch (const std::invalid_argument&) {
-    return false;
-  }
-  return true;
-}
 
 // The coop kernel (or the tiled stand-in) on buffers that already have the plan's sizes.
 struct Gemm {
@@ -142,7 +24,7 @@ struct Gemm {
   uint32_t strideA, strideB, strideC;
 };
 
-void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulArgs& args,
+void runGemm(Executor& exec, const Gemm& g, const GemmPlan& plan, const MatmulArgs& args,
              const CoopRunOptions& opt) {
   if (opt.tiledInner) {
     MatmulArgs t = args;
@@ -159,10 +41,10 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     t.strideC = g.strideC;
     t.kernel = MatmulKernel::Tiled;
     t.tile.reset();
-    matmul(exec, t);
+    runTiledGemm(exec, t);
     return;
   }
-  codegen::GemmCoopParams params = coopKernelParams(plan, args);
+  codegen::GemmCoopParams params = plan.coopParams;
   params.stagedStore = params.stagedStore && rowVectorAligned(params, g.c, g.strideC); // maybe a padded copy
   params.validate();
   if (params.edgeShift && !codegen::edgeShiftFits(params, g.M, g.N, g.K))
@@ -190,43 +72,22 @@ void runGemm(Executor& exec, const Gemm& g, const CoopPlan& plan, const MatmulAr
     bindings.push_back({partials, Access::ReadWrite});
     bindings.push_back({subrange(counters.range(), 0, uint64_t{tiles} * 4), Access::ReadWrite});
   }
-  const auto groups = codegen::gemmCoopGroups(params, g.M, g.N, g.batch);
-  exec.dispatch(pipeline, bindings, &push, sizeof(push), vk::Groups{groups.x, groups.y, groups.z});
-}
-
-// Why the buffers/strides rule a coop plan out ("" = fine).
-std::string layoutMiss(const CoopPlan& plan, const MatmulArgs& a) {
-  const uint64_t M = a.M, N = a.N, K = a.K;
-  const uint32_t sA = strideOr(a.strideA, M * K), sB = strideOr(a.strideB, K * N),
-                 sC = strideOr(a.strideC, M * N);
-  const bool batched = a.batch > 1;
-  if (plan.inner == CoopDecision::Bounded) return {}; // scalar reads: any offset and stride
-  if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect) {
-    if (a.a.offset % 16 || a.b.offset % 16) return "A or B binding not 16-byte aligned";
-    if (batched && (sA % 8 || sB % 8)) return "batch strides of A or B not multiples of 8";
-    return {};
-  }
-  // Padded (and rewritten): slice3d handles dense batches (or one broadcast A/B).
-  if (batched && ((sA != M * K && sA != 0) || (sB != K * N && sB != 0) || sC != M * N))
-    return "padded path needs dense batch strides";
-  return {};
+  exec.dispatch(pipeline, bindings, &push, sizeof(push), plan.grid);
 }
 
 // TN with K cut in S slices: slice s is rows [s*K/S, (s+1)*K/S) of both A (K x M) and B (K x N), so the
 // slices are one batched GEMM into S partial M x N sums; then C = alpha * (sum of the partials) + beta * C,
 // folded in by one elementwise pass (after C = beta * C when beta is not 0 or 1).
-void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
-  const uint32_t S = plan.splitK, Ks = args.K / S, M = args.M, N = args.N;
+// (The plan's kernel is already the batched pass's: coopGemmPlan.)
+void splitK(Executor& exec, const GemmPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+  const uint32_t S = plan.coop->splitK, Ks = args.K / S, M = args.M, N = args.N;
   const vk::BufferRange partials = exec.scratch(uint64_t{S} * M * N * 4, "split-K partial sums");
-  CoopPlan batched = plan;
-  batched.params.batched = true;
-  batched.params.kSlices = 1;
   MatmulArgs part = args;
   part.alpha = 1.0f;
   part.beta = 0.0f;
   part.K = Ks;
   part.batch = S;
-  runGemm(exec, {args.a, args.b, partials, {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, batched, part, opt);
+  runGemm(exec, {args.a, args.b, partials, {}, M, N, Ks, S, Ks * M, Ks * N, M * N}, plan, part, opt);
   if (args.beta == 0.0f)
     fill(exec, args.c, M * N, 0.0f);
   else if (args.beta != 1.0f)
@@ -234,18 +95,19 @@ void splitK(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const 
   axpySlices(exec, args.alpha, partials, S, args.c, M * N);
 }
 
-void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const CoopRunOptions& opt) {
+void execute(Executor& exec, const GemmPlan& gemm, const MatmulArgs& args, const CoopRunOptions& opt) {
+  const CoopPlan& plan = *gemm.coop;
   const uint64_t M = args.M, N = args.N, K = args.K;
-  const uint32_t sA = strideOr(args.strideA, M * K), sB = strideOr(args.strideB, K * N),
-                 sC = strideOr(args.strideC, M * N);
+  const uint32_t sA = batchStride(args.strideA, M * K), sB = batchStride(args.strideB, K * N),
+                 sC = batchStride(args.strideC, M * N);
   const bool hasBias = args.bias.buffer != VK_NULL_HANDLE;
   if (plan.splitK > 1) {
-    splitK(exec, plan, args, opt);
+    splitK(exec, gemm, args, opt);
     return;
   }
   if (plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect ||
       plan.inner == CoopDecision::Bounded) {
-    runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, plan,
+    runGemm(exec, {args.a, args.b, args.c, args.bias, args.M, args.N, args.K, args.batch, sA, sB, sC}, gemm,
             args, opt);
     return;
   }
@@ -292,7 +154,7 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
     }
   }
   runGemm(exec, {a.range, b.range, c.range, bias.range, Mp, Np, Kp, batch, a.stride, b.stride, c.stride},
-          plan, args, opt);
+          gemm, args, opt);
   if (cPadded) {
     Slice3dShape s;
     s.batch = batch;
@@ -306,203 +168,37 @@ void execute(Executor& exec, const CoopPlan& plan, const MatmulArgs& args, const
 
 } // namespace
 
-CoopDeviceInfo coopDeviceInfo(const vk::Device& device) {
-  static std::mutex mutex;
-  static std::map<VkPhysicalDevice, CoopDeviceInfo> cache;
-  CoopDeviceInfo info;
-  {
-    std::lock_guard lock(mutex);
-    auto it = cache.find(device.physical());
-    if (it == cache.end()) it = cache.emplace(device.physical(), queryCoopDevice(device)).first;
-    info = it->second;
+void runCoopGemm(Executor& exec, const GemmPlan& plan, const MatmulArgs& args, bool tiledInner) {
+  CoopRunOptions opt;
+  opt.tiledInner = tiledInner;
+  const MatmulArgs run = plan.halfCopies ? withHalfCopies(exec, args) : args;
+  if (plan.coop->decision != CoopDecision::Rewrite) {
+    execute(exec, plan, run, opt);
+    return;
   }
-  // HELIOS_COOP and the per-device self-test (coop_selftest.hpp), outside the lock: the test runs GEMMs.
-  if (info.coopMatrix && !coopTrusted(device, info)) info.coopMatrix = false;
-  return info;
-}
-
-MatmulProblem matmulProblem(const MatmulArgs& a, bool boundedVectors) {
-  MatmulProblem p;
-  p.M = a.M;
-  p.N = a.N;
-  p.K = a.K;
-  p.batch = a.batch;
-  p.transA = a.transA;
-  p.transB = a.transB;
-  p.a = p.b = matmulOperands(a);
-  p.c = a.outType;
-  const uint64_t M = a.M, N = a.N, K = a.K;
-  p.sharedB = a.batch > 1 && a.strideB && *a.strideB == 0 && strideOr(a.strideA, M * K) == M * K &&
-              strideOr(a.strideC, M * N) == M * N;
-  p.epilogue = a.bias.buffer != VK_NULL_HANDLE || a.gelu;
-  // f32 operands reach the bounded kernel as fresh 16-bit copies (withHalfCopies).
-  const bool vectorsOff = !boundedVectors;
-  const bool copied = a.roundTo != Elem::F32 && a.aType == Elem::F32;
-  p.vectorRows =
-      !vectorsOff && (copied || (a.a.offset % 16 == 0 && a.b.offset % 16 == 0)) &&
-      (a.batch == 1 || (strideOr(a.strideA, M * K) % 8 == 0 && strideOr(a.strideB, K * N) % 8 == 0));
-  return p;
-}
-
-codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs& args) {
-  codegen::GemmCoopParams p = plan.params;
-  p.alphaBeta = args.alpha != 1.0f || args.beta != 0.0f;
-  p.bias = args.bias.buffer != VK_NULL_HANDLE;
-  p.gelu = args.gelu;
-  // f32 operands multiplied as 16 bits (roundTo) are rounded to the plan's operands while staged.
-  p.storedA = p.storedB = args.roundTo != Elem::F32 ? Elem::F32 : p.operands;
-  p.stagedStore =
-      stagedStoreFits(p, args.c, strideOr(args.strideC, uint64_t{args.M} * args.N), plan.stagedStore);
-  p.biasOnVectors =
-      p.biasOnVectors && p.stagedStore && p.halfC() && p.bias; // only where it changes the kernel
-  return p;
-}
-
-namespace {
-
-bool fits(const codegen::GemmCoopParams& p) {
-  try {
-    p.validate();
-    return true;
-  } catch (const std::invalid_argument&) {
-    return false;
-  }
-}
-
-// The device as a shape's tuned choice sees it: GemmChoice::coop2 turns the workgroup-scope kernel on or off
-// for that shape alone (where the device has it).
-CoopDeviceInfo withCoop2(const CoopDeviceInfo& dev, const tuning::GemmChoice* choice) {
-  if (!choice || !choice->coop2) return dev;
-  CoopDeviceInfo d = dev;
-  d.workgroupShapes = *choice->coop2 ? dev.nv2Shapes : std::vector<codegen::WorkgroupCoopShape>{};
-  return d;
-}
-
-// `c`'s parts of the kernel that are neither its tiling nor its raster/slices/padding: copy subgroups on
-// subgroup scope, unrolling and tensor layouts on workgroup scope; each where the kernel still validates.
-void applyKernelParts(codegen::GemmCoopParams& params, const tuning::GemmChoice& c) {
-  const auto tryOn = [&](auto&& change) {
-    codegen::GemmCoopParams p = params;
-    change(p);
-    if (fits(p)) params = p;
-  };
-  if (!params.workgroupScope && c.producers)
-    tryOn([&](codegen::GemmCoopParams& p) { p.producers = *c.producers; });
-  if (params.workgroupScope && c.unroll) tryOn([&](codegen::GemmCoopParams& p) { p.unroll = *c.unroll; });
-  if (params.workgroupScope && c.tensorLayouts)
-    tryOn([&](codegen::GemmCoopParams& p) { p.tensorLayouts = *c.tensorLayouts; });
-}
-
-// `tile` on the plan where the kernel can take it: bounded plans any, direct ones where it divides the sizes;
-// the workgroup-scope kernel takes only BM x BN x BK (its invocations stay those of its granularity).
-void setTile(CoopPlan& plan, const MatmulArgs& args, const tuning::CoopTile& tile, bool direct,
-             uint32_t maxDimension) {
-  if (direct && (args.M % tile.bm || args.N % tile.bn || args.K % tile.bk)) return;
-  codegen::GemmCoopParams p = plan.params;
-  if (p.workgroupScope) {
-    if (std::max({tile.bm, tile.bn, tile.bk}) > maxDimension) return;
-    p.BM = tile.bm, p.BN = tile.bn, p.BK = tile.bk;
-  } else {
-    p.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages);
-  }
-  if (fits(p)) plan.params = p;
-}
-
-// Whether `f` was set by a file, --tuning or the environment.
-template <class T> bool isSet(const tuning::Field<T>& f) {
-  return f.source != tuning::Source::Default;
-}
-
-} // namespace
-
-CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg,
-                        const tuning::Tuning* tuned) {
-  static const tuning::Tuning untuned;
-  const tuning::Tuning& t = tuned ? *tuned : untuned;
-  const tuning::GemmTuning& g = t.gemm;
-  applyTuning(cfg, t);
-  const MatmulProblem problem = matmulProblem(args, g.boundedVectors.value);
-  // The shape's own choice from the tuner; global fields set by a file or override come after it.
-  const tuning::GemmChoice* choice = tuning::findGemm(
-      t, gemmShape(args.M, args.N, args.K, args.batch, args.transA, args.transB, args.outType == Elem::F16));
-  CoopPlan plan = planMatmul(problem, withCoop2(dev, choice), cfg);
-  if (choice && choice->kernel == tuning::GemmKernel::Tiled) {
-    plan.decision = plan.inner = CoopDecision::Fallback;
-    plan.missKey = "tuned to the tiled kernel";
-    plan.reason = "tuned to the tiled kernel (" + tuning::text(choice->shape) + ")";
-    return plan;
-  }
-  using tuning::BoundedMode;
-  const bool allVectors = g.bounded.value == BoundedMode::AllVectors;
-  if ((g.bounded.value == BoundedMode::All || allVectors) && plan.splitK == 1 &&
-      !plan.params.workgroupScope &&
-      (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
-    makeBounded(plan.params, problem, allVectors && vectorCopies(problem), cfg);
-    plan.decision = plan.inner = CoopDecision::Bounded;
-  }
-  const bool subgroupScope = isCoop(plan.decision) && !plan.params.workgroupScope;
-  const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
-  const bool bounded = plan.inner == CoopDecision::Bounded;
-  const uint32_t maxDim = dev.workgroupMaxDimension;
-  if (choice && choice->tile && (direct || bounded)) setTile(plan, args, *choice->tile, direct, maxDim);
-  const auto& globalTile = bounded ? g.boundedTile.value : direct ? g.directTile.value : std::nullopt;
-  if (globalTile && !plan.params.workgroupScope) setTile(plan, args, *globalTile, direct, maxDim);
-  static const tuning::GemmChoice none;
-  const tuning::GemmChoice& c = choice ? *choice : none;
-  const std::optional<uint32_t>& groupM = isSet(g.groupM) ? g.groupM.value : c.groupM;
-  const std::optional<uint32_t>& kSlices = isSet(g.kSlices) ? g.kSlices.value : c.kSlices;
-  const std::optional<tuning::SharedPad>& pad = isSet(g.pad) ? g.pad.value : c.pad;
-  plan.stagedStore = g.stagedStore.value && c.stagedStore.value_or(true);
-  if (subgroupScope && groupM) plan.params.groupM = *groupM;
-  if (subgroupScope && pad) plan.params.padA = pad->a, plan.params.padB = pad->b;
-  if (kSlices && subgroupScope && args.batch == 1) {
-    plan.params.kSlices = *kSlices;
-    if (plan.params.kSlices > 1) plan.splitK = 1;
-    if (plan.params.kSlices > 1 && codegen::gemmCoopTileCount(plan.params, args.M, args.N) > kMaxSlicedTiles)
-      plan.params.kSlices = 1;
-  }
-  // On the final tiling (the choices above may have changed it, or made an aligned plan bounded).
-  if (bounded) shiftEdges(plan.params, problem, cfg, fillTarget(cfg, dev));
-  if (choice && isCoop(plan.decision) && plan.splitK == 1) applyKernelParts(plan.params, *choice);
-  if (isCoop(plan.decision)) {
-    if (const std::string why = layoutMiss(plan, args); !why.empty()) {
-      plan.decision = plan.inner = CoopDecision::Fallback;
-      plan.missKey = plan.reason = why;
-    }
-  }
-  return plan;
+  MatmulArgs folded = run;
+  folded.M = args.M * args.batch;
+  folded.batch = 1;
+  folded.strideA.reset();
+  folded.strideB.reset();
+  folded.strideC.reset();
+  execute(exec, plan, folded, opt);
 }
 
 CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& opt, bool force) {
-  const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(exec.context().device());
+  const vk::Device& device = exec.context().device();
+  const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(device);
   CoopPolicyConfig cfg = opt.config;
   if (opt.tiling) cfg.tilings = {*opt.tiling};
-  const tuning::Tuning& tuned = opt.tuning ? *opt.tuning : deviceTuning(exec.context().device());
-  CoopPlan plan = planMatmulCoop(args, dev, cfg, &tuned);
-  if (force && !isCoop(plan.decision))
-    throw std::invalid_argument("matmul: coop GEMM not available for this problem (MatmulKernel::Coop): " +
-                                plan.reason);
+  const tuning::Tuning& tuned = opt.tuning ? *opt.tuning : deviceTuning(device);
+  const CoopPlan plan = planMatmulCoop(args, dev, cfg, &tuned);
+  if (force && !isCoop(plan.decision)) throw std::invalid_argument(coopRefusal(plan));
   if (opt.record) coopStats().record(plan);
   if (!isCoop(plan.decision)) {
-    MatmulArgs t = args;
-    t.kernel = MatmulKernel::Tiled;
-    matmul(exec, t);
+    runTiledGemm(exec, args);
     return plan;
   }
-  // roundTo: the direct kernels round f32 operands as they stage them; padding works on 16-bit copies.
-  const bool direct = plan.inner == CoopDecision::DirectCoop || plan.inner == CoopDecision::TransposedADirect;
-  const MatmulArgs run = args.roundTo != Elem::F32 && !direct ? withHalfCopies(exec, args) : args;
-  if (plan.decision == CoopDecision::Rewrite) {
-    MatmulArgs folded = run;
-    folded.M = args.M * args.batch;
-    folded.batch = 1;
-    folded.strideA.reset();
-    folded.strideB.reset();
-    folded.strideC.reset();
-    execute(exec, plan, folded, opt);
-    return plan;
-  }
-  execute(exec, plan, run, opt);
+  runCoopGemm(exec, coopGemmPlan(plan, args), args, opt.tiledInner);
   return plan;
 }
 

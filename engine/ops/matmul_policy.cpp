@@ -38,6 +38,27 @@ uint64_t fillWorkgroups(uint32_t computeUnits) {
   return tuning::defaultFillWorkgroups(computeUnits);
 }
 
+CoopPolicyConfig::CoopPolicyConfig(const tuning::GemmTuning& g)
+    : paddingCap(g.paddingCap.value), minFlops(g.minFlops.value), allowPadding(g.allowPadding.value),
+      allowRewrite(g.allowRewrite.value), allowSplitK(g.allowSplitK.value), allowBounded(true),
+      boundedMinFlops(g.boundedMinFlops.value), boundedMaxFlops(g.boundedMaxFlops.value),
+      boundedCrosswiseA(g.crosswiseA.value), boundedCrosswiseB(g.crosswiseB.value),
+      underWaveSubgroups(g.underWaveSubgroups.value), edgeShift(g.edgeShift.value),
+      edgeShiftScalar(g.edgeShiftScalar.value), maxKSlices(g.maxKSlices.value),
+      minSlicedSteps(g.minSlicedSteps.value), minSliceSteps(g.minSliceSteps.value),
+      busySliceSteps(g.busySliceSteps.value), scalarBusySliceSteps(g.scalarBusySliceSteps.value),
+      smallTileBK(g.smallTileBK.value), fillWorkgroups(g.fillWorkgroups.value), bandRows(g.bandRows.value),
+      bandMinTiles(g.bandMinTiles.value) {
+  for (const tuning::CoopTile& tile : g.tilings.value)
+    tilings.push_back(
+        codegen::GemmCoopParams{}.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages));
+  using tuning::BoundedMode;
+  if (g.bounded.value == BoundedMode::Never) allowBounded = false;
+  if (g.bounded.value == BoundedMode::Always || g.bounded.value == BoundedMode::All ||
+      g.bounded.value == BoundedMode::AllVectors)
+    boundedMinFlops = 0, boundedMaxFlops = 1e300;
+}
+
 uint64_t fillTarget(const CoopPolicyConfig& config, const CoopDeviceInfo& device) {
   return config.fillWorkgroups ? config.fillWorkgroups : fillWorkgroups(device.computeUnits);
 }

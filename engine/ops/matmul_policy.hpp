@@ -16,6 +16,7 @@
 
 #include "codegen/kernels/gemm_coop.hpp"
 #include "codegen/kernels/gemm_coop_nv2.hpp"
+#include "engine/tuning/tuning.hpp"
 #include "probe/caps.hpp"
 
 namespace helios::ops {
@@ -137,58 +138,63 @@ struct MatmulProblem {
   double flops() const { return 2.0 * M * N * K * batch; }
 };
 
-// The policy's thresholds. Defaults are the hand-tuned H100 choices; a device's Tuning record
-// (engine/tuning) overrides any of them (applyTuning, engine/ops/device_tuning.hpp). Each comment gives the
-// reason in a sentence and the bench/results file with the measurements.
+// The policy's thresholds, as the Tuning record's gemm fields give them (engine/tuning/tuning.hpp holds
+// the defaults, the hand-tuned H100 choices, once; CoopPolicyConfig{} reads a default record). A device's
+// record overrides any of them (applyTuning, engine/ops/gemm_plan.hpp). Each comment gives the reason in
+// a sentence and the bench/results file with the measurements.
 struct CoopPolicyConfig {
-  double paddingCap = 0.20; // padded work / real work - 1, inclusive
-  double minFlops = 2e6;    // padded paths need at least this much work (inclusive)
-  bool allowPadding = true;
-  bool allowRewrite = true;
-  bool allowSplitK = true;
+  CoopPolicyConfig() : CoopPolicyConfig(tuning::GemmTuning{}) {}
+  // Every threshold from `g` (gemm.bounded's modes as applyTuning reads them).
+  explicit CoopPolicyConfig(const tuning::GemmTuning& g);
+
+  double paddingCap; // padded work / real work - 1, inclusive
+  double minFlops;   // padded paths need at least this much work (inclusive)
+  bool allowPadding;
+  bool allowRewrite;
+  bool allowSplitK;
   // Unaligned problems run as they are by the bounds-checked kernel (one dispatch, no pad or crop passes)
   // when padding is over the cap and they have at least boundedMinFlops (below it the tiled kernel), or
   // when padding is within the cap and they have at most boundedMaxFlops (above it padding) or rows of
   // whole 16-byte vectors: scalar copies beat padding only on small problems, vector copies on all measured
   // (2026-11-24-h100-gemm-bounded-vs-padded.json, 2026-11-24-h100-gemm-bounded-vectors.json).
-  bool allowBounded = true;
-  double boundedMinFlops = 3e7;
-  double boundedMaxFlops = 1.1e9;
+  bool allowBounded;
+  double boundedMinFlops;
+  double boundedMaxFlops;
   // The bounded kernel's scalar copies of A, and of B stored N x K, read crosswise (GemmCoopParams::
   // crosswiseA/B): one load instruction then reads consecutive halves; B stored K x N gained nothing
   // (2026-11-25-h100-gemm-crosswise.json).
-  bool boundedCrosswiseA = true, boundedCrosswiseB = true;
+  bool boundedCrosswiseA, boundedCrosswiseB;
   // A bounded grid under one wave splits its tile among twice the subgroups (matmul_policy.cpp,
   // withMoreSubgroups; 2026-11-25-h100-gemm-bounded-subgroups.json).
-  bool underWaveSubgroups = true;
+  bool underWaveSubgroups;
   // Bounded plans with vector copies and whole K whose tiles fit inside the problem shift their edge tiles
   // back inside and check only the first K step (GemmCoopParams::edgeShift; shiftEdges), except B stored
   // N x K on the single-stage tiling, where it lost (2026-11-25-h100-gemm-edge-shift.json).
-  bool edgeShift = true;
+  bool edgeShift;
   // The same for scalar copies, on grids under one wave only: over a wave it lost
   // (2026-11-25-h100-gemm-edge-shift-scalar.json).
-  bool edgeShiftScalar = true;
+  bool edgeShiftScalar;
   // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
   // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices), only with at least
   // minSlicedSteps K steps (the hand-over costs some 16 steps of a 64x64 tile). The count doubles while the
   // grid is under a wave and each slice keeps minSliceSteps, or under four waves and each keeps
   // busySliceSteps (scalarBusySliceSteps for the bounded kernel's scalar copies, whose steps cost three
   // times as much) (2026-11-24-h100-gemm-k-slices.json, -bounded-vs-padded.json). 1 turns it off.
-  uint32_t maxKSlices = 16;
-  uint32_t minSlicedSteps = 32;
-  uint32_t minSliceSteps = 8;
-  uint32_t busySliceSteps = 64;
-  uint32_t scalarBusySliceSteps = 16;
+  uint32_t maxKSlices;
+  uint32_t minSlicedSteps;
+  uint32_t minSliceSteps;
+  uint32_t busySliceSteps;
+  uint32_t scalarBusySliceSteps;
   // K step of the 64x64 tile for aligned problems whose K it divides: 64 (else 32), or 32 always; 64 won
   // from 512x512x1024 up (2026-11-25-h100-gemm-small-tile-bk64.json).
-  uint32_t smallTileBK = 64;
+  uint32_t smallTileBK;
   // Workgroups of one wave (0: fillWorkgroups(device.computeUnits)).
-  uint64_t fillWorkgroups = 0;
+  uint64_t fillWorkgroups;
   // Grids of at least bandMinTiles tiles both ways walk bands of bandRows tile rows (GemmCoopParams::groupM),
   // so each B tile is read from L2 by that many rows of A tiles (2026-11-25-h100-gemm-raster-pad-bounded-
   // tiles.json). 0 rows: row by row.
-  uint32_t bandRows = 8;
-  uint32_t bandMinTiles = 16;
+  uint32_t bandRows;
+  uint32_t bandMinTiles;
   // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
   // tile, then a 64x64 one for small or awkward shapes).
   std::vector<codegen::GemmCoopParams> tilings;

@@ -1,8 +1,7 @@
 #include "engine/ops/reduce.hpp"
+#include "engine/ops/device_profile.hpp"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <stdexcept>
 #include <string>
 
@@ -10,30 +9,10 @@ namespace helios::ops {
 
 namespace rows_detail {
 
-namespace {
-bool hasSubgroupArithmetic(const vk::Device& device) {
-  static std::mutex mutex;
-  static std::map<VkPhysicalDevice, bool> known;
-  std::lock_guard lock(mutex);
-  auto it = known.find(device.physical());
-  if (it != known.end()) return it->second;
-  VkPhysicalDeviceSubgroupProperties sg{};
-  sg.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
-  VkPhysicalDeviceProperties2 p2{};
-  p2.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2;
-  p2.pNext = &sg;
-  vkGetPhysicalDeviceProperties2(device.physical(), &p2);
-  const bool ok = (sg.supportedStages & VK_SHADER_STAGE_COMPUTE_BIT) &&
-                  (sg.supportedOperations & VK_SUBGROUP_FEATURE_ARITHMETIC_BIT) &&
-                  (sg.supportedOperations & VK_SUBGROUP_FEATURE_BASIC_BIT);
-  known[device.physical()] = ok;
-  return ok;
-}
-} // namespace
-
 RowKernelChoice resolve(Executor& exec, RowKernelChoice choice, uint32_t cols) {
   if (choice.localSize == 0) choice.localSize = cols <= 128 ? 64 : cols <= 1024 ? 128 : 256;
-  if (choice.strategy == codegen::ReduceStrategy::Subgroup && !hasSubgroupArithmetic(exec.context().device()))
+  if (choice.strategy == codegen::ReduceStrategy::Subgroup &&
+      !storedDeviceProfile(exec.context().device()).subgroupArithmetic)
     choice.strategy = codegen::ReduceStrategy::SharedTree;
   return choice;
 }

@@ -5,6 +5,7 @@
 #include <catch2/matchers/catch_matchers_string.hpp>
 
 #include "engine/ops/device_tuning.hpp"
+#include "engine/ops/gemm_plan.hpp"
 #include "engine/tuning/values.hpp"
 #include "engine/vk/context.hpp"
 #include "tools/helios_tune/compare.hpp"
