@@ -67,6 +67,9 @@ nlohmann::json toJson(const model::GptConfig& c) {
                    {"end_of_text", c.endOfText},
                    {"packed_attention", c.packedAttention},
                    {"fused_casts", c.fusedCasts},
+                   {"group_casts", c.groupCasts},
+                   {"norm_half_grads", c.normHalfGrads},
+                   {"residual_norms", c.residualNorms},
                    {"f16_logits", c.f16Logits},
                    {"f16_grads", c.f16Grads},
                    {"f16_hidden", c.f16Hidden},
@@ -99,6 +102,9 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
                 "end_of_text",
                 "packed_attention",
                 "fused_casts",
+                "group_casts",
+                "norm_half_grads",
+                "residual_norms",
                 "f16_logits",
                 "f16_grads",
                 "f16_hidden",
@@ -126,6 +132,9 @@ void fromJson(const nlohmann::json& j, model::GptConfig& c) {
   readKey(j, "end_of_text", c.endOfText);
   readKey(j, "packed_attention", c.packedAttention);
   readKey(j, "fused_casts", c.fusedCasts);
+  readKey(j, "group_casts", c.groupCasts);
+  readKey(j, "norm_half_grads", c.normHalfGrads);
+  readKey(j, "residual_norms", c.residualNorms);
   readKey(j, "f16_logits", c.f16Logits);
   readKey(j, "f16_grads", c.f16Grads);
   readKey(j, "f16_hidden", c.f16Hidden);
