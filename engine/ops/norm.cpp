@@ -122,10 +122,27 @@ struct ParamOut {
   bool accumulate = false;
 };
 
+// dgamma then dbeta at a fixed distance in one buffer (a norm's parameters, added one after the other), both
+// accumulating or both not: one finish dispatch takes both planes. Pure.
+bool sideBySide(const ParamOut& g, const ParamOut& b, uint32_t cols) {
+  return g.range.buffer == b.range.buffer && g.accumulate == b.accumulate &&
+         b.range.offset > g.range.offset && (b.range.offset - g.range.offset) % 4 == 0 &&
+         (b.range.offset - g.range.offset) / 4 >= cols &&
+         (b.range.offset - g.range.offset) / 4 <= uint64_t(cols) + 256; // at most alignment padding between
+}
+
 void sumPartials(Executor& exec, vk::BufferRange scratch, uint32_t rows, uint32_t cols,
                  std::initializer_list<ParamOut> outs) {
   const uint32_t blocks = normBackwardPlan(rows).numBlocks;
   const uint64_t plane = partialBytes(rows, cols);
+  if (outs.size() == 2 && sideBySide(outs.begin()[0], outs.begin()[1], cols)) {
+    const ParamOut &g = outs.begin()[0], &b = outs.begin()[1];
+    const uint64_t stride = (b.range.offset - g.range.offset) / 4;
+    const vk::BufferRange both = {g.range.buffer, g.range.offset, (stride + cols) * 4};
+    columnSumRowsPlanes(exec, vk::subrange(scratch, 0, 2 * plane), both, 2, blocks, cols, uint32_t(stride),
+                        g.accumulate ? 1.0f : 0.0f);
+    return;
+  }
   uint64_t p = 0;
   for (const ParamOut& out : outs)
     columnSumRows(exec, vk::subrange(scratch, p++ * plane, plane), out.range, blocks, cols,

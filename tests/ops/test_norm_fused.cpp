@@ -222,3 +222,52 @@ TEST_CASE("norm backward adds dgamma and dbeta into their buffers when asked, as
     }
   }
 }
+
+// dgamma and dbeta side by side in one buffer (a norm's parameters' gradients in the flat gradient buffer,
+// padding between): one finish dispatch over both planes, the same bits as one per buffer, the padding
+// untouched.
+TEST_CASE("LayerNorm backward finishes side-by-side dgamma and dbeta in one dispatch, same bits",
+          "[norm][fused]") {
+  INFO("seed " << test::testSeed());
+  const bool accumulate = GENERATE(false, true);
+  for (auto [rows, cols] : shapes()) {
+    INFO(rows << "x" << cols << (accumulate ? " accumulating" : ""));
+    const size_t n = size_t(rows) * cols, gap = 13; // floats of padding between dgamma and dbeta
+    auto bx = input(test::randomFloats(n, -2.0f, 2.0f), "x"), bdy = input(test::randomFloats(n), "dy");
+    auto bg = input(test::randomFloats(cols, 0.5f, 1.5f), "gamma"),
+         bb = input(test::randomFloats(cols), "beta");
+    auto by = output(n, "y"), bm = output(rows, "mean"), brs = output(rows, "rstd"), dx = output(n, "dx");
+    const auto prior = test::randomFloats(2 * cols + gap);
+    // reversed: dbeta first, then dgamma (not in dgamma-then-dbeta order: one finish each).
+    std::vector<float> swapped(prior.begin() + cols + gap, prior.end());
+    swapped.insert(swapped.end(), prior.begin() + cols, prior.begin() + cols + gap);
+    swapped.insert(swapped.end(), prior.begin(), prior.begin() + cols);
+    auto reversed = input(swapped, "reversed"), together = input(prior, "together");
+    auto scratch = ctx().buffer(ops::normBackwardScratchBytes(NormKind::LayerNorm, rows, cols), "scratch");
+    ops::ImmediateExecutor exec(ctx());
+    ops::layerNorm(exec, bx.range(), bg.range(), bb.range(), by.range(), bm.range(), brs.range(), rows, cols,
+                   kEps);
+    const auto backward = [&](vk::BufferRange dgamma, vk::BufferRange dbeta) {
+      const uint32_t before = exec.dispatches();
+      ops::layerNormBackward(exec, bx.range(), bg.range(), bdy.range(), bm.range(), brs.range(), dx.range(),
+                             dgamma, dbeta, scratch.range(), rows, cols, {}, false, {},
+                             {accumulate, accumulate});
+      exec.flush();
+      return exec.dispatches() - before;
+    };
+    const auto first = [&](const vk::Buffer& buf) { return vk::subrange(buf.range(), 0, cols * 4); };
+    const auto second = [&](const vk::Buffer& buf) {
+      return vk::subrange(buf.range(), (cols + gap) * 4, cols * 4);
+    };
+    CHECK(backward(second(reversed), first(reversed)) == 3);
+    CHECK(backward(first(together), second(together)) == 2);
+    const auto t = ctx().downloadVector<float>(together, 2 * cols + gap);
+    const auto r = ctx().downloadVector<float>(reversed, 2 * cols + gap);
+    CHECK(sameBits(std::vector<float>(t.begin(), t.begin() + cols),
+                   std::vector<float>(r.begin() + cols + gap, r.end()))); // dgamma
+    CHECK(sameBits(std::vector<float>(t.begin() + cols + gap, t.end()),
+                   std::vector<float>(r.begin(), r.begin() + cols))); // dbeta
+    CHECK(sameBits(std::vector<float>(t.begin() + cols, t.begin() + cols + gap),
+                   std::vector<float>(prior.begin() + cols, prior.begin() + cols + gap)));
+  }
+}
