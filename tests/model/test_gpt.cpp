@@ -512,8 +512,10 @@ TEST_CASE("Gpt activation checkpointing gives bit-identical loss and gradients",
 // per parameter group).
 TEST_CASE("Gpt step fusions give bit-identical loss and gradients with fewer dispatches", "[model][fused]") {
   using model::Precision;
+  GptConfig wide = tiny(); // head dim 32: the coop attention's packed path where the device has it
+  wide.dim = 64;
   for (Precision p : {Precision::F32, Precision::Mixed, Precision::BF16})
-    for (GptConfig c : {tiny(), llamaLike()}) {
+    for (GptConfig c : {tiny(), llamaLike(), wide}) {
       if (p != Precision::F32 && !ops::supportsElem(ctx().device().features(), model::halfOf(p))) continue;
       c.precision = p;
       INFO(c.describe() << ", precision " << int(p) << ", seed " << test::testSeed());
