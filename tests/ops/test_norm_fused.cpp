@@ -39,6 +39,14 @@ bool sameBits(const std::vector<float>& a, const std::vector<float>& b) {
   return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * 4) == 0;
 }
 
+// body(rows, cols, rows * cols) for every shape, labelled with the norm's kind.
+template <class Body> void eachShape(NormKind kind, Body&& body) {
+  for (auto [rows, cols] : shapes()) {
+    INFO((kind == NormKind::LayerNorm ? "layernorm " : "rmsnorm ") << rows << "x" << cols);
+    body(rows, cols, size_t(rows) * cols);
+  }
+}
+
 uint16_t poisonOf(Elem t) {
   return t == Elem::BF16 ? test::kPoisonBF16 : test::kPoisonF16;
 }
@@ -73,9 +81,7 @@ TEST_CASE("norm forward with the residual add: the f32 sum bit for bit, y as the
   INFO("seed " << test::testSeed());
   const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
   const bool ln = kind == NormKind::LayerNorm;
-  for (auto [rows, cols] : shapes()) {
-    INFO((ln ? "layernorm " : "rmsnorm ") << rows << "x" << cols);
-    const size_t n = size_t(rows) * cols;
+  eachShape(kind, [&](uint32_t rows, uint32_t cols, size_t n) {
     const auto x = test::randomFloats(n, -2.0f, 2.0f), r = test::randomFloats(n, -2.0f, 2.0f);
     const auto gamma = test::randomFloats(cols, 0.5f, 1.5f), beta = test::randomFloats(cols);
     auto bx = input(x, "x"), br = input(r, "r"), bg = input(gamma, "gamma"), bb = input(beta, "beta");
@@ -93,7 +99,7 @@ TEST_CASE("norm forward with the residual add: the f32 sum bit for bit, y as the
     CHECK(ref::relError(result(by, n), f.y) <= 1e-5);
     CHECK(ref::relError(result(brs, rows), f.rstd) <= 1e-5);
     if (ln) CHECK(ref::maxAbsError(result(bm, rows), f.mean) <= 1e-5);
-  }
+  });
 }
 
 TEST_CASE("norm forward with the residual add and a 16-bit y equals the 16-bit forward of the sum",
@@ -185,9 +191,7 @@ TEST_CASE("norm backward adds dgamma and dbeta into their buffers when asked, as
   INFO("seed " << test::testSeed());
   const auto kind = GENERATE(NormKind::LayerNorm, NormKind::RmsNorm);
   const bool ln = kind == NormKind::LayerNorm;
-  for (auto [rows, cols] : shapes()) {
-    INFO((ln ? "layernorm " : "rmsnorm ") << rows << "x" << cols);
-    const size_t n = size_t(rows) * cols;
+  eachShape(kind, [&](uint32_t rows, uint32_t cols, size_t n) {
     const auto priorG = test::randomFloats(cols), priorB = test::randomFloats(cols);
     auto bx = input(test::randomFloats(n, -2.0f, 2.0f), "x"), bdy = input(test::randomFloats(n), "dy");
     auto bg = input(test::randomFloats(cols, 0.5f, 1.5f), "gamma"),
@@ -220,7 +224,7 @@ TEST_CASE("norm backward adds dgamma and dbeta into their buffers when asked, as
         sumB[j] = priorB[j] + b[j];
       CHECK(sameBits(ctx().downloadVector<float>(accB, cols), sumB));
     }
-  }
+  });
 }
 
 // dgamma and dbeta side by side in one buffer (a norm's parameters' gradients in the flat gradient buffer,
