@@ -19,11 +19,12 @@ const char* tag(ColumnSumPass pass) {
 
 std::string ColumnSumParams::cacheKey() const {
   return std::string("column_sum:") + tag(pass) + ":f32:wg" + std::to_string(localSize) +
-         (isHalf(in) ? std::string(":") + elemName(in) : "");
+         (isHalf(in) ? std::string(":") + elemName(in) : "") + (planes ? ":planes" : "");
 }
 
 std::string ColumnSumParams::name() const {
-  return std::string("column_sum_") + tag(pass) + "_" + elemName(in) + "_wg" + std::to_string(localSize);
+  return std::string("column_sum_") + tag(pass) + (planes ? "_planes" : "") + "_" + elemName(in) + "_wg" +
+         std::to_string(localSize);
 }
 
 Kernel generateColumnSum(const ColumnSumParams& p) {
@@ -32,6 +33,7 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
   const bool blocks = p.pass == ColumnSumPass::Blocks;
   if (isHalf(p.in) && !blocks)
     throw std::invalid_argument(p.name() + ": only the block pass reads 16-bit input");
+  if (p.planes && blocks) throw std::invalid_argument(p.name() + ": planes are for the finish pass");
   Module m;
   const TypeId f32 = m.f32();
   m.u32(); // the uint type keeps its place (byte-identical kernels)
@@ -64,10 +66,17 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
     const Value part = m.workgroupArray(f32, p.localSize);
     const Value lid = f.localId(0), w = f.udiv(lid, f.u32(32)), jj = f.rem(lid, f.u32(32));
     const Value j = f.iadd(f.imul(f.workgroupId(0), f.u32(32)), jj);
+    // Planes: workgroup row p sums plane p (rows*cols floats further on) into out[p * outStride + j].
+    const Value plane = p.planes ? f.workgroupId(1) : Value{};
+    const Value inBase = p.planes ? f.imul(plane, f.imul(rows, cols)) : Value{};
+    const auto inAt = [&](Value b) {
+      const Value at = f.iadd(f.imul(b, cols), j);
+      return p.planes ? f.iadd(inBase, at) : at;
+    };
+    const Value outJ = p.planes ? f.iadd(f.imul(plane, f.loadPush(pc, 2)), j) : j;
     f.ifThen(f.lt(j, cols), [&] {
-      f.forRange(w, rows, f.u32(lanes), [&](Value b) {
-        f.store(acc, f.fadd(f.load(acc), f.loadAt(in, f.iadd(f.imul(b, cols), j))));
-      });
+      f.forRange(w, rows, f.u32(lanes),
+                 [&](Value b) { f.store(acc, f.fadd(f.load(acc), f.loadAt(in, inAt(b)))); });
     });
     f.store(f.accessChain(part, {lid}), f.load(acc));
     f.workgroupBarrier();
@@ -77,8 +86,8 @@ Kernel generateColumnSum(const ColumnSumParams& p) {
         total = f.fadd(total, f.load(f.accessChain(part, {f.iadd(jj, f.u32(32 * l))})));
       const Value beta = f.loadPush(pc, 3);
       f.ifThenElse(
-          f.ne(beta, f.f32(0.0f)), [&] { f.storeAt(out, j, f.fma(beta, f.loadAt(out, j), total)); },
-          [&] { f.storeAt(out, j, total); });
+          f.ne(beta, f.f32(0.0f)), [&] { f.storeAt(out, outJ, f.fma(beta, f.loadAt(out, outJ), total)); },
+          [&] { f.storeAt(out, outJ, total); });
     });
   }
   f.ret();
@@ -96,6 +105,8 @@ void registerColumnSum(KernelRegistry& registry) {
                   ks.push_back(generateColumnSum({ColumnSumPass::Finish, 1024}));
                   ks.push_back(generateColumnSum({ColumnSumPass::Blocks, 256, Elem::F16}));
                   ks.push_back(generateColumnSum({ColumnSumPass::Blocks, 256, Elem::BF16}));
+                  for (uint32_t wg : {64u, 256u, 1024u})
+                    ks.push_back(generateColumnSum({ColumnSumPass::Finish, wg, Elem::F32, true}));
                   return ks;
                 }});
 }

@@ -8,6 +8,10 @@
 //     reads out); 32 columns per workgroup, localSize / 32 lanes per column each summing every
 //     (localSize/32)-th block in order, then the lanes' sums in lane order. Bindings: 0 partial (read), 1 out
 //     (read-write). Push {numBlocks, cols, 0, beta}. Grid: {ceil(cols / 32), 1, 1}.
+//   Finish over planes (planes = true): `in` holds P stacked [numBlocks, cols] planes (a norm backward's
+//     dgamma and dbeta partials); plane p's sums go to out[p * outStride + j] with beta as above, so one
+//     dispatch finishes parameters that lie side by side in one buffer. Push {numBlocks, cols, outStride,
+//     beta}. Grid: {ceil(cols / 32), P, 1}.
 // One invocation per column keeps every load coalesced across the workgroup; the block pass gives a GPU
 // numBlocks x cols / localSize workgroups where a single 1 x rows x cols GEMM gave it one row of tiles.
 #include <cstdint>
@@ -26,12 +30,14 @@ struct ColumnSumParams {
   ColumnSumPass pass = ColumnSumPass::Blocks;
   uint32_t localSize = 256;
   Elem in = Elem::F32;          // Blocks: x in f32 or a 16-bit kind (mixed-precision gradients); sums in f32
-  std::string cacheKey() const; // "column_sum:blocks:f32:wg256" (":f16", ":bf16" for 16-bit x)
-  std::string name() const;     // "column_sum_blocks_f32_wg256" ("column_sum_blocks_bf16_wg256")
+  bool planes = false;          // Finish: several planes of partials at once (grid y), outStride apart
+  std::string cacheKey() const; // "column_sum:blocks:f32:wg256" (":f16", ":bf16" for 16-bit x; ":planes")
+  std::string name() const;     // "column_sum_blocks_f32_wg256" ("column_sum_blocks_bf16_wg256",
+                                // "column_sum_finish_planes_f32_wg256")
 };
 
 struct ColumnSumPush {
-  uint32_t rows = 0, cols = 0, blockRows = 0; // Finish: rows = numBlocks, blockRows unused
+  uint32_t rows = 0, cols = 0, blockRows = 0; // Finish: rows = numBlocks, blockRows = outStride (planes)
   float beta = 0.0f;                          // Finish only
 };
 static_assert(isPushBlock<ColumnSumPush> && sizeof(ColumnSumPush) == 16);

@@ -25,7 +25,8 @@ const char* toString(NormPass p) {
 std::string NormParams::cacheKey() const {
   return std::string("norm:") + toString(kind) + ":" + toString(pass) +
          ":f32:" + (isHalf(out) ? std::string(elemName(out)) + "out:" : "") +
-         rowKernelKeySuffix(localSize, strategy) + (accumulate ? ":acc" : "") + (vec4 ? ":v4" : "");
+         rowKernelKeySuffix(localSize, strategy) + (accumulate ? ":acc" : "") + (vec4 ? ":v4" : "") +
+         (residual ? ":res" : "");
 }
 
 namespace {
@@ -33,8 +34,8 @@ namespace {
 Kernel finish(Module& m, const NormParams& p, const PushConstants& pc, uint32_t numBuffers) {
   std::string name = std::string("norm_") + toString(p.kind) + "_" + toString(p.pass) + "_f32" +
                      (isHalf(p.out) ? "_" + std::string(elemName(p.out)) + "out" : "") +
-                     (p.accumulate ? "_acc" : "") + (p.vec4 ? "_v4" : "") + "_wg" +
-                     std::to_string(p.localSize) + "_" + toString(p.strategy);
+                     (p.accumulate ? "_acc" : "") + (p.vec4 ? "_v4" : "") + (p.residual ? "_res" : "") +
+                     "_wg" + std::to_string(p.localSize) + "_" + toString(p.strategy);
   return linearKernel(std::move(name), p.cacheKey(), m.build(), numBuffers, pc.size, p.localSize);
 }
 
@@ -67,6 +68,8 @@ Kernel forward(const NormParams& p) {
   const Buffer y = m.storageBuffer(b++, yEl, Access::WriteOnly);
   const Buffer mean = ln ? m.storageBuffer(b++, f32, Access::WriteOnly) : Buffer{};
   const Buffer rstd = m.storageBuffer(b++, f32, Access::WriteOnly);
+  const Buffer r = p.residual ? m.storageBuffer(b++, el, Access::ReadOnly) : Buffer{};
+  const Buffer sum = p.residual ? m.storageBuffer(b++, el, Access::WriteOnly) : Buffer{};
   const PushConstants pc = declarePush<NormPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
@@ -79,18 +82,25 @@ Kernel forward(const NormParams& p) {
   const Value base = f.imul(row, width);
   const Value colsF = f.convert(cols, f32);
   const Value acc = f.variable(el, v.zero(m));
+  // x[i], or with a residual s[i] = x[i] + r[i] (written to s by the row's first pass).
+  const auto loadX = [&](Value i, bool first) {
+    if (!p.residual) return f.loadAt(x, i);
+    const Value s = f.fadd(f.loadAt(x, i), f.loadAt(r, i));
+    if (first) f.storeAt(sum, i, s);
+    return s;
+  };
 
   Value mu = f.f32(0.0f);
   if (ln) {
     forColumns(f, width, p.localSize,
-               [&](Value j) { f.store(acc, f.fadd(f.load(acc), f.loadAt(x, f.iadd(base, j)))); });
+               [&](Value j) { f.store(acc, f.fadd(f.load(acc), loadX(f.iadd(base, j), true))); });
     mu = f.fdiv(reducer.reduce(f, v.fold(f.load(acc)), Combine::Sum), colsF);
     f.store(acc, v.zero(m));
   }
   const Value muV = v.splat(mu);
   // Sum of squares about the mean (LayerNorm) or about 0 (RMSNorm).
   forColumns(f, width, p.localSize, [&](Value j) {
-    const Value d = ln ? f.fsub(f.loadAt(x, f.iadd(base, j)), muV) : f.loadAt(x, f.iadd(base, j));
+    const Value d = ln ? f.fsub(loadX(f.iadd(base, j), false), muV) : loadX(f.iadd(base, j), true);
     f.store(acc, f.fma(d, d, f.load(acc)));
   });
   const Value var = f.fdiv(reducer.reduce(f, v.fold(f.load(acc)), Combine::Sum), colsF);
@@ -98,7 +108,7 @@ Kernel forward(const NormParams& p) {
   const Value rsV = v.splat(rs);
   forColumns(f, width, p.localSize, [&](Value j) {
     const Value i = f.iadd(base, j);
-    const Value xv = f.loadAt(x, i);
+    const Value xv = loadX(i, false);
     const Value g = f.loadAt(gamma, j);
     const Value xhat = ln ? f.fmul(f.fsub(xv, muV), rsV) : f.fmul(xv, rsV);
     const Value yv = ln ? f.fma(xhat, g, f.loadAt(beta, j)) : f.fmul(xhat, g);
@@ -126,6 +136,9 @@ Kernel backwardRows(const NormParams& p) {
   const Buffer rstd = m.storageBuffer(b++, f32, Access::ReadOnly);
   const Buffer dx = m.storageBuffer(b++, el, p.accumulate ? Access::ReadWrite : Access::WriteOnly);
   const Buffer partials = m.storageBuffer(b++, el, Access::ReadWrite);
+  const bool dxHalf = isHalf(p.out);
+  const Buffer dx16 =
+      dxHalf ? m.storageBuffer(b++, elemStorageType(m, p.out, p.vec4 ? 4 : 1), Access::WriteOnly) : Buffer{};
   const PushConstants pc = declarePush<NormBackwardPush>(m);
   const WorkgroupReducer reducer(m, p.localSize, p.strategy);
   FunctionBuilder& f = m.entryPoint("main", {p.localSize, 1, 1});
@@ -174,7 +187,9 @@ Kernel backwardRows(const NormParams& p) {
       const Value g = f.fmul(dyv, f.loadAt(gamma, j));
       const Value inner = ln ? f.fsub(f.fsub(g, meanG), f.fmul(xh, k)) : f.fsub(g, f.fmul(xv, k));
       const Value dxv = f.fmul(rs, inner);
-      f.storeAt(dx, i, p.accumulate ? f.fadd(f.loadAt(dx, i), dxv) : dxv);
+      const Value dxSum = p.accumulate ? f.fadd(f.loadAt(dx, i), dxv) : dxv;
+      f.storeAt(dx, i, dxSum);
+      if (dxHalf) f.storeAt(dx16, i, elemFromF32(f, p.out, dxSum));
       // Partial sums of this block: the first row stores, later rows add (the load of the first row's
       // stale value is discarded by the select, so the scratch needs no clearing).
       const Value gp = f.iadd(gammaBase, j);
@@ -196,10 +211,10 @@ Kernel backwardRows(const NormParams& p) {
 
 Kernel generateNorm(const NormParams& p) {
   checkRowLocalSize(p.localSize, "norm");
-  if (isHalf(p.out) && p.pass != NormPass::Forward)
-    throw std::invalid_argument("norm: a 16-bit output is for the forward pass");
   if (p.accumulate && p.pass != NormPass::BackwardRows)
     throw std::invalid_argument("norm: accumulate is for the backward pass");
+  if (p.residual && p.pass != NormPass::Forward)
+    throw std::invalid_argument("norm: a residual input is for the forward pass");
   switch (p.pass) {
   case NormPass::Forward:
     return forward(p);
@@ -228,6 +243,20 @@ void registerNorm(KernelRegistry& registry) {
                             else
                               ks.push_back(generateNorm({kind, pass, wg, s, Elem::F32, true, v4}));
                           }
+                          // Forward with the residual add; backward with dx's 16-bit copy (appended: the
+                          // kernels above keep their order).
+                          if (pass == NormPass::Forward)
+                            for (Elem out : {Elem::F32, Elem::F16, Elem::BF16})
+                              for (bool v4 : {false, true}) {
+                                NormParams np{kind, pass, wg, s, out, false, v4};
+                                np.residual = true;
+                                ks.push_back(generateNorm(np));
+                              }
+                          if (pass == NormPass::BackwardRows)
+                            for (Elem out : {Elem::F16, Elem::BF16})
+                              for (bool acc : {false, true})
+                                for (bool v4 : {false, true})
+                                  ks.push_back(generateNorm({kind, pass, wg, s, out, acc, v4}));
                         }
                   return ks;
                 }});

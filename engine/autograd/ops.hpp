@@ -94,9 +94,23 @@ Tensor activation(Tape& tape, ops::Activation act, const Tensor& x, DType out = 
                   bool halfGrad = false);
 
 // Along the last axis of x [rows, cols]; gamma/beta [cols]. out = F16 or BF16 as for activation().
+// dxHalf = F16 or BF16: the backward also writes x's gradient (after accumulating into it) rounded to that
+// kind and keeps it as the gradient's 16-bit copy (Tape::noteHalf): for a residual stream whose gradient the
+// GEMMs before it read in 16 bits, no cast pass.
 Tensor layerNorm(Tape& tape, const Tensor& x, const Tensor& gamma, const Tensor& beta, float eps,
-                 DType out = DType::F32);
-Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DType out = DType::F32);
+                 DType out = DType::F32, DType dxHalf = DType::F32);
+Tensor rmsNorm(Tape& tape, const Tensor& x, const Tensor& gamma, float eps, DType out = DType::F32,
+               DType dxHalf = DType::F32);
+// sum = a + b, then y = layerNorm(sum) (rmsNorm) in one forward kernel (ops::ResidualAdd): the residual add
+// before a pre-norm block's norm. sum's gradient (its later readers', plus the norm's dx) passes to a and b
+// as add()'s does. Same values as add() then layerNorm(), bit for bit.
+struct AddNorm {
+  Tensor sum, y;
+};
+AddNorm addLayerNorm(Tape& tape, const Tensor& a, const Tensor& b, const Tensor& gamma, const Tensor& beta,
+                     float eps, DType out = DType::F32, DType dxHalf = DType::F32);
+AddNorm addRmsNorm(Tape& tape, const Tensor& a, const Tensor& b, const Tensor& gamma, float eps,
+                   DType out = DType::F32, DType dxHalf = DType::F32);
 
 // out[t, :] = table[ids[t], :] for `tokens` int32 ids; table [vocab, dim] (f32 or bf16, or f16 without a
 // gradient: a frozen LoRA base's; out f32).

@@ -132,7 +132,18 @@ void Tape::shareGrad(const Tensor& from, const Tensor& to) {
   }
   s.range = g;
   s.written = true;
-  s.halfValid = false;
+  s.halfValid = f.halfValid; // the same values: the same 16-bit copy
+  s.half = f.half;
+  s.halfType = f.halfType;
+}
+
+void Tape::noteHalf(const Tensor& t, vk::BufferRange g16, DType half) {
+  if (!t.gradSlot) return;
+  if (!codegen::isHalf(half)) throw std::logic_error("Tape::noteHalf: f32 is no 16-bit kind");
+  GradSlot& s = *t.gradSlot;
+  s.half = g16;
+  s.halfType = half;
+  s.halfValid = true;
 }
 
 Tape::Target Tape::target(const Tensor& t) {

@@ -77,6 +77,10 @@ public:
   // t.grad += g16 (of kind `half`, nobody writes it afterwards): kept so when it is t's first gradient,
   // widened to f32 only if something reads or adds to t's gradient in f32.
   void passGradHalf(const Tensor& t, vk::BufferRange g16, DType half);
+  // t's gradient was just written in f32 by a kernel that also wrote its rounding to `half` into g16: kept
+  // as the slot's 16-bit copy (gradOfHalf then casts nothing) until the next f32 write, and handed on with
+  // the range to the slots that share it (shareGrad).
+  void noteHalf(const Tensor& t, vk::BufferRange g16, DType half);
 
 private:
   // Before writing into t's slot: a private copy if its range is shared with a slot still to be read.

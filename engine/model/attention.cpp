@@ -55,8 +55,8 @@ Tensor attention(Tape& tape, const BlockShape& s, const BlockWeights& w, const T
   const float scale = static_cast<float>(1.0 / std::sqrt(double(D)));
   if (packedHeads(tape, s)) {
     // The projection writes 16 bits (the values the kernels would round q, k, v to as they stage them).
-    const Tensor qkv =
-        autograd::linear(tape, hin, w.qkvW, biasOf(w.qkvB), {.out = s.half(), .lora = loraOf(w.qkvLora)});
+    const Tensor qkv = autograd::linear(tape, hin, w.qkvW, halfBiasOf(w.qkvB, w.qkvBHalf),
+                                        {.out = s.half(), .lora = loraOf(w.qkvLora)});
     ops::AttentionShape as{B, H, Hkv, T, T, D, true, scale};
     as.half = s.half();
     as.documentPositions = s.documentPositions; // set when packing

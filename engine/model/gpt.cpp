@@ -4,6 +4,7 @@
 #include "engine/model/blocks.hpp"
 #include "engine/model/gpt_parameters.hpp"
 #include "engine/model/lora_sites.hpp"
+#include "engine/model/operand_copies.hpp"
 #include "engine/model/rope_frequencies.hpp"
 #include "engine/ops/document_positions.hpp"
 #include "engine/ops/dropout.hpp"
@@ -207,16 +208,34 @@ struct Gpt::Impl {
   // GEMM operands of this call: 16-bit copies in Mixed and BF16 mode (bf16 parameters and a frozen base of
   // that kind are their own operands), f32 copies of a half-precision base in F32 mode; made once up front
   // (outside any checkpoint).
+  // With groupCasts, the biases that 16-bit GEMM outputs add (packed QKV, the 16-bit MLP hidden layer) get
+  // their 16-bit copies in the same pass.
   struct Weights {
     std::vector<Tensor> gemm; // per parameter; empty for non-GEMM parameters
+    std::vector<Tensor> bias; // per parameter: 16-bit bias copies made up front; empty where none
   };
   Weights prepare(Tape& tape) const {
     Weights w;
-    w.gemm.resize(tensors.size());
     const DType operand = halfOf(cfg.precision);
+    std::vector<int> matrices, biases;
     for (size_t i = 0; i < tensors.size(); ++i)
       if (tensors.shape(int(i)).size() == 2 && int(i) != wpe && (int(i) != wte || cfg.tiedHead))
-        w.gemm[i] = autograd::cast(tape, param(int(i)), operand);
+        matrices.push_back(int(i));
+    for (const BlockIndex& b : blocks)
+      for (int i : {b.qkvB, b.fcB})
+        if (i >= 0) biases.push_back(i);
+    if (!codegen::isHalf(operand) || !cfg.groupCasts) {
+      w.gemm.resize(tensors.size());
+      for (int i : matrices)
+        w.gemm[size_t(i)] = autograd::cast(tape, param(i), operand);
+      w.bias.resize(tensors.size());
+      return w;
+    }
+    matrices.insert(matrices.end(), biases.begin(), biases.end());
+    w.gemm = detail::operandCopies(tape, tensors, matrices, operand);
+    w.bias.resize(tensors.size());
+    for (int i : biases)
+      std::swap(w.bias[size_t(i)], w.gemm[size_t(i)]);
     return w;
   }
 
@@ -230,6 +249,7 @@ struct Gpt::Impl {
     bw.ln2b = param(b.ln2b);
     bw.qkvW = g(b.qkvW);
     bw.qkvB = param(b.qkvB);
+    bw.qkvBHalf = b.qkvB < 0 ? Tensor{} : w.bias[size_t(b.qkvB)];
     bw.qW = g(b.qW);
     bw.qB = param(b.qB);
     bw.kW = g(b.kW);
@@ -240,6 +260,7 @@ struct Gpt::Impl {
     bw.projB = param(b.projB);
     bw.fcW = g(b.fcW);
     bw.fcB = param(b.fcB);
+    bw.fcBHalf = b.fcB < 0 ? Tensor{} : w.bias[size_t(b.fcB)];
     bw.gateW = g(b.gateW);
     bw.gateB = param(b.gateB);
     bw.upW = g(b.upW);
@@ -300,16 +321,25 @@ struct Gpt::Impl {
     if (cfg.rope) shape.ropeTable = ropeTable.range();
     shape.fuseGelu = inference;
     shape.documentPositions = documentPositions;
+    const bool recompute = cfg.checkpointActivations || cfg.checkpointAttention;
+    detail::Stream stream{x, {}}; // without recomputation, each block's last add is in the next norm
     for (uint32_t l = 0; l < cfg.layers; ++l) {
       const detail::BlockWeights bw = blockWeights(w, l, inference);
-      const bool attentionOnly = cfg.checkpointAttention && !cfg.checkpointActivations;
+      shape.layer = l;
+      if (!recompute) {
+        stream = detail::blockStream(tape, shape, bw, stream);
+        continue;
+      }
+      const bool attentionOnly = !cfg.checkpointActivations;
       const auto fn = [shape, bw, attentionOnly](Tape& t, const Tensor& in) {
         return attentionOnly ? detail::blockRecomputingAttention(t, shape, bw, in)
                              : detail::block(t, shape, bw, in);
       };
-      x = cfg.checkpointActivations ? autograd::checkpoint(tape, x, fn) : fn(tape, x);
+      stream.x = cfg.checkpointActivations ? autograd::checkpoint(tape, stream.x, fn) : fn(tape, stream.x);
     }
-    const Tensor xf = detail::norm(tape, cfg, x, param(lnfW), param(lnfB), shape.gemmOperand());
+    const Tensor xf = detail::normStream(tape, cfg, stream, param(lnfW), param(lnfB), shape.gemmOperand(),
+                                         shape.residualGrad())
+                          .y;
     return detail::gemmInput(tape, shape, xf);
   }
 

@@ -74,6 +74,16 @@ struct GptConfig {
   // kind directly; false leaves the rounding to separate cast kernels (same bits, more passes; for tests).
   // The f16* switches below apply to the precision's 16-bit kind (bf16 in Precision::BF16).
   bool fusedCasts = true;
+  // Mixed and bf16 precision: the 16-bit copies of the GEMM weights (and of the biases that 16-bit GEMM
+  // outputs add) are made with one cast per parameter group, as views into one 16-bit image of the group's
+  // flat buffer (engine/model/operand_copies.hpp), instead of one cast per tensor. Same bits either way.
+  bool groupCasts = true;
+  // Mixed and bf16 precision: each norm's backward also writes the residual stream's gradient in the 16-bit
+  // kind that the output projection before it reads (one kernel; no cast pass). Same bits either way.
+  bool normHalfGrads = true;
+  // Each pre-norm's residual add (x + attention, and a block's x1 + MLP output in the next block's or the
+  // final norm) runs inside the norm's forward kernel, which writes the sum too. Same bits either way.
+  bool residualNorms = true;
   // Mixed-precision training: the head writes f16 logits and the loss hands back an f16 gradient (half the
   // bytes of the step's largest tensors; the loss itself is computed in f32). Forward-only calls keep f32.
   bool f16Logits = true;

@@ -102,6 +102,11 @@ int ParameterTable::find(const std::string& name) const {
   return it == byName_.end() ? -1 : it->second;
 }
 
+const Parameter* ParameterTable::trainableParameter(int i) const {
+  const Entry& e = entries_[size_t(i)];
+  return e.frozen ? nullptr : &trainable_[e.index];
+}
+
 autograd::Tensor ParameterTable::tensor(int i, uint32_t elements) const {
   if (i < 0) return {};
   const Entry& e = entries_[size_t(i)];

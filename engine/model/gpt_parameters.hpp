@@ -44,6 +44,8 @@ public:
   // for i < 0. `elements` > 0: only the first that many elements (a prefix view).
   autograd::Tensor tensor(int i, uint32_t elements = 0) const;
 
+  // The trainable parameter behind index i; null when it is frozen.
+  const Parameter* trainableParameter(int i) const;
   std::vector<Parameter>& trainable() { return trainable_; }
   std::vector<FrozenTensor>& frozenTensors() { return frozen_; }
   const std::vector<ParameterGroup>& groups() const { return store_.groups(); }

@@ -13,7 +13,8 @@ Tensor mlp(Tape& tape, const BlockShape& s, const BlockWeights& w, const Tensor&
   } else if (s.fuseGelu && !fc) { // an adapter's term comes before GELU: no fused epilogue then
     act = autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.gelu = true});
   } else if (s.halfGrads() && s.config.f16Hidden) {
-    const Tensor pre = autograd::linear(tape, hin, w.fcW, biasOf(w.fcB), {.out = s.half(), .lora = fc});
+    const Tensor pre =
+        autograd::linear(tape, hin, w.fcW, halfBiasOf(w.fcB, w.fcBHalf), {.out = s.half(), .lora = fc});
     act = autograd::activation(tape, ops::Activation::Gelu, pre, s.half());
     return autograd::linear(tape, act, w.mlpProjW, biasOf(w.mlpProjB), {.halfGradA = true, .lora = down});
   } else {

@@ -55,6 +55,23 @@ void columnSumRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint3
                 ColumnSumPush{rows, cols, 0, beta}, vk::Groups{(cols + 31) / 32, 1, 1});
 }
 
+void columnSumRowsPlanes(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t planes,
+                         uint32_t rows, uint32_t cols, uint32_t outStride, float beta) {
+  using rows_detail::checkElems;
+  if (cols == 0 || planes == 0) throw std::invalid_argument("columnSumRowsPlanes: cols or planes is 0");
+  if (outStride < cols) throw std::invalid_argument("columnSumRowsPlanes: outStride is below cols");
+  checkElems("columnSumRowsPlanes", "x", x, uint64_t(planes) * rows * cols);
+  checkElems("columnSumRowsPlanes", "out", out, uint64_t(planes - 1) * outStride + cols);
+  const auto& limits = exec.context().device().limits();
+  const uint32_t lanes = columnSumFinishLanes(
+      rows, std::min(limits.maxComputeWorkGroupInvocations, limits.maxComputeWorkGroupSize[0]));
+  using codegen::ColumnSumParams, codegen::ColumnSumPass, codegen::ColumnSumPush;
+  exec.dispatch(exec.pipeline(ColumnSumParams{ColumnSumPass::Finish, 32 * lanes, codegen::Elem::F32, true},
+                              codegen::generateColumnSum),
+                {{x, Access::Read}, {out, beta != 0.0f ? Access::ReadWrite : Access::Write}},
+                ColumnSumPush{rows, cols, outStride, beta}, vk::Groups{(cols + 31) / 32, planes, 1});
+}
+
 void columnSum(Executor& exec, vk::BufferRange x, vk::BufferRange out, vk::BufferRange scratch, uint32_t rows,
                uint32_t cols, float beta, codegen::Elem xType) {
   using rows_detail::checkElems;

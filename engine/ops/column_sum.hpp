@@ -32,4 +32,10 @@ uint32_t columnSumFinishLanes(uint32_t rows, uint32_t maxInvocations);
 void columnSumRows(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t rows, uint32_t cols,
                    float beta = 0.0f);
 
+// columnSumRows over `planes` stacked [rows, cols] planes of x in one dispatch: plane p's sums go to
+// out[p * outStride + j] (+ beta * that), out spanning them all: parameters side by side in one buffer, such
+// as a norm's dgamma and dbeta. outStride >= cols.
+void columnSumRowsPlanes(Executor& exec, vk::BufferRange x, vk::BufferRange out, uint32_t planes,
+                         uint32_t rows, uint32_t cols, uint32_t outStride, float beta = 0.0f);
+
 } // namespace helios::ops

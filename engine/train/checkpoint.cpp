@@ -221,8 +221,9 @@ nlohmann::json loadCheckpoint(vk::Context& ctx, const fs::path& dir, Model& mode
   nlohmann::json arch = metadataJson(weights.metadata(), "helios.model", wpath);
   nlohmann::json mine = model.configJson();
   // How the model computes (precision, activation recomputation) may change between runs; its shape may not.
-  for (const char* free : {"precision", "param_dtype", "checkpoint_activations", "fused_casts", "f16_logits",
-                           "f16_grads", "packed_attention", "f16_hidden"}) {
+  for (const char* free :
+       {"precision", "param_dtype", "checkpoint_activations", "fused_casts", "group_casts", "norm_half_grads",
+        "residual_norms", "f16_logits", "f16_grads", "packed_attention", "f16_hidden"}) {
     arch.erase(free);
     mine.erase(free);
   }

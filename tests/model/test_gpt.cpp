@@ -5,6 +5,7 @@
 #include "engine/graph/graph_executor.hpp"
 #include "engine/model/gpt.hpp"
 #include "engine/model/rope_frequencies.hpp"
+#include "engine/ops/elem_support.hpp"
 #include "gpt_reference.hpp"
 #include "support/random.hpp"
 #include "support/reference.hpp"
@@ -108,6 +109,7 @@ Inputs randomInputs(uint32_t vocab) {
 struct Result {
   float loss = 0;
   FloatParams grads;
+  uint32_t dispatches = 0; // of the forward and backward
 };
 
 // A fresh model with `params` uploaded, one forwardBackward of `batch` x `T` with ImmediateExecutor, grads
@@ -130,6 +132,7 @@ Result run(const GptConfig& config, const FloatParams& params, const Inputs& in,
                     in.positions.empty() ? vk::BufferRange{} : positions.range());
   exec.flush();
   Result r;
+  r.dispatches = exec.dispatches();
   r.loss = ctx().downloadVector<float>(loss, 1)[0];
   for (auto& p : m.parameters())
     r.grads[p.name] = ctx().downloadVector<float>(p.grad, p.elements);
@@ -500,6 +503,46 @@ TEST_CASE("Gpt activation checkpointing gives bit-identical loss and gradients",
       CHECK(bitIdentical(g, ckpt.grads.at(name)));
     }
   }
+}
+
+// The step fusions that only regroup work (GptConfig::groupCasts, normHalfGrads, residualNorms) leave every
+// value as it was: the same loss and gradients bit for bit as the unfused step, in f32, mixed and bf16, for
+// the GPT-2 and the Llama layout; each one removes its dispatches (2 per block: the residual adds into the
+// norms, the casts of the residual stream's gradient; one per GEMM weight and 16-bit bias but the one cast
+// per parameter group).
+TEST_CASE("Gpt step fusions give bit-identical loss and gradients with fewer dispatches", "[model][fused]") {
+  using model::Precision;
+  GptConfig wide = tiny(); // head dim 32: the coop attention's packed path where the device has it
+  wide.dim = 64;
+  for (Precision p : {Precision::F32, Precision::Mixed, Precision::BF16})
+    for (GptConfig c : {tiny(), llamaLike(), wide}) {
+      if (p != Precision::F32 && !ops::supportsElem(ctx().device().features(), model::halfOf(p))) continue;
+      c.precision = p;
+      INFO(c.describe() << ", precision " << int(p) << ", seed " << test::testSeed());
+      model::Gpt shapeOnly(ctx(), c, 1);
+      const FloatParams params = randomParams(shapeOnly);
+      const Inputs in = randomInputs(c.vocab);
+      const Result fused = run(c, params, in, 0.5f);
+      const auto unfusedBy = [&](bool GptConfig::*flag) {
+        GptConfig u = c;
+        u.*flag = false;
+        const Result r = run(u, params, in, 0.5f);
+        CHECK(std::memcmp(&fused.loss, &r.loss, 4) == 0);
+        for (const auto& [name, g] : r.grads) {
+          INFO(name);
+          CHECK(bitIdentical(g, fused.grads.at(name)));
+        }
+        return r.dispatches - fused.dispatches;
+      };
+      const bool half = p != Precision::F32;
+      CHECK(unfusedBy(&GptConfig::residualNorms) == 2 * c.layers);
+      CHECK(unfusedBy(&GptConfig::normHalfGrads) == (half ? 2 * c.layers : 0));
+      const uint32_t grouped = unfusedBy(&GptConfig::groupCasts);
+      if (half)
+        CHECK(grouped >= 4 * c.layers - 1);
+      else
+        CHECK(grouped == 0);
+    }
 }
 
 TEST_CASE("Gpt mixed precision stays close to f32", "[model][mixed]") {
