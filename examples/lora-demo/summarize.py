@@ -35,7 +35,7 @@ def curve(metrics_path, points=30):
 
 def device_of(log_path):
     with open(log_path, encoding="utf-8") as f:
-        m = re.search(r" on (.+)$", f.readline().strip())
+        m = re.search(r".* on (.+)$", f.readline().strip())  # the last " on ": the device
     return m.group(1) if m else "unknown"
 
 
