@@ -111,6 +111,18 @@ TEST_CASE("lora demo: the addition chat set is seeded, correct, and shares no qu
     CHECK(trained.count({q.a, q.b}) == 0);
     CHECK(trained.count({q.b, q.a}) == 0); // nor its mirror image
   }
+  // --addend N: "What is A + N?", every A at most once over both files.
+  REQUIRE(python("make_chats.py", fmt::format("--out {} --train 60 --heldout 20 --addend 7 --seed {}",
+                                              (d / "n").string(), seed))
+              .exitCode == 0);
+  std::set<int> firsts;
+  for (const char* file : {"train.jsonl", "heldout.jsonl"})
+    for (const Question& q : questions(d / "n" / file)) {
+      CHECK(q.b == 7);
+      CHECK(q.answer == std::to_string(q.a + 7));
+      CHECK(firsts.insert(q.a).second);
+    }
+  CHECK(firsts.size() == 80);
   const auto tooMany =
       python("make_chats.py", fmt::format("--out {} --train 9000 --heldout 10", (d / "x").string()));
   CHECK(tooMany.exitCode != 0);
