@@ -8,8 +8,8 @@
 # prints its short form last.
 #
 #   examples/lora-demo/run-demo.sh --out runs/lora-demo [--layers 2 --dim 128 --heads 4 --kv-heads 2
-#       --hidden 384 --seq-len 128 --pretrain-steps 300 --pretrain-batch 8 --pretrain-lr 3e-3
-#       --lora-rank 16 --lora-alpha 32 --lora-steps 600 --lora-batch 8 --lora-lr 3e-3
+#       --hidden 384 --seq-len 128 --pretrain-steps 400 --pretrain-batch 8 --pretrain-lr 3e-3
+#       --lora-rank 16 --lora-alpha 32 --lora-steps 900 --lora-batch 8 --lora-lr 5e-3
 #       --train 3000 --heldout 200 --seed 1 --device SEL --helios build/bin/helios-train --corpus FILE
 #       --precision f32 --min-accuracy 0.9 --lora-checkpoint-every 0 --addend N]
 # A directory OUT that holds an earlier demo is replaced (its runs are moved aside by helios-train
@@ -21,8 +21,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
 
 out='' layers=2 dim=128 heads=4 kv_heads=2 hidden=384 seq_len=128
-pretrain_steps=300 pretrain_batch=8 pretrain_lr=3e-3
-lora_rank=16 lora_alpha=32 lora_steps=600 lora_batch=8 lora_lr=3e-3
+pretrain_steps=400 pretrain_batch=8 pretrain_lr=3e-3
+lora_rank=16 lora_alpha=32 lora_steps=900 lora_batch=8 lora_lr=5e-3
 train=3000 heldout=200 seed=1 device='' helios="$ROOT/build/bin/helios-train" corpus='' precision=f32
 min_accuracy=0.9 lora_checkpoint_every=0 addend=''
 usage() { awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "${BASH_SOURCE[0]}"; }
