@@ -11,8 +11,9 @@
 # (bench/device/mpi-debs.sh), .dev and .deps/corpus. About 5 minutes, at most 10 (this model's step time on
 # the H200 is not measured yet; RANK64=0 leaves the second run out, SIZE sets smaller budgets).
 #   [SIZE="--layers 4 ..."] [EVERY=2000] [RANK64=1] bash bench/device/lora-demo.sh
-# Work goes to $WORK (default /tmp/helios-lora-demo); lora-demo-gpu.json (everything below), the answer files
-# and logs are copied into $OUT when the device call sets it. The last line is the summary.
+# Work goes to $WORK (default /tmp/helios-lora-demo); the demo's summary, answers and logs, the PEFT comparison,
+# the scores by step and at the end lora-demo-gpu.json (all of them) are copied into $OUT as each is written
+# when the device call sets it. The last line is the summary.
 set -uo pipefail
 WORK=${WORK:-/tmp/helios-lora-demo}
 EVERY=${EVERY:-2000} RANK64=${RANK64:-1}
@@ -27,8 +28,13 @@ demo=$WORK/demo
 examples/lora-demo/run-demo.sh --out "$demo" --helios "$(command -v helios-train)" $SIZE \
   --lora-checkpoint-every "$EVERY"
 demo_status=$?
+keep() { # copies what exists into $OUT as soon as it is there (a call cut short by its limit keeps it)
+  if [ -n "${OUT:-}" ]; then for f in "$@"; do [ -f "$f" ] && cp "$f" "$OUT/"; done; fi
+}
+keep "$demo/summary.json" "$demo/answers.jsonl" "$demo/lora.log" "$demo/pretrain.log"
 python3 bench/device/lora-demo-peft.py --demo "$demo"
 peft_status=$?
+keep "$demo/peft.json" "$demo/peft-answers.jsonl"
 
 # Rank 64 over the same base and chats, with the rank-16 run's other options (demo-args.json).
 opts=$(python3 -c "
@@ -53,6 +59,7 @@ for run in "$demo/lora-run" "$WORK/lora-r64"; do
     line=$(python3 examples/lora-demo/evaluate.py --heldout "$demo/chats/heldout.jsonl" --run "$ck" \
       --helios "$(command -v helios-train)" 2>/dev/null | tail -1)
     printf '%s\t%s\t%s\n' "$rank" "$step" "$line" | tee -a "$WORK/by-step.tsv"
+    keep "$WORK/by-step.tsv"
   done
 done
 
@@ -76,9 +83,6 @@ path = os.path.join(work, "lora-demo-gpu.json")
 json.dump(doc, open(path, "w"), indent=1)
 if out:
     shutil.copy(path, out)
-    for f in ("answers.jsonl", "peft-answers.jsonl", "lora.log", "pretrain.log"):
-        if os.path.exists(os.path.join(demo, f)):
-            shutil.copy(os.path.join(demo, f), out)
 h = s.get("heldout", {})
 print(f"summary: {s.get('device', '?')}: Helios held-out {h.get('exact', '?')}/{h.get('questions', '?')} "
       f"({'PASS' if s.get('passed') else 'FAIL'}) after {s.get('options', {}).get('lora_steps', '?')} LoRA steps; "
