@@ -308,6 +308,35 @@ TEST_CASE("chat data: a tokenizer without a chat template, a missing token, misp
   CHECK_THAT(r.output, ContainsSubstring("--chat-template and --system are for --chat"));
 }
 
+TEST_CASE("sample --prompts: each bad line named by file and line before any model is read") {
+  const fs::path prompts = dir() / "prompts.jsonl";
+  const std::string sample =
+      "sample --resume " + (dir() / "never").string() + " --chat --prompts " + prompts.string();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"\"fine\"\n{\"prompt\": 5}\n", "line 2: no string \"prompt\""},
+      {"\n\n{\"prompt\": \"a\", \"system\": [1]}\n", "line 3: \"system\" is not a string"},
+      {"{\"prompt\": \"a\"}\n[1, 2]\n", "line 2: neither a string nor an object"},
+      {"{\"prompt\": \"a\"\n", "line 1: not JSON"},
+      {"\n  \n", "no prompts"}};
+  for (const auto& [text, message] : cases) {
+    INFO(text);
+    std::ofstream(prompts) << text;
+    const Result r = run(sample);
+    INFO(r.output);
+    CHECK(r.exitCode != 0);
+    CHECK_THAT(r.output, ContainsSubstring("--prompts " + prompts.string() + ": " + message));
+  }
+  Result r = run("sample --resume " + (dir() / "never").string() + " --prompts " + dir().string());
+  CHECK_THAT(r.output, ContainsSubstring("is not a regular file"));
+  std::ofstream(prompts) << "\"a\"\n{\"prompt\": \"b\", \"system\": \"be brief\"}\n";
+  r = run("sample --resume " + (dir() / "never").string() + " --prompts " + prompts.string());
+  CHECK_THAT(r.output, ContainsSubstring("line 2 has a \"system\" message, which is for --chat"));
+  r = run(sample + " --prompt hi");
+  CHECK_THAT(r.output, ContainsSubstring("excludes"));
+  r = run(sample + " --ids-out " + (dir() / "ids.json").string());
+  CHECK_THAT(r.output, ContainsSubstring("excludes"));
+}
+
 TEST_CASE("tokenize: ids, JSON lines, decode and info with any tokenizer; bad input named") {
   const fs::path tok = dir() / "hf-tokenizer";
   fs::create_directories(tok);

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 using namespace helios;
 using Catch::Matchers::ContainsSubstring;
@@ -121,5 +122,42 @@ TEST_CASE("helios-train --chat-data on a tokenizer.json model, then sample --cha
     const std::vector<int32_t> prompt = got["prompt"], generated = got["generated"];
     CHECK(prompt == format.promptStart + bytes("Q: owl 99?") + format.promptEnd);
     CHECK(generated == bytes("ok")); // the end-of-turn id stopped it (and is not part of the answer)
+  }
+
+  // --prompts, in one format (the path is the same for each): the same answers in one run as `sample
+  // --prompt` gives each alone (sampled at temperature 1 from the same seed, so the drawn ids must agree, not
+  // only the greedy "ok"); blank lines skipped, other keys ignored, the line numbers those of the file.
+  if (std::string(format.name) != "llama3") return;
+  const std::vector<std::string> questions = {"Q: owl 99?", "zebra", "Q: fig 7?"};
+  std::ofstream(root / "prompts.jsonl") << fmt::format(
+      "\"{}\"\n\n{{\"prompt\": \"{}\", \"id\": 7}}\n\"{}\"\n", questions[0], questions[1], questions[2]);
+  const std::string sampling = " --chat --temperature 1 --tokens 6 --seed 11";
+  r = heliosTrain(fmt::format("sample --resume {} --prompts {}{}", run.string(),
+                              (root / "prompts.jsonl").string(), sampling));
+  INFO(r.output);
+  REQUIRE(r.exitCode == 0);
+  std::vector<nlohmann::json> lines;
+  std::istringstream out(r.output);
+  for (std::string line; std::getline(out, line);)
+    if (!line.empty() && line.front() == '{') lines.push_back(nlohmann::json::parse(line));
+  REQUIRE(lines.size() == questions.size());
+  CHECK_THAT(r.output, ContainsSubstring("sampled 3 prompts"));
+  const size_t fileLines[] = {1, 3, 4};
+  for (size_t i = 0; i < questions.size(); ++i) {
+    INFO(questions[i]);
+    const fs::path ids = root / "ids.json";
+    fs::remove(ids);
+    const auto one = heliosTrain(fmt::format("sample --resume {} --prompt '{}' --ids-out {}{}", run.string(),
+                                             questions[i], ids.string(), sampling));
+    INFO(one.output);
+    REQUIRE(one.exitCode == 0);
+    std::ifstream in(ids);
+    const nlohmann::json alone = nlohmann::json::parse(in);
+    CHECK(lines[i]["line"] == fileLines[i]);
+    CHECK(lines[i]["prompt"] == questions[i]);
+    CHECK(lines[i]["prompt_ids"] == alone["prompt"]);
+    CHECK(lines[i]["generated"] == alone["generated"]);
+    CHECK(lines[i]["tokens"] == alone["generated"].size());
+    CHECK(lines[i]["stopped"] == (alone["generated"].size() < 6));
   }
 }

@@ -1,7 +1,7 @@
 #pragma once
 // helios-train sample: text from a checkpoint or a Hugging Face directory (KV cache by default, top-k /
 // top-p, stop at end-of-text); with --chat the prompt is a user turn in the chat template and the answer
-// stops at the turn's end.
+// stops at the turn's end; --prompts FILE answers many prompts in one run (prompts_file.hpp).
 #include "model_source.hpp"
 
 #include <CLI/CLI.hpp>
@@ -13,7 +13,7 @@ namespace helios::train_cli {
 
 struct SampleFlags {
   ModelSourceFlags source;
-  std::string prompt, device, idsOut;
+  std::string prompt, promptsFile, device, idsOut;
   bool chat = false;
   std::string chatTemplate, system;
   uint32_t tokens = 200, topK = 0;
