@@ -134,7 +134,7 @@ std::vector<GemmCoopParams> gemmCoopWorkgroupTilings(const std::vector<Workgroup
       p.coopM = s.M;
       p.coopN = s.N;
       p.coopK = s.K;
-      p.setTiling(t.BM, t.BN, t.BK, 1, t.invocations / subgroupSize, 1);
+      p.setTiling({t.BM, t.BN, t.BK, 1, t.invocations / subgroupSize, 1});
       p.padA = p.padB = 0;
       p.subgroupSize = subgroupSize;
       try {
