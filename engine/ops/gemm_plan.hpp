@@ -9,7 +9,7 @@
 //      policy's reason (std::invalid_argument);
 //   3. the tiled kernel (the fallback), on 16-bit copies of A and B where f32 operands are multiplied as 16
 //      bits (MatmulArgs::roundTo), its tile from the Tuning record's entry for the shape where it fits, else
-//      the heuristic (codegen::chooseGemmTiling).
+//      the heuristic (chooseGemmTiling, gemm_plan_menu.hpp).
 // Executors (matmul_coop.hpp, matmul_tiled.hpp) only carry a plan out; matmul() plans and runs.
 #include <cstdint>
 #include <optional>

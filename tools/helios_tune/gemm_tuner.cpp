@@ -9,6 +9,7 @@
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/device_tuning.hpp"
+#include "engine/ops/gemm_plan_menu.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/values.hpp"
 #include "gates.hpp"
@@ -268,7 +269,7 @@ GemmSpace gemmSpace(const ops::CoopDeviceInfo& dev, const tuning::GemmShape& s, 
       if (const auto w = policyKernel(dev, s, base, wg); w && w->workgroupScope) g.workgroupBase = *w;
     nv2 = g.workgroupBase.has_value();
   }
-  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates())
+  for (const codegen::GemmTile& t : ops::gemmTiledCandidates())
     g.tiledTiles.push_back(t.str());
   std::vector<int64_t> tiled{-1};
   for (size_t i = 0; i < g.tiledTiles.size(); ++i)
