@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/kernels/elem_io.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -256,9 +257,10 @@ private:
     cWidth_ = (p_.vec4Aligned && b_.readW == 4) ? 4u : 1u;
     c_ = m_.storageBuffer(2, storageVec(p_.outType, cWidth_), spv::Access::ReadWrite);
     if (p_.bias) bias_ = m_.storageBuffer(3, storageType(p_.outType), spv::Access::ReadOnly);
-    std::vector<TypeId> members{m_.u32(), m_.u32(), m_.u32(), m_.f32(), m_.f32()};
-    if (p_.batched) members.insert(members.end(), {m_.u32(), m_.u32(), m_.u32()});
-    pc_ = m_.pushConstants(members);
+    // GemmTiledPush, without the strides when unbatched (the GLSL oracle's block).
+    static constexpr auto push = pushScalars<GemmTiledPush>();
+    const size_t unbatched = offsetof(GemmTiledPush, strideA) / 4;
+    pc_ = declarePush(m_, std::span<const PushScalar>(push).first(p_.batched ? push.size() : unbatched));
   }
 
   // Invocation, workgroup and batch coordinates; problem sizes.
