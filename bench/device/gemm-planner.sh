@@ -3,14 +3,22 @@
 # dispatches the same kernel as the baseline build and runs no slower. helios-bench gemm (f16 and bf16, nn,
 # nt and tn), baseline and new alternating ROUNDS times; then per row the kernel each build named (must be
 # equal) and new/base of the median times. Prints a summary last.
+# With COOP_CHECK=1 (default), first helios-coop-check --quick --no-timing (the checks' policy fields and the
+# self-test read the device's Tuning record since planner2): its last line is printed before the summary.
 # Run from the repository root on the device machine. Carry: .gl, .dev (bash bench/device/stage.sh with
-# STAGE="helios-probe helios-bench"), build-base/dev (the baseline's stripped helios-bench and its libraries,
-# staged the same way from a build of main). Writes under $OUT.
+# STAGE="helios-probe helios-bench helios-coop-check"), build-base/dev (the baseline's stripped helios-bench
+# and its libraries, staged the same way from a build of main). Writes under $OUT.
 #   ROUNDS (default 3), SHAPES (MxNxK list), SLOWER (ratio counted as slower, default 1.05)
 set -uo pipefail
 OUT=${OUT:-/tmp/helios-gemm-planner}
 mkdir -p "$OUT"
 source "$(dirname "${BASH_SOURCE[0]}")/setup.sh"
+COOP_SUMMARY="coop-check: skipped"
+if [ "${COOP_CHECK:-1}" = 1 ] && [ -x .dev/bin/helios-coop-check ]; then
+  timeout 300 .dev/bin/helios-coop-check --quick --no-timing --seed 1 --json "$OUT/coop-check.json" \
+    >"$OUT/coop-check.txt" 2>&1
+  COOP_SUMMARY="coop-check: exit $? ($(tail -1 "$OUT/coop-check.txt"))"
+fi
 SHAPES=${SHAPES:-4096x4096x4096,8192x8192x8192,1000x1000x1000,511x513x257,16384x2304x768,16384x768x768,16384x3072x768,16384x768x3072,16384x50304x768,8192x1152x896,8192x896x896,8192x4864x896,8192x896x4864,8192x151936x896,8192x6144x2048,8192x2048x8192}
 for round in $(seq 1 "${ROUNDS:-3}"); do
   for side in base new; do
@@ -24,6 +32,7 @@ for round in $(seq 1 "${ROUNDS:-3}"); do
     done
   done
 done
+echo "$COOP_SUMMARY"
 python3 - "$OUT" "${SLOWER:-1.05}" <<'EOF'
 import glob, json, statistics, sys
 out, slower = sys.argv[1], float(sys.argv[2])

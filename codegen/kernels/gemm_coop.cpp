@@ -25,6 +25,7 @@
 #include "codegen/kernels/gemm_coop_copies.hpp"
 #include "codegen/kernels/gemm_coop_nv2.hpp"
 #include "codegen/kernels/gemm_coop_parts.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -89,7 +90,7 @@ private:
       counters_ = m_.storageBuffer(p_.bias ? 5 : 4, u32_, Access::ReadWrite);
       arrival_ = m_.workgroupArray(u32_, 1);
     }
-    pc_ = m_.pushConstants({u32_, u32_, u32_, f32_, f32_, u32_, u32_, u32_});
+    pc_ = declarePush<GemmCoopPush>(m_);
     shA_ = m_.workgroupArray(uvec4_, sharedAVecs(p_));
     shB_ = m_.workgroupArray(uvec4_, p_.stages * tileB(p_).stageVecs());
     m_.setName(shA_.id, "shA");

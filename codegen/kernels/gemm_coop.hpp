@@ -26,6 +26,7 @@
 
 #include "codegen/elem.hpp"
 #include "codegen/kernel.hpp"
+#include "codegen/kernels/gemm_coop_tile.hpp"
 #include "codegen/registry.hpp"
 
 namespace helios::codegen {
@@ -107,12 +108,12 @@ struct GemmCoopParams {
   bool lowered = false;
   uint32_t maxSharedBytes = 49152; // the device's maxComputeSharedMemorySize (checked by validate())
 
-  // The tiling fields at once (menus and sweeps).
-  GemmCoopParams& setTiling(uint32_t bm, uint32_t bn, uint32_t bk, uint32_t rows, uint32_t cols,
-                            uint32_t st) {
-    BM = bm, BN = bn, BK = bk, sgRows = rows, sgCols = cols, stages = st;
+  // The tiling fields at once (menus, sweeps, the Tuning record's tiles), and back.
+  GemmCoopParams& setTiling(const CoopTile& t) {
+    BM = t.bm, BN = t.bn, BK = t.bk, sgRows = t.rows, sgCols = t.cols, stages = t.stages;
     return *this;
   }
+  CoopTile tiling() const { return {BM, BN, BK, sgRows, sgCols, stages}; }
   uint32_t subgroups() const { return sgRows * sgCols; } // the computing subgroups
   uint32_t invocations() const { return (subgroups() + producers) * subgroupSize; }
   uint32_t copiers() const { return producers ? producers * subgroupSize : invocations(); } // copy slices

@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "codegen/kernels/gemm_coop_parts.hpp"
+#include "codegen/kernels/push_block.hpp"
 
 namespace helios::codegen {
 
@@ -37,7 +38,7 @@ std::vector<uint32_t> buildGemmCoopWorkgroup(const GemmCoopParams& p, uint32_t& 
       m.storageBuffer(2, p.halfC() ? f16 : f32, p.alphaBeta ? Access::ReadWrite : Access::WriteOnly);
   Buffer bias;
   if (p.bias) bias = m.storageBuffer(3, p.halfC() ? f16 : f32, Access::ReadOnly);
-  const PushConstants pc = m.pushConstants({u32, u32, u32, f32, f32, u32, u32, u32});
+  const PushConstants pc = declarePush<GemmCoopPush>(m);
   pushBytes = pc.size;
   FunctionBuilder& f = m.entryPoint("main", {p.invocations(), 1, 1});
   const auto k = [&](uint32_t v) { return f.u32(v); };
@@ -134,7 +135,7 @@ std::vector<GemmCoopParams> gemmCoopWorkgroupTilings(const std::vector<Workgroup
       p.coopM = s.M;
       p.coopN = s.N;
       p.coopK = s.K;
-      p.setTiling(t.BM, t.BN, t.BK, 1, t.invocations / subgroupSize, 1);
+      p.setTiling({t.BM, t.BN, t.BK, 1, t.invocations / subgroupSize, 1});
       p.padA = p.padB = 0;
       p.subgroupSize = subgroupSize;
       try {

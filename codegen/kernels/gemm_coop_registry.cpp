@@ -14,10 +14,7 @@ namespace helios::codegen {
 
 std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint32_t coopK,
                                             uint32_t maxSharedBytes, uint32_t subgroupSize) {
-  struct T {
-    uint32_t BM, BN, BK, sgRows, sgCols, stages;
-  };
-  const T menu[] = {
+  const CoopTile menu[] = {
       // Measured on the H100 (580 driver, 4096^3): 128x128x64 single-stage first (309-322 TFLOP/s), then the
       // 8-subgroup 64x64-per-subgroup tiles, then the double-buffered ones (their prefetch registers spill).
       {128, 128, 64, 2, 2, 1},
@@ -54,12 +51,12 @@ std::vector<GemmCoopParams> gemmCoopTilings(uint32_t coopM, uint32_t coopN, uint
       {32, 32, 32, 2, 2, 1},
   };
   std::vector<GemmCoopParams> out;
-  for (const T& t : menu) {
+  for (const CoopTile& t : menu) {
     GemmCoopParams p;
     p.coopM = coopM;
     p.coopN = coopN;
     p.coopK = coopK;
-    p.setTiling(t.BM, t.BN, t.BK, t.sgRows, t.sgCols, t.stages);
+    p.setTiling(t);
     p.maxSharedBytes = maxSharedBytes;
     p.subgroupSize = subgroupSize;
     try {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "codegen/kernels/elem_io.hpp"
+#include "codegen/kernels/push_block.hpp"
 #include "codegen/spirv/builder.hpp"
 
 namespace helios::codegen {
@@ -256,9 +257,10 @@ private:
     cWidth_ = (p_.vec4Aligned && b_.readW == 4) ? 4u : 1u;
     c_ = m_.storageBuffer(2, storageVec(p_.outType, cWidth_), spv::Access::ReadWrite);
     if (p_.bias) bias_ = m_.storageBuffer(3, storageType(p_.outType), spv::Access::ReadOnly);
-    std::vector<TypeId> members{m_.u32(), m_.u32(), m_.u32(), m_.f32(), m_.f32()};
-    if (p_.batched) members.insert(members.end(), {m_.u32(), m_.u32(), m_.u32()});
-    pc_ = m_.pushConstants(members);
+    // GemmTiledPush, without the strides when unbatched (the GLSL oracle's block).
+    static constexpr auto push = pushScalars<GemmTiledPush>();
+    const size_t unbatched = offsetof(GemmTiledPush, strideA) / 4;
+    pc_ = declarePush(m_, std::span<const PushScalar>(push).first(p_.batched ? push.size() : unbatched));
   }
 
   // Invocation, workgroup and batch coordinates; problem sizes.
@@ -534,48 +536,13 @@ Kernel generateGemmTiled(const GemmTiledParams& params, const GemmDeviceLimits& 
   return GemmTiledGen(params).build();
 }
 
-// ============================================================================ tile choice
-
-std::vector<GemmTile> gemmTiledCandidates() {
-  return {
-      GemmTile{128, 128, 8, 8, 8, 4, 2}, // 256 invocations, 64 accumulators each: big problems
-      GemmTile{64, 64, 16, 4, 4, 4, 2},  // 256 invocations, 16 accumulators
-      GemmTile{32, 32, 8, 2, 2, 4, 2},   // 256 invocations, 4 accumulators: small or skinny problems
-  };
-}
-
-GemmTiledParams chooseGemmTiling(uint32_t M, uint32_t N, uint32_t K, uint32_t batch,
-                                 const GemmDeviceLimits& limits, GemmTiledParams base) {
-  (void)K; // K sets the loop length, not the parallelism: every candidate streams K the same way.
-  const auto fits = [&](const GemmTile& t) {
-    GemmTiledParams p = base;
-    p.tile = t;
-    try {
-      p.validate(limits);
-    } catch (const std::invalid_argument&) {
-      return false;
-    }
-    return limits.subgroupSize == 0 || t.threads() % limits.subgroupSize == 0; // no partial subgroups
-  };
-  const auto workgroups = [&](const GemmTile& t) {
-    return uint64_t{(M + t.BM - 1) / t.BM} * ((N + t.BN - 1) / t.BN) * std::max(batch, 1u);
-  };
-  // 64 invocations and 1.2 KiB of shared memory: fits the smallest limits Vulkan allows.
-  GemmTile chosen{16, 16, 8, 2, 2, 2, 1};
-  for (const GemmTile& t : gemmTiledCandidates()) {
-    if (!fits(t)) continue;
-    chosen = t; // the smallest fitting one so far
-    if (workgroups(t) >= limits.targetWorkgroups) break;
-  }
-  base.tile = chosen;
-  return base;
-}
-
 // ============================================================================ registration
 
 std::vector<GemmTile> gemmTiledSweepTiles() {
-  std::vector<GemmTile> tiles = gemmTiledCandidates();
-  const std::vector<GemmTile> extra{
+  return {
+      {128, 128, 8, 8, 8, 4, 2},  // the planner's menu (engine/ops/gemm_plan_menu.hpp) ...
+      {64, 64, 16, 4, 4, 4, 2},   //
+      {32, 32, 8, 2, 2, 4, 2},    // ... and the tilings worth timing:
       {128, 128, 16, 8, 8, 4, 2}, // fewer barriers per FMA
       {128, 128, 8, 8, 8, 4, 1},  // single-buffered
       {128, 128, 8, 8, 8, 0, 2},  // unpadded (bank-conflict check)
@@ -586,8 +553,6 @@ std::vector<GemmTile> gemmTiledSweepTiles() {
       {24, 40, 8, 3, 5, 0, 2},  // odd, non-power-of-two geometry (64 invocations)
       {16, 16, 8, 2, 2, 2, 1},  // the minimal fallback
   };
-  tiles.insert(tiles.end(), extra.begin(), extra.end());
-  return tiles;
 }
 
 void registerGemmTiled(KernelRegistry& registry) {

@@ -80,19 +80,10 @@ struct GemmTiledParams {
 
 codegen::Kernel generateGemmTiled(const GemmTiledParams& params, const GemmDeviceLimits& limits = {});
 
-// The candidate tilings, largest first (the heuristic's menu).
-std::vector<GemmTile> gemmTiledCandidates();
-// The candidates plus the tilings worth timing (the registered sweep): BK 16, single buffering, no padding,
-// rectangular tiles, 512 invocations, an odd non-power-of-two geometry and the minimal fallback.
+// The tilings the registered sweep generates (parameter sets to validate, no preference): the planner's
+// candidates (engine/ops/gemm_plan_menu.hpp), BK 16, single buffering, no padding, rectangular tiles, 512
+// invocations, an odd non-power-of-two geometry and the minimal fallback. The planner chooses among tiles.
 std::vector<GemmTile> gemmTiledSweepTiles();
-
-// Tile choice, a pure function of the problem and the limits. Heuristic: walk the candidates from the largest
-// tile down and take the first one that (a) fits the limits and (b) launches at least targetWorkgroups
-// workgroups (ceil(M/BM) * ceil(N/BN) * batch), so that big problems get the high-intensity 128x128 tile and
-// small ones trade intensity for occupancy. When none launches enough, take the fitting tile that launches
-// the most workgroups with the least padding waste (the smallest). Returns `base` with `tile` replaced.
-GemmTiledParams chooseGemmTiling(uint32_t M, uint32_t N, uint32_t K, uint32_t batch,
-                                 const GemmDeviceLimits& limits, GemmTiledParams base = {});
 
 // Registers "gemm.tiled": default = f32 NN 128x128x8; sweep = every variant combination (types, transposes,
 // batching, epilogues, vec4) on the default and the odd tiling, plus every sweep tiling on four variants.

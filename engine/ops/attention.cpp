@@ -132,9 +132,7 @@ namespace {
 
 // Workgroups of one wave on this device: the GEMM policy's fill target (gemm.fillWorkgroups where set).
 uint64_t waveOf(const vk::Device& device) {
-  CoopPolicyConfig config;
-  applyTuning(config, deviceTuning(device));
-  return fillTarget(config, coopDeviceInfo(device));
+  return fillTarget(deviceTuning(device).gemm, coopDeviceInfo(device));
 }
 
 // The dK/dV pass's delta (attentionRecomputeDelta), where the third staged tile fits the shared memory.

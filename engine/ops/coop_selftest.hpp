@@ -44,8 +44,9 @@ struct CoopCheckOptions {
   bool standIn = false;
   std::function<void(std::vector<float>&)> tamper;
 };
-// The policy config of the self-test's unaligned GEMM: no padding and no size floors, so it plans bounded.
-CoopPolicyConfig selfTestBoundedConfig();
+// `g` with the self-test's choices for its unaligned GEMM where no file, --tuning or override set them: no
+// padding and no size floors, so it plans bounded.
+tuning::GemmTuning selfTestBounded(tuning::GemmTuning g);
 
 // The checks on `ctx` for a device whose raw coop query is `info`: GEMM f16 x f16 -> f32 on an aligned
 // problem (direct kernel) and an unaligned one (bounded kernel), then attention forward and backward where

@@ -9,6 +9,7 @@
 
 #include "engine/core/half.hpp"
 #include "engine/ops/attention.hpp"
+#include "engine/ops/device_tuning.hpp"
 #include "engine/ops/matmul_coop.hpp"
 
 namespace helios::ops {
@@ -58,11 +59,12 @@ struct Env {
   }
 };
 
-// C = A B, f16 in, f32 out, planned with `cfg` (the self-test's configs reach the direct and the bounded
-// kernel; tuning knobs such as HELIOS_COOP_BOUNDED=0 may move the plan, and whatever ran is checked).
+// C = A B, f16 in, f32 out, planned on the device's Tuning record, with the self-test's bounded choices where
+// `bounded` (they reach the direct and the bounded kernel; tuning knobs such as HELIOS_COOP_BOUNDED=0 may
+// move the plan, and whatever ran is checked).
 // Products of f16 are exact in f32, so only the f32 sums differ from the float64 reference: 1e-3 of sum |a b|
 // bounds that with room and still catches a wrong element, lane or tile.
-std::string gemmCheck(Env& env, uint32_t M, uint32_t N, uint32_t K, const CoopPolicyConfig& cfg) {
+std::string gemmCheck(Env& env, uint32_t M, uint32_t N, uint32_t K, bool bounded) {
   const auto a = halfValues(env.rng, size_t{M} * K), b = halfValues(env.rng, size_t{K} * N);
   vk::Buffer A = env.upload(a, true), B = env.upload(b, true), C = env.poisoned(size_t{M} * N);
   MatmulArgs args;
@@ -73,7 +75,8 @@ std::string gemmCheck(Env& env, uint32_t M, uint32_t N, uint32_t K, const CoopPo
   args.aType = MatmulDType::F16;
   args.outType = MatmulDType::F32;
   CoopRunOptions run;
-  run.config = cfg;
+  run.tuning = deviceTuning(env.ctx.device());
+  if (bounded) run.tuning->gemm = selfTestBounded(run.tuning->gemm);
   run.device = env.info;
   run.record = false;
   run.tiledInner = env.opt.standIn;
@@ -184,11 +187,11 @@ std::string attentionCheck(Env& env, bool backward) {
 
 } // namespace
 
-CoopPolicyConfig selfTestBoundedConfig() {
-  CoopPolicyConfig cfg;
-  cfg.allowPadding = false;
-  cfg.minFlops = cfg.boundedMinFlops = 0;
-  return cfg;
+tuning::GemmTuning selfTestBounded(tuning::GemmTuning g) {
+  g.allowPadding.preset(false);
+  g.minFlops.preset(0);
+  g.boundedMinFlops.preset(0);
+  return g;
 }
 
 std::vector<CoopCheck> liveCoopChecks(vk::Context& ctx, const CoopDeviceInfo& info,
@@ -196,9 +199,9 @@ std::vector<CoopCheck> liveCoopChecks(vk::Context& ctx, const CoopDeviceInfo& in
   auto env = std::make_shared<Env>(Env{ctx, info, opt});
   std::vector<CoopCheck> checks;
   checks.push_back(
-      {"GEMM 128x128x128 f16 -> f32 (direct)", [env] { return gemmCheck(*env, 128, 128, 128, {}); }});
-  checks.push_back({"GEMM 77x45x83 f16 -> f32 (bounded)",
-                    [env] { return gemmCheck(*env, 77, 45, 83, selfTestBoundedConfig()); }});
+      {"GEMM 128x128x128 f16 -> f32 (direct)", [env] { return gemmCheck(*env, 128, 128, 128, false); }});
+  checks.push_back(
+      {"GEMM 77x45x83 f16 -> f32 (bounded)", [env] { return gemmCheck(*env, 77, 45, 83, true); }});
   if (opt.standIn || attentionCoopAvailable(ctx.device(), 64)) {
     checks.push_back({"attention forward (causal, 2x37x64)", [env] { return attentionCheck(*env, false); }});
     checks.push_back({"attention backward (causal, 2x37x64)", [env] { return attentionCheck(*env, true); }});

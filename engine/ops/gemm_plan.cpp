@@ -39,7 +39,7 @@ GemmPlan planGemm(const MatmulArgs& args, const DeviceProfile& profile) {
   const bool coop = args.kernel == MatmulKernel::Coop ||
                     (args.kernel == MatmulKernel::Auto && !args.tile && profile.coop.coopMatrix);
   if (!coop) return tiledGemmPlan(args, profile.limits, profile.tuning);
-  const CoopPlan plan = planMatmulCoop(args, profile.coop, {}, profile.tuning);
+  const CoopPlan plan = planMatmulCoop(args, profile.coop, profile.tuning);
   if (isCoop(plan.decision)) return coopGemmPlan(plan, args);
   if (args.kernel == MatmulKernel::Coop) throw std::invalid_argument(coopRefusal(plan));
   GemmPlan tiled = tiledGemmPlan(args, profile.limits, profile.tuning);

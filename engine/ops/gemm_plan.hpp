@@ -9,7 +9,7 @@
 //      policy's reason (std::invalid_argument);
 //   3. the tiled kernel (the fallback), on 16-bit copies of A and B where f32 operands are multiplied as 16
 //      bits (MatmulArgs::roundTo), its tile from the Tuning record's entry for the shape where it fits, else
-//      the heuristic (codegen::chooseGemmTiling).
+//      the heuristic (chooseGemmTiling, gemm_plan_menu.hpp).
 // Executors (matmul_coop.hpp, matmul_tiled.hpp) only carry a plan out; matmul() plans and runs.
 #include <cstdint>
 #include <optional>
@@ -47,14 +47,12 @@ GemmPlan planGemm(const MatmulArgs& args, const DeviceProfile& profile);
 // dense A and C).
 MatmulProblem matmulProblem(const MatmulArgs& args, bool boundedVectors = true);
 
-// `config` with the policy fields that a file, --tuning or the environment set in `t` (fields still at
-// their defaults leave `config` as it is, so a caller's own config keeps its values).
-void applyTuning(CoopPolicyConfig& config, const tuning::Tuning& t);
-
-// The coop plan: planMatmul with the Tuning record's choices (the shape's tuned entry, then the fields a
-// file, --tuning or the environment set; nullptr: none) and the buffers' layout checked.
-CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& device, CoopPolicyConfig config = {},
-                        const tuning::Tuning* tuning = nullptr);
+// The coop plan: planMatmul on the Tuning record (nullptr: the defaults), then the record's choices for the
+// shape (its tuned entry, then the global tile, raster, slice and padding fields a file, --tuning or the
+// environment set), and the buffers' layout checked. `forced`: planMatmul's.
+CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& device,
+                        const tuning::Tuning* tuning = nullptr,
+                        const codegen::GemmCoopParams* forced = nullptr);
 
 // The coop kernel for a plan (layout, output type and epilogue from args).
 // C's binding and batch stride allow the staged store's row vectors (GemmCoopParams::stagedStore).

@@ -24,11 +24,6 @@ bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c
 
 namespace {
 
-// Sets `dst` from `f` where a file, --tuning or the environment set it.
-template <class T, class U> void take(U& dst, const tuning::Field<T>& f) {
-  if (f.source != tuning::Source::Default) dst = static_cast<U>(f.value);
-}
-
 bool stagedStoreFits(codegen::GemmCoopParams p, const vk::BufferRange& c, uint64_t strideC, bool allowed) {
   if (!allowed || p.workgroupScope || (p.alphaBeta && !p.bounded) || !rowVectorAligned(p, c, strideC))
     return false;
@@ -143,7 +138,7 @@ void setTile(CoopPlan& plan, const MatmulArgs& args, const tuning::CoopTile& til
     if (std::max({tile.bm, tile.bn, tile.bk}) > maxDimension) return;
     p.BM = tile.bm, p.BN = tile.bn, p.BK = tile.bk;
   } else {
-    p.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages);
+    p.setTiling(tile);
   }
   if (fits(p)) plan.params = p;
 }
@@ -155,53 +150,16 @@ template <class T> bool isSet(const tuning::Field<T>& f) {
 
 } // namespace
 
-void applyTuning(CoopPolicyConfig& c, const tuning::Tuning& t) {
-  const tuning::GemmTuning& g = t.gemm;
-  take(c.fillWorkgroups, g.fillWorkgroups);
-  take(c.paddingCap, g.paddingCap);
-  take(c.minFlops, g.minFlops);
-  take(c.allowPadding, g.allowPadding);
-  take(c.allowRewrite, g.allowRewrite);
-  take(c.allowSplitK, g.allowSplitK);
-  take(c.boundedMinFlops, g.boundedMinFlops);
-  take(c.boundedMaxFlops, g.boundedMaxFlops);
-  take(c.boundedCrosswiseA, g.crosswiseA);
-  take(c.boundedCrosswiseB, g.crosswiseB);
-  take(c.underWaveSubgroups, g.underWaveSubgroups);
-  take(c.edgeShift, g.edgeShift);
-  take(c.edgeShiftScalar, g.edgeShiftScalar);
-  take(c.maxKSlices, g.maxKSlices);
-  take(c.minSlicedSteps, g.minSlicedSteps);
-  take(c.minSliceSteps, g.minSliceSteps);
-  take(c.busySliceSteps, g.busySliceSteps);
-  take(c.scalarBusySliceSteps, g.scalarBusySliceSteps);
-  take(c.smallTileBK, g.smallTileBK);
-  take(c.bandRows, g.bandRows);
-  take(c.bandMinTiles, g.bandMinTiles);
-  if (g.tilings.source != tuning::Source::Default) {
-    c.tilings.clear();
-    for (const tuning::CoopTile& tile : g.tilings.value)
-      c.tilings.push_back(
-          codegen::GemmCoopParams{}.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages));
-  }
-  using tuning::BoundedMode;
-  if (g.bounded.value == BoundedMode::Never) c.allowBounded = false;
-  if (g.bounded.value == BoundedMode::Always || g.bounded.value == BoundedMode::All ||
-      g.bounded.value == BoundedMode::AllVectors)
-    c.allowBounded = true, c.boundedMinFlops = 0, c.boundedMaxFlops = 1e300;
-}
-
-CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopPolicyConfig cfg,
-                        const tuning::Tuning* tuned) {
+CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, const tuning::Tuning* tuned,
+                        const codegen::GemmCoopParams* forced) {
   static const tuning::Tuning untuned;
   const tuning::Tuning& t = tuned ? *tuned : untuned;
   const tuning::GemmTuning& g = t.gemm;
-  applyTuning(cfg, t);
   const MatmulProblem problem = matmulProblem(args, g.boundedVectors.value);
   // The shape's own choice from the tuner; global fields set by a file or override come after it.
   const tuning::GemmChoice* choice = tuning::findGemm(
       t, gemmShape(args.M, args.N, args.K, args.batch, args.transA, args.transB, args.outType == Elem::F16));
-  CoopPlan plan = planMatmul(problem, withCoop2(dev, choice), cfg);
+  CoopPlan plan = planMatmul(problem, withCoop2(dev, choice), g, forced);
   if (choice && choice->kernel == tuning::GemmKernel::Tiled) {
     plan.decision = plan.inner = CoopDecision::Fallback;
     plan.missKey = "tuned to the tiled kernel";
@@ -213,7 +171,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
   if ((g.bounded.value == BoundedMode::All || allVectors) && plan.splitK == 1 &&
       !plan.params.workgroupScope &&
       (plan.decision == CoopDecision::DirectCoop || plan.decision == CoopDecision::TransposedADirect)) {
-    makeBounded(plan.params, problem, allVectors && vectorCopies(problem), cfg);
+    makeBounded(plan.params, problem, allVectors && vectorCopies(problem), g);
     plan.decision = plan.inner = CoopDecision::Bounded;
   }
   const bool subgroupScope = isCoop(plan.decision) && !plan.params.workgroupScope;
@@ -238,7 +196,7 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& dev, CoopP
       plan.params.kSlices = 1;
   }
   // On the final tiling (the choices above may have changed it, or made an aligned plan bounded).
-  if (bounded) shiftEdges(plan.params, problem, cfg, fillTarget(cfg, dev));
+  if (bounded) shiftEdges(plan.params, problem, g, dev);
   if (choice && isCoop(plan.decision) && plan.splitK == 1) applyKernelParts(plan.params, *choice);
   if (isCoop(plan.decision)) {
     if (const std::string why = layoutMiss(plan, args); !why.empty()) {

@@ -1,6 +1,7 @@
 // The tiled kernel's part of the GEMM planner (gemm_plan.hpp): its parameters, tile and grid.
 #include "engine/ops/device_tuning.hpp"
 #include "engine/ops/gemm_plan.hpp"
+#include "engine/ops/gemm_plan_menu.hpp"
 
 #include <stdexcept>
 
@@ -32,7 +33,7 @@ codegen::GemmTiledParams matmulTiledParams(const MatmulArgs& a, const codegen::G
     p.tile = *a.tile;
     return p;
   }
-  return codegen::chooseGemmTiling(a.M, a.N, a.K, a.batch, limits, p);
+  return chooseGemmTiling(a.M, a.N, a.K, a.batch, limits, p);
 }
 
 namespace {

@@ -188,10 +188,8 @@ void runCoopGemm(Executor& exec, const GemmPlan& plan, const MatmulArgs& args, b
 CoopPlan matmulCoop(Executor& exec, const MatmulArgs& args, const CoopRunOptions& opt, bool force) {
   const vk::Device& device = exec.context().device();
   const CoopDeviceInfo dev = opt.device ? *opt.device : coopDeviceInfo(device);
-  CoopPolicyConfig cfg = opt.config;
-  if (opt.tiling) cfg.tilings = {*opt.tiling};
   const tuning::Tuning& tuned = opt.tuning ? *opt.tuning : deviceTuning(device);
-  const CoopPlan plan = planMatmulCoop(args, dev, cfg, &tuned);
+  const CoopPlan plan = planMatmulCoop(args, dev, &tuned, opt.tiling ? &*opt.tiling : nullptr);
   if (force && !isCoop(plan.decision)) throw std::invalid_argument(coopRefusal(plan));
   if (opt.record) coopStats().record(plan);
   if (!isCoop(plan.decision)) {

@@ -19,7 +19,6 @@
 namespace helios::ops {
 
 struct CoopRunOptions {
-  CoopPolicyConfig config;
   std::optional<CoopDeviceInfo> device; // instead of coopDeviceInfo(device) (tests, tuning)
   // Run the planned GEMM (direct or padded) with the tiled kernel instead of the coop kernel: the pad/crop
   // path end to end on devices without cooperative matrices.
@@ -27,7 +26,7 @@ struct CoopRunOptions {
   // Force a coop tiling (BM, BN, BK, subgroups, stages, padding, groupM); layout and epilogue come from args.
   std::optional<codegen::GemmCoopParams> tiling;
   bool record = true; // count the decision in coopStats()
-  // Instead of the device's Tuning record (deviceTuning; the tuner's candidates).
+  // Instead of the device's Tuning record (deviceTuning; the tuner's candidates, tests' own policy fields).
   std::optional<tuning::Tuning> tuning;
 };
 

@@ -38,29 +38,8 @@ uint64_t fillWorkgroups(uint32_t computeUnits) {
   return tuning::defaultFillWorkgroups(computeUnits);
 }
 
-CoopPolicyConfig::CoopPolicyConfig(const tuning::GemmTuning& g)
-    : paddingCap(g.paddingCap.value), minFlops(g.minFlops.value), allowPadding(g.allowPadding.value),
-      allowRewrite(g.allowRewrite.value), allowSplitK(g.allowSplitK.value), allowBounded(true),
-      boundedMinFlops(g.boundedMinFlops.value), boundedMaxFlops(g.boundedMaxFlops.value),
-      boundedCrosswiseA(g.crosswiseA.value), boundedCrosswiseB(g.crosswiseB.value),
-      underWaveSubgroups(g.underWaveSubgroups.value), edgeShift(g.edgeShift.value),
-      edgeShiftScalar(g.edgeShiftScalar.value), maxKSlices(g.maxKSlices.value),
-      minSlicedSteps(g.minSlicedSteps.value), minSliceSteps(g.minSliceSteps.value),
-      busySliceSteps(g.busySliceSteps.value), scalarBusySliceSteps(g.scalarBusySliceSteps.value),
-      smallTileBK(g.smallTileBK.value), fillWorkgroups(g.fillWorkgroups.value), bandRows(g.bandRows.value),
-      bandMinTiles(g.bandMinTiles.value) {
-  for (const tuning::CoopTile& tile : g.tilings.value)
-    tilings.push_back(
-        codegen::GemmCoopParams{}.setTiling(tile.bm, tile.bn, tile.bk, tile.rows, tile.cols, tile.stages));
-  using tuning::BoundedMode;
-  if (g.bounded.value == BoundedMode::Never) allowBounded = false;
-  if (g.bounded.value == BoundedMode::Always || g.bounded.value == BoundedMode::All ||
-      g.bounded.value == BoundedMode::AllVectors)
-    boundedMinFlops = 0, boundedMaxFlops = 1e300;
-}
-
-uint64_t fillTarget(const CoopPolicyConfig& config, const CoopDeviceInfo& device) {
-  return config.fillWorkgroups ? config.fillWorkgroups : fillWorkgroups(device.computeUnits);
+uint64_t fillTarget(const tuning::GemmTuning& g, const CoopDeviceInfo& device) {
+  return g.fillWorkgroups.value ? g.fillWorkgroups.value : fillWorkgroups(device.computeUnits);
 }
 
 CoopDeviceInfo coopDeviceFromProperties(const std::vector<probe::CoopMatrixProperty>& props,
@@ -168,6 +147,28 @@ std::string formatFlops(double flops) {
 
 namespace {
 
+// gemm.bounded: "never" turns the bounded kernel off; "always", "all" and "all-vectors" drop its size limits.
+bool boundedAllowed(const tuning::GemmTuning& g) {
+  return g.bounded.value != tuning::BoundedMode::Never;
+}
+bool boundedUnlimited(const tuning::GemmTuning& g) {
+  using tuning::BoundedMode;
+  const BoundedMode m = g.bounded.value;
+  return m == BoundedMode::Always || m == BoundedMode::All || m == BoundedMode::AllVectors;
+}
+double boundedMinFlops(const tuning::GemmTuning& g) {
+  return boundedUnlimited(g) ? 0 : g.boundedMinFlops.value;
+}
+double boundedMaxFlops(const tuning::GemmTuning& g) {
+  return boundedUnlimited(g) ? 1e300 : g.boundedMaxFlops.value;
+}
+
+// K slices one dispatch may take: gemm.maxKSlices, 1 without device-scope synchronisation (the slices'
+// hand-over needs it).
+uint32_t maxKSlices(const tuning::GemmTuning& g, const CoopDeviceInfo& dev) {
+  return dev.deviceScope ? g.maxKSlices.value : 1;
+}
+
 uint32_t roundUp(uint32_t x, uint32_t m) {
   return (x + m - 1) / m * m;
 }
@@ -215,12 +216,16 @@ std::vector<codegen::GemmCoopParams> withinBudget(std::vector<codegen::GemmCoopP
   return tilings;
 }
 
-// Tilings for the device: the config's, else the device's menu restricted to the default tile and the 64x64
-// tiles (small problems, awkward sizes): K steps of 64 where K allows (cfg.smallTileBK), else 32.
-std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
-                                                      const CoopPolicyConfig& cfg) {
+// Tilings for the device: the forced one, else gemm.tilings, else the device's menu restricted to the default
+// tile and the 64x64 tiles (small problems, awkward sizes): K steps of 64 where K allows (gemm.smallTileBK),
+// else 32.
+std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev, const tuning::GemmTuning& g,
+                                                      const codegen::GemmCoopParams* forced) {
   std::vector<codegen::GemmCoopParams> out;
-  if (!cfg.tilings.empty()) return withDevice(cfg.tilings, dev);
+  if (forced) return withDevice({*forced}, dev);
+  for (const tuning::CoopTile& tile : g.tilings.value)
+    out.push_back(codegen::GemmCoopParams{}.setTiling(tile));
+  if (!out.empty()) return withDevice(out, dev);
   // Workgroup scope first (the default tile, then a 64x64 one), where the device has it.
   const uint32_t maxDim = dev.workgroupMaxDimension;
   bool small = false;
@@ -239,7 +244,7 @@ std::vector<codegen::GemmCoopParams> candidateTilings(const CoopDeviceInfo& dev,
     if (!menu.empty()) out.push_back(menu.front());
     // The 64x64 tile: 2 x 2 subgroups, or where accumulators are budgeted the first layout within it.
     for (const uint32_t bk : {64u, 32u}) {
-      if (bk > cfg.smallTileBK) continue;
+      if (bk > g.smallTileBK.value) continue;
       for (const auto& t : menu)
         if (t.BM == 64 && t.BN == 64 && t.BK == bk &&
             (dev.accumulatorBytes || (t.sgRows == 2 && t.sgCols == 2))) {
@@ -287,21 +292,22 @@ codegen::GemmCoopParams withMoreSubgroups(const codegen::GemmCoopParams& t, cons
 
 } // namespace
 
-uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg,
-                    uint64_t fill) {
+uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& pr, const tuning::GemmTuning& g,
+                    const CoopDeviceInfo& dev) {
   if (t.workgroupScope || t.producers || pr.batch != 1) return 1;
   const uint64_t tiles = workgroups(t, pr.M, pr.N, 1);
   if (tiles > kMaxSlicedTiles) return 1;
   const uint32_t steps = (pr.K + t.BK - 1) / t.BK;
-  if (steps < cfg.minSlicedSteps) return 1;
+  if (steps < g.minSlicedSteps.value) return 1;
+  const uint64_t fill = fillTarget(g, dev);
+  const uint32_t busySteps =
+      t.bounded && !t.boundedVectors ? g.scalarBusySliceSteps.value : g.busySliceSteps.value;
   uint32_t slices = 1;
   const auto more = [&](uint32_t s) {
     const uint64_t grid = tiles * s, stepsEach = steps / (2 * s);
-    return (grid < fill && stepsEach >= cfg.minSliceSteps) ||
-           (grid < 4 * fill &&
-            stepsEach >= (t.bounded && !t.boundedVectors ? cfg.scalarBusySliceSteps : cfg.busySliceSteps));
+    return (grid < fill && stepsEach >= g.minSliceSteps.value) || (grid < 4 * fill && stepsEach >= busySteps);
   };
-  while (2 * slices <= cfg.maxKSlices && more(slices))
+  while (2 * slices <= maxKSlices(g, dev) && more(slices))
     slices *= 2;
   return slices;
 }
@@ -311,17 +317,18 @@ bool vectorCopies(const MatmulProblem& pr) {
 }
 
 void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& pr, bool vectors,
-                 const CoopPolicyConfig& cfg) {
+                 const tuning::GemmTuning& g) {
   t.bounded = true;
   t.boundedVectors = vectors;
-  t.crosswiseA = !vectors && cfg.boundedCrosswiseA;
-  t.crosswiseB = !vectors && cfg.boundedCrosswiseB && pr.transB;
+  t.crosswiseA = !vectors && g.crosswiseA.value;
+  t.crosswiseB = !vectors && g.crosswiseB.value && pr.transB;
 }
 
-void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& pr, const CoopPolicyConfig& cfg,
-                uint64_t fill) {
-  const bool scalarUnderWave = cfg.edgeShiftScalar && workgroups(t, pr.M, pr.N, pr.batch) < fill;
-  t.edgeShift = cfg.edgeShift && t.bounded && (t.boundedVectors || scalarUnderWave) && t.kSlices == 1 &&
+void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& pr, const tuning::GemmTuning& g,
+                const CoopDeviceInfo& dev) {
+  const bool scalarUnderWave =
+      g.edgeShiftScalar.value && workgroups(t, pr.M, pr.N, pr.batch) < fillTarget(g, dev);
+  t.edgeShift = g.edgeShift.value && t.bounded && (t.boundedVectors || scalarUnderWave) && t.kSlices == 1 &&
                 !t.producers && !(t.stages == 1 && pr.transB) && codegen::edgeShiftFits(t, pr.M, pr.N, pr.K);
 }
 
@@ -333,7 +340,8 @@ namespace {
 // (2026-11-24-h100-gemm-big-tile-slices.json); under a wave the 64x64 tile with K steps of 64 does better
 // (2026-11-25-h100-gemm-small-tile-bk64.json).
 uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& pr,
-                       const CoopPolicyConfig& cfg, uint64_t fill) {
+                       const tuning::GemmTuning& g, const CoopDeviceInfo& dev) {
+  const uint64_t fill = fillTarget(g, dev);
   constexpr uint32_t kMinSteps = 16;
   if (big.workgroupScope || big.producers || pr.batch != 1 || pr.M % big.BM || pr.N % big.BN || pr.K % big.BK)
     return 0;
@@ -341,16 +349,15 @@ uint32_t bigTileSlices(const codegen::GemmCoopParams& big, const MatmulProblem& 
   const uint32_t steps = pr.K / big.BK;
   if (tiles > kMaxSlicedTiles) return 0;
   uint32_t s = 1;
-  while (2 * s <= cfg.maxKSlices && tiles * s < 2 * fill && steps / (2 * s) >= kMinSteps)
+  while (2 * s <= maxKSlices(g, dev) && tiles * s < 2 * fill && steps / (2 * s) >= kMinSteps)
     s *= 2;
   return s > 1 && tiles * s >= fill ? s : 0;
 }
 
 } // namespace
 
-CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const CoopPolicyConfig& policy) {
-  CoopPolicyConfig cfg = policy;
-  if (!dev.deviceScope) cfg.maxKSlices = 1; // the K slices' hand-over synchronises at device scope
+CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const tuning::GemmTuning& g,
+                    const codegen::GemmCoopParams* forced) {
   if (pr.M == 0 || pr.N == 0 || pr.K == 0 || pr.batch == 0) return miss("empty problem", "empty problem");
   if (!dev.coopMatrix)
     return miss("no cooperative matrices on this device", "no cooperative matrices on this device");
@@ -368,18 +375,18 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     const std::string what = std::string(codegen::elemName(pr.c)) + " output";
     return miss("type not supported: " + what, "type not supported: " + what);
   }
-  const auto tilings = candidateTilings(dev, cfg);
-  const uint64_t fill = fillTarget(cfg, dev);
+  const auto tilings = candidateTilings(dev, g, forced);
+  const uint64_t fill = fillTarget(g, dev);
   if (tilings.empty()) return miss("no tiling fits", "no coop tiling fits the device's shared memory");
 
   // One B for the whole batch and A stored M x K: the batch is just more rows of one GEMM.
-  if (pr.batch > 1 && pr.sharedB && !pr.transA && cfg.allowRewrite &&
+  if (pr.batch > 1 && pr.sharedB && !pr.transA && g.allowRewrite.value &&
       uint64_t{pr.M} * pr.batch <= 0xffffffffu) {
     MatmulProblem folded = pr;
     folded.M = pr.M * pr.batch;
     folded.batch = 1;
     folded.sharedB = false;
-    CoopPlan inner = planMatmul(folded, dev, cfg);
+    CoopPlan inner = planMatmul(folded, dev, g, forced);
     if (!isCoop(inner.decision)) return inner;
     inner.reason = "batch of " + std::to_string(pr.batch) +
                    " sharing B folded into M=" + std::to_string(folded.M) + ", then " +
@@ -402,8 +409,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // Grids wide both ways walk bands of 8 tile rows: each B tile is then read from L2 by 8 rows of A tiles
     // instead of once per row from memory (GPT-2 small's 77 MB head weight against M = 16384 tokens).
     // (Subgroup scope: the NV2 kernel measured the same with and without.)
-    if (!t.workgroupScope && plan.Mp / t.BM >= cfg.bandMinTiles && plan.Np / t.BN >= cfg.bandMinTiles)
-      t.groupM = cfg.bandRows;
+    const uint32_t band = g.bandMinTiles.value;
+    if (!t.workgroupScope && plan.Mp / t.BM >= band && plan.Np / t.BN >= band) t.groupM = g.bandRows.value;
     plan.params = t;
     plan.decision = d;
     plan.inner = d;
@@ -426,8 +433,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     // (2026-11-24-h100-gemm-tn-split-rule.json).
     const auto& big = tilings.front();
     const bool shortAndFull = workgroups(*aligned, pr.M, pr.N, 1) >= fill && pr.K / aligned->BK < 256;
-    if (cfg.allowSplitK && pr.transA && !pr.transB && pr.batch == 1 && pr.c == Elem::F32 && !pr.epilogue &&
-        !shortAndFull && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
+    if (g.allowSplitK.value && pr.transA && !pr.transB && pr.batch == 1 && pr.c == Elem::F32 &&
+        !pr.epilogue && !shortAndFull && pr.M % big.BM == 0 && pr.N % big.BN == 0 &&
         workgroups(big, pr.M, pr.N, 1) < 4 * fill) {
       uint32_t split = 1;
       while (split < 16 && workgroups(big, pr.M, pr.N, 1) * split < 4 * fill &&
@@ -446,9 +453,9 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       }
     }
     codegen::GemmCoopParams t = *aligned;
-    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg, fill);
+    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, g, dev);
     if ((aligned->BM != big.BM || aligned->BN != big.BN) && aligned->kSlices == 1)
-      if (const uint32_t s = bigTileSlices(big, pr, cfg, fill)) {
+      if (const uint32_t s = bigTileSlices(big, pr, g, dev)) {
         t = big;
         t.kSlices = s;
       }
@@ -468,7 +475,8 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
                (static_cast<double>(pr.M) * pr.N * pr.K) -
            1.0;
   };
-  const auto withinCap = [&](double o) { return o <= cfg.paddingCap * (1.0 + 1e-9) + 1e-12; };
+  const double cap = g.paddingCap.value, minFlops = g.minFlops.value;
+  const auto withinCap = [&](double o) { return o <= cap * (1.0 + 1e-9) + 1e-12; };
   const codegen::GemmCoopParams* best = fillingTiling(
       tilings, pr, fill, [&](const codegen::GemmCoopParams& t) { return withinCap(overhead(t)); });
   if (!best)
@@ -487,14 +495,14 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
       fillingTiling(tilings, pr, fill, [&](const codegen::GemmCoopParams& t) {
         return !t.workgroupScope && (vectors || !(t.BM == 64 && t.BN == 64 && t.BK == 64));
       });
-  const bool noPadding = overCap || !cfg.allowPadding;
-  if (edge && cfg.allowBounded && pr.flops() >= cfg.minFlops &&
-      (noPadding ? pr.flops() >= cfg.boundedMinFlops : pr.flops() <= cfg.boundedMaxFlops || vectors)) {
+  const bool noPadding = overCap || !g.allowPadding.value;
+  if (edge && boundedAllowed(g) && pr.flops() >= minFlops &&
+      (noPadding ? pr.flops() >= boundedMinFlops(g) : pr.flops() <= boundedMaxFlops(g) || vectors)) {
     codegen::GemmCoopParams t = *edge;
-    makeBounded(t, pr, vectors, cfg);
-    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, cfg, fill); // (a forced tiling may bring its own)
-    if (cfg.underWaveSubgroups) t = withMoreSubgroups(t, pr, fill);
-    shiftEdges(t, pr, cfg, fill);
+    makeBounded(t, pr, vectors, g);
+    if (t.kSlices == 1) t.kSlices = kSlicesFor(t, pr, g, dev); // (a forced tiling may bring its own)
+    if (g.underWaveSubgroups.value) t = withMoreSubgroups(t, pr, fill);
+    shiftEdges(t, pr, g, dev);
     CoopPlan p =
         finish(t, CoopDecision::Bounded,
                "unaligned, run as it is on " + std::to_string(t.BM) + "x" + std::to_string(t.BN) + "x" +
@@ -508,13 +516,12 @@ CoopPlan planMatmul(const MatmulProblem& pr, const CoopDeviceInfo& dev, const Co
     p.paddingOverhead = 0;
     return p;
   }
-  if (!cfg.allowPadding) return miss("unaligned, padding disabled", "unaligned and padding is disabled");
+  if (!g.allowPadding.value) return miss("unaligned, padding disabled", "unaligned and padding is disabled");
   if (overCap)
-    return miss("unaligned and over the " + pct(cfg.paddingCap) + " padding cap",
-                "unaligned and over the " + pct(cfg.paddingCap) + " padding cap (" + pct(bestOverhead) + ")");
-  if (pr.flops() < cfg.minFlops)
-    return miss("too small",
-                "too small (" + formatFlops(pr.flops()) + " < " + formatFlops(cfg.minFlops) + ")");
+    return miss("unaligned and over the " + pct(cap) + " padding cap",
+                "unaligned and over the " + pct(cap) + " padding cap (" + pct(bestOverhead) + ")");
+  if (pr.flops() < minFlops)
+    return miss("too small", "too small (" + formatFlops(pr.flops()) + " < " + formatFlops(minFlops) + ")");
   return finish(*best, pr.batch > 1 ? CoopDecision::PaddedBatchedCoop : CoopDecision::PaddedCoop,
                 "padded to " + std::to_string(roundUp(pr.M, best->BM)) + "x" +
                     std::to_string(roundUp(pr.N, best->BN)) + "x" + std::to_string(roundUp(pr.K, best->BK)) +

@@ -1,15 +1,16 @@
 #pragma once
 // Which GEMM path a matmul takes on a device with (or without) cooperative matrices: a pure function of the
-// problem, a description of the device and a small config, so it is unit-tested on captured device fixtures.
+// problem, a description of the device and the Tuning record's gemm fields, so it is unit-tested on captured
+// device fixtures.
 //
 // Order: a problem whose M, N, K are multiples of a coop tile runs the coop kernel directly (TN directly too:
 // the kernel reads the K x M A with column-major coop loads); a batched problem that shares one B across the
 // batch is first rewritten into one GEMM with batch*M rows; an unaligned problem is padded to the tile on the
 // GPU (slice_3d), run through the coop kernel and cropped back, when the padding adds at most `paddingCap`
-// of the work and the problem has at least `minFlops`; with `allowBounded`, an unaligned problem of at
-// least `boundedMinFlops` runs as it is through the bounds-checked coop kernel instead (one dispatch, no
-// copies) when padding is over the cap, or the problem has at most `boundedMaxFlops`; everything else takes
-// the tiled fallback, with the reason recorded.
+// of the work and the problem has at least `minFlops`; unless gemm.bounded is "never", an unaligned problem
+// of at least `boundedMinFlops` runs as it is through the bounds-checked coop kernel instead (one dispatch,
+// no copies) when padding is over the cap, or the problem has at most `boundedMaxFlops`; everything else
+// takes the tiled fallback, with the reason recorded.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -138,70 +139,11 @@ struct MatmulProblem {
   double flops() const { return 2.0 * M * N * K * batch; }
 };
 
-// The policy's thresholds, as the Tuning record's gemm fields give them (engine/tuning/tuning.hpp holds
-// the defaults, the hand-tuned H100 choices, once; CoopPolicyConfig{} reads a default record). A device's
-// record overrides any of them (applyTuning, engine/ops/gemm_plan.hpp). Each comment gives the reason in
-// a sentence and the bench/results file with the measurements.
-struct CoopPolicyConfig {
-  CoopPolicyConfig() : CoopPolicyConfig(tuning::GemmTuning{}) {}
-  // Every threshold from `g` (gemm.bounded's modes as applyTuning reads them).
-  explicit CoopPolicyConfig(const tuning::GemmTuning& g);
+// The policy reads its thresholds from the Tuning record's gemm fields (engine/tuning/tuning.hpp gives each
+// with its reason and measurements); a test builds a tuning::GemmTuning with its own.
 
-  double paddingCap; // padded work / real work - 1, inclusive
-  double minFlops;   // padded paths need at least this much work (inclusive)
-  bool allowPadding;
-  bool allowRewrite;
-  bool allowSplitK;
-  // Unaligned problems run as they are by the bounds-checked kernel (one dispatch, no pad or crop passes)
-  // when padding is over the cap and they have at least boundedMinFlops (below it the tiled kernel), or
-  // when padding is within the cap and they have at most boundedMaxFlops (above it padding) or rows of
-  // whole 16-byte vectors: scalar copies beat padding only on small problems, vector copies on all measured
-  // (2026-11-24-h100-gemm-bounded-vs-padded.json, 2026-11-24-h100-gemm-bounded-vectors.json).
-  bool allowBounded;
-  double boundedMinFlops;
-  double boundedMaxFlops;
-  // The bounded kernel's scalar copies of A, and of B stored N x K, read crosswise (GemmCoopParams::
-  // crosswiseA/B): one load instruction then reads consecutive halves; B stored K x N gained nothing
-  // (2026-11-25-h100-gemm-crosswise.json).
-  bool boundedCrosswiseA, boundedCrosswiseB;
-  // A bounded grid under one wave splits its tile among twice the subgroups (matmul_policy.cpp,
-  // withMoreSubgroups; 2026-11-25-h100-gemm-bounded-subgroups.json).
-  bool underWaveSubgroups;
-  // Bounded plans with vector copies and whole K whose tiles fit inside the problem shift their edge tiles
-  // back inside and check only the first K step (GemmCoopParams::edgeShift; shiftEdges), except B stored
-  // N x K on the single-stage tiling, where it lost (2026-11-25-h100-gemm-edge-shift.json).
-  bool edgeShift;
-  // The same for scalar copies, on grids under one wave only: over a wave it lost
-  // (2026-11-25-h100-gemm-edge-shift-scalar.json).
-  bool edgeShiftScalar;
-  // A single GEMM (direct or bounded; not the TN split above) whose tiles leave the GPU idle cuts K into up
-  // to maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices), only with at least
-  // minSlicedSteps K steps (the hand-over costs some 16 steps of a 64x64 tile). The count doubles while the
-  // grid is under a wave and each slice keeps minSliceSteps, or under four waves and each keeps
-  // busySliceSteps (scalarBusySliceSteps for the bounded kernel's scalar copies, whose steps cost three
-  // times as much) (2026-11-24-h100-gemm-k-slices.json, -bounded-vs-padded.json). 1 turns it off.
-  uint32_t maxKSlices;
-  uint32_t minSlicedSteps;
-  uint32_t minSliceSteps;
-  uint32_t busySliceSteps;
-  uint32_t scalarBusySliceSteps;
-  // K step of the 64x64 tile for aligned problems whose K it divides: 64 (else 32), or 32 always; 64 won
-  // from 512x512x1024 up (2026-11-25-h100-gemm-small-tile-bk64.json).
-  uint32_t smallTileBK;
-  // Workgroups of one wave (0: fillWorkgroups(device.computeUnits)).
-  uint64_t fillWorkgroups;
-  // Grids of at least bandMinTiles tiles both ways walk bands of bandRows tile rows (GemmCoopParams::groupM),
-  // so each B tile is read from L2 by that many rows of A tiles (2026-11-25-h100-gemm-raster-pad-bounded-
-  // tiles.json). 0 rows: row by row.
-  uint32_t bandRows;
-  uint32_t bandMinTiles;
-  // Tilings to consider, preferred first (empty: codegen::gemmCoopTilings() for the device: the default
-  // tile, then a 64x64 one for small or awkward shapes).
-  std::vector<codegen::GemmCoopParams> tilings;
-};
-
-// The wave the policy plans against: config.fillWorkgroups, or the device's.
-uint64_t fillTarget(const CoopPolicyConfig& config, const CoopDeviceInfo& device);
+// The wave the policy plans against: gemm.fillWorkgroups where nonzero, else the device's.
+uint64_t fillTarget(const tuning::GemmTuning& g, const CoopDeviceInfo& device);
 
 // Tiles one K-sliced GEMM may have (the context's shared counters hold this many).
 inline constexpr uint32_t kMaxSlicedTiles = 4096;
@@ -225,28 +167,30 @@ struct CoopPlan {
   bool stagedStore = true;
 };
 
-// K slices for tiling `t` on `problem` (1: none), as CoopPolicyConfig::maxKSlices describes.
-// `fill`: fillWorkgroups() of the device.
+// K slices for tiling `t` on `problem` (1: none), as tuning::GemmTuning::maxKSlices describes (none without
+// device-scope synchronisation).
 uint32_t kSlicesFor(const codegen::GemmCoopParams& t, const MatmulProblem& problem,
-                    const CoopPolicyConfig& config, uint64_t fill);
+                    const tuning::GemmTuning& g, const CoopDeviceInfo& device);
 
 // Whether the bounded kernel's copies of `problem` can read 16-byte vectors: 16-byte aligned operands and
 // every size a multiple of 8 (each vector then lies wholly inside the matrix or wholly outside).
 bool vectorCopies(const MatmulProblem& problem);
 
 // Makes `t` the bounded kernel on `problem`: vector copies when `vectors`, else scalar ones, crosswise as
-// CoopPolicyConfig::boundedCrosswiseA/B allow (B only stored N x K).
+// gemm.crosswiseA/B allow (B only stored N x K).
 void makeBounded(codegen::GemmCoopParams& t, const MatmulProblem& problem, bool vectors,
-                 const CoopPolicyConfig& config);
+                 const tuning::GemmTuning& g);
 
-// Sets GemmCoopParams::edgeShift on a bounded plan's final tiling where the config allows it and it fits.
-// (`fill`: fillWorkgroups() of the device; scalar copies shift only on grids under it.)
-void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& problem, const CoopPolicyConfig& config,
-                uint64_t fill);
+// Sets GemmCoopParams::edgeShift on a bounded plan's final tiling where gemm.edgeShift(Scalar) allow it and
+// it fits (scalar copies shift only on grids under fillTarget()).
+void shiftEdges(codegen::GemmCoopParams& t, const MatmulProblem& problem, const tuning::GemmTuning& g,
+                const CoopDeviceInfo& device);
 
-// The decision (pure; records nothing: matmul() records it in coopStats()).
+// The decision (pure; records nothing: matmul() records it in coopStats()), on the record's gemm fields `g`.
+// `forced`: the only tiling to consider (tests, helios-coop-check: may bring its own K slices, padding and
+// raster band), instead of gemm.tilings or the device's menu.
 CoopPlan planMatmul(const MatmulProblem& problem, const CoopDeviceInfo& device,
-                    const CoopPolicyConfig& config = {});
+                    const tuning::GemmTuning& g = {}, const codegen::GemmCoopParams* forced = nullptr);
 
 // "0.5 MFLOP", "68.7 GFLOP" (MFLOP below 1 GFLOP).
 std::string formatFlops(double flops);

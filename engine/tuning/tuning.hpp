@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "codegen/kernels/gemm_coop_tile.hpp"
+
 namespace helios::tuning {
 
 enum class Source : uint8_t { Default, File, Explicit, Env };
@@ -21,6 +23,11 @@ template <class T> struct Field {
     value = std::move(v);
     source = s;
   }
+  // A caller's own default (tests, the self-test): replaces the value only where no file, --tuning or
+  // override set it.
+  void preset(T v) {
+    if (source == Source::Default) value = std::move(v);
+  }
   bool operator==(const Field&) const = default;
 };
 
@@ -30,11 +37,8 @@ struct MatShape {
   bool operator==(const MatShape&) const = default;
 };
 
-// A subgroup-scope coop GEMM tiling, "BMxBNxBK_sgRxC_sS" (e.g. "64x64x32_sg2x2_s2").
-struct CoopTile {
-  uint32_t bm = 0, bn = 0, bk = 0, rows = 0, cols = 0, stages = 0;
-  bool operator==(const CoopTile&) const = default;
-};
+// A subgroup-scope coop GEMM tiling, "BMxBNxBK_sgRxC_sS" (e.g. "64x64x32_sg2x2_s2"): the kernel's own.
+using CoopTile = codegen::CoopTile;
 
 // Halves appended to the shared rows of A and B, "AxB".
 struct SharedPad {
@@ -107,23 +111,50 @@ struct GemmTuning {
   Field<std::optional<MatShape>> coopEmulate; // HELIOS_COOP_EMULATE: lowered coop (test mode)
   Field<uint32_t> coopSubgroup{0};            // HELIOS_COOP_SUBGROUP: 0 = coopRegisterPlan's
   Field<bool> coop2{false};                   // HELIOS_COOP2: the workgroup-scope (NV2) kernel
-  // The policy (ops::CoopPolicyConfig and the plan's knobs).
+  // The coop policy (engine/ops/matmul_policy.hpp) reads these directly. Each comment gives the reason in a
+  // sentence and the bench/results file with the measurements; the values are the hand-tuned H100 choices.
   Field<uint64_t> fillWorkgroups{0}; // one wave of workgroups; 0: from the compute units
+  // Padding: padded work / real work - 1 at most paddingCap (inclusive), on problems of at least minFlops.
   Field<double> paddingCap{0.20};
   Field<double> minFlops{2e6};
   Field<bool> allowPadding{true}, allowRewrite{true}, allowSplitK{true};
+  // Unaligned problems run as they are by the bounds-checked kernel (one dispatch, no pad or crop passes)
+  // when padding is over the cap and they have at least boundedMinFlops (below it the tiled kernel), or
+  // when padding is within the cap and they have at most boundedMaxFlops (above it padding) or rows of
+  // whole 16-byte vectors: scalar copies beat padding only on small problems, vector copies on all measured
+  // (2026-11-24-h100-gemm-bounded-vs-padded.json, 2026-11-24-h100-gemm-bounded-vectors.json).
   Field<BoundedMode> bounded{BoundedMode::Policy}; // HELIOS_COOP_BOUNDED
   Field<double> boundedMinFlops{3e7}, boundedMaxFlops{1.1e9};
-  Field<bool> boundedVectors{true};                   // HELIOS_COOP_BOUNDED_VECTORS
-  Field<bool> crosswiseA{true}, crosswiseB{true};     // HELIOS_COOP_CROSSWISE
-  Field<bool> underWaveSubgroups{true};               // HELIOS_COOP_UNDER_WAVE_SUBGROUPS
+  Field<bool> boundedVectors{true}; // HELIOS_COOP_BOUNDED_VECTORS
+  // The bounded kernel's scalar copies of A, and of B stored N x K, read crosswise (GemmCoopParams::
+  // crosswiseA/B): one load instruction then reads consecutive halves; B stored K x N gained nothing
+  // (2026-11-25-h100-gemm-crosswise.json).
+  Field<bool> crosswiseA{true}, crosswiseB{true}; // HELIOS_COOP_CROSSWISE
+  // A bounded grid under one wave splits its tile among twice the subgroups (matmul_policy.cpp,
+  // withMoreSubgroups; 2026-11-25-h100-gemm-bounded-subgroups.json).
+  Field<bool> underWaveSubgroups{true}; // HELIOS_COOP_UNDER_WAVE_SUBGROUPS
+  // Bounded plans with vector copies and whole K whose tiles fit inside the problem shift their edge tiles
+  // back inside and check only the first K step (GemmCoopParams::edgeShift), except B stored N x K on the
+  // single-stage tiling, where it lost (2026-11-25-h100-gemm-edge-shift.json); edgeShiftScalar: the same
+  // for scalar copies on grids under one wave only (2026-11-25-h100-gemm-edge-shift-scalar.json).
   Field<bool> edgeShift{true}, edgeShiftScalar{true}; // HELIOS_COOP_EDGE_SHIFT(_SCALAR)
+  // A single GEMM (direct or bounded; not the TN split) whose tiles leave the GPU idle cuts K into up to
+  // maxKSlices slices inside its one dispatch (GemmCoopParams::kSlices), only with at least minSlicedSteps K
+  // steps (the hand-over costs some 16 steps of a 64x64 tile). The count doubles while the grid is under a
+  // wave and each slice keeps minSliceSteps, or under four waves and each keeps busySliceSteps
+  // (scalarBusySliceSteps for the bounded kernel's scalar copies, whose steps cost three times as much)
+  // (2026-11-24-h100-gemm-k-slices.json, -bounded-vs-padded.json). 1 turns it off.
   Field<uint32_t> maxKSlices{16}, minSlicedSteps{32}, minSliceSteps{8}, busySliceSteps{64},
       scalarBusySliceSteps{16};
-  Field<uint32_t> smallTileBK{64};               // HELIOS_COOP_SMALL_TILE_BK
-  Field<bool> stagedStore{true};                 // HELIOS_GEMM_STAGED_STORE
-  Field<uint32_t> bandRows{8}, bandMinTiles{16}; // the raster band of grids wide both ways
-  // The coop tiling menu, preferred first (empty: codegen's menu for the device's shape).
+  // K step of the 64x64 tile for aligned problems whose K it divides: 64 (else 32), or 32 always; 64 won
+  // from 512x512x1024 up (2026-11-25-h100-gemm-small-tile-bk64.json).
+  Field<uint32_t> smallTileBK{64}; // HELIOS_COOP_SMALL_TILE_BK
+  Field<bool> stagedStore{true};   // HELIOS_GEMM_STAGED_STORE
+  // Grids of at least bandMinTiles tiles both ways walk bands of bandRows tile rows (GemmCoopParams::groupM),
+  // so each B tile is read from L2 by that many rows of A tiles
+  // (2026-11-25-h100-gemm-raster-pad-bounded-tiles.json). 0 rows: row by row.
+  Field<uint32_t> bandRows{8}, bandMinTiles{16};
+  // The coop tiling menu, preferred first (empty: the planner's menu for the device's shape).
   Field<std::vector<CoopTile>> tilings;
   Field<std::optional<CoopTile>> directTile, boundedTile; // HELIOS_COOP_DIRECT_TILE, _BOUNDED_TILE
   Field<std::optional<uint32_t>> groupM;                  // HELIOS_COOP_GROUP_M

@@ -62,17 +62,16 @@ inline MatmulProblem problem(uint32_t M, uint32_t N, uint32_t K, uint32_t batch 
 
 // The padded path's own rules (cap, floor) with the bounded kernel out of the way, and the bounded kernel
 // for every unaligned problem over the floor up to 10 GFLOP (and over the cap at any size).
-inline CoopPolicyConfig padOnly() {
-  CoopPolicyConfig c;
-  c.allowBounded = false;
-  return c;
+inline tuning::GemmTuning padOnly() {
+  tuning::GemmTuning g;
+  g.bounded.value = tuning::BoundedMode::Never;
+  return g;
 }
-inline CoopPolicyConfig withBounded() {
-  CoopPolicyConfig c;
-  c.allowBounded = true;
-  c.boundedMinFlops = 0;
-  c.boundedMaxFlops = 1e10;
-  return c;
+inline tuning::GemmTuning withBounded() {
+  tuning::GemmTuning g;
+  g.boundedMinFlops.value = 0;
+  g.boundedMaxFlops.value = 1e10;
+  return g;
 }
 
 inline uint32_t up(uint32_t x, uint32_t m) {

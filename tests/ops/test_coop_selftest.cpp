@@ -166,7 +166,7 @@ TEST_CASE("coop self-test: the GEMM checks plan the direct and the bounded coop 
   MatmulProblem odd;
   odd.M = 77, odd.N = 45, odd.K = 83;
   odd.vectorRows = false;
-  CHECK(planMatmul(odd, coopLike(), selfTestBoundedConfig()).decision == CoopDecision::Bounded);
+  CHECK(planMatmul(odd, coopLike(), selfTestBounded({})).decision == CoopDecision::Bounded);
 }
 
 TEST_CASE("coop self-test: the live checks pass with the stand-in kernels and catch a planted wrong output",

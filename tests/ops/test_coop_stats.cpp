@@ -21,8 +21,8 @@ TEST_CASE("coop stats: counters, hit rate and the one-line summary", "[coop_stat
     coopStats().record(planMatmul(problem(1000, 1000, 1000), h100(), padOnly()));
   for (int i = 0; i < 3; ++i)
     coopStats().record(planMatmul(problem(511, 513, 257), h100(), withBounded()));
-  CoopPolicyConfig cfg = padOnly();
-  cfg.paddingCap = 10.0;
+  tuning::GemmTuning cfg = padOnly();
+  cfg.paddingCap.value = 10.0;
   coopStats().record(planMatmul(problem(63, 63, 63), h100(), cfg));
   coopStats().record(planMatmul(problem(60, 60, 60), h100(), cfg));
   const CoopStatsSnapshot s = coopStats().snapshot();

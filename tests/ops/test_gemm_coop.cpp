@@ -303,12 +303,12 @@ TEST_CASE("gemm_coop: every coop shape and subgroup size has valid tilings, smal
   // 16 floats, 32 vectors for 64 lanes.
   GemmCoopParams s;
   s.coopM = s.coopN = 8;
-  s.setTiling(32, 32, 32, 1, 2, 1);
+  s.setTiling({32, 32, 32, 1, 2, 1});
   s.subgroupSize = 64;
   CHECK_NOTHROW(s.validate());
   s.stagedStore = true;
   REQUIRE_THROWS_WITH(s.validate(), ContainsSubstring("32 vectors over 64 lanes"));
-  s.setTiling(32, 32, 32, 2, 2, 1); // 256 invocations for 128 vectors of A
+  s.setTiling({32, 32, 32, 2, 2, 1}); // 256 invocations for 128 vectors of A
   s.stagedStore = false;
   REQUIRE_THROWS_WITH(s.validate(), ContainsSubstring("does not split over 256 copying invocations"));
   s.subgroupSize = 48;

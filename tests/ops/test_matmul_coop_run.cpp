@@ -100,7 +100,8 @@ void runOdd(vk::Context& ctx, const OddCase& c) {
   CoopRunOptions opt;
   opt.device = h100();   // plan as on an H100 ...
   opt.tiledInner = true; // ... but run the tiled kernel inside the pad/crop
-  opt.config = c.expect == CoopDecision::Bounded ? withBounded() : padOnly();
+  opt.tuning.emplace();
+  opt.tuning->gemm = c.expect == CoopDecision::Bounded ? withBounded() : padOnly();
   opt.record = false;
   ImmediateExecutor exec(ctx);
   const CoopPlan plan = matmulCoop(exec, args, opt);

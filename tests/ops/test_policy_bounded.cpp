@@ -35,7 +35,7 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
     CHECK(vp.params.boundedVectors);
   }
   CHECK(planMatmul(problem(511, 513, 257), h100(), padOnly()).decision == CoopDecision::Fallback);
-  const CoopPolicyConfig on = withBounded();
+  const tuning::GemmTuning on = withBounded();
   // Over the padding cap: the bounded kernel on the tiling that fills the GPU (64x64: 72 workgroups).
   const CoopPlan p = planMatmul(problem(511, 513, 257), h100(), on);
   CHECK(p.decision == CoopDecision::Bounded);
@@ -54,8 +54,8 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(p.params.sgRows == 4);
   CHECK(p.params.sgCols == 2);
   CHECK(planMatmul(problem(1023, 1025, 511), h100(), on).params.subgroups() == 4);
-  CoopPolicyConfig fourOnly = on;
-  fourOnly.underWaveSubgroups = false;
+  tuning::GemmTuning fourOnly = on;
+  fourOnly.underWaveSubgroups.value = false;
   const CoopPlan four = planMatmul(problem(511, 513, 257), h100(), fourOnly);
   CHECK(four.params.subgroups() == 4);
   CHECK(four.reason == "unaligned, run as it is on 64x64x32 with bounds checks, edge tiles shifted inside");
@@ -76,8 +76,8 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   CHECK(ntPlan.params.stagedTransA());
   CHECK_FALSE(ntPlan.params.stagedTransB());
   CHECK(p.params.stagedTransA()); // A (M x K) staged K-major
-  CoopPolicyConfig alongRows = on;
-  alongRows.boundedCrosswiseA = alongRows.boundedCrosswiseB = false;
+  tuning::GemmTuning alongRows = on;
+  alongRows.crosswiseA.value = alongRows.crosswiseB.value = false;
   const CoopPlan rows = planMatmul(problem(511, 513, 257), h100(), alongRows);
   CHECK(rows.decision == CoopDecision::Bounded);
   CHECK_FALSE(rows.params.crosswiseA);
@@ -97,23 +97,23 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
       "unaligned, run as it is on 64x64x64 with bounds checks and vector copies, edge tiles shifted inside");
   CHECK(v.params.BK == 64);
   CHECK(p.params.BK == 32);
-  CoopPolicyConfig bk32 = on;
-  bk32.smallTileBK = 32;
+  tuning::GemmTuning bk32 = on;
+  bk32.smallTileBK.value = 32;
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), bk32).params.BK == 32);
   // Edge shifting (on by default): bounded plans whose tiles fit inside the problem and whose K has more than
   // one step, with vector copies, or with scalar ones on grids under one wave; never with K slices, nor with
   // B stored N x K on the single-stage tiling.
   CHECK(v.params.edgeShift);
   CHECK_THAT(v.reason, EndsWith(", edge tiles shifted inside"));
-  CoopPolicyConfig noShift = on;
-  noShift.edgeShift = false;
+  tuning::GemmTuning noShift = on;
+  noShift.edgeShift.value = false;
   CHECK_FALSE(planMatmul(problem(1000, 1000, 1000), h100(), noShift).params.edgeShift);
   CHECK_FALSE(planMatmul(problem(1000, 1000, 64), h100(), on).params.edgeShift); // one K step of 64
   // Scalar copies only under one wave: 511x513x257 (72 tiles) shifts, 1023x1025x511 (272) does not.
   CHECK(planMatmul(problem(511, 513, 257), h100(), on).params.edgeShift);
   CHECK_FALSE(planMatmul(problem(1023, 1025, 511), h100(), on).params.edgeShift);
-  CoopPolicyConfig vectorsOnly = on;
-  vectorsOnly.edgeShiftScalar = false;
+  tuning::GemmTuning vectorsOnly = on;
+  vectorsOnly.edgeShiftScalar.value = false;
   CHECK_FALSE(planMatmul(problem(511, 513, 257), h100(), vectorsOnly).params.edgeShift);
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), vectorsOnly).params.edgeShift);
   const CoopPlan thin = planMatmul(problem(40, 4000, 4000), h100(), on); // M under any tile
@@ -139,8 +139,8 @@ TEST_CASE("policy: allowed, unaligned problems run bounded unless padding is che
   const CoopPlan bigOver = planMatmul(problem(4000, 4000, 79), h100(), on);
   CHECK(bigOver.decision == CoopDecision::Bounded);
   CHECK(bigOver.params.BM == 128); // 4000 x 4000 fills the GPU with the large tile
-  CoopPolicyConfig lower = on;
-  lower.boundedMaxFlops = 1e6;
+  tuning::GemmTuning lower = on;
+  lower.boundedMaxFlops.value = 1e6;
   CHECK(planMatmul(scalarRows, h100(), lower).decision == CoopDecision::PaddedCoop);
   // Batched unaligned: bounded, batched; below the floor: the tiled fallback still.
   const CoopPlan b = planMatmul(problem(500, 600, 1000, 4), h100(), on);

@@ -25,8 +25,8 @@ TEST_CASE("policy: 511x513x257 against the 20% padding cap", "[matmul_policy]") 
   CHECK(p.reason == "unaligned and over the 20% padding cap (26%)");
   CHECK(p.missKey == "unaligned and over the 20% padding cap");
   // A 30% cap lets it through, padded to the 64x64 tile.
-  CoopPolicyConfig cfg = padOnly();
-  cfg.paddingCap = 0.30;
+  tuning::GemmTuning cfg = padOnly();
+  cfg.paddingCap.value = 0.30;
   const CoopPlan q = planMatmul(problem(511, 513, 257), h100(), cfg);
   CHECK(q.decision == CoopDecision::PaddedCoop);
   CHECK(q.Mp == 512);
@@ -50,8 +50,8 @@ TEST_CASE("policy: padding prefers a tile that fills the GPU", "[matmul_policy]"
   CHECK(big.decision == CoopDecision::PaddedCoop);
   CHECK(big.params.BM == 128);
   // The fuller tile only within the cap: here only the 64x64 one is within it anyway.
-  CoopPolicyConfig tight = padOnly();
-  tight.paddingCap = 0.05;
+  tuning::GemmTuning tight = padOnly();
+  tight.paddingCap.value = 0.05;
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), tight).decision == CoopDecision::Fallback);
 }
 
@@ -66,16 +66,16 @@ TEST_CASE("policy: the padding cap boundary is inclusive", "[matmul_policy]") {
   CHECK(over.decision == CoopDecision::Fallback);
   CHECK(over.reason == "unaligned and over the 20% padding cap (22%)");
   // The cap is configurable.
-  CoopPolicyConfig cfg = padOnly();
-  cfg.paddingCap = 0.10;
+  tuning::GemmTuning cfg = padOnly();
+  cfg.paddingCap.value = 0.10;
   CHECK(planMatmul(problem(1024, 1024, 80), h100(), cfg).decision == CoopDecision::Fallback);
   CHECK(planMatmul(problem(1024, 1024, 80), h100(), cfg).reason ==
         "unaligned and over the 10% padding cap (20%)");
 }
 
 TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
-  CoopPolicyConfig cfg = padOnly();
-  cfg.paddingCap = 10.0; // isolate the floor
+  tuning::GemmTuning cfg = padOnly();
+  cfg.paddingCap.value = 10.0; // isolate the floor
   const CoopPlan small = planMatmul(problem(63, 63, 63), h100(), cfg);
   CHECK(small.decision == CoopDecision::Fallback);
   CHECK(small.reason == "too small (0.5 MFLOP < 2 MFLOP)");
@@ -84,7 +84,7 @@ TEST_CASE("policy: the 2 MFLOP floor for padded problems", "[matmul_policy]") {
   const MatmulProblem pr = problem(100, 100, 100); // 2e6 FLOP
   CHECK(pr.flops() == 2e6);
   CHECK(planMatmul(pr, h100(), cfg).decision == CoopDecision::PaddedCoop);
-  cfg.minFlops = 2e6 + 1;
+  cfg.minFlops.value = 2e6 + 1;
   CHECK(planMatmul(pr, h100(), cfg).decision == CoopDecision::Fallback);
   // The floor does not apply to aligned problems.
   CHECK(planMatmul(problem(64, 64, 32), h100()).decision == CoopDecision::DirectCoop);
@@ -104,8 +104,8 @@ TEST_CASE("policy: misses name their reason", "[matmul_policy]") {
   p = planMatmul(problem(4096, 4096, 4096), noCoop());
   CHECK(p.decision == CoopDecision::Fallback);
   CHECK(p.reason == "no cooperative matrices on this device");
-  CoopPolicyConfig off = padOnly();
-  off.allowPadding = false;
+  tuning::GemmTuning off = padOnly();
+  off.allowPadding.value = false;
   CHECK(planMatmul(problem(1000, 1000, 1000), h100(), off).decision == CoopDecision::Fallback);
 }
 

@@ -39,8 +39,8 @@ TEST_CASE("policy: long-K TN problems over few tiles split K", "[matmul_policy]"
   MatmulProblem withBias = pr;
   withBias.epilogue = true;
   CHECK(planMatmul(withBias, h100()).splitK == 1);
-  CoopPolicyConfig off;
-  off.allowSplitK = false;
+  tuning::GemmTuning off;
+  off.allowSplitK.value = false;
   CHECK(planMatmul(pr, h100(), off).splitK == 1);
   // A short K over a grid the aligned tiling fills whole (1024^3: 256 tiles of 64x64, 32 steps): no split;
   // a long one on the same grid (768x768x16384: 144 tiles, 512 steps) keeps it.
@@ -75,10 +75,10 @@ TEST_CASE("policy: bounded problems with too few tiles cut K in slices", "[matmu
   CHECK(helios::codegen::gemmCoopGroups(p.params, 65, 384, 1).z == 16);
   CHECK(helios::codegen::gemmCoopTileCount(p.params, 65, 384) == 12);
   CHECK(helios::codegen::gemmCoopPartialElements(p.params, 65, 384) == 12u * 16 * 64 * 64);
-  CoopPolicyConfig c;
-  c.maxKSlices = 4;
+  tuning::GemmTuning c;
+  c.maxKSlices.value = 4;
   CHECK(planMatmul(problem(65, 384, 16384), h100(), c).params.kSlices == 4);
-  c.maxKSlices = 1;
+  c.maxKSlices.value = 1;
   CHECK(planMatmul(problem(65, 384, 16384), h100(), c).params.kSlices == 1);
   // Under minSlicedSteps (32) K steps a GEMM stays whole, where the hand-over would cost more than the
   // steps it saves: 65x384x639 (20 steps), 511x513x257 (9, 72 tiles). From 32 on, slices keep at least
@@ -87,8 +87,8 @@ TEST_CASE("policy: bounded problems with too few tiles cut K in slices", "[matmu
   CHECK(planMatmul(problem(65, 384, 1024 - 1), h100(), withBounded()).params.kSlices == 4);
   CHECK(planMatmul(problem(511, 513, 257), h100()).params.kSlices == 1);
   c = {};
-  c.minSlicedSteps = 8;
-  c.minSliceSteps = 4;
+  c.minSlicedSteps.value = 8;
+  c.minSliceSteps.value = 4;
   CHECK(planMatmul(problem(511, 513, 257), h100(), c).params.kSlices == 2);
   // Between one and four waves, slices keep scalarBusySliceSteps (16) with scalar copies: 511x513x2049
   // (72 tiles, 65 steps) in 4; busySliceSteps (64) otherwise: 1000^3 (vector copies) and 1024^3 (256 tiles
@@ -111,8 +111,8 @@ TEST_CASE("policy: aligned single GEMMs with long K cut it in slices, TN weight 
   CHECK(a.reason == "aligned to 64x64x64, K in 8 slices");
   // K not a multiple of 64: steps of 32 (256x256x4064, 127 steps: 8 slices); with smallTileBK = 32 always.
   CHECK(planMatmul(problem(256, 256, 4064), h100()).reason == "aligned to 64x64x32, K in 8 slices");
-  CoopPolicyConfig bk32;
-  bk32.smallTileBK = 32;
+  tuning::GemmTuning bk32;
+  bk32.smallTileBK.value = 32;
   CHECK(planMatmul(problem(256, 256, 4096), h100(), bk32).reason == "aligned to 64x64x32, K in 8 slices");
   // Where the largest tile, sliced, fills a wave it runs in place of the 64x64 one: 768x768x16384 is 36
   // tiles of 128x128 in 8 slices (not 144 of 64x64 in 4); slices keep 16 steps of 64. 384x384x8192 (9 big

@@ -43,7 +43,7 @@ codegen::GemmCoopParams planned(const tuning::GemmChoice& c, const ops::CoopDevi
   tuning::Tuning t;
   tuning::putGemm(t, c, tuning::Source::File);
   const ops::MatmulArgs a = tune::shapeArgs(c.shape);
-  const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &t);
+  const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, &t);
   REQUIRE(ops::isCoop(plan.decision));
   return ops::coopKernelParams(plan, a);
 }

@@ -6,6 +6,7 @@
 
 #include "engine/ops/device_tuning.hpp"
 #include "engine/ops/gemm_plan.hpp"
+#include "engine/ops/gemm_plan_menu.hpp"
 #include "engine/tuning/values.hpp"
 #include "engine/vk/context.hpp"
 #include "tools/helios_tune/compare.hpp"
@@ -32,7 +33,7 @@ bool usesTile(const tuning::Tuning& record, const ops::MatmulArgs& a, const std:
 std::vector<std::string> otherTiledTiles(const ops::MatmulArgs& probe) {
   const codegen::GemmTiledParams plan = ops::matmulTiledPlan(probe, ctx().device());
   std::vector<std::string> others;
-  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates()) {
+  for (const codegen::GemmTile& t : ops::gemmTiledCandidates()) {
     codegen::GemmTiledParams p = plan;
     p.tile = t;
     try {

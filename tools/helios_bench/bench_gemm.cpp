@@ -39,7 +39,7 @@ KernelInfo kernelInfo(vk::Context& ctx, const ops::MatmulArgs& args) {
   const auto tiled = [&] { return "tiled " + ops::matmulTiledPlan(args, ctx.device()).tile.str(); };
   const ops::CoopDeviceInfo dev = ops::coopDeviceInfo(ctx.device());
   if (args.kernel == ops::MatmulKernel::Tiled || args.tile || !dev.coopMatrix) return {tiled()};
-  const ops::CoopPlan plan = ops::planMatmulCoop(args, dev, {}, &ops::deviceTuning(ctx.device()));
+  const ops::CoopPlan plan = ops::planMatmulCoop(args, dev, &ops::deviceTuning(ctx.device()));
   if (!ops::isCoop(plan.decision)) return {tiled() + " (" + plan.reason + ")"};
   const codegen::GemmCoopParams p = ops::coopKernelParams(plan, args);
   KernelInfo info{p.name() + " (" + ops::coopDecisionName(plan.decision) +

@@ -10,6 +10,7 @@
 #include "common.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/coop_stats.hpp"
+#include "engine/ops/device_tuning.hpp"
 
 namespace helios::coopcheck {
 
@@ -139,10 +140,14 @@ nlohmann::json runCase(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const O
   ro.device = dev;
   ro.tiledInner = opt.tiledInner;
   ro.tiling = c.tiling;
-  ro.config.allowBounded = !c.padOnly;
-  ro.config.boundedCrosswiseA = ro.config.boundedCrosswiseB = !c.alongRows;
-  ro.config.boundedMinFlops = 0; // the odd shapes here are small: bounded unless padded within the cap
-  ro.config.boundedMaxFlops = 1e10;
+  // The case's policy fields where the device's record leaves them at their defaults.
+  ro.tuning = ops::deviceTuning(ctx.device());
+  tuning::GemmTuning& g = ro.tuning->gemm;
+  g.bounded.preset(c.padOnly ? tuning::BoundedMode::Never : tuning::BoundedMode::Policy);
+  g.crosswiseA.preset(!c.alongRows);
+  g.crosswiseB.preset(!c.alongRows);
+  g.boundedMinFlops.preset(0); // the odd shapes here are small: bounded unless padded within the cap
+  g.boundedMaxFlops.preset(1e10);
 
   nlohmann::json rec = {{"name", c.name},
                         {"M", c.M},
@@ -262,7 +267,7 @@ std::vector<codegen::GemmCoopParams> explorationTilings(const ops::CoopDeviceInf
     codegen::GemmCoopParams p =
         codegen::gemmCoopDefault(dev.coopM ? dev.coopM : 16, dev.coopN ? dev.coopN : 16,
                                  dev.coopK ? dev.coopK : 16, dev.maxSharedBytes, dev.subgroupSize);
-    p.setTiling(t.BM, t.BN, t.BK, t.sgRows, t.sgCols, 2).producers = t.producers;
+    p.setTiling({t.BM, t.BN, t.BK, t.sgRows, t.sgCols, 2}).producers = t.producers;
     keep(p);
   }
   return out;
@@ -379,7 +384,7 @@ void runChecks(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const Options& 
       cases.push_back(c);
       c = odd("odd 511x513x257 nt 4 K slices, the last empty" + how, 511, 513, 257, 1, p);
       c.transB = true;
-      c.tiling = codegen::GemmCoopParams{}.setTiling(64, 64, 32, 2, 2, 2);
+      c.tiling = codegen::GemmCoopParams{}.setTiling({64, 64, 32, 2, 2, 2});
       c.tiling->kSlices = 4;
       cases.push_back(c);
       c = odd("odd batched 3x129x65x97 tt f16 ab+gelu" + how, 129, 65, 97, 3, p);

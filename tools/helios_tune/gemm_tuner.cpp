@@ -9,6 +9,7 @@
 #include "codegen/spirv/tools.hpp"
 #include "engine/core/half.hpp"
 #include "engine/ops/device_tuning.hpp"
+#include "engine/ops/gemm_plan_menu.hpp"
 #include "engine/ops/matmul_coop.hpp"
 #include "engine/tuning/values.hpp"
 #include "gates.hpp"
@@ -123,7 +124,7 @@ Planned planned(vk::Context& ctx, const ops::CoopDeviceInfo& dev, const ops::Mat
                 const tuning::Tuning& record) {
   const ops::MatmulArgs a = argsFor(base, record);
   if (a.kernel != ops::MatmulKernel::Tiled && dev.coopMatrix) {
-    const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &record);
+    const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, &record);
     if (ops::isCoop(plan.decision)) {
       codegen::GemmCoopParams p = ops::coopKernelParams(plan, a);
       p.validate();
@@ -202,7 +203,7 @@ std::optional<codegen::GemmCoopParams> policyKernel(const ops::CoopDeviceInfo& d
   tuning::Tuning record = base;
   tuning::putGemm(record, choice, tuning::Source::File);
   const ops::MatmulArgs a = shapeArgs(shape);
-  const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, {}, &record);
+  const ops::CoopPlan plan = ops::planMatmulCoop(a, dev, &record);
   if (!ops::isCoop(plan.decision)) return std::nullopt;
   return ops::coopKernelParams(plan, a);
 }
@@ -236,8 +237,8 @@ codegen::GemmCoopParams subgroupKernel(const GemmSpace& g, const Candidate& c) {
     const int64_t v = g.space.value(c, axis);
     return v < 0 ? policy : uint32_t(v);
   };
-  p.setTiling(pick("bm", p.BM), pick("bn", p.BN), pick("bk", p.BK), pick("sgRows", p.sgRows),
-              pick("sgCols", p.sgCols), pick("stages", p.stages));
+  p.setTiling({pick("bm", p.BM), pick("bn", p.BN), pick("bk", p.BK), pick("sgRows", p.sgRows),
+               pick("sgCols", p.sgCols), pick("stages", p.stages)});
   p.producers = pick("producers", p.producers);
   p.padA = pick("padA", p.padA), p.padB = pick("padB", p.padB);
   p.kSlices = pick("kSlices", p.kSlices);
@@ -268,7 +269,7 @@ GemmSpace gemmSpace(const ops::CoopDeviceInfo& dev, const tuning::GemmShape& s, 
       if (const auto w = policyKernel(dev, s, base, wg); w && w->workgroupScope) g.workgroupBase = *w;
     nv2 = g.workgroupBase.has_value();
   }
-  for (const codegen::GemmTile& t : codegen::gemmTiledCandidates())
+  for (const codegen::GemmTile& t : ops::gemmTiledCandidates())
     g.tiledTiles.push_back(t.str());
   std::vector<int64_t> tiled{-1};
   for (size_t i = 0; i < g.tiledTiles.size(); ++i)
@@ -324,7 +325,7 @@ tuning::GemmChoice gemmChoice(const GemmSpace& g, const Candidate& c, const tuni
   const bool wg = usesWorkgroupScope(g, c);
   if (wg && !g.policyWorkgroup) choice.coop2 = true;
   const codegen::GemmCoopParams& from = wg ? *g.workgroupBase : g.subgroupBase;
-  const tuning::CoopTile policy{from.BM, from.BN, from.BK, from.sgRows, from.sgCols, from.stages};
+  const tuning::CoopTile policy = from.tiling();
   const tuning::CoopTile tile{opt("bm").value_or(policy.bm),       opt("bn").value_or(policy.bn),
                               opt("bk").value_or(policy.bk),       opt("sgRows").value_or(policy.rows),
                               opt("sgCols").value_or(policy.cols), opt("stages").value_or(policy.stages)};
