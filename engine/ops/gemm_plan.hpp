@@ -54,11 +54,11 @@ CoopPlan planMatmulCoop(const MatmulArgs& args, const CoopDeviceInfo& device,
                         const tuning::Tuning* tuning = nullptr,
                         const codegen::GemmCoopParams* forced = nullptr);
 
-// The coop kernel for a plan (layout, output type and epilogue from args).
 // C's binding and batch stride allow the staged store's row vectors (GemmCoopParams::stagedStore).
 bool rowVectorAligned(const codegen::GemmCoopParams& p, const vk::BufferRange& c, uint64_t strideC);
 // MatmulKernel::Coop's refusal of a coop miss.
 std::string coopRefusal(const CoopPlan& plan);
+// The coop kernel for a plan (layout, output type and epilogue from args).
 codegen::GemmCoopParams coopKernelParams(const CoopPlan& plan, const MatmulArgs& args);
 
 // The coop part of planGemm for a coop `plan` of `args`: the kernel and its grid, 16-bit copies where the
